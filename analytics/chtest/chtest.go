@@ -1,0 +1,242 @@
+// Package chtest starts a real ClickHouse server for tests: the installed
+// binary, on free loopback ports, with a temporary data directory that is
+// removed when the server stops. Under CI (CI=true) a missing binary is a
+// failure, not a skip.
+package chtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/edge-stats/edge/analytics"
+)
+
+// ErrNoBinary is returned by Start when no ClickHouse server is installed.
+var ErrNoBinary = errors.New("no clickhouse server binary found (install the clickhouse-server package: make deps)")
+
+// Server is a running ClickHouse server owned by a test binary.
+type Server struct {
+	Addr    string // native protocol host:port
+	dir     string
+	binary  []string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	tcpPort int
+	dbSeq   atomic.Int64
+}
+
+// findBinary returns the command that runs a ClickHouse server: the
+// clickhouse-server of Debian's package, or the single clickhouse binary of
+// current releases.
+func findBinary() ([]string, error) {
+	for _, name := range []string{"clickhouse-server", "/usr/sbin/clickhouse-server", "/usr/bin/clickhouse-server"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return []string{p}, nil
+		}
+	}
+	if p, err := exec.LookPath("clickhouse"); err == nil {
+		return []string{p, "server"}, nil
+	}
+	return nil, ErrNoBinary
+}
+
+// Start starts a server and waits until it answers. Call Stop when done.
+func Start() (*Server, error) {
+	bin, err := findBinary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "edge-clickhouse-*")
+	if err != nil {
+		return nil, fmt.Errorf("make data dir: %w", err)
+	}
+	s := &Server{dir: dir, binary: bin}
+	if s.tcpPort, err = freePort(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.tcpPort))
+	if err := s.launch(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// launch writes the configuration and runs the server until it answers.
+func (s *Server) launch() error {
+	httpPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	cfg := ConfigXML(s.dir, s.tcpPort, httpPort)
+	cfgPath := filepath.Join(s.dir, "config.xml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	logFile, err := os.Create(filepath.Join(s.dir, "server.log"))
+	if err != nil {
+		return fmt.Errorf("create log: %w", err)
+	}
+	args := append(append([]string{}, s.binary[1:]...), "--config-file="+cfgPath)
+	cmd := exec.Command(s.binary[0], args...)
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("start %s: %w", s.binary[0], err)
+	}
+	s.cmd = cmd
+	s.exited = make(chan struct{})
+	go func() { cmd.Wait(); logFile.Close(); close(s.exited) }()
+
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		conn, err := analytics.Open(ctx, s.Config("default"))
+		cancel()
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		select {
+		case <-s.exited:
+			log, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
+			return fmt.Errorf("clickhouse exited at start: %s", tail(log, 2000))
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.kill()
+			return fmt.Errorf("clickhouse did not answer within 60s: %w", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Config returns the settings to reach database db on this server.
+func (s *Server) Config(db string) analytics.Config {
+	cfg := analytics.DefaultConfig()
+	cfg.Addr = s.Addr
+	cfg.Database = db
+	return cfg
+}
+
+// Pause stops the server process (as an outage would) while keeping its
+// data; Resume starts it again on the same port with the same data.
+func (s *Server) Pause() { s.kill() }
+
+// Resume starts a paused server again and waits until it answers.
+func (s *Server) Resume() error { return s.launch() }
+
+func (s *Server) kill() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.exited
+	s.cmd = nil
+}
+
+// Stop kills the server and removes its data directory.
+func (s *Server) Stop() {
+	s.kill()
+	os.RemoveAll(s.dir)
+}
+
+// NewDatabase returns the settings of a fresh, uniquely named database on
+// the server (created by analytics.Migrate, or by the caller). The database
+// is dropped when the test ends.
+func (s *Server) NewDatabase(t testing.TB) analytics.Config {
+	t.Helper()
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), s.dbSeq.Add(1))
+	cfg := s.Config(name)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if conn, err := analytics.Open(ctx, s.Config("default")); err == nil {
+			conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name)
+			conn.Close()
+		}
+	})
+	return cfg
+}
+
+// Migrated returns a fresh database with the schema applied and an open
+// connection to it, closed when the test ends.
+func (s *Server) Migrated(t testing.TB) (analytics.Config, driver.Conn) {
+	t.Helper()
+	cfg := s.NewDatabase(t)
+	ctx := context.Background()
+	if _, err := analytics.Migrate(ctx, cfg, discardLogger()); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	conn, err := analytics.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return cfg, conn
+}
+
+// Main starts a server for the test binary, runs the tests with it, and
+// stops it. Without a server binary the tests that need one are skipped,
+// except under CI, where that is a failure. Use it from TestMain:
+//
+//	var srv *chtest.Server
+//	func TestMain(m *testing.M) { chtest.Main(m, &srv) }
+func Main(m *testing.M, srv **Server) {
+	s, err := Start()
+	switch {
+	case err == nil:
+		*srv = s
+	case errors.Is(err, ErrNoBinary) && os.Getenv("CI") != "true":
+		fmt.Fprintln(os.Stderr, "chtest:", err, "- tests that need ClickHouse will skip")
+	default:
+		fmt.Fprintln(os.Stderr, "chtest: cannot start ClickHouse:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if s != nil {
+		s.Stop()
+	}
+	os.Exit(code)
+}
+
+// Need skips the test when no server could be started (outside CI only:
+// under CI, Main already failed).
+func Need(t testing.TB, srv *Server) *Server {
+	t.Helper()
+	if srv == nil {
+		t.Skip("no ClickHouse server installed")
+	}
+	return srv
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

@@ -1,0 +1,80 @@
+package analytics
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// Config says how to reach ClickHouse.
+type Config struct {
+	Addr        string        // host:port of the native protocol
+	Database    string        // database holding the edge's tables
+	User        string        // user name
+	Password    string        // password; never logged
+	DialTimeout time.Duration // how long a connection attempt may take
+	MaxConns    int           // open connections at most
+}
+
+// DefaultConfig returns the settings used when none are given: a local
+// server on the native port the project's own local ClickHouse uses.
+func DefaultConfig() Config {
+	return Config{
+		Addr:        "127.0.0.1:19000",
+		Database:    "edge",
+		User:        "default",
+		DialTimeout: 5 * time.Second,
+		MaxConns:    8,
+	}
+}
+
+// Open connects to the configured database and checks the connection.
+func Open(ctx context.Context, cfg Config) (driver.Conn, error) {
+	return open(ctx, cfg, cfg.Database)
+}
+
+func open(ctx context.Context, cfg Config, database string) (driver.Conn, error) {
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = DefaultConfig().DialTimeout
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = DefaultConfig().MaxConns
+	}
+	conn, err := clickhouse.Open(&clickhouse.Options{
+		Addr: []string{cfg.Addr},
+		Auth: clickhouse.Auth{
+			Database: database,
+			Username: cfg.User,
+			Password: cfg.Password,
+		},
+		DialTimeout:     cfg.DialTimeout,
+		ReadTimeout:     2 * time.Minute,
+		MaxOpenConns:    cfg.MaxConns,
+		MaxIdleConns:    cfg.MaxConns,
+		ConnMaxLifetime: time.Hour,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open clickhouse %s: %w", cfg.Addr, err)
+	}
+	if err := conn.Ping(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("ping clickhouse %s database %q: %w", cfg.Addr, database, err)
+	}
+	return conn, nil
+}
+
+// quoteIdent quotes a ClickHouse identifier such as a database name.
+func quoteIdent(s string) string {
+	out := make([]byte, 0, len(s)+2)
+	out = append(out, '`')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' || s[i] == '\\' {
+			out = append(out, '\\')
+		}
+		out = append(out, s[i])
+	}
+	return string(append(out, '`'))
+}

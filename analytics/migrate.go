@@ -1,0 +1,140 @@
+package analytics
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migration is one versioned step of the schema, embedded in the binary.
+type Migration struct {
+	Version    int      // from the file name's leading number
+	Name       string   // the file name
+	Statements []string // run in order
+}
+
+// Migrations returns the embedded migrations in version order.
+func Migrations() ([]Migration, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("list migrations: %w", err)
+	}
+	var out []Migration
+	for _, path := range names {
+		name := strings.TrimPrefix(path, "migrations/")
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name must start with a positive version number and '_'", name)
+		}
+		body, err := migrationFiles.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read migration %s: %w", name, err)
+		}
+		out = append(out, Migration{Version: v, Name: name, Statements: splitStatements(string(body))})
+	}
+	slices.SortFunc(out, func(a, b Migration) int { return a.Version - b.Version })
+	for i := 1; i < len(out); i++ {
+		if out[i].Version == out[i-1].Version {
+			return nil, fmt.Errorf("migrations %s and %s share version %d", out[i-1].Name, out[i].Name, out[i].Version)
+		}
+	}
+	return out, nil
+}
+
+// splitStatements splits SQL text on semicolons that end a line, dropping
+// comment lines. Migration files keep string literals free of ";\n".
+func splitStatements(sql string) []string {
+	var b strings.Builder
+	for line := range strings.Lines(sql) {
+		if strings.HasPrefix(strings.TrimSpace(line), "--") {
+			continue
+		}
+		b.WriteString(line)
+	}
+	var out []string
+	for stmt := range strings.SplitSeq(b.String(), ";\n") {
+		stmt = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(stmt), ";"))
+		if stmt != "" {
+			out = append(out, stmt)
+		}
+	}
+	return out
+}
+
+// Migrate creates the database if needed and applies every migration not
+// yet recorded in schema_migrations. Every statement is idempotent (IF NOT
+// EXISTS), so a migration cut short is simply run again; running Migrate
+// twice leaves the schema unchanged. It returns the versions it applied.
+func Migrate(ctx context.Context, cfg Config, log *slog.Logger) ([]int, error) {
+	root, err := open(ctx, cfg, "default")
+	if err != nil {
+		return nil, err
+	}
+	err = root.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(cfg.Database))
+	root.Close()
+	if err != nil {
+		return nil, fmt.Errorf("create database %s: %w", cfg.Database, err)
+	}
+	conn, err := Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version UInt32, name String, applied_at DateTime
+	) ENGINE = ReplacingMergeTree(applied_at) ORDER BY version`); err != nil {
+		return nil, fmt.Errorf("create schema_migrations: %w", err)
+	}
+	applied := map[int]bool{}
+	rows, err := conn.Query(ctx, "SELECT DISTINCT version FROM schema_migrations")
+	if err != nil {
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	for rows.Next() {
+		var v uint32
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read schema_migrations: %w", err)
+		}
+		applied[int(v)] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	all, err := Migrations()
+	if err != nil {
+		return nil, err
+	}
+	var done []int
+	for _, m := range all {
+		if applied[m.Version] {
+			continue
+		}
+		for i, stmt := range m.Statements {
+			if err := conn.Exec(ctx, stmt); err != nil {
+				return done, fmt.Errorf("migration %s statement %d: %w", m.Name, i+1, err)
+			}
+		}
+		err := sendBatch(ctx, conn, "INSERT INTO schema_migrations (version, name, applied_at)", "schema_migrations",
+			func(b driver.Batch) error { return b.Append(uint32(m.Version), m.Name, time.Now().UTC()) })
+		if err != nil {
+			return done, fmt.Errorf("record migration %s: %w", m.Name, err)
+		}
+		log.InfoContext(ctx, "migration applied", "version", m.Version, "name", m.Name)
+		done = append(done, m.Version)
+	}
+	return done, nil
+}

@@ -1,0 +1,110 @@
+package analytics_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/chtest"
+)
+
+var srv *chtest.Server
+
+func TestMain(m *testing.M) { chtest.Main(m, &srv) }
+
+// schemaOf returns every table of the database with its engine and columns.
+func schemaOf(t *testing.T, cfg analytics.Config) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := analytics.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	out := map[string]string{}
+	rows, err := conn.Query(ctx, `SELECT table, name, type FROM system.columns WHERE database = ? ORDER BY table, name`, cfg.Database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var table, name, typ string
+		if err := rows.Scan(&table, &name, &typ); err != nil {
+			t.Fatal(err)
+		}
+		out[table] += name + " " + typ + ", "
+	}
+	engines, err := conn.Query(ctx, `SELECT name, engine FROM system.tables WHERE database = ?`, cfg.Database)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engines.Close()
+	for engines.Next() {
+		var name, engine string
+		if err := engines.Scan(&name, &engine); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = engine + ": " + out[name]
+	}
+	return out
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	cfg := srv.NewDatabase(t)
+	ctx := context.Background()
+	log := slog.New(slog.DiscardHandler)
+
+	applied, err := analytics.Migrate(ctx, cfg, log)
+	if err != nil {
+		t.Fatalf("first migrate: %v", err)
+	}
+	all, err := analytics.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(applied) != len(all) || len(all) == 0 {
+		t.Fatalf("first run applied %v, want all %d migrations", applied, len(all))
+	}
+	first := schemaOf(t, cfg)
+	for _, table := range append([]string{"schema_migrations", "snapshots_latest_mv", "snapshots_daily_mv"}, analytics.UpstreamTables...) {
+		if _, ok := first[table]; !ok {
+			t.Errorf("table %s missing after migrate; have %v", table, first)
+		}
+	}
+
+	again, err := analytics.Migrate(ctx, cfg, log)
+	if err != nil {
+		t.Fatalf("second migrate: %v", err)
+	}
+	if len(again) != 0 {
+		t.Errorf("second run applied %v, want none", again)
+	}
+	second := schemaOf(t, cfg)
+	if len(first) != len(second) {
+		t.Fatalf("schema changed: %d tables then %d", len(first), len(second))
+	}
+	for table, def := range first {
+		if second[table] != def {
+			t.Errorf("table %s changed:\n%s\n%s", table, def, second[table])
+		}
+	}
+}
+
+func TestMigrationsParse(t *testing.T) {
+	all, err := analytics.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range all {
+		if len(m.Statements) == 0 {
+			t.Errorf("migration %s has no statements", m.Name)
+		}
+		for _, s := range m.Statements {
+			if s == "" || s[len(s)-1] == ';' {
+				t.Errorf("migration %s: bad statement %q", m.Name, s)
+			}
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package views
+
+import (
+	"math"
+	"time"
+)
+
+// Kind is what a listing is: 1 extension, 2 theme, 3 app, 0 unknown.
+type Kind uint8
+
+// The kinds of listing, numbered as upstream and in the legacy API.
+const (
+	KindUnknown   Kind = 0
+	KindExtension Kind = 1
+	KindTheme     Kind = 2
+	KindApp       Kind = 3
+)
+
+// String returns the kind's API name.
+func (k Kind) String() string {
+	switch k {
+	case KindExtension:
+		return "extension"
+	case KindTheme:
+		return "theme"
+	case KindApp:
+		return "app"
+	}
+	return "unknown"
+}
+
+// Day is a calendar date counted in days since 1970-01-01 (UTC). NoDay
+// stands for a missing date.
+type Day int32
+
+// NoDay is the Day of a missing date.
+const NoDay Day = math.MinInt32
+
+// DayOf returns the UTC calendar day of t.
+func DayOf(t time.Time) Day { return Day(floorDiv(t.Unix(), 86400)) }
+
+// Time returns midnight UTC at the start of d.
+func (d Day) Time() time.Time { return time.Unix(int64(d)*86400, 0).UTC() }
+
+// Valid reports whether d holds a date.
+func (d Day) Valid() bool { return d != NoDay }
+
+// String formats d as yyyy-MM-dd, or "" for NoDay.
+func (d Day) String() string {
+	if !d.Valid() {
+		return ""
+	}
+	return d.Time().Format(time.DateOnly)
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// Listing is the current state of one listing: its newest metadata version
+// and its newest reading. Missing values are held as sentinels (negative
+// numbers, zero times, NoDay) so that a listing stays small in memory; use
+// the accessor methods to read them with their presence.
+type Listing struct {
+	ID          string
+	Slug        string // "" when the store has none
+	Name        string
+	Developer   string
+	Category    string
+	Description string // at most DescriptionLimit characters are kept
+	Icon        string
+	Version     string
+	Permissions []string // chrome and edge manifests only
+	HostAccess  []string // host patterns the listing may reach
+	Topics      []string // tag slugs
+
+	FirstSeen int64 // unix seconds
+	Delisted  int64 // unix seconds; 0 while live
+	ReadAt    int64 // unix seconds of the newest reading; 0 when never read
+
+	usage           int64 // -1 when missing
+	weeklyDownloads int64 // -1 when missing
+	ratingCount     int64 // -1 when missing
+	rating          float32
+	Stars           [5]uint32 // count of 1..5 star ratings; see HasStars
+
+	Updated Day // store's last-updated date
+	Created Day // store's creation date, where the store publishes one
+
+	Store           Store
+	Kind            Kind
+	AccessLevel     uint8 // 1-4; 0 when there is no manifest to judge
+	ManifestVersion uint8 // 2 or 3; 0 when unknown
+	Featured        bool
+	HasStars        bool
+}
+
+// DescriptionLimit is how many characters of a description the replica keeps.
+const DescriptionLimit = 200
+
+// SetUsage sets the usage figure; ok false marks it missing.
+func (l *Listing) SetUsage(v int64, ok bool) { l.usage = optInt(v, ok) }
+
+// SetWeeklyDownloads sets the weekly downloads; ok false marks them missing.
+func (l *Listing) SetWeeklyDownloads(v int64, ok bool) { l.weeklyDownloads = optInt(v, ok) }
+
+// SetRatingCount sets the number of ratings; ok false marks it missing.
+func (l *Listing) SetRatingCount(v int64, ok bool) { l.ratingCount = optInt(v, ok) }
+
+// SetRating sets the average rating; ok false marks it missing.
+func (l *Listing) SetRating(v float64, ok bool) {
+	if !ok || math.IsNaN(v) {
+		l.rating = float32(math.NaN())
+		return
+	}
+	l.rating = float32(v)
+}
+
+func optInt(v int64, ok bool) int64 {
+	if !ok || v < 0 {
+		return -1
+	}
+	return v
+}
+
+// Usage returns the usage figure (users, active installs, daily users or
+// installs, by store) and whether there is one.
+func (l *Listing) Usage() (int64, bool) { return l.usage, l.usage >= 0 }
+
+// WeeklyDownloads returns the weekly downloads (firefox) and whether known.
+func (l *Listing) WeeklyDownloads() (int64, bool) { return l.weeklyDownloads, l.weeklyDownloads >= 0 }
+
+// RatingCount returns the number of ratings and whether known.
+func (l *Listing) RatingCount() (int64, bool) { return l.ratingCount, l.ratingCount >= 0 }
+
+// Rating returns the average rating, rounded to float32 precision as
+// stored, and whether the listing is rated.
+func (l *Listing) Rating() (float64, bool) {
+	if math.IsNaN(float64(l.rating)) {
+		return 0, false
+	}
+	return float64(l.rating), true
+}
+
+// Size returns the listing's size: its usage figure, or on apple its rating
+// count; ok is false when the figure is missing.
+func (l *Listing) Size() (int64, bool) {
+	if l.Store == Apple {
+		return l.RatingCount()
+	}
+	return l.Usage()
+}
+
+// Live reports whether the listing has been read and is still in its store.
+func (l *Listing) Live() bool { return l.Delisted == 0 && l.ReadAt != 0 }
+
+// Crawled reports whether the listing has been read at least once.
+func (l *Listing) Crawled() bool { return l.ReadAt != 0 }

@@ -1,0 +1,61 @@
+package views
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Store identifies one of the five stores. Its numeric value is the store
+// number of the legacy API (0 chrome, 1 edge, 2 firefox, 3 apple,
+// 4 googleplay) and the value kept in ClickHouse.
+type Store uint8
+
+// The five stores, numbered as in the legacy API.
+const (
+	Chrome Store = iota
+	Edge
+	Firefox
+	Apple
+	GooglePlay
+)
+
+// NumStores is the number of stores.
+const NumStores = 5
+
+// Stores lists every store in store-number order.
+var Stores = [NumStores]Store{Chrome, Edge, Firefox, Apple, GooglePlay}
+
+var storeNames = [NumStores]string{"chrome", "edge", "firefox", "apple", "googleplay"}
+
+// String returns the store's API name, such as "chrome".
+func (s Store) String() string {
+	if int(s) < NumStores {
+		return storeNames[s]
+	}
+	return "store(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Valid reports whether s is one of the five stores.
+func (s Store) Valid() bool { return int(s) < NumStores }
+
+// HasUsage reports whether the store publishes a usage figure. Apple does
+// not: there a listing's size is its rating count.
+func (s Store) HasUsage() bool { return s != Apple }
+
+// ReadsManifests reports whether the store's listings carry a manifest whose
+// permissions and access level are read (chrome and edge).
+func (s Store) ReadsManifests() bool { return s == Chrome || s == Edge }
+
+// CollectsReviews reports whether reviews are stored for the store; they are
+// not for chrome.
+func (s Store) CollectsReviews() bool { return s != Chrome }
+
+// ParseStore returns the store with the given API name.
+func ParseStore(name string) (Store, error) {
+	for i, n := range storeNames {
+		if n == name {
+			return Store(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown store %q: use one of chrome, edge, firefox, apple, googleplay", name)
+}

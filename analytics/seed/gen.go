@@ -1,0 +1,619 @@
+// Package seed generates a realistic synthetic dataset for the upstream
+// tables (listings, snapshots, reviews) and writes it to ClickHouse. The
+// dataset is a deterministic function of Options: listing i is generated
+// from its own random stream seeded by (Seed, i), so generation runs in
+// parallel and the same options always give the same rows.
+package seed
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/views"
+)
+
+// Options set the dataset's size and shape.
+type Options struct {
+	Seed              uint64    // random seed; the same seed gives the same rows
+	Listings          int       // number of listings across all stores
+	Days              int       // days of history before End
+	ReviewsPerListing int       // average stored reviews per listing (not on chrome)
+	End               time.Time // time of the newest crawl
+}
+
+// DefaultOptions is the demo dataset of `make run`: 20,000 listings with
+// 400 days of history ending now.
+func DefaultOptions() Options {
+	return Options{Seed: 1, Listings: 20000, Days: 400, ReviewsPerListing: 5,
+		End: time.Now().UTC().Truncate(time.Hour)}
+}
+
+// Validate reports what is wrong with o.
+func (o Options) Validate() error {
+	switch {
+	case o.Listings < 1:
+		return fmt.Errorf("listings must be at least 1, got %d", o.Listings)
+	case o.Days < 1 || o.Days > 3650:
+		return fmt.Errorf("days must be 1 to 3650, got %d", o.Days)
+	case o.ReviewsPerListing < 0 || o.ReviewsPerListing > 1000:
+		return fmt.Errorf("reviews per listing must be 0 to 1000, got %d", o.ReviewsPerListing)
+	case o.End.IsZero():
+		return fmt.Errorf("end time is not set")
+	}
+	return nil
+}
+
+// Rows are the rows generated for one or more listings.
+type Rows struct {
+	Listings  []analytics.ListingRow
+	Snapshots []analytics.SnapshotRow
+	Reviews   []analytics.ReviewRow
+}
+
+// Len returns the total number of rows.
+func (r *Rows) Len() int { return len(r.Listings) + len(r.Snapshots) + len(r.Reviews) }
+
+func (r *Rows) reset() {
+	clear(r.Listings)
+	clear(r.Snapshots)
+	clear(r.Reviews)
+	r.Listings, r.Snapshots, r.Reviews = r.Listings[:0], r.Snapshots[:0], r.Reviews[:0]
+}
+
+// Generator produces listings of one dataset. A Generator is not safe for
+// concurrent use; make one per goroutine (they are cheap).
+type Generator struct {
+	o      Options
+	start  time.Time // window start: End - Days
+	endDay views.Day
+	u64    arena[uint64]
+	f64    arena[float64]
+	u32    arena[uint32]
+}
+
+// NewGenerator returns a generator for o, which must be valid.
+func NewGenerator(o Options) *Generator {
+	// ClickHouse DateTime keeps whole seconds: so does every generated time.
+	o.End = o.End.UTC().Truncate(time.Second)
+	return &Generator{
+		o:      o,
+		start:  o.End.Add(-time.Duration(o.Days) * 24 * time.Hour),
+		endDay: views.DayOf(o.End),
+	}
+}
+
+// storeShares are the stores' shares of listings, cumulative.
+var storeShares = [views.NumStores]float64{0.40, 0.50, 0.60, 0.78, 1.0}
+
+// trend is how a listing's size moves over the window.
+type trend uint8
+
+const (
+	trendFlat trend = iota
+	trendGrowing
+	trendDeclining
+	trendViral
+)
+
+// plan is everything decided about one listing before its rows are made.
+type plan struct {
+	i         int
+	store     views.Store
+	id        string
+	size      float64 // size at the end of the window (or at delisting)
+	trend     trend
+	k         float64   // trend strength
+	spike     float64   // viral: window fraction where the spike starts
+	startAt   time.Time // first crawl
+	delisted  time.Time // zero while live
+	pending   bool      // known but never crawled
+	rateRatio float64   // ratings per user
+	mu        float64   // base average rating
+	midnight  bool      // crawls on the stroke of midnight UTC
+}
+
+// Append generates listing i and appends its rows to dst.
+func (g *Generator) Append(dst *Rows, i int) {
+	r := rand.New(rand.NewPCG(g.o.Seed, uint64(i)*0x9E3779B97F4A7C15+1))
+	p := g.plan(r, i)
+	meta := g.listingRow(r, &p)
+	if p.pending {
+		dst.Listings = append(dst.Listings, meta)
+		return
+	}
+	snapStart := len(dst.Snapshots)
+	g.snapshots(dst, r, &p)
+	if n := len(dst.Snapshots); n > snapStart {
+		meta.CrawledAt = dst.Snapshots[n-1].CrawledAt // metadata read with the newest crawl
+	}
+	if !p.delisted.IsZero() {
+		meta.CrawledAt = p.delisted
+	}
+	// An older metadata version: the newest crawled_at must win when read.
+	if r.Float64() < 0.2 || !p.delisted.IsZero() {
+		old := meta
+		old.CrawledAt = meta.CrawledAt.Add(-time.Hour - time.Duration(r.IntN(30*86400))*time.Second)
+		old.Version = olderVersion(meta.Version)
+		old.DelistedAt = nil
+		old.Featured = false
+		if r.Float64() < 0.3 {
+			old.Name = strings.TrimSuffix(meta.Name, " Pro")
+		}
+		dst.Listings = append(dst.Listings, old)
+	}
+	dst.Listings = append(dst.Listings, meta)
+	if p.store.CollectsReviews() && g.o.ReviewsPerListing > 0 {
+		g.reviews(dst, r, &p)
+	}
+}
+
+func (g *Generator) plan(r *rand.Rand, i int) plan {
+	p := plan{i: i}
+	u := r.Float64()
+	for s, share := range storeShares {
+		if u < share {
+			p.store = views.Store(s)
+			break
+		}
+	}
+	p.id = makeID(r, p.store, i)
+	// Power law: most listings are small, a few have tens of millions.
+	p.size = math.Min(3/math.Pow(1-r.Float64(), 1/0.75), 60e6)
+	if p.store == views.Apple {
+		p.size = math.Max(p.size/40, 1) // apple's size is its rating count
+	}
+	switch t := r.Float64(); {
+	case t < 0.40:
+		p.trend = trendFlat
+	case t < 0.75:
+		p.trend = trendGrowing
+	case t < 0.90:
+		p.trend = trendDeclining
+	default:
+		p.trend = trendViral
+	}
+	p.k = 0.2 + 1.8*r.Float64()
+	p.spike = 0.2 + 0.7*r.Float64()
+	window := g.o.End.Sub(g.start)
+	p.startAt = g.start
+	if r.Float64() < 0.12 { // appears mid-window
+		p.startAt = g.start.Add(time.Duration(r.Float64() * float64(window))).Truncate(time.Second)
+	}
+	if r.Float64() < 0.05 { // leaves its store mid-window
+		rest := g.o.End.Sub(p.startAt)
+		p.delisted = p.startAt.Add(time.Duration((0.1 + 0.85*r.Float64()) * float64(rest))).Truncate(time.Second)
+	}
+	p.pending = r.Float64() < 0.01
+	p.rateRatio = math.Pow(10, -3+1.5*r.Float64())
+	p.mu = 2.2 + 2.7*math.Sqrt(r.Float64())
+	p.midnight = i%97 == 0
+	return p
+}
+
+// makeID returns an id of the store's shape, unique for i.
+func makeID(r *rand.Rand, s views.Store, i int) string {
+	switch s {
+	case views.Chrome, views.Edge:
+		// 32 letters a-p, as the stores derive them from a key hash. The
+		// index fills the first letters so ids never collide.
+		var b [32]byte
+		v := uint64(i)
+		for j := 0; j < 8; j++ {
+			b[j] = 'a' + byte(v&15)
+			v >>= 4
+		}
+		for j := 8; j < 32; j++ {
+			b[j] = 'a' + byte(r.IntN(16))
+		}
+		return string(b[:])
+	case views.Firefox:
+		return slugify(nameAdjectives[r.IntN(len(nameAdjectives))]+" "+nameNouns[r.IntN(len(nameNouns))]) +
+			"-" + strconv.FormatInt(int64(i), 36)
+	case views.Apple:
+		return strconv.FormatInt(int64(300_000_000+i*37+r.IntN(37)), 10)
+	default:
+		return "com." + strings.ToLower(devFirst[r.IntN(len(devFirst))]) + "." +
+			strings.ReplaceAll(slugify(nameNouns[r.IntN(len(nameNouns))]), "-", "") + strconv.FormatInt(int64(i), 36)
+	}
+}
+
+func (g *Generator) listingRow(r *rand.Rand, p *plan) analytics.ListingRow {
+	l := analytics.ListingRow{Store: p.store, ID: p.id, FirstSeen: p.startAt, CrawledAt: p.startAt}
+	switch p.store {
+	case views.Apple, views.GooglePlay:
+		l.Kind = views.KindApp
+	default:
+		switch u := r.Float64(); {
+		case u < 0.005:
+			l.Kind = views.KindUnknown
+		case u < 0.10:
+			l.Kind = views.KindTheme
+		default:
+			l.Kind = views.KindExtension
+		}
+	}
+	if p.startAt.Equal(g.start) {
+		// Found before the window: the crawler knew it earlier.
+		l.FirstSeen = g.start.Add(-time.Duration(r.IntN(700*24)) * time.Hour)
+	}
+	l.FirstSeen = l.FirstSeen.Truncate(time.Second)
+	if p.pending {
+		return l // known, never read: only the id and when it was found
+	}
+	if r.Float64() < 0.02 {
+		l.Name = oddNames[r.IntN(len(oddNames))]
+	} else {
+		l.Name = nameAdjectives[r.IntN(len(nameAdjectives))] + " " + nameNouns[r.IntN(len(nameNouns))]
+		if r.Float64() < 0.15 {
+			l.Name += " Pro"
+		}
+	}
+	dev := int(math.Pow(r.Float64(), 2) * float64(max(p.i/3, 50))) // a few prolific developers
+	l.Developer = devFirst[dev%len(devFirst)] + " " + devSecond[(dev/len(devFirst))%len(devSecond)]
+	if n := dev / (len(devFirst) * len(devSecond)); n > 0 {
+		l.Developer += " " + strconv.Itoa(n)
+	}
+	cats := categories[p.store]
+	l.Category = cats[int(math.Pow(r.Float64(), 1.7)*float64(len(cats)))]
+	l.Description = fmt.Sprintf("%s helps you %s %s. %s", l.Name, descVerbs[r.IntN(len(descVerbs))],
+		descObjects[r.IntN(len(descObjects))], descExtras[r.IntN(len(descExtras))])
+	for n := r.IntN(4); n > 0; n-- {
+		l.Description += " " + descExtras[r.IntN(len(descExtras))]
+	}
+	l.Icon = "https://icons.example.org/" + p.store.String() + "/" + p.id + ".png"
+	l.Version = makeVersion(r, p.store)
+	switch p.store {
+	case views.Chrome, views.Edge, views.Apple:
+		s := slugify(l.Name)
+		if s == "" {
+			s = "listing"
+		}
+		l.Slug = &s
+	case views.Firefox:
+		s := p.id
+		l.Slug = &s
+	}
+	end := views.DayOf(g.o.End)
+	if r.Float64() > 0.01 { // a few listings publish no update date
+		ago := int(math.Pow(r.Float64(), 2.5) * 365 * 10)
+		d := (end - views.Day(ago)).Time()
+		l.StoreUpdated = &d
+	}
+	if p.store == views.Firefox || p.store == views.Apple || p.store == views.GooglePlay {
+		d := l.FirstSeen.Truncate(24*time.Hour).AddDate(0, 0, -r.IntN(2000))
+		if l.StoreUpdated != nil && d.After(*l.StoreUpdated) {
+			d = *l.StoreUpdated
+		}
+		l.StoreCreated = &d
+	}
+	if !p.delisted.IsZero() {
+		d := p.delisted
+		l.DelistedAt = &d
+	}
+	l.Featured = (p.store == views.Chrome || p.store == views.Edge || p.store == views.Firefox) &&
+		p.delisted.IsZero() && r.Float64() < 0.01+0.1*math.Min(p.size/1e6, 1)
+	for n := 1 + r.IntN(3); n > 0 && r.Float64() < 0.8; n-- {
+		t := topics[r.IntN(len(topics))]
+		if !contains(l.Topics, t) {
+			l.Topics = append(l.Topics, t)
+		}
+	}
+	if p.store.ReadsManifests() {
+		g.manifest(r, &l)
+	}
+	return l
+}
+
+// manifest fills manifest version, permissions, host access and the access
+// level the crawler derives from them.
+func (g *Generator) manifest(r *rand.Rand, l *analytics.ListingRow) {
+	l.ManifestVersion = 3
+	if r.Float64() < 0.3 {
+		l.ManifestVersion = 2
+	}
+	if l.Kind == views.KindTheme {
+		l.AccessLevel = 1
+		return
+	}
+	for _, pw := range permissionWeights {
+		if r.Float64() < pw.share {
+			l.Permissions = append(l.Permissions, pw.name)
+		}
+	}
+	all := false
+	switch u := r.Float64(); {
+	case u < 0.25:
+		l.HostAccess = append([]string(nil), allHosts[r.IntN(len(allHosts))]...)
+		all = true
+	case u < 0.55:
+		for n := 1 + r.IntN(3); n > 0; n-- {
+			h := someHosts[r.IntN(len(someHosts))]
+			if !contains(l.HostAccess, h) {
+				l.HostAccess = append(l.HostAccess, h)
+			}
+		}
+	}
+	if all && l.ManifestVersion == 2 && r.Float64() < 0.5 {
+		l.Permissions = append(l.Permissions, "<all_urls>") // MV2 lists hosts among permissions
+	}
+	nSensitive := 0
+	for _, p := range l.Permissions {
+		if sensitive[p] {
+			nSensitive++
+		}
+	}
+	switch {
+	case all && nSensitive > 0:
+		l.AccessLevel = 4
+	case all || nSensitive >= 2:
+		l.AccessLevel = 3
+	case len(l.HostAccess) > 0 || nSensitive == 1 || contains(l.Permissions, "tabs"):
+		l.AccessLevel = 2
+	default:
+		l.AccessLevel = 1
+	}
+}
+
+// valueAt returns the listing's size at window fraction t (0 start, 1 end).
+func (p *plan) valueAt(t float64, noise float64) float64 {
+	var v float64
+	switch p.trend {
+	case trendGrowing:
+		v = p.size * math.Exp(-p.k*(1-t))
+	case trendDeclining:
+		v = p.size * math.Exp(p.k*(1-t)*0.5)
+	case trendViral:
+		if t < p.spike {
+			v = p.size * 0.05 * (1 + t)
+		} else {
+			v = p.size * (0.05 + 0.95*(1-math.Exp(-(t-p.spike)*40)))
+		}
+	default:
+		v = p.size * (1 + 0.03*math.Sin(t*9+float64(p.i)))
+	}
+	return math.Max(0, v*(1+noise))
+}
+
+// crawlsPerDay follows size: big listings are read several times a day,
+// the smallest every third day.
+func crawlsPerDay(size float64) int {
+	switch {
+	case size >= 1e6:
+		return 4
+	case size >= 1e4:
+		return 2
+	case size >= 100:
+		return 1
+	}
+	return 0
+}
+
+func (g *Generator) snapshots(dst *Rows, r *rand.Rand, p *plan) {
+	windowSec := g.o.End.Sub(g.start).Seconds()
+	stop := g.o.End
+	if !p.delisted.IsZero() {
+		stop = p.delisted
+	}
+	perDay := crawlsPerDay(p.size)
+	firstDay := views.DayOf(p.startAt)
+	for d := firstDay; d <= g.endDay; d++ {
+		if perDay == 0 && (int(d)+p.i)%3 != 0 {
+			continue
+		}
+		if r.Float64() < 0.02 { // the crawler missed the day
+			continue
+		}
+		n := max(perDay, 1)
+		for c := 0; c < n; c++ {
+			at := d.Time().Add(time.Duration(c*24/n)*time.Hour + time.Duration(r.IntN(3*3600))*time.Second)
+			if p.midnight && c == 0 {
+				at = d.Time() // on the stroke of midnight UTC
+			}
+			if at.Before(p.startAt) || at.After(stop) {
+				continue
+			}
+			t := at.Sub(g.start).Seconds() / windowSec
+			g.appendReading(dst, r, p, at, t)
+		}
+	}
+}
+
+func (g *Generator) appendReading(dst *Rows, r *rand.Rand, p *plan, at time.Time, t float64) {
+	size := p.valueAt(t, 0.01*r.NormFloat64())
+	s := analytics.SnapshotRow{Store: p.store, ID: p.id, CrawledAt: at}
+	var ratings float64
+	if p.store == views.Apple {
+		ratings = size
+	} else {
+		usage := uint64(size)
+		if p.store == views.Chrome {
+			usage = chromeRounding(usage)
+		}
+		s.Usage = g.u64.ptr(usage)
+		if p.store == views.Firefox {
+			s.WeeklyDownloads = g.u64.ptr(uint64(size * (0.02 + 0.1*math.Abs(math.Sin(float64(p.i))))))
+		}
+		ratings = size * p.rateRatio
+	}
+	rc := uint64(ratings)
+	if rc == 0 {
+		dst.Snapshots = append(dst.Snapshots, s)
+		return
+	}
+	// The rating drifts slowly; the histogram is drawn around it and the
+	// published average is the histogram's mean, as stores compute it.
+	mu := p.mu + 0.3*math.Sin(t*6+float64(p.i)) + 0.05*r.NormFloat64()
+	stars := g.u32.slice(5)
+	var sum, total uint64
+	var weights [5]float64
+	var wsum float64
+	for k := range 5 {
+		dk := float64(k+1) - mu
+		weights[k] = math.Exp(-dk * dk / 1.8)
+		wsum += weights[k]
+	}
+	for k := range 5 {
+		stars[k] = uint32(float64(rc) * weights[k] / wsum)
+		total += uint64(stars[k])
+	}
+	stars[int(math.Min(math.Max(math.Round(mu), 1), 5))-1] += uint32(rc - total)
+	for k := range 5 {
+		sum += uint64(k+1) * uint64(stars[k])
+	}
+	s.RatingCount = g.u64.ptr(rc)
+	s.Rating = g.f64.ptr(math.Round(float64(sum)/float64(rc)*100) / 100)
+	s.Stars = stars
+	dst.Snapshots = append(dst.Snapshots, s)
+}
+
+// chromeRounding mimics the store's rounding of user counts: exact below
+// 1,000, three significant digits above, and "10,000,000+" at the top.
+func chromeRounding(v uint64) uint64 {
+	if v >= 10_000_000 {
+		return 10_000_000
+	}
+	if v < 1000 {
+		return v
+	}
+	p := uint64(1)
+	for v/p >= 1000 {
+		p *= 10
+	}
+	return v / p * p
+}
+
+func (g *Generator) reviews(dst *Rows, r *rand.Rand, p *plan) {
+	mean := float64(g.o.ReviewsPerListing) * (0.2 + math.Log10(p.size+1)/3)
+	n := int(mean * 2 * r.Float64())
+	n = min(n, 300)
+	stop := g.o.End
+	if !p.delisted.IsZero() {
+		stop = p.delisted
+	}
+	span := stop.Sub(p.startAt)
+	if span <= 0 {
+		return
+	}
+	for j := range n {
+		posted := p.startAt.Add(time.Duration(r.Float64() * float64(span))).Truncate(time.Second)
+		crawled := posted.Add(time.Duration(r.IntN(48*3600)) * time.Second)
+		if crawled.After(g.o.End) {
+			crawled = g.o.End
+		}
+		stars := uint8(math.Min(math.Max(math.Round(p.mu+1.3*r.NormFloat64()), 1), 5))
+		lang := reviewLangs[0]
+		if r.Float64() < 0.4 {
+			lang = reviewLangs[1+r.IntN(len(reviewLangs)-1)]
+		}
+		pool := lang.neutral
+		switch {
+		case stars >= 4:
+			pool = lang.positive
+		case stars <= 2:
+			pool = lang.critical
+		}
+		text := pool[r.IntN(len(pool))]
+		for k := r.IntN(4); k > 0; k-- {
+			text += " " + pool[r.IntN(len(pool))]
+		}
+		if r.Float64() < 0.03 { // a long review
+			for k := 0; k < 20; k++ {
+				text += " " + pool[r.IntN(len(pool))]
+			}
+		}
+		if r.Float64() < 0.1 {
+			text += " " + []string{"👍", "🙏", "🔥", "😢", "💯"}[r.IntN(5)]
+		}
+		dst.Reviews = append(dst.Reviews, analytics.ReviewRow{
+			Store:     p.store,
+			ListingID: p.id,
+			ReviewID:  "r" + strconv.FormatUint(uint64(p.i), 36) + "-" + strconv.Itoa(j),
+			PostedAt:  posted,
+			Stars:     stars,
+			Author:    authors[r.IntN(len(authors))],
+			Lang:      lang.code,
+			Text:      text,
+			CrawledAt: crawled,
+		})
+	}
+}
+
+func makeVersion(r *rand.Rand, s views.Store) string {
+	switch u := r.Float64(); {
+	case u < 0.02:
+		return []string{"v1.2", "beta-3", "vNext"}[r.IntN(3)]
+	case u < 0.05 && s == views.GooglePlay:
+		return "Varies with device"
+	case u < 0.15:
+		return fmt.Sprintf("%d.%d", r.IntN(5), 1+r.IntN(20)) // 2.10-style
+	case u < 0.25 && (s == views.Chrome || s == views.Edge):
+		return fmt.Sprintf("%d.%d.%d.%d", r.IntN(10), r.IntN(10), r.IntN(30), r.IntN(500))
+	}
+	return fmt.Sprintf("%d.%d.%d", r.IntN(12), r.IntN(20), r.IntN(30))
+}
+
+// olderVersion returns a version string that came before v.
+func olderVersion(v string) string {
+	if v == "" || v[0] < '0' || v[0] > '9' {
+		return "0.9"
+	}
+	major, rest, _ := strings.Cut(v, ".")
+	n, err := strconv.Atoi(major)
+	if err != nil || n == 0 {
+		return "0.1"
+	}
+	if rest == "" {
+		return strconv.Itoa(n - 1)
+	}
+	return strconv.Itoa(n-1) + "." + rest
+}
+
+func slugify(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, c := range strings.ToLower(s) {
+		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') {
+			b.WriteRune(c)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// arena hands out pointers and small slices from large blocks, so a
+// snapshot row's nullable values cost no allocation of their own.
+type arena[T any] struct{ buf []T }
+
+func (a *arena[T]) ptr(v T) *T {
+	if len(a.buf) == cap(a.buf) {
+		a.buf = make([]T, 0, 4096)
+	}
+	a.buf = append(a.buf, v)
+	return &a.buf[len(a.buf)-1]
+}
+
+func (a *arena[T]) slice(n int) []T {
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]T, 0, 4096)
+	}
+	l := len(a.buf)
+	a.buf = a.buf[:l+n]
+	return a.buf[l : l+n : l+n]
+}

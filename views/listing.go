@@ -62,9 +62,9 @@ func floorDiv(a, b int64) int64 {
 }
 
 // Listing is the current state of one listing: its newest metadata version
-// and its newest reading. Missing values are held as sentinels (negative
-// numbers, zero times, NoDay) so that a listing stays small in memory; use
-// the accessor methods to read them with their presence.
+// and its newest reading. Figures are held compactly with their presence
+// (zero times and NoDay mark missing times and dates); read and write them
+// with the accessor methods. In the zero Listing every figure is missing.
 type Listing struct {
 	ID          string
 	Slug        string // "" when the store has none
@@ -82,11 +82,12 @@ type Listing struct {
 	Delisted  int64 // unix seconds; 0 while live
 	ReadAt    int64 // unix seconds of the newest reading; 0 when never read
 
-	usage           int64 // -1 when missing
-	weeklyDownloads int64 // -1 when missing
-	ratingCount     int64 // -1 when missing
-	rating          float32
-	Stars           [5]uint32 // count of 1..5 star ratings; see HasStars
+	// Figures are stored plus one, so that zero means missing.
+	usage1           int64
+	weeklyDownloads1 int64
+	ratingCount1     int64
+	rating1          float32
+	Stars            [5]uint32 // count of 1..5 star ratings; see HasStars
 
 	Updated Day // store's last-updated date
 	Created Day // store's creation date, where the store publishes one
@@ -102,48 +103,50 @@ type Listing struct {
 // DescriptionLimit is how many characters of a description the replica keeps.
 const DescriptionLimit = 200
 
-// SetUsage sets the usage figure; ok false marks it missing.
-func (l *Listing) SetUsage(v int64, ok bool) { l.usage = optInt(v, ok) }
+// SetUsage sets the usage figure; ok false (or a negative v) marks it missing.
+func (l *Listing) SetUsage(v int64, ok bool) { l.usage1 = plusOne(v, ok) }
 
 // SetWeeklyDownloads sets the weekly downloads; ok false marks them missing.
-func (l *Listing) SetWeeklyDownloads(v int64, ok bool) { l.weeklyDownloads = optInt(v, ok) }
+func (l *Listing) SetWeeklyDownloads(v int64, ok bool) { l.weeklyDownloads1 = plusOne(v, ok) }
 
 // SetRatingCount sets the number of ratings; ok false marks it missing.
-func (l *Listing) SetRatingCount(v int64, ok bool) { l.ratingCount = optInt(v, ok) }
+func (l *Listing) SetRatingCount(v int64, ok bool) { l.ratingCount1 = plusOne(v, ok) }
 
-// SetRating sets the average rating; ok false marks it missing.
+// SetRating sets the average rating; ok false marks the listing unrated.
 func (l *Listing) SetRating(v float64, ok bool) {
-	if !ok || math.IsNaN(v) {
-		l.rating = float32(math.NaN())
+	if !ok || math.IsNaN(v) || v < 0 {
+		l.rating1 = 0
 		return
 	}
-	l.rating = float32(v)
+	l.rating1 = float32(v) + 1
 }
 
-func optInt(v int64, ok bool) int64 {
+func plusOne(v int64, ok bool) int64 {
 	if !ok || v < 0 {
-		return -1
+		return 0
 	}
-	return v
+	return v + 1
 }
+
+func minusOne(v int64) (int64, bool) { return v - 1, v > 0 }
 
 // Usage returns the usage figure (users, active installs, daily users or
 // installs, by store) and whether there is one.
-func (l *Listing) Usage() (int64, bool) { return l.usage, l.usage >= 0 }
+func (l *Listing) Usage() (int64, bool) { return minusOne(l.usage1) }
 
 // WeeklyDownloads returns the weekly downloads (firefox) and whether known.
-func (l *Listing) WeeklyDownloads() (int64, bool) { return l.weeklyDownloads, l.weeklyDownloads >= 0 }
+func (l *Listing) WeeklyDownloads() (int64, bool) { return minusOne(l.weeklyDownloads1) }
 
 // RatingCount returns the number of ratings and whether known.
-func (l *Listing) RatingCount() (int64, bool) { return l.ratingCount, l.ratingCount >= 0 }
+func (l *Listing) RatingCount() (int64, bool) { return minusOne(l.ratingCount1) }
 
-// Rating returns the average rating, rounded to float32 precision as
-// stored, and whether the listing is rated.
+// Rating returns the average rating, at float32 precision as stored, and
+// whether the listing is rated.
 func (l *Listing) Rating() (float64, bool) {
-	if math.IsNaN(float64(l.rating)) {
+	if l.rating1 <= 0 {
 		return 0, false
 	}
-	return float64(l.rating), true
+	return float64(l.rating1 - 1), true
 }
 
 // Size returns the listing's size: its usage figure, or on apple its rating

@@ -212,13 +212,11 @@ func makeID(r *rand.Rand, s views.Store, i int) string {
 		}
 		return string(b[:])
 	case views.Firefox:
-		return slugify(nameAdjectives[r.IntN(len(nameAdjectives))]+" "+nameNouns[r.IntN(len(nameNouns))]) +
-			"-" + strconv.FormatInt(int64(i), 36)
+		return "addon-" + strconv.FormatInt(int64(i), 36) // renamed after its name once known
 	case views.Apple:
 		return strconv.FormatInt(int64(300_000_000+i*37+r.IntN(37)), 10)
 	default:
-		return "com." + strings.ToLower(devFirst[r.IntN(len(devFirst))]) + "." +
-			strings.ReplaceAll(slugify(nameNouns[r.IntN(len(nameNouns))]), "-", "") + strconv.FormatInt(int64(i), 36)
+		return "com.app.app" + strconv.FormatInt(int64(i), 36) // renamed after its developer once known
 	}
 }
 
@@ -258,6 +256,21 @@ func (g *Generator) listingRow(r *rand.Rand, p *plan) analytics.ListingRow {
 	if n := dev / (len(devFirst) * len(devSecond)); n > 0 {
 		l.Developer += " " + strconv.Itoa(n)
 	}
+	// Firefox slugs and Play package names come from the name and developer;
+	// the index keeps them unique.
+	switch p.store {
+	case views.Firefox:
+		if base := slugify(l.Name); base != "" {
+			p.id = base + "-" + strconv.FormatInt(int64(p.i), 36)
+		}
+	case views.GooglePlay:
+		name := strings.ReplaceAll(slugify(l.Name), "-", "")
+		if name == "" {
+			name = "app"
+		}
+		p.id = "com." + strings.ToLower(devFirst[dev%len(devFirst)]) + "." + name + strconv.FormatInt(int64(p.i), 36)
+	}
+	l.ID = p.id
 	cats := categories[p.store]
 	l.Category = cats[int(math.Pow(r.Float64(), 1.7)*float64(len(cats)))]
 	l.Description = fmt.Sprintf("%s helps you %s %s. %s", l.Name, descVerbs[r.IntN(len(descVerbs))],

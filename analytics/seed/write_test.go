@@ -160,9 +160,13 @@ func byKey[T any](key func(T) string) func(a, b T) int {
 	return func(a, b T) int { return cmp.Compare(key(a), key(b)) }
 }
 
-func listingKey(l analytics.ListingRow) string   { return fmt.Sprint(l.Store, "/", l.ID) }
-func snapshotKey(s analytics.SnapshotRow) string { return fmt.Sprint(s.Store, "/", s.ID, "/", s.CrawledAt.Unix()) }
-func reviewKey(r analytics.ReviewRow) string     { return fmt.Sprint(r.Store, "/", r.ListingID, "/", r.ReviewID) }
+func listingKey(l analytics.ListingRow) string { return fmt.Sprint(l.Store, "/", l.ID) }
+func snapshotKey(s analytics.SnapshotRow) string {
+	return fmt.Sprint(s.Store, "/", s.ID, "/", s.CrawledAt.Unix())
+}
+func reviewKey(r analytics.ReviewRow) string {
+	return fmt.Sprint(r.Store, "/", r.ListingID, "/", r.ReviewID)
+}
 
 func TestSeedReadsBackExactly(t *testing.T) {
 	srv := chtest.Need(t, srv)

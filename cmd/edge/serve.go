@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/views"
+)
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newFlags("serve", "Load the listing replica from ClickHouse and answer the API on the listen address.\nThe server listens at once; /readyz answers 503 until the replica is loaded.")
+	var (
+		ch                   analytics.Config
+		srv                  = edge.DefaultConfig()
+		logFormat, logLevel  string
+		replicaSchedule      string
+		backoffMin, backoffM time.Duration
+	)
+	f.clickhouse(&ch)
+	f.String(&srv.Listen, "listen", srv.Listen, "address to listen on")
+	f.Duration(&srv.ReadTimeout, "read-timeout", srv.ReadTimeout, "longest time to read a request")
+	f.Duration(&srv.WriteTimeout, "write-timeout", srv.WriteTimeout, "longest time to write a response")
+	f.Duration(&srv.IdleTimeout, "idle-timeout", srv.IdleTimeout, "how long an idle keep-alive connection stays open")
+	f.Duration(&srv.ShutdownTimeout, "shutdown-timeout", srv.ShutdownTimeout, "how long a graceful stop waits for requests in flight")
+	f.String(&replicaSchedule, "replica-schedule", "*/15 * * * *", "cron spec (UTC) of the full replica reload")
+	f.Duration(&backoffMin, "retry-min", time.Second, "first wait before a failed job is retried")
+	f.Duration(&backoffM, "retry-max", time.Minute, "longest wait between retries of a failed job")
+	f.String(&logFormat, "log-format", "text", "log format: text or json")
+	f.String(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.fs.SetOutput(stderr)
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, logFormat, logLevel)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", srv.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", srv.Listen, err)
+	}
+	db := analytics.NewLazy(ch)
+	defer db.Close()
+	state := &views.Published{}
+	jobs := cron.New(ctx, log, cron.Backoff{Initial: backoffMin, Max: backoffM})
+	if err := jobs.Add(cron.ReplicaJob(db, state, replicaSchedule, log)); err != nil {
+		return err
+	}
+	server := edge.New(srv, state, jobs.Status, log)
+	jobs.Start()
+	log.Info("edge listening", "addr", ln.Addr().String(), "clickhouse", ch.Addr, "database", ch.Database)
+	err = server.Serve(ctx, ln)
+	log.Info("edge stopping: waiting for background jobs")
+	jobs.Stop()
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.Info("edge stopped")
+	return nil
+}

@@ -29,12 +29,13 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
-// Day is a calendar date counted in days since 1970-01-01 (UTC). NoDay
-// stands for a missing date.
+// Day is a calendar date counted in days since 1970-01-01 (UTC). Its zero
+// value, NoDay, stands for a missing date: 1970-01-01 itself is never a
+// store date, so it is given up for a zero value that means "none".
 type Day int32
 
 // NoDay is the Day of a missing date.
-const NoDay Day = math.MinInt32
+const NoDay Day = 0
 
 // DayOf returns the UTC calendar day of t.
 func DayOf(t time.Time) Day { return Day(floorDiv(t.Unix(), 86400)) }

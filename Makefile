@@ -1,0 +1,57 @@
+# edge — the two commands are `make run` and `make test` (see README.md).
+
+GO       ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+BIN      := bin/edge
+LISTINGS ?= 20000
+DAYS     ?= 400
+
+export PATH := $(dir $(GO)):$(PATH)
+
+.PHONY: all build run test deps vet fmt-check clickhouse clickhouse-stop docker bench clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -o $(BIN) ./cmd/edge
+
+# deps installs what the project needs on a fresh Debian machine: the
+# ClickHouse server package (for `make run` and the integration tests) and
+# the Go modules.
+deps:
+	deploy/clickhouse.sh install
+	$(GO) mod download
+
+# run: local ClickHouse unless EDGE_CH_ADDR points elsewhere -> schema ->
+# demo dataset if the database is empty -> serve on 127.0.0.1:8080.
+run: build
+	@if [ -z "$$EDGE_CH_ADDR" ]; then deploy/clickhouse.sh start; fi
+	$(BIN) migrate
+	$(BIN) seed --if-empty --listings $(LISTINGS) --days $(DAYS)
+	exec $(BIN) serve
+
+clickhouse:
+	deploy/clickhouse.sh start
+
+clickhouse-stop:
+	deploy/clickhouse.sh stop
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+# test is everything CI runs: formatting, vet, and every test with the race
+# detector, against real ClickHouse servers the tests start themselves.
+test: deps fmt-check vet
+	CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m ./...
+
+bench:
+	bench/run.sh
+
+docker:
+	docker build -t edge:dev .
+
+clean:
+	rm -rf bin

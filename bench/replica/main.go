@@ -1,0 +1,90 @@
+// Command replica measures loading the listing replica from ClickHouse:
+// load time, listings per second, and memory per listing (live heap after
+// a forced GC, and the process's resident set). It loads the replica
+// --runs times and reports each run and the best.
+//
+//	go run ./bench/replica --ch-addr 127.0.0.1:19000 --ch-database bench_1m
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/views"
+)
+
+func main() {
+	cfg := analytics.DefaultConfig()
+	runs := flag.Int("runs", 3, "loads to measure")
+	flag.StringVar(&cfg.Addr, "ch-addr", cfg.Addr, "ClickHouse native address")
+	flag.StringVar(&cfg.Database, "ch-database", cfg.Database, "database")
+	flag.Parse()
+	if err := run(cfg, *runs); err != nil {
+		fmt.Fprintln(os.Stderr, "replica bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(cfg analytics.Config, runs int) error {
+	ctx := context.Background()
+	conn, err := analytics.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	base := heap()
+	var keep *views.Replica
+	best := time.Duration(1<<63 - 1)
+	for i := 1; i <= runs; i++ {
+		keep = nil
+		runtime.GC()
+		start := time.Now()
+		r, err := analytics.LoadReplica(ctx, conn, uint64(i))
+		if err != nil {
+			return err
+		}
+		took := time.Since(start)
+		best = min(best, took)
+		keep = r
+		live := heap() - base
+		fmt.Printf("run %d: %d listings in %v (%.0f listings/s), live heap %.0f B/listing, RSS %.0f B/listing\n",
+			i, r.Len(), took.Round(time.Millisecond), float64(r.Len())/took.Seconds(),
+			float64(live)/float64(r.Len()), float64(rss())/float64(r.Len()))
+	}
+	fmt.Printf("best: %v (%.0f listings/s) for %d listings\n", best.Round(time.Millisecond),
+		float64(keep.Len())/best.Seconds(), keep.Len())
+	runtime.KeepAlive(keep)
+	return nil
+}
+
+// heap returns the live heap after a full collection.
+func heap() uint64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// rss returns the resident set size of this process in bytes.
+func rss() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}

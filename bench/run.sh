@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Benchmark harness. Uses the local ClickHouse of deploy/clickhouse.sh (or
+# EDGE_CH_ADDR), seeds the benchmark datasets once, and measures.
+#
+#   bench/run.sh foundation   seeder throughput, replica load time and memory at 100k and 1M listings
+#   bench/run.sh go           the Go benchmarks (no ClickHouse needed)
+#
+# Results go to bench/out/ and are summarized by hand in bench/README.md.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=bench/out
+mkdir -p "$out"
+go build -o bin/edge ./cmd/edge
+
+ch() {
+  if [ -z "${EDGE_CH_ADDR:-}" ]; then deploy/clickhouse.sh start; export EDGE_CH_ADDR=127.0.0.1:19000; fi
+}
+
+# dataset NAME LISTINGS DAYS: seed database NAME once (fixed --end, so every run measures the same data).
+dataset() {
+  local db=$1 n=$2 days=$3
+  echo "== dataset $db: $n listings, $days days" | tee -a "$out/seed.txt"
+  /usr/bin/time -f "seed wall %es, max RSS %MkB" bin/edge seed --ch-database "$db" --listings "$n" --days "$days" \
+    --end 2026-11-01T00:00:00Z --if-empty 2>&1 | grep -v '^seed: ' | tee -a "$out/seed.txt"
+}
+
+case "${1:-foundation}" in
+  foundation)
+    ch
+    dataset bench_100k 100000 365
+    dataset bench_1m 1000000 365
+    for db in bench_100k bench_1m; do
+      echo "== replica load $db" | tee -a "$out/replica.txt"
+      go run ./bench/replica --ch-addr "$EDGE_CH_ADDR" --ch-database "$db" --runs 3 | tee -a "$out/replica.txt"
+    done
+    ;;
+  go)
+    go test -run '^$' -bench . -benchmem ./... | tee "$out/go-bench.txt"
+    ;;
+  *) echo "usage: $0 foundation|go" >&2; exit 2 ;;
+esac

@@ -95,7 +95,9 @@ func TestMigrateSeedServe(t *testing.T) {
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan int, 1)
 	var errs bytes.Buffer
-	go func() { done <- run(sctx, []string{"serve", "--listen", addr, "--log-format", "json"}, &bytes.Buffer{}, &errs) }()
+	go func() {
+		done <- run(sctx, []string{"serve", "--listen", addr, "--log-format", "json"}, &bytes.Buffer{}, &errs)
+	}()
 
 	deadline := time.Now().Add(30 * time.Second)
 	var ready struct {

@@ -1,0 +1,96 @@
+package cron
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func fastBackoff() Backoff { return Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond} }
+
+func TestRetriesUntilSuccess(t *testing.T) {
+	r := New(context.Background(), quiet(), fastBackoff())
+	var calls atomic.Int32
+	err := r.Add(Job{Name: "flaky", Schedule: "@every 1h", Run: func(ctx context.Context) error {
+		if calls.Add(1) < 4 {
+			return errors.New("clickhouse unreachable")
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RunNow("flaky"); err != nil {
+		t.Fatal(err)
+	}
+	st := r.Status()[0]
+	if calls.Load() != 4 || st.Runs != 1 || st.Failures != 3 || st.LastError != "clickhouse unreachable" ||
+		st.LastSuccess.IsZero() || st.Running {
+		t.Fatalf("calls %d, status %+v", calls.Load(), st)
+	}
+}
+
+func TestPanicIsAFailure(t *testing.T) {
+	r := New(context.Background(), quiet(), fastBackoff())
+	var calls atomic.Int32
+	r.Add(Job{Name: "boom", Schedule: "@every 1h", Run: func(ctx context.Context) error {
+		if calls.Add(1) == 1 {
+			panic("nil map")
+		}
+		return nil
+	}})
+	if err := r.RunNow("boom"); err != nil {
+		t.Fatal(err)
+	}
+	st := r.Status()[0]
+	if st.Failures != 1 || !strings.Contains(st.LastError, "panicked") || st.Runs != 1 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+func TestStartRunsAtOnceAndStopCancels(t *testing.T) {
+	r := New(context.Background(), quiet(), fastBackoff())
+	started := make(chan struct{})
+	var cancelled atomic.Bool
+	r.Add(Job{Name: "long", Schedule: "@every 1h", Run: func(ctx context.Context) error {
+		close(started)
+		<-ctx.Done()
+		cancelled.Store(true)
+		return ctx.Err()
+	}})
+	r.Start()
+	<-started // ran at start, not at the first tick an hour away
+	if !r.Status()[0].Running {
+		t.Error("status does not show the job running")
+	}
+	r.Stop()
+	if !cancelled.Load() {
+		t.Fatal("Stop did not cancel the running job")
+	}
+	if st := r.Status()[0]; st.Runs != 0 || st.Running {
+		t.Fatalf("status after stop %+v", st)
+	}
+}
+
+func TestAddRejects(t *testing.T) {
+	r := New(context.Background(), quiet(), fastBackoff())
+	ok := Job{Name: "a", Schedule: "*/5 * * * *", Run: func(context.Context) error { return nil }}
+	if err := r.Add(ok); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Add(ok); err == nil {
+		t.Error("duplicate name accepted")
+	}
+	if err := r.Add(Job{Name: "b", Schedule: "every tuesday", Run: ok.Run}); err == nil {
+		t.Error("bad schedule accepted")
+	}
+	if err := r.RunNow("missing"); err == nil {
+		t.Error("RunNow of an unknown job succeeded")
+	}
+}

@@ -1,0 +1,95 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+
+	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/views"
+)
+
+// Config holds the server's settings.
+type Config struct {
+	Listen          string        // address to listen on
+	ReadTimeout     time.Duration // whole request, headers and body
+	WriteTimeout    time.Duration // whole response
+	IdleTimeout     time.Duration // keep-alive connections
+	ShutdownTimeout time.Duration // how long a graceful stop may wait for requests in flight
+}
+
+// DefaultConfig returns the settings used when none are given.
+func DefaultConfig() Config {
+	return Config{
+		Listen:          "127.0.0.1:8080",
+		ReadTimeout:     10 * time.Second,
+		WriteTimeout:    30 * time.Second,
+		IdleTimeout:     2 * time.Minute,
+		ShutdownTimeout: 15 * time.Second,
+	}
+}
+
+// Server is the edge's HTTP server.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	state *views.Published
+	jobs  func() []cron.Status
+	app   *fiber.App
+}
+
+// New returns a server answering from state. jobs reports the background
+// jobs' status for /readyz; it may be nil.
+func New(cfg Config, state *views.Published, jobs func() []cron.Status, log *slog.Logger) *Server {
+	s := &Server{cfg: cfg, log: log, state: state, jobs: jobs}
+	s.app = fiber.New(fiber.Config{
+		AppName:               "edge",
+		ErrorHandler:          errorHandler(log),
+		DisableStartupMessage: true,
+		ReadTimeout:           cfg.ReadTimeout,
+		WriteTimeout:          cfg.WriteTimeout,
+		IdleTimeout:           cfg.IdleTimeout,
+		JSONEncoder:           json.Marshal,
+		StrictRouting:         false,
+		CaseSensitive:         true,
+	})
+	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
+		log.Error("panic in handler", "method", c.Method(), "path", c.Path(), "panic", e)
+	}}))
+	s.routes()
+	return s
+}
+
+func (s *Server) routes() {
+	s.app.Get("/healthz", s.healthz)
+	s.app.Get("/readyz", s.readyz)
+	v1 := s.app.Group("/api/v1")
+	v1.Get("/listings/:store/:id", s.getListing)
+}
+
+// App returns the fiber app, for tests.
+func (s *Server) App() *fiber.App { return s.app }
+
+// Serve answers on ln until ctx is done, then stops gracefully: it stops
+// accepting, lets requests in flight finish (up to ShutdownTimeout) and
+// returns.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.app.Listener(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := s.app.ShutdownWithContext(sctx); err != nil {
+		return err
+	}
+	return <-errc
+}

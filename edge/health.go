@@ -1,0 +1,49 @@
+package edge
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/views"
+)
+
+// healthz answers 200 while the process runs.
+func (s *Server) healthz(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+// readiness is the body of /readyz.
+type readiness struct {
+	Ready        bool           `json:"ready"`
+	Generation   uint64         `json:"generation"`
+	Listings     map[string]int `json:"listings"`
+	LoadedAt     *time.Time     `json:"loadedAt"`
+	LoadSeconds  float64        `json:"loadSeconds"`
+	Jobs         []cron.Status  `json:"jobs"`
+	ServerTimeUT time.Time      `json:"serverTime"`
+}
+
+// readyz answers 503 until the replica is loaded and 200 after.
+func (s *Server) readyz(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	r := readiness{Listings: map[string]int{}, Jobs: []cron.Status{}, ServerTimeUT: time.Now().UTC()}
+	if s.jobs != nil {
+		r.Jobs = s.jobs()
+	}
+	st := s.state.Load()
+	if st == nil {
+		c.Set(fiber.HeaderRetryAfter, "5")
+		return c.Status(http.StatusServiceUnavailable).JSON(r)
+	}
+	info := st.Replica.Info()
+	r.Ready, r.Generation, r.LoadSeconds = true, info.Generation, info.LoadTime.Seconds()
+	r.LoadedAt = &info.LoadedAt
+	for i, n := range st.Replica.Counts() {
+		r.Listings[views.Store(i).String()] = n
+	}
+	return c.JSON(r)
+}

@@ -1,0 +1,280 @@
+package edge_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/analytics/seed"
+	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/views"
+)
+
+var srv *chtest.Server
+
+func TestMain(m *testing.M) { chtest.Main(m, &srv) }
+
+// harness is a running edge server with its jobs, on a loopback port.
+type harness struct {
+	base  string
+	state *views.Published
+	jobs  *cron.Runner
+	stop  func() error
+}
+
+func start(t *testing.T, cfg analytics.Config) *harness {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	ctx, cancel := context.WithCancel(context.Background())
+	db := analytics.NewLazy(cfg)
+	h := &harness{state: &views.Published{}}
+	h.jobs = cron.New(ctx, log, cron.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond})
+	if err := h.jobs.Add(cron.ReplicaJob(db, h.state, "@every 1h", log)); err != nil {
+		t.Fatal(err)
+	}
+	s := edge.New(edge.DefaultConfig(), h.state, h.jobs.Status, log)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.base = "http://" + ln.Addr().String()
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	var stopped bool
+	h.stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		err := <-done
+		h.jobs.Stop()
+		db.Close()
+		return err
+	}
+	t.Cleanup(func() { h.stop() })
+	return h
+}
+
+func seeded(t *testing.T) analytics.Config {
+	t.Helper()
+	srv := chtest.Need(t, srv)
+	cfg, conn := srv.Migrated(t)
+	o := seed.Options{Seed: 5, Listings: 800, Days: 15, ReviewsPerListing: 1,
+		End: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+	if _, err := seed.Write(context.Background(), conn, o, seed.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func get(t *testing.T, method, url string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{resp.StatusCode, resp.Header, body}
+}
+
+// problem checks that a is an RFC 9457 problem with the given status and
+// returns its detail.
+func problem(t *testing.T, a answer, status int) string {
+	t.Helper()
+	if a.status != status {
+		t.Fatalf("status %d, want %d: %s", a.status, status, a.body)
+	}
+	if ct := a.header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("content type %q, want application/problem+json", ct)
+	}
+	var p struct {
+		Type, Title, Detail string
+		Status              int
+	}
+	if err := json.Unmarshal(a.body, &p); err != nil {
+		t.Fatalf("problem body %s: %v", a.body, err)
+	}
+	if p.Status != status || p.Type == "" || p.Title == "" || len(p.Detail) < 10 {
+		t.Fatalf("incomplete problem %+v", p)
+	}
+	return p.Detail
+}
+
+func TestReadinessFollowsTheReplica(t *testing.T) {
+	cfg := seeded(t)
+	h := start(t, cfg)
+
+	if a := get(t, "GET", h.base+"/healthz"); a.status != 200 {
+		t.Fatalf("healthz %d", a.status)
+	}
+	a := get(t, "GET", h.base+"/readyz")
+	if a.status != http.StatusServiceUnavailable {
+		t.Fatalf("readyz before load: %d %s", a.status, a.body)
+	}
+	problem(t, get(t, "GET", h.base+"/api/v1/listings/chrome/x"), http.StatusServiceUnavailable)
+
+	if err := h.jobs.RunNow("replica"); err != nil {
+		t.Fatal(err)
+	}
+	a = get(t, "GET", h.base+"/readyz")
+	if a.status != 200 {
+		t.Fatalf("readyz after load: %d %s", a.status, a.body)
+	}
+	var r struct {
+		Ready      bool
+		Generation uint64
+		Listings   map[string]int
+		Jobs       []cron.Status
+	}
+	if err := json.Unmarshal(a.body, &r); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, n := range r.Listings {
+		total += n
+	}
+	if !r.Ready || r.Generation != 1 || total != 800 || len(r.Listings) != 5 {
+		t.Fatalf("readyz body %s", a.body)
+	}
+	if len(r.Jobs) != 1 || r.Jobs[0].Name != "replica" || r.Jobs[0].Runs < 1 || r.Jobs[0].LastSuccess.IsZero() {
+		t.Fatalf("job status %+v", r.Jobs)
+	}
+}
+
+func TestListingRead(t *testing.T) {
+	cfg := seeded(t)
+	h := start(t, cfg)
+	if err := h.jobs.RunNow("replica"); err != nil {
+		t.Fatal(err)
+	}
+	st := h.state.Load()
+	checked := 0
+	for _, store := range views.Stores {
+		for _, l := range st.Replica.OfStore(store) {
+			if !l.Crawled() {
+				continue
+			}
+			a := get(t, "GET", h.base+"/api/v1/listings/"+store.String()+"/"+l.ID)
+			if a.status != 200 || !strings.HasPrefix(a.header.Get("Content-Type"), "application/json") {
+				t.Fatalf("%s/%s: %d %s", store, l.ID, a.status, a.body)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(a.body, &got); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := json.Marshal(views.NewListingDoc(&l))
+			var wantM map[string]any
+			json.Unmarshal(want, &wantM)
+			for k, v := range wantM {
+				if gv, ok := got[k]; !ok || !jsonEqual(gv, v) {
+					t.Fatalf("%s/%s field %s = %v, want %v", store, l.ID, k, gv, v)
+				}
+			}
+			if got["store"] != store.String() || got["id"] != l.ID || got["name"] != l.Name {
+				t.Fatalf("wrong listing: %s", a.body)
+			}
+			for _, k := range []string{"slug", "rating", "ratingCount", "stars", "delistedAt", "updated", "size", "weeklyDownloads"} {
+				if _, ok := got[k]; !ok {
+					t.Fatalf("field %s left out instead of null: %s", k, a.body)
+				}
+			}
+			checked++
+			break
+		}
+	}
+	if checked != 5 {
+		t.Fatalf("checked %d stores", checked)
+	}
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+func TestNotFoundAndMethods(t *testing.T) {
+	cfg := seeded(t)
+	h := start(t, cfg)
+	if err := h.jobs.RunNow("replica"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		want string // in the detail
+	}{
+		{"/api/v1/listings/safari/abc", "unknown store"},
+		{"/api/v1/listings/chrome/doesnotexist", "no listing"},
+		{"/api/v1/listings/Chrome/abc", "unknown store"},
+		{"/api/v1/nothing-here", "nothing at"},
+		{"/nowhere", "nothing at"},
+	} {
+		d := problem(t, get(t, "GET", h.base+c.path), http.StatusNotFound)
+		if !strings.Contains(d, c.want) {
+			t.Errorf("%s: detail %q does not say %q", c.path, d, c.want)
+		}
+	}
+	// A listing that is known but has never been read.
+	var pending *views.Listing
+	for _, l := range h.state.Load().Replica.All() {
+		if !l.Crawled() {
+			pending = &l
+			break
+		}
+	}
+	if pending == nil {
+		t.Fatal("the seeded data has no never-read listing")
+	}
+	d := problem(t, get(t, "GET", h.base+"/api/v1/listings/"+pending.Store.String()+"/"+pending.ID), http.StatusNotFound)
+	if !strings.Contains(d, "not read yet") {
+		t.Errorf("never-read listing: detail %q", d)
+	}
+	for _, m := range []string{"POST", "PUT", "DELETE", "PATCH"} {
+		a := get(t, m, h.base+"/api/v1/listings/chrome/abc")
+		problem(t, a, http.StatusMethodNotAllowed)
+		if allow := a.header.Get("Allow"); !strings.Contains(allow, "GET") {
+			t.Errorf("%s: Allow %q", m, allow)
+		}
+	}
+	if a := get(t, "HEAD", h.base+"/healthz"); a.status != 200 || len(a.body) != 0 {
+		t.Errorf("HEAD healthz: %d, %d bytes", a.status, len(a.body))
+	}
+}
+
+func TestGracefulStop(t *testing.T) {
+	cfg := seeded(t)
+	h := start(t, cfg)
+	if err := h.jobs.RunNow("replica"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if _, err := http.Get(h.base + "/healthz"); err == nil {
+		t.Fatal("still answering after stop")
+	}
+}

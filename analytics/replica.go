@@ -23,19 +23,21 @@ FROM (
     SELECT store, id, slug, name, developer, category, kind, description, icon, version,
            store_updated, store_created, first_seen, delisted_at, featured, manifest_version,
            permissions, host_access, access_level, topics
-    FROM listings FINAL
+    FROM listings FINAL WHERE %[1]s
 ) ANY LEFT JOIN (
     SELECT store, id, toUInt8(1) AS has_reading, crawled_at AS read_at, usage, weekly_downloads,
            rating, rating_count, stars
-    FROM snapshots_latest FINAL
+    FROM snapshots_latest FINAL WHERE %[1]s
 ) USING (store, id)`
 
-// StreamListings reads the current state of every listing and calls fn with
-// each, in no particular order. Strings shared between listings (category,
-// developer, permissions, hosts, topics) are interned through in. fn must not
-// keep the pointer it is given; it may copy the value.
-func StreamListings(ctx context.Context, conn driver.Conn, in *views.Interner, fn func(*views.Listing) error) error {
-	rows, err := conn.Query(ctx, currentStateQuery)
+// StreamListings reads the current state of every listing (or, with since,
+// of those changed since the watermarks) and calls fn with each, in no
+// particular order. Strings shared between listings (category, developer,
+// permissions, hosts, topics) are interned through in. fn must not keep the
+// pointer it is given; it may copy the value.
+func StreamListings(ctx context.Context, conn driver.Conn, in *views.Interner, since *Watermarks, fn func(*views.Listing) error) error {
+	where, args := changedSince(since)
+	rows, err := conn.Query(ctx, fmt.Sprintf(currentStateQuery, where), append(args, args...)...)
 	if err != nil {
 		return fmt.Errorf("query listings: %w", err)
 	}
@@ -118,29 +120,87 @@ func StreamListings(ctx context.Context, conn driver.Conn, in *views.Interner, f
 	return nil
 }
 
-// LoadReplica streams the current state of every listing into a new
-// replica with the given generation.
-func LoadReplica(ctx context.Context, conn driver.Conn, generation uint64) (*views.Replica, error) {
+// ReplicaOptions choose what LoadReplica reads.
+type ReplicaOptions struct {
+	Generation uint64 // of the new replica
+	History    bool   // also load growth bases, climb bases and sparklines
+}
+
+// LoadReplica reads the current state of every listing into a new replica,
+// with their history if asked.
+func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*views.Replica, error) {
 	start := time.Now()
+	wm, err := ReadWatermarks(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
 	var n uint64
 	if err := conn.QueryRow(ctx, "SELECT count() FROM listings").Scan(&n); err != nil {
 		return nil, fmt.Errorf("count listings: %w", err)
 	}
-	// Versions of a listing make count() an upper bound: a good capacity.
-	all := make([]views.Listing, 0, n)
+	// Unmerged versions make count() an upper bound: a good capacity.
+	b := views.NewReplicaBuilder(int(n))
+	info := views.ReplicaInfo{Generation: o.Generation, ListingsMark: wm.Listings, ReadingsMark: wm.Readings,
+		ClimbAt: wm.Readings.Add(-7 * 24 * time.Hour), HasHistory: o.History}
+	if err := load(ctx, conn, b, nil, info); err != nil {
+		return nil, err
+	}
+	info.LoadedAt, info.LoadTime = time.Now().UTC(), time.Since(start)
+	return b.Build(info), nil
+}
+
+// RefreshReplica returns a new replica: old with every listing whose metadata
+// or newest reading changed since old was loaded read again, with its
+// history. Its cost follows the number of changed listings; the climb
+// reference time stays old's until the next full load.
+func RefreshReplica(ctx context.Context, conn driver.Conn, old *views.Replica, generation uint64) (*views.Replica, int, error) {
+	start := time.Now()
+	prev := old.Info()
+	wm, err := ReadWatermarks(ctx, conn)
+	if err != nil {
+		return nil, 0, err
+	}
+	b := views.NewReplicaBuilder(0)
+	info := prev
+	info.Generation, info.ListingsMark, info.ReadingsMark = generation, wm.Listings, wm.Readings
+	since := &Watermarks{Listings: prev.ListingsMark, Readings: prev.ReadingsMark}
+	if err := load(ctx, conn, b, since, info); err != nil {
+		return nil, 0, err
+	}
+	n := b.Len()
+	info.LoadedAt, info.LoadTime = time.Now().UTC(), time.Since(start)
+	return views.Merge(old, b, info), n, nil
+}
+
+// AddHistory loads the history (growth bases, climb bases, sparklines) of
+// every listing in b, as of the replica described by info.
+func AddHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, info views.ReplicaInfo) error {
+	info.HasHistory = true
+	return loadHistory(ctx, conn, b, nil, info)
+}
+
+func loadHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, since *Watermarks, info views.ReplicaInfo) error {
+	if err := LoadHistory(ctx, conn, b, since, info.ClimbAt); err != nil {
+		return err
+	}
+	return LoadSparklines(ctx, conn, b, since, views.DayOf(info.ReadingsMark))
+}
+
+// load reads listings (all, or changed since) into b, with history when
+// info.HasHistory.
+func load(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, since *Watermarks, info views.ReplicaInfo) error {
 	in := views.NewInterner()
-	err := StreamListings(ctx, conn, in, func(l *views.Listing) error {
-		all = append(all, *l)
+	err := StreamListings(ctx, conn, in, since, func(l *views.Listing) error {
+		b.Add(l)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("load replica: %w", err)
+		return fmt.Errorf("load listings: %w", err)
 	}
-	return views.NewReplica(all, views.ReplicaInfo{
-		Generation: generation,
-		LoadedAt:   time.Now().UTC(),
-		LoadTime:   time.Since(start),
-	}), nil
+	if !info.HasHistory {
+		return nil
+	}
+	return loadHistory(ctx, conn, b, since, info)
 }
 
 func dayOf(t *time.Time) views.Day {

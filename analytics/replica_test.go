@@ -26,7 +26,7 @@ func TestReplicaMatchesDatabase(t *testing.T) {
 	if _, err := seed.Write(ctx, conn, o, seed.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := analytics.LoadReplica(ctx, conn, 7)
+	r, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

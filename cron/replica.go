@@ -4,36 +4,116 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/views"
 )
 
-// ReplicaJob returns a job that loads every listing's current state from
-// ClickHouse into a new replica and publishes it. A load that fails or is
-// cut short publishes nothing: the last good state keeps serving.
-func ReplicaJob(db *analytics.Lazy, pub *views.Published, schedule string, log *slog.Logger) Job {
-	return Job{
-		Name:     "replica",
-		Schedule: schedule,
-		Run: func(ctx context.Context) error {
-			conn, err := db.Conn(ctx)
-			if err != nil {
-				return err
-			}
-			var gen uint64 = 1
-			if cur := pub.Load(); cur != nil {
-				gen = cur.Replica.Info().Generation + 1
-			}
-			r, err := analytics.LoadReplica(ctx, conn, gen)
-			if err != nil {
-				return fmt.Errorf("replica generation %d: %w", gen, err)
-			}
-			pub.Publish(&views.State{Replica: r})
-			info := r.Info()
-			log.Info("replica published", "generation", info.Generation, "listings", r.Len(),
-				"load_time", info.LoadTime.Round(1e6))
-			return nil
-		},
+// Views builds and publishes the edge's state. Its full and incremental
+// jobs share one lock, so that a publish never replaces a newer state with
+// one derived from an older one.
+type Views struct {
+	db  *analytics.Lazy
+	pub *views.Published
+	log *slog.Logger
+	mu  sync.Mutex
+}
+
+// NewViews returns the builder of the state published in pub.
+func NewViews(db *analytics.Lazy, pub *views.Published, log *slog.Logger) *Views {
+	return &Views{db: db, pub: pub, log: log}
+}
+
+func (v *Views) nextGeneration() uint64 {
+	if cur := v.pub.Load(); cur != nil {
+		return cur.Replica.Info().Generation + 1
 	}
+	return 1
+}
+
+// FullJob returns the job that reloads every listing with its history and
+// rebuilds every figure. After a restart it first publishes the bare
+// replica, so listings are served while history and figures load. A build
+// that fails or is cut short publishes nothing: the last good state keeps
+// serving.
+func (v *Views) FullJob(schedule string) Job {
+	return Job{Name: "views", Schedule: schedule, Run: v.full}
+}
+
+func (v *Views) full(ctx context.Context) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	conn, err := v.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	gen := v.nextGeneration()
+	r, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: gen})
+	if err != nil {
+		return fmt.Errorf("replica generation %d: %w", gen, err)
+	}
+	if v.pub.Load() == nil {
+		v.pub.Publish(&views.State{Replica: r})
+		v.log.Info("replica published", "generation", gen, "listings", r.Len(), "load_time", r.Info().LoadTime.Round(time.Millisecond))
+		gen++
+	}
+	start := time.Now()
+	b := views.BuilderFrom(r)
+	info := r.Info()
+	info.Generation, info.HasHistory = gen, true
+	if err := analytics.AddHistory(ctx, conn, b, info); err != nil {
+		return fmt.Errorf("history of generation %d: %w", gen, err)
+	}
+	snapshots, err := analytics.CountSnapshots(ctx, conn)
+	if err != nil {
+		return err
+	}
+	info.LoadTime += time.Since(start)
+	info.LoadedAt = time.Now().UTC()
+	full := b.Build(info)
+	return v.publish(full, snapshots, "full")
+}
+
+// RefreshJob returns the job that reads again only the listings whose
+// metadata or newest reading changed since the last load, merges them into
+// the replica, and rebuilds the figures. It waits for the first full build.
+func (v *Views) RefreshJob(schedule string) Job {
+	return Job{Name: "refresh", Schedule: schedule, Run: v.refresh}
+}
+
+func (v *Views) refresh(ctx context.Context) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	cur := v.pub.Load()
+	if cur == nil || cur.Figures == nil {
+		return nil // the full build has not finished yet; it will cover this
+	}
+	conn, err := v.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	r, changed, err := analytics.RefreshReplica(ctx, conn, cur.Replica, v.nextGeneration())
+	if err != nil {
+		return fmt.Errorf("refresh: %w", err)
+	}
+	if changed == 0 {
+		return nil
+	}
+	snapshots, err := analytics.CountSnapshots(ctx, conn)
+	if err != nil {
+		return err
+	}
+	return v.publish(r, snapshots, "refresh", "changed", changed)
+}
+
+func (v *Views) publish(r *views.Replica, snapshots int64, kind string, attrs ...any) error {
+	f := views.Build(r, snapshots)
+	v.pub.Publish(&views.State{Replica: r, Figures: f})
+	_, took := f.BuiltAt()
+	info := r.Info()
+	v.log.Info("views published", append([]any{"kind", kind, "generation", info.Generation, "listings", r.Len(),
+		"load_time", info.LoadTime.Round(time.Millisecond), "build_time", took.Round(time.Millisecond)}, attrs...)...)
+	return nil
 }

@@ -100,20 +100,20 @@ func (r *Runner) Start() {
 		r.cron.AddFunc(e.Schedule, func() {
 			r.wg.Add(1)
 			defer r.wg.Done()
-			r.run(e, false)
+			r.run(e)
 		})
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			r.run(e, false)
+			r.run(e)
 		}()
 	}
 	r.cron.Start()
 }
 
-// RunNow runs the named job once (with retries), waiting for any run in
-// progress to finish first, and returns when it is done. It returns the
-// runner's context error if the runner stops first.
+// RunNow makes one attempt of the named job, after any run in progress
+// has finished, and returns its error. Failures are recorded in the job's
+// status like those of scheduled runs, but not retried.
 func (r *Runner) RunNow(name string) error {
 	r.mu.Lock()
 	var found *entry
@@ -126,36 +126,41 @@ func (r *Runner) RunNow(name string) error {
 	if found == nil {
 		return fmt.Errorf("no job named %s", name)
 	}
-	r.run(found, true)
-	return r.ctx.Err()
+	found.running.Lock()
+	defer found.running.Unlock()
+	return r.once(found)
 }
 
-// run attempts the job until it succeeds or the runner stops. Unless wait
-// is set, it returns at once when the job is already running.
-func (r *Runner) run(e *entry, wait bool) {
-	if wait {
-		e.running.Lock()
-	} else if !e.running.TryLock() {
+// once makes one attempt and records its outcome.
+func (r *Runner) once(e *entry) error {
+	r.update(e.Name, func(s *Status) { s.Running = true })
+	start := time.Now()
+	err := r.attempt(e.Job)
+	took := time.Since(start)
+	if err == nil {
+		r.update(e.Name, func(s *Status) {
+			s.Running, s.Runs, s.LastSuccess, s.Duration = false, s.Runs+1, time.Now().UTC(), took
+		})
+		r.log.Info("job done", "job", e.Name, "duration", took.Round(time.Millisecond))
+		return nil
+	}
+	r.update(e.Name, func(s *Status) {
+		s.Running, s.Failures, s.LastError, s.LastErrorAt = false, s.Failures+1, err.Error(), time.Now().UTC()
+	})
+	return err
+}
+
+// run attempts the job until it succeeds or the runner stops, waiting
+// longer after each failure. It returns at once if the job is running.
+func (r *Runner) run(e *entry) {
+	if !e.running.TryLock() {
 		return
 	}
 	defer e.running.Unlock()
 	backoff := r.backoff.Initial
 	for attempt := 1; r.ctx.Err() == nil; attempt++ {
-		r.update(e.Name, func(s *Status) { s.Running = true })
-		start := time.Now()
-		err := r.attempt(e.Job)
-		took := time.Since(start)
-		if err == nil {
-			r.update(e.Name, func(s *Status) {
-				s.Running, s.Runs, s.LastSuccess, s.Duration = false, s.Runs+1, time.Now().UTC(), took
-			})
-			r.log.Info("job done", "job", e.Name, "duration", took.Round(time.Millisecond), "attempt", attempt)
-			return
-		}
-		r.update(e.Name, func(s *Status) {
-			s.Running, s.Failures, s.LastError, s.LastErrorAt = false, s.Failures+1, err.Error(), time.Now().UTC()
-		})
-		if r.ctx.Err() != nil {
+		err := r.once(e)
+		if err == nil || r.ctx.Err() != nil {
 			return
 		}
 		r.log.Warn("job failed; will retry", "job", e.Name, "attempt", attempt, "retry_in", backoff, "err", err)

@@ -26,9 +26,17 @@ func TestRetriesUntilSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RunNow("flaky"); err != nil {
-		t.Fatal(err)
+	for i := 1; i <= 3; i++ {
+		if err := r.RunNow("flaky"); err == nil {
+			t.Fatalf("attempt %d succeeded", i)
+		}
 	}
+	r.Start() // retries with backoff until the job succeeds
+	deadline := time.Now().Add(10 * time.Second)
+	for r.Status()[0].Runs == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	r.Stop()
 	st := r.Status()[0]
 	if calls.Load() != 4 || st.Runs != 1 || st.Failures != 3 || st.LastError != "clickhouse unreachable" ||
 		st.LastSuccess.IsZero() || st.Running {
@@ -45,6 +53,9 @@ func TestPanicIsAFailure(t *testing.T) {
 		}
 		return nil
 	}})
+	if err := r.RunNow("boom"); err == nil || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("panicking run returned %v", err)
+	}
 	if err := r.RunNow("boom"); err != nil {
 		t.Fatal(err)
 	}

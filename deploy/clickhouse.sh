@@ -8,12 +8,12 @@
 #
 # The server listens on 127.0.0.1 only, on non-default ports (native 19000,
 # HTTP 18123; override with EDGE_LOCAL_CH_PORT and EDGE_LOCAL_CH_HTTP_PORT) so it
-# never collides with a system server, and keeps its data under ./var/clickhouse
+# never collides with a system server, and keeps its data under ./.var/clickhouse
 # (EDGE_VAR_DIR moves it).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-var=${EDGE_VAR_DIR:-$root/var}/clickhouse
+var=${EDGE_VAR_DIR:-$root/.var}/clickhouse
 tcp=${EDGE_LOCAL_CH_PORT:-19000}
 http=${EDGE_LOCAL_CH_HTTP_PORT:-18123}
 
@@ -52,8 +52,7 @@ start() {
   sed -e "s|@DIR@|$var|g" -e "s|@TCP@|$tcp|g" -e "s|@HTTP@|$http|g" \
     "$root/deploy/clickhouse.xml.tmpl" > "$var/config.xml"
   # shellcheck disable=SC2046
-  (cd "$var" && setsid nohup $(server_cmd) --config-file="$var/config.xml" >"$var/stdout.log" 2>&1 &
-   echo $! > "$var/server.pid")
+  (cd "$var" && setsid nohup $(server_cmd) --config-file="$var/config.xml" >"$var/stdout.log" 2>&1 &)
   for _ in $(seq 1 120); do
     if answers; then echo "clickhouse.sh: ClickHouse started on 127.0.0.1:$tcp (data in $var)" >&2; return 0; fi
     sleep 0.5
@@ -63,13 +62,16 @@ start() {
   exit 1
 }
 
+# pids prints the pid of the server started from this folder's config.
+pids() { pgrep -f -- "--config-file=$var/config.xml" || true; }
+
 stop() {
-  if [ -f "$var/server.pid" ]; then
-    pid=$(cat "$var/server.pid")
+  for pid in $(pids); do
     kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-    rm -f "$var/server.pid"
-  fi
+    # A server busy merging can take a while to stop: wait for it.
+    for _ in $(seq 1 240); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+    if kill -0 "$pid" 2>/dev/null; then echo "clickhouse.sh: server $pid still running after 60s" >&2; exit 1; fi
+  done
   echo "clickhouse.sh: stopped" >&2
 }
 

@@ -38,8 +38,11 @@ func start(t *testing.T, cfg analytics.Config) *harness {
 	db := analytics.NewLazy(cfg)
 	h := &harness{state: &views.Published{}}
 	h.jobs = cron.New(ctx, log, cron.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond})
-	if err := h.jobs.Add(cron.ReplicaJob(db, h.state, "@every 1h", log)); err != nil {
-		t.Fatal(err)
+	vb := cron.NewViews(db, h.state, log)
+	for _, j := range []cron.Job{vb.FullJob("@every 1h"), vb.RefreshJob("@every 1h")} {
+		if err := h.jobs.Add(j); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s := edge.New(edge.DefaultConfig(), h.state, h.jobs.Status, log)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -137,7 +140,7 @@ func TestReadinessFollowsTheReplica(t *testing.T) {
 	}
 	problem(t, get(t, "GET", h.base+"/api/v1/listings/chrome/x"), http.StatusServiceUnavailable)
 
-	if err := h.jobs.RunNow("replica"); err != nil {
+	if err := h.jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	a = get(t, "GET", h.base+"/readyz")
@@ -157,10 +160,10 @@ func TestReadinessFollowsTheReplica(t *testing.T) {
 	for _, n := range r.Listings {
 		total += n
 	}
-	if !r.Ready || r.Generation != 1 || total != 800 || len(r.Listings) != 5 {
+	if !r.Ready || r.Generation != 2 || total != 800 || len(r.Listings) != 5 {
 		t.Fatalf("readyz body %s", a.body)
 	}
-	if len(r.Jobs) != 1 || r.Jobs[0].Name != "replica" || r.Jobs[0].Runs < 1 || r.Jobs[0].LastSuccess.IsZero() {
+	if len(r.Jobs) != 2 || r.Jobs[0].Name != "views" || r.Jobs[0].Runs < 1 || r.Jobs[0].LastSuccess.IsZero() {
 		t.Fatalf("job status %+v", r.Jobs)
 	}
 }
@@ -168,7 +171,7 @@ func TestReadinessFollowsTheReplica(t *testing.T) {
 func TestListingRead(t *testing.T) {
 	cfg := seeded(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("replica"); err != nil {
+	if err := h.jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	st := h.state.Load()
@@ -220,7 +223,7 @@ func jsonEqual(a, b any) bool {
 func TestNotFoundAndMethods(t *testing.T) {
 	cfg := seeded(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("replica"); err != nil {
+	if err := h.jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -268,7 +271,7 @@ func TestNotFoundAndMethods(t *testing.T) {
 func TestGracefulStop(t *testing.T) {
 	cfg := seeded(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("replica"); err != nil {
+	if err := h.jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.stop(); err != nil {

@@ -90,6 +90,8 @@ type Listing struct {
 	rating1          float32
 	Stars            [5]uint32 // count of 1..5 star ratings; see HasStars
 
+	Hist History // growth bases, climb base and sparkline
+
 	Updated Day // store's last-updated date
 	Created Day // store's creation date, where the store publishes one
 

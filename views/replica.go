@@ -12,23 +12,30 @@ import (
 type Replica struct {
 	listings   []Listing
 	storeStart [NumStores + 1]int // listings of store s are listings[storeStart[s]:storeStart[s+1]]
-	generation uint64
-	loadedAt   time.Time
-	loadTime   time.Duration
+	info       ReplicaInfo
 }
 
 // ReplicaInfo describes where a replica came from.
 type ReplicaInfo struct {
-	Generation uint64        // increases with every published replica
-	LoadedAt   time.Time     // when loading finished
-	LoadTime   time.Duration // how long loading took
+	Generation   uint64        // increases with every published replica
+	LoadedAt     time.Time     // when loading finished
+	LoadTime     time.Duration // how long loading took
+	ListingsMark time.Time     // newest metadata crawl read (the incremental watermark)
+	ReadingsMark time.Time     // newest reading read: the data's "now" for every figure
+	ClimbAt      time.Time     // reference time of the 7-day rank climb: ReadingsMark minus 7 days
+	HasHistory   bool          // growth, climb and sparkline figures are loaded
 }
 
 // NewReplica takes ownership of listings, sorts them by store and id, and
 // keeps the last one of any duplicate (store, id).
 func NewReplica(listings []Listing, info ReplicaInfo) *Replica {
+	return newSorted(sortDedup(listings), info)
+}
+
+// sortDedup sorts by key, keeping the last of equal keys (loaders hand rows
+// in arrival order).
+func sortDedup(listings []Listing) []Listing {
 	slices.SortStableFunc(listings, compareKey)
-	// Keep the last of equal keys: the loader hands rows in arrival order.
 	out := listings[:0]
 	for i := range listings {
 		if i+1 < len(listings) && compareKey(listings[i], listings[i+1]) == 0 {
@@ -37,12 +44,11 @@ func NewReplica(listings []Listing, info ReplicaInfo) *Replica {
 		out = append(out, listings[i])
 	}
 	clear(listings[len(out):])
-	r := &Replica{
-		listings:   slices.Clip(out),
-		generation: info.Generation,
-		loadedAt:   info.LoadedAt,
-		loadTime:   info.LoadTime,
-	}
+	return slices.Clip(out)
+}
+
+func newSorted(listings []Listing, info ReplicaInfo) *Replica {
+	r := &Replica{listings: listings, info: info}
 	for s := range NumStores + 1 {
 		r.storeStart[s], _ = slices.BinarySearchFunc(r.listings, Store(s), func(l Listing, st Store) int {
 			return cmp.Compare(l.Store, st)
@@ -59,9 +65,7 @@ func compareKey(a, b Listing) int {
 }
 
 // Info returns the replica's generation and load figures.
-func (r *Replica) Info() ReplicaInfo {
-	return ReplicaInfo{Generation: r.generation, LoadedAt: r.loadedAt, LoadTime: r.loadTime}
-}
+func (r *Replica) Info() ReplicaInfo { return r.info }
 
 // Len returns the number of listings in the replica, live or not.
 func (r *Replica) Len() int { return len(r.listings) }
@@ -81,12 +85,24 @@ func (r *Replica) OfStore(s Store) []Listing {
 
 // Lookup returns the listing with the given store and id, or nil.
 func (r *Replica) Lookup(s Store, id string) *Listing {
-	ls := r.OfStore(s)
-	i, ok := slices.BinarySearchFunc(ls, id, func(l Listing, id string) int { return cmp.Compare(l.ID, id) })
-	if !ok {
+	i := r.indexOf(s, id)
+	if i < 0 {
 		return nil
 	}
-	return &ls[i]
+	return &r.listings[i]
+}
+
+// indexOf returns the index of the listing with the given key, or -1.
+func (r *Replica) indexOf(s Store, id string) int {
+	if !s.Valid() {
+		return -1
+	}
+	lo := r.storeStart[s]
+	i, ok := slices.BinarySearchFunc(r.listings[lo:r.storeStart[s+1]], id, func(l Listing, id string) int { return cmp.Compare(l.ID, id) })
+	if !ok {
+		return -1
+	}
+	return lo + i
 }
 
 // Counts returns the number of listings per store, live or not.
@@ -98,10 +114,104 @@ func (r *Replica) Counts() [NumStores]int {
 	return c
 }
 
+// ReplicaBuilder collects listings for a new replica. Loaders add listings,
+// then find them by key to fill in their history; Build hands the result
+// over as an immutable Replica. It is not safe for concurrent use.
+type ReplicaBuilder struct {
+	listings []Listing
+	sorted   bool
+}
+
+// NewReplicaBuilder returns a builder with room for n listings.
+func NewReplicaBuilder(n int) *ReplicaBuilder {
+	return &ReplicaBuilder{listings: make([]Listing, 0, n)}
+}
+
+// Add appends a copy of l; a later listing with the same key replaces an
+// earlier one.
+func (b *ReplicaBuilder) Add(l *Listing) {
+	b.listings = append(b.listings, *l)
+	b.sorted = false
+}
+
+// Len returns the number of listings added, counting duplicates until the
+// first Find.
+func (b *ReplicaBuilder) Len() int { return len(b.listings) }
+
+// Find returns the listing with the given key, for filling in, or nil.
+func (b *ReplicaBuilder) Find(s Store, id string) *Listing {
+	if !b.sorted {
+		b.listings = sortDedup(b.listings)
+		b.sorted = true
+	}
+	i, ok := slices.BinarySearchFunc(b.listings, key{s, id}, compareToKey)
+	if !ok {
+		return nil
+	}
+	return &b.listings[i]
+}
+
+// Build returns the replica; the builder must not be used afterwards.
+func (b *ReplicaBuilder) Build(info ReplicaInfo) *Replica {
+	ls := b.listings
+	if !b.sorted {
+		ls = sortDedup(ls)
+	}
+	b.listings = nil
+	return newSorted(ls, info)
+}
+
+type key struct {
+	store Store
+	id    string
+}
+
+func compareToKey(l Listing, k key) int {
+	if c := cmp.Compare(l.Store, k.store); c != 0 {
+		return c
+	}
+	return cmp.Compare(l.ID, k.id)
+}
+
+// Merge returns a new replica holding old's listings with the builder's
+// listings added or put in place of old ones with the same key. old is not
+// changed. The cost is one copy of old's listings plus the changed ones.
+func Merge(old *Replica, changed *ReplicaBuilder, info ReplicaInfo) *Replica {
+	ch := changed.Build(ReplicaInfo{}).listings
+	out := make([]Listing, 0, len(old.listings)+len(ch))
+	i, j := 0, 0
+	for i < len(old.listings) || j < len(ch) {
+		switch {
+		case j == len(ch):
+			out = append(out, old.listings[i:]...)
+			i = len(old.listings)
+		case i == len(old.listings):
+			out = append(out, ch[j:]...)
+			j = len(ch)
+		default:
+			switch c := compareKey(old.listings[i], ch[j]); {
+			case c < 0:
+				out = append(out, old.listings[i])
+				i++
+			case c > 0:
+				out = append(out, ch[j])
+				j++
+			default:
+				out = append(out, ch[j])
+				i++
+				j++
+			}
+		}
+	}
+	return newSorted(out, info)
+}
+
 // State is everything the edge serves at one moment. It is immutable once
-// published.
+// published. Figures is nil until the first build after a restart: the
+// replica is served first, the computed figures follow.
 type State struct {
 	Replica *Replica
+	Figures *Figures // computed from Replica; nil until built
 }
 
 // Published holds the current State. The zero value holds none. Readers
@@ -146,4 +256,10 @@ func (in *Interner) Strings(ss []string) []string {
 		ss[i] = in.String(s)
 	}
 	return slices.Clip(ss)
+}
+
+// BuilderFrom returns a builder holding a copy of r's listings, to which a
+// loader can add history before building a new replica. r is not changed.
+func BuilderFrom(r *Replica) *ReplicaBuilder {
+	return &ReplicaBuilder{listings: slices.Clone(r.listings), sorted: true}
 }

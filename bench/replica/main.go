@@ -24,16 +24,17 @@ import (
 func main() {
 	cfg := analytics.DefaultConfig()
 	runs := flag.Int("runs", 3, "loads to measure")
+	history := flag.Bool("history", false, "also load growth bases, climb bases and sparklines")
 	flag.StringVar(&cfg.Addr, "ch-addr", cfg.Addr, "ClickHouse native address")
 	flag.StringVar(&cfg.Database, "ch-database", cfg.Database, "database")
 	flag.Parse()
-	if err := run(cfg, *runs); err != nil {
+	if err := run(cfg, *runs, *history); err != nil {
 		fmt.Fprintln(os.Stderr, "replica bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cfg analytics.Config, runs int) error {
+func run(cfg analytics.Config, runs int, history bool) error {
 	ctx := context.Background()
 	conn, err := analytics.Open(ctx, cfg)
 	if err != nil {
@@ -47,7 +48,7 @@ func run(cfg analytics.Config, runs int) error {
 		keep = nil
 		runtime.GC()
 		start := time.Now()
-		r, err := analytics.LoadReplica(ctx, conn, uint64(i))
+		r, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: uint64(i), History: history})
 		if err != nil {
 			return err
 		}

@@ -19,7 +19,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ch                   analytics.Config
 		srv                  = edge.DefaultConfig()
 		logFormat, logLevel  string
-		replicaSchedule      string
+		fullSchedule         string
+		refreshSchedule      string
 		backoffMin, backoffM time.Duration
 	)
 	f.clickhouse(&ch)
@@ -28,7 +29,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.Duration(&srv.WriteTimeout, "write-timeout", srv.WriteTimeout, "longest time to write a response")
 	f.Duration(&srv.IdleTimeout, "idle-timeout", srv.IdleTimeout, "how long an idle keep-alive connection stays open")
 	f.Duration(&srv.ShutdownTimeout, "shutdown-timeout", srv.ShutdownTimeout, "how long a graceful stop waits for requests in flight")
-	f.String(&replicaSchedule, "replica-schedule", "*/15 * * * *", "cron spec (UTC) of the full replica reload")
+	f.String(&fullSchedule, "full-schedule", "7 * * * *", "cron spec (UTC) of the full reload of listings, history and figures")
+	f.String(&refreshSchedule, "refresh-schedule", "*/5 * * * *", "cron spec (UTC) of the incremental refresh of changed listings")
 	f.Duration(&backoffMin, "retry-min", time.Second, "first wait before a failed job is retried")
 	f.Duration(&backoffM, "retry-max", time.Minute, "longest wait between retries of a failed job")
 	f.String(&logFormat, "log-format", "text", "log format: text or json")
@@ -50,8 +52,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer db.Close()
 	state := &views.Published{}
 	jobs := cron.New(ctx, log, cron.Backoff{Initial: backoffMin, Max: backoffM})
-	if err := jobs.Add(cron.ReplicaJob(db, state, replicaSchedule, log)); err != nil {
-		return err
+	vb := cron.NewViews(db, state, log)
+	for _, j := range []cron.Job{vb.FullJob(fullSchedule), vb.RefreshJob(refreshSchedule)} {
+		if err := jobs.Add(j); err != nil {
+			return err
+		}
 	}
 	server := edge.New(srv, state, jobs.Status, log)
 	jobs.Start()

@@ -1,0 +1,283 @@
+package views
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+// Chart names. Every chart holds up to ChartSize live listings, per store
+// and per (store, category).
+const (
+	ChartTop      = "top"       // by size
+	ChartTrending = "trending"  // by 7-day size growth (positive only)
+	ChartRising   = "rising"    // by 7-day growth percent, among listings of at least RisingMinSize
+	ChartNew      = "new"       // first seen in the last NewDays days, by size
+	ChartTopRated = "top-rated" // by rating, among listings with at least TopRatedMinRatings ratings
+	ChartClimbers = "climbers"  // by 7-day store-rank climb (positive only)
+)
+
+// Charts lists the chart names in a fixed order.
+var Charts = []string{ChartTop, ChartTrending, ChartRising, ChartNew, ChartTopRated, ChartClimbers}
+
+// Chart rules.
+const (
+	ChartSize          = 100
+	NewDays            = 30
+	TopRatedMinRatings = 50
+)
+
+// RisingMinSize is the smallest size a listing needs to enter the rising
+// chart: percentages of tiny listings say little. Apple sizes are rating
+// counts, so its floor is lower.
+func RisingMinSize(s Store) int64 {
+	if s == Apple {
+		return 100
+	}
+	return 1000
+}
+
+// NoRank marks a listing without a rank.
+const NoRank = 0
+
+// ChartKey names one chart: a store's, or a store category's.
+type ChartKey struct {
+	Store    Store
+	Chart    string
+	Category string // "" for the whole store
+}
+
+// ChartPos is a listing's position in one chart.
+type ChartPos struct {
+	Chart    string
+	Category string // "" for the whole store
+	Position int    // 1-based
+}
+
+// Figures holds every figure computed from one replica. It is immutable.
+// Listings are referred to by their index in the replica.
+type Figures struct {
+	replica   *Replica
+	builtAt   time.Time
+	buildTime time.Duration
+
+	storeRank []int32 // per listing; NoRank when unranked
+	catRank   []int32
+	climb     []int32 // 7-day store-rank climb; valid where hasClimb
+	hasClimb  []bool
+
+	charts    map[ChartKey][]int32
+	positions map[int32][]ChartPos
+
+	categories    [NumStores][]CategoryCount
+	allCategories []CategoryCount
+	topics        []Topic
+	stats         [NumStores]*StoreStats
+	summary       *Summary
+	permissions   []PermissionCount
+}
+
+// Build computes every figure of r. It is pure and deterministic.
+func Build(r *Replica, snapshots int64) *Figures {
+	start := time.Now()
+	n := len(r.listings)
+	f := &Figures{
+		replica:   r,
+		storeRank: make([]int32, n),
+		catRank:   make([]int32, n),
+		climb:     make([]int32, n),
+		hasClimb:  make([]bool, n),
+		charts:    map[ChartKey][]int32{},
+		positions: map[int32][]ChartPos{},
+	}
+	for _, s := range Stores {
+		lo, hi := r.storeStart[s], r.storeStart[s+1]
+		f.rankStore(lo, hi)
+		f.chartStore(s, lo, hi)
+	}
+	f.sortPositions()
+	f.aggregate(snapshots)
+	f.builtAt, f.buildTime = time.Now().UTC(), time.Since(start)
+	return f
+}
+
+// Replica returns the replica the figures were computed from.
+func (f *Figures) Replica() *Replica { return f.replica }
+
+// BuiltAt returns when the figures were computed and how long it took.
+func (f *Figures) BuiltAt() (time.Time, time.Duration) { return f.builtAt, f.buildTime }
+
+// index returns the replica index of the listing with l's key, or -1.
+func (f *Figures) index(l *Listing) int32 {
+	return int32(f.replica.indexOf(l.Store, l.ID))
+}
+
+// Ranks returns l's store rank and category rank (NoRank when unranked),
+// and its 7-day store-rank climb with whether it has one.
+func (f *Figures) Ranks(l *Listing) (store, category int, climb int, hasClimb bool) {
+	i := f.index(l)
+	if i < 0 {
+		return NoRank, NoRank, 0, false
+	}
+	return int(f.storeRank[i]), int(f.catRank[i]), int(f.climb[i]), f.hasClimb[i]
+}
+
+// Positions returns l's positions in the charts, in chart order.
+func (f *Figures) Positions(l *Listing) []ChartPos { return f.positions[f.index(l)] }
+
+// Chart returns a chart's listings, best first; nil when the chart does not
+// exist or is empty.
+func (f *Figures) Chart(k ChartKey) []*Listing {
+	idx := f.charts[k]
+	out := make([]*Listing, len(idx))
+	for i, j := range idx {
+		out[i] = &f.replica.listings[j]
+	}
+	return out
+}
+
+// ranked is a sort item: a listing index with its keys.
+type ranked struct {
+	key  int64 // primary key, larger first
+	key2 int64 // secondary key, larger first
+	idx  int32
+}
+
+// sortRanked sorts largest key first, then largest key2, then by id.
+func (f *Figures) sortRanked(items []ranked) {
+	ls := f.replica.listings
+	slices.SortFunc(items, func(a, b ranked) int {
+		if c := cmp.Compare(b.key, a.key); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.key2, a.key2); c != 0 {
+			return c
+		}
+		return cmp.Compare(ls[a.idx].ID, ls[b.idx].ID)
+	})
+}
+
+// rankStore computes store ranks, category ranks and 7-day climbs of the
+// listings ls[lo:hi] (one store). Ranks count live listings with a size,
+// largest first, ties by id. The rank 7 days ago counts the listings that
+// were live then, by their size as of the climb reference time.
+func (f *Figures) rankStore(lo, hi int) {
+	ls := f.replica.listings
+	climbAt := f.replica.info.ClimbAt.Unix()
+	var now, then []ranked
+	for i := lo; i < hi; i++ {
+		l := &ls[i]
+		if size, ok := l.Size(); ok && l.Live() {
+			now = append(now, ranked{key: size, idx: int32(i)})
+		}
+		if b := l.Hist.ClimbBase(); b.Valid() && l.FirstSeen <= climbAt && (l.Delisted == 0 || l.Delisted > climbAt) {
+			then = append(then, ranked{key: b.Value, idx: int32(i)})
+		}
+	}
+	f.sortRanked(now)
+	f.sortRanked(then)
+	rankThen := make(map[int32]int32, len(then))
+	for r, it := range then {
+		rankThen[it.idx] = int32(r + 1)
+	}
+	perCat := map[string]int32{}
+	for r, it := range now {
+		f.storeRank[it.idx] = int32(r + 1)
+		cat := ls[it.idx].Category
+		perCat[cat]++
+		f.catRank[it.idx] = perCat[cat]
+		if old, ok := rankThen[it.idx]; ok {
+			f.climb[it.idx], f.hasClimb[it.idx] = old-int32(r+1), true
+		}
+	}
+}
+
+// chartStore builds every chart of one store and of each of its categories.
+func (f *Figures) chartStore(s Store, lo, hi int) {
+	ls := f.replica.listings
+	newSince := f.replica.info.ReadingsMark.Add(-NewDays * 24 * time.Hour).Unix()
+	for _, chart := range Charts {
+		var items []ranked
+		for i := lo; i < hi; i++ {
+			l := &ls[i]
+			if !l.Live() {
+				continue
+			}
+			size, hasSize := l.Size()
+			switch chart {
+			case ChartTop:
+				if hasSize {
+					items = append(items, ranked{key: size, idx: int32(i)})
+				}
+			case ChartTrending:
+				if g, ok := l.SizeGrowth(Window7d); ok && g.Delta > 0 {
+					items = append(items, ranked{key: g.Delta, key2: size, idx: int32(i)})
+				}
+			case ChartRising:
+				if g, ok := l.SizeGrowth(Window7d); ok && size >= RisingMinSize(s) && g.Percent > 0 && !math.IsNaN(g.Percent) {
+					items = append(items, ranked{key: int64(g.Percent * 1e6), key2: size, idx: int32(i)})
+				}
+			case ChartNew:
+				if hasSize && l.FirstSeen >= newSince {
+					items = append(items, ranked{key: size, idx: int32(i)})
+				}
+			case ChartTopRated:
+				rating, rated := l.Rating()
+				count, _ := l.RatingCount()
+				if rated && count >= TopRatedMinRatings {
+					items = append(items, ranked{key: int64(math.Round(RoundRating(rating) * 100)), key2: count, idx: int32(i)})
+				}
+			case ChartClimbers:
+				if f.hasClimb[i] && f.climb[i] > 0 {
+					// Ties go to the better current rank.
+					items = append(items, ranked{key: int64(f.climb[i]), key2: -int64(f.storeRank[i]), idx: int32(i)})
+				}
+			}
+		}
+		f.sortRanked(items)
+		perCat := map[string][]int32{}
+		var whole []int32
+		for _, it := range items {
+			if len(whole) < ChartSize {
+				whole = append(whole, it.idx)
+			}
+			cat := ls[it.idx].Category
+			if len(perCat[cat]) < ChartSize {
+				perCat[cat] = append(perCat[cat], it.idx)
+			}
+		}
+		f.setChart(ChartKey{s, chart, ""}, whole)
+		for cat, idx := range perCat {
+			f.setChart(ChartKey{s, chart, cat}, idx)
+		}
+	}
+}
+
+func (f *Figures) setChart(k ChartKey, idx []int32) {
+	if len(idx) == 0 {
+		return
+	}
+	f.charts[k] = idx
+	for p, i := range idx {
+		f.positions[i] = append(f.positions[i], ChartPos{Chart: k.Chart, Category: k.Category, Position: p + 1})
+	}
+}
+
+// sortPositions orders every listing's chart positions: whole-store charts
+// first, in chart order.
+func (f *Figures) sortPositions() {
+	order := map[string]int{}
+	for i, c := range Charts {
+		order[c] = i
+	}
+	for _, ps := range f.positions {
+		sort.Slice(ps, func(a, b int) bool {
+			if (ps[a].Category == "") != (ps[b].Category == "") {
+				return ps[a].Category == ""
+			}
+			return order[ps[a].Chart] < order[ps[b].Chart]
+		})
+	}
+}

@@ -1,0 +1,192 @@
+package views
+
+import (
+	"math"
+	"reflect"
+	"testing"
+	"time"
+)
+
+var ref = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) int64 { return ref.Add(d).Unix() }
+
+const day = 24 * time.Hour
+
+// mk returns a live, read listing with the given size.
+func mk(s Store, id, cat string, size int64, opts ...func(*Listing)) Listing {
+	l := Listing{Store: s, ID: id, Name: id, Category: cat, FirstSeen: at(-300 * day), ReadAt: at(-time.Hour),
+		Version: "1.0", Updated: DayOf(ref.Add(-40 * day))}
+	if s == Apple {
+		l.SetRatingCount(size, size >= 0)
+	} else {
+		l.SetUsage(size, size >= 0)
+	}
+	for _, o := range opts {
+		o(&l)
+	}
+	return l
+}
+
+func climbBase(v int64) func(*Listing) {
+	return func(l *Listing) { l.Hist.SetClimbBase(Base{Value: v, At: at(-7*day - time.Hour)}) }
+}
+
+func base7(v int64) func(*Listing) {
+	return func(l *Listing) { l.Hist.SetSizeBase(Window7d, Base{Value: v, At: at(-8 * day)}) }
+}
+
+func rated(r float64, n int64) func(*Listing) {
+	return func(l *Listing) { l.SetRating(r, true); l.SetRatingCount(n, true) }
+}
+
+func delisted(d time.Duration) func(*Listing) { return func(l *Listing) { l.Delisted = at(d) } }
+
+func fixture() *Figures {
+	ls := []Listing{
+		mk(Chrome, "a", "X", 100, climbBase(500), base7(100)),
+		mk(Chrome, "b", "X", 300, climbBase(100), base7(200), rated(4.9, 60)),
+		mk(Chrome, "c", "Y", 300, rated(5, 10)),
+		mk(Chrome, "d", "X", 50, climbBase(1000), delisted(-day)),
+		mk(Chrome, "e", "Y", -1),
+		mk(Chrome, "f", "X", 0, func(l *Listing) { l.ReadAt = 0 }), // known, never read
+		mk(Chrome, "g", "Y", 2000, base7(1000), func(l *Listing) { l.FirstSeen = at(-10 * day) }),
+		mk(Apple, "1", "Games", 40),
+		mk(Apple, "2", "Games", 40, func(l *Listing) { l.Version = "beta" }),
+	}
+	ls[0].Permissions = []string{"tabs", "storage"}
+	ls[1].Permissions = []string{"storage"}
+	ls[3].Permissions = []string{"debugger"} // delisted: not counted
+	ls[0].Topics, ls[6].Topics, ls[7].Topics = []string{"privacy"}, []string{"privacy"}, []string{"games"}
+	r := NewReplica(ls, ReplicaInfo{ReadingsMark: ref, ClimbAt: ref.Add(-7 * day), HasHistory: true})
+	return Build(r, 1234)
+}
+
+func ranksOf(f *Figures, s Store, id string) [3]int {
+	st, cat, climb, ok := f.Ranks(f.Replica().Lookup(s, id))
+	if !ok {
+		climb = math.MinInt32
+	}
+	return [3]int{st, cat, climb}
+}
+
+func TestRanksAndClimbs(t *testing.T) {
+	f := fixture()
+	none := math.MinInt32
+	for _, c := range []struct {
+		s    Store
+		id   string
+		want [3]int // store rank, category rank, climb
+	}{
+		{Chrome, "g", [3]int{1, 1, none}}, // largest; no size a week ago
+		{Chrome, "b", [3]int{2, 1, 1}},    // ties with c at 300: b first by id; was 3rd (d 1000, a 500, b 100)
+		{Chrome, "c", [3]int{3, 2, none}},
+		{Chrome, "a", [3]int{4, 2, -2}},   // was 2nd
+		{Chrome, "d", [3]int{0, 0, none}}, // delisted: unranked now, though ranked a week ago
+		{Chrome, "e", [3]int{0, 0, none}}, // no size
+		{Chrome, "f", [3]int{0, 0, none}}, // never read
+		{Apple, "1", [3]int{1, 1, none}},  // apple's size is its rating count; tie broken by id
+		{Apple, "2", [3]int{2, 2, none}},
+	} {
+		if got := ranksOf(f, c.s, c.id); got != c.want {
+			t.Errorf("%s/%s ranks %v, want %v", c.s, c.id, got, c.want)
+		}
+	}
+}
+
+func ids(ls []*Listing) []string {
+	out := []string{}
+	for _, l := range ls {
+		out = append(out, l.ID)
+	}
+	return out
+}
+
+func TestCharts(t *testing.T) {
+	f := fixture()
+	for _, c := range []struct {
+		key  ChartKey
+		want []string
+	}{
+		{ChartKey{Chrome, ChartTop, ""}, []string{"g", "b", "c", "a"}},
+		{ChartKey{Chrome, ChartTop, "X"}, []string{"b", "a"}},
+		{ChartKey{Chrome, ChartTrending, ""}, []string{"g", "b"}}, // +1000, +100; a has +0
+		{ChartKey{Chrome, ChartRising, ""}, []string{"g"}},        // b is below the 1,000 floor
+		{ChartKey{Chrome, ChartNew, ""}, []string{"g"}},
+		{ChartKey{Chrome, ChartTopRated, ""}, []string{"b"}}, // c has too few ratings
+		{ChartKey{Chrome, ChartClimbers, ""}, []string{"b"}},
+		{ChartKey{Apple, ChartTop, "Games"}, []string{"1", "2"}},
+		{ChartKey{Apple, ChartTrending, ""}, []string{}},
+	} {
+		if got := ids(f.Chart(c.key)); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("chart %+v = %v, want %v", c.key, got, c.want)
+		}
+	}
+	got := f.Positions(f.Replica().Lookup(Chrome, "b"))
+	want := []ChartPos{{ChartTop, "", 2}, {ChartTrending, "", 2}, {ChartTopRated, "", 1}, {ChartClimbers, "", 1},
+		{ChartTop, "X", 1}, {ChartTrending, "X", 1}, {ChartTopRated, "X", 1}, {ChartClimbers, "X", 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("positions of b:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestGrowth(t *testing.T) {
+	f := fixture()
+	b := f.Replica().Lookup(Chrome, "b")
+	g, ok := b.SizeGrowth(Window7d)
+	if !ok || g.Delta != 100 || g.Percent != 50 || g.Since != at(-8*day) {
+		t.Errorf("b 7d growth %+v %v", g, ok)
+	}
+	if _, ok := b.SizeGrowth(Window1d); ok {
+		t.Error("growth without a base reading")
+	}
+	var zero Listing
+	zero.SetUsage(5, true)
+	zero.Hist.SetSizeBase(Window30d, Base{Value: 0, At: 1})
+	if g, ok := zero.SizeGrowth(Window30d); !ok || g.Delta != 5 || !math.IsNaN(g.Percent) {
+		t.Errorf("growth from a zero base %+v", g)
+	}
+	apple := f.Replica().Lookup(Apple, "1")
+	apple.Hist.SetRatingBase(Window1d, Base{Value: 1, At: 1})
+	if _, ok := apple.RatingGrowth(Window1d); ok {
+		t.Error("apple has rating-count growth")
+	}
+}
+
+func TestAggregates(t *testing.T) {
+	f := fixture()
+	st := f.Stats(Chrome)
+	if st.Known != 7 || st.Live != 5 || st.Delisted != 1 || st.Pending != 1 || st.DelistedThisWeek != 1 ||
+		st.NewThisWeek != 0 || st.TotalSize != 2700 || st.Rated != 2 || *st.AverageRating != 4.95 ||
+		st.SizeChange7d != 1100 {
+		t.Errorf("chrome stats %+v", st)
+	}
+	if want := []Bucket{{"<100", 0}, {"100-1K", 3}, {"1K-10K", 1}, {"10K-100K", 0}, {"100K-1M", 0}, {"1M+", 0}, {"none", 1}}; !reflect.DeepEqual(st.SizeBuckets, want) {
+		t.Errorf("size buckets %v", st.SizeBuckets)
+	}
+	if got := f.Categories(Chrome); !reflect.DeepEqual(got, []CategoryCount{{"X", 2}, {"Y", 3}}) {
+		t.Errorf("chrome categories %v", got)
+	}
+	if got := f.AllCategories(); !reflect.DeepEqual(got, []CategoryCount{{"Games", 2}, {"X", 2}, {"Y", 3}}) {
+		t.Errorf("all categories %v", got)
+	}
+	if got := f.Permissions(); !reflect.DeepEqual(got, []PermissionCount{{"storage", 2}, {"tabs", 1}}) {
+		t.Errorf("permissions %v", got)
+	}
+	if ls, ok := f.TopicListings("privacy", Chrome); !ok || !reflect.DeepEqual(ids(ls), []string{"g", "a"}) {
+		t.Errorf("privacy topic %v", ids(ls))
+	}
+	if _, ok := f.TopicListings("nope", Chrome); ok {
+		t.Error("unknown topic found")
+	}
+	s := f.Summary()
+	if s.Known != 9 || s.Crawled != 8 || s.Live != 7 || s.Delisted != 1 || s.Pending != 1 || s.Rated != 2 ||
+		s.NoVersionKey != 1 || s.Snapshots != 1234 || len(s.Platforms) != 5 || len(s.Years) != 9 ||
+		s.Years[0] != (YearCount{2026, 7}) || s.Cats[0] != (SummaryCategory{"Y", 3, 2}) {
+		t.Errorf("summary %+v", s)
+	}
+	// Usage buckets: apple's listings have no usage figure.
+	if s.Buckets[6].N != 3 || s.Buckets[1].N != 3 {
+		t.Errorf("summary buckets %v", s.Buckets)
+	}
+}

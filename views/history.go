@@ -1,0 +1,201 @@
+package views
+
+import (
+	"encoding/binary"
+	"math"
+	"time"
+)
+
+// Window is a growth window.
+type Window uint8
+
+// The growth windows. Size growth has all four; rating-count growth has
+// the first two.
+const (
+	Window1d Window = iota
+	Window7d
+	Window30d
+	Window365d
+	numWindows
+)
+
+// Days returns the window's length in days.
+func (w Window) Days() int { return [...]int{1, 7, 30, 365}[w] }
+
+// String returns the window's API name, such as "7d".
+func (w Window) String() string { return [...]string{"1d", "7d", "30d", "365d"}[w] }
+
+// Windows lists the size growth windows.
+var Windows = [...]Window{Window1d, Window7d, Window30d, Window365d}
+
+// Base is the reading a change is measured from: its value and when it was
+// read. At is zero when there is no such reading.
+type Base struct {
+	Value int64
+	At    int64 // unix seconds
+}
+
+// Valid reports whether there is a base reading.
+func (b Base) Valid() bool { return b.At != 0 }
+
+// History is what the views need from a listing's past, loaded by the
+// analytics package in set-based queries.
+//
+// Growth over a window is the value now (the newest reading) minus the
+// newest reading, with the figure, at least one window older than the
+// newest reading; it is null until such a reading exists. Size is the
+// usage figure, or on apple the rating count.
+type History struct {
+	sizeValue   [numWindows]int64
+	sizeAt      [numWindows]uint32 // unix seconds; 0 = no base
+	ratingValue [2]int64
+	ratingAt    [2]uint32
+	climbValue  int64  // size as of the climb reference time (see Replica.ClimbAt)
+	climbAt     uint32 // when that reading was taken; 0 = none
+	computedAt  uint32 // when these figures were last recomputed
+	spark       []byte // encoded sparkline, see Sparkline
+}
+
+// SetSizeBase records the size base of window w.
+func (h *History) SetSizeBase(w Window, b Base) {
+	h.sizeValue[w], h.sizeAt[w] = b.Value, unix32(b.At)
+}
+
+// SizeBase returns the size base of window w.
+func (h *History) SizeBase(w Window) Base {
+	return Base{h.sizeValue[w], int64(h.sizeAt[w])}
+}
+
+// SetRatingBase records the rating-count base of window w (1d or 7d).
+func (h *History) SetRatingBase(w Window, b Base) {
+	h.ratingValue[w], h.ratingAt[w] = b.Value, unix32(b.At)
+}
+
+// RatingBase returns the rating-count base of window w (1d or 7d).
+func (h *History) RatingBase(w Window) Base {
+	if w > Window7d {
+		return Base{}
+	}
+	return Base{h.ratingValue[w], int64(h.ratingAt[w])}
+}
+
+// SetClimbBase records the size as of the climb reference time.
+func (h *History) SetClimbBase(b Base) { h.climbValue, h.climbAt = b.Value, unix32(b.At) }
+
+// ClimbBase returns the size as of the climb reference time.
+func (h *History) ClimbBase() Base { return Base{h.climbValue, int64(h.climbAt)} }
+
+// SetComputedAt records when the history was loaded.
+func (h *History) SetComputedAt(t time.Time) { h.computedAt = unix32(t.Unix()) }
+
+// ComputedAt returns when the history was loaded, or the zero time.
+func (h *History) ComputedAt() time.Time {
+	if h.computedAt == 0 {
+		return time.Time{}
+	}
+	return time.Unix(int64(h.computedAt), 0).UTC()
+}
+
+func unix32(sec int64) uint32 {
+	if sec <= 0 || sec > 1<<32-1 {
+		return 0
+	}
+	return uint32(sec)
+}
+
+// Change is a growth figure: the change since a base reading, its percent
+// of the base, and the base's time.
+type Change struct {
+	Delta   int64
+	Percent float64 // of the base; NaN when the base is zero
+	Since   int64   // unix seconds of the base reading
+}
+
+// change returns now minus base; ok is false without a base or a value now.
+func change(now int64, nowOK bool, b Base) (Change, bool) {
+	if !nowOK || !b.Valid() {
+		return Change{}, false
+	}
+	c := Change{Delta: now - b.Value, Since: b.At, Percent: math.NaN()}
+	if b.Value != 0 {
+		c.Percent = float64(c.Delta) / float64(b.Value) * 100
+	}
+	return c, true
+}
+
+// SizeGrowth returns l's size change over w.
+func (l *Listing) SizeGrowth(w Window) (Change, bool) {
+	now, ok := l.Size()
+	return change(now, ok, l.Hist.SizeBase(w))
+}
+
+// RatingGrowth returns l's rating-count change over w (1d or 7d). Apple
+// has none: its size already is its rating count.
+func (l *Listing) RatingGrowth(w Window) (Change, bool) {
+	if l.Store == Apple || w > Window7d {
+		return Change{}, false
+	}
+	now, ok := l.RatingCount()
+	return change(now, ok, l.Hist.RatingBase(w))
+}
+
+// SparkDays is how many days a sparkline covers.
+const SparkDays = 90
+
+// SparkPoint is one day of a sparkline.
+type SparkPoint struct {
+	Day   Day
+	Value int64
+}
+
+// EncodeSparkline packs points (oldest first, one per day) into bytes:
+// varint day gaps and zigzag varint value changes, a few bytes a point.
+func EncodeSparkline(points []SparkPoint) []byte {
+	if len(points) == 0 {
+		return nil
+	}
+	buf := make([]byte, 0, 3*len(points)+8)
+	var prevDay Day
+	var prevVal int64
+	for i, p := range points {
+		if i == 0 {
+			buf = binary.AppendVarint(buf, int64(p.Day))
+		} else {
+			buf = binary.AppendUvarint(buf, uint64(p.Day-prevDay))
+		}
+		buf = binary.AppendVarint(buf, p.Value-prevVal)
+		prevDay, prevVal = p.Day, p.Value
+	}
+	return buf
+}
+
+// Sparkline calls fn with each day of l's sparkline, oldest first.
+func (h *History) Sparkline(fn func(SparkPoint)) {
+	b := h.spark
+	var day Day
+	var val int64
+	for i := 0; len(b) > 0; i++ {
+		if i == 0 {
+			d, n := binary.Varint(b)
+			if n <= 0 {
+				return
+			}
+			day, b = Day(d), b[n:]
+		} else {
+			d, n := binary.Uvarint(b)
+			if n <= 0 {
+				return
+			}
+			day, b = day+Day(d), b[n:]
+		}
+		v, n := binary.Varint(b)
+		if n <= 0 {
+			return
+		}
+		val, b = val+v, b[n:]
+		fn(SparkPoint{day, val})
+	}
+}
+
+// SetSparkline stores an encoded sparkline (see EncodeSparkline).
+func (h *History) SetSparkline(enc []byte) { h.spark = enc }

@@ -16,13 +16,13 @@ import (
 // one derived from an older one.
 type Views struct {
 	db  *analytics.Lazy
-	pub *views.Published
+	pub *views.Published[views.State]
 	log *slog.Logger
 	mu  sync.Mutex
 }
 
 // NewViews returns the builder of the state published in pub.
-func NewViews(db *analytics.Lazy, pub *views.Published, log *slog.Logger) *Views {
+func NewViews(db *analytics.Lazy, pub *views.Published[views.State], log *slog.Logger) *Views {
 	return &Views{db: db, pub: pub, log: log}
 }
 

@@ -34,19 +34,35 @@ func DefaultConfig() Config {
 	}
 }
 
-// Server is the edge's HTTP server.
-type Server struct {
-	cfg   Config
-	log   *slog.Logger
-	state *views.Published
-	jobs  func() []cron.Status
-	app   *fiber.App
+// Sources are what the server answers from: the published states, and the
+// background jobs' status for /readyz and /metrics.
+type Sources struct {
+	State    *views.Published[views.State]
+	Editions *views.Published[views.Editions]
+	Jobs     func() []cron.Status // may be nil
 }
 
-// New returns a server answering from state. jobs reports the background
-// jobs' status for /readyz; it may be nil.
-func New(cfg Config, state *views.Published, jobs func() []cron.Status, log *slog.Logger) *Server {
-	s := &Server{cfg: cfg, log: log, state: state, jobs: jobs}
+// Server is the edge's HTTP server.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	state    *views.Published[views.State]
+	editions *views.Published[views.Editions]
+	jobs     func() []cron.Status
+	app      *fiber.App
+	metrics  *metrics
+}
+
+// New returns a server answering from src.
+func New(cfg Config, src Sources, log *slog.Logger) *Server {
+	if src.Editions == nil {
+		src.Editions = &views.Published[views.Editions]{}
+	}
+	if src.Jobs == nil {
+		src.Jobs = func() []cron.Status { return nil }
+	}
+	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs}
+	s.metrics = newMetrics(s)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edge",
 		ErrorHandler:          errorHandler(log),
@@ -68,8 +84,13 @@ func New(cfg Config, state *views.Published, jobs func() []cron.Status, log *slo
 func (s *Server) routes() {
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
+	s.app.Get("/metrics", s.metrics.handler())
 	v1 := s.app.Group("/api/v1")
 	v1.Get("/listings/:store/:id", s.getListing)
+	v1.Get("/categories/:store", s.getCategories)
+	v1.Get("/stores/:store/stats", s.getStats)
+	v1.Get("/week", s.getLatestWeek)
+	v1.Get("/week/:id", s.getWeek)
 }
 
 // App returns the fiber app, for tests.

@@ -23,6 +23,10 @@ type readiness struct {
 	Listings     map[string]int `json:"listings"`
 	LoadedAt     *time.Time     `json:"loadedAt"`
 	LoadSeconds  float64        `json:"loadSeconds"`
+	DataAsOf     *time.Time     `json:"dataAsOf"`     // newest reading in the replica
+	Figures      bool           `json:"figures"`      // computed figures are published
+	BuildSeconds float64        `json:"buildSeconds"` // of the published figures
+	Editions     int            `json:"editions"`     // weekly editions built
 	Jobs         []cron.Status  `json:"jobs"`
 	ServerTimeUT time.Time      `json:"serverTime"`
 }
@@ -30,9 +34,10 @@ type readiness struct {
 // readyz answers 503 until the replica is loaded and 200 after.
 func (s *Server) readyz(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	r := readiness{Listings: map[string]int{}, Jobs: []cron.Status{}, ServerTimeUT: time.Now().UTC()}
-	if s.jobs != nil {
-		r.Jobs = s.jobs()
+	r := readiness{Listings: map[string]int{}, Jobs: s.jobs(), ServerTimeUT: time.Now().UTC(),
+		Editions: s.editions.Load().Len()}
+	if r.Jobs == nil {
+		r.Jobs = []cron.Status{}
 	}
 	st := s.state.Load()
 	if st == nil {
@@ -42,6 +47,13 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 	info := st.Replica.Info()
 	r.Ready, r.Generation, r.LoadSeconds = true, info.Generation, info.LoadTime.Seconds()
 	r.LoadedAt = &info.LoadedAt
+	if !info.ReadingsMark.IsZero() {
+		r.DataAsOf = &info.ReadingsMark
+	}
+	if st.Figures != nil {
+		_, took := st.Figures.BuiltAt()
+		r.Figures, r.BuildSeconds = true, took.Seconds()
+	}
 	for i, n := range st.Replica.Counts() {
 		r.Listings[views.Store(i).String()] = n
 	}

@@ -25,10 +25,11 @@ func TestMain(m *testing.M) { chtest.Main(m, &srv) }
 
 // harness is a running edge server with its jobs, on a loopback port.
 type harness struct {
-	base  string
-	state *views.Published
-	jobs  *cron.Runner
-	stop  func() error
+	base     string
+	state    *views.Published[views.State]
+	editions *views.Published[views.Editions]
+	jobs     *cron.Runner
+	stop     func() error
 }
 
 func start(t *testing.T, cfg analytics.Config) *harness {
@@ -36,7 +37,7 @@ func start(t *testing.T, cfg analytics.Config) *harness {
 	log := slog.New(slog.DiscardHandler)
 	ctx, cancel := context.WithCancel(context.Background())
 	db := analytics.NewLazy(cfg)
-	h := &harness{state: &views.Published{}}
+	h := &harness{state: &views.Published[views.State]{}}
 	h.jobs = cron.New(ctx, log, cron.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond})
 	vb := cron.NewViews(db, h.state, log)
 	for _, j := range []cron.Job{vb.FullJob("@every 1h"), vb.RefreshJob("@every 1h")} {
@@ -44,7 +45,11 @@ func start(t *testing.T, cfg analytics.Config) *harness {
 			t.Fatal(err)
 		}
 	}
-	s := edge.New(edge.DefaultConfig(), h.state, h.jobs.Status, log)
+	h.editions = &views.Published[views.Editions]{}
+	if err := h.jobs.Add(cron.EditionsJob(db, h.editions, "@every 1h", 260, log)); err != nil {
+		t.Fatal(err)
+	}
+	s := edge.New(edge.DefaultConfig(), edge.Sources{State: h.state, Editions: h.editions, Jobs: h.jobs.Status}, log)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +168,7 @@ func TestReadinessFollowsTheReplica(t *testing.T) {
 	if !r.Ready || r.Generation != 2 || total != 800 || len(r.Listings) != 5 {
 		t.Fatalf("readyz body %s", a.body)
 	}
-	if len(r.Jobs) != 2 || r.Jobs[0].Name != "views" || r.Jobs[0].Runs < 1 || r.Jobs[0].LastSuccess.IsZero() {
+	if len(r.Jobs) != 3 || r.Jobs[0].Name != "views" || r.Jobs[0].Runs < 1 || r.Jobs[0].LastSuccess.IsZero() {
 		t.Fatalf("job status %+v", r.Jobs)
 	}
 }
@@ -189,7 +194,7 @@ func TestListingRead(t *testing.T) {
 			if err := json.Unmarshal(a.body, &got); err != nil {
 				t.Fatal(err)
 			}
-			want, _ := json.Marshal(views.NewListingDoc(&l))
+			want, _ := json.Marshal(views.NewListingDoc(&l, st.Figures))
 			var wantM map[string]any
 			json.Unmarshal(want, &wantM)
 			for k, v := range wantM {

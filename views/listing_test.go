@@ -103,7 +103,7 @@ func TestParseStore(t *testing.T) {
 func TestListingDocNulls(t *testing.T) {
 	var l Listing
 	l.Store, l.ID, l.FirstSeen = Apple, "1", 1
-	d := NewListingDoc(&l)
+	d := NewListingDoc(&l, nil)
 	if d.Slug != nil || d.Size != nil || d.Rating != nil || d.Stars != nil || d.Updated != nil ||
 		d.ManifestVersion != nil || d.AccessLevel != nil || d.WeeklyDownloads != nil || d.ReadAt != nil {
 		t.Errorf("missing values not null: %+v", d)
@@ -113,7 +113,7 @@ func TestListingDocNulls(t *testing.T) {
 	}
 	l.Store = Chrome
 	l.SetRating(4.369999885559082, true)
-	if d := NewListingDoc(&l); d.AccessLevel == nil || *d.AccessLevel != 0 || d.Rating == nil || *d.Rating != 4.37 {
+	if d := NewListingDoc(&l, nil); d.AccessLevel == nil || *d.AccessLevel != 0 || d.Rating == nil || *d.Rating != 4.37 {
 		t.Errorf("chrome doc: access level %v rating %v", d.AccessLevel, d.Rating)
 	}
 }

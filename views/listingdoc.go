@@ -36,10 +36,62 @@ type ListingDoc struct {
 	RatingCount     *int64     `json:"ratingCount"`
 	Stars           *[5]uint32 `json:"stars"`
 	ReadAt          *time.Time `json:"readAt"`
+
+	Growth           SizeGrowthDoc    `json:"growth"`
+	RatingGrowth     *RatingGrowthDoc `json:"ratingGrowth"` // null on apple, whose size is its rating count
+	GrowthComputedAt *time.Time       `json:"growthComputedAt"`
+	StoreRank        *int             `json:"storeRank"`
+	CategoryRank     *int             `json:"categoryRank"`
+	RankClimb7d      *int             `json:"rankClimb7d"`
+	Charts           []ChartPosDoc    `json:"charts"`
 }
 
-// NewListingDoc returns the document of l.
-func NewListingDoc(l *Listing) ListingDoc {
+// ChangeDoc is a growth figure: the change since the base reading, the
+// change as a percent of the base (null when the base is 0), and the base
+// reading's time.
+type ChangeDoc struct {
+	Change  int64     `json:"change"`
+	Percent *float64  `json:"percent"`
+	Since   time.Time `json:"since"`
+}
+
+// SizeGrowthDoc holds the size growth windows; each is null until a reading
+// at least one window older than the newest exists.
+type SizeGrowthDoc struct {
+	D1   *ChangeDoc `json:"1d"`
+	D7   *ChangeDoc `json:"7d"`
+	D30  *ChangeDoc `json:"30d"`
+	D365 *ChangeDoc `json:"365d"`
+}
+
+// RatingGrowthDoc holds the rating-count growth windows.
+type RatingGrowthDoc struct {
+	D1 *ChangeDoc `json:"1d"`
+	D7 *ChangeDoc `json:"7d"`
+}
+
+// ChartPosDoc is a listing's position in a chart.
+type ChartPosDoc struct {
+	Chart    string  `json:"chart"`
+	Category *string `json:"category"` // null for the whole store's chart
+	Position int     `json:"position"`
+}
+
+func changeDoc(c Change, ok bool) *ChangeDoc {
+	if !ok {
+		return nil
+	}
+	d := &ChangeDoc{Change: c.Delta, Since: time.Unix(c.Since, 0).UTC()}
+	if !math.IsNaN(c.Percent) {
+		p := math.Round(c.Percent*100) / 100
+		d.Percent = &p
+	}
+	return d
+}
+
+// NewListingDoc returns the document of l, with its computed figures when
+// f is not nil (ranks and charts are null and empty without them).
+func NewListingDoc(l *Listing, f *Figures) ListingDoc {
 	d := ListingDoc{
 		Store:       l.Store.String(),
 		ID:          l.ID,
@@ -85,6 +137,32 @@ func NewListingDoc(l *Listing) ListingDoc {
 	if l.HasStars {
 		s := l.Stars
 		d.Stars = &s
+	}
+	d.Growth = SizeGrowthDoc{changeDoc(l.SizeGrowth(Window1d)), changeDoc(l.SizeGrowth(Window7d)),
+		changeDoc(l.SizeGrowth(Window30d)), changeDoc(l.SizeGrowth(Window365d))}
+	if l.Store != Apple {
+		d.RatingGrowth = &RatingGrowthDoc{changeDoc(l.RatingGrowth(Window1d)), changeDoc(l.RatingGrowth(Window7d))}
+	}
+	if t := l.Hist.ComputedAt(); !t.IsZero() {
+		d.GrowthComputedAt = &t
+	}
+	d.Charts = []ChartPosDoc{}
+	if f != nil {
+		st, cat, climb, ok := f.Ranks(l)
+		if st != NoRank {
+			d.StoreRank, d.CategoryRank = &st, &cat
+		}
+		if ok {
+			d.RankClimb7d = &climb
+		}
+		for _, p := range f.Positions(l) {
+			pd := ChartPosDoc{Chart: p.Chart, Position: p.Position}
+			if p.Category != "" {
+				c := p.Category
+				pd.Category = &c
+			}
+			d.Charts = append(d.Charts, pd)
+		}
 	}
 	return d
 }

@@ -214,18 +214,18 @@ type State struct {
 	Figures *Figures // computed from Replica; nil until built
 }
 
-// Published holds the current State. The zero value holds none. Readers
-// call Load without locking; a builder calls Publish with a complete new
-// state.
-type Published struct {
-	p atomic.Pointer[State]
+// Published holds the current value of an immutable state (State,
+// Editions). The zero value holds none. Readers call Load without locking;
+// a builder calls Publish with a complete new value.
+type Published[T any] struct {
+	p atomic.Pointer[T]
 }
 
-// Load returns the current state, or nil before the first publish.
-func (p *Published) Load() *State { return p.p.Load() }
+// Load returns the current value, or nil before the first publish.
+func (p *Published[T]) Load() *T { return p.p.Load() }
 
-// Publish makes s the current state.
-func (p *Published) Publish(s *State) { p.p.Store(s) }
+// Publish makes v the current value.
+func (p *Published[T]) Publish(v *T) { p.p.Store(v) }
 
 // Interner shares one copy of equal strings, such as category names,
 // developers, permissions and topics, across the listings of a replica.

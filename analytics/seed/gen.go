@@ -134,10 +134,11 @@ func (g *Generator) Append(dst *Rows, i int) {
 	if !p.delisted.IsZero() {
 		meta.CrawledAt = p.delisted
 	}
-	// An older metadata version: the newest crawled_at must win when read.
-	if r.Float64() < 0.2 || !p.delisted.IsZero() {
+	// The crawler writes a metadata version when it first reads a listing
+	// and a new one when it changes; the newest crawled_at wins when read.
+	if first := p.startAt; first.Before(meta.CrawledAt) {
 		old := meta
-		old.CrawledAt = meta.CrawledAt.Add(-time.Hour - time.Duration(r.IntN(30*86400))*time.Second)
+		old.CrawledAt = first
 		old.Version = olderVersion(meta.Version)
 		old.DelistedAt = nil
 		old.Featured = false

@@ -21,6 +21,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		logFormat, logLevel  string
 		fullSchedule         string
 		refreshSchedule      string
+		editionsSchedule     string
+		maxEditions          int
 		backoffMin, backoffM time.Duration
 	)
 	f.clickhouse(&ch)
@@ -31,6 +33,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.Duration(&srv.ShutdownTimeout, "shutdown-timeout", srv.ShutdownTimeout, "how long a graceful stop waits for requests in flight")
 	f.String(&fullSchedule, "full-schedule", "7 * * * *", "cron spec (UTC) of the full reload of listings, history and figures")
 	f.String(&refreshSchedule, "refresh-schedule", "*/5 * * * *", "cron spec (UTC) of the incremental refresh of changed listings")
+	f.String(&editionsSchedule, "editions-schedule", "10 0 * * 1", "cron spec (UTC) of the weekly editions build (after each ISO week ends)")
+	f.Int(&maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")
 	f.Duration(&backoffMin, "retry-min", time.Second, "first wait before a failed job is retried")
 	f.Duration(&backoffM, "retry-max", time.Minute, "longest wait between retries of a failed job")
 	f.String(&logFormat, "log-format", "text", "log format: text or json")
@@ -50,7 +54,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	db := analytics.NewLazy(ch)
 	defer db.Close()
-	state := &views.Published{}
+	state := &views.Published[views.State]{}
 	jobs := cron.New(ctx, log, cron.Backoff{Initial: backoffMin, Max: backoffM})
 	vb := cron.NewViews(db, state, log)
 	for _, j := range []cron.Job{vb.FullJob(fullSchedule), vb.RefreshJob(refreshSchedule)} {
@@ -58,7 +62,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	server := edge.New(srv, state, jobs.Status, log)
+	editions := &views.Published[views.Editions]{}
+	if err := jobs.Add(cron.EditionsJob(db, editions, editionsSchedule, maxEditions, log)); err != nil {
+		return err
+	}
+	server := edge.New(srv, edge.Sources{State: state, Editions: editions, Jobs: jobs.Status}, log)
 	jobs.Start()
 	log.Info("edge listening", "addr", ln.Addr().String(), "clickhouse", ch.Addr, "database", ch.Database)
 	err = server.Serve(ctx, ln)

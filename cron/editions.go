@@ -1,0 +1,72 @@
+package cron
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/views"
+)
+
+// EditionsJob returns the job that builds the weekly edition of every
+// complete ISO week in the data that has none yet, newest first, and
+// publishes after each one, so the latest edition is served first. A week
+// is complete when the data covers it from Monday 00:00 to Sunday 24:00 UTC.
+// At most max editions are kept built. Each edition is a deterministic
+// function of the data up to the end of its week.
+func EditionsJob(db *analytics.Lazy, pub *views.Published[views.Editions], schedule string, max int, log *slog.Logger) Job {
+	return Job{Name: "editions", Schedule: schedule, Run: func(ctx context.Context) error {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		first, last, err := analytics.DataSpan(ctx, conn)
+		if err != nil {
+			return err
+		}
+		if first.IsZero() || first.Unix() <= 0 {
+			return nil // no data yet
+		}
+		// The week holding the newest reading is not complete yet (a reading at
+		// Monday 00:00 sits in the new week, so the one before is complete).
+		newest := views.WeekOf(views.DayOf(last)).Prev()
+		oldest := views.WeekOf(views.DayOf(first))
+		if oldest.Start().Time().Before(first) {
+			oldest = oldest.Next() // the first week is partial
+		}
+		var (
+			built int
+			cur   *views.WeekState // state at the end of w
+		)
+		for w, n := newest, 0; !w.Before(oldest) && n < max; w, n = w.Prev(), n+1 {
+			if pub.Load().Has(w) {
+				cur = nil
+				continue
+			}
+			start := time.Now()
+			if cur == nil || !cur.At.Equal(w.End()) {
+				if cur, err = analytics.LoadWeekState(ctx, conn, w.End()); err != nil {
+					return fmt.Errorf("edition %s: %w", w, err)
+				}
+			}
+			prev, err := analytics.LoadWeekState(ctx, conn, w.Start().Time())
+			if err != nil {
+				return fmt.Errorf("edition %s: %w", w, err)
+			}
+			next, err := views.NewEditions(pub.Load(), views.BuildEdition(w, cur, prev))
+			if err != nil {
+				return err
+			}
+			pub.Publish(next)
+			built++
+			log.Debug("edition built", "week", w.String(), "took", time.Since(start).Round(time.Millisecond))
+			cur = prev // the previous week ends where this one starts
+		}
+		if built > 0 {
+			log.Info("editions published", "built", built, "total", pub.Load().Len(), "latest", pub.Load().Latest().Week)
+		}
+		return nil
+	}}
+}

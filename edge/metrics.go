@@ -1,0 +1,92 @@
+package edge
+
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/edge-stats/edge/views"
+)
+
+// metrics exposes Prometheus metrics on /metrics: the background jobs'
+// runs, failures, last success and duration, the published state's
+// generation and size, and the Go runtime.
+type metrics struct {
+	reg *prometheus.Registry
+}
+
+var (
+	descJobRuns     = prometheus.NewDesc("edge_job_runs_total", "Successful runs of a background job.", []string{"job"}, nil)
+	descJobFailures = prometheus.NewDesc("edge_job_failures_total", "Failed attempts of a background job.", []string{"job"}, nil)
+	descJobSuccess  = prometheus.NewDesc("edge_job_last_success_timestamp_seconds", "When a background job last succeeded (0: never).", []string{"job"}, nil)
+	descJobDuration = prometheus.NewDesc("edge_job_last_duration_seconds", "Duration of a background job's last successful run.", []string{"job"}, nil)
+	descJobRunning  = prometheus.NewDesc("edge_job_running", "1 while a background job runs.", []string{"job"}, nil)
+	descGeneration  = prometheus.NewDesc("edge_views_generation", "Generation of the published state (0: none yet).", nil, nil)
+	descListings    = prometheus.NewDesc("edge_listings", "Listings in the published replica.", []string{"store"}, nil)
+	descFigures     = prometheus.NewDesc("edge_figures_ready", "1 when computed figures are published.", nil, nil)
+	descBuild       = prometheus.NewDesc("edge_figures_build_seconds", "Time the published figures took to build.", nil, nil)
+	descDataAge     = prometheus.NewDesc("edge_data_newest_reading_timestamp_seconds", "Time of the newest reading in the published replica.", nil, nil)
+	descEditions    = prometheus.NewDesc("edge_editions", "Weekly editions built.", nil, nil)
+)
+
+// stateCollector reads the server's sources at scrape time.
+type stateCollector struct{ s *Server }
+
+func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descJobRuns, descJobFailures, descJobSuccess, descJobDuration, descJobRunning,
+		descGeneration, descListings, descFigures, descBuild, descDataAge, descEditions} {
+		ch <- d
+	}
+}
+
+func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, j := range c.s.jobs() {
+		var last float64
+		if !j.LastSuccess.IsZero() {
+			last = float64(j.LastSuccess.UnixNano()) / 1e9
+		}
+		running := 0.0
+		if j.Running {
+			running = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descJobRuns, prometheus.CounterValue, float64(j.Runs), j.Name)
+		ch <- prometheus.MustNewConstMetric(descJobFailures, prometheus.CounterValue, float64(j.Failures), j.Name)
+		ch <- prometheus.MustNewConstMetric(descJobSuccess, prometheus.GaugeValue, last, j.Name)
+		ch <- prometheus.MustNewConstMetric(descJobDuration, prometheus.GaugeValue, j.Duration.Seconds(), j.Name)
+		ch <- prometheus.MustNewConstMetric(descJobRunning, prometheus.GaugeValue, running, j.Name)
+	}
+	st := c.s.state.Load()
+	gen, ready, build, newest := 0.0, 0.0, 0.0, 0.0
+	if st != nil {
+		info := st.Replica.Info()
+		gen = float64(info.Generation)
+		if !info.ReadingsMark.IsZero() {
+			newest = float64(info.ReadingsMark.Unix())
+		}
+		for i, n := range st.Replica.Counts() {
+			ch <- prometheus.MustNewConstMetric(descListings, prometheus.GaugeValue, float64(n), views.Store(i).String())
+		}
+		if st.Figures != nil {
+			_, took := st.Figures.BuiltAt()
+			ready, build = 1, took.Seconds()
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(descGeneration, prometheus.GaugeValue, gen)
+	ch <- prometheus.MustNewConstMetric(descFigures, prometheus.GaugeValue, ready)
+	ch <- prometheus.MustNewConstMetric(descBuild, prometheus.GaugeValue, build)
+	ch <- prometheus.MustNewConstMetric(descDataAge, prometheus.GaugeValue, newest)
+	ch <- prometheus.MustNewConstMetric(descEditions, prometheus.GaugeValue, float64(c.s.editions.Load().Len()))
+}
+
+func newMetrics(s *Server) *metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		stateCollector{s})
+	return &metrics{reg: reg}
+}
+
+func (m *metrics) handler() fiber.Handler {
+	return adaptor.HTTPHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+}

@@ -1,0 +1,330 @@
+package views
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Week is an ISO 8601 week: Monday to Sunday, UTC.
+type Week struct {
+	Year int // ISO week-numbering year
+	Num  int // 1 to 52 or 53
+}
+
+var weekPattern = regexp.MustCompile(`^([0-9]{4})-W([0-9]{2})$`)
+
+// ParseWeek reads a week id of the form <yyyy>-W<ww>. A week that the year
+// does not have (W00, W54, or W53 in a 52-week year) is an error.
+func ParseWeek(s string) (Week, error) {
+	m := weekPattern.FindStringSubmatch(s)
+	if m == nil {
+		return Week{}, fmt.Errorf("week %q is not of the form <yyyy>-W<ww>, such as 2026-W05", s)
+	}
+	y, _ := strconv.Atoi(m[1])
+	n, _ := strconv.Atoi(m[2])
+	if n < 1 || n > WeeksIn(y) {
+		return Week{}, fmt.Errorf("week %q does not exist: ISO year %d has weeks 01 to %02d", s, y, WeeksIn(y))
+	}
+	return Week{y, n}, nil
+}
+
+// WeeksIn returns the number of ISO weeks of year y (52 or 53).
+func WeeksIn(y int) int {
+	_, w := time.Date(y, 12, 28, 0, 0, 0, 0, time.UTC).ISOWeek() // Dec 28 is always in the last week
+	return w
+}
+
+// WeekOf returns the ISO week of day d.
+func WeekOf(d Day) Week {
+	y, w := d.Time().ISOWeek()
+	return Week{y, w}
+}
+
+// String returns the week id, such as "2026-W05".
+func (w Week) String() string { return fmt.Sprintf("%04d-W%02d", w.Year, w.Num) }
+
+// Start returns the week's Monday.
+func (w Week) Start() Day {
+	jan4 := DayOf(time.Date(w.Year, 1, 4, 0, 0, 0, 0, time.UTC))
+	wd := int(jan4.Time().Weekday()+6) % 7 // Monday 0 .. Sunday 6
+	return jan4 - Day(wd) + Day(7*(w.Num-1))
+}
+
+// Last returns the week's Sunday.
+func (w Week) Last() Day { return w.Start() + 6 }
+
+// End returns the instant the week ends: the next Monday at 00:00 UTC.
+func (w Week) End() time.Time { return (w.Start() + 7).Time() }
+
+// Prev returns the week before w.
+func (w Week) Prev() Week { return WeekOf(w.Start() - 7) }
+
+// Next returns the week after w.
+func (w Week) Next() Week { return WeekOf(w.Start() + 7) }
+
+// Before reports whether w comes before o.
+func (w Week) Before(o Week) bool { return w.Start() < o.Start() }
+
+// WeekListing is a listing's state at one instant, as an edition needs it.
+type WeekListing struct {
+	Store       Store
+	ID          string
+	Name        string
+	Category    string
+	FirstSeen   int64 // unix seconds
+	Delisted    int64 // unix seconds; 0 while listed
+	ReadAt      int64 // newest reading before the instant; 0 when none in the lookback
+	Size        int64
+	HasSize     bool
+	Rating      float64
+	Rated       bool
+	RatingCount int64
+}
+
+// WeekState is the state of every listing at one instant: what the data
+// said up to then, and nothing after.
+type WeekState struct {
+	At       time.Time
+	Listings []WeekListing // sorted by store and id
+}
+
+// live reports whether l was in its store and had been read with a size
+// at the state's instant.
+func (s *WeekState) live(l *WeekListing) bool {
+	at := s.At.Unix()
+	return l.FirstSeen < at && (l.Delisted == 0 || l.Delisted >= at) && l.HasSize && l.ReadAt != 0
+}
+
+// EditionSize is how many entries each list of an edition holds.
+const EditionSize = 10
+
+// EditionEntry is one listing in a list of an edition.
+type EditionEntry struct {
+	ID           string   `json:"id"`
+	Name         string   `json:"name"`
+	Category     string   `json:"category"`
+	Size         *int64   `json:"size"`
+	Change       *int64   `json:"change"`       // size change over the week
+	Percent      *float64 `json:"percent"`      // of the size a week before
+	Rank         *int     `json:"rank"`         // store rank at the end of the week
+	PreviousRank *int     `json:"previousRank"` // store rank a week before
+	Rating       *float64 `json:"rating"`
+	RatingCount  *int64   `json:"ratingCount"`
+}
+
+// EditionTotals are a store's totals at the end of a week and their change
+// on the week before.
+type EditionTotals struct {
+	Live            int   `json:"live"`
+	LiveChange      int   `json:"liveChange"`
+	TotalSize       int64 `json:"totalSize"`
+	TotalSizeChange int64 `json:"totalSizeChange"`
+	Newcomers       int   `json:"newcomers"`
+	Departures      int   `json:"departures"`
+}
+
+// EditionStore is one store's part of an edition.
+type EditionStore struct {
+	Totals             EditionTotals  `json:"totals"`
+	TopClimbers        []EditionEntry `json:"topClimbers"`        // by store-rank climb over the week
+	Gainers            []EditionEntry `json:"gainers"`            // by size change
+	GainersPercent     []EditionEntry `json:"gainersPercent"`     // by percent change, from at least RisingMinSize
+	Newcomers          []EditionEntry `json:"newcomers"`          // first seen during the week, by size
+	Departures         []EditionEntry `json:"departures"`         // delisted during the week, by last size
+	BestRatedNewcomers []EditionEntry `json:"bestRatedNewcomers"` // newcomers with at least EditionMinRatings ratings, by rating
+}
+
+// EditionMinRatings is the rating count a newcomer needs to be listed among
+// the best rated.
+const EditionMinRatings = 10
+
+// Edition is the weekly edition of one ISO week.
+type Edition struct {
+	Week   string                   `json:"week"`
+	Start  string                   `json:"start"` // Monday
+	Last   string                   `json:"end"`   // Sunday
+	AsOf   time.Time                `json:"asOf"`  // the instant the week ended
+	Stores map[string]*EditionStore `json:"stores"`
+}
+
+// BuildEdition builds the edition of week w from the state at the week's
+// end (cur) and at the previous week's end (prev). It is a deterministic
+// function of the two states.
+func BuildEdition(w Week, cur, prev *WeekState) *Edition {
+	e := &Edition{Week: w.String(), Start: w.Start().String(), Last: w.Last().String(), AsOf: w.End(),
+		Stores: map[string]*EditionStore{}}
+	start := w.Start().Time().Unix()
+	end := w.End().Unix()
+	for _, s := range Stores {
+		curL, prevL := storeSlice(cur.Listings, s), storeSlice(prev.Listings, s)
+		rankNow, rankPrev := cur.ranks(curL), prev.ranks(prevL)
+		prevByID := map[string]*WeekListing{}
+		for i := range prevL {
+			prevByID[prevL[i].ID] = &prevL[i]
+		}
+		es := &EditionStore{}
+		type cand struct {
+			key, key2 float64
+			e         EditionEntry
+		}
+		var climbers, gainers, pct, newcomers, departures, rated []cand
+		for i := range curL {
+			l := &curL[i]
+			entry := EditionEntry{ID: l.ID, Name: l.Name, Category: l.Category}
+			if l.HasSize {
+				entry.Size = ptr(l.Size)
+			}
+			if l.Rated {
+				entry.Rating, entry.RatingCount = ptr(RoundRating(l.Rating)), ptr(l.RatingCount)
+			}
+			isNew := l.FirstSeen >= start && l.FirstSeen < end
+			if l.Delisted >= start && l.Delisted < end {
+				es.Totals.Departures++
+				departures = append(departures, cand{key: float64(l.Size), e: entry})
+			}
+			if !cur.live(l) {
+				continue
+			}
+			es.Totals.Live++
+			es.Totals.TotalSize += l.Size
+			rn := rankNow[l.ID]
+			entry.Rank = ptr(rn)
+			p := prevByID[l.ID]
+			if p != nil && prev.live(p) {
+				rp := rankPrev[p.ID]
+				entry.PreviousRank = ptr(rp)
+				entry.Change = ptr(l.Size - p.Size)
+				if p.Size != 0 {
+					entry.Percent = ptr(math.Round(float64(l.Size-p.Size)/float64(p.Size)*10000) / 100)
+				}
+				if rp > rn {
+					climbers = append(climbers, cand{key: float64(rp - rn), key2: -float64(rn), e: entry})
+				}
+				if *entry.Change > 0 {
+					gainers = append(gainers, cand{key: float64(*entry.Change), key2: float64(l.Size), e: entry})
+					if p.Size >= RisingMinSize(s) && entry.Percent != nil {
+						pct = append(pct, cand{key: *entry.Percent, key2: float64(l.Size), e: entry})
+					}
+				}
+			}
+			if isNew {
+				es.Totals.Newcomers++
+				newcomers = append(newcomers, cand{key: float64(l.Size), e: entry})
+				if l.Rated && l.RatingCount >= EditionMinRatings {
+					rated = append(rated, cand{key: RoundRating(l.Rating), key2: float64(l.RatingCount), e: entry})
+				}
+			}
+		}
+		for i := range prevL {
+			if prev.live(&prevL[i]) {
+				es.Totals.LiveChange--
+				es.Totals.TotalSizeChange -= prevL[i].Size
+			}
+		}
+		es.Totals.LiveChange += es.Totals.Live
+		es.Totals.TotalSizeChange += es.Totals.TotalSize
+		top := func(cs []cand) []EditionEntry {
+			slices.SortFunc(cs, func(a, b cand) int {
+				return cmp.Or(cmp.Compare(b.key, a.key), cmp.Compare(b.key2, a.key2), cmp.Compare(a.e.ID, b.e.ID))
+			})
+			out := []EditionEntry{}
+			for _, c := range cs[:min(EditionSize, len(cs))] {
+				out = append(out, c.e)
+			}
+			return out
+		}
+		es.TopClimbers, es.Gainers, es.GainersPercent = top(climbers), top(gainers), top(pct)
+		es.Newcomers, es.Departures, es.BestRatedNewcomers = top(newcomers), top(departures), top(rated)
+		e.Stores[s.String()] = es
+	}
+	return e
+}
+
+// ranks returns the store ranks of the live listings of one store's slice:
+// by size, largest first, ties by id.
+func (s *WeekState) ranks(ls []WeekListing) map[string]int {
+	var live []*WeekListing
+	for i := range ls {
+		if s.live(&ls[i]) {
+			live = append(live, &ls[i])
+		}
+	}
+	slices.SortFunc(live, func(a, b *WeekListing) int {
+		return cmp.Or(cmp.Compare(b.Size, a.Size), cmp.Compare(a.ID, b.ID))
+	})
+	out := make(map[string]int, len(live))
+	for i, l := range live {
+		out[l.ID] = i + 1
+	}
+	return out
+}
+
+func storeSlice(ls []WeekListing, s Store) []WeekListing {
+	lo, _ := slices.BinarySearchFunc(ls, s, func(l WeekListing, s Store) int { return cmp.Compare(l.Store, s) })
+	hi, _ := slices.BinarySearchFunc(ls, s+1, func(l WeekListing, s Store) int { return cmp.Compare(l.Store, s) })
+	return ls[lo:hi]
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Editions holds every built weekly edition. It is immutable once
+// published; the job that builds editions publishes a new one with each
+// addition.
+type Editions struct {
+	byWeek map[Week]*Edition
+	latest Week
+}
+
+// NewEditions returns a set of editions holding the given ones plus es.
+func NewEditions(old *Editions, es ...*Edition) (*Editions, error) {
+	n := &Editions{byWeek: map[Week]*Edition{}}
+	if old != nil {
+		for k, v := range old.byWeek {
+			n.byWeek[k] = v
+		}
+		n.latest = old.latest
+	}
+	for _, e := range es {
+		w, err := ParseWeek(e.Week)
+		if err != nil {
+			return nil, err
+		}
+		n.byWeek[w] = e
+		if n.latest.Before(w) || n.latest == (Week{}) {
+			n.latest = w
+		}
+	}
+	return n, nil
+}
+
+// Get returns the edition of week w, or nil.
+func (e *Editions) Get(w Week) *Edition {
+	if e == nil {
+		return nil
+	}
+	return e.byWeek[w]
+}
+
+// Latest returns the newest edition, or nil.
+func (e *Editions) Latest() *Edition {
+	if e == nil {
+		return nil
+	}
+	return e.byWeek[e.latest]
+}
+
+// Len returns the number of editions.
+func (e *Editions) Len() int {
+	if e == nil {
+		return 0
+	}
+	return len(e.byWeek)
+}
+
+// Has reports whether week w has an edition.
+func (e *Editions) Has(w Week) bool { return e.Get(w) != nil }

@@ -19,6 +19,8 @@ type Views struct {
 	pub *views.Published[views.State]
 	log *slog.Logger
 	mu  sync.Mutex
+
+	afterReplica func() // test hook: runs between the replica load and the history load
 }
 
 // NewViews returns the builder of the state published in pub.
@@ -58,6 +60,9 @@ func (v *Views) full(ctx context.Context) error {
 		v.pub.Publish(&views.State{Replica: r})
 		v.log.Info("replica published", "generation", gen, "listings", r.Len(), "load_time", r.Info().LoadTime.Round(time.Millisecond))
 		gen++
+	}
+	if v.afterReplica != nil {
+		v.afterReplica()
 	}
 	start := time.Now()
 	b := views.BuilderFrom(r)

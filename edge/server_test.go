@@ -286,3 +286,69 @@ func TestGracefulStop(t *testing.T) {
 		t.Fatal("still answering after stop")
 	}
 }
+
+func TestBackgroundFiguresAnswer503UntilBuilt(t *testing.T) {
+	cfg := seeded(t)
+	h := start(t, cfg)
+	paths := []string{"/api/v1/categories/chrome", "/api/v1/stores/edge/stats", "/api/v1/week", "/api/v1/week/2026-W05"}
+	for _, p := range paths {
+		a := get(t, "GET", h.base+p)
+		problem(t, a, http.StatusServiceUnavailable)
+		if ra := a.header.Get("Retry-After"); ra != "60" {
+			t.Errorf("%s: Retry-After %q, want 60", p, ra)
+		}
+	}
+	if err := h.jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	a := get(t, "GET", h.base+"/api/v1/categories/chrome")
+	var cats struct {
+		Store      string
+		Categories []views.CategoryCount
+	}
+	if err := json.Unmarshal(a.body, &cats); a.status != 200 || err != nil || cats.Store != "chrome" || len(cats.Categories) == 0 {
+		t.Fatalf("categories after build: %d %s", a.status, a.body)
+	}
+	if a := get(t, "GET", h.base+"/api/v1/stores/edge/stats"); a.status != 200 || !strings.Contains(string(a.body), `"store":"edge"`) {
+		t.Fatalf("stats after build: %d %s", a.status, a.body)
+	}
+	// Editions have their own job: still 503 until it runs.
+	problem(t, get(t, "GET", h.base+"/api/v1/week"), http.StatusServiceUnavailable)
+	if err := h.jobs.RunNow("editions"); err != nil {
+		t.Fatal(err)
+	}
+	a = get(t, "GET", h.base+"/api/v1/week")
+	var e views.Edition
+	if err := json.Unmarshal(a.body, &e); a.status != 200 || err != nil || len(e.Stores) != 5 {
+		t.Fatalf("latest week: %d %s", a.status, a.body)
+	}
+	// The seeded data ends 2026-03-01 (a Sunday, 00:00): the week before is the latest complete one.
+	if e.Week != "2026-W08" {
+		t.Errorf("latest edition %s, want 2026-W08", e.Week)
+	}
+	if a := get(t, "GET", h.base+"/api/v1/week/"+e.Week); a.status != 200 {
+		t.Errorf("week by id: %d", a.status)
+	}
+	if d := problem(t, get(t, "GET", h.base+"/api/v1/week/2026-W5"), http.StatusBadRequest); !strings.Contains(d, "<yyyy>-W<ww>") {
+		t.Errorf("malformed week detail %q", d)
+	}
+	problem(t, get(t, "GET", h.base+"/api/v1/week/2027-W53"), http.StatusBadRequest)
+	problem(t, get(t, "GET", h.base+"/api/v1/week/2020-W10"), http.StatusNotFound)
+	problem(t, get(t, "GET", h.base+"/api/v1/categories/safari"), http.StatusNotFound)
+}
+
+func TestMetrics(t *testing.T) {
+	cfg := seeded(t)
+	h := start(t, cfg)
+	if err := h.jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	a := get(t, "GET", h.base+"/metrics")
+	body := string(a.body)
+	for _, want := range []string{`edge_job_runs_total{job="views"} 1`, `edge_views_generation 2`,
+		`edge_figures_ready 1`, `edge_listings{store="chrome"}`, `edge_job_failures_total{job="editions"} 0`, "go_goroutines"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}

@@ -1,0 +1,309 @@
+package analytics_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/analytics/seed"
+	"github.com/edge-stats/edge/views"
+)
+
+func seededHistory(t *testing.T) (driver.Conn, *views.Replica, *views.Figures) {
+	t.Helper()
+	srv := chtest.Need(t, srv)
+	_, conn := srv.Migrated(t)
+	ctx := context.Background()
+	o := seed.Options{Seed: 11, Listings: 1200, Days: 60, ReviewsPerListing: 0,
+		End: time.Date(2026, 7, 15, 9, 0, 0, 0, time.UTC)}
+	if _, err := seed.Write(ctx, conn, o, seed.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 1, History: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn, r, views.Build(r, 0)
+}
+
+type reading struct {
+	at   time.Time
+	size *uint64
+	rc   *uint64
+}
+
+// readings returns a listing's readings, oldest first, straight from the
+// snapshots table.
+func readings(t *testing.T, conn driver.Conn, l *views.Listing) []reading {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), `SELECT crawled_at, usage, rating_count FROM snapshots
+		WHERE store = ? AND id = ? ORDER BY crawled_at`, uint8(l.Store), l.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []reading
+	for rows.Next() {
+		var r reading
+		var usage *uint64
+		if err := rows.Scan(&r.at, &usage, &r.rc); err != nil {
+			t.Fatal(err)
+		}
+		r.size = usage
+		if l.Store == views.Apple {
+			r.size = r.rc
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// expectBase computes a growth base in Go from the readings: the newest
+// reading with the figure at least days before the newest reading.
+func expectBase(rs []reading, days int, figure func(reading) *uint64) views.Base {
+	if len(rs) == 0 {
+		return views.Base{}
+	}
+	limit := rs[len(rs)-1].at.Add(-time.Duration(days) * 24 * time.Hour)
+	for i := len(rs) - 1; i >= 0; i-- {
+		if v := figure(rs[i]); v != nil && !rs[i].at.After(limit) {
+			return views.Base{Value: int64(*v), At: rs[i].at.Unix()}
+		}
+	}
+	return views.Base{}
+}
+
+func TestGrowthAndSparklinesMatchSQL(t *testing.T) {
+	conn, r, _ := seededHistory(t)
+	checked, withBase := 0, 0
+	for i, l := range r.All() {
+		if i%9 != 0 || !l.Crawled() {
+			continue
+		}
+		rs := readings(t, conn, &l)
+		for _, w := range views.Windows {
+			want := expectBase(rs, w.Days(), func(r reading) *uint64 { return r.size })
+			if got := l.Hist.SizeBase(w); got != want {
+				t.Fatalf("%s/%s size base %s = %+v, want %+v", l.Store, l.ID, w, got, want)
+			}
+			if want.Valid() {
+				withBase++
+			}
+		}
+		for _, w := range views.Windows[:2] {
+			want := expectBase(rs, w.Days(), func(r reading) *uint64 { return r.rc })
+			if got := l.Hist.RatingBase(w); got != want {
+				t.Fatalf("%s/%s rating base %s = %+v, want %+v", l.Store, l.ID, w, got, want)
+			}
+		}
+		// Climb base: the newest reading with a size at or before the climb time.
+		climbAt := r.Info().ClimbAt
+		var want views.Base
+		for _, rd := range rs {
+			if rd.size != nil && !rd.at.After(climbAt) {
+				want = views.Base{Value: int64(*rd.size), At: rd.at.Unix()}
+			}
+		}
+		if got := l.Hist.ClimbBase(); got != want {
+			t.Fatalf("%s/%s climb base %+v, want %+v", l.Store, l.ID, got, want)
+		}
+		// Sparkline: each day's latest reading with a size, over the last 90 days.
+		lastDay := views.DayOf(r.Info().ReadingsMark)
+		byDay := map[views.Day]int64{}
+		for _, rd := range rs {
+			if d := views.DayOf(rd.at); rd.size != nil && d > lastDay-views.SparkDays {
+				byDay[d] = int64(*rd.size) // readings are oldest first: the day's latest wins
+			}
+		}
+		got := map[views.Day]int64{}
+		l.Hist.Sparkline(func(p views.SparkPoint) { got[p.Day] = p.Value })
+		if fmt.Sprint(got) != fmt.Sprint(byDay) {
+			t.Fatalf("%s/%s sparkline %v, want %v", l.Store, l.ID, got, byDay)
+		}
+		checked++
+	}
+	if checked < 100 || withBase < 100 {
+		t.Fatalf("checked %d listings, %d bases", checked, withBase)
+	}
+}
+
+func TestRanksMatchSQL(t *testing.T) {
+	conn, r, f := seededHistory(t)
+	// Rank by direct SQL: 1 + live listings of the store that are larger, or as large with a smaller id.
+	q := `SELECT store, id, size FROM (
+		SELECT store, id, delisted_at FROM (SELECT * FROM listings ORDER BY store, id, crawled_at DESC LIMIT 1 BY store, id)
+	) ANY INNER JOIN (
+		SELECT store, id, if(store = 3, rating_count, usage) AS size
+		FROM (SELECT * FROM snapshots ORDER BY store, id, crawled_at DESC LIMIT 1 BY store, id)
+	) USING (store, id)
+	WHERE isNull(delisted_at) AND isNotNull(size)`
+	rows, err := conn.Query(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	type row struct {
+		id   string
+		size uint64
+	}
+	live := map[views.Store][]row{}
+	for rows.Next() {
+		var s uint8
+		var rw row
+		var size *uint64
+		if err := rows.Scan(&s, &rw.id, &size); err != nil {
+			t.Fatal(err)
+		}
+		rw.size = *size
+		live[views.Store(s)] = append(live[views.Store(s)], rw)
+	}
+	checked := 0
+	for s, rs := range live {
+		for i, me := range rs {
+			if i%5 != 0 {
+				continue
+			}
+			want := 1
+			for _, o := range rs {
+				if o.size > me.size || (o.size == me.size && o.id < me.id) {
+					want++
+				}
+			}
+			got, _, _, _ := f.Ranks(r.Lookup(s, me.id))
+			if got != want {
+				t.Fatalf("%s/%s rank %d, want %d", s, me.id, got, want)
+			}
+			checked++
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("checked %d ranks", checked)
+	}
+}
+
+func TestEditionMatchesSQL(t *testing.T) {
+	conn, _, _ := seededHistory(t)
+	ctx := context.Background()
+	w, _ := views.ParseWeek("2026-W27") // 2026-06-29 to 2026-07-05, inside the data
+	cur, err := analytics.LoadWeekState(ctx, conn, w.End())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev, err := analytics.LoadWeekState(ctx, conn, w.Start().Time())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := views.BuildEdition(w, cur, prev)
+	end, start := w.End().Unix(), w.Start().Time().Unix()
+	lookback := end - int64(analytics.WeekLookback/time.Second)
+	// Totals by direct SQL, with newest rows chosen by ORDER BY ... LIMIT 1 BY.
+	q := fmt.Sprintf(`SELECT store,
+		countIf(first_seen < toDateTime(%[1]d) AND (isNull(delisted_at) OR delisted_at >= toDateTime(%[1]d)) AND has = 1),
+		sumIf(size, first_seen < toDateTime(%[1]d) AND (isNull(delisted_at) OR delisted_at >= toDateTime(%[1]d)) AND has = 1),
+		countIf(first_seen >= toDateTime(%[3]d) AND first_seen < toDateTime(%[1]d) AND has = 1
+			AND (isNull(delisted_at) OR delisted_at >= toDateTime(%[1]d)))
+	FROM (
+		SELECT store, id, first_seen, delisted_at FROM (
+			SELECT * FROM listings WHERE crawled_at < toDateTime(%[1]d) ORDER BY store, id, crawled_at DESC LIMIT 1 BY store, id)
+	) ANY LEFT JOIN (
+		SELECT store, id, toUInt8(1) AS has, assumeNotNull(if(store = 3, rating_count, usage)) AS size FROM (
+			SELECT * FROM snapshots WHERE crawled_at < toDateTime(%[1]d) AND crawled_at >= toDateTime(%[2]d)
+				AND isNotNull(if(store = 3, rating_count, usage))
+			ORDER BY store, id, crawled_at DESC LIMIT 1 BY store, id)
+	) USING (store, id)
+	GROUP BY store`, end, lookback, start)
+	rows, err := conn.Query(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	stores := 0
+	for rows.Next() {
+		var s uint8
+		var live, newcomers uint64
+		var size uint64
+		if err := rows.Scan(&s, &live, &size, &newcomers); err != nil {
+			t.Fatal(err)
+		}
+		tot := e.Stores[views.Store(s).String()].Totals
+		if tot.Live != int(live) || tot.TotalSize != int64(size) || tot.Newcomers != int(newcomers) {
+			t.Errorf("%s totals %+v, SQL live %d size %d newcomers %d", views.Store(s), tot, live, size, newcomers)
+		}
+		if live == 0 {
+			t.Errorf("%s has no live listings at the end of %s", views.Store(s), w)
+		}
+		stores++
+	}
+	if stores != 5 {
+		t.Fatalf("%d stores", stores)
+	}
+}
+
+// TestHistoryEdgeCases writes readings by hand: a base exactly one window
+// old, several crawls in one UTC day, a listing with a single reading.
+func TestHistoryEdgeCases(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	_, conn := srv.Migrated(t)
+	ctx := context.Background()
+	now := time.Date(2026, 5, 20, 12, 0, 0, 0, time.UTC)
+	u := func(v uint64) *uint64 { return &v }
+	write := func(ls []analytics.ListingRow, ss []analytics.SnapshotRow) {
+		t.Helper()
+		if err := analytics.WriteListings(ctx, conn, ls); err != nil {
+			t.Fatal(err)
+		}
+		if err := analytics.WriteSnapshots(ctx, conn, ss); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta := func(id string) analytics.ListingRow {
+		return analytics.ListingRow{Store: views.Edge, ID: id, CrawledAt: now.Add(-30 * 24 * time.Hour),
+			Name: id, FirstSeen: now.Add(-60 * 24 * time.Hour)}
+	}
+	write([]analytics.ListingRow{meta("boundary"), meta("single"), meta("sameday")}, []analytics.SnapshotRow{
+		// boundary: a reading exactly 1 day and exactly 7 days before the newest.
+		{Store: views.Edge, ID: "boundary", CrawledAt: now.Add(-7 * 24 * time.Hour), Usage: u(70)},
+		{Store: views.Edge, ID: "boundary", CrawledAt: now.Add(-7*24*time.Hour + time.Second), Usage: u(71)},
+		{Store: views.Edge, ID: "boundary", CrawledAt: now.Add(-24 * time.Hour), Usage: u(90)},
+		{Store: views.Edge, ID: "boundary", CrawledAt: now.Add(-24*time.Hour + time.Second), Usage: u(91)},
+		{Store: views.Edge, ID: "boundary", CrawledAt: now, Usage: u(100)},
+		// single: one reading, so no growth at all.
+		{Store: views.Edge, ID: "single", CrawledAt: now, Usage: u(5)},
+		// sameday: three crawls on one UTC day, then one the next day; the middle one lacks a figure.
+		{Store: views.Edge, ID: "sameday", CrawledAt: now.Add(-36 * time.Hour), Usage: u(10)},
+		{Store: views.Edge, ID: "sameday", CrawledAt: now.Add(-30 * time.Hour), Usage: u(20)},
+		{Store: views.Edge, ID: "sameday", CrawledAt: now.Add(-26 * time.Hour)},
+		{Store: views.Edge, ID: "sameday", CrawledAt: now, Usage: u(40)},
+	})
+	r, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 1, History: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := r.Lookup(views.Edge, "boundary")
+	if g, ok := b.SizeGrowth(views.Window1d); !ok || g.Delta != 10 || g.Since != now.Add(-24*time.Hour).Unix() {
+		t.Errorf("1d growth from a base exactly one day old: %+v %v", g, ok)
+	}
+	if g, ok := b.SizeGrowth(views.Window7d); !ok || g.Delta != 30 || g.Percent != 30.0/70*100 {
+		t.Errorf("7d growth from a base exactly seven days old: %+v %v", g, ok)
+	}
+	if _, ok := b.SizeGrowth(views.Window30d); ok {
+		t.Error("30d growth without a reading that old")
+	}
+	s := r.Lookup(views.Edge, "single")
+	for _, w := range views.Windows {
+		if _, ok := s.SizeGrowth(w); ok {
+			t.Errorf("single reading has %s growth", w)
+		}
+	}
+	var points []views.SparkPoint
+	r.Lookup(views.Edge, "sameday").Hist.Sparkline(func(p views.SparkPoint) { points = append(points, p) })
+	today := views.DayOf(now)
+	if len(points) != 2 || points[0] != (views.SparkPoint{Day: today - 1, Value: 20}) || points[1] != (views.SparkPoint{Day: today, Value: 40}) {
+		t.Errorf("sparkline %v, want the day's latest reading with a figure: 20 then 40", points)
+	}
+}

@@ -1,0 +1,147 @@
+package cron
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/analytics/seed"
+	"github.com/edge-stats/edge/views"
+)
+
+var srv *chtest.Server
+
+func TestMain(m *testing.M) { chtest.Main(m, &srv) }
+
+// TestClickHouseDiesMidRebuild stops ClickHouse between the replica load and
+// the history load of a full rebuild: the previous state keeps serving, the
+// job reports the error, and the next successful build publishes.
+func TestClickHouseDiesMidRebuild(t *testing.T) {
+	chtest.Need(t, srv) // skips without ClickHouse
+	// A server of its own: this test kills it.
+	own, err := chtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Stop()
+	cfg, conn := own.Migrated(t)
+	ctx := context.Background()
+	o := seed.Options{Seed: 2, Listings: 300, Days: 20, End: time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)}
+	if _, err := seed.Write(ctx, conn, o, seed.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db := analytics.NewLazy(cfg)
+	defer db.Close()
+	pub := &views.Published[views.State]{}
+	v := NewViews(db, pub, quiet())
+	r := New(ctx, quiet(), fastBackoff())
+	r.Add(v.FullJob("@every 1h"))
+	if err := r.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	good := pub.Load()
+	if good == nil || good.Figures == nil || good.Replica.Info().Generation != 2 {
+		t.Fatalf("first build: %+v", good)
+	}
+
+	v.afterReplica = own.Pause
+	err = r.RunNow("views")
+	if err == nil {
+		t.Fatal("a rebuild without ClickHouse succeeded")
+	}
+	if pub.Load() != good {
+		t.Fatal("a failed rebuild replaced the published state")
+	}
+	st := r.Status()[0]
+	if st.Failures != 1 || st.LastError == "" || st.Runs != 1 {
+		t.Fatalf("status after the failure %+v", st)
+	}
+	if l := pub.Load().Replica.Lookup(good.Replica.All()[0].Store, good.Replica.All()[0].ID); l == nil {
+		t.Fatal("the previous state no longer answers")
+	}
+
+	v.afterReplica = nil
+	if err := own.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RunNow("views"); err != nil {
+		t.Fatalf("rebuild after recovery: %v", err)
+	}
+	next := pub.Load()
+	if next == good || next.Figures == nil || next.Replica.Info().Generation <= good.Replica.Info().Generation {
+		t.Fatalf("no new generation after recovery: %d", next.Replica.Info().Generation)
+	}
+	if st := r.Status()[0]; st.Runs != 2 || !st.LastSuccess.After(st.LastErrorAt) {
+		t.Fatalf("status after recovery %+v", st)
+	}
+}
+
+// TestRefreshReadsOnlyChangedListings adds readings for a few listings and
+// checks that the incremental refresh reads those and publishes them.
+func TestRefreshReadsOnlyChangedListings(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	cfg, conn := srv.Migrated(t)
+	ctx := context.Background()
+	end := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+	o := seed.Options{Seed: 4, Listings: 400, Days: 20, End: end}
+	if _, err := seed.Write(ctx, conn, o, seed.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db := analytics.NewLazy(cfg)
+	defer db.Close()
+	pub := &views.Published[views.State]{}
+	v := NewViews(db, pub, quiet())
+	r := New(ctx, quiet(), fastBackoff())
+	r.Add(v.FullJob("@every 1h"))
+	r.Add(v.RefreshJob("@every 1h"))
+	if err := r.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	before := pub.Load()
+	if err := r.RunNow("refresh"); err != nil {
+		t.Fatal(err)
+	}
+	if pub.Load() != before {
+		t.Fatal("a refresh with nothing new published a new state")
+	}
+	var target *views.Listing
+	for _, l := range before.Replica.OfStore(views.Firefox) {
+		if l.Live() {
+			target = &l
+			break
+		}
+	}
+	usage := uint64(123456789)
+	if err := analytics.WriteSnapshots(ctx, conn, []analytics.SnapshotRow{{Store: views.Firefox, ID: target.ID,
+		CrawledAt: end.Add(time.Hour), Usage: &usage}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RunNow("refresh"); err != nil {
+		t.Fatal(err)
+	}
+	after := pub.Load()
+	if after == before || after.Replica.Len() != before.Replica.Len() {
+		t.Fatalf("refresh did not publish the change (%d listings)", after.Replica.Len())
+	}
+	l := after.Replica.Lookup(views.Firefox, target.ID)
+	if u, _ := l.Usage(); u != int64(usage) {
+		t.Fatalf("refreshed usage %d", u)
+	}
+	if st, _, _, _ := after.Figures.Ranks(l); st != 1 {
+		t.Errorf("the new giant ranks %d, want 1", st)
+	}
+	if g, ok := l.SizeGrowth(views.Window1d); !ok || g.Delta <= 0 {
+		t.Errorf("refreshed listing's growth %+v %v", g, ok)
+	}
+	// Unchanged listings keep their history.
+	for i, old := range before.Replica.All() {
+		if old.ID == target.ID {
+			continue
+		}
+		if now := after.Replica.All()[i]; now.Hist.SizeBase(views.Window7d) != old.Hist.SizeBase(views.Window7d) {
+			t.Fatalf("unchanged listing %s lost its history", old.ID)
+		}
+	}
+}

@@ -338,13 +338,21 @@ func (f *Figures) aggregate(snapshots int64) {
 	})
 
 	ls := r.listings
+	var items []ranked
 	for _, t := range topics {
 		for s := range t.byStore {
-			slices.SortFunc(t.byStore[s], func(a, b int32) int {
-				sa, _ := ls[a].Size()
-				sb, _ := ls[b].Size()
-				return cmp.Or(cmp.Compare(sb, sa), cmp.Compare(ls[a].ID, ls[b].ID))
-			})
+			items = items[:0]
+			for _, i := range t.byStore[s] {
+				size, ok := ls[i].Size()
+				if !ok {
+					size = -1 // listings without a size go last
+				}
+				items = append(items, ranked{key: size, idx: i})
+			}
+			sortRanked(items) // by size, then id
+			for k, it := range items {
+				t.byStore[s][k] = it.idx
+			}
 		}
 		f.topics = append(f.topics, *t)
 	}

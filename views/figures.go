@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 )
 
@@ -92,10 +93,22 @@ func Build(r *Replica, snapshots int64) *Figures {
 		charts:    map[ChartKey][]int32{},
 		positions: map[int32][]ChartPos{},
 	}
+	// Stores are independent: build them in parallel, each into its own
+	// index range of the shared slices and its own charts, merged after.
+	parts := make([]storeCharts, NumStores)
+	var wg sync.WaitGroup
 	for _, s := range Stores {
-		lo, hi := r.storeStart[s], r.storeStart[s+1]
-		f.rankStore(lo, hi)
-		f.chartStore(s, lo, hi)
+		wg.Go(func() {
+			lo, hi := r.storeStart[s], r.storeStart[s+1]
+			byRank := f.rankStore(lo, hi)
+			parts[s] = f.chartStore(s, lo, hi, byRank)
+		})
+	}
+	wg.Wait()
+	for _, p := range parts {
+		for k, idx := range p {
+			f.setChart(k, idx)
+		}
 	}
 	f.sortPositions()
 	f.aggregate(snapshots)
@@ -145,17 +158,18 @@ type ranked struct {
 	idx  int32
 }
 
-// sortRanked sorts largest key first, then largest key2, then by id.
-func (f *Figures) sortRanked(items []ranked) {
-	ls := f.replica.listings
+// sortRanked sorts largest key first, then largest key2, then by id. The
+// items must be of one store, whose listings the replica keeps sorted by
+// id: comparing indexes compares ids.
+func sortRanked(items []ranked) {
 	slices.SortFunc(items, func(a, b ranked) int {
-		if c := cmp.Compare(b.key, a.key); c != 0 {
-			return c
+		if a.key != b.key {
+			return cmp.Compare(b.key, a.key)
 		}
-		if c := cmp.Compare(b.key2, a.key2); c != 0 {
-			return c
+		if a.key2 != b.key2 {
+			return cmp.Compare(b.key2, a.key2)
 		}
-		return cmp.Compare(ls[a.idx].ID, ls[b.idx].ID)
+		return cmp.Compare(a.idx, b.idx)
 	})
 }
 
@@ -163,10 +177,11 @@ func (f *Figures) sortRanked(items []ranked) {
 // listings ls[lo:hi] (one store). Ranks count live listings with a size,
 // largest first, ties by id. The rank 7 days ago counts the listings that
 // were live then, by their size as of the climb reference time.
-func (f *Figures) rankStore(lo, hi int) {
+// It returns the live listings with a size in rank order.
+func (f *Figures) rankStore(lo, hi int) []ranked {
 	ls := f.replica.listings
 	climbAt := f.replica.info.ClimbAt.Unix()
-	var now, then []ranked
+	now, then := make([]ranked, 0, hi-lo), make([]ranked, 0, hi-lo)
 	for i := lo; i < hi; i++ {
 		l := &ls[i]
 		if size, ok := l.Size(); ok && l.Live() {
@@ -176,11 +191,11 @@ func (f *Figures) rankStore(lo, hi int) {
 			then = append(then, ranked{key: b.Value, idx: int32(i)})
 		}
 	}
-	f.sortRanked(now)
-	f.sortRanked(then)
-	rankThen := make(map[int32]int32, len(then))
+	sortRanked(now)
+	sortRanked(then)
+	rankThen := make([]int32, hi-lo) // by index - lo; 0 = not ranked then
 	for r, it := range then {
-		rankThen[it.idx] = int32(r + 1)
+		rankThen[int(it.idx)-lo] = int32(r + 1)
 	}
 	perCat := map[string]int32{}
 	for r, it := range now {
@@ -188,29 +203,34 @@ func (f *Figures) rankStore(lo, hi int) {
 		cat := ls[it.idx].Category
 		perCat[cat]++
 		f.catRank[it.idx] = perCat[cat]
-		if old, ok := rankThen[it.idx]; ok {
+		if old := rankThen[int(it.idx)-lo]; old != 0 {
 			f.climb[it.idx], f.hasClimb[it.idx] = old-int32(r+1), true
 		}
 	}
+	return now
 }
 
-// chartStore builds every chart of one store and of each of its categories.
-func (f *Figures) chartStore(s Store, lo, hi int) {
+// storeCharts are the charts of one store and its categories.
+type storeCharts map[ChartKey][]int32
+
+// chartStore builds every chart of one store and of each of its
+// categories; byRank is the store's ranking, which is the top chart's order.
+func (f *Figures) chartStore(s Store, lo, hi int, byRank []ranked) storeCharts {
 	ls := f.replica.listings
+	out := storeCharts{}
 	newSince := f.replica.info.ReadingsMark.Add(-NewDays * 24 * time.Hour).Unix()
 	for _, chart := range Charts {
 		var items []ranked
-		for i := lo; i < hi; i++ {
+		if chart == ChartTop {
+			items = byRank
+		}
+		for i := lo; i < hi && chart != ChartTop; i++ {
 			l := &ls[i]
 			if !l.Live() {
 				continue
 			}
 			size, hasSize := l.Size()
 			switch chart {
-			case ChartTop:
-				if hasSize {
-					items = append(items, ranked{key: size, idx: int32(i)})
-				}
 			case ChartTrending:
 				if g, ok := l.SizeGrowth(Window7d); ok && g.Delta > 0 {
 					items = append(items, ranked{key: g.Delta, key2: size, idx: int32(i)})
@@ -236,7 +256,9 @@ func (f *Figures) chartStore(s Store, lo, hi int) {
 				}
 			}
 		}
-		f.sortRanked(items)
+		if chart != ChartTop {
+			sortRanked(items)
+		}
 		perCat := map[string][]int32{}
 		var whole []int32
 		for _, it := range items {
@@ -248,11 +270,14 @@ func (f *Figures) chartStore(s Store, lo, hi int) {
 				perCat[cat] = append(perCat[cat], it.idx)
 			}
 		}
-		f.setChart(ChartKey{s, chart, ""}, whole)
+		if len(whole) > 0 {
+			out[ChartKey{s, chart, ""}] = whole
+		}
 		for cat, idx := range perCat {
-			f.setChart(ChartKey{s, chart, cat}, idx)
+			out[ChartKey{s, chart, cat}] = idx
 		}
 	}
+	return out
 }
 
 func (f *Figures) setChart(k ChartKey, idx []int32) {

@@ -33,12 +33,36 @@ func NewReplica(listings []Listing, info ReplicaInfo) *Replica {
 }
 
 // sortDedup sorts by key, keeping the last of equal keys (loaders hand rows
-// in arrival order).
+// in arrival order). Listings are large, so it sorts a permutation of
+// indexes and then moves each listing once, in place.
 func sortDedup(listings []Listing) []Listing {
-	slices.SortStableFunc(listings, compareKey)
+	n := len(listings)
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int { return compareKey(&listings[a], &listings[b]) })
+	// Apply the permutation in place by following its cycles.
+	for i := range n {
+		if int(perm[i]) == i {
+			continue
+		}
+		tmp := listings[i]
+		j := i
+		for {
+			k := int(perm[j])
+			perm[j] = int32(j)
+			if k == i {
+				listings[j] = tmp
+				break
+			}
+			listings[j] = listings[k]
+			j = k
+		}
+	}
 	out := listings[:0]
 	for i := range listings {
-		if i+1 < len(listings) && compareKey(listings[i], listings[i+1]) == 0 {
+		if i+1 < n && compareKey(&listings[i], &listings[i+1]) == 0 {
 			continue
 		}
 		out = append(out, listings[i])
@@ -57,7 +81,7 @@ func newSorted(listings []Listing, info ReplicaInfo) *Replica {
 	return r
 }
 
-func compareKey(a, b Listing) int {
+func compareKey(a, b *Listing) int {
 	if c := cmp.Compare(a.Store, b.Store); c != 0 {
 		return c
 	}
@@ -189,7 +213,7 @@ func Merge(old *Replica, changed *ReplicaBuilder, info ReplicaInfo) *Replica {
 			out = append(out, ch[j:]...)
 			j = len(ch)
 		default:
-			switch c := compareKey(old.listings[i], ch[j]); {
+			switch c := compareKey(&old.listings[i], &ch[j]); {
 			case c < 0:
 				out = append(out, old.listings[i])
 				i++
@@ -262,4 +286,12 @@ func (in *Interner) Strings(ss []string) []string {
 // loader can add history before building a new replica. r is not changed.
 func BuilderFrom(r *Replica) *ReplicaBuilder {
 	return &ReplicaBuilder{listings: slices.Clone(r.listings), sorted: true}
+}
+
+// WithInfo returns a replica sharing r's listings with other info, such as
+// older watermarks (for benchmarks and tools).
+func (r *Replica) WithInfo(info ReplicaInfo) *Replica {
+	c := *r
+	c.info = info
+	return &c
 }

@@ -1,0 +1,113 @@
+// Command views measures the full build of every view from a real
+// ClickHouse dataset and the incremental refresh:
+//
+//   - fetch: the replica (current state) and the history (growth bases,
+//     climb bases, sparklines), timed apart;
+//   - build: every figure from the replica, in memory (no I/O);
+//   - memory: live heap of the replica with history, and of the figures;
+//   - refresh: with the watermarks set back so that about --changed of the
+//     listings count as changed, the time to read them again, merge, and
+//     rebuild, against the full fetch and build.
+//
+//	go run ./bench/views --ch-database bench_1m
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/views"
+)
+
+func main() {
+	cfg := analytics.DefaultConfig()
+	flag.StringVar(&cfg.Addr, "ch-addr", cfg.Addr, "ClickHouse native address")
+	flag.StringVar(&cfg.Database, "ch-database", cfg.Database, "database")
+	builds := flag.Int("builds", 3, "builds to time")
+	changed := flag.Float64("changed", 0.01, "share of listings the refresh treats as changed")
+	flag.Parse()
+	if err := run(cfg, *builds, *changed); err != nil {
+		fmt.Fprintln(os.Stderr, "views bench:", err)
+		os.Exit(1)
+	}
+}
+
+func heap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+func run(cfg analytics.Config, builds int, share float64) error {
+	ctx := context.Background()
+	conn, err := analytics.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	base := heap()
+
+	t0 := time.Now()
+	bare, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 1})
+	if err != nil {
+		return err
+	}
+	fetchReplica := time.Since(t0)
+	t1 := time.Now()
+	b := views.BuilderFrom(bare)
+	info := bare.Info()
+	info.HasHistory = true
+	if err := analytics.AddHistory(ctx, conn, b, info); err != nil {
+		return err
+	}
+	r := b.Build(info)
+	bare = nil
+	fetchHistory := time.Since(t1)
+	n := r.Len()
+	replicaHeap := heap() - base
+	fmt.Printf("listings %d\nfetch: replica %v, history %v\n", n, fetchReplica.Round(time.Millisecond), fetchHistory.Round(time.Millisecond))
+
+	var f *views.Figures
+	best := time.Hour
+	for i := 0; i < builds; i++ {
+		s := time.Now()
+		f = views.Build(r, 0)
+		best = min(best, time.Since(s))
+	}
+	total := heap() - base
+	fmt.Printf("build: best of %d %v\n", builds, best.Round(time.Millisecond))
+	fmt.Printf("memory: replica with history %.0f B/listing, figures %.0f B/listing, total %.0f B/listing\n",
+		float64(replicaHeap)/float64(n), float64(total-replicaHeap)/float64(n), float64(total)/float64(n))
+	runtime.KeepAlive(f)
+
+	// Incremental: set the watermarks back until about share of the
+	// listings have a newer reading, and refresh from there.
+	var mark time.Time
+	q := fmt.Sprintf("SELECT quantileExact(%f)(crawled_at) FROM snapshots_latest FINAL", 1-share)
+	if err := conn.QueryRow(ctx, q).Scan(&mark); err != nil {
+		return err
+	}
+	old := r.Info()
+	old.ReadingsMark, old.ListingsMark = mark, mark
+	s := time.Now()
+	next, changed, err := analytics.RefreshReplica(ctx, conn, r.WithInfo(old), 2)
+	if err != nil {
+		return err
+	}
+	fetchChanged := time.Since(s)
+	s = time.Now()
+	views.Build(next, 0)
+	rebuild := time.Since(s)
+	fmt.Printf("refresh: %d changed listings (%.2f%%): fetch and merge %v, build %v, total %v\n",
+		changed, 100*float64(changed)/float64(n), fetchChanged.Round(time.Millisecond),
+		rebuild.Round(time.Millisecond), (fetchChanged + rebuild).Round(time.Millisecond))
+	fmt.Printf("full:    fetch %v, build %v, total %v\n", (fetchReplica + fetchHistory).Round(time.Millisecond),
+		best.Round(time.Millisecond), (fetchReplica + fetchHistory + best).Round(time.Millisecond))
+	return nil
+}

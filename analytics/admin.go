@@ -9,7 +9,7 @@ import (
 
 // UpstreamTables are the tables the crawler writes, followed by the tables
 // ClickHouse derives from them.
-var UpstreamTables = []string{"listings", "snapshots", "reviews", "snapshots_latest", "snapshots_daily"}
+var UpstreamTables = []string{"listings", "snapshots", "reviews", "listings_latest", "snapshots_latest", "snapshots_daily"}
 
 // TableCounts returns the number of rows in each upstream table.
 func TableCounts(ctx context.Context, conn driver.Conn) (map[string]uint64, error) {

@@ -24,7 +24,7 @@ type Watermarks struct {
 // incremental refresh.
 func ReadWatermarks(ctx context.Context, conn driver.Conn) (Watermarks, error) {
 	var w Watermarks
-	err := conn.QueryRow(ctx, `SELECT (SELECT max(crawled_at) FROM listings), (SELECT max(crawled_at) FROM snapshots_latest)`).
+	err := conn.QueryRow(ctx, `SELECT (SELECT max(crawled_at) FROM listings_latest), (SELECT max(crawled_at) FROM snapshots_latest)`).
 		Scan(&w.Listings, &w.Readings)
 	if err != nil {
 		return w, fmt.Errorf("read watermarks: %w", err)
@@ -40,7 +40,7 @@ func changedSince(w *Watermarks) (string, []any) {
 		return "1", nil
 	}
 	return `(store, id) IN (
-		SELECT store, id FROM listings WHERE toUInt32(crawled_at) > ?
+		SELECT store, id FROM listings_latest WHERE toUInt32(crawled_at) > ?
 		UNION ALL
 		SELECT store, id FROM snapshots_latest WHERE toUInt32(crawled_at) > ?)`,
 		[]any{w.Listings.Unix(), w.Readings.Unix()}

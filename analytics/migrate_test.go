@@ -68,7 +68,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		t.Fatalf("first run applied %v, want all %d migrations", applied, len(all))
 	}
 	first := schemaOf(t, cfg)
-	for _, table := range append([]string{"schema_migrations", "snapshots_latest_mv", "snapshots_daily_mv"}, analytics.UpstreamTables...) {
+	for _, table := range append([]string{"schema_migrations", "listings_latest_mv", "snapshots_latest_mv", "snapshots_daily_mv"}, analytics.UpstreamTables...) {
 		if _, ok := first[table]; !ok {
 			t.Errorf("table %s missing after migrate; have %v", table, first)
 		}

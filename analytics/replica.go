@@ -12,8 +12,8 @@ import (
 
 // currentStateQuery reads every listing's newest metadata version joined
 // with its newest reading. FINAL makes both exact whatever the state of
-// background merges; snapshots_latest is small (one row per listing once
-// merged), so no history is scanned.
+// background merges; listings_latest and snapshots_latest are small (one
+// row per listing once merged), so no history is scanned.
 const currentStateQuery = `
 SELECT store, id, slug, name, developer, category, kind, description, icon, version,
        store_updated, store_created, first_seen, delisted_at, featured, manifest_version,
@@ -23,7 +23,7 @@ FROM (
     SELECT store, id, slug, name, developer, category, kind, description, icon, version,
            store_updated, store_created, first_seen, delisted_at, featured, manifest_version,
            permissions, host_access, access_level, topics
-    FROM listings FINAL WHERE %[1]s
+    FROM listings_latest FINAL WHERE %[1]s
 ) ANY LEFT JOIN (
     SELECT store, id, toUInt8(1) AS has_reading, crawled_at AS read_at, usage, weekly_downloads,
            rating, rating_count, stars
@@ -135,7 +135,7 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*view
 		return nil, err
 	}
 	var n uint64
-	if err := conn.QueryRow(ctx, "SELECT count() FROM listings").Scan(&n); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT count() FROM listings_latest").Scan(&n); err != nil {
 		return nil, fmt.Errorf("count listings: %w", err)
 	}
 	// Unmerged versions make count() an upper bound: a good capacity.

@@ -2,8 +2,8 @@
 -- Stores are numbered 0 chrome, 1 edge, 2 firefox, 3 apple, 4 googleplay.
 
 -- One row per metadata version of a listing; the newest crawled_at wins.
--- A few million keys: unpartitioned, so every version of a listing merges
--- together and FINAL stays exact.
+-- Every version is kept (a weekly edition reads the metadata as it was at
+-- the end of its week); listings_latest below holds the newest version.
 CREATE TABLE IF NOT EXISTS listings (
     store            UInt8,
     id               String,
@@ -26,8 +26,8 @@ CREATE TABLE IF NOT EXISTS listings (
     host_access      Array(String),
     access_level     UInt8,
     topics           Array(String)
-) ENGINE = ReplacingMergeTree(crawled_at)
-ORDER BY (store, id);
+) ENGINE = MergeTree()
+ORDER BY (store, id, crawled_at);
 
 -- One row per crawl of a listing (several a day for big listings): billions
 -- of rows, partitioned by month and ordered so one listing's history is one
@@ -63,6 +63,38 @@ ORDER BY (store, listing_id, review_id);
 -- Derived tables, kept up to date by ClickHouse on every insert into
 -- snapshots, so that nothing has to scan the whole history to know the
 -- newest reading or the day's latest reading.
+
+-- The newest metadata version of every listing (read with FINAL).
+CREATE TABLE IF NOT EXISTS listings_latest (
+    store            UInt8,
+    id               String,
+    crawled_at       DateTime,
+    slug             Nullable(String),
+    name             String,
+    developer        String,
+    category         String,
+    kind             UInt8,
+    description      String,
+    icon             String,
+    version          String,
+    store_updated    Nullable(Date),
+    store_created    Nullable(Date),
+    first_seen       DateTime,
+    delisted_at      Nullable(DateTime),
+    featured         UInt8,
+    manifest_version UInt8,
+    permissions      Array(String),
+    host_access      Array(String),
+    access_level     UInt8,
+    topics           Array(String)
+) ENGINE = ReplacingMergeTree(crawled_at)
+ORDER BY (store, id);
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS listings_latest_mv TO listings_latest AS
+SELECT store, id, crawled_at, slug, name, developer, category, kind, description, icon, version,
+       store_updated, store_created, first_seen, delisted_at, featured, manifest_version,
+       permissions, host_access, access_level, topics
+FROM listings;
 
 -- The newest reading of every listing (read with FINAL).
 CREATE TABLE IF NOT EXISTS snapshots_latest (

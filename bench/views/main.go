@@ -30,7 +30,15 @@ func main() {
 	flag.StringVar(&cfg.Database, "ch-database", cfg.Database, "database")
 	builds := flag.Int("builds", 3, "builds to time")
 	changed := flag.Float64("changed", 0.01, "share of listings the refresh treats as changed")
+	editions := flag.Int("editions", 0, "only time building this many weekly editions, newest first")
 	flag.Parse()
+	if *editions > 0 {
+		if err := timeEditions(cfg, *editions); err != nil {
+			fmt.Fprintln(os.Stderr, "views bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(cfg, *builds, *changed); err != nil {
 		fmt.Fprintln(os.Stderr, "views bench:", err)
 		os.Exit(1)
@@ -109,5 +117,41 @@ func run(cfg analytics.Config, builds int, share float64) error {
 		rebuild.Round(time.Millisecond), (fetchChanged + rebuild).Round(time.Millisecond))
 	fmt.Printf("full:    fetch %v, build %v, total %v\n", (fetchReplica + fetchHistory).Round(time.Millisecond),
 		best.Round(time.Millisecond), (fetchReplica + fetchHistory + best).Round(time.Millisecond))
+	return nil
+}
+
+// timeEditions builds n editions the way the editions job does: one week
+// state per week end, each reused as the next older week's end.
+func timeEditions(cfg analytics.Config, n int) error {
+	ctx := context.Background()
+	conn, err := analytics.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_, last, err := analytics.DataSpan(ctx, conn)
+	if err != nil {
+		return err
+	}
+	w := views.WeekOf(views.DayOf(last)).Prev()
+	start := time.Now()
+	cur, err := analytics.LoadWeekState(ctx, conn, w.End())
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i, w = i+1, w.Prev() {
+		s := time.Now()
+		prev, err := analytics.LoadWeekState(ctx, conn, w.Start().Time())
+		if err != nil {
+			return err
+		}
+		loaded := time.Since(s)
+		s = time.Now()
+		e := views.BuildEdition(w, cur, prev)
+		fmt.Printf("edition %s: state load %v, build %v, chrome live %d\n", e.Week, loaded.Round(time.Millisecond),
+			time.Since(s).Round(time.Millisecond), e.Stores["chrome"].Totals.Live)
+		cur = prev
+	}
+	fmt.Printf("%d editions in %v\n", n, time.Since(start).Round(time.Millisecond))
 	return nil
 }

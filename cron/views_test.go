@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/seed"
@@ -14,6 +16,25 @@ import (
 var srv *chtest.Server
 
 func TestMain(m *testing.M) { chtest.Main(m, &srv) }
+
+// setup seeds a database with o and returns the views builder, a runner
+// holding its jobs (not started), the published state and a connection.
+func setup(t *testing.T, server *chtest.Server, o seed.Options) (*Views, *Runner, *views.Published[views.State], driver.Conn) {
+	t.Helper()
+	cfg, conn := server.Migrated(t)
+	ctx := context.Background()
+	if _, err := seed.Write(ctx, conn, o, seed.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db := analytics.NewLazy(cfg)
+	t.Cleanup(func() { db.Close() })
+	pub := &views.Published[views.State]{}
+	v := NewViews(db, pub, quiet())
+	r := New(ctx, quiet(), fastBackoff())
+	r.Add(v.FullJob("@every 1h"))
+	r.Add(v.RefreshJob("@every 1h"))
+	return v, r, pub, conn
+}
 
 // TestClickHouseDiesMidRebuild stops ClickHouse between the replica load and
 // the history load of a full rebuild: the previous state keeps serving, the
@@ -26,18 +47,7 @@ func TestClickHouseDiesMidRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer own.Stop()
-	cfg, conn := own.Migrated(t)
-	ctx := context.Background()
-	o := seed.Options{Seed: 2, Listings: 300, Days: 20, End: time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)}
-	if _, err := seed.Write(ctx, conn, o, seed.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	db := analytics.NewLazy(cfg)
-	defer db.Close()
-	pub := &views.Published[views.State]{}
-	v := NewViews(db, pub, quiet())
-	r := New(ctx, quiet(), fastBackoff())
-	r.Add(v.FullJob("@every 1h"))
+	v, r, pub, _ := setup(t, own, seed.Options{Seed: 2, Listings: 300, Days: 20, End: time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)})
 	if err := r.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
@@ -82,20 +92,9 @@ func TestClickHouseDiesMidRebuild(t *testing.T) {
 // checks that the incremental refresh reads those and publishes them.
 func TestRefreshReadsOnlyChangedListings(t *testing.T) {
 	srv := chtest.Need(t, srv)
-	cfg, conn := srv.Migrated(t)
-	ctx := context.Background()
 	end := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
-	o := seed.Options{Seed: 4, Listings: 400, Days: 20, End: end}
-	if _, err := seed.Write(ctx, conn, o, seed.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	db := analytics.NewLazy(cfg)
-	defer db.Close()
-	pub := &views.Published[views.State]{}
-	v := NewViews(db, pub, quiet())
-	r := New(ctx, quiet(), fastBackoff())
-	r.Add(v.FullJob("@every 1h"))
-	r.Add(v.RefreshJob("@every 1h"))
+	_, r, pub, conn := setup(t, srv, seed.Options{Seed: 4, Listings: 400, Days: 20, End: end})
+	ctx := context.Background()
 	if err := r.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}

@@ -64,30 +64,10 @@ ORDER BY (store, listing_id, review_id);
 -- snapshots, so that nothing has to scan the whole history to know the
 -- newest reading or the day's latest reading.
 
--- The newest metadata version of every listing (read with FINAL).
-CREATE TABLE IF NOT EXISTS listings_latest (
-    store            UInt8,
-    id               String,
-    crawled_at       DateTime,
-    slug             Nullable(String),
-    name             String,
-    developer        String,
-    category         String,
-    kind             UInt8,
-    description      String,
-    icon             String,
-    version          String,
-    store_updated    Nullable(Date),
-    store_created    Nullable(Date),
-    first_seen       DateTime,
-    delisted_at      Nullable(DateTime),
-    featured         UInt8,
-    manifest_version UInt8,
-    permissions      Array(String),
-    host_access      Array(String),
-    access_level     UInt8,
-    topics           Array(String)
-) ENGINE = ReplacingMergeTree(crawled_at)
+-- The newest metadata version of every listing (read with FINAL): the
+-- columns of listings, one row per listing once merged.
+CREATE TABLE IF NOT EXISTS listings_latest AS listings
+ENGINE = ReplacingMergeTree(crawled_at)
 ORDER BY (store, id);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS listings_latest_mv TO listings_latest AS
@@ -96,17 +76,10 @@ SELECT store, id, crawled_at, slug, name, developer, category, kind, description
        permissions, host_access, access_level, topics
 FROM listings;
 
--- The newest reading of every listing (read with FINAL).
-CREATE TABLE IF NOT EXISTS snapshots_latest (
-    store            UInt8,
-    id               String,
-    crawled_at       DateTime,
-    usage            Nullable(UInt64),
-    weekly_downloads Nullable(UInt64),
-    rating           Nullable(Float64),
-    rating_count     Nullable(UInt64),
-    stars            Array(UInt32)
-) ENGINE = ReplacingMergeTree(crawled_at)
+-- The newest reading of every listing (read with FINAL): the columns of
+-- snapshots, one row per listing once merged.
+CREATE TABLE IF NOT EXISTS snapshots_latest AS snapshots
+ENGINE = ReplacingMergeTree(crawled_at)
 ORDER BY (store, id);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS snapshots_latest_mv TO snapshots_latest AS

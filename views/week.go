@@ -158,108 +158,128 @@ type Edition struct {
 func BuildEdition(w Week, cur, prev *WeekState) *Edition {
 	e := &Edition{Week: w.String(), Start: w.Start().String(), Last: w.Last().String(), AsOf: w.End(),
 		Stores: map[string]*EditionStore{}}
-	start := w.Start().Time().Unix()
-	end := w.End().Unix()
 	for _, s := range Stores {
-		curL, prevL := storeSlice(cur.Listings, s), storeSlice(prev.Listings, s)
-		rankNow, rankPrev := cur.ranks(curL), prev.ranks(prevL)
-		prevByID := map[string]*WeekListing{}
-		for i := range prevL {
-			prevByID[prevL[i].ID] = &prevL[i]
-		}
-		es := &EditionStore{}
-		type cand struct {
-			key, key2 float64
-			e         EditionEntry
-		}
-		var climbers, gainers, pct, newcomers, departures, rated []cand
-		for i := range curL {
-			l := &curL[i]
-			entry := EditionEntry{ID: l.ID, Name: l.Name, Category: l.Category}
-			if l.HasSize {
-				entry.Size = ptr(l.Size)
-			}
-			if l.Rated {
-				entry.Rating, entry.RatingCount = ptr(RoundRating(l.Rating)), ptr(l.RatingCount)
-			}
-			isNew := l.FirstSeen >= start && l.FirstSeen < end
-			if l.Delisted >= start && l.Delisted < end {
-				es.Totals.Departures++
-				departures = append(departures, cand{key: float64(l.Size), e: entry})
-			}
-			if !cur.live(l) {
-				continue
-			}
-			es.Totals.Live++
-			es.Totals.TotalSize += l.Size
-			rn := rankNow[l.ID]
-			entry.Rank = ptr(rn)
-			p := prevByID[l.ID]
-			if p != nil && prev.live(p) {
-				rp := rankPrev[p.ID]
-				entry.PreviousRank = ptr(rp)
-				entry.Change = ptr(l.Size - p.Size)
-				if p.Size != 0 {
-					entry.Percent = ptr(math.Round(float64(l.Size-p.Size)/float64(p.Size)*10000) / 100)
-				}
-				if rp > rn {
-					climbers = append(climbers, cand{key: float64(rp - rn), key2: -float64(rn), e: entry})
-				}
-				if *entry.Change > 0 {
-					gainers = append(gainers, cand{key: float64(*entry.Change), key2: float64(l.Size), e: entry})
-					if p.Size >= RisingMinSize(s) && entry.Percent != nil {
-						pct = append(pct, cand{key: *entry.Percent, key2: float64(l.Size), e: entry})
-					}
-				}
-			}
-			if isNew {
-				es.Totals.Newcomers++
-				newcomers = append(newcomers, cand{key: float64(l.Size), e: entry})
-				if l.Rated && l.RatingCount >= EditionMinRatings {
-					rated = append(rated, cand{key: RoundRating(l.Rating), key2: float64(l.RatingCount), e: entry})
-				}
-			}
-		}
-		for i := range prevL {
-			if prev.live(&prevL[i]) {
-				es.Totals.LiveChange--
-				es.Totals.TotalSizeChange -= prevL[i].Size
-			}
-		}
-		es.Totals.LiveChange += es.Totals.Live
-		es.Totals.TotalSizeChange += es.Totals.TotalSize
-		top := func(cs []cand) []EditionEntry {
-			slices.SortFunc(cs, func(a, b cand) int {
-				return cmp.Or(cmp.Compare(b.key, a.key), cmp.Compare(b.key2, a.key2), cmp.Compare(a.e.ID, b.e.ID))
-			})
-			out := []EditionEntry{}
-			for _, c := range cs[:min(EditionSize, len(cs))] {
-				out = append(out, c.e)
-			}
-			return out
-		}
-		es.TopClimbers, es.Gainers, es.GainersPercent = top(climbers), top(gainers), top(pct)
-		es.Newcomers, es.Departures, es.BestRatedNewcomers = top(newcomers), top(departures), top(rated)
-		e.Stores[s.String()] = es
+		e.Stores[s.String()] = buildEditionStore(s, w, cur, prev)
 	}
 	return e
 }
 
-// ranks returns the store ranks of the live listings of one store's slice:
-// by size, largest first, ties by id.
-func (s *WeekState) ranks(ls []WeekListing) map[string]int {
-	var live []*WeekListing
-	for i := range ls {
-		if s.live(&ls[i]) {
-			live = append(live, &ls[i])
+// editionCand is a candidate for an edition list: a listing's position in
+// the week-end slice (and in the previous week's, or -1) with its keys.
+type editionCand struct {
+	key, key2 float64
+	i, j      int32
+}
+
+func buildEditionStore(s Store, w Week, cur, prev *WeekState) *EditionStore {
+	start, end := w.Start().Time().Unix(), w.End().Unix()
+	curL, prevL := storeSlice(cur.Listings, s), storeSlice(prev.Listings, s)
+	rankNow, rankPrev := cur.ranks(curL), prev.ranks(prevL)
+	es := &EditionStore{}
+	var climbers, gainers, pct, newcomers, departures, rated []editionCand
+	j := 0 // walks prevL alongside curL: both are sorted by id
+	for i := range curL {
+		l := &curL[i]
+		c := editionCand{i: int32(i), j: -1}
+		if l.Delisted >= start && l.Delisted < end {
+			es.Totals.Departures++
+			c.key = float64(l.Size)
+			departures = append(departures, c)
+		}
+		if !cur.live(l) {
+			continue
+		}
+		es.Totals.Live++
+		es.Totals.TotalSize += l.Size
+		for j < len(prevL) && prevL[j].ID < l.ID {
+			j++
+		}
+		if j < len(prevL) && prevL[j].ID == l.ID && prev.live(&prevL[j]) {
+			p := &prevL[j]
+			c.j = int32(j)
+			if climb := rankPrev[j] - rankNow[i]; climb > 0 {
+				climbers = append(climbers, editionCand{float64(climb), -float64(rankNow[i]), c.i, c.j})
+			}
+			if change := l.Size - p.Size; change > 0 {
+				gainers = append(gainers, editionCand{float64(change), float64(l.Size), c.i, c.j})
+				if p.Size >= RisingMinSize(s) {
+					pct = append(pct, editionCand{percentOf(change, p.Size), float64(l.Size), c.i, c.j})
+				}
+			}
+		}
+		if l.FirstSeen >= start && l.FirstSeen < end {
+			es.Totals.Newcomers++
+			newcomers = append(newcomers, editionCand{float64(l.Size), 0, c.i, c.j})
+			if l.Rated && l.RatingCount >= EditionMinRatings {
+				rated = append(rated, editionCand{RoundRating(l.Rating), float64(l.RatingCount), c.i, c.j})
+			}
 		}
 	}
-	slices.SortFunc(live, func(a, b *WeekListing) int {
-		return cmp.Or(cmp.Compare(b.Size, a.Size), cmp.Compare(a.ID, b.ID))
-	})
-	out := make(map[string]int, len(live))
-	for i, l := range live {
-		out[l.ID] = i + 1
+	for i := range prevL {
+		if prev.live(&prevL[i]) {
+			es.Totals.LiveChange--
+			es.Totals.TotalSizeChange -= prevL[i].Size
+		}
+	}
+	es.Totals.LiveChange += es.Totals.Live
+	es.Totals.TotalSizeChange += es.Totals.TotalSize
+
+	entry := func(c editionCand) EditionEntry {
+		l := &curL[c.i]
+		e := EditionEntry{ID: l.ID, Name: l.Name, Category: l.Category}
+		if l.HasSize {
+			e.Size = ptr(l.Size)
+		}
+		if l.Rated {
+			e.Rating, e.RatingCount = ptr(RoundRating(l.Rating)), ptr(l.RatingCount)
+		}
+		if cur.live(l) {
+			e.Rank = ptr(int(rankNow[c.i]))
+		}
+		if c.j >= 0 {
+			p := &prevL[c.j]
+			e.PreviousRank = ptr(int(rankPrev[c.j]))
+			e.Change = ptr(l.Size - p.Size)
+			if p.Size != 0 {
+				e.Percent = ptr(percentOf(l.Size-p.Size, p.Size))
+			}
+		}
+		return e
+	}
+	top := func(cs []editionCand) []EditionEntry {
+		// Positions are in id order, so the last key is the id.
+		slices.SortFunc(cs, func(a, b editionCand) int {
+			return cmp.Or(cmp.Compare(b.key, a.key), cmp.Compare(b.key2, a.key2), cmp.Compare(a.i, b.i))
+		})
+		out := []EditionEntry{}
+		for _, c := range cs[:min(EditionSize, len(cs))] {
+			out = append(out, entry(c))
+		}
+		return out
+	}
+	es.TopClimbers, es.Gainers, es.GainersPercent = top(climbers), top(gainers), top(pct)
+	es.Newcomers, es.Departures, es.BestRatedNewcomers = top(newcomers), top(departures), top(rated)
+	return es
+}
+
+// percentOf returns change as a percent of base, to two decimals.
+func percentOf(change, base int64) float64 {
+	return math.Round(float64(change)/float64(base)*10000) / 100
+}
+
+// ranks returns the store ranks of one store's slice, sorted by id, by
+// position (0 for listings not live): by size, largest first, ties by id.
+func (s *WeekState) ranks(ls []WeekListing) []int32 {
+	live := make([]ranked, 0, len(ls))
+	for i := range ls {
+		if s.live(&ls[i]) {
+			live = append(live, ranked{key: ls[i].Size, idx: int32(i)})
+		}
+	}
+	sortRanked(live) // positions are in id order, so ties go by id
+	out := make([]int32, len(ls))
+	for r, it := range live {
+		out[it.idx] = int32(r + 1)
 	}
 	return out
 }

@@ -3,13 +3,16 @@
 //
 //   - fetch: the replica (current state) and the history (growth bases,
 //     climb bases, sparklines), timed apart;
+//
 //   - build: every figure from the replica, in memory (no I/O);
+//
 //   - memory: live heap of the replica with history, and of the figures;
+//
 //   - refresh: with the watermarks set back so that about --changed of the
 //     listings count as changed, the time to read them again, merge, and
 //     rebuild, against the full fetch and build.
 //
-//	go run ./bench/views --ch-database bench_1m
+//     go run ./bench/views --ch-database bench_1m
 package main
 
 import (

@@ -1,18 +1,16 @@
 // Command views measures the full build of every view from a real
-// ClickHouse dataset and the incremental refresh:
+// ClickHouse dataset and the incremental refresh. It reports the fetch of
+// the replica (current state) and of the history (growth bases, climb
+// bases, sparklines) apart; the build of every figure from the replica, in
+// memory; the live heap of the replica with history and of the figures;
+// and, with the watermarks set back so that about --changed of the
+// listings count as changed, the time to read them again, merge and
+// rebuild, against the full fetch and build. With --editions it times
+// building that many weekly editions instead.
 //
-//   - fetch: the replica (current state) and the history (growth bases,
-//     climb bases, sparklines), timed apart;
+// Usage:
 //
-//   - build: every figure from the replica, in memory (no I/O);
-//
-//   - memory: live heap of the replica with history, and of the figures;
-//
-//   - refresh: with the watermarks set back so that about --changed of the
-//     listings count as changed, the time to read them again, merge, and
-//     rebuild, against the full fetch and build.
-//
-//     go run ./bench/views --ch-database bench_1m
+//	go run ./bench/views --ch-database bench_1m
 package main
 
 import (

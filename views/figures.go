@@ -78,6 +78,7 @@ type Figures struct {
 	stats         [NumStores]*StoreStats
 	summary       *Summary
 	permissions   []PermissionCount
+	legacy        legacyOrders
 }
 
 // Build computes every figure of r. It is pure and deterministic.
@@ -112,6 +113,7 @@ func Build(r *Replica, snapshots int64) *Figures {
 	}
 	f.sortPositions()
 	f.aggregate(snapshots)
+	f.buildLegacyOrders()
 	f.builtAt, f.buildTime = time.Now().UTC(), time.Since(start)
 	return f
 }

@@ -1,0 +1,115 @@
+package edge
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/dgraph-io/ristretto/v2"
+	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Answer is an encoded response body with its weak ETag. Answers are
+// immutable once made: the cache and every request share them.
+type Answer struct {
+	Body        []byte
+	ETag        string // weak: W/"<hash of the body>"
+	ContentType string
+}
+
+// NewAnswer returns the answer for body. The ETag is a hash of the bytes,
+// so an unchanged answer keeps its ETag across view generations.
+func NewAnswer(body []byte, contentType string) *Answer {
+	return &Answer{Body: body, ContentType: contentType,
+		ETag: `W/"` + strconv.FormatUint(xxhash.Sum64(body), 36) + `"`}
+}
+
+// JSONAnswer encodes v as the answer.
+func JSONAnswer(v any) (*Answer, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode answer: %w", err)
+	}
+	return NewAnswer(b, fiber.MIMEApplicationJSON), nil
+}
+
+// Cache-Control policies.
+const (
+	// cachePrivate is the v1 API's: answers vary by caller (limits).
+	cachePrivate = "private, max-age=60"
+	// cachePublic is the legacy API's: no key, no per-caller headers, built
+	// to sit behind a CDN, which may serve a stale copy for five minutes
+	// while it revalidates with If-None-Match.
+	cachePublic = "public, max-age=60, stale-while-revalidate=300"
+)
+
+// answerCache keeps encoded answers, bounded in bytes. ristretto may drop
+// or refuse an item: a miss just encodes the answer again from the views.
+type answerCache struct {
+	c      *ristretto.Cache[string, *Answer]
+	hits   prometheus.Counter
+	misses prometheus.Counter
+}
+
+func newAnswerCache(maxBytes int64) (*answerCache, error) {
+	c, err := ristretto.NewCache(&ristretto.Config[string, *Answer]{
+		NumCounters:        max(maxBytes/1000, 1000), // about 10x the answers that fit (answers ~10 KB)
+		MaxCost:            maxBytes,
+		BufferItems:        64,
+		IgnoreInternalCost: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("answer cache: %w", err)
+	}
+	return &answerCache{
+		c: c,
+		hits: prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_answer_cache_hits_total",
+			Help: "Answers served from the answer cache."}),
+		misses: prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_answer_cache_misses_total",
+			Help: "Answers encoded because the cache did not hold them."}),
+	}, nil
+}
+
+// get returns the cached answer for key, or builds, caches and returns it.
+func (ac *answerCache) get(key string, build func() (*Answer, error)) (*Answer, error) {
+	if a, ok := ac.c.Get(key); ok {
+		ac.hits.Inc()
+		return a, nil
+	}
+	ac.misses.Inc()
+	a, err := build()
+	if err != nil {
+		return nil, err
+	}
+	ac.c.Set(key, a, int64(len(a.Body)+len(key)+64))
+	return a, nil
+}
+
+// send writes a with its ETag and Cache-Control, or 304 with no body when
+// the request's If-None-Match matches.
+func send(c *fiber.Ctx, a *Answer, cacheControl string) error {
+	c.Set(fiber.HeaderETag, a.ETag)
+	c.Set(fiber.HeaderCacheControl, cacheControl)
+	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && etagMatches(inm, a.ETag) {
+		return c.SendStatus(fiber.StatusNotModified)
+	}
+	c.Set(fiber.HeaderContentType, a.ContentType)
+	return c.Send(a.Body)
+}
+
+// etagMatches applies If-None-Match's weak comparison (RFC 9110 13.1.2):
+// "*" matches any current answer; otherwise any listed tag whose opaque
+// part equals ours, weak or not.
+func etagMatches(header, etag string) bool {
+	ours := strings.TrimPrefix(etag, "W/")
+	for tag := range strings.SplitSeq(header, ",") {
+		tag = strings.TrimSpace(tag)
+		if tag == "*" || strings.TrimPrefix(tag, "W/") == ours {
+			return true
+		}
+	}
+	return false
+}

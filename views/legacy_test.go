@@ -1,0 +1,153 @@
+package views
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// bruteLegacy answers q the slow, obvious way, independently of the
+// precomputed orders and bitmaps.
+func bruteLegacy(r *Replica, q *LegacyQuery) (int, []string) {
+	type row struct {
+		l   *Listing
+		key float64
+		str string
+		has bool
+	}
+	var rows []row
+	for i := range r.listings {
+		l := &r.listings[i]
+		if !q.match(l) {
+			continue
+		}
+		rw := row{l: l}
+		switch k := LegacySorts[q.Sort]; k {
+		case "name":
+			rw.str, rw.has = l.Name, true
+		case "category":
+			rw.str, rw.has = l.Category, true
+		default:
+			v, ok := legacyKey(l, q.Sort)
+			rw.key, rw.has = float64(v), ok
+		}
+		rows = append(rows, rw)
+	}
+	slices.SortStableFunc(rows, func(a, b row) int {
+		if a.has != b.has {
+			if a.has {
+				return -1
+			}
+			return 1
+		}
+		if !a.has {
+			return cmp.Or(cmp.Compare(a.l.Store, b.l.Store), cmp.Compare(a.l.ID, b.l.ID))
+		}
+		c := cmp.Compare(b.key, a.key) // descending
+		if s := strings.Compare(b.str, a.str); s != 0 {
+			c = s
+		}
+		if c == 0 {
+			c = cmp.Or(cmp.Compare(a.l.Store, b.l.Store), cmp.Compare(a.l.ID, b.l.ID))
+		} else if q.Asc {
+			c = -c
+		}
+		if c == 0 {
+			return 0
+		}
+		if q.Asc && a.key == b.key && a.str == b.str {
+			return -c
+		}
+		return c
+	})
+	var ids []string
+	from := (q.Page - 1) * q.PageSize
+	for i := from; i < len(rows) && i < from+q.PageSize; i++ {
+		ids = append(ids, rows[i].l.Store.String()+"/"+rows[i].l.ID)
+	}
+	return len(rows), ids
+}
+
+func TestLegacyMatchesBruteForce(t *testing.T) {
+	r := synthReplica(4000)
+	// Give names shared prefixes and duplicates, and some listings a manifest filterable value.
+	for i := range r.listings {
+		l := &r.listings[i]
+		l.Name = []string{"Smart Tab Manager", "Smart Tab Saver", "Smart Tab Manager", "Zed", "ab", "Éclair", ""}[i%7] + fmt.Sprint(i%5)
+		l.Version = []string{"1.0", "1.0.0", "2.10", "2.9", "v1.2", "10.1.3", "beta"}[i%7]
+		if i%3 == 0 {
+			l.HostAccess = []string{"<all_urls>"}
+		}
+		if i%11 == 0 {
+			l.Featured = true
+		}
+	}
+	f := Build(r, 0)
+	s2, s3 := Store(2), Store(3)
+	cat := "Category 1"
+	perm := "storage"
+	minV, maxV := "1.0", "2.10"
+	lo, hi := 2.5, 4.0
+	var minRC int64 = 10
+	day := DayOf(r.info.ReadingsMark) - 300
+	yes, no := true, false
+	k1 := KindExtension
+	for _, base := range []LegacyQuery{
+		{},
+		{Store: &s2},
+		{Store: &s3, Category: &cat},
+		{IncludeDelisted: true},
+		{DelistedOnly: true},
+		{DelistedAfter: &day},
+		{MinRating: &lo, MaxRating: &hi},
+		{Rated: &no},
+		{Rated: &yes, MinRatingCount: &minRC},
+		{MinVersion: &minV, MaxVersion: &maxV},
+		{Permission: &perm, HostAccessAll: true},
+		{UpdatedAfter: &day, Featured: &yes},
+		{FirstSeenBefore: &day, Kind: &k1},
+		{Q: "tab"},
+		{Q: "éCLAIR"},
+	} {
+		for sort := range LegacySorts {
+			for _, asc := range []bool{false, true} {
+				for _, page := range []struct{ n, size int }{{1, 50}, {3, 7}, {1000, 200}} {
+					q := base
+					q.Sort, q.Asc, q.Page, q.PageSize = sort, asc, page.n, page.size
+					wantTotal, wantIDs := bruteLegacy(r, &q)
+					total, rows := f.Legacy(&q)
+					var ids []string
+					for _, l := range rows {
+						ids = append(ids, l.Store.String()+"/"+l.ID)
+					}
+					if total != wantTotal || !slices.Equal(ids, wantIDs) {
+						t.Fatalf("query %+v sort %s asc %v page %v:\n got %d %v\nwant %d %v",
+							base, LegacySorts[sort], asc, page, total, ids, wantTotal, wantIDs)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestLegacyRowNulls(t *testing.T) {
+	var l Listing
+	l.Store, l.ID, l.ReadAt, l.FirstSeen = Apple, "1", 10, 5
+	row := NewLegacyRow(&l, 100)
+	if row.I != nil || row.R != nil || row.RC != nil || row.G1 != nil || row.RG1 != nil || row.U != nil ||
+		row.SP == nil || row.S != nil || row.DU != nil || row.CD != nil {
+		t.Errorf("apple row without figures: %+v", row)
+	}
+	l.SetRatingCount(7, true) // rated count but no average: both null
+	if row := NewLegacyRow(&l, 100); row.RC != nil || row.R != nil {
+		t.Errorf("rc without r: %+v", row)
+	}
+	l.SetRating(4.25, true)
+	l.Hist.SetSparkline(EncodeSparkline([]SparkPoint{{Day: 5, Value: 1}, {Day: 11, Value: 2}, {Day: 100, Value: 3}}))
+	row = NewLegacyRow(&l, 100)
+	if *row.R != 4.25 || *row.RC != 7 || !slices.Equal(row.SP, [][2]int64{{89, 2}, {0, 3}}) {
+		t.Errorf("rated row %v %v sparkline %v", *row.R, *row.RC, row.SP)
+	}
+}

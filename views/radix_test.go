@@ -1,0 +1,49 @@
+package views
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestRadixSortMatchesStableSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 100, 70000} {
+		items := make([]keyed, n)
+		for i := range items {
+			var k int64
+			switch r.IntN(4) {
+			case 0:
+				k = int64(r.Uint64())
+			case 1:
+				k = int64(r.IntN(10)) - 5 // many ties, negatives
+			case 2:
+				k = int64(r.IntN(1 << 20))
+			default:
+				k = -int64(r.Uint32())
+			}
+			items[i] = keyed{key: descKey(k), idx: int32(i)}
+		}
+		want := slices.Clone(items)
+		slices.SortStableFunc(want, func(a, b keyed) int { return cmp.Compare(a.key, b.key) })
+		radixSort(items)
+		if !slices.Equal(items, want) {
+			t.Fatalf("n=%d: radix order differs from a stable sort", n)
+		}
+	}
+	// descKey orders signed keys largest first.
+	ks := []int64{-5, 3, 0, 1 << 62, -(1 << 62), 7}
+	items := []keyed{}
+	for i, k := range ks {
+		items = append(items, keyed{descKey(k), int32(i)})
+	}
+	radixSort(items)
+	var got []int64
+	for _, it := range items {
+		got = append(got, ks[it.idx])
+	}
+	if !slices.Equal(got, []int64{1 << 62, 7, 3, 0, -5, -(1 << 62)}) {
+		t.Errorf("descending order %v", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -21,6 +22,12 @@ type Config struct {
 	WriteTimeout    time.Duration // whole response
 	IdleTimeout     time.Duration // keep-alive connections
 	ShutdownTimeout time.Duration // how long a graceful stop may wait for requests in flight
+	CacheMB         int           // answer cache size in MiB
+	PublicURL       string        // the service's public address, for links such as the CSV's url column
+	TrustedProxies  Prefixes      // connections from these may name the client in X-Forwarded-For
+	FairUseRate     float64       // legacy API: requests a second per address (0 turns it off)
+	FairUseBurst    int           // legacy API: requests an address may make at once
+	FairUseExempt   Prefixes      // legacy API: addresses without fair use, such as a CDN's
 }
 
 // DefaultConfig returns the settings used when none are given.
@@ -31,6 +38,10 @@ func DefaultConfig() Config {
 		WriteTimeout:    30 * time.Second,
 		IdleTimeout:     2 * time.Minute,
 		ShutdownTimeout: 15 * time.Second,
+		CacheMB:         256,
+		PublicURL:       "http://127.0.0.1:8080",
+		FairUseRate:     1,
+		FairUseBurst:    20,
 	}
 }
 
@@ -51,17 +62,25 @@ type Server struct {
 	jobs     func() []cron.Status
 	app      *fiber.App
 	metrics  *metrics
+	answers  *answerCache
+	fairuse  *FairUse
 }
 
 // New returns a server answering from src.
-func New(cfg Config, src Sources, log *slog.Logger) *Server {
+func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	if src.Editions == nil {
 		src.Editions = &views.Published[views.Editions]{}
 	}
 	if src.Jobs == nil {
 		src.Jobs = func() []cron.Status { return nil }
 	}
-	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	answers, err := newAnswerCache(int64(cfg.CacheMB) << 20)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, answers: answers,
+		fairuse: NewFairUse(cfg.FairUseRate, cfg.FairUseBurst)}
 	s.metrics = newMetrics(s)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edge",
@@ -78,7 +97,7 @@ func New(cfg Config, src Sources, log *slog.Logger) *Server {
 		log.Error("panic in handler", "method", c.Method(), "path", c.Path(), "panic", e)
 	}}))
 	s.routes()
-	return s
+	return s, nil
 }
 
 func (s *Server) routes() {
@@ -91,6 +110,13 @@ func (s *Server) routes() {
 	v1.Get("/stores/:store/stats", s.getStats)
 	v1.Get("/week", s.getLatestWeek)
 	v1.Get("/week/:id", s.getWeek)
+	// The legacy API, with fair use per address (not a group middleware:
+	// that would also cover /api/v1).
+	s.app.Get("/api/extensions", s.fairUse, s.getExtensions)
+	s.app.Get("/api/extensions.csv", s.fairUse, s.getExtensionsCSV)
+	s.app.Get("/api/summary", s.fairUse, s.getSummary)
+	s.app.Get("/api/categories", s.fairUse, s.getLegacyCategories)
+	s.app.Get("/api/permissions", s.fairUse, s.getPermissions)
 }
 
 // App returns the fiber app, for tests.

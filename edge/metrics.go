@@ -83,7 +83,7 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 func newMetrics(s *Server) *metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		stateCollector{s})
+		stateCollector{s}, s.answers.hits, s.answers.misses)
 	return &metrics{reg: reg}
 }
 

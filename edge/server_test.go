@@ -32,11 +32,11 @@ type harness struct {
 	stop     func() error
 }
 
-func start(t *testing.T, cfg analytics.Config) *harness {
+func start(t *testing.T, ch analytics.Config, opts ...func(*edge.Config)) *harness {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
 	ctx, cancel := context.WithCancel(context.Background())
-	db := analytics.NewLazy(cfg)
+	db := analytics.NewLazy(ch)
 	h := &harness{state: &views.Published[views.State]{}}
 	h.jobs = cron.New(ctx, log, cron.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond})
 	vb := cron.NewViews(db, h.state, log)
@@ -49,7 +49,15 @@ func start(t *testing.T, cfg analytics.Config) *harness {
 	if err := h.jobs.Add(cron.EditionsJob(db, h.editions, "@every 1h", 260, log)); err != nil {
 		t.Fatal(err)
 	}
-	s := edge.New(edge.DefaultConfig(), edge.Sources{State: h.state, Editions: h.editions, Jobs: h.jobs.Status}, log)
+	cfg := edge.DefaultConfig()
+	cfg.FairUseRate = 0 // these tests make many requests; fair use has its own test
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := edge.New(cfg, edge.Sources{State: h.state, Editions: h.editions, Jobs: h.jobs.Status}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -73,11 +81,15 @@ func start(t *testing.T, cfg analytics.Config) *harness {
 	return h
 }
 
-func seeded(t *testing.T) analytics.Config {
+func seeded(t *testing.T) analytics.Config { return seededN(t, 800) }
+
+// seededN returns a database seeded with n listings and 15 days of history
+// ending 2026-03-01.
+func seededN(t *testing.T, n int) analytics.Config {
 	t.Helper()
 	srv := chtest.Need(t, srv)
 	cfg, conn := srv.Migrated(t)
-	o := seed.Options{Seed: 5, Listings: 800, Days: 15, ReviewsPerListing: 1,
+	o := seed.Options{Seed: 5, Listings: n, Days: 15, ReviewsPerListing: 1,
 		End: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
 	if _, err := seed.Write(context.Background(), conn, o, seed.WriteOptions{}); err != nil {
 		t.Fatal(err)

@@ -56,6 +56,17 @@ func (e *envFlags) Uint64(p *uint64, name string, def uint64, usage string) {
 	e.fs.Uint64Var(p, name, def, e.usage(name, usage))
 }
 
+func (e *envFlags) Float(p *float64, name string, def float64, usage string) {
+	if v, ok := e.env(name); ok {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			e.err = fmt.Errorf("EDGE_%s: %q is not a number", strings.ToUpper(strings.ReplaceAll(name, "-", "_")), v)
+		}
+		def = f
+	}
+	e.fs.Float64Var(p, name, def, e.usage(name, usage))
+}
+
 func (e *envFlags) Duration(p *time.Duration, name string, def time.Duration, usage string) {
 	if v, ok := e.env(name); ok {
 		d, err := time.ParseDuration(v)

@@ -22,6 +22,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fullSchedule         string
 		refreshSchedule      string
 		editionsSchedule     string
+		trusted, exempt      string
 		maxEditions          int
 		backoffMin, backoffM time.Duration
 	)
@@ -31,6 +32,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.Duration(&srv.WriteTimeout, "write-timeout", srv.WriteTimeout, "longest time to write a response")
 	f.Duration(&srv.IdleTimeout, "idle-timeout", srv.IdleTimeout, "how long an idle keep-alive connection stays open")
 	f.Duration(&srv.ShutdownTimeout, "shutdown-timeout", srv.ShutdownTimeout, "how long a graceful stop waits for requests in flight")
+	f.Int(&srv.CacheMB, "cache-mb", srv.CacheMB, "size of the encoded-answer cache in MiB")
+	f.String(&srv.PublicURL, "public-url", srv.PublicURL, "the service's public address, for links (the CSV's url column)")
+	f.String(&trusted, "trusted-proxies", "", "comma-separated addresses or CIDR ranges of proxies whose X-Forwarded-For names the client")
+	f.Float(&srv.FairUseRate, "fair-use-rate", srv.FairUseRate, "legacy API: requests a second per address (0 turns fair use off)")
+	f.Int(&srv.FairUseBurst, "fair-use-burst", srv.FairUseBurst, "legacy API: requests an address may make at once")
+	f.String(&exempt, "fair-use-exempt", "", "comma-separated addresses or CIDR ranges without fair use (a CDN's)")
 	f.String(&fullSchedule, "full-schedule", "7 * * * *", "cron spec (UTC) of the full reload of listings, history and figures")
 	f.String(&refreshSchedule, "refresh-schedule", "*/5 * * * *", "cron spec (UTC) of the incremental refresh of changed listings")
 	f.String(&editionsSchedule, "editions-schedule", "10 0 * * 1", "cron spec (UTC) of the weekly editions build (after each ISO week ends)")
@@ -66,7 +73,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := jobs.Add(cron.EditionsJob(db, editions, editionsSchedule, maxEditions, log)); err != nil {
 		return err
 	}
-	server := edge.New(srv, edge.Sources{State: state, Editions: editions, Jobs: jobs.Status}, log)
+	if srv.TrustedProxies, err = edge.ParsePrefixes(trusted); err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
+	if srv.FairUseExempt, err = edge.ParsePrefixes(exempt); err != nil {
+		return fmt.Errorf("--fair-use-exempt: %w", err)
+	}
+	server, err := edge.New(srv, edge.Sources{State: state, Editions: editions, Jobs: jobs.Status}, log)
+	if err != nil {
+		return err
+	}
 	jobs.Start()
 	log.Info("edge listening", "addr", ln.Addr().String(), "clickhouse", ch.Addr, "database", ch.Database)
 	err = server.Serve(ctx, ln)

@@ -1,0 +1,477 @@
+package edge
+
+import (
+	"bytes"
+	"encoding/csv"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/views"
+)
+
+// legacyParams reads /api/extensions' query into a LegacyQuery. A value
+// that cannot be read is a 400 that names the parameter; unknown
+// parameters are ignored, as are hostAccess values other than "all" and
+// unknown sort keys (which mean installs), as the spec says.
+type legacyParams struct {
+	c   *fiber.Ctx
+	err *Problem
+}
+
+func (p *legacyParams) str(name string) (string, bool) {
+	v := p.c.Query(name)
+	return v, v != ""
+}
+
+func (p *legacyParams) fail(name, v, want string) {
+	if p.err == nil {
+		p.err = Problemf(http.StatusBadRequest, "%s: %q is not %s.", name, v, want)
+	}
+}
+
+func (p *legacyParams) number(name string, lo, hi float64) *float64 {
+	v, ok := p.str(name)
+	if !ok {
+		return nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < lo || f > hi || f != f {
+		p.fail(name, v, "a number from "+strconv.FormatFloat(lo, 'f', -1, 64)+" to "+strconv.FormatFloat(hi, 'f', -1, 64))
+		return nil
+	}
+	return &f
+}
+
+func (p *legacyParams) integer(name string, lo, hi int64) *int64 {
+	v, ok := p.str(name)
+	if !ok {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < lo || n > hi {
+		p.fail(name, v, "a whole number from "+strconv.FormatInt(lo, 10)+" to "+strconv.FormatInt(hi, 10))
+		return nil
+	}
+	return &n
+}
+
+func (p *legacyParams) boolean(name string) *bool {
+	v, ok := p.str(name)
+	if !ok {
+		return nil
+	}
+	switch v {
+	case "true", "1":
+		b := true
+		return &b
+	case "false", "0":
+		b := false
+		return &b
+	}
+	p.fail(name, v, "true or false")
+	return nil
+}
+
+func (p *legacyParams) date(name string) *views.Day {
+	v, ok := p.str(name)
+	if !ok {
+		return nil
+	}
+	t, err := time.Parse(time.DateOnly, v)
+	if err != nil {
+		p.fail(name, v, "a date of the form yyyy-MM-dd")
+		return nil
+	}
+	d := views.DayOf(t)
+	return &d
+}
+
+func (p *legacyParams) version(name string) *string {
+	v, ok := p.str(name)
+	if !ok {
+		return nil
+	}
+	if !views.VersionComparable(v) {
+		p.fail(name, v, "a version starting with a number, such as 2.10")
+		return nil
+	}
+	return &v
+}
+
+const maxPageSize = 200
+
+// parseLegacy reads the filters, sort and paging of /api/extensions.
+func parseLegacy(c *fiber.Ctx, paging bool) (*views.LegacyQuery, error) {
+	p := &legacyParams{c: c}
+	q := &views.LegacyQuery{Page: 1, PageSize: 50}
+	if n := p.integer("platform", 0, views.NumStores-1); n != nil {
+		s := views.Store(*n)
+		q.Store = &s
+	}
+	q.Q = strings.TrimSpace(c.Query("q"))
+	if v, ok := p.str("category"); ok {
+		q.Category = &v
+	}
+	if n := p.integer("type", 0, 3); n != nil {
+		k := views.Kind(*n)
+		q.Kind = &k
+	}
+	q.Featured = p.boolean("featured")
+	q.MinInstalls, q.MaxInstalls = p.number("minInstalls", 0, 1e18), p.number("maxInstalls", 0, 1e18)
+	if v, ok := p.str("rated"); ok {
+		switch v {
+		case "yes":
+			b := true
+			q.Rated = &b
+		case "no":
+			b := false
+			q.Rated = &b
+		default:
+			p.fail("rated", v, "yes or no")
+		}
+	}
+	q.MinRating, q.MaxRating = p.number("minRating", 0, 5), p.number("maxRating", 0, 5)
+	q.MinRatingCount, q.MaxRatingCount = p.integer("minRatingCount", 0, 1<<62), p.integer("maxRatingCount", 0, 1<<62)
+	q.MinVersion, q.MaxVersion = p.version("minVersion"), p.version("maxVersion")
+	q.UpdatedAfter, q.UpdatedBefore = p.date("updatedAfter"), p.date("updatedBefore")
+	q.FirstSeenAfter, q.FirstSeenBefore = p.date("firstSeenAfter"), p.date("firstSeenBefore")
+	q.DelistedAfter, q.DelistedBefore = p.date("delistedAfter"), p.date("delistedBefore")
+	if b := p.boolean("includeDelisted"); b != nil {
+		q.IncludeDelisted = *b
+	}
+	if b := p.boolean("delistedOnly"); b != nil {
+		q.DelistedOnly = *b
+	}
+	if n := p.integer("manifestVersion", 2, 3); n != nil {
+		mv := uint8(*n)
+		q.ManifestVersion = &mv
+	}
+	if v, ok := p.str("permission"); ok {
+		q.Permission = &v
+	}
+	q.HostAccessAll = c.Query("hostAccess") == "all"
+	if n := p.integer("minAccessLevel", 1, 4); n != nil {
+		al := uint8(*n)
+		q.MinAccessLevel = &al
+	}
+	q.Sort = views.LegacySortIndex(c.Query("sort"))
+	switch v := c.Query("dir"); v {
+	case "", "desc":
+	case "asc":
+		q.Asc = true
+	default:
+		p.fail("dir", v, "asc or desc")
+	}
+	if paging {
+		if n := p.integer("page", 1, 1<<31-1); n != nil {
+			q.Page = int(*n)
+		}
+		if n := p.integer("pageSize", 1, 1<<31-1); n != nil {
+			q.PageSize = int(min(*n, maxPageSize)) // larger values are cut to 200
+		}
+	} else {
+		q.Page, q.PageSize = 1, csvRows
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	return q, nil
+}
+
+// legacyKey is the canonical form of a parsed query: equal keys mean equal
+// answers within one generation.
+func legacyCacheKey(kind string, gen uint64, q *views.LegacyQuery) string {
+	var b strings.Builder
+	b.WriteString(kind)
+	b.WriteByte(':')
+	b.WriteString(strconv.FormatUint(gen, 10))
+	add := func(name string, v any) {
+		b.WriteByte('&')
+		b.WriteString(name)
+		b.WriteByte('=')
+		switch x := v.(type) {
+		case *views.Store:
+			if x != nil {
+				b.WriteString(strconv.Itoa(int(*x)))
+			}
+		case *views.Kind:
+			if x != nil {
+				b.WriteString(strconv.Itoa(int(*x)))
+			}
+		case *string:
+			if x != nil {
+				b.WriteString(strconv.Quote(*x))
+			}
+		case *bool:
+			if x != nil {
+				b.WriteString(strconv.FormatBool(*x))
+			}
+		case *float64:
+			if x != nil {
+				b.WriteString(strconv.FormatFloat(*x, 'g', -1, 64))
+			}
+		case *int64:
+			if x != nil {
+				b.WriteString(strconv.FormatInt(*x, 10))
+			}
+		case *views.Day:
+			if x != nil {
+				b.WriteString(x.String())
+			}
+		case *uint8:
+			if x != nil {
+				b.WriteString(strconv.Itoa(int(*x)))
+			}
+		case string:
+			b.WriteString(strconv.Quote(x))
+		case bool:
+			b.WriteString(strconv.FormatBool(x))
+		case int:
+			b.WriteString(strconv.Itoa(x))
+		}
+	}
+	add("p", q.Store)
+	add("q", q.Q)
+	add("c", q.Category)
+	add("t", q.Kind)
+	add("f", q.Featured)
+	add("i0", q.MinInstalls)
+	add("i1", q.MaxInstalls)
+	add("rt", q.Rated)
+	add("r0", q.MinRating)
+	add("r1", q.MaxRating)
+	add("n0", q.MinRatingCount)
+	add("n1", q.MaxRatingCount)
+	add("v0", q.MinVersion)
+	add("v1", q.MaxVersion)
+	add("u0", q.UpdatedAfter)
+	add("u1", q.UpdatedBefore)
+	add("s0", q.FirstSeenAfter)
+	add("s1", q.FirstSeenBefore)
+	add("id", q.IncludeDelisted)
+	add("do", q.DelistedOnly)
+	add("d0", q.DelistedAfter)
+	add("d1", q.DelistedBefore)
+	add("mv", q.ManifestVersion)
+	add("pm", q.Permission)
+	add("ha", q.HostAccessAll)
+	add("al", q.MinAccessLevel)
+	add("so", q.Sort)
+	add("as", q.Asc)
+	add("pg", q.Page)
+	add("ps", q.PageSize)
+	return b.String()
+}
+
+// legacyPage is the answer of /api/extensions.
+type legacyPage struct {
+	Total    int               `json:"total"`
+	Page     int               `json:"page"`
+	PageSize int               `json:"pageSize"`
+	Rows     []views.LegacyRow `json:"rows"`
+}
+
+// legacyFigures returns the figures for the legacy API, or 503 until built.
+func (s *Server) legacyFigures() (*views.Figures, uint64, error) {
+	st := s.state.Load()
+	if st == nil || st.Figures == nil {
+		return nil, 0, notReady("Listing figures are")
+	}
+	return st.Figures, st.Replica.Info().Generation, nil
+}
+
+// getExtensions answers GET /api/extensions.
+func (s *Server) getExtensions(c *fiber.Ctx) error {
+	q, err := parseLegacy(c, true)
+	if err != nil {
+		return err
+	}
+	f, gen, err := s.legacyFigures()
+	if err != nil {
+		return err
+	}
+	a, err := s.answers.get(legacyCacheKey("ext", gen, q), func() (*Answer, error) {
+		total, ls := f.Legacy(q)
+		today := views.DayOf(f.Replica().Info().ReadingsMark)
+		page := legacyPage{Total: total, Page: q.Page, PageSize: q.PageSize, Rows: make([]views.LegacyRow, len(ls))}
+		for i, l := range ls {
+			page.Rows[i] = views.NewLegacyRow(l, today)
+		}
+		return JSONAnswer(page)
+	})
+	if err != nil {
+		return err
+	}
+	return send(c, a, cachePublic)
+}
+
+// csvRows is how many rows the CSV export holds.
+const csvRows = 1000
+
+var csvHeader = []string{"platform", "id", "name", "developer", "category", "type", "usage", "weekly_downloads",
+	"rating", "rating_count", "version", "updated", "store_created", "first_seen", "delisted", "featured",
+	"access_level", "growth_1d", "growth_1d_pct", "growth_7d", "growth_7d_pct", "ratings_growth_1d",
+	"ratings_growth_1d_pct", "ratings_growth_7d", "ratings_growth_7d_pct", "url"}
+
+// getExtensionsCSV answers GET /api/extensions.csv: the first 1,000 rows,
+// UTF-8 with a byte-order mark, RFC 4180 quoting and CRLF line ends.
+func (s *Server) getExtensionsCSV(c *fiber.Ctx) error {
+	q, err := parseLegacy(c, false)
+	if err != nil {
+		return err
+	}
+	f, gen, err := s.legacyFigures()
+	if err != nil {
+		return err
+	}
+	a, err := s.answers.get(legacyCacheKey("csv", gen, q), func() (*Answer, error) {
+		_, ls := f.Legacy(q)
+		today := views.DayOf(f.Replica().Info().ReadingsMark)
+		var buf bytes.Buffer
+		buf.WriteString("\ufeff")
+		w := csv.NewWriter(&buf)
+		w.UseCRLF = true
+		w.Write(csvHeader)
+		for _, l := range ls {
+			w.Write(s.csvRecord(views.NewLegacyRow(l, today), l))
+		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			return nil, err
+		}
+		return NewAnswer(buf.Bytes(), "text/csv; charset=utf-8"), nil
+	})
+	if err != nil {
+		return err
+	}
+	name := "extensions"
+	if q.Store != nil {
+		name += "-" + q.Store.String()
+	}
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+name+"-"+
+		f.Replica().Info().ReadingsMark.Format(time.DateOnly)+`.csv"`)
+	return send(c, a, cachePublic)
+}
+
+func (s *Server) csvRecord(r views.LegacyRow, l *views.Listing) []string {
+	i := func(v *int64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatInt(*v, 10)
+	}
+	fl := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*v, 'f', -1, 64)
+	}
+	str := func(v *string) string {
+		if v == nil {
+			return ""
+		}
+		return *v
+	}
+	ts := func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return t.Format(time.RFC3339)
+	}
+	featured := "no"
+	if r.F {
+		featured = "yes"
+	}
+	usage := r.I
+	if l.Store == views.Apple {
+		usage = r.RC // on apple the usage column is the rating count
+		if rc, ok := l.RatingCount(); ok && usage == nil {
+			usage = &rc
+		}
+	}
+	fs := r.FS
+	return []string{l.Store.String(), r.ID, r.N, r.D, r.C, strconv.Itoa(r.T), i(usage), i(r.WD), fl(r.R), i(r.RC),
+		r.V, str(r.U), str(r.CD), ts(&fs), ts(r.DU), featured, strconv.Itoa(r.AL), i(r.G1), fl(r.G1P), i(r.G7),
+		fl(r.G7P), i(r.RG1), fl(r.RG1P), i(r.RG7), fl(r.RG7P),
+		s.cfg.PublicURL + "/listings/" + l.Store.String() + "/" + r.ID}
+}
+
+// getSummary answers GET /api/summary.
+func (s *Server) getSummary(c *fiber.Ctx) error {
+	f, gen, err := s.legacyFigures()
+	if err != nil {
+		return err
+	}
+	a, err := s.answers.get("summary:"+strconv.FormatUint(gen, 10), func() (*Answer, error) { return JSONAnswer(f.Summary()) })
+	if err != nil {
+		return err
+	}
+	return send(c, a, cachePublic)
+}
+
+// getLegacyCategories answers GET /api/categories.
+func (s *Server) getLegacyCategories(c *fiber.Ctx) error {
+	p := &legacyParams{c: c}
+	store := p.integer("platform", 0, views.NumStores-1)
+	if p.err != nil {
+		return p.err
+	}
+	f, gen, err := s.legacyFigures()
+	if err != nil {
+		return err
+	}
+	key := "cats:" + strconv.FormatUint(gen, 10)
+	if store != nil {
+		key += ":" + strconv.FormatInt(*store, 10)
+	}
+	a, err := s.answers.get(key, func() (*Answer, error) {
+		counts := f.AllCategories()
+		if store != nil {
+			counts = f.Categories(views.Store(*store))
+		}
+		names := make([]string, 0, len(counts))
+		for _, c := range counts {
+			names = append(names, c.Name)
+		}
+		return JSONAnswer(names)
+	})
+	if err != nil {
+		return err
+	}
+	return send(c, a, cachePublic)
+}
+
+// getPermissions answers GET /api/permissions.
+func (s *Server) getPermissions(c *fiber.Ctx) error {
+	f, gen, err := s.legacyFigures()
+	if err != nil {
+		return err
+	}
+	a, err := s.answers.get("perms:"+strconv.FormatUint(gen, 10), func() (*Answer, error) {
+		return JSONAnswer(nonNilSlice(f.Permissions()))
+	})
+	if err != nil {
+		return err
+	}
+	return send(c, a, cachePublic)
+}
+
+// fairUse enforces the legacy API's fair use per address, except for
+// exempt (trusted CDN) addresses.
+func (s *Server) fairUse(c *fiber.Ctx) error {
+	a := clientAddr(c, s.cfg.TrustedProxies)
+	if s.cfg.FairUseExempt.Contains(a) {
+		return c.Next()
+	}
+	if ok, wait := s.fairuse.Allow(a); !ok {
+		secs := int(wait.Seconds()) + 1
+		return Problemf(http.StatusTooManyRequests,
+			"Fair use is about %.3g requests a second per address; wait %d s before the next one, or cache answers (they carry ETags).",
+			s.cfg.FairUseRate, secs).RetryAfter(secs)
+	}
+	return c.Next()
+}

@@ -15,10 +15,10 @@ build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/edge
 
 # deps installs what the project needs on a fresh Debian machine: the
-# ClickHouse server package (for `make run` and the integration tests) and
-# the Go modules.
+# ClickHouse server package (for `make run` and the integration tests),
+# Varnish (for the CDN test) and the Go modules.
 deps:
-	deploy/clickhouse.sh install
+	deploy/deps.sh
 	$(GO) mod download
 
 # run: local ClickHouse unless EDGE_CH_ADDR points elsewhere -> schema ->

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/ristretto/v2"
@@ -40,11 +41,14 @@ func JSONAnswer(v any) (*Answer, error) {
 const (
 	// cachePrivate is the v1 API's: answers vary by caller (limits).
 	cachePrivate = "private, max-age=60"
-	// cachePublic is the legacy API's: no key, no per-caller headers, built
-	// to sit behind a CDN, which may serve a stale copy for five minutes
-	// while it revalidates with If-None-Match.
-	cachePublic = "public, max-age=60, stale-while-revalidate=300"
 )
+
+// publicCacheControl is the legacy API's policy: no key, no per-caller
+// headers, built to sit behind a CDN, which may serve a stale copy for five
+// minutes while it revalidates with If-None-Match.
+func publicCacheControl(maxAge time.Duration) string {
+	return fmt.Sprintf("public, max-age=%d, stale-while-revalidate=300", int(maxAge.Seconds()))
+}
 
 // answerCache keeps encoded answers, bounded in bytes. ristretto may drop
 // or refuse an item: a miss just encodes the answer again from the views.

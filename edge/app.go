@@ -28,6 +28,7 @@ type Config struct {
 	FairUseRate     float64       // legacy API: requests a second per address (0 turns it off)
 	FairUseBurst    int           // legacy API: requests an address may make at once
 	FairUseExempt   Prefixes      // legacy API: addresses without fair use, such as a CDN's
+	PublicMaxAge    time.Duration // legacy API: max-age of its public Cache-Control
 }
 
 // DefaultConfig returns the settings used when none are given.
@@ -42,6 +43,7 @@ func DefaultConfig() Config {
 		PublicURL:       "http://127.0.0.1:8080",
 		FairUseRate:     1,
 		FairUseBurst:    20,
+		PublicMaxAge:    time.Minute,
 	}
 }
 
@@ -55,15 +57,16 @@ type Sources struct {
 
 // Server is the edge's HTTP server.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	state    *views.Published[views.State]
-	editions *views.Published[views.Editions]
-	jobs     func() []cron.Status
-	app      *fiber.App
-	metrics  *metrics
-	answers  *answerCache
-	fairuse  *FairUse
+	cfg         Config
+	log         *slog.Logger
+	state       *views.Published[views.State]
+	editions    *views.Published[views.Editions]
+	jobs        func() []cron.Status
+	app         *fiber.App
+	metrics     *metrics
+	answers     *answerCache
+	fairuse     *FairUse
+	publicCache string // Cache-Control of the legacy API
 }
 
 // New returns a server answering from src.
@@ -80,7 +83,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, answers: answers,
-		fairuse: NewFairUse(cfg.FairUseRate, cfg.FairUseBurst)}
+		fairuse: NewFairUse(cfg.FairUseRate, cfg.FairUseBurst), publicCache: publicCacheControl(cfg.PublicMaxAge)}
 	s.metrics = newMetrics(s)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edge",
@@ -93,6 +96,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 		StrictRouting:         false,
 		CaseSensitive:         true,
 	})
+	s.app.Use(s.metrics.observe)
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		log.Error("panic in handler", "method", c.Method(), "path", c.Path(), "panic", e)
 	}}))

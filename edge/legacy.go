@@ -306,7 +306,7 @@ func (s *Server) getExtensions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return send(c, a, cachePublic)
+	return send(c, a, s.publicCache)
 }
 
 // csvRows is how many rows the CSV export holds.
@@ -354,7 +354,7 @@ func (s *Server) getExtensionsCSV(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+name+"-"+
 		f.Replica().Info().ReadingsMark.Format(time.DateOnly)+`.csv"`)
-	return send(c, a, cachePublic)
+	return send(c, a, s.publicCache)
 }
 
 func (s *Server) csvRecord(r views.LegacyRow, l *views.Listing) []string {
@@ -410,7 +410,7 @@ func (s *Server) getSummary(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return send(c, a, cachePublic)
+	return send(c, a, s.publicCache)
 }
 
 // getLegacyCategories answers GET /api/categories.
@@ -442,7 +442,7 @@ func (s *Server) getLegacyCategories(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return send(c, a, cachePublic)
+	return send(c, a, s.publicCache)
 }
 
 // getPermissions answers GET /api/permissions.
@@ -457,7 +457,7 @@ func (s *Server) getPermissions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return send(c, a, cachePublic)
+	return send(c, a, s.publicCache)
 }
 
 // fairUse enforces the legacy API's fair use per address, except for

@@ -1,6 +1,10 @@
 package edge
 
 import (
+	"errors"
+	"strconv"
+	"time"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,7 +18,9 @@ import (
 // runs, failures, last success and duration, the published state's
 // generation and size, and the Go runtime.
 type metrics struct {
-	reg *prometheus.Registry
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
 }
 
 var (
@@ -81,10 +87,44 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func newMetrics(s *Server) *metrics {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		stateCollector{s}, s.answers.hits, s.answers.misses)
-	return &metrics{reg: reg}
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_http_requests_total",
+			Help: "HTTP requests by route and status."}, []string{"route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "edge_http_request_duration_seconds",
+			Help:    "Time to answer, by route.",
+			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}}, []string{"route"}),
+	}
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		stateCollector{s}, s.answers.hits, s.answers.misses, m.requests, m.latency)
+	return m
+}
+
+// observe counts every request by route pattern (never the raw path, so
+// the label set stays small) and status, and times it.
+func (m *metrics) observe(c *fiber.Ctx) error {
+	start := time.Now()
+	err := c.Next()
+	status := c.Response().StatusCode()
+	if err != nil {
+		// The error handler writes the status after this middleware returns.
+		status = fiber.StatusInternalServerError
+		var fe *fiber.Error
+		var p *Problem
+		switch {
+		case errors.As(err, &p):
+			status = p.Status
+		case errors.As(err, &fe):
+			status = fe.Code
+		}
+	}
+	route := "unmatched"
+	if r := c.Route(); r != nil && r.Path != "/" && status != fiber.StatusNotFound {
+		route = r.Path
+	}
+	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+	return err
 }
 
 func (m *metrics) handler() fiber.Handler {

@@ -79,6 +79,7 @@ type Figures struct {
 	summary       *Summary
 	permissions   []PermissionCount
 	legacy        legacyOrders
+	cols          legacyCols
 }
 
 // Build computes every figure of r. It is pure and deterministic.
@@ -114,6 +115,7 @@ func Build(r *Replica, snapshots int64) *Figures {
 	f.sortPositions()
 	f.aggregate(snapshots)
 	f.buildLegacyOrders()
+	f.buildLegacyCols()
 	f.builtAt, f.buildTime = time.Now().UTC(), time.Since(start)
 	return f
 }

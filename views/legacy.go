@@ -2,7 +2,6 @@ package views
 
 import (
 	"math"
-	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -419,18 +418,29 @@ func containsFold(s, sub string) bool {
 // requested page, in order.
 func (f *Figures) Legacy(q *LegacyQuery) (total int, page []*Listing) {
 	ls := f.replica.listings
-	lo, hi := 0, len(ls)
-	if q.Store != nil {
-		lo, hi = f.replica.storeStart[*q.Store], f.replica.storeStart[*q.Store+1]
+	p := f.cols.plan(q)
+	if p.none {
+		return 0, nil
 	}
 	match := make([]uint64, (len(ls)+63)/64)
-	for i := lo; i < hi; i++ {
-		if q.match(&ls[i]) {
-			match[i>>6] |= 1 << (i & 63)
+	if list, ok := p.candidates(); ok {
+		for _, i := range list {
+			if p.match(ls, int(i)) {
+				match[i>>6] |= 1 << (i & 63)
+				total++
+			}
 		}
-	}
-	for _, w := range match {
-		total += bits.OnesCount64(w)
+	} else {
+		lo, hi := 0, len(ls)
+		if q.Store != nil {
+			lo, hi = f.replica.storeStart[*q.Store], f.replica.storeStart[*q.Store+1]
+		}
+		for i := lo; i < hi; i++ {
+			if p.match(ls, i) {
+				match[i>>6] |= 1 << (i & 63)
+				total++
+			}
+		}
 	}
 	skip := (q.Page - 1) * q.PageSize
 	if skip >= total {

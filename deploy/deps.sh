@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what `make test` needs on a fresh Debian machine, from Debian's
+# packages, only when missing: a ClickHouse server (the integration tests
+# start their own) and Varnish (the CDN test puts it in front of the edge).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+"$root/deploy/clickhouse.sh" install
+
+if ! command -v varnishd >/dev/null 2>&1 && [ ! -x /usr/sbin/varnishd ]; then
+  echo "deps.sh: installing Debian's varnish package" >&2
+  sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq varnish >/dev/null
+  # The package starts a system varnish on port 6081; the tests start their own.
+  $sudo systemctl disable --now varnish >/dev/null 2>&1 || true
+fi

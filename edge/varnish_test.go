@@ -1,0 +1,122 @@
+package edge_test
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/edge"
+)
+
+// vcl puts Varnish in front of the edge: it caches by the origin's
+// Cache-Control, keeps objects past their TTL so it can revalidate them
+// with If-None-Match, and says in X-Cache whether it answered from cache.
+const vcl = `vcl 4.1;
+backend edge { .host = "%s"; .port = "%s"; }
+sub vcl_backend_response { set beresp.keep = 1h; }
+sub vcl_deliver {
+  if (obj.hits > 0) { set resp.http.X-Cache = "HIT"; } else { set resp.http.X-Cache = "MISS"; }
+}
+`
+
+// startVarnish runs varnishd in the foreground on a free loopback port in
+// front of origin, and stops it when the test ends.
+func startVarnish(t *testing.T, origin string) string {
+	t.Helper()
+	bin, err := exec.LookPath("varnishd")
+	if err != nil {
+		bin = "/usr/sbin/varnishd"
+	}
+	if _, err := os.Stat(bin); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("varnishd is not installed (make deps installs it)")
+		}
+		t.Skip("varnishd is not installed")
+	}
+	host, port, _ := net.SplitHostPort(origin)
+	dir := t.TempDir()
+	vclPath := filepath.Join(dir, "edge.vcl")
+	os.WriteFile(vclPath, []byte(fmt.Sprintf(vcl, host, port)), 0o644)
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(bin, "-F", "-j", "none", "-a", addr, "-f", vclPath, "-n", filepath.Join(dir, "work"), "-s", "malloc,32m",
+		"-p", "default_grace=0")
+	out, _ := os.Create(filepath.Join(dir, "varnish.log"))
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return "http://" + addr
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "varnish.log"))
+			t.Fatalf("varnishd did not start: %s", log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// origin304s returns how many 304s the origin answered on a route.
+func origin304s(t *testing.T, h *harness, route string) int {
+	t.Helper()
+	body := string(get(t, "GET", h.base+"/metrics").body)
+	var n int
+	prefix := fmt.Sprintf(`edge_http_requests_total{route=%q,status="304"} `, route)
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, prefix) {
+			fmt.Sscan(strings.TrimPrefix(line, prefix), &n)
+		}
+	}
+	return n
+}
+
+// TestBehindVarnish shows the legacy API working behind a real CDN: a
+// repeated request is a cache hit, and once max-age has passed Varnish
+// revalidates with If-None-Match and the origin answers 304.
+func TestBehindVarnish(t *testing.T) {
+	h, _ := legacyHarness(t, func(c *edge.Config) { c.PublicMaxAge = time.Second })
+	cdn := startVarnish(t, strings.TrimPrefix(h.base, "http://"))
+	fetch := func() (*http.Response, string) {
+		resp, err := http.Get(cdn + "/api/extensions?platform=2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp, resp.Header.Get("X-Cache")
+	}
+	first, cache := fetch()
+	if first.StatusCode != 200 || cache != "MISS" {
+		t.Fatalf("first request: %d %s", first.StatusCode, cache)
+	}
+	if second, cache := fetch(); second.StatusCode != 200 || cache != "HIT" || second.Header.Get("ETag") != first.Header.Get("ETag") {
+		t.Fatalf("repeated request: %d %s", second.StatusCode, cache)
+	}
+	before := origin304s(t, h, "/api/extensions")
+	time.Sleep(1500 * time.Millisecond) // past max-age
+	deadline := time.Now().Add(10 * time.Second)
+	for origin304s(t, h, "/api/extensions") == before {
+		if time.Now().After(deadline) {
+			t.Fatal("Varnish never revalidated with a 304 from the origin")
+		}
+		if resp, _ := fetch(); resp.StatusCode != 200 {
+			t.Fatalf("stale request: %d", resp.StatusCode)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if resp, cache := fetch(); resp.StatusCode != 200 || cache != "HIT" {
+		t.Errorf("after revalidation: %d %s", resp.StatusCode, cache)
+	}
+}

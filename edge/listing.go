@@ -2,6 +2,7 @@ package edge
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -45,7 +46,38 @@ func (s *Server) getListing(c *fiber.Ctx) error {
 	if !l.Crawled() {
 		return Problemf(http.StatusNotFound, "Listing %q in store %s has been found but not read yet; retry after its first crawl.", id, store)
 	}
-	return c.JSON(views.NewListingDoc(l, st.Figures))
+	key := "v1:listing:" + strconv.FormatUint(st.Replica.Info().Generation, 10) + ":" + store.String() + ":" + id
+	a, err := s.answers.get(key, func() (*Answer, error) { return JSONAnswer(views.NewListingDoc(l, st.Figures)) })
+	if err != nil {
+		return err
+	}
+	return send(c, a, cachePrivate)
+}
+
+// figuresAnswer serves an answer computed from the published figures,
+// cached per generation under key.
+func (s *Server) figuresAnswer(c *fiber.Ctx, what, key string, build func(*views.Figures) any) error {
+	st := s.state.Load()
+	if st == nil || st.Figures == nil {
+		return notReady(what)
+	}
+	f := st.Figures
+	a, err := s.answers.get("v1:"+key+":"+strconv.FormatUint(st.Replica.Info().Generation, 10), func() (*Answer, error) {
+		return JSONAnswer(build(f))
+	})
+	if err != nil {
+		return err
+	}
+	return send(c, a, cachePrivate)
+}
+
+// editionAnswer serves an edition, cached by week and edition count.
+func (s *Server) editionAnswer(c *fiber.Ctx, eds *views.Editions, e *views.Edition) error {
+	a, err := s.answers.get("v1:week:"+e.Week+":"+strconv.Itoa(eds.Len()), func() (*Answer, error) { return JSONAnswer(e) })
+	if err != nil {
+		return err
+	}
+	return send(c, a, cachePrivate)
 }
 
 // notReady is the spec's answer for a figure computed in the background
@@ -55,26 +87,15 @@ func notReady(what string) *Problem {
 		"%s computed in the background after a restart and not ready yet. Retry in a minute.", what).RetryAfter(60)
 }
 
-// figures returns the published figures, or the 503 of the States table.
-func (s *Server) figures(what string) (*views.Figures, error) {
-	st := s.state.Load()
-	if st == nil || st.Figures == nil {
-		return nil, notReady(what)
-	}
-	return st.Figures, nil
-}
-
 // getCategories answers GET /api/v1/categories/{store}.
 func (s *Server) getCategories(c *fiber.Ctx) error {
 	store, err := storeParam(c)
 	if err != nil {
 		return err
 	}
-	f, err := s.figures("The categories of " + store.String() + " are")
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"store": store.String(), "categories": nonNilSlice(f.Categories(store))})
+	return s.figuresAnswer(c, "The categories of "+store.String()+" are", "categories:"+store.String(), func(f *views.Figures) any {
+		return fiber.Map{"store": store.String(), "categories": nonNilSlice(f.Categories(store))}
+	})
 }
 
 // getStats answers GET /api/v1/stores/{store}/stats.
@@ -83,20 +104,19 @@ func (s *Server) getStats(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f, err := s.figures("The statistics of " + store.String() + " are")
-	if err != nil {
-		return err
-	}
-	return c.JSON(f.Stats(store))
+	return s.figuresAnswer(c, "The statistics of "+store.String()+" are", "stats:"+store.String(), func(f *views.Figures) any {
+		return f.Stats(store)
+	})
 }
 
 // getLatestWeek answers GET /api/v1/week.
 func (s *Server) getLatestWeek(c *fiber.Ctx) error {
-	e := s.editions.Load().Latest()
+	eds := s.editions.Load()
+	e := eds.Latest()
 	if e == nil {
 		return notReady("Weekly editions are")
 	}
-	return c.JSON(e)
+	return s.editionAnswer(c, eds, e)
 }
 
 // getWeek answers GET /api/v1/week/{id}.
@@ -113,7 +133,7 @@ func (s *Server) getWeek(c *fiber.Ctx) error {
 	if e == nil {
 		return Problemf(http.StatusNotFound, "There is no edition of week %s: editions exist for complete weeks in the data, the latest being %s.", w, eds.Latest().Week)
 	}
-	return c.JSON(e)
+	return s.editionAnswer(c, eds, e)
 }
 
 func nonNilSlice[T any](s []T) []T {

@@ -364,3 +364,40 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+func TestV1AnswersCarryETags(t *testing.T) {
+	cfg := seeded(t)
+	h := start(t, cfg)
+	if err := h.jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.jobs.RunNow("editions"); err != nil {
+		t.Fatal(err)
+	}
+	l := h.state.Load().Replica.OfStore(views.Edge)[3]
+	for _, path := range []string{"/api/v1/listings/edge/" + l.ID, "/api/v1/categories/edge", "/api/v1/stores/edge/stats", "/api/v1/week"} {
+		a := get(t, "GET", h.base+path)
+		etag := a.header.Get("ETag")
+		if a.status != 200 || !strings.HasPrefix(etag, `W/"`) || a.header.Get("Cache-Control") != "private, max-age=60" {
+			t.Fatalf("%s: %d etag %q cache %q", path, a.status, etag, a.header.Get("Cache-Control"))
+		}
+		req, _ := http.NewRequest("GET", h.base+path, nil)
+		req.Header.Set("If-None-Match", etag)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 304 || resp.Header.Get("ETag") != etag {
+			t.Errorf("%s revalidated: %d", path, resp.StatusCode)
+		}
+	}
+	// A new generation with the same figures keeps the ETag.
+	before := get(t, "GET", h.base+"/api/v1/categories/edge").header.Get("ETag")
+	if err := h.jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	if after := get(t, "GET", h.base+"/api/v1/categories/edge").header.Get("ETag"); after != before {
+		t.Errorf("unchanged answer changed ETag across generations: %s then %s", before, after)
+	}
+}

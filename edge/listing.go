@@ -55,13 +55,19 @@ func (s *Server) getListing(c *fiber.Ctx) error {
 }
 
 // figuresAnswer serves an answer computed from the published figures,
-// cached per generation under key.
-func (s *Server) figuresAnswer(c *fiber.Ctx, what, key string, build func(*views.Figures) any) error {
+// cached per generation under key. check, when not nil, may refuse the
+// request (a 404) before the cache is consulted.
+func (s *Server) figuresAnswer(c *fiber.Ctx, what, key string, build func(*views.Figures) any, check func(*views.Figures) error) error {
 	st := s.state.Load()
 	if st == nil || st.Figures == nil {
 		return notReady(what)
 	}
 	f := st.Figures
+	if check != nil {
+		if err := check(f); err != nil {
+			return err
+		}
+	}
 	a, err := s.answers.get("v1:"+key+":"+strconv.FormatUint(st.Replica.Info().Generation, 10), func() (*Answer, error) {
 		return JSONAnswer(build(f))
 	})
@@ -95,7 +101,7 @@ func (s *Server) getCategories(c *fiber.Ctx) error {
 	}
 	return s.figuresAnswer(c, "The categories of "+store.String()+" are", "categories:"+store.String(), func(f *views.Figures) any {
 		return fiber.Map{"store": store.String(), "categories": nonNilSlice(f.Categories(store))}
-	})
+	}, nil)
 }
 
 // getStats answers GET /api/v1/stores/{store}/stats.
@@ -106,7 +112,7 @@ func (s *Server) getStats(c *fiber.Ctx) error {
 	}
 	return s.figuresAnswer(c, "The statistics of "+store.String()+" are", "stats:"+store.String(), func(f *views.Figures) any {
 		return f.Stats(store)
-	})
+	}, nil)
 }
 
 // getLatestWeek answers GET /api/v1/week.

@@ -401,3 +401,75 @@ func TestV1AnswersCarryETags(t *testing.T) {
 		t.Errorf("unchanged answer changed ETag across generations: %s then %s", before, after)
 	}
 }
+
+func TestChartsAndTags(t *testing.T) {
+	cfg := seeded(t)
+	h := start(t, cfg)
+	if err := h.jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	f := h.state.Load().Figures
+	var chart struct {
+		Store, Chart string
+		Category     *string
+		Entries      []struct {
+			Position int
+			Listing  struct{ ID string }
+		}
+	}
+	for _, c := range []struct {
+		query string
+		key   views.ChartKey
+	}{
+		{"", views.ChartKey{Store: views.Chrome, Chart: views.ChartTop}},
+		{"?chart=climbers", views.ChartKey{Store: views.Chrome, Chart: views.ChartClimbers}},
+		{"?chart=top-rated", views.ChartKey{Store: views.Chrome, Chart: views.ChartTopRated}},
+		{"?chart=new&category=Tools", views.ChartKey{Store: views.Chrome, Chart: views.ChartNew, Category: "Tools"}},
+	} {
+		a := get(t, "GET", h.base+"/api/v1/charts/chrome"+c.query)
+		if a.status != 200 {
+			t.Fatalf("%s: %d %s", c.query, a.status, a.body)
+		}
+		json.Unmarshal(a.body, &chart)
+		want := f.Chart(c.key)
+		if chart.Chart != c.key.Chart || len(chart.Entries) != len(want) {
+			t.Fatalf("%s: %d entries, want %d", c.query, len(chart.Entries), len(want))
+		}
+		for i, e := range chart.Entries {
+			if e.Position != i+1 || e.Listing.ID != want[i].ID {
+				t.Fatalf("%s entry %d: %+v, want %s", c.query, i, e, want[i].ID)
+			}
+		}
+	}
+	if len(f.Chart(views.ChartKey{Store: views.Chrome, Chart: views.ChartTop})) == 0 {
+		t.Fatal("empty top chart")
+	}
+	if d := problem(t, get(t, "GET", h.base+"/api/v1/charts/chrome?chart=best"), http.StatusBadRequest); !strings.Contains(d, "climbers") {
+		t.Errorf("unknown chart detail %q", d)
+	}
+	problem(t, get(t, "GET", h.base+"/api/v1/charts/chrome?category=Nope"), http.StatusNotFound)
+	problem(t, get(t, "GET", h.base+"/api/v1/charts/safari"), http.StatusNotFound)
+
+	var tags struct {
+		Tags []struct {
+			Slug     string
+			Listings map[string]int
+		}
+	}
+	json.Unmarshal(get(t, "GET", h.base+"/api/v1/tags").body, &tags)
+	if len(tags.Tags) == 0 || len(tags.Tags) != len(f.Topics()) {
+		t.Fatalf("tags %d, topics %d", len(tags.Tags), len(f.Topics()))
+	}
+	slug := tags.Tags[0].Slug
+	var tag struct {
+		Total    int
+		Listings []struct{ ID string }
+	}
+	json.Unmarshal(get(t, "GET", h.base+"/api/v1/tags/"+slug+"/chrome").body, &tag)
+	want, _ := f.TopicListings(slug, views.Chrome)
+	if tag.Total != tags.Tags[0].Listings["chrome"] || tag.Total != len(want) || (len(want) > 0 && tag.Listings[0].ID != want[0].ID) {
+		t.Errorf("tag %s in chrome: %+v", slug, tag)
+	}
+	problem(t, get(t, "GET", h.base+"/api/v1/tags/no-such-topic/chrome"), http.StatusNotFound)
+	problem(t, get(t, "GET", h.base+"/api/v1/tags/"+slug+"/safari"), http.StatusNotFound)
+}

@@ -151,3 +151,28 @@ func TestLegacyRowNulls(t *testing.T) {
 		t.Errorf("rated row %v %v sparkline %v", *row.R, *row.RC, row.SP)
 	}
 }
+
+func TestContainsFold(t *testing.T) {
+	for _, c := range []struct {
+		s, sub string
+		want   bool
+	}{
+		{"Smart Tab Manager", "tab", true},
+		{"Smart Tab Manager", "TAB M", true},
+		{"Smart Tab Manager", "tabs", false},
+		{"abc", "", true},
+		{"", "a", false},
+		{"Éclair Café", "café", true},
+		{"Éclair", "éCL", true},
+		{"Kelvin", "kel", true},
+		{"Straße", "STRASSE", false}, // simple folding only, as strings.EqualFold
+		{"x1.2y", "1.2", true},
+		{"aaab", "aab", true},
+		{"AAAB", "aab", true},
+		{"ab", "abc", false},
+	} {
+		if got := containsFold(c.s, c.sub); got != c.want {
+			t.Errorf("containsFold(%q, %q) = %v", c.s, c.sub, got)
+		}
+	}
+}

@@ -23,9 +23,17 @@ func LegacySortIndex(key string) int {
 	return 0
 }
 
+// Sort orders that only the v1 API uses, kept after the legacy ones.
+const (
+	SortSize      = 20 // size: usage figure, or rating count on apple
+	SortCreated   = 21 // store's creation date
+	SortRankClimb = 22 // 7-day store-rank climb
+	numSorts      = 23
+)
+
 // legacyGrowthSort reports whether sort index i is a growth sort, which
 // lists only listings that have the figure.
-func legacyGrowthSort(i int) bool { return i >= 8 }
+func legacyGrowthSort(i int) bool { return i >= 8 && i < len(LegacySorts) }
 
 // legacySort says how one legacy sort key reads a listing.
 type legacySort struct {
@@ -55,6 +63,14 @@ var legacySorts = func() []legacySort {
 // legacyKey returns a listing's value for sort index i as an integer that
 // orders like it (larger first), and whether the listing has one.
 func legacyKey(l *Listing, i int) (int64, bool) {
+	switch i {
+	case SortSize:
+		return l.Size()
+	case SortCreated:
+		return int64(l.Created), l.Created.Valid()
+	case SortRankClimb:
+		return 0, false // from the figures: see Figures.sortKey
+	}
 	s := &legacySorts[i]
 	switch s.plain {
 	case "installs":
@@ -107,24 +123,24 @@ type legacyOrders struct {
 // order, so ties stay in that order.
 func (f *Figures) buildLegacyOrders() {
 	ls := f.replica.listings
-	n := len(LegacySorts)
+	n := numSorts
 	f.legacy = legacyOrders{order: make([][]int32, n), present: make([]int, n)}
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			var with []keyed
 			var without []int32
-			switch LegacySorts[i] {
-			case "name":
+			switch {
+			case i < len(LegacySorts) && LegacySorts[i] == "name":
 				with = f.nameKeys()
-			case "category":
+			case i < len(LegacySorts) && LegacySorts[i] == "category":
 				with = f.categoryKeys()
 			default:
 				for j := range ls {
 					if !ls[j].Crawled() {
 						continue
 					}
-					if k, ok := legacyKey(&ls[j], i); ok {
+					if k, ok := f.sortKey(j, i); ok {
 						with = append(with, keyed{key: descKey(k), idx: int32(j)})
 					} else {
 						without = append(without, int32(j))
@@ -132,7 +148,7 @@ func (f *Figures) buildLegacyOrders() {
 				}
 			}
 			radixSort(with)
-			if LegacySorts[i] == "name" {
+			if i == LegacySortIndex("name") {
 				f.sortEqualNamePrefixes(with)
 			}
 			order := make([]int32, 0, len(with)+len(without))
@@ -144,6 +160,14 @@ func (f *Figures) buildLegacyOrders() {
 		})
 	}
 	wg.Wait()
+}
+
+// sortKey is legacyKey with the figures' own keys (the rank climb).
+func (f *Figures) sortKey(j, i int) (int64, bool) {
+	if i == SortRankClimb {
+		return int64(f.climb[j]), f.hasClimb[j]
+	}
+	return legacyKey(&f.replica.listings[j], i)
 }
 
 // categoryKeys keys crawled listings by their category's rank among the
@@ -275,10 +299,16 @@ type LegacyQuery struct {
 	Permission      *string
 	HostAccessAll   bool
 	MinAccessLevel  *uint8
-	Sort            int  // index in LegacySorts
+	Sort            int  // index in LegacySorts, or one of the v1-only Sort* orders
 	Asc             bool // ascending; missing values still last
 	Page            int  // from 1
 	PageSize        int  // 1 to 200
+
+	// v1 only.
+	NameOnly bool    // q matches name and developer only
+	MinSize  *int64  // bounds on size (needs Store: size means ratings on apple)
+	MaxSize  *int64  //
+	Topic    *string // live listings with this tag
 }
 
 // HostReachesAll reports whether a host pattern grants every website.
@@ -372,6 +402,15 @@ func (q *LegacyQuery) match(l *Listing) bool {
 	if q.Q != "" && !q.matchText(l) {
 		return false
 	}
+	if q.MinSize != nil || q.MaxSize != nil {
+		sz, ok := l.Size()
+		if !ok || (q.MinSize != nil && sz < *q.MinSize) || (q.MaxSize != nil && sz > *q.MaxSize) {
+			return false
+		}
+	}
+	if q.Topic != nil && (!slices.Contains(l.Topics, *q.Topic) || !l.Live()) {
+		return false
+	}
 	if legacyGrowthSort(q.Sort) {
 		if _, ok := legacyKey(l, q.Sort); !ok {
 			return false // a growth sort lists only listings with the figure
@@ -398,7 +437,7 @@ func (q *LegacyQuery) matchText(l *Listing) bool {
 	if containsFold(l.Name, q.Q) || containsFold(l.Developer, q.Q) {
 		return true
 	}
-	return utf8.RuneCountInString(q.Q) >= 3 && l.Store != Apple && l.Store != GooglePlay && containsFold(l.Description, q.Q)
+	return !q.NameOnly && utf8.RuneCountInString(q.Q) >= 3 && l.Store != Apple && l.Store != GooglePlay && containsFold(l.Description, q.Q)
 }
 
 // containsFold reports whether sub occurs in s under Unicode case folding.

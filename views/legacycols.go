@@ -163,6 +163,7 @@ type legacyPlan struct {
 	dayLo, dayHi           int64 // firstSeen bounds, unix
 	delLo, delHi           int64
 	has                    []uint64
+	topic                  *Topic
 }
 
 func (c *legacyCols) plan(q *LegacyQuery) *legacyPlan {
@@ -257,8 +258,19 @@ func (c *legacyCols) plan(q *LegacyQuery) *legacyPlan {
 func (p *legacyPlan) candidates() ([]int32, bool) {
 	var list []int32
 	found := false
+	if p.q.Topic != nil {
+		found = true
+		if p.topic != nil {
+			for _, l := range p.topic.byStore {
+				list = append(list, l...)
+			}
+		}
+	}
 	if p.q.Category != nil {
-		list, found = p.c.category[*p.q.Category], true
+		if cl := p.c.category[*p.q.Category]; !found || len(cl) < len(list) {
+			list = cl
+		}
+		found = true
 	}
 	if p.q.Permission != nil {
 		pl := p.c.permission[*p.q.Permission]
@@ -282,6 +294,18 @@ func (p *legacyPlan) match(ls []Listing, i int) bool {
 		if al := uint8(c.meta[i]>>metaAccessShift) & 7; al == 0 || al < *q.MinAccessLevel {
 			return false
 		}
+	}
+	if q.MinSize != nil || q.MaxSize != nil {
+		sz := c.usage[i]
+		if Store(c.meta[i]>>metaStoreShift&7) == Apple {
+			sz = c.ratingCount[i]
+		}
+		if sz < 0 || (q.MinSize != nil && sz < *q.MinSize) || (q.MaxSize != nil && sz > *q.MaxSize) {
+			return false
+		}
+	}
+	if q.Topic != nil && !slices.Contains(ls[i].Topics, *q.Topic) {
+		return false
 	}
 	if q.MinInstalls != nil || q.MaxInstalls != nil {
 		u := c.usage[i]

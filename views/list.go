@@ -1,0 +1,139 @@
+package views
+
+import (
+	"cmp"
+	"sort"
+	"strings"
+)
+
+// ListPos is where a page of /api/v1/listings ended: the last row's sort
+// value, store and id. A next page resumes strictly after it in the current
+// order, so a cursor stays valid across view rebuilds.
+type ListPos struct {
+	HasKey bool   `json:"h"`
+	Key    int64  `json:"k,omitempty"`
+	Name   string `json:"n,omitempty"` // the sort value of the name sort
+	Store  Store  `json:"s"`
+	ID     string `json:"i"`
+}
+
+// List runs a v1 listing query: matching live listings in the order of
+// q.Sort and q.Asc (missing values last), up to q.PageSize of them after
+// the position after (nil for the first page). more says whether rows
+// remain after the page.
+func (f *Figures) List(q *LegacyQuery, after *ListPos) (page []*Listing, last ListPos, more bool) {
+	ls := f.replica.listings
+	p := f.cols.plan(q)
+	if p.none {
+		return nil, last, false
+	}
+	if q.Topic != nil {
+		i := sort.Search(len(f.topics), func(i int) bool { return f.topics[i].Slug >= *q.Topic })
+		if i < len(f.topics) && f.topics[i].Slug == *q.Topic {
+			p.topic = &f.topics[i]
+		}
+	}
+	match := make([]uint64, (len(ls)+63)/64)
+	if list, ok := p.candidates(); ok {
+		for _, i := range list {
+			if p.match(ls, int(i)) {
+				match[i>>6] |= 1 << (i & 63)
+			}
+		}
+	} else {
+		lo, hi := 0, len(ls)
+		if q.Store != nil {
+			lo, hi = f.replica.storeStart[*q.Store], f.replica.storeStart[*q.Store+1]
+		}
+		for i := lo; i < hi; i++ {
+			if p.match(ls, i) {
+				match[i>>6] |= 1 << (i & 63)
+			}
+		}
+	}
+	order, present := f.legacy.order[q.Sort], f.legacy.present[q.Sort]
+	isName := q.Sort == LegacySortIndex("name")
+	// cmpAt compares the listing at order position pos with after, in the
+	// descending walk's order: -1 before it, 0 the same, +1 after it.
+	cmpAt := func(pos int) int {
+		j := int(order[pos])
+		l := &ls[j]
+		if pos < present {
+			if !after.HasKey {
+				return -1 // after sits in the missing part, which comes last
+			}
+			if isName {
+				if c := strings.Compare(after.Name, l.Name); c != 0 {
+					return c // descending: a greater name comes first
+				}
+			} else {
+				k, _ := f.sortKey(j, q.Sort)
+				if k != after.Key {
+					return cmp.Compare(after.Key, k)
+				}
+			}
+		} else if after.HasKey {
+			return 1
+		}
+		return cmp.Or(cmp.Compare(l.Store, after.Store), cmp.Compare(l.ID, after.ID))
+	}
+	take := func(pos int) bool { // reports whether the page is full
+		j := order[pos]
+		if match[j>>6]&(1<<(j&63)) == 0 {
+			return false
+		}
+		if len(page) == q.PageSize {
+			more = true
+			return true
+		}
+		page = append(page, &ls[j])
+		l := &ls[j]
+		last = ListPos{HasKey: pos < present, Store: l.Store, ID: l.ID}
+		if last.HasKey {
+			if isName {
+				last.Name = l.Name
+			} else {
+				last.Key, _ = f.sortKey(int(j), q.Sort)
+			}
+		}
+		return false
+	}
+	startWith, startMissing := 0, present // first positions to visit in each part
+	if q.Asc {
+		startWith = present - 1
+	}
+	if after != nil {
+		if after.HasKey {
+			if q.Asc {
+				startWith = sort.Search(present, func(p int) bool { return cmpAt(p) >= 0 }) - 1
+			} else {
+				startWith = sort.Search(present, func(p int) bool { return cmpAt(p) > 0 })
+			}
+		} else {
+			startWith = -1
+			if !q.Asc {
+				startWith = present
+			}
+			startMissing = present + sort.Search(len(order)-present, func(k int) bool { return cmpAt(present+k) > 0 })
+		}
+	}
+	if q.Asc {
+		for pos := startWith; pos >= 0; pos-- {
+			if take(pos) {
+				return page, last, more
+			}
+		}
+	} else {
+		for pos := startWith; pos < present; pos++ {
+			if take(pos) {
+				return page, last, more
+			}
+		}
+	}
+	for pos := startMissing; pos < len(order); pos++ {
+		if take(pos) {
+			return page, last, more
+		}
+	}
+	return page, last, more
+}

@@ -109,6 +109,7 @@ func (s *Server) routes() {
 	s.app.Get("/readyz", s.readyz)
 	s.app.Get("/metrics", s.metrics.handler())
 	v1 := s.app.Group("/api/v1")
+	v1.Get("/listings", s.getListings)
 	v1.Get("/listings/:store/:id", s.getListing)
 	v1.Get("/categories/:store", s.getCategories)
 	v1.Get("/charts/:store", s.getChart)

@@ -1,0 +1,211 @@
+package edge
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"hash/fnv"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/views"
+)
+
+// listSorts maps the v1 sort names to the figures' orders. Every sort
+// lists largest (newest, highest) first unless order=asc; name lists A to Z
+// unless order=desc.
+var listSorts = map[string]int{
+	"installs":       views.LegacySortIndex("installs"),
+	"ratingcount":    views.LegacySortIndex("ratingcount"),
+	"rating":         views.LegacySortIndex("rating"),
+	"growth7d":       views.LegacySortIndex("growth7d"),
+	"growthpct7d":    views.LegacySortIndex("growthpct7d"),
+	"growth30d":      views.LegacySortIndex("growth30d"),
+	"ratinggrowth7d": views.LegacySortIndex("ratinggrowth7d"),
+	"updated":        views.LegacySortIndex("updated"),
+	"created":        views.SortCreated,
+	"firstseen":      views.LegacySortIndex("firstseen"),
+	"name":           views.LegacySortIndex("name"),
+	"rankclimb":      views.SortRankClimb,
+}
+
+const (
+	listDefaultLimit = 50
+	listMaxLimit     = 100
+	listMaxPages     = 200 // pages offered per query
+)
+
+// listCursor is what a nextCursor carries, base64url-encoded JSON: the
+// query it belongs to (a hash of the filters and sort), the page size, the
+// page number, and where the last page ended.
+type listCursor struct {
+	Version int           `json:"v"`
+	Query   uint64        `json:"q"`
+	Limit   int           `json:"l"`
+	Page    int           `json:"p"` // pages served so far
+	After   views.ListPos `json:"a"`
+}
+
+func encodeCursor(c listCursor) string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (listCursor, bool) {
+	var c listCursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) > 4096 || json.Unmarshal(b, &c) != nil || c.Version != 1 || c.Page < 1 || c.Limit < 1 {
+		return c, false
+	}
+	return c, true
+}
+
+// listAnswer is the answer of GET /api/v1/listings.
+type listAnswer struct {
+	Listings   []views.ListingDoc `json:"listings"`
+	NextCursor *string            `json:"nextCursor"`
+}
+
+// parseList reads the v1 listing query; canon is its canonical form
+// without the cursor and limit.
+func parseList(c *fiber.Ctx) (q *views.LegacyQuery, canon string, err error) {
+	q = &views.LegacyQuery{Page: 1, PageSize: listDefaultLimit, NameOnly: true}
+	var b strings.Builder
+	bad := func(format string, args ...any) (*views.LegacyQuery, string, error) {
+		return nil, "", Problemf(http.StatusBadRequest, format, args...)
+	}
+	if v := c.Query("store"); v != "" {
+		s, err := views.ParseStore(v)
+		if err != nil {
+			return bad("store: %s", err)
+		}
+		q.Store = &s
+		b.WriteString("s=" + v)
+	}
+	if v := c.Query("category"); v != "" {
+		v = strings.Clone(v)
+		q.Category = &v
+		b.WriteString("&c=" + strconv.Quote(v))
+	}
+	if v := c.Query("tag"); v != "" {
+		v = strings.Clone(v)
+		q.Topic = &v
+		b.WriteString("&t=" + strconv.Quote(v))
+	}
+	for _, name := range []string{"minSize", "maxSize"} {
+		v := c.Query(name)
+		if v == "" {
+			continue
+		}
+		if q.Store == nil {
+			return bad("%s needs store: size is users or installs in most stores but the ratings count on apple.", name)
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f != f || f > 1e18 {
+			return bad("%s: %q is not a number of 0 or more.", name, v)
+		}
+		n := int64(f)
+		if name == "minSize" {
+			if float64(n) < f {
+				n++ // a fractional lower bound rounds up
+			}
+			q.MinSize = &n
+		} else {
+			q.MaxSize = &n
+		}
+		b.WriteString("&" + name + "=" + strconv.FormatInt(n, 10))
+	}
+	q.Sort = views.SortSize
+	sortName := c.Query("sort")
+	if sortName != "" {
+		i, ok := listSorts[sortName]
+		if !ok {
+			return bad("sort: %q is not a sort; use one of installs, ratingcount, rating, growth7d, growthpct7d, growth30d, ratinggrowth7d, updated, created, firstseen, name, rankclimb.", sortName)
+		}
+		if sortName == "rankclimb" && q.Store == nil {
+			return bad("sort=rankclimb needs store: ranks are per store.")
+		}
+		q.Sort = i
+	}
+	switch o := c.Query("order"); o {
+	case "":
+		q.Asc = sortName == "name"
+	case "asc":
+		q.Asc = true
+	case "desc":
+	default:
+		return bad("order: %q is not asc or desc.", o)
+	}
+	b.WriteString("&sort=" + strconv.Itoa(q.Sort) + "&asc=" + strconv.FormatBool(q.Asc))
+	if v := strings.TrimSpace(c.Query("q")); v != "" {
+		if utf8.RuneCountInString(v) < 2 {
+			return bad("q: %q is too short; search with 2 or more characters.", v)
+		}
+		q.Q = strings.Clone(v)
+		b.WriteString("&q=" + strconv.Quote(q.Q))
+	}
+	return q, b.String(), nil
+}
+
+// getListings answers GET /api/v1/listings.
+func (s *Server) getListings(c *fiber.Ctx) error {
+	q, canon, err := parseList(c)
+	if err != nil {
+		return err
+	}
+	h := fnv.New64a()
+	h.Write([]byte(canon))
+	queryHash := h.Sum64()
+	limitSet := c.Query("limit") != ""
+	if limitSet {
+		n, err := strconv.Atoi(c.Query("limit"))
+		if err != nil || n < 1 || n > listMaxLimit {
+			return Problemf(http.StatusBadRequest, "limit: %q is not a whole number from 1 to %d.", c.Query("limit"), listMaxLimit)
+		}
+		q.PageSize = n
+	}
+	var after *views.ListPos
+	page := 1
+	if raw := c.Query("cursor"); raw != "" {
+		cur, ok := decodeCursor(raw)
+		if !ok {
+			return NewProblem(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
+		}
+		if cur.Query != queryHash {
+			return NewProblem(http.StatusBadRequest, "cursor: it was issued for other filters or another sort; repeat the same filters and sort with it.")
+		}
+		if !limitSet {
+			q.PageSize = cur.Limit
+		}
+		if cur.Limit != q.PageSize {
+			return Problemf(http.StatusBadRequest, "limit: the cursor was issued for limit=%d; pass the same limit with it, or start again without a cursor.", cur.Limit)
+		}
+		after, page = &cur.After, cur.Page+1
+	}
+	st := s.state.Load()
+	if st == nil || st.Figures == nil {
+		return notReady("Listing figures are")
+	}
+	f := st.Figures
+	key := "v1:list:" + strconv.FormatUint(st.Replica.Info().Generation, 10) + ":" + canon + "&l=" +
+		strconv.Itoa(q.PageSize) + "&c=" + c.Query("cursor")
+	a, err := s.answers.get(key, func() (*Answer, error) {
+		ls, last, more := f.List(q, after)
+		out := listAnswer{Listings: make([]views.ListingDoc, len(ls))}
+		for i, l := range ls {
+			out.Listings[i] = views.NewListingDoc(l, f)
+		}
+		if more && page < listMaxPages {
+			next := encodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
+			out.NextCursor = &next
+		}
+		return JSONAnswer(out)
+	})
+	if err != nil {
+		return err
+	}
+	return send(c, a, cachePrivate)
+}

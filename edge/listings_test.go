@@ -1,0 +1,126 @@
+package edge_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+type listPage struct {
+	Listings []struct {
+		Store, ID, Name string
+		Size            *int64
+		Topics          []string
+	}
+	NextCursor *string
+}
+
+func getList(t *testing.T, h *harness, query string) listPage {
+	t.Helper()
+	a := get(t, "GET", h.base+"/api/v1/listings?"+query)
+	if a.status != 200 {
+		t.Fatalf("?%s: %d %s", query, a.status, a.body)
+	}
+	var p listPage
+	if err := json.Unmarshal(a.body, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestV1Listings(t *testing.T) {
+	cfg := seeded(t)
+	h := start(t, cfg)
+	if err := h.jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	live := 0
+	for _, l := range h.state.Load().Replica.All() {
+		if l.Live() {
+			live++
+		}
+	}
+	// Following every cursor visits each live listing once.
+	seen := map[string]bool{}
+	query := "limit=37"
+	pages := 0
+	for {
+		p := getList(t, h, query)
+		pages++
+		for _, l := range p.Listings {
+			k := l.Store + "/" + l.ID
+			if seen[k] {
+				t.Fatalf("%s listed twice", k)
+			}
+			seen[k] = true
+		}
+		if p.NextCursor == nil {
+			break
+		}
+		query = "limit=37&cursor=" + url.QueryEscape(*p.NextCursor)
+	}
+	if len(seen) != live || pages != (live+36)/37 {
+		t.Fatalf("%d listings in %d pages, want %d live", len(seen), pages, live)
+	}
+	// Largest first by default; name A to Z.
+	p := getList(t, h, "store=firefox")
+	for i := 1; i < len(p.Listings); i++ {
+		a, b := p.Listings[i-1].Size, p.Listings[i].Size
+		if b != nil && (a == nil || *a < *b) {
+			t.Fatalf("not largest first at %d", i)
+		}
+	}
+	p = getList(t, h, "store=firefox&sort=name&limit=100")
+	for i := 1; i < len(p.Listings); i++ {
+		if p.Listings[i-1].Name > p.Listings[i].Name {
+			t.Fatalf("name not A to Z at %d: %q > %q", i, p.Listings[i-1].Name, p.Listings[i].Name)
+		}
+	}
+	// Filters.
+	tag := h.state.Load().Figures.Topics()[0].Slug
+	for _, l := range getList(t, h, "tag="+tag+"&limit=100").Listings {
+		if !strings.Contains(strings.Join(l.Topics, ","), tag) {
+			t.Fatalf("tag filter let through %v", l.Topics)
+		}
+	}
+	for _, l := range getList(t, h, "store=edge&minSize=10&maxSize=1000&limit=100").Listings {
+		if l.Store != "edge" || l.Size == nil || *l.Size < 10 || *l.Size > 1000 {
+			t.Fatalf("size filter let through %+v", l)
+		}
+	}
+	getList(t, h, "store=chrome&sort=rankclimb")
+	// Cursor rules.
+	first := getList(t, h, "store=chrome&limit=5")
+	cur := url.QueryEscape(*first.NextCursor)
+	if d := problem(t, get(t, "GET", h.base+"/api/v1/listings?store=chrome&limit=6&cursor="+cur), http.StatusBadRequest); !strings.Contains(d, "limit=5") {
+		t.Errorf("cursor with another limit: %q", d)
+	}
+	problem(t, get(t, "GET", h.base+"/api/v1/listings?store=edge&limit=5&cursor="+cur), http.StatusBadRequest)
+	problem(t, get(t, "GET", h.base+"/api/v1/listings?cursor=garbage"), http.StatusBadRequest)
+	if next := getList(t, h, "store=chrome&cursor="+cur); len(next.Listings) != 5 || next.Listings[0].ID == first.Listings[0].ID {
+		t.Error("a cursor without limit keeps its own page size")
+	}
+	for query, param := range map[string]string{
+		"minSize=5": "minSize", "sort=rankclimb": "sort=rankclimb", "q=a": "q", "limit=0": "limit", "limit=101": "limit",
+		"sort=best": "sort", "store=safari": "store", "order=up": "order", "store=edge&maxSize=-1": "maxSize",
+	} {
+		if d := problem(t, get(t, "GET", h.base+"/api/v1/listings?"+query), http.StatusBadRequest); !strings.HasPrefix(d, param) {
+			t.Errorf("?%s: detail %q does not start with %s", query, d, param)
+		}
+	}
+	// At most 200 pages are offered.
+	query, pages = "limit=1", 0
+	for {
+		p := getList(t, h, query)
+		pages++
+		if p.NextCursor == nil {
+			break
+		}
+		query = "limit=1&cursor=" + url.QueryEscape(*p.NextCursor)
+	}
+	if pages != 200 {
+		t.Errorf("%d pages offered, want 200", pages)
+	}
+}

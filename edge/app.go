@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 
+	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/views"
 )
@@ -29,6 +30,7 @@ type Config struct {
 	FairUseBurst    int           // legacy API: requests an address may make at once
 	FairUseExempt   Prefixes      // legacy API: addresses without fair use, such as a CDN's
 	PublicMaxAge    time.Duration // legacy API: max-age of its public Cache-Control
+	ReadBudget      time.Duration // longest a per-request ClickHouse read may take
 }
 
 // DefaultConfig returns the settings used when none are given.
@@ -44,6 +46,7 @@ func DefaultConfig() Config {
 		FairUseRate:     1,
 		FairUseBurst:    20,
 		PublicMaxAge:    time.Minute,
+		ReadBudget:      2 * time.Second,
 	}
 }
 
@@ -53,6 +56,7 @@ type Sources struct {
 	State    *views.Published[views.State]
 	Editions *views.Published[views.Editions]
 	Jobs     func() []cron.Status // may be nil
+	DB       *analytics.Lazy      // for reads that go to ClickHouse per request (reviews); may be nil
 }
 
 // Server is the edge's HTTP server.
@@ -62,6 +66,7 @@ type Server struct {
 	state       *views.Published[views.State]
 	editions    *views.Published[views.Editions]
 	jobs        func() []cron.Status
+	db          *analytics.Lazy
 	app         *fiber.App
 	metrics     *metrics
 	answers     *answerCache
@@ -82,7 +87,10 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, answers: answers,
+	if src.DB == nil {
+		src.DB = analytics.NewLazy(analytics.DefaultConfig())
+	}
+	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, db: src.DB, answers: answers,
 		fairuse: NewFairUse(cfg.FairUseRate, cfg.FairUseBurst), publicCache: publicCacheControl(cfg.PublicMaxAge)}
 	s.metrics = newMetrics(s)
 	s.app = fiber.New(fiber.Config{
@@ -111,6 +119,7 @@ func (s *Server) routes() {
 	v1 := s.app.Group("/api/v1")
 	v1.Get("/listings", s.getListings)
 	v1.Get("/listings/:store/:id", s.getListing)
+	v1.Get("/listings/:store/:id/reviews", s.getReviews)
 	v1.Get("/categories/:store", s.getCategories)
 	v1.Get("/charts/:store", s.getChart)
 	v1.Get("/tags", s.getTags)

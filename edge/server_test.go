@@ -54,7 +54,7 @@ func start(t *testing.T, ch analytics.Config, opts ...func(*edge.Config)) *harne
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s, err := edge.New(cfg, edge.Sources{State: h.state, Editions: h.editions, Jobs: h.jobs.Status}, log)
+	s, err := edge.New(cfg, edge.Sources{State: h.state, Editions: h.editions, Jobs: h.jobs.Status, DB: db}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

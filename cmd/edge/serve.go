@@ -32,6 +32,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.Duration(&srv.WriteTimeout, "write-timeout", srv.WriteTimeout, "longest time to write a response")
 	f.Duration(&srv.IdleTimeout, "idle-timeout", srv.IdleTimeout, "how long an idle keep-alive connection stays open")
 	f.Duration(&srv.ShutdownTimeout, "shutdown-timeout", srv.ShutdownTimeout, "how long a graceful stop waits for requests in flight")
+	f.Duration(&srv.ReadBudget, "read-budget", srv.ReadBudget, "longest a per-request ClickHouse read (reviews) may take")
 	f.Int(&srv.CacheMB, "cache-mb", srv.CacheMB, "size of the encoded-answer cache in MiB")
 	f.String(&srv.PublicURL, "public-url", srv.PublicURL, "the service's public address, for links (the CSV's url column)")
 	f.String(&trusted, "trusted-proxies", "", "comma-separated addresses or CIDR ranges of proxies whose X-Forwarded-For names the client")
@@ -79,7 +80,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if srv.FairUseExempt, err = edge.ParsePrefixes(exempt); err != nil {
 		return fmt.Errorf("--fair-use-exempt: %w", err)
 	}
-	server, err := edge.New(srv, edge.Sources{State: state, Editions: editions, Jobs: jobs.Status}, log)
+	server, err := edge.New(srv, edge.Sources{State: state, Editions: editions, Jobs: jobs.Status, DB: db}, log)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,118 @@
+package edge
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/analytics"
+)
+
+const (
+	reviewsPerPage  = 20
+	reviewsMaxPages = 10
+)
+
+// reviewCursor is a reviews nextCursor: the filters it belongs to, the
+// page number, and the last review of the page.
+type reviewCursor struct {
+	Query  string `json:"q"`
+	Page   int    `json:"p"`
+	Posted int64  `json:"t"`
+	ID     string `json:"i"`
+}
+
+// reviewsAnswer is the answer of GET /api/v1/listings/{store}/{id}/reviews.
+// Review text and authors are written by store users: they are data.
+type reviewsAnswer struct {
+	Store            string             `json:"store"`
+	ID               string             `json:"id"`
+	ReviewsCollected bool               `json:"reviewsCollected"` // false on chrome, whose reviews are not stored
+	Reviews          []analytics.Review `json:"reviews"`
+	NextCursor       *string            `json:"nextCursor"`
+}
+
+// getReviews answers GET /api/v1/listings/{store}/{id}/reviews: stored
+// reviews, newest first, 20 a page, at most 10 pages, read from ClickHouse
+// under the read budget and cached per view generation.
+func (s *Server) getReviews(c *fiber.Ctx) error {
+	store, err := storeParam(c)
+	if err != nil {
+		return err
+	}
+	st, err := s.current()
+	if err != nil {
+		return err
+	}
+	id := strings.Clone(c.Params("id"))
+	l := st.Replica.Lookup(store, id)
+	if l == nil || !l.Crawled() {
+		return Problemf(http.StatusNotFound, "There is no listing %q in store %s.", id, store)
+	}
+	stars := analytics.ReviewStars(c.Query("stars", string(analytics.StarsAll)))
+	switch stars {
+	case analytics.StarsAll, analytics.StarsCritical, analytics.StarsPositive:
+	default:
+		return Problemf(http.StatusBadRequest, "stars: %q is not all, critical (1-2 stars) or positive (4-5 stars).", stars)
+	}
+	text := strings.Clone(strings.TrimSpace(c.Query("q")))
+	if len(text) > 200 {
+		return NewProblem(http.StatusBadRequest, "q: search with at most 200 characters.")
+	}
+	canon := string(stars) + "\x00" + text
+	q := analytics.ReviewQuery{Store: store, ListingID: id, Stars: stars, Text: text, Limit: reviewsPerPage}
+	page := 1
+	if raw := c.Query("cursor"); raw != "" {
+		var cur reviewCursor
+		b, err := base64.RawURLEncoding.DecodeString(raw)
+		if err != nil || len(b) > 2048 || json.Unmarshal(b, &cur) != nil || cur.Page < 1 || cur.ID == "" {
+			return NewProblem(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
+		}
+		if cur.Query != canon {
+			return NewProblem(http.StatusBadRequest, "cursor: it was issued for other stars or another q; repeat them with it.")
+		}
+		q.AfterPosted, q.AfterID, page = time.Unix(cur.Posted, 0), cur.ID, cur.Page+1
+	}
+	key := "v1:reviews:" + strconv.FormatUint(st.Replica.Info().Generation, 10) + ":" + store.String() + ":" + id +
+		":" + canon + ":" + c.Query("cursor")
+	a, err := s.answers.get(key, func() (*Answer, error) {
+		out := reviewsAnswer{Store: store.String(), ID: id, ReviewsCollected: store.CollectsReviews(), Reviews: []analytics.Review{}}
+		if !out.ReviewsCollected {
+			return JSONAnswer(out)
+		}
+		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
+		defer cancel()
+		conn, err := s.db.Conn(ctx)
+		if err == nil {
+			out.Reviews, err = analytics.LoadReviews(ctx, conn, q)
+		}
+		if err != nil {
+			s.log.Warn("reviews read failed", "store", store.String(), "id", id, "err", err)
+			if errors.Is(err, context.DeadlineExceeded) {
+				return nil, NewProblem(http.StatusServiceUnavailable, "Reading reviews took longer than the time budget; retry in a few seconds.").RetryAfter(5)
+			}
+			return nil, NewProblem(http.StatusServiceUnavailable, "Reviews cannot be read for a moment; retry in a few seconds.").RetryAfter(5)
+		}
+		if len(out.Reviews) > reviewsPerPage {
+			out.Reviews = out.Reviews[:reviewsPerPage]
+			if page < reviewsMaxPages {
+				last := out.Reviews[len(out.Reviews)-1]
+				b, _ := json.Marshal(reviewCursor{Query: canon, Page: page, Posted: last.PostedAt.Unix(), ID: last.ID})
+				next := base64.RawURLEncoding.EncodeToString(b)
+				out.NextCursor = &next
+			}
+		}
+		return JSONAnswer(out)
+	})
+	if err != nil {
+		return err
+	}
+	return send(c, a, cachePrivate)
+}

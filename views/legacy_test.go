@@ -1,73 +1,18 @@
 package views
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 )
 
-// bruteLegacy answers q the slow, obvious way, independently of the
-// precomputed orders and bitmaps.
-func bruteLegacy(r *Replica, q *LegacyQuery) (int, []string) {
-	type row struct {
-		l   *Listing
-		key float64
-		str string
-		has bool
-	}
-	var rows []row
-	for i := range r.listings {
-		l := &r.listings[i]
-		if !q.match(l) {
-			continue
-		}
-		rw := row{l: l}
-		switch k := LegacySorts[q.Sort]; k {
-		case "name":
-			rw.str, rw.has = l.Name, true
-		case "category":
-			rw.str, rw.has = l.Category, true
-		default:
-			v, ok := legacyKey(l, q.Sort)
-			rw.key, rw.has = float64(v), ok
-		}
-		rows = append(rows, rw)
-	}
-	slices.SortStableFunc(rows, func(a, b row) int {
-		if a.has != b.has {
-			if a.has {
-				return -1
-			}
-			return 1
-		}
-		if !a.has {
-			return cmp.Or(cmp.Compare(a.l.Store, b.l.Store), cmp.Compare(a.l.ID, b.l.ID))
-		}
-		c := cmp.Compare(b.key, a.key) // descending
-		if s := strings.Compare(b.str, a.str); s != 0 {
-			c = s
-		}
-		if c == 0 {
-			c = cmp.Or(cmp.Compare(a.l.Store, b.l.Store), cmp.Compare(a.l.ID, b.l.ID))
-		} else if q.Asc {
-			c = -c
-		}
-		if c == 0 {
-			return 0
-		}
-		if q.Asc && a.key == b.key && a.str == b.str {
-			return -c
-		}
-		return c
-	})
-	var ids []string
-	from := (q.Page - 1) * q.PageSize
-	for i := from; i < len(rows) && i < from+q.PageSize; i++ {
-		ids = append(ids, rows[i].l.Store.String()+"/"+rows[i].l.ID)
-	}
-	return len(rows), ids
+// bruteLegacy answers q the slow, obvious way: every match in the order
+// bruteList gives (independent of the precomputed orders and bitmaps),
+// then the page.
+func bruteLegacy(f *Figures, q *LegacyQuery) (int, []string) {
+	all := bruteList(f, q)
+	from := min((q.Page-1)*q.PageSize, len(all))
+	return len(all), all[from:min(from+q.PageSize, len(all))]
 }
 
 func TestLegacyMatchesBruteForce(t *testing.T) {
@@ -116,7 +61,7 @@ func TestLegacyMatchesBruteForce(t *testing.T) {
 				for _, page := range []struct{ n, size int }{{1, 50}, {3, 7}, {1000, 200}} {
 					q := base
 					q.Sort, q.Asc, q.Page, q.PageSize = sort, asc, page.n, page.size
-					wantTotal, wantIDs := bruteLegacy(r, &q)
+					wantTotal, wantIDs := bruteLegacy(f, &q)
 					total, rows := f.Legacy(&q)
 					var ids []string
 					for _, l := range rows {

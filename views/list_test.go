@@ -7,7 +7,10 @@ import (
 	"testing"
 )
 
-// bruteList orders every match of q the obvious way, for comparison.
+// bruteList orders every match of q the obvious way, for comparison:
+// values largest first (names and categories Z to A), ties by store and
+// id, all reversed for ascending; listings without a value last, by store
+// and id.
 func bruteList(f *Figures, q *LegacyQuery) []string {
 	r := f.replica
 	type row struct {
@@ -23,9 +26,12 @@ func bruteList(f *Figures, q *LegacyQuery) []string {
 			continue
 		}
 		rw := row{idx: i}
-		if q.Sort == LegacySortIndex("name") {
+		switch q.Sort {
+		case LegacySortIndex("name"):
 			rw.name, rw.has = l.Name, true
-		} else {
+		case LegacySortIndex("category"):
+			rw.name, rw.has = l.Category, true
+		default:
 			rw.key, rw.has = f.sortKey(i, q.Sort)
 		}
 		rows = append(rows, rw)

@@ -6,6 +6,9 @@ LISTINGS ?= 20000
 DAYS     ?= 400
 
 export PATH := $(dir $(GO)):$(PATH)
+# Text search scans with AVX2 through Go's simd/archsimd package, which
+# needs this experiment; builds without it use a portable scan (views/textscan*.go).
+export GOEXPERIMENT ?= simd
 
 .PHONY: all build run test deps vet fmt-check clickhouse clickhouse-stop docker bench clean
 
@@ -46,6 +49,7 @@ vet:
 # detector, against real ClickHouse servers the tests start themselves.
 test: deps fmt-check vet
 	CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m ./...
+	GOEXPERIMENT= $(GO) test -count=1 -run 'Text|Needle|Legacy|List' ./views # the portable text scan
 
 bench:
 	bench/run.sh

@@ -26,7 +26,7 @@ for p in nginx wrk; do
   fi
 done
 if [ -z "${EDGE_CH_ADDR:-}" ]; then deploy/clickhouse.sh start; export EDGE_CH_ADDR=127.0.0.1:19000; fi
-go build -o bin/edge ./cmd/edge
+GOEXPERIMENT=simd go build -o bin/edge ./cmd/edge
 
 tmp=$(mktemp -d)
 cleanup() { kill "$edge_pid" 2>/dev/null || true; [ -f "$tmp/nginx.pid" ] && kill "$(cat "$tmp/nginx.pid")" 2>/dev/null || true; rm -rf "$tmp"; }

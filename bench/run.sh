@@ -11,7 +11,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=bench/out
 mkdir -p "$out"
-go build -o bin/edge ./cmd/edge
+GOEXPERIMENT=simd go build -o bin/edge ./cmd/edge
 
 ch() {
   if [ -z "${EDGE_CH_ADDR:-}" ]; then deploy/clickhouse.sh start; export EDGE_CH_ADDR=127.0.0.1:19000; fi
@@ -36,7 +36,7 @@ case "${1:-foundation}" in
     done
     ;;
   go)
-    go test -run '^$' -bench . -benchmem ./... | tee "$out/go-bench.txt"
+    GOEXPERIMENT=simd go test -run '^$' -bench . -benchmem ./... | tee "$out/go-bench.txt"
     ;;
   *) echo "usage: $0 foundation|go" >&2; exit 2 ;;
 esac

@@ -440,19 +440,6 @@ func (q *LegacyQuery) matchText(l *Listing) bool {
 	return !q.NameOnly && utf8.RuneCountInString(q.Q) >= 3 && l.Store != Apple && l.Store != GooglePlay && containsFold(l.Description, q.Q)
 }
 
-// containsFold reports whether sub occurs in s under Unicode case folding.
-func containsFold(s, sub string) bool {
-	if len(sub) == 0 {
-		return true
-	}
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
-			return true
-		}
-	}
-	return false
-}
-
 // Legacy runs q: the number of matching listings and the listings of the
 // requested page, in order.
 func (f *Figures) Legacy(q *LegacyQuery) (total int, page []*Listing) {
@@ -461,26 +448,8 @@ func (f *Figures) Legacy(q *LegacyQuery) (total int, page []*Listing) {
 	if p.none {
 		return 0, nil
 	}
-	match := make([]uint64, (len(ls)+63)/64)
-	if list, ok := p.candidates(); ok {
-		for _, i := range list {
-			if p.match(ls, int(i)) {
-				match[i>>6] |= 1 << (i & 63)
-				total++
-			}
-		}
-	} else {
-		lo, hi := 0, len(ls)
-		if q.Store != nil {
-			lo, hi = f.replica.storeStart[*q.Store], f.replica.storeStart[*q.Store+1]
-		}
-		for i := lo; i < hi; i++ {
-			if p.match(ls, i) {
-				match[i>>6] |= 1 << (i & 63)
-				total++
-			}
-		}
-	}
+	match, total := f.matching(p)
+	defer putBitmap(match)
 	skip := (q.Page - 1) * q.PageSize
 	if skip >= total {
 		return total, nil

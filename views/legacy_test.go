@@ -29,6 +29,7 @@ func TestLegacyMatchesBruteForce(t *testing.T) {
 			l.Featured = true
 		}
 	}
+	r = NewReplica(r.listings, r.info) // a replica is immutable: build a new one from the edited listings
 	f := Build(r, 0)
 	s2, s3 := Store(2), Store(3)
 	cat := "Category 1"

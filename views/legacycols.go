@@ -3,6 +3,7 @@ package views
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 )
@@ -164,6 +165,7 @@ type legacyPlan struct {
 	delLo, delHi           int64
 	has                    []uint64
 	topic                  *Topic
+	text                   []uint64 // listings whose text matches q.Q; nil: test each
 }
 
 func (c *legacyCols) plan(q *LegacyQuery) *legacyPlan {
@@ -356,8 +358,52 @@ func (p *legacyPlan) match(ls []Listing, i int) bool {
 	if q.Permission != nil && !slices.Contains(l.Permissions, *q.Permission) {
 		return false
 	}
+	if p.text != nil {
+		return p.text[i>>6]&(1<<(i&63)) != 0
+	}
 	if q.Q != "" && !q.matchText(l) {
 		return false
 	}
 	return true
+}
+
+// matching returns the bitmap of the listings that match p's query and
+// their number; the caller hands the bitmap back with putBitmap. Text is searched first, in the replica's text index; the
+// other filters then test only its matches.
+func (f *Figures) matching(p *legacyPlan) (match []uint64, total int) {
+	ls := f.replica.listings
+	q := p.q
+	p.text = f.replica.textMatches(q)
+	defer putBitmap(p.text)
+	match = getBitmap((len(ls) + 63) / 64)
+	test := func(i int) {
+		if p.match(ls, i) {
+			match[i>>6] |= 1 << (i & 63)
+			total++
+		}
+	}
+	if list, ok := p.candidates(); ok {
+		for _, i := range list {
+			test(int(i))
+		}
+		return match, total
+	}
+	lo, hi := 0, len(ls)
+	if q.Store != nil {
+		lo, hi = f.replica.storeStart[*q.Store], f.replica.storeStart[*q.Store+1]
+	}
+	if p.text == nil {
+		for i := lo; i < hi; i++ {
+			test(i)
+		}
+		return match, total
+	}
+	for w := lo >> 6; w <= (hi-1)>>6 && w < len(p.text); w++ {
+		for b := p.text[w]; b != 0; b &= b - 1 {
+			if i := w<<6 | bits.TrailingZeros64(b); i >= lo && i < hi {
+				test(i)
+			}
+		}
+	}
+	return match, total
 }

@@ -33,24 +33,8 @@ func (f *Figures) List(q *LegacyQuery, after *ListPos) (page []*Listing, last Li
 			p.topic = &f.topics[i]
 		}
 	}
-	match := make([]uint64, (len(ls)+63)/64)
-	if list, ok := p.candidates(); ok {
-		for _, i := range list {
-			if p.match(ls, int(i)) {
-				match[i>>6] |= 1 << (i & 63)
-			}
-		}
-	} else {
-		lo, hi := 0, len(ls)
-		if q.Store != nil {
-			lo, hi = f.replica.storeStart[*q.Store], f.replica.storeStart[*q.Store+1]
-		}
-		for i := lo; i < hi; i++ {
-			if p.match(ls, i) {
-				match[i>>6] |= 1 << (i & 63)
-			}
-		}
-	}
+	match, _ := f.matching(p)
+	defer putBitmap(match)
 	order, present := f.legacy.order[q.Sort], f.legacy.present[q.Sort]
 	isName := q.Sort == LegacySortIndex("name")
 	// cmpAt compares the listing at order position pos with after, in the

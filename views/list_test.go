@@ -82,6 +82,7 @@ func TestListCursorPagingMatchesBruteForce(t *testing.T) {
 			r.listings[i].Created = DayOf(r.info.ReadingsMark) - Day(i%300)
 		}
 	}
+	r = NewReplica(r.listings, r.info) // a replica is immutable: build a new one from the edited listings
 	f := Build(r, 0)
 	s1, s3 := Edge, Apple
 	var lo, hi int64 = 10, 5000

@@ -13,6 +13,7 @@ type Replica struct {
 	listings   []Listing
 	storeStart [NumStores + 1]int // listings of store s are listings[storeStart[s]:storeStart[s+1]]
 	info       ReplicaInfo
+	text       textIndex // names, descriptions and developers for search
 }
 
 // ReplicaInfo describes where a replica came from.
@@ -72,7 +73,7 @@ func sortDedup(listings []Listing) []Listing {
 }
 
 func newSorted(listings []Listing, info ReplicaInfo) *Replica {
-	r := &Replica{listings: listings, info: info}
+	r := &Replica{listings: listings, info: info, text: buildText(listings)}
 	for s := range NumStores + 1 {
 		r.storeStart[s], _ = slices.BinarySearchFunc(r.listings, Store(s), func(l Listing, st Store) int {
 			return cmp.Compare(l.Store, st)
@@ -201,7 +202,11 @@ func compareToKey(l Listing, k key) int {
 // listings added or put in place of old ones with the same key. old is not
 // changed. The cost is one copy of old's listings plus the changed ones.
 func Merge(old *Replica, changed *ReplicaBuilder, info ReplicaInfo) *Replica {
-	ch := changed.Build(ReplicaInfo{}).listings
+	ch := changed.listings
+	if !changed.sorted {
+		ch = sortDedup(ch)
+	}
+	changed.listings = nil
 	out := make([]Listing, 0, len(old.listings)+len(ch))
 	i, j := 0, 0
 	for i < len(old.listings) || j < len(ch) {

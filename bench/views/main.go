@@ -6,7 +6,8 @@
 // and, with the watermarks set back so that about --changed of the
 // listings count as changed, the time to read them again, merge and
 // rebuild, against the full fetch and build. With --editions it times
-// building that many weekly editions instead.
+// building that many weekly editions instead. With --search it times text
+// searches (the legacy q and the v1 q) on the replica instead.
 //
 // Usage:
 //
@@ -15,10 +16,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
@@ -32,7 +36,32 @@ func main() {
 	builds := flag.Int("builds", 3, "builds to time")
 	changed := flag.Float64("changed", 0.01, "share of listings the refresh treats as changed")
 	editions := flag.Int("editions", 0, "only time building this many weekly editions, newest first")
+	search := flag.Int("search", 0, "only time text searches, this many runs of each")
+	only := flag.String("q", "", "with --search: time only this query")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed work to this file")
 	flag.Parse()
+	if *only != "" {
+		searchQueries = []string{*only}
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "views bench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *search > 0 {
+		if err := timeSearch(cfg, *search); err != nil {
+			fmt.Fprintln(os.Stderr, "views bench:", err)
+			pprof.StopCPUProfile()
+			os.Exit(1)
+		}
+		return
+	}
 	if *editions > 0 {
 		if err := timeEditions(cfg, *editions); err != nil {
 			fmt.Fprintln(os.Stderr, "views bench:", err)
@@ -154,5 +183,61 @@ func timeEditions(cfg analytics.Config, n int) error {
 		cur = prev
 	}
 	fmt.Printf("%d editions in %v\n", n, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// searchQueries are the text searches timed by --search: short and long,
+// common and rare, in names, developers and descriptions, and non-Latin.
+var searchQueries = []string{"li", "ab", "zz", "Pro", "tab", "dark reader", "translator", "acme",
+	"works offline", "never sell your data", "über", "ü", "погода", "❤️"}
+
+// timeSearch runs every query of searchQueries runs times as an uncached
+// /api/extensions (total and the first page encoded as JSON rows,
+// descriptions included from three characters) and as a v1 /listings page (names and developers), and prints
+// the matches and p50 and p99 of each.
+func timeSearch(cfg analytics.Config, runs int) error {
+	ctx := context.Background()
+	conn, err := analytics.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	base := heap()
+	r, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 1})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("listings %d, replica without history %.0f B/listing\n", r.Len(), float64(heap()-base)/float64(r.Len()))
+	f := views.Build(r, 0)
+	today := views.DayOf(r.Info().ReadingsMark)
+	pct := func(ts []time.Duration, p float64) time.Duration {
+		slices.Sort(ts)
+		return ts[int(p*float64(len(ts)-1))].Round(10 * time.Microsecond)
+	}
+	for _, q := range searchQueries {
+		var legacy, v1 []time.Duration
+		var total, page int
+		for range runs {
+			lq := views.LegacyQuery{Q: q, Page: 1, PageSize: 50}
+			s := time.Now()
+			var ls []*views.Listing
+			total, ls = f.Legacy(&lq)
+			rows := make([]views.LegacyRow, len(ls))
+			for i, l := range ls {
+				rows[i] = views.NewLegacyRow(l, today)
+			}
+			if _, err := json.Marshal(rows); err != nil {
+				return err
+			}
+			legacy = append(legacy, time.Since(s))
+			vq := views.LegacyQuery{Q: q, NameOnly: true, Sort: views.SortSize, PageSize: 50}
+			s = time.Now()
+			found, _, _ := f.List(&vq, nil)
+			v1 = append(v1, time.Since(s))
+			page = len(found)
+		}
+		fmt.Printf("%-22q legacy total %7d  p50 %8v p99 %8v | v1 page %2d  p50 %8v p99 %8v\n",
+			q, total, pct(legacy, 0.5), pct(legacy, 0.99), page, pct(v1, 0.5), pct(v1, 0.99))
+	}
 	return nil
 }

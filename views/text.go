@@ -1,0 +1,457 @@
+package views
+
+import (
+	"math"
+	"math/bits"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// textIndex makes text search a scan of contiguous memory. A replica keeps
+// every name and description once, in two arenas, and its listings' Name
+// and Description strings point into them (so the index costs no second
+// copy of the text); developers, which listings share, are kept once each
+// in a third arena of distinct values, with each listing's number in it.
+//
+// A search scans an arena for a pair of the query's bytes at their
+// distance, 32 positions at a time with AVX2 where the build has it
+// (textscan_simd.go) and 8 at a time otherwise (textscan_generic.go), and
+// verifies each candidate.
+type textIndex struct {
+	names, descs, devs       textArena
+	devListings              []uint32 // listings by developer: those of developer d are devListings[devStart[d]:devStart[d+1]]
+	devStart                 []uint32
+	descFrom, descTo         int  // listings whose description is searched: chrome, edge, firefox
+	ok                       bool // false when the text did not fit (see buildText)
+	namesBytes, descsBytes   int
+	distinctDevs, listingLen int
+}
+
+// textArena holds segments of text back to back: segment i is
+// data[end[i-1]:end[i]] (from 0 for the first).
+type textArena struct {
+	data []byte
+	end  []uint32
+}
+
+func (a *textArena) seg(i int) string {
+	from := uint32(0)
+	if i > 0 {
+		from = a.end[i-1]
+	}
+	if a.end[i] == from {
+		return ""
+	}
+	return unsafe.String(&a.data[from], int(a.end[i]-from))
+}
+
+// buildText builds the text index of listings and points their Name and
+// Description into it. It runs before the replica is published, while
+// nothing else reads listings. When the text exceeds what 32-bit offsets
+// address (4 GiB), it keeps the strings where they are and search falls
+// back to testing each listing.
+func buildText(listings []Listing) textIndex {
+	var names, descs int
+	for i := range listings {
+		names += len(listings[i].Name)
+		descs += len(listings[i].Description)
+	}
+	if names > math.MaxUint32 || descs > math.MaxUint32 {
+		return textIndex{}
+	}
+	t := textIndex{ok: true, listingLen: len(listings), namesBytes: names, descsBytes: descs}
+	t.names = textArena{data: make([]byte, 0, names), end: make([]uint32, len(listings))}
+	t.descs = textArena{data: make([]byte, 0, descs), end: make([]uint32, len(listings))}
+	devOf := make([]uint32, len(listings))
+	devID := make(map[string]uint32)
+	for i := range listings {
+		l := &listings[i]
+		t.names.data = append(t.names.data, l.Name...)
+		t.names.end[i] = uint32(len(t.names.data))
+		t.descs.data = append(t.descs.data, l.Description...)
+		t.descs.end[i] = uint32(len(t.descs.data))
+		id, ok := devID[l.Developer]
+		if !ok {
+			id = uint32(len(t.devs.end))
+			devID[l.Developer] = id
+			t.devs.data = append(t.devs.data, l.Developer...)
+			t.devs.end = append(t.devs.end, uint32(len(t.devs.data)))
+		}
+		devOf[i] = id
+	}
+	// Postings by developer (a counting sort of listings by developer).
+	t.devStart = make([]uint32, len(t.devs.end)+1)
+	for _, d := range devOf {
+		t.devStart[d+1]++
+	}
+	for d := range t.devs.end {
+		t.devStart[d+1] += t.devStart[d]
+	}
+	t.devListings = make([]uint32, len(listings))
+	next := slices.Clone(t.devStart[:len(t.devs.end)])
+	for i, d := range devOf {
+		t.devListings[next[d]] = uint32(i)
+		next[d]++
+	}
+	for i := range listings {
+		listings[i].Name = t.names.seg(i)
+		listings[i].Description = t.descs.seg(i)
+	}
+	t.distinctDevs = len(t.devs.end)
+	t.descFrom, t.descTo = len(listings), len(listings)
+	for i := range listings {
+		if descSearched(listings[i].Store) {
+			t.descFrom = i
+			break
+		}
+	}
+	for i := t.descFrom; i < len(listings); i++ {
+		if !descSearched(listings[i].Store) {
+			t.descTo = i
+			break
+		}
+	}
+	return t
+}
+
+// descSearched reports whether a store's descriptions are searched: the
+// stores whose descriptions are the listing's own words (not apple or
+// googleplay, whose long marketing copy would match almost anything).
+func descSearched(s Store) bool { return s == Chrome || s == Edge || s == Firefox }
+
+// textNeedle is a query prepared for scanning: the pair of bytes the scan
+// looks for and how to verify a candidate.
+type textNeedle struct {
+	q       string
+	lower   []byte // q with ASCII letters in lower case
+	ascii   bool   // q is all ASCII: verify in place, ASCII letters in either case
+	uniform bool   // every letter of q has case forms of its own length: verify in place
+	pair    bool   // false: no usable pair, test every segment
+	p0, p1  int    // byte offsets in q of the pair (p0 < p1)
+	v0, w0  byte   // the values the byte at p0 may take in matching text
+	v1, w1  byte   // the same at p1
+}
+
+// newNeedle prepares q for scanning. Matching follows containsFold: a
+// window of len(q) bytes of the text equal to q under Unicode case
+// folding. A byte of q can filter candidates when every case form of its
+// letter has the same length and puts at most two values at that byte (a
+// and A; ü and Ü, which differ in their second byte). The pair is the first
+// and last such byte of the first stretch of q in which every letter has
+// same-length case forms, so that the pair's distance is the same in any
+// match.
+func newNeedle(q string) textNeedle {
+	n := textNeedle{q: q, lower: []byte(q), ascii: true, uniform: true}
+	for i, c := range n.lower {
+		if c >= utf8.RuneSelf {
+			n.ascii = false
+		} else if 'A' <= c && c <= 'Z' {
+			n.lower[i] = c + 'a' - 'A'
+		}
+	}
+	type slot struct {
+		ok   bool
+		v, w byte
+	}
+	slots := make([]slot, len(q))
+	spanOf := make([]int, len(q)) // stretch number of each byte
+	span := 0
+	for i, r := range q {
+		size := utf8.RuneLen(r)
+		if r == utf8.RuneError || size < 0 {
+			size = 1
+		}
+		var enc [][]byte
+		sameLen := true
+		for f := r; ; {
+			e := utf8.AppendRune(nil, f)
+			if len(e) != size {
+				sameLen = false
+			}
+			enc = append(enc, e)
+			if f = unicode.SimpleFold(f); f == r {
+				break
+			}
+		}
+		if n.ascii && r < utf8.RuneSelf {
+			sameLen = true // an all-ASCII query matches ASCII text only (see containsFold)
+			enc = append(enc[:0], []byte{byte(unicode.ToLower(r))}, []byte{byte(unicode.ToUpper(r))})
+		}
+		if !sameLen {
+			n.uniform = false
+			span++
+			for k := range size {
+				spanOf[i+k] = -1
+			}
+			continue
+		}
+		for k := range size {
+			spanOf[i+k] = span
+			vals := map[byte]bool{}
+			for _, e := range enc {
+				vals[e[k]] = true
+			}
+			if len(vals) > 2 {
+				continue
+			}
+			sl := slot{ok: true}
+			first := true
+			for v := range vals {
+				if first {
+					sl.v, sl.w, first = v, v, false
+				} else {
+					sl.w = v
+				}
+			}
+			slots[i+k] = sl
+		}
+	}
+	for i := 0; i < len(q); i++ {
+		if !slots[i].ok {
+			continue
+		}
+		j := -1
+		for k := i + 1; k < len(q) && spanOf[k] == spanOf[i]; k++ {
+			if slots[k].ok {
+				j = k
+			}
+		}
+		if j < 0 {
+			continue
+		}
+		n.pair, n.p0, n.p1 = true, i, j
+		n.v0, n.w0, n.v1, n.w1 = slots[i].v, slots[i].w, slots[j].v, slots[j].w
+		break
+	}
+	return n
+}
+
+// verifyAt reports whether an all-ASCII needle occurs in seg at offset at.
+func (n *textNeedle) verifyAt(seg []byte, at int) bool {
+	if at < 0 || at+len(n.lower) > len(seg) {
+		return false
+	}
+	for k, c := range n.lower {
+		h := seg[at+k]
+		if 'A' <= h && h <= 'Z' {
+			h += 'a' - 'A'
+		}
+		if h != c {
+			return false
+		}
+	}
+	return true
+}
+
+// scanArena sets bit i of out for each segment i in [lo, hi) of a that
+// contains the needle; segments set in skip (when not nil) are passed over
+// at their first candidate. lo is a multiple of 64 unless it is the arena's
+// start, so that concurrent scans of disjoint ranges write disjoint words.
+func scanArena(a *textArena, lo, hi int, n *textNeedle, out, skip []uint64) {
+	if lo >= hi {
+		return
+	}
+	if !n.pair {
+		for i := lo; i < hi; i++ {
+			if containsFold(a.seg(i), n.q) {
+				out[i>>6] |= 1 << (i & 63)
+			}
+		}
+		return
+	}
+	from := uint32(0)
+	if lo > 0 {
+		from = a.end[lo-1]
+	}
+	s := segScan{a: a, n: n, out: out, skip: skip, cur: lo, hi: hi}
+	s.run(int(from), int(a.end[hi-1]))
+}
+
+// segScan walks candidates of one scan in increasing position, knowing the
+// segment it is in.
+type segScan struct {
+	a       *textArena
+	n       *textNeedle
+	out     []uint64
+	skip    []uint64 // segments not to test; nil for none
+	cur, hi int      // current segment; end of the range
+}
+
+// candidate handles a pair found with its first byte at pos and returns
+// where scanning goes on: past the segment when it matched (or, for a
+// non-ASCII needle, was tested whole), else at pos+1. It returns -1 when
+// the range is done.
+func (s *segScan) candidate(pos int) int {
+	s.seek(pos)
+	if s.cur >= s.hi {
+		return -1
+	}
+	from := 0
+	if s.cur > 0 {
+		from = int(s.a.end[s.cur-1])
+	}
+	end := int(s.a.end[s.cur])
+	if s.skip != nil && s.skip[s.cur>>6]&(1<<(s.cur&63)) != 0 {
+		s.cur++
+		if s.cur >= s.hi {
+			return -1
+		}
+		return end
+	}
+	seg := s.a.data[from:end]
+	matched, whole := false, false
+	switch at := pos - from - s.n.p0; {
+	case s.n.ascii:
+		matched = s.n.verifyAt(seg, at)
+	case s.n.uniform:
+		matched = at >= 0 && at+len(s.n.q) <= len(seg) && strings.EqualFold(unsafe.String(unsafe.SliceData(seg[at:]), len(s.n.q)), s.n.q)
+	default:
+		matched, whole = containsFold(unsafe.String(unsafe.SliceData(seg), len(seg)), s.n.q), true
+	}
+	if matched {
+		s.out[s.cur>>6] |= 1 << (s.cur & 63)
+	}
+	if matched || whole {
+		s.cur++
+		if s.cur >= s.hi {
+			return -1
+		}
+		return end
+	}
+	return pos + 1
+}
+
+// seek moves cur to the segment holding pos: a step at a time while the
+// next few segments are passed, then by galloping and binary search, so
+// that sparse candidates do not walk every segment between them.
+func (s *segScan) seek(pos int) {
+	end := s.a.end
+	for k := 0; k < 4; k++ {
+		if s.cur >= s.hi || int(end[s.cur]) > pos {
+			return
+		}
+		s.cur++
+	}
+	step := 8
+	lo := s.cur
+	for lo+step < s.hi && int(end[lo+step]) <= pos {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step, s.hi)
+	s.cur = lo + sort.Search(hi-lo, func(k int) bool { return int(end[lo+k]) > pos })
+}
+
+// search returns the listings (bit i for listing i) whose name or
+// developer contains q, or with withDesc and at least three characters in
+// q also whose description does on chrome, edge and firefox, ignoring
+// case. A nil result means the index is not built and the caller tests
+// each listing itself. The caller hands the result back with putBitmap.
+func (t *textIndex) search(q string, withDesc bool) []uint64 {
+	if !t.ok {
+		return nil
+	}
+	n := newNeedle(q)
+	out := getBitmap((t.listingLen + 63) / 64)
+	devHit := getBitmap((len(t.devs.end) + 63) / 64)
+	defer putBitmap(devHit)
+	var jobs []func()
+	split := func(a *textArena, lo, hi int, dst, skip []uint64) {
+		parts := runtime.GOMAXPROCS(0)
+		step := ((hi-lo)/parts + 63) &^ 63
+		if step < 1<<14 {
+			step = 1 << 14
+		}
+		for from := lo; from < hi; {
+			to := min(hi, (from+step)&^63)
+			if to <= from {
+				to = hi
+			}
+			f, tt := from, to
+			jobs = append(jobs, func() { scanArena(a, f, tt, &n, dst, skip) })
+			from = to
+		}
+	}
+	run := func() {
+		var wg sync.WaitGroup
+		for _, j := range jobs[1:] {
+			wg.Go(j)
+		}
+		jobs[0]()
+		wg.Wait()
+		jobs = jobs[:0]
+	}
+	// Names and developers first; then descriptions, skipping listings
+	// already found (descriptions often repeat the name).
+	split(&t.names, 0, t.listingLen, out, nil)
+	split(&t.devs, 0, len(t.devs.end), devHit, nil)
+	run()
+	for w, b := range devHit {
+		for ; b != 0; b &= b - 1 {
+			d := w<<6 | bits.TrailingZeros64(b)
+			for _, i := range t.devListings[t.devStart[d]:t.devStart[d+1]] {
+				out[i>>6] |= 1 << (i & 63)
+			}
+		}
+	}
+	var descHit []uint64
+	if withDesc && utf8.RuneCountInString(q) >= 3 && t.descFrom < t.descTo {
+		descHit = getBitmap(len(out))
+		defer putBitmap(descHit)
+		split(&t.descs, t.descFrom, t.descTo, descHit, out)
+		run()
+	}
+	for w, b := range descHit {
+		out[w] |= b
+	}
+	return out
+}
+
+// textMatches is the text filter of one query: the bitmap of listings that
+// match, or the per-listing test when the replica has no index.
+func (r *Replica) textMatches(q *LegacyQuery) []uint64 {
+	if q.Q == "" {
+		return nil
+	}
+	return r.text.search(q.Q, !q.NameOnly)
+}
+
+// containsFold reports whether sub occurs in s under Unicode case folding.
+func containsFold(s, sub string) bool {
+	if len(sub) == 0 {
+		return true
+	}
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// bitmaps recycles the per-query bitmaps of searches (a bit per listing,
+// 125 KB at 1M listings), so that queries do not drive the collector.
+var bitmaps sync.Pool
+
+// getBitmap returns a cleared bitmap of n words.
+func getBitmap(n int) []uint64 {
+	if p, ok := bitmaps.Get().(*[]uint64); ok && cap(*p) >= n {
+		b := (*p)[:n]
+		clear(b)
+		return b
+	}
+	return make([]uint64, n)
+}
+
+// putBitmap hands b back for reuse; b must not be used after.
+func putBitmap(b []uint64) {
+	if b != nil {
+		bitmaps.Put(&b)
+	}
+}

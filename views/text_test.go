@@ -1,0 +1,132 @@
+package views
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// randomText returns text drawn from a small alphabet with both cases,
+// digits, punctuation and multi-byte letters, so that short queries match
+// often, across segment boundaries too.
+func randomText(r *rand.Rand, n int) string {
+	parts := []string{"a", "B", "c", "L", "i", "I", "k", "s", "S", " ", "-", "9", "ü", "Ü", "П", "п", "ſ", "é", "É", "日"}
+	var b strings.Builder
+	for range n {
+		b.WriteString(parts[r.IntN(len(parts))])
+	}
+	return b.String()
+}
+
+// textReplica is a replica of n listings with random names, developers
+// (few distinct) and descriptions, some of them empty.
+func textReplica(r *rand.Rand, n int) *Replica {
+	devs := make([]string, 1+n/20)
+	for i := range devs {
+		devs[i] = randomText(r, r.IntN(6))
+	}
+	ls := make([]Listing, n)
+	for i := range ls {
+		ls[i] = Listing{Store: Store(r.IntN(NumStores)), ID: fmt.Sprintf("%08d", i),
+			Name: randomText(r, r.IntN(12)), Developer: devs[r.IntN(len(devs))],
+			Description: randomText(r, r.IntN(40))}
+	}
+	return NewReplica(ls, ReplicaInfo{})
+}
+
+// TestTextSearchMatchesBruteForce compares the index's answer for many
+// queries with testing every listing's strings by Unicode case folding.
+func TestTextSearchMatchesBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	rep := textReplica(r, 5000)
+	queries := []string{"ab", "AB", "li", "LI", "ii", "9-", " s", "ks", "KS", "üb", "ÜB", "пп", "ПП", "ſs", "ss", "aaa", "cLi", "li9", "é é", "日日",
+		"abcdefghijklmnopqrstuvwxyz", "a-9", "sü", "ü ü", "x", "zz"}
+	for range 200 {
+		queries = append(queries, randomText(r, 2+r.IntN(3)))
+	}
+	for _, q := range queries {
+		for _, withDesc := range []bool{false, true} {
+			got := rep.text.search(q, withDesc)
+			lq := LegacyQuery{Q: q, NameOnly: !withDesc}
+			for i := range rep.listings {
+				l := &rep.listings[i]
+				want := lq.matchText(l)
+				if has := got[i>>6]&(1<<(i&63)) != 0; has != want {
+					t.Fatalf("q %q desc %v listing %d (name %q dev %q desc %q): got %v, want %v", q, withDesc, i, l.Name, l.Developer, l.Description, has, want)
+				}
+			}
+		}
+	}
+}
+
+// TestTextSearchPaths checks the scan's three ways of testing candidates
+// (all-ASCII in place, mixed by segment, no pair at all) on text built to
+// hit each, including a match in the last bytes of the arena.
+func TestTextSearchPaths(t *testing.T) {
+	ls := []Listing{
+		{Store: Chrome, ID: "a", Name: "Dark Reader", Developer: "Alexander", Description: "Über dark mode"},
+		{Store: Chrome, ID: "b", Name: "", Developer: "", Description: ""},
+		{Store: Edge, ID: "c", Name: "ПОГОДА", Developer: "Dev", Description: strings.Repeat("x", 100) + "needle"},
+		{Store: Apple, ID: "d", Name: "Maps", Developer: "Alexander", Description: "needle in apple"},
+		{Store: GooglePlay, ID: "e", Name: "KELVIN", Developer: "x", Description: ""},
+	}
+	rep := NewReplica(ls, ReplicaInfo{})
+	cases := []struct {
+		q        string
+		withDesc bool
+		want     string // ids
+	}{
+		{"dark", false, "a"},
+		{"DARK", true, "a"},
+		{"alex", false, "ad"},
+		{"über", true, "a"},
+		{"ÜBER", true, "a"},
+		{"über", false, ""},
+		{"погода", false, "c"},
+		{"needle", true, "c"}, // not apple's description
+		{"le", true, "ad"},    // two characters: names and developers only
+		{"kelvin", false, "e"},
+		{"zz", true, ""},
+	}
+	for _, c := range cases {
+		bits := rep.text.search(c.q, c.withDesc)
+		var got strings.Builder
+		for i := range rep.listings {
+			if bits[i>>6]&(1<<(i&63)) != 0 {
+				got.WriteString(rep.listings[i].ID)
+			}
+		}
+		if got.String() != c.want {
+			t.Errorf("search(%q, %v) = %q, want %q", c.q, c.withDesc, got.String(), c.want)
+		}
+	}
+	// The replica's strings point into the index and keep their values.
+	if rep.listings[0].Name != "Dark Reader" || rep.listings[0].Description != "Über dark mode" {
+		t.Errorf("listing text changed: %q %q", rep.listings[0].Name, rep.listings[0].Description)
+	}
+}
+
+func TestNewNeedle(t *testing.T) {
+	cases := []struct {
+		q      string
+		pair   bool
+		p0, p1 int
+	}{
+		{"ab", true, 0, 1},
+		{"Hello", true, 0, 4},
+		{"üb", true, 0, 2},   // ü and Ü differ in their second byte only
+		{"über", true, 0, 4}, //
+		{"ски", true, 2, 5},  // с and С differ in both bytes: two values each
+		{"ks ü", true, 2, 4}, // k and s have case forms of other lengths (K, ſ)
+		{"ks", true, 0, 1},   // but an all-ASCII query matches ASCII only
+		{"ſſ", false, 0, 0},  // no letter with same-length forms
+		{"日", true, 0, 2},    // no case: one value a byte
+	}
+	for _, c := range cases {
+		n := newNeedle(c.q)
+		if n.pair != c.pair || (c.pair && (n.p0 != c.p0 || n.p1 != c.p1)) {
+			t.Errorf("newNeedle(%q): pair %v %d..%d, want %v %d..%d", c.q, n.pair, n.p0, n.p1, c.pair, c.p0, c.p1)
+		}
+	}
+}

@@ -49,6 +49,9 @@ func start(t *testing.T, ch analytics.Config, opts ...func(*edge.Config)) *harne
 	if err := h.jobs.Add(cron.EditionsJob(db, h.editions, "@every 1h", 260, log)); err != nil {
 		t.Fatal(err)
 	}
+	if err := h.jobs.Add(cron.RanksJob(db, "@every 1h", log)); err != nil {
+		t.Fatal(err)
+	}
 	cfg := edge.DefaultConfig()
 	cfg.FairUseRate = 0 // these tests make many requests; fair use has its own test
 	for _, o := range opts {

@@ -22,6 +22,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fullSchedule         string
 		refreshSchedule      string
 		editionsSchedule     string
+		ranksSchedule        string
 		trusted, exempt      string
 		maxEditions          int
 		backoffMin, backoffM time.Duration
@@ -42,6 +43,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.String(&fullSchedule, "full-schedule", "7 * * * *", "cron spec (UTC) of the full reload of listings, history and figures")
 	f.String(&refreshSchedule, "refresh-schedule", "*/5 * * * *", "cron spec (UTC) of the incremental refresh of changed listings")
 	f.String(&editionsSchedule, "editions-schedule", "10 0 * * 1", "cron spec (UTC) of the weekly editions build (after each ISO week ends)")
+	f.String(&ranksSchedule, "ranks-schedule", "20 * * * *", "cron spec (UTC) of the daily store ranks of listing histories (days not ranked yet or with new crawls)")
 	f.Int(&maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")
 	f.Duration(&backoffMin, "retry-min", time.Second, "first wait before a failed job is retried")
 	f.Duration(&backoffM, "retry-max", time.Minute, "longest wait between retries of a failed job")
@@ -72,6 +74,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	editions := &views.Published[views.Editions]{}
 	if err := jobs.Add(cron.EditionsJob(db, editions, editionsSchedule, maxEditions, log)); err != nil {
+		return err
+	}
+	if err := jobs.Add(cron.RanksJob(db, ranksSchedule, log)); err != nil {
 		return err
 	}
 	if srv.TrustedProxies, err = edge.ParsePrefixes(trusted); err != nil {

@@ -1,0 +1,197 @@
+package analytics
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/edge-stats/edge/views"
+)
+
+// RankDay is a UTC day of readings and how many crawls it held when read.
+type RankDay struct {
+	Day    time.Time
+	Crawls uint64
+}
+
+// DaysToRank returns the days from from on whose daily store ranks are
+// missing or stale (the day has gained crawls since it was ranked), newest
+// first.
+func DaysToRank(ctx context.Context, conn driver.Conn, from time.Time) ([]RankDay, error) {
+	rows, err := conn.Query(ctx, `
+		SELECT d, c FROM (
+			SELECT toDate(crawled_at, 'UTC') AS d, count() AS c FROM snapshots
+			WHERE crawled_at >= ? GROUP BY d)
+		ANY LEFT JOIN (
+			SELECT day AS d, argMax(crawls, version) AS done FROM daily_ranks_days GROUP BY d)
+		USING d
+		WHERE c != done
+		ORDER BY d DESC`, from.UTC())
+	if err != nil {
+		return nil, fmt.Errorf("days to rank: %w", err)
+	}
+	defer rows.Close()
+	var out []RankDay
+	for rows.Next() {
+		var d RankDay
+		if err := rows.Scan(&d.Day, &d.Crawls); err != nil {
+			return nil, fmt.Errorf("days to rank: %w", err)
+		}
+		d.Day = d.Day.UTC()
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("days to rank: %w", err)
+	}
+	return out, nil
+}
+
+// RankOneDay computes the store ranks of every listing read on d.Day from
+// each listing's latest reading that day, and records the day as ranked
+// with d.Crawls. A listing's rank is 1 plus the number of listings of its
+// store with a larger size (usage; ratings on apple), so ties share a
+// rank; listings without a size that day have none.
+func RankOneDay(ctx context.Context, conn driver.Conn, d RankDay) error {
+	day := d.Day.UTC().Format(time.DateOnly) // a formatted date and a number, not caller text
+	version := strconv.FormatInt(time.Now().UnixNano(), 10)
+	err := conn.Exec(ctx, `
+		INSERT INTO daily_ranks (store, id, day, rank, version)
+		SELECT store, t.2, toDate('`+day+`'), toUInt32(n - occ + 1), toUInt64(`+version+`) FROM (
+			SELECT store, arrayReverseSort(groupArray((size, id))) AS ts FROM (
+				SELECT store, id, assumeNotNull(if(store = 3, rating_count, usage)) AS size
+				FROM snapshots_daily FINAL
+				WHERE day = toDate('`+day+`') AND isNotNull(if(store = 3, rating_count, usage)))
+			GROUP BY store)
+		ARRAY JOIN ts AS t, arrayEnumerate(ts) AS n, arrayEnumerateUniq(arrayMap(x -> x.1, ts)) AS occ`)
+	if err != nil {
+		return fmt.Errorf("rank %s: %w", day, err)
+	}
+	b, err := conn.PrepareBatch(ctx, "INSERT INTO daily_ranks_days (day, version, crawls)")
+	if err != nil {
+		return fmt.Errorf("rank %s: %w", day, err)
+	}
+	if err := b.Append(d.Day.UTC(), uint64(time.Now().UnixNano()), d.Crawls); err != nil {
+		return fmt.Errorf("rank %s: %w", day, err)
+	}
+	if err := b.Send(); err != nil {
+		return fmt.Errorf("rank %s: %w", day, err)
+	}
+	return nil
+}
+
+// Snapshot is one UTC day of a listing's history: its latest crawl of the
+// day, how many crawls the day held, and the day's store rank.
+type Snapshot struct {
+	Day             string   `json:"day"`       // yyyy-MM-dd (UTC)
+	CrawledAt       int64    `json:"crawledAt"` // unix seconds of the day's latest crawl
+	Crawls          int      `json:"crawls"`
+	Size            *int64   `json:"size"` // usage, or ratings on apple
+	Usage           *int64   `json:"usage"`
+	WeeklyDownloads *int64   `json:"weeklyDownloads"`
+	Rating          *float64 `json:"rating"`
+	RatingCount     *int64   `json:"ratingCount"`
+	StoreRank       *int64   `json:"storeRank"` // null until the ranks job has ranked the day, or without a size
+}
+
+// DailyHistory is a listing's history: one snapshot a day, oldest first.
+type DailyHistory struct {
+	Snapshots []Snapshot
+	Truncated bool // the window held more than maxCrawls crawls: only the newest days are kept
+}
+
+// LoadDailyHistory reads a listing's snapshots from from on, one a UTC day
+// (the day's latest crawl), with the daily store ranks. When the window
+// holds more than maxCrawls crawls it keeps the newest days that fit and
+// sets Truncated.
+func LoadDailyHistory(ctx context.Context, conn driver.Conn, store views.Store, id string, from time.Time, maxCrawls int) (DailyHistory, error) {
+	var h DailyHistory
+	rows, err := conn.Query(ctx, `
+		SELECT toDate(crawled_at, 'UTC') AS d, toUInt64(count()), max(crawled_at),
+			argMax(tuple(usage), crawled_at).1, argMax(tuple(weekly_downloads), crawled_at).1,
+			argMax(tuple(rating), crawled_at).1, argMax(tuple(rating_count), crawled_at).1
+		FROM snapshots
+		WHERE store = ? AND id = ? AND crawled_at >= ?
+		GROUP BY d ORDER BY d`, uint8(store), id, from.UTC())
+	if err != nil {
+		return h, fmt.Errorf("load history: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			day, at           time.Time
+			crawls            uint64
+			usage, weekly, rc *uint64
+			rating            *float64
+			snap              Snapshot
+		)
+		if err := rows.Scan(&day, &crawls, &at, &usage, &weekly, &rating, &rc); err != nil {
+			return h, fmt.Errorf("load history: %w", err)
+		}
+		snap.Day, snap.CrawledAt, snap.Crawls = day.UTC().Format(time.DateOnly), at.Unix(), int(crawls)
+		snap.Usage, snap.WeeklyDownloads, snap.RatingCount, snap.Rating = i64(usage), i64(weekly), i64(rc), rating
+		snap.Size = snap.Usage
+		if store == views.Apple {
+			snap.Size = snap.RatingCount
+		}
+		h.Snapshots = append(h.Snapshots, snap)
+	}
+	if err := rows.Err(); err != nil {
+		return h, fmt.Errorf("load history: %w", err)
+	}
+	// Keep the newest days whose crawls fit.
+	total, keep := 0, len(h.Snapshots)
+	for i := len(h.Snapshots) - 1; i >= 0; i-- {
+		if total+h.Snapshots[i].Crawls > maxCrawls {
+			h.Truncated = true
+			break
+		}
+		total += h.Snapshots[i].Crawls
+		keep = i
+	}
+	if h.Truncated {
+		h.Snapshots = h.Snapshots[keep:]
+	}
+	if len(h.Snapshots) == 0 {
+		return h, nil
+	}
+	first, _ := time.Parse(time.DateOnly, h.Snapshots[0].Day)
+	ranks, err := conn.Query(ctx, `
+		SELECT day, argMax(rank, version) FROM daily_ranks
+		WHERE store = ? AND id = ? AND day >= toDate(?)
+		GROUP BY day`, uint8(store), id, first.Format(time.DateOnly))
+	if err != nil {
+		return h, fmt.Errorf("load daily ranks: %w", err)
+	}
+	defer ranks.Close()
+	byDay := make(map[string]int64)
+	for ranks.Next() {
+		var (
+			day  time.Time
+			rank uint32
+		)
+		if err := ranks.Scan(&day, &rank); err != nil {
+			return h, fmt.Errorf("load daily ranks: %w", err)
+		}
+		byDay[day.UTC().Format(time.DateOnly)] = int64(rank)
+	}
+	if err := ranks.Err(); err != nil {
+		return h, fmt.Errorf("load daily ranks: %w", err)
+	}
+	for i := range h.Snapshots {
+		if r, ok := byDay[h.Snapshots[i].Day]; ok && h.Snapshots[i].Size != nil {
+			h.Snapshots[i].StoreRank = &r
+		}
+	}
+	return h, nil
+}
+
+func i64(v *uint64) *int64 {
+	if v == nil {
+		return nil
+	}
+	x := int64(*v)
+	return &x
+}

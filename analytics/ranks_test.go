@@ -1,0 +1,254 @@
+package analytics_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/views"
+)
+
+// rankAll ranks every day DaysToRank lists and returns those days.
+func rankAll(t *testing.T, conn driver.Conn, from time.Time) []analytics.RankDay {
+	t.Helper()
+	ctx := context.Background()
+	days, err := analytics.DaysToRank(ctx, conn, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range days {
+		if err := analytics.RankOneDay(ctx, conn, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return days
+}
+
+// TestDailyRanksRules checks the rank rules on rows built for them: the
+// day's latest crawl counts, ties share a rank, a listing without a size
+// has none, apple ranks by ratings; and the job's to-do list.
+func TestDailyRanksRules(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	_, conn := srv.Migrated(t)
+	ctx := context.Background()
+	d1 := time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)
+	d2 := d1.Add(24 * time.Hour)
+	u := func(v uint64) *uint64 { return &v }
+	snap := func(s views.Store, id string, at time.Time, usage, rc *uint64) analytics.SnapshotRow {
+		return analytics.SnapshotRow{Store: s, ID: id, CrawledAt: at, Usage: usage, RatingCount: rc}
+	}
+	rows := []analytics.SnapshotRow{
+		snap(views.Edge, "a", d1.Add(10*time.Hour), u(100), nil),
+		snap(views.Edge, "a", d1.Add(20*time.Hour), u(50), nil), // the day's latest: 50
+		snap(views.Edge, "b", d1.Add(9*time.Hour), u(50), nil),  // ties with a
+		snap(views.Edge, "c", d1.Add(9*time.Hour), u(200), nil),
+		snap(views.Edge, "d", d1.Add(9*time.Hour), nil, nil), // no size, no rank
+		snap(views.Edge, "e", d1.Add(9*time.Hour), u(10), nil),
+		snap(views.Apple, "x", d1.Add(9*time.Hour), u(1000), u(5)), // apple: ratings, not usage
+		snap(views.Apple, "y", d1.Add(9*time.Hour), u(1), u(7)),
+		snap(views.Edge, "a", d2.Add(1*time.Hour), u(300), nil),
+		snap(views.Edge, "c", d2.Add(1*time.Hour), u(200), nil),
+	}
+	if err := analytics.WriteSnapshots(ctx, conn, rows); err != nil {
+		t.Fatal(err)
+	}
+	days := rankAll(t, conn, d1)
+	if len(days) != 2 || !days[0].Day.Equal(d2) || days[0].Crawls != 2 || !days[1].Day.Equal(d1) || days[1].Crawls != 8 {
+		t.Fatalf("days to rank: %+v, want %s (2 crawls) then %s (8)", days, d2, d1)
+	}
+	if again, err := analytics.DaysToRank(ctx, conn, d1); err != nil || len(again) != 0 {
+		t.Fatalf("after ranking, days to rank: %+v %v, want none", again, err)
+	}
+	want := map[string]map[string]int64{
+		d1.Format(time.DateOnly): {"edge/a": 2, "edge/b": 2, "edge/c": 1, "edge/e": 4, "apple/x": 2, "apple/y": 1},
+		d2.Format(time.DateOnly): {"edge/a": 1, "edge/c": 2},
+	}
+	for day, ranks := range want {
+		got := ranksOf(t, conn, day)
+		if fmt.Sprint(got) != fmt.Sprint(ranks) {
+			t.Errorf("ranks of %s: %v, want %v", day, got, ranks)
+		}
+	}
+	// A late crawl of day 1 puts it back on the list.
+	if err := analytics.WriteSnapshots(ctx, conn, []analytics.SnapshotRow{snap(views.Edge, "e", d1.Add(23*time.Hour), u(1000), nil)}); err != nil {
+		t.Fatal(err)
+	}
+	days = rankAll(t, conn, d1)
+	if len(days) != 1 || !days[0].Day.Equal(d1) {
+		t.Fatalf("after a late crawl, days to rank: %+v, want %s", days, d1)
+	}
+	if got := ranksOf(t, conn, d1.Format(time.DateOnly)); got["edge/e"] != 1 || got["edge/c"] != 2 || got["edge/a"] != 3 {
+		t.Errorf("ranks after the late crawl: %v", got)
+	}
+
+	h, err := analytics.LoadDailyHistory(ctx, conn, views.Edge, "a", d1, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Truncated || len(h.Snapshots) != 2 {
+		t.Fatalf("history of a: %+v", h)
+	}
+	s1, s2 := h.Snapshots[0], h.Snapshots[1]
+	if s1.Day != "2026-03-10" || s1.Crawls != 2 || *s1.Usage != 50 || *s1.Size != 50 || *s1.StoreRank != 3 || s1.CrawledAt != d1.Add(20*time.Hour).Unix() {
+		t.Errorf("day 1 of a: %+v", s1)
+	}
+	if s2.Day != "2026-03-11" || *s2.StoreRank != 1 || *s2.Usage != 300 {
+		t.Errorf("day 2 of a: %+v", s2)
+	}
+	hd, err := analytics.LoadDailyHistory(ctx, conn, views.Edge, "d", d1, 2000)
+	if err != nil || len(hd.Snapshots) != 1 || hd.Snapshots[0].StoreRank != nil || hd.Snapshots[0].Size != nil {
+		t.Errorf("history of d (no size): %+v %v", hd, err)
+	}
+	hx, err := analytics.LoadDailyHistory(ctx, conn, views.Apple, "x", d1, 2000)
+	if err != nil || len(hx.Snapshots) != 1 || *hx.Snapshots[0].Size != 5 || *hx.Snapshots[0].StoreRank != 2 {
+		t.Errorf("history of apple x: %+v %v", hx, err)
+	}
+}
+
+// ranksOf reads the ranks of one day as "store/id" -> rank.
+func ranksOf(t *testing.T, conn driver.Conn, day string) map[string]int64 {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), `SELECT store, id, argMax(rank, version) FROM daily_ranks
+		WHERE day = toDate(?) GROUP BY store, id`, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var (
+			s    uint8
+			id   string
+			rank uint32
+		)
+		if err := rows.Scan(&s, &id, &rank); err != nil {
+			t.Fatal(err)
+		}
+		out[views.Store(s).String()+"/"+id] = int64(rank)
+	}
+	return out
+}
+
+// TestDailyRanksMatchReadings ranks a seeded dataset and compares one day
+// with ranks computed here from the raw snapshots.
+func TestDailyRanksMatchReadings(t *testing.T) {
+	conn, _, _ := seededHistory(t)
+	ctx := context.Background()
+	days := rankAll(t, conn, time.Time{})
+	if len(days) < 50 {
+		t.Fatalf("ranked %d days, want the seeded 60", len(days))
+	}
+	day := days[len(days)/2].Day
+	rows, err := conn.Query(ctx, `SELECT store, id, crawled_at, if(store = 3, rating_count, usage) FROM snapshots
+		WHERE toDate(crawled_at, 'UTC') = toDate(?)`, day.Format(time.DateOnly))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type latest struct {
+		at   time.Time
+		size *uint64
+	}
+	last := map[string]latest{}
+	for rows.Next() {
+		var (
+			s    uint8
+			id   string
+			at   time.Time
+			size *uint64
+		)
+		if err := rows.Scan(&s, &id, &at, &size); err != nil {
+			t.Fatal(err)
+		}
+		k := views.Store(s).String() + "/" + id
+		if cur, ok := last[k]; !ok || at.After(cur.at) {
+			last[k] = latest{at, size}
+		}
+	}
+	rows.Close()
+	sizes := map[string][]uint64{} // store -> sizes
+	for k, l := range last {
+		if l.size != nil {
+			st := k[:indexSlash(k)]
+			sizes[st] = append(sizes[st], *l.size)
+		}
+	}
+	want := map[string]int64{}
+	for k, l := range last {
+		if l.size == nil {
+			continue
+		}
+		st := k[:indexSlash(k)]
+		larger := 0
+		for _, s := range sizes[st] {
+			if s > *l.size {
+				larger++
+			}
+		}
+		want[k] = int64(larger + 1)
+	}
+	got := ranksOf(t, conn, day.Format(time.DateOnly))
+	if len(got) != len(want) || len(want) < 200 {
+		t.Fatalf("ranked %d listings on %s, want %d", len(got), day, len(want))
+	}
+	var bad []string
+	for k, r := range want {
+		if got[k] != r {
+			bad = append(bad, fmt.Sprintf("%s: %d, want %d", k, got[k], r))
+		}
+	}
+	slices.Sort(bad)
+	if len(bad) > 0 {
+		t.Errorf("%d ranks differ, e.g. %v", len(bad), bad[:min(5, len(bad))])
+	}
+}
+
+func indexSlash(s string) int {
+	for i := range s {
+		if s[i] == '/' {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// TestDailyHistoryTruncates keeps the newest days that fit in the crawl
+// budget and says so.
+func TestDailyHistoryTruncates(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	_, conn := srv.Migrated(t)
+	ctx := context.Background()
+	d := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+	var rows []analytics.SnapshotRow
+	for day := range 3 {
+		for k := range 5 {
+			v := uint64(day*10 + k)
+			rows = append(rows, analytics.SnapshotRow{Store: views.Firefox, ID: "busy",
+				CrawledAt: d.Add(time.Duration(day)*24*time.Hour + time.Duration(k)*time.Hour), Usage: &v})
+		}
+	}
+	if err := analytics.WriteSnapshots(ctx, conn, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		max       int
+		days      int
+		truncated bool
+	}{{15, 3, false}, {14, 2, true}, {10, 2, true}, {4, 0, true}} {
+		h, err := analytics.LoadDailyHistory(ctx, conn, views.Firefox, "busy", d, c.max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Snapshots) != c.days || h.Truncated != c.truncated {
+			t.Errorf("max %d crawls: %d days truncated %v, want %d %v", c.max, len(h.Snapshots), h.Truncated, c.days, c.truncated)
+		}
+		if c.days > 0 && (h.Snapshots[len(h.Snapshots)-1].Day != "2026-04-03" || *h.Snapshots[len(h.Snapshots)-1].Usage != 24) {
+			t.Errorf("max %d: newest day %+v, want 2026-04-03 with usage 24", c.max, h.Snapshots[len(h.Snapshots)-1])
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/views"
+)
+
+// historyMaxCrawls is the most crawls a history answer covers; past it the
+// newest days that fit are kept and the answer says truncated.
+const historyMaxCrawls = 2000
+
+// historyAnswer is the answer of GET /api/v1/listings/{store}/{id}/history.
+type historyAnswer struct {
+	Store     string               `json:"store"`
+	ID        string               `json:"id"`
+	Days      int                  `json:"days"` // the window asked for, in UTC days ending with the data's newest day
+	From      string               `json:"from"` // first day of the window (yyyy-MM-dd)
+	Truncated bool                 `json:"truncated"`
+	Snapshots []analytics.Snapshot `json:"snapshots"`
+}
+
+// getHistory answers GET /api/v1/listings/{store}/{id}/history: one
+// snapshot per UTC day (the day's latest crawl) with the day's store rank,
+// oldest first, over the last days days of data (1-730, default 365). It
+// is read from ClickHouse under the read budget and cached per view
+// generation.
+func (s *Server) getHistory(c *fiber.Ctx) error {
+	store, err := storeParam(c)
+	if err != nil {
+		return err
+	}
+	st, err := s.current()
+	if err != nil {
+		return err
+	}
+	id := strings.Clone(c.Params("id"))
+	l := st.Replica.Lookup(store, id)
+	if l == nil || !l.Crawled() {
+		return Problemf(http.StatusNotFound, "There is no listing %q in store %s.", id, store)
+	}
+	days := 365
+	if raw := c.Query("days"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > cron.HistoryDays {
+			return Problemf(http.StatusBadRequest, "days: %q is not a whole number of days from 1 to %d (default 365).", raw, cron.HistoryDays)
+		}
+		days = n
+	}
+	// The window ends with the data's newest day, so that answers are the
+	// same on every edge of one generation.
+	last := views.DayOf(st.Replica.Info().ReadingsMark)
+	from := last - views.Day(days-1)
+	key := "v1:history:" + strconv.FormatUint(st.Replica.Info().Generation, 10) + ":" + store.String() + ":" + id + ":" + strconv.Itoa(days)
+	a, err := s.answers.get(key, func() (*Answer, error) {
+		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
+		defer cancel()
+		conn, err := s.db.Conn(ctx)
+		var h analytics.DailyHistory
+		if err == nil {
+			h, err = analytics.LoadDailyHistory(ctx, conn, store, id, from.Time(), historyMaxCrawls)
+		}
+		if err != nil {
+			s.log.Warn("history read failed", "store", store.String(), "id", id, "err", err)
+			if errors.Is(err, context.DeadlineExceeded) {
+				return nil, NewProblem(http.StatusServiceUnavailable, "Reading the history took longer than the time budget; retry in a few seconds or ask for fewer days.").RetryAfter(5)
+			}
+			return nil, NewProblem(http.StatusServiceUnavailable, "The history cannot be read for a moment; retry in a few seconds.").RetryAfter(5)
+		}
+		out := historyAnswer{Store: store.String(), ID: id, Days: days, From: from.Time().Format(time.DateOnly),
+			Truncated: h.Truncated, Snapshots: h.Snapshots}
+		if out.Snapshots == nil {
+			out.Snapshots = []analytics.Snapshot{}
+		}
+		return JSONAnswer(out)
+	})
+	if err != nil {
+		return err
+	}
+	return send(c, a, cachePrivate)
+}

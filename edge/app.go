@@ -121,6 +121,7 @@ func (s *Server) routes() {
 	v1.Get("/listings/:store/:id", s.getListing)
 	v1.Get("/listings/:store/:id/reviews", s.getReviews)
 	v1.Get("/listings/:store/:id/history", s.getHistory)
+	v1.Get("/reviews/search", s.getReviewSearch)
 	v1.Get("/categories/:store", s.getCategories)
 	v1.Get("/charts/:store", s.getChart)
 	v1.Get("/tags", s.getTags)

@@ -1,0 +1,203 @@
+package edge
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/views"
+)
+
+const (
+	reviewSearchPerPage  = 50
+	reviewSearchMaxPages = 20
+	reviewSearchMin      = 3 // matching reviews a listing needs to be a hit
+)
+
+// reviewHit is one listing of a review search answer.
+type reviewHit struct {
+	Store   string  `json:"store"`
+	ID      string  `json:"id"`
+	Name    *string `json:"name"` // null when the listing is not in the replica
+	Matches uint64  `json:"matches"`
+}
+
+// reviewSearchAnswer is the answer of GET /api/v1/reviews/search.
+type reviewSearchAnswer struct {
+	Query      string      `json:"q"` // the query as understood, in canonical form
+	Stars      string      `json:"stars"`
+	Hits       []reviewHit `json:"hits"`
+	NextCursor *string     `json:"nextCursor"`
+	Partial    bool        `json:"partial"` // always false for now: a search past its budget is a 503 (see analytics.SearchReviews)
+}
+
+type reviewSearchCursor struct {
+	Query string `json:"q"`
+	Page  int    `json:"p"`
+}
+
+// getReviewSearch answers GET /api/v1/reviews/search: listings with at
+// least 3 reviews matching q, most matches first, 50 a page, 20 pages.
+func (s *Server) getReviewSearch(c *fiber.Ctx) error {
+	q, err := analytics.ParseSearchQuery(c.Query("q"))
+	if err != nil {
+		return NewProblem(http.StatusBadRequest, err.Error()+".")
+	}
+	st, err := s.current()
+	if err != nil {
+		return err
+	}
+	search := analytics.ReviewSearch{Query: q, Stars: analytics.ReviewStars(c.Query("stars", string(analytics.StarsCritical))),
+		Min: reviewSearchMin, Budget: s.cfg.ReadBudget}
+	switch search.Stars {
+	case analytics.StarsAll, analytics.StarsCritical, analytics.StarsPositive:
+	default:
+		return Problemf(http.StatusBadRequest, "stars: %q is not critical (1-2 stars, the default), positive (4-5 stars) or all.", search.Stars)
+	}
+	if raw := c.Query("store"); raw != "" {
+		store, err := views.ParseStore(raw)
+		if err != nil {
+			return Problemf(http.StatusBadRequest, "store: %s", err)
+		}
+		search.Store = &store
+	}
+	tag, category := c.Query("tag"), c.Query("category")
+	if category != "" && search.Store == nil {
+		return NewProblem(http.StatusBadRequest, "category: a category belongs to one store; add store.")
+	}
+	if tag != "" || category != "" {
+		f := st.Figures
+		if f == nil {
+			return notReady("Topics and categories are")
+		}
+		ids, err := filterListings(st.Replica, f, search.Store, tag, category)
+		if err != nil {
+			return err
+		}
+		search.Listings = ids
+	}
+	canon := q.String() + "\x00" + string(search.Stars) + "\x00" + c.Query("store") + "\x00" + tag + "\x00" + category
+	page := 1
+	if raw := c.Query("cursor"); raw != "" {
+		var cur reviewSearchCursor
+		b, err := base64.RawURLEncoding.DecodeString(raw)
+		if err != nil || len(b) > 2048 || json.Unmarshal(b, &cur) != nil || cur.Page < 1 || cur.Page >= reviewSearchMaxPages {
+			return NewProblem(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
+		}
+		if cur.Query != canon {
+			return NewProblem(http.StatusBadRequest, "cursor: it was issued for another q, store, stars, tag or category; repeat them with it.")
+		}
+		page = cur.Page + 1
+	}
+	search.Limit = page*reviewSearchPerPage + 1
+	key := "v1:reviewsearch:" + strconv.FormatUint(st.Replica.Info().Generation, 10) + ":" + canon + ":" + strconv.Itoa(page)
+	a, err := s.answers.get(key, func() (*Answer, error) {
+		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget+s.cfg.ReadBudget/2)
+		defer cancel()
+		conn, err := s.db.Conn(ctx)
+		var hits []analytics.ReviewHit
+		if err == nil {
+			hits, err = analytics.SearchReviews(ctx, conn, search)
+		}
+		if err != nil {
+			s.log.Warn("review search failed", "err", err)
+			if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "TIMEOUT_EXCEEDED") || strings.Contains(err.Error(), "Timeout exceeded") {
+				return nil, NewProblem(http.StatusServiceUnavailable, "The search took longer than its time budget; narrow it (store, stars, tag, more words) or retry later.").RetryAfter(5)
+			}
+			return nil, NewProblem(http.StatusServiceUnavailable, "Reviews cannot be searched for a moment; retry in a few seconds.").RetryAfter(5)
+		}
+		out := reviewSearchAnswer{Query: q.String(), Stars: string(search.Stars), Hits: []reviewHit{}}
+		from := (page - 1) * reviewSearchPerPage
+		for i := from; i < len(hits) && i < from+reviewSearchPerPage; i++ {
+			h := reviewHit{Store: hits[i].Store.String(), ID: hits[i].ID, Matches: hits[i].Matches}
+			if l := st.Replica.Lookup(hits[i].Store, hits[i].ID); l != nil {
+				name := l.Name
+				h.Name = &name
+			}
+			out.Hits = append(out.Hits, h)
+		}
+		if len(hits) > page*reviewSearchPerPage && page < reviewSearchMaxPages {
+			b, _ := json.Marshal(reviewSearchCursor{Query: canon, Page: page})
+			next := base64.RawURLEncoding.EncodeToString(b)
+			out.NextCursor = &next
+		}
+		return JSONAnswer(out)
+	})
+	if err != nil {
+		return err
+	}
+	return send(c, a, cachePrivate)
+}
+
+// filterListings returns the ids of the live listings with topic tag (in
+// store, or in every store) and in category (a name of the store's
+// category list, or its slug), for a review search.
+func filterListings(r *views.Replica, f *views.Figures, store *views.Store, tag, category string) ([]string, error) {
+	var name string
+	if category != "" {
+		for _, cc := range f.Categories(*store) {
+			if strings.EqualFold(cc.Name, category) || categorySlug(cc.Name) == strings.ToLower(category) {
+				name = cc.Name
+				break
+			}
+		}
+		if name == "" {
+			return nil, Problemf(http.StatusNotFound, "category: %s has no category %q; take a name or slug from /api/v1/categories/%s.", store, category, store)
+		}
+	}
+	ids := []string{}
+	keep := func(l *views.Listing) {
+		if l.Live() && (name == "" || l.Category == name) {
+			ids = append(ids, l.ID)
+		}
+	}
+	if tag == "" {
+		for _, l := range r.OfStore(*store) {
+			keep(&l)
+		}
+		return ids, nil
+	}
+	found := false
+	for s := range views.Store(views.NumStores) {
+		if store != nil && s != *store {
+			continue
+		}
+		ls, ok := f.TopicListings(tag, s)
+		found = found || ok
+		for _, l := range ls {
+			keep(l)
+		}
+	}
+	if !found {
+		return nil, Problemf(http.StatusNotFound, "tag: there is no topic %q; take a slug from /api/v1/tags.", tag)
+	}
+	return ids, nil
+}
+
+// categorySlug is a category name in lower case with runs of other
+// characters than letters and digits as single dashes: "Photos & Design"
+// is photos-design.
+func categorySlug(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+		} else {
+			dash = true
+		}
+	}
+	return b.String()
+}

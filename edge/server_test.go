@@ -183,7 +183,7 @@ func TestReadinessFollowsTheReplica(t *testing.T) {
 	if !r.Ready || r.Generation != 2 || total != 800 || len(r.Listings) != 5 {
 		t.Fatalf("readyz body %s", a.body)
 	}
-	if len(r.Jobs) != 3 || r.Jobs[0].Name != "views" || r.Jobs[0].Runs < 1 || r.Jobs[0].LastSuccess.IsZero() {
+	if len(r.Jobs) != 4 || r.Jobs[0].Name != "views" || r.Jobs[0].Runs < 1 || r.Jobs[0].LastSuccess.IsZero() {
 		t.Fatalf("job status %+v", r.Jobs)
 	}
 }

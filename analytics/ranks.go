@@ -11,6 +11,10 @@ import (
 	"github.com/edge-stats/edge/views"
 )
 
+// HistoryDays is how far back listing histories reach, and so how many days
+// the ranks job keeps ranked.
+const HistoryDays = 730
+
 // RankDay is a UTC day of readings and how many crawls it held when read.
 type RankDay struct {
 	Day    time.Time

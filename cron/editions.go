@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/views"
 )
@@ -18,16 +20,9 @@ import (
 // function of the data up to the end of its week.
 func EditionsJob(db *analytics.Lazy, pub *views.Published[views.Editions], schedule string, max int, log *slog.Logger) Job {
 	return Job{Name: "editions", Schedule: schedule, Run: func(ctx context.Context) error {
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			return err
-		}
-		first, last, err := analytics.DataSpan(ctx, conn)
-		if err != nil {
-			return err
-		}
-		if first.IsZero() || first.Unix() <= 0 {
-			return nil // no data yet
+		conn, first, last, err := dataSpan(ctx, db)
+		if err != nil || conn == nil {
+			return err // nil: no data yet
 		}
 		// The week holding the newest reading is not complete yet (a reading at
 		// Monday 00:00 sits in the new week, so the one before is complete).
@@ -69,4 +64,19 @@ func EditionsJob(db *analytics.Lazy, pub *views.Published[views.Editions], sched
 		}
 		return nil
 	}}
+}
+
+// dataSpan connects and returns the times of the first and the last
+// reading; conn is nil (and err too) while there is no data yet.
+func dataSpan(ctx context.Context, db *analytics.Lazy) (conn driver.Conn, first, last time.Time, err error) {
+	if conn, err = db.Conn(ctx); err != nil {
+		return nil, first, last, err
+	}
+	if first, last, err = analytics.DataSpan(ctx, conn); err != nil {
+		return nil, first, last, err
+	}
+	if first.IsZero() || first.Unix() <= 0 {
+		return nil, first, last, nil
+	}
+	return conn, first, last, nil
 }

@@ -9,30 +9,19 @@ import (
 	"github.com/edge-stats/edge/analytics"
 )
 
-// HistoryDays is how far back listing histories reach, and so how many days
-// the ranks job keeps ranked.
-const HistoryDays = 730
-
 // RanksJob returns the job that computes the daily store ranks listing
-// histories show: every day of the last HistoryDays days of data that is
+// histories show: every day of the last analytics.HistoryDays days of data that is
 // not ranked yet or has gained crawls since it was ranked, newest first
 // (so recent history is complete first after a fresh start). The ranks
 // live in ClickHouse, so every edge shares them; edges that run the job
 // at once compute the same figures.
 func RanksJob(db *analytics.Lazy, schedule string, log *slog.Logger) Job {
 	return Job{Name: "ranks", Schedule: schedule, Run: func(ctx context.Context) error {
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			return err
+		conn, _, last, err := dataSpan(ctx, db)
+		if err != nil || conn == nil {
+			return err // nil: no data yet
 		}
-		first, last, err := analytics.DataSpan(ctx, conn)
-		if err != nil {
-			return err
-		}
-		if first.IsZero() || first.Unix() <= 0 {
-			return nil // no data yet
-		}
-		from := last.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(HistoryDays - 1))
+		from := last.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(analytics.HistoryDays - 1))
 		days, err := analytics.DaysToRank(ctx, conn, from)
 		if err != nil {
 			return err

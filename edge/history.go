@@ -2,16 +2,13 @@ package edge
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -35,24 +32,16 @@ type historyAnswer struct {
 // is read from ClickHouse under the read budget and cached per view
 // generation.
 func (s *Server) getHistory(c *fiber.Ctx) error {
-	store, err := storeParam(c)
+	st, l, err := s.listingParams(c)
 	if err != nil {
 		return err
 	}
-	st, err := s.current()
-	if err != nil {
-		return err
-	}
-	id := strings.Clone(c.Params("id"))
-	l := st.Replica.Lookup(store, id)
-	if l == nil || !l.Crawled() {
-		return Problemf(http.StatusNotFound, "There is no listing %q in store %s.", id, store)
-	}
+	store, id := l.Store, l.ID
 	days := 365
 	if raw := c.Query("days"); raw != "" {
 		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > cron.HistoryDays {
-			return Problemf(http.StatusBadRequest, "days: %q is not a whole number of days from 1 to %d (default 365).", raw, cron.HistoryDays)
+		if err != nil || n < 1 || n > analytics.HistoryDays {
+			return Problemf(http.StatusBadRequest, "days: %q is not a whole number of days from 1 to %d (default 365).", raw, analytics.HistoryDays)
 		}
 		days = n
 	}
@@ -70,11 +59,7 @@ func (s *Server) getHistory(c *fiber.Ctx) error {
 			h, err = analytics.LoadDailyHistory(ctx, conn, store, id, from.Time(), historyMaxCrawls)
 		}
 		if err != nil {
-			s.log.Warn("history read failed", "store", store.String(), "id", id, "err", err)
-			if errors.Is(err, context.DeadlineExceeded) {
-				return nil, NewProblem(http.StatusServiceUnavailable, "Reading the history took longer than the time budget; retry in a few seconds or ask for fewer days.").RetryAfter(5)
-			}
-			return nil, NewProblem(http.StatusServiceUnavailable, "The history cannot be read for a moment; retry in a few seconds.").RetryAfter(5)
+			return nil, s.readProblem("the history", err)
 		}
 		out := historyAnswer{Store: store.String(), ID: id, Days: days, From: from.Time().Format(time.DateOnly),
 			Truncated: h.Truncated, Snapshots: h.Snapshots}

@@ -1,8 +1,11 @@
 package edge
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -28,24 +31,51 @@ func storeParam(c *fiber.Ctx) (views.Store, error) {
 	return st, nil
 }
 
-// getListing answers GET /api/v1/listings/{store}/{id}.
-func (s *Server) getListing(c *fiber.Ctx) error {
+// listingParams reads the {store} and {id} path parameters of a listing's
+// address and finds the listing in the current state: 404 for an unknown
+// store or listing, or one found but not read yet.
+func (s *Server) listingParams(c *fiber.Ctx) (st *views.State, l *views.Listing, err error) {
 	store, err := storeParam(c)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	st, err := s.current()
+	if st, err = s.current(); err != nil {
+		return nil, nil, err
+	}
+	id := c.Params("id")
+	if l = st.Replica.Lookup(store, id); l == nil {
+		return nil, nil, Problemf(http.StatusNotFound, "There is no listing %q in store %s. Use the store's own id, as listed by /api/v1/listings?store=%s.", id, store, store)
+	}
+	if !l.Crawled() {
+		return nil, nil, Problemf(http.StatusNotFound, "Listing %q in store %s has been found but not read yet; retry after its first crawl.", id, store)
+	}
+	return st, l, nil
+}
+
+// readProblem is the answer when a read-through from ClickHouse fails:
+// 503 with Retry-After 5, saying whether the time budget ran out.
+func (s *Server) readProblem(what string, err error) *Problem {
+	s.log.Warn("read-through failed", "what", what, "err", err)
+	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "Timeout exceeded") {
+		return Problemf(http.StatusServiceUnavailable, "Reading %s took longer than the time budget; narrow the request or retry in a few seconds.", what).RetryAfter(5)
+	}
+	return Problemf(http.StatusServiceUnavailable, "%s cannot be read for a moment; retry in a few seconds.", upperFirst(what)).RetryAfter(5)
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// getListing answers GET /api/v1/listings/{store}/{id}.
+func (s *Server) getListing(c *fiber.Ctx) error {
+	st, l, err := s.listingParams(c)
 	if err != nil {
 		return err
 	}
-	id := c.Params("id")
-	l := st.Replica.Lookup(store, id)
-	if l == nil {
-		return Problemf(http.StatusNotFound, "There is no listing %q in store %s. Use the store's own id, as listed by /api/v1/listings?store=%s.", id, store, store)
-	}
-	if !l.Crawled() {
-		return Problemf(http.StatusNotFound, "Listing %q in store %s has been found but not read yet; retry after its first crawl.", id, store)
-	}
+	store, id := l.Store, l.ID
 	key := "v1:listing:" + strconv.FormatUint(st.Replica.Info().Generation, 10) + ":" + store.String() + ":" + id
 	a, err := s.answers.get(key, func() (*Answer, error) { return JSONAnswer(views.NewListingDoc(l, st.Figures)) })
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -43,19 +42,11 @@ type reviewsAnswer struct {
 // reviews, newest first, 20 a page, at most 10 pages, read from ClickHouse
 // under the read budget and cached per view generation.
 func (s *Server) getReviews(c *fiber.Ctx) error {
-	store, err := storeParam(c)
+	st, l, err := s.listingParams(c)
 	if err != nil {
 		return err
 	}
-	st, err := s.current()
-	if err != nil {
-		return err
-	}
-	id := strings.Clone(c.Params("id"))
-	l := st.Replica.Lookup(store, id)
-	if l == nil || !l.Crawled() {
-		return Problemf(http.StatusNotFound, "There is no listing %q in store %s.", id, store)
-	}
+	store, id := l.Store, l.ID
 	stars := analytics.ReviewStars(c.Query("stars", string(analytics.StarsAll)))
 	switch stars {
 	case analytics.StarsAll, analytics.StarsCritical, analytics.StarsPositive:
@@ -94,11 +85,7 @@ func (s *Server) getReviews(c *fiber.Ctx) error {
 			out.Reviews, err = analytics.LoadReviews(ctx, conn, q)
 		}
 		if err != nil {
-			s.log.Warn("reviews read failed", "store", store.String(), "id", id, "err", err)
-			if errors.Is(err, context.DeadlineExceeded) {
-				return nil, NewProblem(http.StatusServiceUnavailable, "Reading reviews took longer than the time budget; retry in a few seconds.").RetryAfter(5)
-			}
-			return nil, NewProblem(http.StatusServiceUnavailable, "Reviews cannot be read for a moment; retry in a few seconds.").RetryAfter(5)
+			return nil, s.readProblem("the reviews", err)
 		}
 		if len(out.Reviews) > reviewsPerPage {
 			out.Reviews = out.Reviews[:reviewsPerPage]

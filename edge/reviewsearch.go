@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -108,11 +107,7 @@ func (s *Server) getReviewSearch(c *fiber.Ctx) error {
 			hits, err = analytics.SearchReviews(ctx, conn, search)
 		}
 		if err != nil {
-			s.log.Warn("review search failed", "err", err)
-			if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "TIMEOUT_EXCEEDED") || strings.Contains(err.Error(), "Timeout exceeded") {
-				return nil, NewProblem(http.StatusServiceUnavailable, "The search took longer than its time budget; narrow it (store, stars, tag, more words) or retry later.").RetryAfter(5)
-			}
-			return nil, NewProblem(http.StatusServiceUnavailable, "Reviews cannot be searched for a moment; retry in a few seconds.").RetryAfter(5)
+			return nil, s.readProblem("the review search", err)
 		}
 		out := reviewSearchAnswer{Query: q.String(), Stars: string(search.Stars), Hits: []reviewHit{}}
 		from := (page - 1) * reviewSearchPerPage

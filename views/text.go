@@ -65,7 +65,7 @@ func buildText(listings []Listing) textIndex {
 	if names > math.MaxUint32 || descs > math.MaxUint32 {
 		return textIndex{}
 	}
-	t := textIndex{ok: true, listingLen: len(listings), namesBytes: names, descsBytes: descs}
+	t := textIndex{ok: true, listingLen: len(listings)}
 	t.names = textArena{data: make([]byte, 0, names), end: make([]uint32, len(listings))}
 	t.descs = textArena{data: make([]byte, 0, descs), end: make([]uint32, len(listings))}
 	devOf := make([]uint32, len(listings))
@@ -103,7 +103,6 @@ func buildText(listings []Listing) textIndex {
 		listings[i].Name = t.names.seg(i)
 		listings[i].Description = t.descs.seg(i)
 	}
-	t.distinctDevs = len(t.devs.end)
 	t.descFrom, t.descTo = len(listings), len(listings)
 	for i := range listings {
 		if descSearched(listings[i].Store) {
@@ -163,10 +162,7 @@ func newNeedle(q string) textNeedle {
 	spanOf := make([]int, len(q)) // stretch number of each byte
 	span := 0
 	for i, r := range q {
-		size := utf8.RuneLen(r)
-		if r == utf8.RuneError || size < 0 {
-			size = 1
-		}
+		_, size := utf8.DecodeRuneInString(q[i:]) // 1 for an invalid byte
 		var enc [][]byte
 		sameLen := true
 		for f := r; ; {

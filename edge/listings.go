@@ -1,8 +1,6 @@
 package edge
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"hash/fnv"
 	"net/http"
 	"strconv"
@@ -49,18 +47,11 @@ type listCursor struct {
 	After   views.ListPos `json:"a"`
 }
 
-func encodeCursor(c listCursor) string {
-	b, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s string) (listCursor, bool) {
-	var c listCursor
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) > 4096 || json.Unmarshal(b, &c) != nil || c.Version != 1 || c.Page < 1 || c.Limit < 1 {
-		return c, false
-	}
-	return c, true
+// decodeListCursor reads a listings cursor; ok is false for anything this
+// API did not issue.
+func decodeListCursor(s string) (listCursor, bool) {
+	c, ok := decodeCursor[listCursor](s)
+	return c, ok && c.Version == 1 && c.Page >= 1 && c.Limit >= 1
 }
 
 // listAnswer is the answer of GET /api/v1/listings.
@@ -170,7 +161,7 @@ func (s *Server) getListings(c *fiber.Ctx) error {
 	var after *views.ListPos
 	page := 1
 	if raw := c.Query("cursor"); raw != "" {
-		cur, ok := decodeCursor(raw)
+		cur, ok := decodeListCursor(raw)
 		if !ok {
 			return NewProblem(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
 		}
@@ -199,8 +190,7 @@ func (s *Server) getListings(c *fiber.Ctx) error {
 			out.Listings[i] = views.NewListingDoc(l, f)
 		}
 		if more && page < listMaxPages {
-			next := encodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
-			out.NextCursor = &next
+			out.NextCursor = encodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
 		}
 		return JSONAnswer(out)
 	})

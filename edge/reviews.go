@@ -2,8 +2,6 @@ package edge
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -61,9 +59,8 @@ func (s *Server) getReviews(c *fiber.Ctx) error {
 	q := analytics.ReviewQuery{Store: store, ListingID: id, Stars: stars, Text: text, Limit: reviewsPerPage}
 	page := 1
 	if raw := c.Query("cursor"); raw != "" {
-		var cur reviewCursor
-		b, err := base64.RawURLEncoding.DecodeString(raw)
-		if err != nil || len(b) > 2048 || json.Unmarshal(b, &cur) != nil || cur.Page < 1 || cur.ID == "" {
+		cur, ok := decodeCursor[reviewCursor](raw)
+		if !ok || cur.Page < 1 || cur.ID == "" {
 			return NewProblem(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
 		}
 		if cur.Query != canon {
@@ -91,9 +88,7 @@ func (s *Server) getReviews(c *fiber.Ctx) error {
 			out.Reviews = out.Reviews[:reviewsPerPage]
 			if page < reviewsMaxPages {
 				last := out.Reviews[len(out.Reviews)-1]
-				b, _ := json.Marshal(reviewCursor{Query: canon, Page: page, Posted: last.PostedAt.Unix(), ID: last.ID})
-				next := base64.RawURLEncoding.EncodeToString(b)
-				out.NextCursor = &next
+				out.NextCursor = encodeCursor(reviewCursor{Query: canon, Page: page, Posted: last.PostedAt.Unix(), ID: last.ID})
 			}
 		}
 		return JSONAnswer(out)

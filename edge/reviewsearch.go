@@ -2,8 +2,6 @@ package edge
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -86,9 +84,8 @@ func (s *Server) getReviewSearch(c *fiber.Ctx) error {
 	canon := q.String() + "\x00" + string(search.Stars) + "\x00" + c.Query("store") + "\x00" + tag + "\x00" + category
 	page := 1
 	if raw := c.Query("cursor"); raw != "" {
-		var cur reviewSearchCursor
-		b, err := base64.RawURLEncoding.DecodeString(raw)
-		if err != nil || len(b) > 2048 || json.Unmarshal(b, &cur) != nil || cur.Page < 1 || cur.Page >= reviewSearchMaxPages {
+		cur, ok := decodeCursor[reviewSearchCursor](raw)
+		if !ok || cur.Page < 1 || cur.Page >= reviewSearchMaxPages {
 			return NewProblem(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
 		}
 		if cur.Query != canon {
@@ -120,9 +117,7 @@ func (s *Server) getReviewSearch(c *fiber.Ctx) error {
 			out.Hits = append(out.Hits, h)
 		}
 		if len(hits) > page*reviewSearchPerPage && page < reviewSearchMaxPages {
-			b, _ := json.Marshal(reviewSearchCursor{Query: canon, Page: page})
-			next := base64.RawURLEncoding.EncodeToString(b)
-			out.NextCursor = &next
+			out.NextCursor = encodeCursor(reviewSearchCursor{Query: canon, Page: page})
 		}
 		return JSONAnswer(out)
 	})

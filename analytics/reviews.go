@@ -44,12 +44,21 @@ type ReviewQuery struct {
 	AfterPosted time.Time
 	AfterID     string
 	Limit       int
+	Budget      SearchBudget // bounds a search by Text; unused without
 }
 
 // LoadReviews reads one page of a listing's stored reviews, plus one more
 // row to tell whether another page follows. Values are bound by the
-// client, never spliced into the SQL.
-func LoadReviews(ctx context.Context, conn driver.Conn, q ReviewQuery) ([]Review, error) {
+// client, never spliced into the SQL. A search by text runs under
+// q.Budget; partial is true when the budget stopped it, and the page then
+// holds what was found until then.
+//
+// Reviews are read without FINAL, newest crawl first and one row per
+// review (LIMIT 1 BY), so that ClickHouse can stop a search at its
+// budget: FINAL in ClickHouse 18.16 ignores the row bound. Until
+// ClickHouse merges a re-crawled review, a filter on stars or text tests
+// each of its crawls, so a review edited since may match by its old text.
+func LoadReviews(ctx context.Context, conn driver.Conn, q ReviewQuery) (out []Review, partial bool, err error) {
 	var where []string
 	args := []any{uint8(q.Store), q.ListingID}
 	switch q.Stars {
@@ -70,24 +79,30 @@ func LoadReviews(ctx context.Context, conn driver.Conn, q ReviewQuery) ([]Review
 	if len(where) > 0 {
 		cond = " AND " + strings.Join(where, " AND ")
 	}
-	rows, err := conn.Query(ctx, `SELECT review_id, posted_at, stars, author, lang, text FROM reviews FINAL
+	settings := ""
+	var run *budgetRun
+	if q.Text != "" {
+		settings = q.Budget.settings()
+		ctx, run = q.Budget.start(ctx)
+	}
+	rows, err := conn.Query(ctx, `SELECT review_id, posted_at, stars, author, lang, text FROM reviews
 		WHERE store = ? AND listing_id = ?`+cond+`
-		ORDER BY posted_at DESC, review_id DESC LIMIT `+fmt.Sprint(q.Limit+1), args...)
+		ORDER BY posted_at DESC, review_id DESC, crawled_at DESC
+		LIMIT 1 BY review_id LIMIT `+fmt.Sprint(q.Limit+1)+settings, args...)
 	if err != nil {
-		return nil, fmt.Errorf("query reviews of %s/%s: %w", q.Store, q.ListingID, err)
+		return nil, false, fmt.Errorf("query reviews of %s/%s: %w", q.Store, q.ListingID, err)
 	}
 	defer rows.Close()
-	var out []Review
 	for rows.Next() {
 		var r Review
 		if err := rows.Scan(&r.ID, &r.PostedAt, &r.Stars, &r.Author, &r.Lang, &r.Text); err != nil {
-			return nil, fmt.Errorf("scan review: %w", err)
+			return nil, false, fmt.Errorf("scan review: %w", err)
 		}
 		r.PostedAt = r.PostedAt.UTC()
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read reviews: %w", err)
+		return nil, false, fmt.Errorf("read reviews: %w", err)
 	}
-	return out, nil
+	return out, run != nil && run.partial(), nil
 }

@@ -19,6 +19,9 @@ type Answer struct {
 	Body        []byte
 	ETag        string // weak: W/"<hash of the body>"
 	ContentType string
+	// NoStore marks an answer cut short by its time budget: it is neither
+	// kept in the cache nor cacheable by the client, and carries no ETag.
+	NoStore bool
 }
 
 // NewAnswer returns the answer for body. The ETag is a hash of the bytes,
@@ -35,6 +38,16 @@ func JSONAnswer(v any) (*Answer, error) {
 		return nil, fmt.Errorf("encode answer: %w", err)
 	}
 	return NewAnswer(b, fiber.MIMEApplicationJSON), nil
+}
+
+// searchAnswer encodes v, a search's answer; partial marks it cut short by
+// its time budget, so that it is not cached.
+func searchAnswer(v any, partial bool) (*Answer, error) {
+	a, err := JSONAnswer(v)
+	if err == nil && partial {
+		a.NoStore, a.ETag = true, ""
+	}
+	return a, err
 }
 
 // Cache-Control policies.
@@ -88,13 +101,22 @@ func (ac *answerCache) get(key string, build func() (*Answer, error)) (*Answer, 
 	if err != nil {
 		return nil, err
 	}
+	if a.NoStore {
+		return a, nil
+	}
 	ac.c.Set(key, a, int64(len(a.Body)+len(key)+64))
 	return a, nil
 }
 
 // send writes a with its ETag and Cache-Control, or 304 with no body when
-// the request's If-None-Match matches.
+// the request's If-None-Match matches. A NoStore answer is sent whole with
+// Cache-Control: no-store.
 func send(c *fiber.Ctx, a *Answer, cacheControl string) error {
+	if a.NoStore {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		c.Set(fiber.HeaderContentType, a.ContentType)
+		return c.Send(a.Body)
+	}
 	c.Set(fiber.HeaderETag, a.ETag)
 	c.Set(fiber.HeaderCacheControl, cacheControl)
 	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && etagMatches(inm, a.ETag) {

@@ -31,6 +31,9 @@ type Config struct {
 	FairUseExempt   Prefixes      // legacy API: addresses without fair use, such as a CDN's
 	PublicMaxAge    time.Duration // legacy API: max-age of its public Cache-Control
 	ReadBudget      time.Duration // longest a per-request ClickHouse read may take
+	TextBudget      time.Duration // time budget of q on /api/v1/listings, searched in memory
+	SearchBudget    time.Duration // time budget of review searches in ClickHouse (whole seconds on 18.16)
+	SearchMaxRows   uint64        // rows a review search may read in ClickHouse (0: no bound)
 }
 
 // DefaultConfig returns the settings used when none are given.
@@ -47,6 +50,9 @@ func DefaultConfig() Config {
 		FairUseBurst:    20,
 		PublicMaxAge:    time.Minute,
 		ReadBudget:      2 * time.Second,
+		TextBudget:      100 * time.Millisecond,
+		SearchBudget:    time.Second,
+		SearchMaxRows:   200_000_000,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
@@ -58,6 +59,7 @@ func decodeListCursor(s string) (listCursor, bool) {
 type listAnswer struct {
 	Listings   []views.ListingDoc `json:"listings"`
 	NextCursor *string            `json:"nextCursor"`
+	Partial    bool               `json:"partial"` // q's search ran past its time budget; no next page is offered
 }
 
 // parseList reads the v1 listing query; canon is its canonical form
@@ -184,15 +186,18 @@ func (s *Server) getListings(c *fiber.Ctx) error {
 	key := "v1:list:" + strconv.FormatUint(st.Replica.Info().Generation, 10) + ":" + canon + "&l=" +
 		strconv.Itoa(q.PageSize) + "&c=" + c.Query("cursor")
 	a, err := s.answers.get(key, func() (*Answer, error) {
-		ls, last, more := f.List(q, after)
-		out := listAnswer{Listings: make([]views.ListingDoc, len(ls))}
+		if q.Q != "" {
+			q.Deadline = time.Now().Add(s.cfg.TextBudget)
+		}
+		ls, last, more, partial := f.List(q, after)
+		out := listAnswer{Listings: make([]views.ListingDoc, len(ls)), Partial: partial}
 		for i, l := range ls {
 			out.Listings[i] = views.NewListingDoc(l, f)
 		}
-		if more && page < listMaxPages {
+		if more && page < listMaxPages && !partial {
 			out.NextCursor = encodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
 		}
-		return JSONAnswer(out)
+		return searchAnswer(out, partial)
 	})
 	if err != nil {
 		return err

@@ -34,6 +34,7 @@ type reviewsAnswer struct {
 	ReviewsCollected bool               `json:"reviewsCollected"` // false on chrome, whose reviews are not stored
 	Reviews          []analytics.Review `json:"reviews"`
 	NextCursor       *string            `json:"nextCursor"`
+	Partial          bool               `json:"partial"` // q's search ran past its budget; no next page is offered
 }
 
 // getReviews answers GET /api/v1/listings/{store}/{id}/reviews: stored
@@ -56,7 +57,8 @@ func (s *Server) getReviews(c *fiber.Ctx) error {
 		return NewProblem(http.StatusBadRequest, "q: search with at most 200 characters.")
 	}
 	canon := string(stars) + "\x00" + text
-	q := analytics.ReviewQuery{Store: store, ListingID: id, Stars: stars, Text: text, Limit: reviewsPerPage}
+	q := analytics.ReviewQuery{Store: store, ListingID: id, Stars: stars, Text: text, Limit: reviewsPerPage,
+		Budget: s.searchBudget()}
 	page := 1
 	if raw := c.Query("cursor"); raw != "" {
 		cur, ok := decodeCursor[reviewCursor](raw)
@@ -79,19 +81,22 @@ func (s *Server) getReviews(c *fiber.Ctx) error {
 		defer cancel()
 		conn, err := s.db.Conn(ctx)
 		if err == nil {
-			out.Reviews, err = analytics.LoadReviews(ctx, conn, q)
+			out.Reviews, out.Partial, err = analytics.LoadReviews(ctx, conn, q)
 		}
 		if err != nil {
 			return nil, s.readProblem("the reviews", err)
 		}
+		if out.Reviews == nil {
+			out.Reviews = []analytics.Review{}
+		}
 		if len(out.Reviews) > reviewsPerPage {
 			out.Reviews = out.Reviews[:reviewsPerPage]
-			if page < reviewsMaxPages {
+			if page < reviewsMaxPages && !out.Partial {
 				last := out.Reviews[len(out.Reviews)-1]
 				out.NextCursor = encodeCursor(reviewCursor{Query: canon, Page: page, Posted: last.PostedAt.Unix(), ID: last.ID})
 			}
 		}
-		return JSONAnswer(out)
+		return searchAnswer(out, out.Partial)
 	})
 	if err != nil {
 		return err

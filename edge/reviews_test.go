@@ -53,7 +53,7 @@ func TestListingReviews(t *testing.T) {
 			Text: texts[i%5], CrawledAt: base})
 	}
 	// The seeder may have stored reviews for this listing too: count them in.
-	existing, err := analytics.LoadReviews(context.Background(), conn, analytics.ReviewQuery{Store: views.Firefox, ListingID: target.ID, Limit: 10000})
+	existing, _, err := analytics.LoadReviews(context.Background(), conn, analytics.ReviewQuery{Store: views.Firefox, ListingID: target.ID, Limit: 10000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ type reviewSearchAnswer struct {
 	Stars      string      `json:"stars"`
 	Hits       []reviewHit `json:"hits"`
 	NextCursor *string     `json:"nextCursor"`
-	Partial    bool        `json:"partial"` // always false for now: a search past its budget is a 503 (see analytics.SearchReviews)
+	Partial    bool        `json:"partial"` // the search ran past its budget: hits count the reviews read until then; no next page is offered
 }
 
 type reviewSearchCursor struct {
@@ -53,7 +53,7 @@ func (s *Server) getReviewSearch(c *fiber.Ctx) error {
 		return err
 	}
 	search := analytics.ReviewSearch{Query: q, Stars: analytics.ReviewStars(c.Query("stars", string(analytics.StarsCritical))),
-		Min: reviewSearchMin, Budget: s.cfg.ReadBudget}
+		Min: reviewSearchMin, Budget: s.searchBudget()}
 	switch search.Stars {
 	case analytics.StarsAll, analytics.StarsCritical, analytics.StarsPositive:
 	default:
@@ -96,17 +96,18 @@ func (s *Server) getReviewSearch(c *fiber.Ctx) error {
 	search.Limit = page*reviewSearchPerPage + 1
 	key := "v1:reviewsearch:" + strconv.FormatUint(st.Replica.Info().Generation, 10) + ":" + canon + ":" + strconv.Itoa(page)
 	a, err := s.answers.get(key, func() (*Answer, error) {
-		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget+s.cfg.ReadBudget/2)
+		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget+s.cfg.SearchBudget)
 		defer cancel()
 		conn, err := s.db.Conn(ctx)
 		var hits []analytics.ReviewHit
+		var partial bool
 		if err == nil {
-			hits, err = analytics.SearchReviews(ctx, conn, search)
+			hits, partial, err = analytics.SearchReviews(ctx, conn, search)
 		}
 		if err != nil {
 			return nil, s.readProblem("the review search", err)
 		}
-		out := reviewSearchAnswer{Query: q.String(), Stars: string(search.Stars), Hits: []reviewHit{}}
+		out := reviewSearchAnswer{Query: q.String(), Stars: string(search.Stars), Hits: []reviewHit{}, Partial: partial}
 		from := (page - 1) * reviewSearchPerPage
 		for i := from; i < len(hits) && i < from+reviewSearchPerPage; i++ {
 			h := reviewHit{Store: hits[i].Store.String(), ID: hits[i].ID, Matches: hits[i].Matches}
@@ -116,10 +117,10 @@ func (s *Server) getReviewSearch(c *fiber.Ctx) error {
 			}
 			out.Hits = append(out.Hits, h)
 		}
-		if len(hits) > page*reviewSearchPerPage && page < reviewSearchMaxPages {
+		if len(hits) > page*reviewSearchPerPage && page < reviewSearchMaxPages && !partial {
 			out.NextCursor = encodeCursor(reviewSearchCursor{Query: canon, Page: page})
 		}
-		return JSONAnswer(out)
+		return searchAnswer(out, partial)
 	})
 	if err != nil {
 		return err
@@ -190,4 +191,9 @@ func categorySlug(name string) string {
 		}
 	}
 	return b.String()
+}
+
+// searchBudget is the budget of the review searches ClickHouse runs.
+func (s *Server) searchBudget() analytics.SearchBudget {
+	return analytics.SearchBudget{Time: s.cfg.SearchBudget, MaxRows: s.cfg.SearchMaxRows}
 }

@@ -275,6 +275,9 @@ func prefix8(s string) uint64 {
 type LegacyQuery struct {
 	Store           *Store
 	Q               string
+	// Deadline, when not zero, is the text search's time budget: past it
+	// the search stops and the answer is partial (see Figures.List).
+	Deadline        time.Time
 	Category        *string
 	Kind            *Kind
 	Featured        *bool

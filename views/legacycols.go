@@ -166,6 +166,7 @@ type legacyPlan struct {
 	has                    []uint64
 	topic                  *Topic
 	text                   []uint64 // listings whose text matches q.Q; nil: test each
+	partial                bool     // the text search stopped at q.Deadline
 }
 
 func (c *legacyCols) plan(q *LegacyQuery) *legacyPlan {
@@ -373,7 +374,7 @@ func (p *legacyPlan) match(ls []Listing, i int) bool {
 func (f *Figures) matching(p *legacyPlan) (match []uint64, total int) {
 	ls := f.replica.listings
 	q := p.q
-	p.text = f.replica.textMatches(q)
+	p.text, p.partial = f.replica.textMatches(q)
 	defer putBitmap(p.text)
 	match = getBitmap((len(ls) + 63) / 64)
 	test := func(i int) {

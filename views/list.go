@@ -20,12 +20,13 @@ type ListPos struct {
 // List runs a v1 listing query: matching live listings in the order of
 // q.Sort and q.Asc (missing values last), up to q.PageSize of them after
 // the position after (nil for the first page). more says whether rows
-// remain after the page.
-func (f *Figures) List(q *LegacyQuery, after *ListPos) (page []*Listing, last ListPos, more bool) {
+// remain after the page. partial is true when the text search ran past
+// q.Deadline: the page then comes from the text scanned until then.
+func (f *Figures) List(q *LegacyQuery, after *ListPos) (page []*Listing, last ListPos, more, partial bool) {
 	ls := f.replica.listings
 	p := f.cols.plan(q)
 	if p.none {
-		return nil, last, false
+		return nil, last, false, false
 	}
 	if q.Topic != nil {
 		i := sort.Search(len(f.topics), func(i int) bool { return f.topics[i].Slug >= *q.Topic })
@@ -104,20 +105,20 @@ func (f *Figures) List(q *LegacyQuery, after *ListPos) (page []*Listing, last Li
 	if q.Asc {
 		for pos := startWith; pos >= 0; pos-- {
 			if take(pos) {
-				return page, last, more
+				return page, last, more, p.partial
 			}
 		}
 	} else {
 		for pos := startWith; pos < present; pos++ {
 			if take(pos) {
-				return page, last, more
+				return page, last, more, p.partial
 			}
 		}
 	}
 	for pos := startMissing; pos < len(order); pos++ {
 		if take(pos) {
-			return page, last, more
+			return page, last, more, p.partial
 		}
 	}
-	return page, last, more
+	return page, last, more, p.partial
 }

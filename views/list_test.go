@@ -63,7 +63,7 @@ func pageAll(f *Figures, q *LegacyQuery) []string {
 	var out []string
 	var after *ListPos
 	for {
-		page, last, more := f.List(q, after)
+		page, last, more, _ := f.List(q, after)
 		for _, l := range page {
 			out = append(out, l.Store.String()+"/"+l.ID)
 		}
@@ -118,7 +118,7 @@ func TestListCursorSurvivesRebuild(t *testing.T) {
 	f := Build(r, 0)
 	s := Firefox
 	q := LegacyQuery{Store: &s, Sort: SortSize, PageSize: 5, Page: 1}
-	first, last, more := f.List(&q, nil)
+	first, last, more, _ := f.List(&q, nil)
 	if !more || len(first) != 5 {
 		t.Fatalf("first page %d rows, more %v", len(first), more)
 	}
@@ -131,7 +131,7 @@ func TestListCursorSurvivesRebuild(t *testing.T) {
 		}
 	}
 	f2 := Build(NewReplica(kept, r.Info()), 0)
-	second, _, _ := f2.List(&q, &last)
+	second, _, _, _ := f2.List(&q, &last)
 	var got []string
 	for _, l := range second {
 		got = append(got, l.Store.String()+"/"+l.ID)

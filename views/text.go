@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -344,44 +346,66 @@ func (s *segScan) seek(pos int) {
 	s.cur = lo + sort.Search(hi-lo, func(k int) bool { return int(end[lo+k]) > pos })
 }
 
+// searchChunk is how many segments one step of a scan covers: a worker
+// takes the next chunk of its arena and checks the deadline between chunks
+// (a chunk of names is tens of microseconds). It is a multiple of 64, so
+// that concurrent steps write disjoint bitmap words.
+const searchChunk = 1 << 14
+
 // search returns the listings (bit i for listing i) whose name or
 // developer contains q, or with withDesc and at least three characters in
 // q also whose description does on chrome, edge and firefox, ignoring
 // case. A nil result means the index is not built and the caller tests
 // each listing itself. The caller hands the result back with putBitmap.
-func (t *textIndex) search(q string, withDesc bool) []uint64 {
+//
+// With a non-zero deadline, the scan stops at the first chunk boundary
+// past it and partial is true: the bitmap then holds the matches of the
+// text scanned so far.
+func (t *textIndex) search(q string, withDesc bool, deadline time.Time) (out []uint64, partial bool) {
 	if !t.ok {
-		return nil
+		return nil, false
 	}
 	n := newNeedle(q)
-	out := getBitmap((t.listingLen + 63) / 64)
+	out = getBitmap((t.listingLen + 63) / 64)
 	devHit := getBitmap((len(t.devs.end) + 63) / 64)
 	defer putBitmap(devHit)
-	var jobs []func()
+	type chunk struct {
+		a         *textArena
+		lo, hi    int
+		dst, skip []uint64
+	}
+	var chunks []chunk
 	split := func(a *textArena, lo, hi int, dst, skip []uint64) {
-		parts := runtime.GOMAXPROCS(0)
-		step := ((hi-lo)/parts + 63) &^ 63
-		if step < 1<<14 {
-			step = 1 << 14
-		}
 		for from := lo; from < hi; {
-			to := min(hi, (from+step)&^63)
-			if to <= from {
-				to = hi
-			}
-			f, tt := from, to
-			jobs = append(jobs, func() { scanArena(a, f, tt, &n, dst, skip) })
+			to := min(hi, (from+searchChunk)&^63)
+			chunks = append(chunks, chunk{a, from, to, dst, skip})
 			from = to
 		}
 	}
+	var stopped atomic.Bool
 	run := func() {
-		var wg sync.WaitGroup
-		for _, j := range jobs[1:] {
-			wg.Go(j)
+		var next atomic.Int64
+		work := func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(chunks) || stopped.Load() {
+					return
+				}
+				if !deadline.IsZero() && time.Now().After(deadline) {
+					stopped.Store(true)
+					return
+				}
+				c := chunks[i]
+				scanArena(c.a, c.lo, c.hi, &n, c.dst, c.skip)
+			}
 		}
-		jobs[0]()
+		var wg sync.WaitGroup
+		for range min(runtime.GOMAXPROCS(0), len(chunks)) - 1 {
+			wg.Go(work)
+		}
+		work()
 		wg.Wait()
-		jobs = jobs[:0]
+		chunks = chunks[:0]
 	}
 	// Names and developers first; then descriptions, skipping listings
 	// already found (descriptions often repeat the name).
@@ -397,7 +421,7 @@ func (t *textIndex) search(q string, withDesc bool) []uint64 {
 		}
 	}
 	var descHit []uint64
-	if withDesc && utf8.RuneCountInString(q) >= 3 && t.descFrom < t.descTo {
+	if withDesc && !stopped.Load() && utf8.RuneCountInString(q) >= 3 && t.descFrom < t.descTo {
 		descHit = getBitmap(len(out))
 		defer putBitmap(descHit)
 		split(&t.descs, t.descFrom, t.descTo, descHit, out)
@@ -406,16 +430,16 @@ func (t *textIndex) search(q string, withDesc bool) []uint64 {
 	for w, b := range descHit {
 		out[w] |= b
 	}
-	return out
+	return out, stopped.Load()
 }
 
 // textMatches is the text filter of one query: the bitmap of listings that
 // match, or the per-listing test when the replica has no index.
-func (r *Replica) textMatches(q *LegacyQuery) []uint64 {
+func (r *Replica) textMatches(q *LegacyQuery) (match []uint64, partial bool) {
 	if q.Q == "" {
-		return nil
+		return nil, false
 	}
-	return r.text.search(q.Q, !q.NameOnly)
+	return r.text.search(q.Q, !q.NameOnly, q.Deadline)
 }
 
 // containsFold reports whether sub occurs in s under Unicode case folding.

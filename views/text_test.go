@@ -3,8 +3,10 @@ package views
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // randomText returns text drawn from a small alphabet with both cases,
@@ -47,7 +49,7 @@ func TestTextSearchMatchesBruteForce(t *testing.T) {
 	}
 	for _, q := range queries {
 		for _, withDesc := range []bool{false, true} {
-			got := rep.text.search(q, withDesc)
+			got, _ := rep.text.search(q, withDesc, time.Time{})
 			lq := LegacyQuery{Q: q, NameOnly: !withDesc}
 			for i := range rep.listings {
 				l := &rep.listings[i]
@@ -90,7 +92,7 @@ func TestTextSearchPaths(t *testing.T) {
 		{"zz", true, ""},
 	}
 	for _, c := range cases {
-		bits := rep.text.search(c.q, c.withDesc)
+		bits, _ := rep.text.search(c.q, c.withDesc, time.Time{})
 		var got strings.Builder
 		for i := range rep.listings {
 			if bits[i>>6]&(1<<(i&63)) != 0 {
@@ -127,6 +129,31 @@ func TestNewNeedle(t *testing.T) {
 		n := newNeedle(c.q)
 		if n.pair != c.pair || (c.pair && (n.p0 != c.p0 || n.p1 != c.p1)) {
 			t.Errorf("newNeedle(%q): pair %v %d..%d, want %v %d..%d", c.q, n.pair, n.p0, n.p1, c.pair, c.p0, c.p1)
+		}
+	}
+}
+
+// TestTextSearchDeadline checks the time budget: a search whose deadline
+// has passed stops before its first chunk and says partial; one with time
+// to spare finds what a search without a deadline finds.
+func TestTextSearchDeadline(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	rep := textReplica(r, 3*searchChunk)
+	full, partial := rep.text.search("ab", true, time.Time{})
+	if partial {
+		t.Fatal("a search without a deadline said partial")
+	}
+	spare, partial := rep.text.search("ab", true, time.Now().Add(time.Hour))
+	if partial || !slices.Equal(spare, full) {
+		t.Errorf("a search with time to spare: partial %v, same matches %v", partial, slices.Equal(spare, full))
+	}
+	late, partial := rep.text.search("ab", true, time.Now().Add(-time.Second))
+	if !partial {
+		t.Fatal("a search past its deadline did not say partial")
+	}
+	for w, b := range late {
+		if b != 0 {
+			t.Fatalf("a search past its deadline scanned text: word %d is %x", w, b)
 		}
 	}
 }

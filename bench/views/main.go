@@ -232,7 +232,7 @@ func timeSearch(cfg analytics.Config, runs int) error {
 			legacy = append(legacy, time.Since(s))
 			vq := views.LegacyQuery{Q: q, NameOnly: true, Sort: views.SortSize, PageSize: 50}
 			s = time.Now()
-			found, _, _ := f.List(&vq, nil)
+			found, _, _, _ := f.List(&vq, nil)
 			v1 = append(v1, time.Since(s))
 			page = len(found)
 		}

@@ -77,7 +77,8 @@ type Server struct {
 	metrics     *metrics
 	answers     *answerCache
 	fairuse     *FairUse
-	publicCache string // Cache-Control of the legacy API
+	publicCache string  // Cache-Control of the legacy API
+	openapi     *Answer // the API's OpenAPI description
 }
 
 // New returns a server answering from src.
@@ -98,6 +99,11 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, db: src.DB, answers: answers,
 		fairuse: NewFairUse(cfg.FairUseRate, cfg.FairUseBurst), publicCache: publicCacheControl(cfg.PublicMaxAge)}
+	spec, err := OpenAPI()
+	if err != nil {
+		return nil, err
+	}
+	s.openapi = NewAnswer(spec, fiber.MIMEApplicationJSON)
 	s.metrics = newMetrics(s)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edge",
@@ -123,6 +129,7 @@ func (s *Server) routes() {
 	s.app.Get("/readyz", s.readyz)
 	s.app.Get("/metrics", s.metrics.handler())
 	v1 := s.app.Group("/api/v1")
+	v1.Get("/openapi.json", s.getOpenAPI)
 	v1.Get("/listings", s.getListings)
 	v1.Get("/listings/:store/:id", s.getListing)
 	v1.Get("/listings/:store/:id/reviews", s.getReviews)

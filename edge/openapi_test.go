@@ -1,0 +1,275 @@
+package edge_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/pb33f/libopenapi-validator/config"
+
+	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/views"
+)
+
+// openapiValidator parses the served description with libopenapi and
+// checks it against the OpenAPI 3.1 schema.
+func openapiValidator(t *testing.T, spec []byte) validator.Validator {
+	t.Helper()
+	doc, err := libopenapi.NewDocument(spec)
+	if err != nil {
+		t.Fatalf("parse openapi.json: %v", err)
+	}
+	v, errs := validator.NewValidator(doc, config.WithFormatAssertions(), config.WithContentAssertions())
+	if len(errs) > 0 {
+		t.Fatalf("openapi.json: %v", errs)
+	}
+	if ok, verrs := v.ValidateDocument(); !ok {
+		for _, e := range verrs {
+			t.Errorf("openapi.json is not valid OpenAPI 3.1: %s: %s (%s)", e.Message, e.Reason, e.HowToFix)
+		}
+		t.FailNow()
+	}
+	return v
+}
+
+// TestOpenAPIDescriptionIsValid checks the description on its own: valid
+// OpenAPI 3.1, every operation and parameter described, every object
+// schema closed (so the live checks catch an undocumented field).
+func TestOpenAPIDescriptionIsValid(t *testing.T) {
+	spec, err := edge.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	openapiValidator(t, spec)
+	var doc struct {
+		OpenAPI string `json:"openapi"`
+		Paths   map[string]map[string]struct {
+			OperationID string `json:"operationId"`
+			Description string `json:"description"`
+			Parameters  []struct {
+				Ref         string `json:"$ref"`
+				Description string `json:"description"`
+			} `json:"parameters"`
+		} `json:"paths"`
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(spec, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Errorf("openapi %q, want 3.1.0", doc.OpenAPI)
+	}
+	want := []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",
+		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",
+		"/week", "/week/{id}", "/openapi.json"}
+	if len(doc.Paths) != len(want) {
+		t.Errorf("%d paths, want %d", len(doc.Paths), len(want))
+	}
+	for _, p := range want {
+		op, ok := doc.Paths[p]["get"]
+		if !ok {
+			t.Errorf("no GET %s", p)
+			continue
+		}
+		if op.OperationID == "" || op.Description == "" {
+			t.Errorf("GET %s: operationId %q, description %q", p, op.OperationID, op.Description)
+		}
+		for i, prm := range op.Parameters {
+			if prm.Ref == "" && prm.Description == "" {
+				t.Errorf("GET %s: parameter %d has no description", p, i)
+			}
+		}
+	}
+	// Every object schema says which properties it has and admits no other.
+	var walk func(where string, v any)
+	walk = func(where string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if v["type"] == "object" && v["properties"] != nil && v["additionalProperties"] != false {
+				t.Errorf("%s: object schema is open (additionalProperties is not false)", where)
+			}
+			for k, c := range v {
+				walk(where+"/"+k, c)
+			}
+		case []any:
+			for _, c := range v {
+				walk(where, c)
+			}
+		}
+	}
+	walk("#/components/schemas", doc.Components.Schemas)
+}
+
+// TestOpenAPIDescribesLiveAnswers asks every endpoint, its happy paths
+// and its errors, and validates each request and answer (status, headers,
+// body) against the served description with libopenapi-validator.
+func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
+	cfg := seeded(t)
+	cold := start(t, cfg) // never loaded: its background figures answer 503
+	h := start(t, cfg)
+	for _, job := range []string{"views", "editions", "ranks"} {
+		if err := h.jobs.RunNow(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := get(t, "GET", h.base+"/api/v1/openapi.json")
+	if a.status != 200 || a.header.Get("Content-Type") != "application/json" || !strings.HasPrefix(a.header.Get("ETag"), `W/"`) {
+		t.Fatalf("openapi.json: %d %v", a.status, a.header)
+	}
+	v := openapiValidator(t, a.body)
+
+	st := h.state.Load()
+	f := st.Figures
+	var firefox, chrome views.Listing
+	for _, l := range st.Replica.OfStore(views.Firefox) {
+		if l.Live() {
+			firefox = l
+			break
+		}
+	}
+	chrome = st.Replica.OfStore(views.Chrome)[0]
+	tag := f.Topics()[0].Slug
+	category := f.Categories(views.Chrome)[0].Name
+	week := h.editions.Load().Latest().Week
+	name := []rune(firefox.Name)
+
+	paths := []string{
+		"/listings",
+		"/listings?store=chrome&sort=rankclimb&limit=3",
+		"/listings?store=apple&minSize=10&maxSize=100000&sort=rating&order=asc",
+		"/listings?sort=name&limit=100",
+		"/listings?q=" + url.QueryEscape(string(name[:min(3, len(name))])),
+		"/listings?tag=" + url.QueryEscape(tag) + "&category=" + url.QueryEscape(category),
+		"/listings/firefox/" + firefox.ID,
+		"/listings/chrome/" + chrome.ID,
+		"/listings/firefox/" + firefox.ID + "/history",
+		"/listings/firefox/" + firefox.ID + "/history?days=3",
+		"/listings/firefox/" + firefox.ID + "/reviews",
+		"/listings/firefox/" + firefox.ID + "/reviews?stars=critical&q=app",
+		"/listings/chrome/" + chrome.ID + "/reviews",
+		"/reviews/search?q=the",
+		"/reviews/search?q=" + url.QueryEscape(`"the app" OR crash*`) + "&stars=all&store=firefox",
+		"/charts/chrome",
+		"/charts/edge?chart=climbers",
+		"/charts/chrome?chart=top-rated&category=" + url.QueryEscape(category),
+		"/tags",
+		"/tags/" + url.PathEscape(tag) + "/chrome",
+		"/categories/apple",
+		"/stores/chrome/stats",
+		"/stores/apple/stats",
+		"/week",
+		"/week/" + week,
+		"/openapi.json",
+		// Errors.
+		"/listings?limit=0",
+		"/listings?sort=best",
+		"/listings?minSize=5",
+		"/listings?q=x",
+		"/listings?cursor=nonsense",
+		"/listings/safari/x",
+		"/listings/chrome/no-such-listing",
+		"/listings/firefox/" + firefox.ID + "/history?days=731",
+		"/listings/firefox/" + firefox.ID + "/reviews?stars=some",
+		"/reviews/search?q=" + url.QueryEscape(`"unclosed`),
+		"/reviews/search?q=crash&category=Tools",
+		"/reviews/search?q=crash&tag=no-such-topic",
+		"/charts/chrome?chart=best",
+		"/tags/no-such-topic/chrome",
+		"/categories/safari",
+		"/week/2026-W60",
+		"/week/1999-W05",
+	}
+	covered := map[string]bool{}
+	validate := func(base, path string, header http.Header) int {
+		req, err := http.NewRequest("GET", base+"/api/v1"+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, vs := range header {
+			req.Header[k] = vs
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		// The validator matches paths under the description's server, /api/v1.
+		vreq, _ := http.NewRequest("GET", "http://edge.test/api/v1"+path, nil)
+		vreq.Header = req.Header
+		// A request the server refuses may break the description's
+		// parameter rules too; its answer must still be as described.
+		check := v.ValidateHttpRequestResponse
+		if resp.StatusCode >= 400 {
+			check = v.ValidateHttpResponse
+		}
+		if ok, errs := check(vreq, resp); !ok {
+			for _, e := range errs {
+				t.Errorf("GET %s (%d): %s: %s", path, resp.StatusCode, e.Message, e.Reason)
+				for _, se := range e.SchemaValidationErrors {
+					t.Errorf("    at %s (%s): %s", se.FieldPath, se.KeywordLocation, se.Reason)
+				}
+			}
+			t.Logf("body: %.400s", body)
+		}
+		if resp.StatusCode == 200 {
+			covered[template(path)] = true
+		}
+		return resp.StatusCode
+	}
+	for _, p := range paths {
+		validate(h.base, p, nil)
+	}
+	// 304 with the answer's ETag.
+	etag := get(t, "GET", h.base+"/api/v1/stores/chrome/stats").header.Get("ETag")
+	if code := validate(h.base, "/stores/chrome/stats", http.Header{"If-None-Match": {etag}}); code != 304 {
+		t.Errorf("revalidation: %d", code)
+	}
+	// 503 before the background figures exist.
+	for _, p := range []string{"/categories/chrome", "/stores/chrome/stats", "/week", "/listings"} {
+		if code := validate(cold.base, p, nil); code != 503 {
+			t.Errorf("cold %s: %d", p, code)
+		}
+	}
+	for _, p := range []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",
+		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",
+		"/week", "/week/{id}", "/openapi.json"} {
+		if !covered[p] {
+			t.Errorf("no 200 of %s was validated", p)
+		}
+	}
+}
+
+// template returns the description's path template that path (with its
+// query) is an address of.
+func template(path string) string {
+	path, _, _ = strings.Cut(path, "?")
+	for _, r := range []struct{ re, tmpl string }{
+		{`^/listings/[^/]+/[^/]+/history$`, "/listings/{store}/{id}/history"},
+		{`^/listings/[^/]+/[^/]+/reviews$`, "/listings/{store}/{id}/reviews"},
+		{`^/listings/[^/]+/[^/]+$`, "/listings/{store}/{id}"},
+		{`^/charts/[^/]+$`, "/charts/{store}"},
+		{`^/tags/[^/]+/[^/]+$`, "/tags/{slug}/{store}"},
+		{`^/categories/[^/]+$`, "/categories/{store}"},
+		{`^/stores/[^/]+/stats$`, "/stores/{store}/stats"},
+		{`^/week/[^/]+$`, "/week/{id}"},
+	} {
+		if regexp.MustCompile(r.re).MatchString(path) {
+			return r.tmpl
+		}
+	}
+	return path
+}

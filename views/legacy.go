@@ -273,8 +273,8 @@ func prefix8(s string) uint64 {
 
 // LegacyQuery is a parsed /api/extensions request.
 type LegacyQuery struct {
-	Store           *Store
-	Q               string
+	Store *Store
+	Q     string
 	// Deadline, when not zero, is the text search's time budget: past it
 	// the search stops and the answer is partial (see Figures.List).
 	Deadline        time.Time

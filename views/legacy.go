@@ -273,11 +273,8 @@ func prefix8(s string) uint64 {
 
 // LegacyQuery is a parsed /api/extensions request.
 type LegacyQuery struct {
-	Store *Store
-	Q     string
-	// Deadline, when not zero, is the text search's time budget: past it
-	// the search stops and the answer is partial (see Figures.List).
-	Deadline        time.Time
+	Store           *Store
+	Q               string
 	Category        *string
 	Kind            *Kind
 	Featured        *bool
@@ -312,6 +309,10 @@ type LegacyQuery struct {
 	MinSize  *int64  // bounds on size (needs Store: size means ratings on apple)
 	MaxSize  *int64  //
 	Topic    *string // live listings with this tag
+
+	// Deadline, when not zero, is the text search's time budget: past it
+	// the search stops and the answer is partial (see Figures.List).
+	Deadline time.Time
 }
 
 // HostReachesAll reports whether a host pattern grants every website.

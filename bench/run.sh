@@ -4,6 +4,7 @@
 #
 #   bench/run.sh foundation   seeder throughput, replica load time and memory at 100k and 1M listings
 #   bench/run.sh go           the Go benchmarks (no ClickHouse needed)
+#   bench/run.sh listings     uncached GET /api/v1/listings over HTTP at 1M listings (bench_1m)
 #
 # Results go to bench/out/ and are summarized by hand in bench/README.md.
 set -euo pipefail
@@ -38,5 +39,21 @@ case "${1:-foundation}" in
   go)
     GOEXPERIMENT=simd go test -run '^$' -bench . -benchmem ./... | tee "$out/go-bench.txt"
     ;;
-  *) echo "usage: $0 foundation|go" >&2; exit 2 ;;
+  listings)
+    ch
+    dataset bench_1m 1000000 365
+    bin/edge migrate --ch-database bench_1m >/dev/null
+    # Only the views: editions and ranks would share the CPU with the requests.
+    EDGE_FAIR_USE_RATE=0 bin/edge serve --ch-database bench_1m --listen 127.0.0.1:18092 --log-level warn \
+      --editions-schedule off --ranks-schedule off --cache-mb 1024 &
+    pid=$!
+    trap 'kill $pid 2>/dev/null || true' EXIT
+    for _ in $(seq 1 600); do
+      if curl -fs 127.0.0.1:18092/readyz | grep -q '"figures":true'; then break; fi
+      sleep 1
+    done
+    echo "== uncached /api/v1/listings, bench_1m, $(date -u +%FT%TZ)" | tee -a "$out/listings.txt"
+    go run ./bench/listings --base http://127.0.0.1:18092 | tee -a "$out/listings.txt"
+    ;;
+  *) echo "usage: $0 foundation|go|listings" >&2; exit 2 ;;
 esac

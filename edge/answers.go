@@ -22,6 +22,7 @@ type Answer struct {
 	// NoStore marks an answer cut short by its time budget: it is neither
 	// kept in the cache nor cacheable by the client, and carries no ETag.
 	NoStore bool
+	file    *bodyFile // the body in a memfd, sent by sendfile; nil for small or uncached answers
 }
 
 // NewAnswer returns the answer for body. The ETag is a hash of the bytes,
@@ -104,7 +105,14 @@ func (ac *answerCache) get(key string, build func() (*Answer, error)) (*Answer, 
 	if a.NoStore {
 		return a, nil
 	}
-	ac.c.Set(key, a, int64(len(a.Body)+len(key)+64))
+	cost := int64(len(a.Body) + len(key) + 64)
+	if len(a.Body) >= sendfileMin {
+		// A large answer is kept twice, in memory and in a memfd.
+		if a.file = newBodyFile(a, a.Body); a.file != nil {
+			cost += int64(len(a.Body))
+		}
+	}
+	ac.c.Set(key, a, cost)
 	return a, nil
 }
 
@@ -123,7 +131,7 @@ func send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 		return c.SendStatus(fiber.StatusNotModified)
 	}
 	c.Set(fiber.HeaderContentType, a.ContentType)
-	return c.Send(a.Body)
+	return sendBody(c, a)
 }
 
 // etagMatches applies If-None-Match's weak comparison (RFC 9110 13.1.2):

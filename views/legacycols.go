@@ -167,6 +167,7 @@ type legacyPlan struct {
 	topic                  *Topic
 	text                   []uint64 // listings whose text matches q.Q; nil: test each
 	partial                bool     // the text search stopped at q.Deadline
+	topicListed            bool     // the candidates are the topic's listings: no need to test the topic
 }
 
 func (c *legacyCols) plan(q *LegacyQuery) *legacyPlan {
@@ -262,8 +263,12 @@ func (p *legacyPlan) candidates() ([]int32, bool) {
 	var list []int32
 	found := false
 	if p.q.Topic != nil {
-		found = true
-		if p.topic != nil {
+		found, p.topicListed = true, true
+		switch {
+		case p.topic == nil:
+		case p.q.Store != nil:
+			list = p.topic.byStore[*p.q.Store]
+		default:
 			for _, l := range p.topic.byStore {
 				list = append(list, l...)
 			}
@@ -271,14 +276,14 @@ func (p *legacyPlan) candidates() ([]int32, bool) {
 	}
 	if p.q.Category != nil {
 		if cl := p.c.category[*p.q.Category]; !found || len(cl) < len(list) {
-			list = cl
+			list, p.topicListed = cl, false
 		}
 		found = true
 	}
 	if p.q.Permission != nil {
 		pl := p.c.permission[*p.q.Permission]
 		if !found || len(pl) < len(list) {
-			list = pl
+			list, p.topicListed = pl, false
 		}
 		found = true
 	}
@@ -307,7 +312,7 @@ func (p *legacyPlan) match(ls []Listing, i int) bool {
 			return false
 		}
 	}
-	if q.Topic != nil && !slices.Contains(ls[i].Topics, *q.Topic) {
+	if q.Topic != nil && !p.topicListed && !slices.Contains(ls[i].Topics, *q.Topic) {
 		return false
 	}
 	if q.MinInstalls != nil || q.MaxInstalls != nil {

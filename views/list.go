@@ -17,6 +17,10 @@ type ListPos struct {
 	ID     string `json:"i"`
 }
 
+// lazyTests is how many listings a v1 query without text or posting list
+// tests one by one before it marks every match in a bitmap instead.
+const lazyTests = 1 << 15
+
 // List runs a v1 listing query: matching live listings in the order of
 // q.Sort and q.Asc (missing values last), up to q.PageSize of them after
 // the position after (nil for the first page). more says whether rows
@@ -34,8 +38,28 @@ func (f *Figures) List(q *LegacyQuery, after *ListPos) (page []*Listing, last Li
 			p.topic = &f.topics[i]
 		}
 	}
-	match, _ := f.matching(p)
-	defer putBitmap(match)
+	// A query without text or a posting list to start from tests listings
+	// as the walk meets them: a page of a common query is found within a
+	// few hundred positions, where a bitmap of every match would test the
+	// whole store. A selective query that has not filled its page after
+	// lazyTests tests switches to the bitmap, so that it costs at most one
+	// pass more than the bitmap alone.
+	var match []uint64
+	lazy := q.Q == "" && q.Topic == nil && q.Category == nil && q.Permission == nil
+	if !lazy {
+		match, _ = f.matching(p)
+	}
+	defer func() { putBitmap(match) }()
+	tests := 0
+	isMatch := func(j int32) bool {
+		if match == nil {
+			if tests++; tests <= lazyTests {
+				return p.match(ls, int(j))
+			}
+			match, _ = f.matching(p)
+		}
+		return match[j>>6]&(1<<(j&63)) != 0
+	}
 	order, present := f.legacy.order[q.Sort], f.legacy.present[q.Sort]
 	isName := q.Sort == LegacySortIndex("name")
 	// cmpAt compares the listing at order position pos with after, in the
@@ -64,7 +88,7 @@ func (f *Figures) List(q *LegacyQuery, after *ListPos) (page []*Listing, last Li
 	}
 	take := func(pos int) bool { // reports whether the page is full
 		j := order[pos]
-		if match[j>>6]&(1<<(j&63)) == 0 {
+		if !isMatch(j) {
 			return false
 		}
 		if len(page) == q.PageSize {

@@ -93,6 +93,8 @@ func TestListCursorPagingMatchesBruteForce(t *testing.T) {
 		{Store: &s1},
 		{Store: &s3, MinSize: &lo, MaxSize: &hi},
 		{Topic: &topic},
+		{Topic: &topic, Store: &s1},
+		{Topic: &topic, Category: &cat},
 		{Category: &cat, Q: "TAB", NameOnly: true},
 	} {
 		for _, sort := range []int{SortSize, SortCreated, SortRankClimb, LegacySortIndex("installs"), LegacySortIndex("name"),
@@ -138,5 +140,46 @@ func TestListCursorSurvivesRebuild(t *testing.T) {
 	}
 	if !slices.Equal(got, all[5:10]) {
 		t.Errorf("after a rebuild the next page is %v, want %v", got, all[5:10])
+	}
+}
+
+// TestListLazyAndBitmapAgree covers both ways List tests listings: one by
+// one as the walk meets them (common queries) and, once a selective query
+// has tested lazyTests listings without filling its page, by the bitmap.
+func TestListLazyAndBitmapAgree(t *testing.T) {
+	r := synthReplica(lazyTests + 8000)
+	f := Build(r, 0)
+	// The 12 smallest sizes of a store: largest first, they are the last
+	// listings of the walk, found only once List falls back to the bitmap.
+	store := r.listings[0].Store
+	var sizes []int64
+	for i := range r.listings {
+		if l := &r.listings[i]; l.Store == store && l.Live() {
+			if n, ok := l.Size(); ok {
+				sizes = append(sizes, n)
+			}
+		}
+	}
+	slices.Sort(sizes)
+	small := sizes[11]
+	for _, c := range []struct {
+		q    LegacyQuery
+		sort int
+	}{
+		{LegacyQuery{}, SortSize},                // lazy: pages fill at once
+		{LegacyQuery{}, LegacySortIndex("name")}, // lazy
+		{LegacyQuery{Store: &store}, LegacySortIndex("rating")},
+		{LegacyQuery{Store: &store, MaxSize: &small}, SortSize}, // bitmap after lazyTests
+		{LegacyQuery{Store: &store, MaxSize: &small}, LegacySortIndex("name")},
+	} {
+		q := c.q
+		q.Sort, q.PageSize, q.Page = c.sort, 7, 1
+		want := bruteList(f, &q)
+		if len(want) < 12 {
+			t.Fatalf("query %+v matches %d listings", c.q, len(want))
+		}
+		if got := pageAll(f, &q); !slices.Equal(got, want) {
+			t.Fatalf("query %+v sort %d: paged %d rows, want %d\n got %v\nwant %v", c.q, c.sort, len(got), len(want), head(got), head(want))
+		}
 	}
 }

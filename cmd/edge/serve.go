@@ -45,8 +45,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.String(&exempt, "fair-use-exempt", "", "comma-separated addresses or CIDR ranges without fair use (a CDN's)")
 	f.String(&fullSchedule, "full-schedule", "7 * * * *", "cron spec (UTC) of the full reload of listings, history and figures")
 	f.String(&refreshSchedule, "refresh-schedule", "*/5 * * * *", "cron spec (UTC) of the incremental refresh of changed listings")
-	f.String(&editionsSchedule, "editions-schedule", "10 0 * * 1", "cron spec (UTC) of the weekly editions build (after each ISO week ends)")
-	f.String(&ranksSchedule, "ranks-schedule", "20 * * * *", "cron spec (UTC) of the daily store ranks of listing histories (days not ranked yet or with new crawls)")
+	f.String(&editionsSchedule, "editions-schedule", "10 0 * * 1", "cron spec (UTC) of the weekly editions build (after each ISO week ends); off: no editions (/api/v1/week answers 503)")
+	f.String(&ranksSchedule, "ranks-schedule", "20 * * * *", "cron spec (UTC) of the daily store ranks of listing histories (days not ranked yet or with new crawls); off on all but one edge of a fleet")
 	f.Int(&maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")
 	f.Duration(&backoffMin, "retry-min", time.Second, "first wait before a failed job is retried")
 	f.Duration(&backoffM, "retry-max", time.Minute, "longest wait between retries of a failed job")
@@ -76,11 +76,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	editions := &views.Published[views.Editions]{}
-	if err := jobs.Add(cron.EditionsJob(db, editions, editionsSchedule, maxEditions, log)); err != nil {
-		return err
+	if editionsSchedule != "off" {
+		if err := jobs.Add(cron.EditionsJob(db, editions, editionsSchedule, maxEditions, log)); err != nil {
+			return err
+		}
 	}
-	if err := jobs.Add(cron.RanksJob(db, ranksSchedule, log)); err != nil {
-		return err
+	// In a fleet, one edge is enough to rank: the ranks are stored in
+	// ClickHouse, which every edge reads.
+	if ranksSchedule != "off" {
+		if err := jobs.Add(cron.RanksJob(db, ranksSchedule, log)); err != nil {
+			return err
+		}
 	}
 	if srv.TrustedProxies, err = edge.ParsePrefixes(trusted); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)

@@ -96,12 +96,9 @@ func TestSearchBudgets(t *testing.T) {
 	// The whole answers found what they were asked: the listing by its
 	// name, its 30 freezing reviews (20 on the first page), and the
 	// listing among the review search's hits.
-	var list struct{ Listings []struct{ ID string } }
-	json.Unmarshal(get(t, "GET", roomy.base+searches[0]).body, &list)
-	var reviews struct{ Reviews []struct{ ID string } }
-	json.Unmarshal(get(t, "GET", roomy.base+searches[1]).body, &reviews)
-	var hits struct{ Hits []struct{ ID string } }
-	json.Unmarshal(get(t, "GET", roomy.base+searches[2]).body, &hits)
+	list := getOK[struct{ Listings []struct{ ID string } }](t, roomy.base+searches[0])
+	reviews := getOK[struct{ Reviews []struct{ ID string } }](t, roomy.base+searches[1])
+	hits := getOK[struct{ Hits []struct{ ID string } }](t, roomy.base+searches[2])
 	if len(list.Listings) != 1 || len(reviews.Reviews) != 20 || len(hits.Hits) == 0 {
 		t.Errorf("whole answers: %d listings, %d reviews, %d hits", len(list.Listings), len(reviews.Reviews), len(hits.Hits))
 	}

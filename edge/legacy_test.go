@@ -54,15 +54,7 @@ type legacyAnswer struct {
 
 func getLegacy(t *testing.T, h *harness, query string) legacyAnswer {
 	t.Helper()
-	a := get(t, "GET", h.base+"/api/extensions?"+query)
-	if a.status != 200 {
-		t.Fatalf("?%s: %d %s", query, a.status, a.body)
-	}
-	var out legacyAnswer
-	if err := json.Unmarshal(a.body, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return getOK[legacyAnswer](t, h.base+"/api/extensions?"+query)
 }
 
 var rowFields = strings.Fields(`id s n d c t p i wd cd r rc v u fs du al ic f ds sp g1 g7 g30 g365 g1p g7p g30p

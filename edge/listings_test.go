@@ -1,7 +1,6 @@
 package edge_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -19,15 +18,7 @@ type listPage struct {
 
 func getList(t *testing.T, h *harness, query string) listPage {
 	t.Helper()
-	a := get(t, "GET", h.base+"/api/v1/listings?"+query)
-	if a.status != 200 {
-		t.Fatalf("?%s: %d %s", query, a.status, a.body)
-	}
-	var p listPage
-	if err := json.Unmarshal(a.body, &p); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return getOK[listPage](t, h.base+"/api/v1/listings?"+query)
 }
 
 func TestV1Listings(t *testing.T) {

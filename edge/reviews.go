@@ -77,7 +77,11 @@ func (s *Server) getReviews(c *fiber.Ctx) error {
 		if !out.ReviewsCollected {
 			return JSONAnswer(out)
 		}
-		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
+		timeout := s.cfg.ReadBudget
+		if text != "" {
+			timeout += s.cfg.SearchBudget // ClickHouse stops the search at its budget: leave it time to answer partial
+		}
+		ctx, cancel := context.WithTimeout(c.UserContext(), timeout)
 		defer cancel()
 		conn, err := s.db.Conn(ctx)
 		if err == nil {

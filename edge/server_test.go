@@ -124,6 +124,20 @@ func get(t *testing.T, method, url string) answer {
 	return answer{resp.StatusCode, resp.Header, body}
 }
 
+// getOK asks url, requires a 200 and decodes the JSON answer.
+func getOK[T any](t *testing.T, url string) T {
+	t.Helper()
+	a := get(t, "GET", url)
+	if a.status != 200 {
+		t.Fatalf("%s: %d %s", url, a.status, a.body)
+	}
+	var out T
+	if err := json.Unmarshal(a.body, &out); err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+	return out
+}
+
 // problem checks that a is an RFC 9457 problem with the given status and
 // returns its detail.
 func problem(t *testing.T, a answer, status int) string {

@@ -24,7 +24,7 @@ type WriteOptions struct {
 	Reset    bool           // empty the tables first
 	Workers  int            // generating and writing goroutines; 0 means GOMAXPROCS+1
 	Chunk    int            // listings per batch; 0 picks one from the history length
-	Progress func(Progress) // called every Every and once at the end; may be nil
+	Progress func(Progress) // called every Every and once at the end, never two calls at once; may be nil
 	Every    time.Duration  // how often Progress is called; 0 means 250ms
 }
 
@@ -112,9 +112,10 @@ func Write(ctx context.Context, conn driver.Conn, o Options, w WriteOptions) (Pr
 			}
 		})
 	}
-	stop := make(chan struct{})
+	stop, stopped := make(chan struct{}), make(chan struct{})
 	ticker := time.NewTicker(every)
 	go func() {
+		defer close(stopped)
 		defer ticker.Stop()
 		for {
 			select {
@@ -127,6 +128,7 @@ func Write(ctx context.Context, conn driver.Conn, o Options, w WriteOptions) (Pr
 	}()
 	wg.Wait()
 	close(stop)
+	<-stopped // the reporter's last call returns before the final one: calls never overlap
 	if err := context.Cause(ctx); err != nil {
 		return Progress{}, fmt.Errorf("seed: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
+	"runtime"
 	"strings"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/edge/keys"
+	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -34,6 +37,12 @@ type Config struct {
 	TextBudget      time.Duration // time budget of q on /api/v1/listings, searched in memory
 	SearchBudget    time.Duration // time budget of review searches in ClickHouse (whole seconds on 18.16)
 	SearchMaxRows   uint64        // rows a review search may read in ClickHouse (0: no bound)
+	Limits          limits.Config // the v1 API's limits and search pool
+	KeysEvery       time.Duration // how often the key list is reloaded from ClickHouse
+	UsageEvery      time.Duration // how often the day's usage is flushed to ClickHouse and the fleet's totals read back
+	SignInFailures  int           // failed sign-ins an e-mail address or client address may make in SignInWindow
+	SignInWindow    time.Duration // the window of SignInFailures
+	SignUps         int           // accounts one client address may make an hour
 }
 
 // DefaultConfig returns the settings used when none are given.
@@ -53,6 +62,12 @@ func DefaultConfig() Config {
 		TextBudget:      100 * time.Millisecond,
 		SearchBudget:    time.Second,
 		SearchMaxRows:   200_000_000,
+		Limits:          limits.DefaultConfig(),
+		KeysEvery:       10 * time.Second,
+		UsageEvery:      2 * time.Second,
+		SignInFailures:  10,
+		SignInWindow:    15 * time.Minute,
+		SignUps:         5,
 	}
 }
 
@@ -79,6 +94,10 @@ type Server struct {
 	fairuse     *FairUse
 	publicCache string  // Cache-Control of the legacy API
 	openapi     *Answer // the API's OpenAPI description
+	keys        *keys.Registry
+	accounts    *keys.Accounts
+	limits      *limits.Limiter
+	signIns     *signInGuard
 }
 
 // New returns a server answering from src.
@@ -99,6 +118,16 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, db: src.DB, answers: answers,
 		fairuse: NewFairUse(cfg.FairUseRate, cfg.FairUseBurst), publicCache: publicCacheControl(cfg.PublicMaxAge)}
+	if cfg.KeysEvery <= 0 {
+		cfg.KeysEvery = DefaultConfig().KeysEvery
+	}
+	if cfg.UsageEvery <= 0 {
+		cfg.UsageEvery = DefaultConfig().UsageEvery
+	}
+	s.keys = keys.NewRegistry(src.DB)
+	s.accounts = keys.NewAccounts(src.DB, runtime.GOMAXPROCS(0))
+	s.limits = limits.New(cfg.Limits, src.DB)
+	s.signIns = newSignInGuard(cfg)
 	spec, err := OpenAPI()
 	if err != nil {
 		return nil, err
@@ -118,7 +147,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	})
 	s.app.Use(s.metrics.observe)
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
-		log.Error("panic in handler", "method", c.Method(), "path", c.Path(), "panic", e)
+		log.Error("panic in handler", "method", c.Method(), "path", keys.Redact(c.Path()), "panic", e)
 	}}))
 	s.routes()
 	return s, nil
@@ -129,7 +158,10 @@ func (s *Server) routes() {
 	s.app.Get("/readyz", s.readyz)
 	s.app.Get("/metrics", s.metrics.handler())
 	v1 := s.app.Group("/api/v1")
+	// The description needs no key and counts against no limit: it is
+	// routed before the limits' middleware.
 	v1.Get("/openapi.json", s.getOpenAPI)
+	v1.Use(s.limit)
 	v1.Get("/listings", s.getListings)
 	v1.Get("/listings/:store/:id", s.getListing)
 	v1.Get("/listings/:store/:id/reviews", s.getReviews)
@@ -149,6 +181,11 @@ func (s *Server) routes() {
 	s.app.Get("/api/summary", s.fairUse, s.getSummary)
 	s.app.Get("/api/categories", s.fairUse, s.getLegacyCategories)
 	s.app.Get("/api/permissions", s.fairUse, s.getPermissions)
+	// Self-service accounts and keys.
+	s.app.Post("/account", s.signUp)
+	s.app.Get("/account/keys", s.listKeys)
+	s.app.Post("/account/keys", s.createKey)
+	s.app.Delete("/account/keys/:id", s.revokeKey)
 }
 
 // App returns the fiber app, for tests.
@@ -157,7 +194,26 @@ func (s *Server) App() *fiber.App { return s.app }
 // Serve answers on ln until ctx is done, then stops gracefully: it stops
 // accepting, lets requests in flight finish (up to ShutdownTimeout) and
 // returns.
+//
+// Before it answers, it loads the keys and the fleet's usage of the day
+// (waiting at most a few seconds: while ClickHouse is out of reach, v1
+// calls answer 503 until a later sync succeeds), and keeps both in sync
+// while it runs. Its last act is to flush the calls it counted.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	first, cancelFirst := context.WithTimeout(ctx, 5*time.Second)
+	s.report(s.loadKeys(first), false, "keys")
+	s.report(s.syncUsage(first), false, "usage")
+	cancelFirst()
+	syncCtx, stopSync := context.WithCancel(context.Background())
+	synced := make(chan struct{})
+	go func() { defer close(synced); s.syncAccess(syncCtx) }()
+	defer func() {
+		stopSync()
+		<-synced
+		if err := s.flushUsage(); err != nil {
+			s.log.Error("calls counted since the last sync are lost", "err", err)
+		}
+	}()
 	errc := make(chan error, 1)
 	go func() { errc <- s.app.Listener(ln) }()
 	select {

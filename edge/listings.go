@@ -187,6 +187,11 @@ func (s *Server) getListings(c *fiber.Ctx) error {
 		strconv.Itoa(q.PageSize) + "&c=" + c.Query("cursor")
 	a, err := s.answers.get(key, func() (*Answer, error) {
 		if q.Q != "" {
+			release, err := s.searchSlot()
+			if err != nil {
+				return nil, err
+			}
+			defer release()
 			q.Deadline = time.Now().Add(s.cfg.TextBudget)
 		}
 		ls, last, more, partial := f.List(q, after)

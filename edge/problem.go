@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/edge/keys"
 )
 
 // Problem is an RFC 9457 problem detail. It is also an error, so handlers
@@ -62,7 +64,7 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		case errors.As(err, &fe):
 			p = NewProblem(fe.Code, fiberDetail(c, fe))
 		default:
-			log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+			log.Error("request failed", "method", c.Method(), "path", keys.Redact(c.Path()), "err", err)
 			p = NewProblem(http.StatusInternalServerError, "The server failed to answer. Try again later; if it persists, report it with the time of the request.")
 		}
 		p.Instance = c.Path()

@@ -79,6 +79,11 @@ func (s *Server) getReviews(c *fiber.Ctx) error {
 		}
 		timeout := s.cfg.ReadBudget
 		if text != "" {
+			release, err := s.searchSlot()
+			if err != nil {
+				return nil, err
+			}
+			defer release()
 			timeout += s.cfg.SearchBudget // ClickHouse stops the search at its budget: leave it time to answer partial
 		}
 		ctx, cancel := context.WithTimeout(c.UserContext(), timeout)

@@ -96,6 +96,11 @@ func (s *Server) getReviewSearch(c *fiber.Ctx) error {
 	search.Limit = page*reviewSearchPerPage + 1
 	key := "v1:reviewsearch:" + strconv.FormatUint(st.Replica.Info().Generation, 10) + ":" + canon + ":" + strconv.Itoa(page)
 	a, err := s.answers.get(key, func() (*Answer, error) {
+		release, err := s.searchSlot()
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget+s.cfg.SearchBudget)
 		defer cancel()
 		conn, err := s.db.Conn(ctx)

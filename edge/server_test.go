@@ -16,6 +16,7 @@ import (
 	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -34,7 +35,12 @@ type harness struct {
 
 func start(t *testing.T, ch analytics.Config, opts ...func(*edge.Config)) *harness {
 	t.Helper()
-	log := slog.New(slog.DiscardHandler)
+	return startLogged(t, ch, slog.New(slog.DiscardHandler), opts...)
+}
+
+// startLogged is start with the server's log going to log.
+func startLogged(t *testing.T, ch analytics.Config, log *slog.Logger, opts ...func(*edge.Config)) *harness {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	db := analytics.NewLazy(ch)
 	h := &harness{state: &views.Published[views.State]{}}
@@ -54,6 +60,11 @@ func start(t *testing.T, ch analytics.Config, opts ...func(*edge.Config)) *harne
 	}
 	cfg := edge.DefaultConfig()
 	cfg.FairUseRate = 0 // these tests make many requests; fair use has its own test
+	// and so do the v1 limits
+	cfg.Limits.Anonymous = limits.Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
+	cfg.Limits.Keyed = limits.Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
+	cfg.Limits.SearchSlots, cfg.Limits.SearchRate = 64, 0
+	cfg.KeysEvery, cfg.UsageEvery = 100*time.Millisecond, 100*time.Millisecond
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -1,0 +1,605 @@
+package edge_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/keys"
+	"github.com/edge-stats/edge/edge/limits"
+)
+
+// call sends a request with headers and an optional body.
+func call(t *testing.T, method, url string, hdr map[string]string, body string) answer {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{resp.StatusCode, resp.Header, b}
+}
+
+func basic(email, password string) map[string]string {
+	return map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(email+":"+password))}
+}
+
+func bearer(key string) map[string]string { return map[string]string{"Authorization": "Bearer " + key} }
+
+// withLimits sets the v1 limits of a test server.
+func withLimits(anon, keyed limits.Policy) func(*edge.Config) {
+	return func(c *edge.Config) { c.Limits.Anonymous, c.Limits.Keyed = anon, keyed }
+}
+
+// signUpWithKey makes an account on h and one key for it.
+func signUpWithKey(t *testing.T, h *harness, email string) (key, id string) {
+	t.Helper()
+	if a := call(t, "POST", h.base+"/account", nil, `{"email":"`+email+`","password":"long enough password"}`); a.status != 201 {
+		t.Fatalf("sign up: %d %s", a.status, a.body)
+	}
+	a := call(t, "POST", h.base+"/account/keys", basic(email, "long enough password"), "")
+	if a.status != 201 {
+		t.Fatalf("create key: %d %s", a.status, a.body)
+	}
+	var k struct{ Key, ID string }
+	if err := json.Unmarshal(a.body, &k); err != nil {
+		t.Fatal(err)
+	}
+	return k.Key, k.ID
+}
+
+func rateHeaders(a answer) (limit, remaining, reset int, policy string) {
+	limit, _ = strconv.Atoi(a.header.Get("RateLimit-Limit"))
+	remaining, _ = strconv.Atoi(a.header.Get("RateLimit-Remaining"))
+	reset, _ = strconv.Atoi(a.header.Get("RateLimit-Reset"))
+	return limit, remaining, reset, a.header.Get("RateLimit-Policy")
+}
+
+func TestAccountSelfService(t *testing.T) {
+	h := start(t, chtestMigrated(t), withLimits(limits.Policy{PerMinute: 1000, PerDay: 1000}, limits.DefaultConfig().Keyed),
+		func(c *edge.Config) { c.SignInFailures = 3 })
+	const pw = "correct horse battery"
+	signUp := func(body string) answer { return call(t, "POST", h.base+"/account", nil, body) }
+
+	if a := signUp(`{"email":"Ana@Example.com","password":"` + pw + `"}`); a.status != 201 || !strings.Contains(string(a.body), `"ana@example.com"`) {
+		t.Fatalf("sign up: %d %s", a.status, a.body)
+	}
+	problem(t, signUp(`{"email":"ana@example.com","password":"another password"}`), http.StatusConflict)
+	problem(t, signUp(`{"email":"not an address","password":"`+pw+`"}`), http.StatusBadRequest)
+	problem(t, signUp(`{"email":"bo@example.com","password":"short"}`), http.StatusBadRequest)
+	problem(t, signUp(`not json`), http.StatusBadRequest)
+	if a := call(t, "GET", h.base+"/account", nil, ""); a.status != 405 {
+		t.Fatalf("GET /account: %d", a.status)
+	}
+
+	cred := basic("ana@example.com", pw)
+	var made []string
+	for i := range keys.MaxKeys {
+		a := call(t, "POST", h.base+"/account/keys", cred, "")
+		if a.status != 201 {
+			t.Fatalf("key %d: %d %s", i, a.status, a.body)
+		}
+		var k struct {
+			Key, ID    string
+			DailyLimit int
+		}
+		json.Unmarshal(a.body, &k)
+		if id, ok := keys.KeyID(k.Key); !ok || id != k.ID || k.DailyLimit != 20000 {
+			t.Fatalf("key answer %s", a.body)
+		}
+		made = append(made, k.Key)
+		// The new key works on this edge at once.
+		if a := call(t, "GET", h.base+"/api/v1/week/2026-W01", bearer(k.Key), ""); a.status == 401 {
+			t.Fatalf("a new key was refused: %s", a.body)
+		}
+	}
+	problem(t, call(t, "POST", h.base+"/account/keys", cred, ""), http.StatusConflict)
+
+	list := call(t, "GET", h.base+"/account/keys", cred, "")
+	var l struct {
+		Keys []struct {
+			ID      string
+			Key     string
+			Revoked bool
+		}
+	}
+	if err := json.Unmarshal(list.body, &l); err != nil || list.status != 200 || len(l.Keys) != 3 {
+		t.Fatalf("list: %d %s", list.status, list.body)
+	}
+	for i, k := range l.Keys {
+		if k.Key != "" || k.Revoked || strings.Contains(string(list.body), made[i]) {
+			t.Fatal("the key list shows a key")
+		}
+	}
+	revokeID, _ := keys.KeyID(made[0])
+	if a := call(t, "DELETE", h.base+"/account/keys/"+revokeID, cred, ""); a.status != 204 {
+		t.Fatalf("revoke: %d %s", a.status, a.body)
+	}
+	if a := call(t, "GET", h.base+"/account/keys", cred, ""); strings.Count(string(a.body), `"revoked":true`) != 1 {
+		t.Fatalf("list after a revocation: %s", a.body)
+	}
+	problem(t, call(t, "DELETE", h.base+"/account/keys/edge_nosuchid", cred, ""), http.StatusNotFound)
+	problem(t, call(t, "GET", h.base+"/api/v1/week/2026-W01", bearer(made[0]), ""), http.StatusUnauthorized)
+	if a := call(t, "POST", h.base+"/account/keys", cred, ""); a.status != 201 {
+		t.Fatalf("a key after a revocation: %d %s", a.status, a.body)
+	}
+
+	// Another account cannot revoke Ana's keys.
+	signUp(`{"email":"bo@example.com","password":"` + pw + `"}`)
+	otherID, _ := keys.KeyID(made[1])
+	problem(t, call(t, "DELETE", h.base+"/account/keys/"+otherID, basic("bo@example.com", pw), ""), http.StatusNotFound)
+
+	// Wrong credentials: 401 with a Basic challenge; then throttled per address.
+	a := call(t, "GET", h.base+"/account/keys", nil, "")
+	problem(t, a, http.StatusUnauthorized)
+	if !strings.HasPrefix(a.header.Get("WWW-Authenticate"), "Basic") {
+		t.Fatalf("WWW-Authenticate %q", a.header.Get("WWW-Authenticate"))
+	}
+	for range 3 {
+		problem(t, call(t, "GET", h.base+"/account/keys", basic("ana@example.com", "wrong password!"), ""), http.StatusUnauthorized)
+	}
+	a = call(t, "GET", h.base+"/account/keys", cred, "")
+	problem(t, a, http.StatusTooManyRequests)
+	if a.header.Get("Retry-After") == "" {
+		t.Fatal("throttled sign-in without Retry-After")
+	}
+	// Bo's address was not the one guessed at: per e-mail address only Ana is throttled.
+	if a := call(t, "GET", h.base+"/account/keys", basic("bo@example.com", pw), ""); a.status != 200 {
+		t.Fatalf("bo: %d %s", a.status, a.body)
+	}
+}
+
+func srvNeed(t *testing.T) *chtest.Server { return chtest.Need(t, srv) }
+
+// chtestMigrated returns a fresh migrated database.
+func chtestMigrated(t *testing.T) analytics.Config {
+	t.Helper()
+	cfg, _ := srvNeed(t).Migrated(t)
+	return cfg
+}
+
+func TestKeyRules(t *testing.T) {
+	ch := chtestMigrated(t)
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h := startLogged(t, ch, log, withLimits(limits.Policy{PerMinute: 1000, PerDay: 5000}, limits.Policy{PerMinute: 1000, PerDay: 20000}))
+	key, _ := signUpWithKey(t, h, "keys@example.com")
+	other, _ := signUpWithKey(t, h, "disabled@example.com")
+	url := h.base + "/api/v1/week/2026-W01" // 404 or 503 until built; what matters is auth
+
+	check := func(name string, hdr map[string]string, wantStatus int, wantLimit int) answer {
+		t.Helper()
+		a := call(t, "GET", url, hdr, "")
+		if wantStatus == 401 {
+			problem(t, a, 401)
+			if w := a.header.Get("WWW-Authenticate"); !strings.HasPrefix(w, "Bearer ") || !strings.Contains(w, "error=") {
+				t.Errorf("%s: WWW-Authenticate %q", name, w)
+			}
+			if a.header.Get("RateLimit-Limit") != "" {
+				t.Errorf("%s: a refused key got RateLimit headers (a fallback to anonymous limits?)", name)
+			}
+			return a
+		}
+		if a.status == 401 || a.status == 400 || a.status == 429 {
+			t.Fatalf("%s: %d %s", name, a.status, a.body)
+		}
+		if limit, _, _, _ := rateHeaders(a); limit != wantLimit {
+			t.Errorf("%s: RateLimit-Limit %d, want %d", name, limit, wantLimit)
+		}
+		return a
+	}
+	check("no key", nil, 0, 5000)
+	check("bearer", bearer(key), 0, 20000)
+	check("bearer, lower-case scheme", map[string]string{"Authorization": "bearer " + key}, 0, 20000)
+	check("x-api-key", map[string]string{"X-Api-Key": key}, 0, 20000)
+	// Authorization wins when both are sent.
+	check("bearer valid, x-api-key wrong", map[string]string{"Authorization": "Bearer " + key, "X-Api-Key": "wrong"}, 0, 20000)
+	check("bearer wrong, x-api-key valid", map[string]string{"Authorization": "Bearer wrong", "X-Api-Key": key}, 401, 0)
+	wrong := check("wrong key", bearer("edge_aaaaaaaa_"+strings.Repeat("a", 32)), 401, 0)
+	check("garbage key", map[string]string{"X-Api-Key": "x"}, 401, 0)
+	if a := check("basic scheme", map[string]string{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte("a:b"))}, 401, 0); !strings.Contains(a.header.Get("WWW-Authenticate"), "invalid_request") {
+		t.Errorf("other scheme: %q", a.header.Get("WWW-Authenticate"))
+	}
+	check("empty bearer", map[string]string{"Authorization": "Bearer "}, 401, 0)
+
+	// A disabled account's key stops within a key reload, and its refusal
+	// reads exactly like an unknown key's.
+	accts := keys.NewAccounts(analytics.NewLazy(ch), 1)
+	if err := accts.SetDisabled(context.Background(), "disabled@example.com", true); err != nil {
+		t.Fatal(err)
+	}
+	var disabled answer
+	waitFor(t, func() bool { disabled = call(t, "GET", url, bearer(other), ""); return disabled.status == 401 })
+	if problem(t, disabled, 401) != problem(t, wrong, 401) || disabled.header.Get("WWW-Authenticate") != wrong.header.Get("WWW-Authenticate") {
+		t.Error("a disabled account's key is refused differently from an unknown key")
+	}
+
+	// A key in the URL is refused and never logged.
+	for _, q := range []string{"?api_key=abc", "?KEY=abc", "?token=abc", "?q=" + key, "?" + key + "=1"} {
+		d := problem(t, call(t, "GET", h.base+"/api/v1/listings"+q, nil, ""), http.StatusBadRequest)
+		if !strings.Contains(d, "Authorization: Bearer") || strings.Contains(d, key) {
+			t.Errorf("%s: detail %q", q, d)
+		}
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if strings.Contains(logs.String(), key) || strings.Contains(logs.String(), key[14:]) {
+		t.Fatal("a key reached the log")
+	}
+}
+
+// TestOpenAPINeedsNoKeyAndCountsNothing: past the anonymous limits, and
+// with a wrong key, the description still answers, without RateLimit
+// headers, and the calls do not count.
+func TestOpenAPINeedsNoKeyAndCountsNothing(t *testing.T) {
+	h := start(t, chtestMigrated(t), withLimits(limits.Policy{PerMinute: 2, PerDay: 3}, limits.Policy{PerMinute: 2, PerDay: 3}))
+	for i := range 10 {
+		for _, hdr := range []map[string]string{nil, bearer("wrong")} {
+			a := call(t, "GET", h.base+"/api/v1/openapi.json", hdr, "")
+			if a.status != 200 || a.header.Get("RateLimit-Limit") != "" {
+				t.Fatalf("openapi call %d: %d %v", i, a.status, a.header)
+			}
+		}
+	}
+	a := call(t, "GET", h.base+"/api/v1/tags", nil, "")
+	if _, remaining, _, _ := rateHeaders(a); remaining != 2 {
+		t.Fatalf("after 20 description calls and one call: remaining %d, want 2", remaining)
+	}
+}
+
+func TestInvalidKeyLimiter(t *testing.T) {
+	h := start(t, chtestMigrated(t))
+	key, _ := signUpWithKey(t, h, "limiter@example.com")
+	url := h.base + "/api/v1/tags"
+	for i := range 30 {
+		problem(t, call(t, "GET", url, bearer("wrong-"+strconv.Itoa(i)), ""), http.StatusUnauthorized)
+	}
+	// The 31st invalid key, and now even a valid one, are refused unread.
+	for _, k := range []string{"wrong-31", key} {
+		a := call(t, "GET", url, bearer(k), "")
+		problem(t, a, http.StatusTooManyRequests)
+		if ra, _ := strconv.Atoi(a.header.Get("Retry-After")); ra < 1 || ra > 61 {
+			t.Errorf("Retry-After %q", a.header.Get("Retry-After"))
+		}
+	}
+	// Calls without a key are not refused.
+	if a := call(t, "GET", url, nil, ""); a.status == 429 || a.status == 401 {
+		t.Fatalf("keyless call: %d %s", a.status, a.body)
+	}
+}
+
+func TestMinuteAndDayLimits(t *testing.T) {
+	cfg := seeded(t)
+	h := start(t, cfg, withLimits(limits.Policy{PerMinute: 3, PerDay: 100}, limits.Policy{PerMinute: 100, PerDay: 6}))
+	if err := h.jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	url := h.base + "/api/v1/tags"
+
+	// Anonymous: 3 a minute; a call refused for the minute does not count against the day.
+	for i := range 3 {
+		a := call(t, "GET", url, nil, "")
+		limit, remaining, reset, policy := rateHeaders(a)
+		if a.status != 200 || limit != 100 || remaining != 99-i || policy != "3;w=60, 100;w=86400" || reset < 1 || reset > 86400 {
+			t.Fatalf("anonymous call %d: %d limit %d remaining %d reset %d policy %q", i, a.status, limit, remaining, reset, policy)
+		}
+	}
+	for range 2 {
+		a := call(t, "GET", url, nil, "")
+		problem(t, a, http.StatusTooManyRequests)
+		if ra, _ := strconv.Atoi(a.header.Get("Retry-After")); ra < 1 || ra > 61 {
+			t.Fatalf("minute Retry-After %q", a.header.Get("Retry-After"))
+		}
+		if _, remaining, _, _ := rateHeaders(a); remaining != 97 {
+			t.Fatalf("minute-refused call counted against the day: remaining %d", remaining)
+		}
+	}
+
+	// A key with 6 a day: a 200, a 304, a 404 and a 400 all count.
+	key, _ := signUpWithKey(t, h, "day@example.com")
+	first := call(t, "GET", url, bearer(key), "")
+	steps := []struct {
+		url  string
+		hdr  map[string]string
+		want int
+	}{
+		{url, map[string]string{"If-None-Match": first.header.Get("ETag")}, 304},
+		{h.base + "/api/v1/listings/chrome/no-such-listing", nil, 404},
+		{h.base + "/api/v1/listings?limit=0", nil, 400},
+		{url, nil, 200},
+		{url, nil, 200},
+	}
+	for i, s := range steps {
+		hdr := map[string]string{"Authorization": "Bearer " + key}
+		for k, v := range s.hdr {
+			hdr[k] = v
+		}
+		a := call(t, "GET", s.url, hdr, "")
+		if _, remaining, _, _ := rateHeaders(a); a.status != s.want || remaining != 4-i {
+			t.Fatalf("keyed call %d: %d remaining %d, want %d remaining %d", i, a.status, remaining, s.want, 4-i)
+		}
+	}
+	a := call(t, "GET", url, bearer(key), "")
+	problem(t, a, http.StatusTooManyRequests)
+	_, remaining, reset, _ := rateHeaders(a)
+	if ra, _ := strconv.Atoi(a.header.Get("Retry-After")); remaining != 0 || ra != reset || ra < 1 {
+		t.Fatalf("day refusal: remaining %d reset %d Retry-After %q", remaining, reset, a.header.Get("Retry-After"))
+	}
+}
+
+func TestDayRestartsAtMidnightUTC(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 11, 22, 23, 59, 58, 0, time.UTC).UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	h := start(t, chtestMigrated(t), withLimits(limits.Policy{PerMinute: 100, PerDay: 2}, limits.Policy{PerMinute: 100, PerDay: 2}),
+		func(c *edge.Config) { c.Limits.Now = now })
+	url := h.base + "/api/v1/tags"
+	call(t, "GET", url, nil, "")
+	call(t, "GET", url, nil, "")
+	a := call(t, "GET", url, nil, "")
+	problem(t, a, http.StatusTooManyRequests)
+	if a.header.Get("Retry-After") != "2" || a.header.Get("RateLimit-Reset") != "2" {
+		t.Fatalf("at 23:59:58: Retry-After %q Reset %q, want 2", a.header.Get("Retry-After"), a.header.Get("RateLimit-Reset"))
+	}
+	clock.Store(time.Date(2026, 11, 23, 0, 0, 1, 0, time.UTC).UnixNano())
+	a = call(t, "GET", url, nil, "")
+	if _, remaining, reset, _ := rateHeaders(a); a.status == 429 || remaining != 1 || reset != 86399 {
+		t.Fatalf("after midnight: %d remaining %d reset %d", a.status, remaining, reset)
+	}
+}
+
+func TestSearchPool(t *testing.T) {
+	cfg := seeded(t)
+	h := start(t, cfg, func(c *edge.Config) { c.Limits.SearchSlots, c.Limits.SearchRate = 1, 0.0001 })
+	if err := h.jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	if a := call(t, "GET", h.base+"/api/v1/listings?q=ab", nil, ""); a.status != 200 {
+		t.Fatalf("first search: %d %s", a.status, a.body)
+	}
+	for _, path := range []string{"/api/v1/listings?q=cd", "/api/v1/reviews/search?q=great"} {
+		a := call(t, "GET", h.base+path, nil, "")
+		problem(t, a, http.StatusTooManyRequests)
+		if a.header.Get("Retry-After") != "5" {
+			t.Fatalf("%s: Retry-After %q, want 5", path, a.header.Get("Retry-After"))
+		}
+	}
+	// An answer searched before comes from the cache without the pool,
+	// and reads that do not search never use it.
+	for _, path := range []string{"/api/v1/listings?q=ab", "/api/v1/listings", "/api/v1/tags"} {
+		if a := call(t, "GET", h.base+path, nil, ""); a.status != 200 {
+			t.Fatalf("%s: %d %s", path, a.status, a.body)
+		}
+	}
+}
+
+func TestClientAddressBehindTrustedProxy(t *testing.T) {
+	ch := chtestMigrated(t)
+	anon := limits.Policy{PerMinute: 2, PerDay: 100}
+	trusted := start(t, ch, withLimits(anon, anon), func(c *edge.Config) {
+		c.TrustedProxies = edge.Prefixes{netip.MustParsePrefix("127.0.0.1/32")}
+	})
+	untrusted := start(t, ch, withLimits(anon, anon))
+	from := func(h *harness, xff string) int {
+		return call(t, "GET", h.base+"/api/v1/tags", map[string]string{"X-Forwarded-For": xff}, "").status
+	}
+	// Through the trusted proxy each client has its own minute.
+	for _, xff := range []string{"198.51.100.7", "198.51.100.7", "203.0.113.9, 198.51.100.8", "198.51.100.8"} {
+		if s := from(trusted, xff); s == 429 {
+			t.Fatalf("%s refused", xff)
+		}
+	}
+	if s := from(trusted, "198.51.100.7"); s != 429 {
+		t.Fatalf("third call of 198.51.100.7: %d, want 429", s)
+	}
+	// From an untrusted connection the header is ignored: one address.
+	from(untrusted, "198.51.100.1")
+	from(untrusted, "198.51.100.2")
+	if s := from(untrusted, "198.51.100.3"); s != 429 {
+		t.Fatalf("forged X-Forwarded-For got its own limit: %d", s)
+	}
+}
+
+// TestConcurrentCallersNeverOverAdmit: 200 clients at once against one
+// key admit exactly its daily limit, and anonymous ones exactly the
+// minute's limit.
+func TestConcurrentCallersNeverOverAdmit(t *testing.T) {
+	ch := chtestMigrated(t)
+	h := start(t, ch, withLimits(limits.Policy{PerMinute: 30, PerDay: 1000}, limits.Policy{PerMinute: 1000, PerDay: 20000}))
+	key, id := signUpWithKey(t, h, "burst@example.com")
+	accts := keys.NewAccounts(analytics.NewLazy(ch), 1)
+	if err := accts.SetLimit(context.Background(), id, 50); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		l, _, _, _ := rateHeaders(call(t, "GET", h.base+"/api/v1/tags", bearer(key), ""))
+		return l == 50
+	})
+	count := func(hdr map[string]string) (ok, refused int64) {
+		var wg sync.WaitGroup
+		var okN, refusedN atomic.Int64
+		for range 200 {
+			wg.Go(func() {
+				req, _ := http.NewRequest("GET", h.base+"/api/v1/tags", nil)
+				for k, v := range hdr {
+					req.Header.Set(k, v)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == 429 {
+					refusedN.Add(1)
+				} else {
+					okN.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		return okN.Load(), refusedN.Load()
+	}
+	used := call(t, "GET", h.base+"/api/v1/tags", bearer(key), "")
+	_, remaining, _, _ := rateHeaders(used)
+	if ok, refused := count(bearer(key)); ok != int64(remaining) || refused != 200-int64(remaining) {
+		t.Fatalf("keyed: %d admitted, %d refused; want exactly %d admitted", ok, refused, remaining)
+	}
+	if ok, refused := count(nil); ok != 30 || refused != 170 {
+		t.Fatalf("anonymous: %d admitted, %d refused; want exactly 30", ok, refused)
+	}
+}
+
+// TestRestartKeepsTheDay: a graceful stop flushes the day's calls, and the
+// next edge starts from them.
+func TestRestartKeepsTheDay(t *testing.T) {
+	ch := chtestMigrated(t)
+	anon := limits.Policy{PerMinute: 100, PerDay: 10}
+	slowSync := func(c *edge.Config) { c.UsageEvery = time.Hour } // only the stop's flush writes
+	first := start(t, ch, withLimits(anon, anon), slowSync)
+	for range 4 {
+		call(t, "GET", first.base+"/api/v1/tags", nil, "")
+	}
+	if err := first.stop(); err != nil {
+		t.Fatal(err)
+	}
+	second := start(t, ch, withLimits(anon, anon), slowSync)
+	if _, remaining, _, _ := rateHeaders(call(t, "GET", second.base+"/api/v1/tags", nil, "")); remaining != 5 {
+		t.Fatalf("after a restart: remaining %d, want 5 (4 calls before, 1 now)", remaining)
+	}
+}
+
+// TestTwoEdgesShareKeysAndTheDay: a key made on one edge works on the
+// other within a key reload, and the day's limit holds across both.
+func TestTwoEdgesShareKeysAndTheDay(t *testing.T) {
+	ch := chtestMigrated(t)
+	pol := limits.Policy{PerMinute: 100, PerDay: 1000}
+	a := start(t, ch, withLimits(pol, pol))
+	b := start(t, ch, withLimits(pol, pol))
+	key, id := signUpWithKey(t, a, "fleet@example.com")
+	waitFor(t, func() bool { return call(t, "GET", b.base+"/api/v1/tags", bearer(key), "").status != 401 })
+	if err := keys.NewAccounts(analytics.NewLazy(ch), 1).SetLimit(context.Background(), id, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []*harness{a, b} {
+		waitFor(t, func() bool {
+			l, _, _, _ := rateHeaders(call(t, "GET", h.base+"/api/v1/tags", bearer(key), ""))
+			return l == 10
+		})
+	}
+	// Let both edges flush their calls so far and read the fleet's totals back.
+	time.Sleep(600 * time.Millisecond)
+	conn, err := analytics.Open(context.Background(), ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	u, err := analytics.LoadUsage(context.Background(), conn, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := u["key:"+id]
+	if used < 3 {
+		t.Fatalf("usage of the key in ClickHouse: %d, want the calls of both edges (3 or more)", used)
+	}
+	// Edge a uses the rest of the day; within a few syncs edge b refuses too.
+	admitted := 0
+	for range 12 {
+		if call(t, "GET", a.base+"/api/v1/tags", bearer(key), "").status != 429 {
+			admitted++
+		}
+	}
+	if want := 10 - int(used); admitted != want {
+		t.Fatalf("edge a admitted %d after %d calls, want %d", admitted, used, want)
+	}
+	time.Sleep(500 * time.Millisecond)
+	r := call(t, "GET", b.base+"/api/v1/tags", bearer(key), "")
+	problem(t, r, http.StatusTooManyRequests)
+	if _, remaining, _, _ := rateHeaders(r); remaining != 0 {
+		t.Fatalf("edge b: remaining %d, want 0", remaining)
+	}
+}
+
+// TestUsageStaleAnswers503: with ClickHouse down, once the day's totals
+// are older than the bound every call answers 503 Retry-After: 5; they
+// recover when it is back.
+func TestUsageStaleAnswers503(t *testing.T) {
+	srv := srvNeed(t)
+	ch := chtestMigrated(t)
+	h := start(t, ch, func(c *edge.Config) { c.Limits.StaleAfter = time.Second })
+	url := h.base + "/api/v1/no-such-route" // a 404 once admitted
+	if a := call(t, "GET", url, nil, ""); a.status != 404 {
+		t.Fatalf("before: %d %s", a.status, a.body)
+	}
+	srv.Pause()
+	resumed := false
+	defer func() {
+		if !resumed {
+			srv.Resume()
+		}
+	}()
+	var down answer
+	waitFor(t, func() bool { down = call(t, "GET", url, nil, ""); return down.status == 503 })
+	if d := problem(t, down, 503); !strings.Contains(d, "usage") || down.header.Get("Retry-After") != "5" {
+		t.Fatalf("stale usage: %q Retry-After %q", d, down.header.Get("Retry-After"))
+	}
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	waitFor(t, func() bool { return call(t, "GET", url, nil, "").status == 404 })
+}
+
+// waitFor polls cond for up to 15 seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 15 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,109 @@
+package keys
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
+	"strings"
+)
+
+// A key reads "edge_<id>_<secret>": prefix and id (8 characters, 40 random
+// bits) are public and tell keys apart in listings; the secret holds 160
+// random bits. Only the SHA-256 of the whole key is stored: the key is
+// random, so a fast hash is as safe as a slow one, and checking it costs
+// the request path well under a microsecond.
+const (
+	keyPrefix = "edge_"
+	idLen     = 8  // base32 characters of the id
+	secretLen = 32 // base32 characters of the secret
+	// KeyLen is the length of every key.
+	KeyLen = len(keyPrefix) + idLen + 1 + secretLen
+)
+
+var b32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// Hash is the SHA-256 of a key.
+type Hash [sha256.Size]byte
+
+// HashKey returns the hash of key.
+func HashKey(key string) Hash { return sha256.Sum256([]byte(key)) }
+
+// String returns the hash in hex, as stored.
+func (h Hash) String() string { return hex.EncodeToString(h[:]) }
+
+// parseHash reads a stored hex hash.
+func parseHash(s string) (Hash, bool) {
+	var h Hash
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != len(h) {
+		return h, false
+	}
+	copy(h[:], b)
+	return h, true
+}
+
+// NewKey returns a new random key and its public id.
+func NewKey() (key, id string) {
+	var buf [5 + 20]byte
+	rand.Read(buf[:]) // never fails (crypto/rand panics on a broken source)
+	id = keyPrefix + b32.EncodeToString(buf[:5])
+	return id + "_" + b32.EncodeToString(buf[5:]), id
+}
+
+// KeyID returns the public id of a well-formed key, and false for anything
+// else.
+func KeyID(key string) (string, bool) {
+	if len(key) != KeyLen || !strings.HasPrefix(key, keyPrefix) || key[len(keyPrefix)+idLen] != '_' {
+		return "", false
+	}
+	for i := len(keyPrefix); i < len(key); i++ {
+		if c := key[i]; i != len(keyPrefix)+idLen && !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+			return "", false
+		}
+	}
+	return key[:len(keyPrefix)+idLen], true
+}
+
+// LooksLikeKey reports whether s holds something that looks like an API
+// key: one of ours anywhere in it, so that a key pasted into a URL is
+// refused and never logged.
+func LooksLikeKey(s string) bool {
+	for i := strings.Index(s, keyPrefix); i >= 0; {
+		if len(s)-i >= KeyLen {
+			if _, ok := KeyID(s[i : i+KeyLen]); ok {
+				return true
+			}
+		}
+		j := strings.Index(s[i+1:], keyPrefix)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+// Redact returns s with anything that looks like a key replaced by
+// "[key]", for logs.
+func Redact(s string) string {
+	if !strings.Contains(s, keyPrefix) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, keyPrefix)
+		if i < 0 || len(s)-i < KeyLen {
+			break
+		}
+		if _, ok := KeyID(s[i : i+KeyLen]); ok {
+			b.WriteString(s[:i] + "[key]")
+			s = s[i+KeyLen:]
+			continue
+		}
+		b.WriteString(s[:i+1])
+		s = s[i+1:]
+	}
+	b.WriteString(s)
+	return b.String()
+}

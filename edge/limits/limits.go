@@ -1,0 +1,142 @@
+package limits
+
+import (
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+)
+
+// Policy is a class of callers' limits.
+type Policy struct {
+	PerMinute int    // calls in any 60 seconds
+	PerDay    uint64 // calls a UTC day
+}
+
+// Config holds the limits.
+type Config struct {
+	Anonymous   Policy        // callers without a key, per address
+	Keyed       Policy        // callers with a key, per key (a key's own daily limit replaces PerDay)
+	InvalidKeys int           // invalid keys a minute from one address before its keys are refused unread
+	SearchSlots int           // searches running at once, across every caller
+	SearchRate  float64       // searches started a second, across every caller (0: no bound)
+	StaleAfter  time.Duration // how old the fleet's daily totals may be before calls answer 503
+	Now         func() time.Time
+}
+
+// DefaultConfig returns the spec's limits.
+func DefaultConfig() Config {
+	return Config{
+		Anonymous:   Policy{PerMinute: 30, PerDay: 500},
+		Keyed:       Policy{PerMinute: 120, PerDay: 20_000},
+		InvalidKeys: 30,
+		SearchSlots: 4,
+		SearchRate:  20,
+		StaleAfter:  15 * time.Second,
+	}
+}
+
+// Limiter applies the limits. It is safe for concurrent use.
+type Limiter struct {
+	cfg     Config
+	now     func() time.Time
+	anon    *Windows[netip.Addr]
+	keyed   *Windows[string]
+	invalid *Windows[netip.Addr]
+	// Usage is the day's counts, shared with the fleet; its Sync must run
+	// every few seconds.
+	Usage *Usage
+	// Search is the pool every search takes a slot of.
+	Search *Pool
+}
+
+// New returns a limiter whose daily counts sync with db.
+func New(cfg Config, db *analytics.Lazy) *Limiter {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Limiter{
+		cfg:     cfg,
+		now:     now,
+		anon:    NewWindows[netip.Addr](cfg.Anonymous.PerMinute, time.Minute),
+		keyed:   NewWindows[string](cfg.Keyed.PerMinute, time.Minute),
+		invalid: NewWindows[netip.Addr](cfg.InvalidKeys, time.Minute),
+		Usage:   NewUsage(db, cfg.StaleAfter, now),
+		Search:  NewPool(cfg.SearchSlots, cfg.SearchRate),
+	}
+}
+
+// Outcome says whether a call is admitted.
+type Outcome int
+
+// The outcomes of Admit.
+const (
+	Admitted     Outcome = iota
+	MinuteFull           // the per-minute limit is used: not counted against the day
+	DayFull              // the day's limit is used
+	UsageUnknown         // the day's usage cannot be checked (totals stale)
+)
+
+// Decision is the outcome of a call and the figures of its RateLimit
+// headers.
+type Decision struct {
+	Outcome    Outcome
+	RetryAfter time.Duration // when refused
+	Limit      uint64        // the day's limit
+	Remaining  uint64        // calls left today
+	Reset      time.Duration // until 00:00 UTC, when the day restarts
+	PerMinute  int
+}
+
+// Policy returns the RateLimit-Policy header of d (IETF draft-06 form):
+// both windows, in seconds.
+func (d Decision) Policy() string {
+	return strconv.Itoa(d.PerMinute) + ";w=60, " + strconv.FormatUint(d.Limit, 10) + ";w=86400"
+}
+
+// Admit decides a call of s: first the minute's limit, then the day's.
+// dayLimit replaces the policy's PerDay when not 0 (a key's raised limit).
+func (l *Limiter) Admit(s Subject, dayLimit uint64) Decision {
+	now := l.now()
+	p := l.cfg.Anonymous
+	if s.Key != "" {
+		p = l.cfg.Keyed
+	}
+	if dayLimit == 0 {
+		dayLimit = p.PerDay
+	}
+	d := Decision{Limit: dayLimit, Reset: UntilMidnight(now), PerMinute: p.PerMinute}
+	if !l.Usage.Fresh() {
+		d.Outcome, d.RetryAfter = UsageUnknown, 5*time.Second
+		return d
+	}
+	var ok bool
+	if s.Key != "" {
+		ok, d.RetryAfter = l.keyed.Allow(s.Key, now)
+	} else {
+		ok, d.RetryAfter = l.anon.Allow(s.Addr, now)
+	}
+	if !ok {
+		d.Outcome = MinuteFull
+		d.Remaining = dayLimit - min(dayLimit, l.Usage.Count(s))
+		return d
+	}
+	n, ok := l.Usage.Take(s, dayLimit)
+	d.Remaining = dayLimit - min(dayLimit, n)
+	if !ok {
+		d.Outcome, d.RetryAfter = DayFull, d.Reset
+	}
+	return d
+}
+
+// InvalidKeysBlocked reports whether a has sent more invalid keys in the
+// last minute than allowed, and for how much longer its keys are refused
+// unread.
+func (l *Limiter) InvalidKeysBlocked(a netip.Addr) (bool, time.Duration) {
+	return l.invalid.Full(a, l.now())
+}
+
+// InvalidKey records an invalid key sent from a.
+func (l *Limiter) InvalidKey(a netip.Addr) { l.invalid.Add(a, l.now()) }

@@ -1,0 +1,135 @@
+package limits
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// slices is the number of parts a window's span is cut into. A key keeps
+// a count per part for the last slices+1 parts, so an event counts for
+// between one span and one span plus a part: never less than the span
+// (no over-admission), at most 1/60 longer, in constant memory whatever
+// the limit.
+const slices = 60
+
+// Windows counts events per key over a sliding window: at most limit
+// events in any span. Checking and recording happen under one lock, so
+// concurrent callers are never admitted past the limit. Keys idle for a
+// span are forgotten. It is safe for concurrent use.
+type Windows[K comparable] struct {
+	limit  uint32
+	width  int64 // nanoseconds of one part
+	seed   maphash.Seed
+	shards [64]wshard[K]
+}
+
+type wshard[K comparable] struct {
+	mu    sync.Mutex
+	m     map[K]*ring
+	swept int64 // part index of the last sweep
+}
+
+type ring struct {
+	counts [slices + 1]uint32
+	last   int64 // index of the newest part counted
+	total  uint32
+}
+
+// NewWindows returns a counter of at most limit events per span and key;
+// limit 0 or less refuses every event.
+func NewWindows[K comparable](limit int, span time.Duration) *Windows[K] {
+	w := &Windows[K]{limit: uint32(max(limit, 0)), width: max(int64(span)/slices, 1), seed: maphash.MakeSeed()}
+	for i := range w.shards {
+		w.shards[i].m = map[K]*ring{}
+	}
+	return w
+}
+
+func (w *Windows[K]) shard(k K) *wshard[K] {
+	return &w.shards[maphash.Comparable(w.seed, k)%uint64(len(w.shards))]
+}
+
+// Allow records an event for k and reports true if k is under its limit;
+// otherwise it records nothing and says how long until an event leaves
+// the window.
+func (w *Windows[K]) Allow(k K, now time.Time) (bool, time.Duration) {
+	return w.take(k, now.UnixNano(), true, true)
+}
+
+// Full reports whether k has used its limit, and for how much longer,
+// without recording anything.
+func (w *Windows[K]) Full(k K, now time.Time) (bool, time.Duration) {
+	ok, wait := w.take(k, now.UnixNano(), false, true)
+	return !ok, wait
+}
+
+// Add records an event for k whether or not k is within its limit.
+func (w *Windows[K]) Add(k K, now time.Time) { w.take(k, now.UnixNano(), true, false) }
+
+func (w *Windows[K]) take(k K, now int64, record, respect bool) (bool, time.Duration) {
+	part := now / w.width
+	s := w.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if part-s.swept > slices {
+		w.sweep(s, part)
+	}
+	r := s.m[k]
+	if r != nil {
+		r.advance(part)
+	}
+	if respect && (w.limit == 0 || r != nil && r.total >= w.limit) {
+		return false, w.wait(r, part, now)
+	}
+	if !record {
+		return true, 0
+	}
+	if r == nil {
+		r = &ring{last: part}
+		s.m[k] = r
+	}
+	r.counts[part%(slices+1)]++
+	r.total++
+	return true, 0
+}
+
+// advance drops the parts that left the window by part.
+func (r *ring) advance(part int64) {
+	if part <= r.last {
+		return
+	}
+	if part-r.last > slices {
+		*r = ring{last: part}
+		return
+	}
+	for i := r.last + 1; i <= part; i++ {
+		j := i % (slices + 1)
+		r.total -= r.counts[j]
+		r.counts[j] = 0
+	}
+	r.last = part
+}
+
+// wait returns how long until the oldest counted part leaves the window.
+func (w *Windows[K]) wait(r *ring, part, now int64) time.Duration {
+	if r == nil {
+		return time.Duration(w.width * (slices + 1))
+	}
+	for i := part - slices; i <= part; i++ {
+		if r.counts[((i%(slices+1))+slices+1)%(slices+1)] > 0 {
+			return time.Duration((i+slices+1)*w.width - now)
+		}
+	}
+	return time.Duration(w.width)
+}
+
+// sweep forgets the keys of s whose every event left the window.
+func (w *Windows[K]) sweep(s *wshard[K], part int64) {
+	for k, r := range s.m {
+		if part-r.last > slices {
+			delete(s.m, k)
+		}
+	}
+	s.swept = part
+}

@@ -1,0 +1,132 @@
+package limits
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestWindowsAdmitExactlyTheLimitConcurrently(t *testing.T) {
+	w := NewWindows[string](30, time.Minute)
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for range 200 {
+		wg.Go(func() {
+			if ok, _ := w.Allow("k", now); ok {
+				admitted.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if admitted.Load() != 30 {
+		t.Fatalf("admitted %d of 200, want exactly 30", admitted.Load())
+	}
+}
+
+func TestWindowsSlideAndNeverShorten(t *testing.T) {
+	w := NewWindows[int](3, time.Minute)
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 900_000_000, time.UTC) // late in a second: the worst case
+	for i := range 3 {
+		if ok, _ := w.Allow(1, t0.Add(time.Duration(i)*time.Millisecond)); !ok {
+			t.Fatalf("call %d refused", i)
+		}
+	}
+	ok, wait := w.Allow(1, t0.Add(time.Second))
+	if ok || wait <= 58*time.Second || wait > 61*time.Second {
+		t.Fatalf("4th call: ok=%v wait=%v, want a refusal for about a minute", ok, wait)
+	}
+	// Exactly a minute after the first call the window still holds it
+	// (events count for at least the span).
+	if ok, _ := w.Allow(1, t0.Add(time.Minute)); ok {
+		t.Fatal("a call a minute after the first was admitted before the first left the window")
+	}
+	if ok, _ := w.Allow(1, t0.Add(time.Minute+1100*time.Millisecond)); !ok {
+		t.Fatal("a call 61 s after the first was refused")
+	}
+	// Other keys are independent.
+	if ok, _ := w.Allow(2, t0); !ok {
+		t.Fatal("another key was refused")
+	}
+}
+
+func TestWindowsFullAndAdd(t *testing.T) {
+	w := NewWindows[string](2, time.Minute)
+	now := time.Now()
+	if full, _ := w.Full("a", now); full {
+		t.Fatal("empty window full")
+	}
+	w.Add("a", now)
+	w.Add("a", now)
+	if full, wait := w.Full("a", now); !full || wait <= 0 {
+		t.Fatalf("full=%v wait=%v after 2 of 2", full, wait)
+	}
+	w.Add("a", now) // Add records past the limit
+	if full, _ := w.Full("a", now.Add(2*time.Minute)); full {
+		t.Fatal("window still full two minutes later")
+	}
+	zero := NewWindows[string](0, time.Minute)
+	if ok, _ := zero.Allow("a", now); ok {
+		t.Fatal("a zero limit admitted a call")
+	}
+}
+
+func TestWindowsForgetIdleKeys(t *testing.T) {
+	w := NewWindows[int](1, time.Minute)
+	now := time.Now()
+	for i := range 1000 {
+		w.Allow(i, now)
+	}
+	w.Allow(-1, now.Add(3*time.Minute)) // sweeps its shard
+	n := 0
+	for i := range w.shards {
+		n += len(w.shards[i].m)
+	}
+	if n >= 1000 {
+		t.Fatalf("%d keys kept after every one went idle", n)
+	}
+}
+
+func TestPoolBoundsConcurrencyAndRate(t *testing.T) {
+	p := NewPool(2, 0)
+	r1, ok1 := p.TryAcquire()
+	_, ok2 := p.TryAcquire()
+	if _, ok3 := p.TryAcquire(); !ok1 || !ok2 || ok3 {
+		t.Fatalf("slots: %v %v %v, want two taken and the third refused", ok1, ok2, ok3)
+	}
+	r1()
+	if _, ok := p.TryAcquire(); !ok {
+		t.Fatal("a released slot was not reusable")
+	}
+
+	slow := NewPool(10, 0.0001) // a burst of 10, then next to nothing
+	for i := range 10 {
+		rel, ok := slow.TryAcquire()
+		if !ok {
+			t.Fatalf("search %d refused within the burst", i)
+		}
+		rel()
+	}
+	if _, ok := slow.TryAcquire(); ok {
+		t.Fatal("a search past the rate was admitted")
+	}
+}
+
+func TestSubjectRoundTrip(t *testing.T) {
+	for _, s := range []string{"key:edge_abcdefgh", "addr:192.0.2.1", "addr:2001:db8::1"} {
+		sub, ok := parseSubject(s)
+		if !ok || sub.String() != s {
+			t.Errorf("%s: %v %v", s, sub, ok)
+		}
+	}
+	if _, ok := parseSubject("addr:nonsense"); ok {
+		t.Error("a malformed address parsed")
+	}
+}
+
+func TestUntilMidnight(t *testing.T) {
+	if d := UntilMidnight(time.Date(2026, 11, 22, 23, 59, 30, 0, time.UTC)); d != 30*time.Second {
+		t.Fatalf("got %v", d)
+	}
+}

@@ -3,6 +3,8 @@
 //	edge serve     answer the API from memory, rebuilding views in the background
 //	edge migrate   create or upgrade the ClickHouse schema
 //	edge seed      write a synthetic dataset into the upstream tables
+//	edge account   create, disable or enable an account
+//	edge key       create, list, revoke an account's API keys, or set a key's daily limit
 //
 // Run "edge <command> --help" for each command's settings.
 package main
@@ -24,17 +26,19 @@ type command struct {
 	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-func commands() []command {
+func commands(stdin io.Reader) []command {
 	return []command{
 		{"serve", "Load the listing replica from ClickHouse and answer the API on the listen address.", runServe},
 		{"migrate", "Create the ClickHouse database and tables, or upgrade them; safe to run again.", runMigrate},
 		{"seed", "Write a deterministic synthetic dataset into the upstream tables.", runSeed},
+		{"account", "Create, disable or enable an account (an e-mail address and a password).", runAccount(stdin)},
+		{"key", "Create, list or revoke an account's API keys, or set a key's daily limit.", runKey},
 	}
 }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: edge <command> [flags]\n\nedge serves figures about store listings from memory, rebuilt in the background from ClickHouse.\n\ncommands:")
-	for _, c := range commands() {
+	for _, c := range commands(nil) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'edge <command> --help' for the command's flags; every flag can also be set by an EDGE_* variable.")
@@ -43,10 +47,10 @@ func usage(w io.Writer) {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
 		if len(args) == 0 {
@@ -54,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	for _, c := range commands() {
+	for _, c := range commands(stdin) {
 		if c.name != args[0] {
 			continue
 		}

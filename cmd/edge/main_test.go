@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/edge/keys"
 )
 
 var srv *chtest.Server
@@ -19,8 +21,14 @@ func TestMain(m *testing.M) { chtest.Main(m, &srv) }
 
 func runCmd(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
 	t.Helper()
+	return runIn(t, ctx, "", args...)
+}
+
+// runIn runs the command with stdin as its standard input.
+func runIn(t *testing.T, ctx context.Context, stdin string, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(ctx, args, &out, &errb)
+	code := run(ctx, args, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -96,7 +104,7 @@ func TestMigrateSeedServe(t *testing.T) {
 	done := make(chan int, 1)
 	var errs bytes.Buffer
 	go func() {
-		done <- run(sctx, []string{"serve", "--listen", addr, "--log-format", "json"}, &bytes.Buffer{}, &errs)
+		done <- run(sctx, []string{"serve", "--listen", addr, "--log-format", "json"}, strings.NewReader(""), &bytes.Buffer{}, &errs)
 	}()
 
 	deadline := time.Now().Add(30 * time.Second)
@@ -139,5 +147,76 @@ func TestMigrateSeedServe(t *testing.T) {
 	}
 	if !strings.Contains(errs.String(), "edge stopped") {
 		t.Fatalf("no clean stop in the log: %s", errs.String())
+	}
+}
+
+func TestAccountAndKeyCommands(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	cfg, _ := srv.Migrated(t)
+	t.Setenv("EDGE_CH_ADDR", cfg.Addr)
+	t.Setenv("EDGE_CH_DATABASE", cfg.Database)
+	ctx := context.Background()
+
+	if code, out, errs := runIn(t, ctx, "a long password\n", "account", "create", "--email", "Ops@Example.com"); code != 0 || !strings.Contains(out, "ops@example.com") {
+		t.Fatalf("account create: %d %q %q", code, out, errs)
+	}
+	if code, _, errs := runIn(t, ctx, "a long password\n", "account", "create", "--email", "ops@example.com"); code != 1 || !strings.Contains(errs, "exists") {
+		t.Fatalf("second account create: %d %q", code, errs)
+	}
+	if code, _, errs := runIn(t, ctx, "short\n", "account", "create", "--email", "b@example.com"); code != 1 || !strings.Contains(errs, "password") {
+		t.Fatalf("short password: %d %q", code, errs)
+	}
+	code, key, errs := runCmd(t, ctx, "key", "create", "--email", "ops@example.com")
+	key = strings.TrimSpace(key)
+	id, ok := keys.KeyID(key)
+	if code != 0 || !ok || strings.Contains(errs, key) || !strings.Contains(errs, id) {
+		t.Fatalf("key create: %d %q %q", code, key, errs)
+	}
+	if code, out, errs := runCmd(t, ctx, "key", "limit", "--id", id, "--daily", "50000"); code != 0 || !strings.Contains(out, "50000") {
+		t.Fatalf("key limit: %d %q %q", code, out, errs)
+	}
+	code, list, _ := runCmd(t, ctx, "key", "list", "--email", "ops@example.com")
+	if code != 0 || !strings.Contains(list, id) || !strings.Contains(list, "active") || !strings.Contains(list, "50000") || strings.Contains(list, key) {
+		t.Fatalf("key list: %d %q", code, list)
+	}
+
+	reg := keys.NewRegistry(analytics.NewLazy(cfg))
+	verify := func() keys.Verdict {
+		t.Helper()
+		if err := reg.Load(ctx); err != nil {
+			t.Fatal(err)
+		}
+		_, v := reg.Verify(key)
+		return v
+	}
+	if v := verify(); v != keys.Valid {
+		t.Fatalf("a new key: %v", v)
+	}
+	if code, _, errs := runCmd(t, ctx, "account", "disable", "--email", "ops@example.com"); code != 0 {
+		t.Fatalf("account disable: %d %q", code, errs)
+	}
+	if v := verify(); v != keys.Invalid {
+		t.Fatalf("a disabled account's key: %v", v)
+	}
+	runCmd(t, ctx, "account", "enable", "--email", "ops@example.com")
+	if v := verify(); v != keys.Valid {
+		t.Fatalf("an enabled account's key: %v", v)
+	}
+	if code, out, errs := runCmd(t, ctx, "key", "revoke", "--id", id); code != 0 || !strings.Contains(out, "revoked") {
+		t.Fatalf("key revoke: %d %q %q", code, out, errs)
+	}
+	if v := verify(); v != keys.Invalid {
+		t.Fatalf("a revoked key: %v", v)
+	}
+	if _, list, _ := runCmd(t, ctx, "key", "list", "--email", "ops@example.com"); !strings.Contains(list, "revoked") {
+		t.Fatalf("key list after revoke: %q", list)
+	}
+	for _, args := range [][]string{{"key"}, {"key", "burn"}, {"key", "revoke"}, {"key", "limit", "--id", id}, {"account", "create"}} {
+		if code, _, errs := runCmd(t, ctx, args...); code != 1 || errs == "" {
+			t.Errorf("%v: exit %d %q, want 1 with a reason", args, code, errs)
+		}
+	}
+	if code, _, _ := runCmd(t, ctx, "key", "--help"); code != 0 {
+		t.Errorf("key --help: exit %d", code)
 	}
 }

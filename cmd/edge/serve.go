@@ -43,6 +43,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.Float(&srv.FairUseRate, "fair-use-rate", srv.FairUseRate, "legacy API: requests a second per address (0 turns fair use off)")
 	f.Int(&srv.FairUseBurst, "fair-use-burst", srv.FairUseBurst, "legacy API: requests an address may make at once")
 	f.String(&exempt, "fair-use-exempt", "", "comma-separated addresses or CIDR ranges without fair use (a CDN's)")
+	f.Int(&srv.Limits.Anonymous.PerMinute, "anon-per-minute", srv.Limits.Anonymous.PerMinute, "v1 calls a minute per address without a key")
+	f.Uint64(&srv.Limits.Anonymous.PerDay, "anon-per-day", srv.Limits.Anonymous.PerDay, "v1 calls a UTC day per address without a key")
+	f.Int(&srv.Limits.Keyed.PerMinute, "key-per-minute", srv.Limits.Keyed.PerMinute, "v1 calls a minute per key")
+	f.Uint64(&srv.Limits.Keyed.PerDay, "key-per-day", srv.Limits.Keyed.PerDay, "v1 calls a UTC day per key, unless raised for the key (edge key limit)")
+	f.Int(&srv.Limits.InvalidKeys, "invalid-keys", srv.Limits.InvalidKeys, "invalid keys a minute from one address before its keys are refused unread (429)")
+	f.Int(&srv.Limits.SearchSlots, "search-slots", srv.Limits.SearchSlots, "searches running at once across every caller (the search pool)")
+	f.Float(&srv.Limits.SearchRate, "search-rate", srv.Limits.SearchRate, "searches started a second across every caller (0: no bound)")
+	f.Duration(&srv.Limits.StaleAfter, "usage-stale-after", srv.Limits.StaleAfter, "age of the fleet's daily usage past which v1 calls answer 503 (ClickHouse out of reach)")
+	f.Duration(&srv.UsageEvery, "usage-every", srv.UsageEvery, "how often counted calls are flushed to ClickHouse and the fleet's totals read back")
+	f.Duration(&srv.KeysEvery, "keys-every", srv.KeysEvery, "how often the key list is reloaded (a new or revoked key takes effect within it); at most 30s")
+	f.Int(&srv.SignInFailures, "signin-failures", srv.SignInFailures, "failed sign-ins to /account per e-mail address in 15 minutes before it is throttled")
 	f.String(&fullSchedule, "full-schedule", "7 * * * *", "cron spec (UTC) of the full reload of listings, history and figures")
 	f.String(&refreshSchedule, "refresh-schedule", "*/5 * * * *", "cron spec (UTC) of the incremental refresh of changed listings")
 	f.String(&editionsSchedule, "editions-schedule", "10 0 * * 1", "cron spec (UTC) of the weekly editions build (after each ISO week ends); off: no editions (/api/v1/week answers 503)")
@@ -55,6 +66,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.fs.SetOutput(stderr)
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	if srv.KeysEvery <= 0 || srv.KeysEvery > 30*time.Second {
+		return fmt.Errorf("--keys-every %v: use a duration from 1ms to 30s", srv.KeysEvery)
+	}
+	if srv.UsageEvery <= 0 || srv.Limits.StaleAfter < 2*srv.UsageEvery {
+		return fmt.Errorf("--usage-every %v and --usage-stale-after %v: syncs must be positive and at least twice as frequent as the staleness bound", srv.UsageEvery, srv.Limits.StaleAfter)
 	}
 	log, err := newLogger(stderr, logFormat, logLevel)
 	if err != nil {

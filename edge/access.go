@@ -17,14 +17,25 @@ import (
 	"github.com/edge-stats/edge/edge/limits"
 )
 
-// Headers of keys and limits.
-const (
-	headerAPIKey             = "X-Api-Key"
-	headerRateLimitLimit     = "RateLimit-Limit"
-	headerRateLimitRemaining = "RateLimit-Remaining"
-	headerRateLimitReset     = "RateLimit-Reset"
-	headerRateLimitPolicy    = "RateLimit-Policy"
+// headerAPIKey is the other header a key may come in.
+const headerAPIKey = "X-Api-Key"
+
+// The RateLimit headers, in the canonical case fasthttp writes them in, so
+// that setting them skips normalizing their names.
+var (
+	headerRateLimitLimit     = []byte("Ratelimit-Limit")
+	headerRateLimitRemaining = []byte("Ratelimit-Remaining")
+	headerRateLimitReset     = []byte("Ratelimit-Reset")
+	headerRateLimitPolicy    = []byte("Ratelimit-Policy")
 )
+
+// requestTime returns when the request started, as fasthttp recorded it.
+func requestTime(c *fiber.Ctx) time.Time {
+	if t := c.Context().Time(); !t.IsZero() {
+		return t
+	}
+	return time.Now()
+}
 
 // keyParams are query parameter names that carry a key in other APIs; a
 // request naming one is refused, so a key never travels in a URL.
@@ -57,7 +68,7 @@ func keyInURL(c *fiber.Ctx) string {
 // Caller is who a request is counted for, once its key is checked.
 type Caller struct {
 	Subject limits.Subject
-	Key     *keys.Key // nil without a key
+	Key     keys.Key // the zero Key without a key
 }
 
 // unauthorized is the 401 of a refused key: every refusal reads the same,
@@ -85,7 +96,8 @@ func (s *Server) identify(c *fiber.Ctx) (Caller, error) {
 	if len(authz) == 0 && len(xkey) == 0 {
 		return Caller{Subject: limits.Subject{Addr: addr}}, nil
 	}
-	if blocked, wait := s.limits.InvalidKeysBlocked(addr); blocked {
+	now := requestTime(c)
+	if blocked, wait := s.limits.InvalidKeysBlocked(addr, now); blocked {
 		return Caller{}, Problemf(http.StatusTooManyRequests,
 			"More than %d invalid keys were sent from your address in the last minute, so keys from it are refused unread. Wait %d seconds and send a valid key, or send no key for the anonymous limits.",
 			s.cfg.Limits.InvalidKeys, seconds(wait)).RetryAfter(seconds(wait))
@@ -94,7 +106,7 @@ func (s *Server) identify(c *fiber.Ctx) (Caller, error) {
 	if len(authz) > 0 {
 		scheme, token, _ := bytes.Cut(bytes.TrimSpace(authz), []byte(" "))
 		if !bytes.EqualFold(scheme, []byte("Bearer")) || len(bytes.TrimSpace(token)) == 0 {
-			s.limits.InvalidKey(addr)
+			s.limits.InvalidKey(addr, now)
 			return Caller{}, unauthorized("invalid_request",
 				"Authorization must use the Bearer scheme: send Authorization: Bearer <key>, or X-Api-Key: <key>, or no key for the anonymous limits.")
 		}
@@ -106,41 +118,38 @@ func (s *Server) identify(c *fiber.Ctx) (Caller, error) {
 		return Caller{}, NewProblem(http.StatusServiceUnavailable,
 			"Keys cannot be checked for a moment (the key list is loading). Retry in 5 seconds.").RetryAfter(5)
 	case keys.Invalid:
-		s.limits.InvalidKey(addr)
+		s.limits.InvalidKey(addr, now)
 		return Caller{}, unauthorized("invalid_token",
 			"The key is not valid: it is wrong, revoked, or its account is disabled. Send a valid key, or send no key for the anonymous limits.")
 	}
-	return Caller{Subject: limits.Subject{Key: k.ID}, Key: &k}, nil
+	return Caller{Subject: limits.Subject{Key: k.ID}, Key: k}, nil
 }
 
 // admit applies the caller's limits to one call and sets the RateLimit
 // headers; it returns the problem to answer when the call is refused.
 func (s *Server) admit(c *fiber.Ctx, who Caller) error {
-	var daily uint64
-	if who.Key != nil {
-		daily = who.Key.DailyLimit
-	}
-	d := s.limits.Admit(who.Subject, daily)
+	d := s.limits.Admit(who.Subject, who.Key.DailyLimit, requestTime(c))
 	if d.Outcome == limits.UsageUnknown {
 		return NewProblem(http.StatusServiceUnavailable,
 			"The day's usage cannot be checked for a moment (the usage store is out of reach). Retry in 5 seconds.").RetryAfter(5)
 	}
 	h := &c.Response().Header
-	h.Set(headerRateLimitLimit, strconv.FormatUint(d.Limit, 10))
-	h.Set(headerRateLimitRemaining, strconv.FormatUint(d.Remaining, 10))
-	h.Set(headerRateLimitReset, strconv.Itoa(seconds(d.Reset)))
-	h.Set(headerRateLimitPolicy, d.Policy())
+	var buf [20]byte
+	h.SetCanonical(headerRateLimitLimit, strconv.AppendUint(buf[:0], d.Limit, 10))
+	h.SetCanonical(headerRateLimitRemaining, strconv.AppendUint(buf[:0], d.Remaining, 10))
+	h.SetCanonical(headerRateLimitReset, strconv.AppendInt(buf[:0], int64(seconds(d.Reset)), 10))
+	h.SetCanonical(headerRateLimitPolicy, utils.UnsafeBytes(d.Policy))
 	switch d.Outcome {
 	case limits.MinuteFull:
 		advice := "send a key for higher limits"
-		if who.Key != nil {
+		if who.Key.ID != "" {
 			advice = "spread calls over the minute"
 		}
 		return Problemf(http.StatusTooManyRequests, "More than %d calls in a minute. Wait %d seconds, or %s.",
 			d.PerMinute, seconds(d.RetryAfter), advice).RetryAfter(seconds(d.RetryAfter))
 	case limits.DayFull:
 		advice := "send a key for a higher daily limit"
-		if who.Key != nil {
+		if who.Key.ID != "" {
 			advice = "ask for a higher daily limit for this key"
 		}
 		return Problemf(http.StatusTooManyRequests, "The day's %d calls are used; the count restarts at 00:00 UTC, in %d seconds. Wait, or %s.",

@@ -24,7 +24,7 @@ import (
 )
 
 // call sends a request with headers and an optional body.
-func call(t *testing.T, method, url string, hdr map[string]string, body string) answer {
+func call(t testing.TB, method, url string, hdr map[string]string, body string) answer {
 	t.Helper()
 	var r io.Reader
 	if body != "" {
@@ -61,7 +61,7 @@ func withLimits(anon, keyed limits.Policy) func(*edge.Config) {
 }
 
 // signUpWithKey makes an account on h and one key for it.
-func signUpWithKey(t *testing.T, h *harness, email string) (key, id string) {
+func signUpWithKey(t testing.TB, h *harness, email string) (key, id string) {
 	t.Helper()
 	if a := call(t, "POST", h.base+"/account", nil, `{"email":"`+email+`","password":"long enough password"}`); a.status != 201 {
 		t.Fatalf("sign up: %d %s", a.status, a.body)
@@ -602,4 +602,15 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+func TestNoLimitsServesWithoutKeysOrCounting(t *testing.T) {
+	h := start(t, chtestMigrated(t), withLimits(limits.Policy{PerMinute: 1, PerDay: 1}, limits.Policy{PerMinute: 1, PerDay: 1}),
+		func(c *edge.Config) { c.NoLimits = true })
+	for range 3 {
+		a := call(t, "GET", h.base+"/api/v1/tags", bearer("not a key"), "")
+		if a.status == 401 || a.status == 429 || a.header.Get("RateLimit-Limit") != "" {
+			t.Fatalf("with limits off: %d %v", a.status, a.header)
+		}
+	}
 }

@@ -27,10 +27,10 @@ type signInGuard struct {
 
 func newSignInGuard(cfg Config) *signInGuard {
 	return &signInGuard{
-		byEmail: limits.NewWindows[string](cfg.SignInFailures, cfg.SignInWindow),
+		byEmail: limits.NewWindows(cfg.SignInFailures, cfg.SignInWindow, limits.HashString),
 		// One address may try a few accounts (a shared office), not many.
-		byAddr:  limits.NewWindows[netip.Addr](cfg.SignInFailures*3, cfg.SignInWindow),
-		signUps: limits.NewWindows[netip.Addr](cfg.SignUps, time.Hour),
+		byAddr:  limits.NewWindows(cfg.SignInFailures*3, cfg.SignInWindow, limits.HashAddr),
+		signUps: limits.NewWindows(cfg.SignUps, time.Hour, limits.HashAddr),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/pb33f/libopenapi-validator/config"
 
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -243,6 +244,19 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		if code := validate(cold.base, p, nil); code != 503 {
 			t.Errorf("cold %s: %d", p, code)
 		}
+	}
+	// Keys and limits: 401 for a wrong key, 400 for a key in the URL, 429
+	// past the minute's limit.
+	if code := validate(h.base, "/tags", http.Header{"Authorization": {"Bearer wrong"}}); code != 401 {
+		t.Errorf("wrong key: %d", code)
+	}
+	if code := validate(h.base, "/tags?api_key=x", nil); code != 400 {
+		t.Errorf("key in the URL: %d", code)
+	}
+	tight := start(t, cfg, withLimits(limits.Policy{PerMinute: 1, PerDay: 100}, limits.Policy{PerMinute: 1, PerDay: 100}))
+	validate(tight.base, "/tags", nil)
+	if code := validate(tight.base, "/tags", nil); code != 429 {
+		t.Errorf("past the minute: %d", code)
 	}
 	for _, p := range []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",
 		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",

@@ -30,16 +30,17 @@ type harness struct {
 	state    *views.Published[views.State]
 	editions *views.Published[views.Editions]
 	jobs     *cron.Runner
+	server   *edge.Server
 	stop     func() error
 }
 
-func start(t *testing.T, ch analytics.Config, opts ...func(*edge.Config)) *harness {
+func start(t testing.TB, ch analytics.Config, opts ...func(*edge.Config)) *harness {
 	t.Helper()
 	return startLogged(t, ch, slog.New(slog.DiscardHandler), opts...)
 }
 
 // startLogged is start with the server's log going to log.
-func startLogged(t *testing.T, ch analytics.Config, log *slog.Logger, opts ...func(*edge.Config)) *harness {
+func startLogged(t testing.TB, ch analytics.Config, log *slog.Logger, opts ...func(*edge.Config)) *harness {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	db := analytics.NewLazy(ch)
@@ -72,6 +73,7 @@ func startLogged(t *testing.T, ch analytics.Config, log *slog.Logger, opts ...fu
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.server = s
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -95,11 +97,11 @@ func startLogged(t *testing.T, ch analytics.Config, log *slog.Logger, opts ...fu
 	return h
 }
 
-func seeded(t *testing.T) analytics.Config { return seededN(t, 800) }
+func seeded(t testing.TB) analytics.Config { return seededN(t, 800) }
 
 // seededN returns a database seeded with n listings and 15 days of history
 // ending 2026-03-01.
-func seededN(t *testing.T, n int) analytics.Config {
+func seededN(t testing.TB, n int) analytics.Config {
 	t.Helper()
 	srv := chtest.Need(t, srv)
 	cfg, conn := srv.Migrated(t)

@@ -53,6 +53,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.Duration(&srv.Limits.StaleAfter, "usage-stale-after", srv.Limits.StaleAfter, "age of the fleet's daily usage past which v1 calls answer 503 (ClickHouse out of reach)")
 	f.Duration(&srv.UsageEvery, "usage-every", srv.UsageEvery, "how often counted calls are flushed to ClickHouse and the fleet's totals read back")
 	f.Duration(&srv.KeysEvery, "keys-every", srv.KeysEvery, "how often the key list is reloaded (a new or revoked key takes effect within it); at most 30s")
+	f.Bool(&srv.NoLimits, "no-limits", false, "serve /api/v1 without keys and limits: only for an internal edge behind a gateway that applies them, or to benchmark their cost")
 	f.Int(&srv.SignInFailures, "signin-failures", srv.SignInFailures, "failed sign-ins to /account per e-mail address in 15 minutes before it is throttled")
 	f.String(&fullSchedule, "full-schedule", "7 * * * *", "cron spec (UTC) of the full reload of listings, history and figures")
 	f.String(&refreshSchedule, "refresh-schedule", "*/5 * * * *", "cron spec (UTC) of the incremental refresh of changed listings")

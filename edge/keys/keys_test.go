@@ -120,3 +120,16 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkVerify(b *testing.B) {
+	key, id := NewKey()
+	r := &Registry{}
+	r.set.Store(buildSet([]analytics.AccountRow{{Email: "a@x.io"}},
+		[]analytics.KeyRow{{ID: id, Email: "a@x.io", Hash: HashKey(key).String()}}, time.Now()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, v := r.Verify(key); v != Valid {
+			b.Fatal(v)
+		}
+	}
+}

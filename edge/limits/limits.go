@@ -49,6 +49,8 @@ type Limiter struct {
 	Usage *Usage
 	// Search is the pool every search takes a slot of.
 	Search *Pool
+
+	anonPolicy, keyedPolicy string // RateLimit-Policy of the default limits
 }
 
 // New returns a limiter whose daily counts sync with db.
@@ -57,15 +59,22 @@ func New(cfg Config, db *analytics.Lazy) *Limiter {
 	if now == nil {
 		now = time.Now
 	}
-	return &Limiter{
+	l := &Limiter{
 		cfg:     cfg,
 		now:     now,
-		anon:    NewWindows[netip.Addr](cfg.Anonymous.PerMinute, time.Minute),
-		keyed:   NewWindows[string](cfg.Keyed.PerMinute, time.Minute),
-		invalid: NewWindows[netip.Addr](cfg.InvalidKeys, time.Minute),
+		anon:    NewWindows(cfg.Anonymous.PerMinute, time.Minute, HashAddr),
+		keyed:   NewWindows(cfg.Keyed.PerMinute, time.Minute, HashString),
+		invalid: NewWindows(cfg.InvalidKeys, time.Minute, HashAddr),
 		Usage:   NewUsage(db, cfg.StaleAfter, now),
 		Search:  NewPool(cfg.SearchSlots, cfg.SearchRate),
 	}
+	l.anonPolicy = policy(cfg.Anonymous.PerMinute, cfg.Anonymous.PerDay)
+	l.keyedPolicy = policy(cfg.Keyed.PerMinute, cfg.Keyed.PerDay)
+	return l
+}
+
+func policy(perMinute int, perDay uint64) string {
+	return strconv.Itoa(perMinute) + ";w=60, " + strconv.FormatUint(perDay, 10) + ";w=86400"
 }
 
 // Outcome says whether a call is admitted.
@@ -88,18 +97,25 @@ type Decision struct {
 	Remaining  uint64        // calls left today
 	Reset      time.Duration // until 00:00 UTC, when the day restarts
 	PerMinute  int
+	// Policy is the RateLimit-Policy header (IETF draft-06 form): both
+	// windows, in seconds.
+	Policy string
 }
 
-// Policy returns the RateLimit-Policy header of d (IETF draft-06 form):
-// both windows, in seconds.
-func (d Decision) Policy() string {
-	return strconv.Itoa(d.PerMinute) + ";w=60, " + strconv.FormatUint(d.Limit, 10) + ";w=86400"
+// at returns now, or the configured clock's time when there is one
+// (tests).
+func (l *Limiter) at(now time.Time) time.Time {
+	if l.cfg.Now != nil || now.IsZero() {
+		return l.now()
+	}
+	return now
 }
 
-// Admit decides a call of s: first the minute's limit, then the day's.
-// dayLimit replaces the policy's PerDay when not 0 (a key's raised limit).
-func (l *Limiter) Admit(s Subject, dayLimit uint64) Decision {
-	now := l.now()
+// Admit decides a call of s made at now (the request's start): first the
+// minute's limit, then the day's. dayLimit replaces the policy's PerDay
+// when not 0 (a key's raised limit).
+func (l *Limiter) Admit(s Subject, dayLimit uint64, now time.Time) Decision {
+	now = l.at(now)
 	p := l.cfg.Anonymous
 	if s.Key != "" {
 		p = l.cfg.Keyed
@@ -108,7 +124,15 @@ func (l *Limiter) Admit(s Subject, dayLimit uint64) Decision {
 		dayLimit = p.PerDay
 	}
 	d := Decision{Limit: dayLimit, Reset: UntilMidnight(now), PerMinute: p.PerMinute}
-	if !l.Usage.Fresh() {
+	switch {
+	case dayLimit == l.cfg.Keyed.PerDay && s.Key != "":
+		d.Policy = l.keyedPolicy
+	case dayLimit == l.cfg.Anonymous.PerDay && s.Key == "":
+		d.Policy = l.anonPolicy
+	default:
+		d.Policy = policy(p.PerMinute, dayLimit)
+	}
+	if !l.Usage.fresh(now) {
 		d.Outcome, d.RetryAfter = UsageUnknown, 5*time.Second
 		return d
 	}
@@ -120,10 +144,10 @@ func (l *Limiter) Admit(s Subject, dayLimit uint64) Decision {
 	}
 	if !ok {
 		d.Outcome = MinuteFull
-		d.Remaining = dayLimit - min(dayLimit, l.Usage.Count(s))
+		d.Remaining = dayLimit - min(dayLimit, l.Usage.count(s, now))
 		return d
 	}
-	n, ok := l.Usage.Take(s, dayLimit)
+	n, ok := l.Usage.take(s, dayLimit, now)
 	d.Remaining = dayLimit - min(dayLimit, n)
 	if !ok {
 		d.Outcome, d.RetryAfter = DayFull, d.Reset
@@ -134,9 +158,9 @@ func (l *Limiter) Admit(s Subject, dayLimit uint64) Decision {
 // InvalidKeysBlocked reports whether a has sent more invalid keys in the
 // last minute than allowed, and for how much longer its keys are refused
 // unread.
-func (l *Limiter) InvalidKeysBlocked(a netip.Addr) (bool, time.Duration) {
-	return l.invalid.Full(a, l.now())
+func (l *Limiter) InvalidKeysBlocked(a netip.Addr, now time.Time) (bool, time.Duration) {
+	return l.invalid.Full(a, l.at(now))
 }
 
-// InvalidKey records an invalid key sent from a.
-func (l *Limiter) InvalidKey(a netip.Addr) { l.invalid.Add(a, l.now()) }
+// InvalidKey records an invalid key sent from a at now.
+func (l *Limiter) InvalidKey(a netip.Addr, now time.Time) { l.invalid.Add(a, l.at(now)) }

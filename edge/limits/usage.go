@@ -3,7 +3,6 @@ package limits
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"net/netip"
 	"strings"
 	"sync"
@@ -49,9 +48,8 @@ type Usage struct {
 	now        func() time.Time
 	staleAfter time.Duration
 
-	totals atomic.Pointer[totals]
-	seed   maphash.Seed
-	shards [64]ushard
+	totals   atomic.Pointer[totals]
+	counters sync.Map // Subject → *counter
 
 	carryMu sync.Mutex
 	carry   []analytics.UsageDelta // counts of past days still to write
@@ -64,11 +62,6 @@ type totals struct {
 	day  int64 // days since 1970-01-01
 	m    map[Subject]uint64
 	read time.Time
-}
-
-type ushard struct {
-	mu sync.RWMutex
-	m  map[Subject]*counter
 }
 
 // counter holds what this edge counted for a subject on one day that the
@@ -89,11 +82,7 @@ func NewUsage(db *analytics.Lazy, staleAfter time.Duration, now func() time.Time
 	if now == nil {
 		now = time.Now
 	}
-	u := &Usage{db: db, now: now, staleAfter: staleAfter, seed: maphash.MakeSeed()}
-	for i := range u.shards {
-		u.shards[i].m = map[Subject]*counter{}
-	}
-	return u
+	return &Usage{db: db, now: now, staleAfter: staleAfter}
 }
 
 func dayOf(t time.Time) int64 { return t.UTC().Unix() / 86400 }
@@ -107,9 +96,11 @@ func UntilMidnight(t time.Time) time.Duration {
 
 // Fresh reports whether the fleet's totals were read recently enough to
 // check a day's limit.
-func (u *Usage) Fresh() bool {
+func (u *Usage) Fresh() bool { return u.fresh(u.now()) }
+
+func (u *Usage) fresh(now time.Time) bool {
 	t := u.totals.Load()
-	return t != nil && u.now().Sub(t.read) <= u.staleAfter
+	return t != nil && now.Sub(t.read) <= u.staleAfter
 }
 
 // ReadAt returns when the fleet's totals were last read; zero before the
@@ -121,25 +112,14 @@ func (u *Usage) ReadAt() time.Time {
 	return time.Time{}
 }
 
-func (u *Usage) shard(s Subject) *ushard {
-	return &u.shards[maphash.Comparable(u.seed, s)%uint64(len(u.shards))]
-}
-
 // counterOf returns s's counter, locked, moved to today.
 func (u *Usage) counterOf(s Subject, today int64) *counter {
-	sh := u.shard(s)
 	for {
-		sh.mu.RLock()
-		c := sh.m[s]
-		sh.mu.RUnlock()
-		if c == nil {
-			sh.mu.Lock()
-			if c = sh.m[s]; c == nil {
-				c = &counter{day: today}
-				sh.m[s] = c
-			}
-			sh.mu.Unlock()
+		v, ok := u.counters.Load(s)
+		if !ok {
+			v, _ = u.counters.LoadOrStore(s, &counter{day: today})
 		}
+		c := v.(*counter)
 		c.mu.Lock()
 		if c.dead {
 			c.mu.Unlock()
@@ -161,8 +141,9 @@ func (u *Usage) counterOf(s Subject, today int64) *counter {
 
 // Take counts a call for s if s has made fewer than limit calls today and
 // reports the day's count including it. A call refused is not counted.
-func (u *Usage) Take(s Subject, limit uint64) (count uint64, ok bool) {
-	now := u.now()
+func (u *Usage) Take(s Subject, limit uint64) (count uint64, ok bool) { return u.take(s, limit, u.now()) }
+
+func (u *Usage) take(s Subject, limit uint64, now time.Time) (count uint64, ok bool) {
 	today := dayOf(now)
 	var base uint64
 	if t := u.totals.Load(); t != nil && t.day == today {
@@ -179,8 +160,9 @@ func (u *Usage) Take(s Subject, limit uint64) (count uint64, ok bool) {
 }
 
 // Count returns s's calls today.
-func (u *Usage) Count(s Subject) uint64 {
-	now := u.now()
+func (u *Usage) Count(s Subject) uint64 { return u.count(s, u.now()) }
+
+func (u *Usage) count(s Subject, now time.Time) uint64 {
 	today := dayOf(now)
 	var base uint64
 	if t := u.totals.Load(); t != nil && t.day == today {
@@ -235,24 +217,19 @@ func (u *Usage) Sync(ctx context.Context) error {
 	// between a call sees them twice, which can only refuse, never admit
 	// too many.
 	u.totals.Store(&totals{day: today, m: m, read: now})
-	for i := range u.shards {
-		sh := &u.shards[i]
-		sh.mu.Lock()
-		for s, c := range sh.m {
-			c.mu.Lock()
-			if c.day == today {
-				c.sent -= min(c.sent, sentBefore[c])
-			} else {
-				c.sent = 0
-			}
-			if c.unsent == 0 && c.inflight == 0 && c.sent == 0 {
-				c.dead = true
-				delete(sh.m, s)
-			}
-			c.mu.Unlock()
+	u.each(func(s Subject, c *counter) {
+		c.mu.Lock()
+		if c.day == today {
+			c.sent -= min(c.sent, sentBefore[c])
+		} else {
+			c.sent = 0
 		}
-		sh.mu.Unlock()
-	}
+		if c.unsent == 0 && c.inflight == 0 && c.sent == 0 {
+			c.dead = true
+			u.counters.CompareAndDelete(s, c)
+		}
+		c.mu.Unlock()
+	})
 	return nil
 }
 
@@ -265,14 +242,10 @@ func (u *Usage) Flush(ctx context.Context) error {
 }
 
 func (u *Usage) each(f func(Subject, *counter)) {
-	for i := range u.shards {
-		sh := &u.shards[i]
-		sh.mu.RLock()
-		for s, c := range sh.m {
-			f(s, c)
-		}
-		sh.mu.RUnlock()
-	}
+	u.counters.Range(func(k, v any) bool {
+		f(k.(Subject), v.(*counter))
+		return true
+	})
 }
 
 func (u *Usage) flush(ctx context.Context) error {

@@ -2,7 +2,9 @@ package limits
 
 import (
 	"hash/maphash"
+	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,7 +23,18 @@ type Windows[K comparable] struct {
 	limit  uint32
 	width  int64 // nanoseconds of one part
 	seed   maphash.Seed
+	hash   func(maphash.Seed, K) uint64
+	keys   atomic.Int64 // keys held, so that Full on an empty counter takes no lock
 	shards [64]wshard[K]
+}
+
+// HashString hashes a string key of Windows.
+func HashString(seed maphash.Seed, s string) uint64 { return maphash.String(seed, s) }
+
+// HashAddr hashes an address key of Windows.
+func HashAddr(seed maphash.Seed, a netip.Addr) uint64 {
+	b := a.As16()
+	return maphash.Bytes(seed, b[:])
 }
 
 type wshard[K comparable] struct {
@@ -36,10 +49,10 @@ type ring struct {
 	total  uint32
 }
 
-// NewWindows returns a counter of at most limit events per span and key;
-// limit 0 or less refuses every event.
-func NewWindows[K comparable](limit int, span time.Duration) *Windows[K] {
-	w := &Windows[K]{limit: uint32(max(limit, 0)), width: max(int64(span)/slices, 1), seed: maphash.MakeSeed()}
+// NewWindows returns a counter of at most limit events per span and key,
+// whose keys hash with hash; limit 0 or less refuses every event.
+func NewWindows[K comparable](limit int, span time.Duration, hash func(maphash.Seed, K) uint64) *Windows[K] {
+	w := &Windows[K]{limit: uint32(max(limit, 0)), width: max(int64(span)/slices, 1), seed: maphash.MakeSeed(), hash: hash}
 	for i := range w.shards {
 		w.shards[i].m = map[K]*ring{}
 	}
@@ -47,7 +60,7 @@ func NewWindows[K comparable](limit int, span time.Duration) *Windows[K] {
 }
 
 func (w *Windows[K]) shard(k K) *wshard[K] {
-	return &w.shards[maphash.Comparable(w.seed, k)%uint64(len(w.shards))]
+	return &w.shards[w.hash(w.seed, k)%uint64(len(w.shards))]
 }
 
 // Allow records an event for k and reports true if k is under its limit;
@@ -60,6 +73,9 @@ func (w *Windows[K]) Allow(k K, now time.Time) (bool, time.Duration) {
 // Full reports whether k has used its limit, and for how much longer,
 // without recording anything.
 func (w *Windows[K]) Full(k K, now time.Time) (bool, time.Duration) {
+	if w.keys.Load() == 0 && w.limit > 0 {
+		return false, 0
+	}
 	ok, wait := w.take(k, now.UnixNano(), false, true)
 	return !ok, wait
 }
@@ -88,6 +104,7 @@ func (w *Windows[K]) take(k K, now int64, record, respect bool) (bool, time.Dura
 	if r == nil {
 		r = &ring{last: part}
 		s.m[k] = r
+		w.keys.Add(1)
 	}
 	r.counts[part%(slices+1)]++
 	r.total++
@@ -129,6 +146,7 @@ func (w *Windows[K]) sweep(s *wshard[K], part int64) {
 	for k, r := range s.m {
 		if part-r.last > slices {
 			delete(s.m, k)
+			w.keys.Add(-1)
 		}
 	}
 	s.swept = part

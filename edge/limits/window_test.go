@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -8,7 +9,7 @@ import (
 )
 
 func TestWindowsAdmitExactlyTheLimitConcurrently(t *testing.T) {
-	w := NewWindows[string](30, time.Minute)
+	w := NewWindows(30, time.Minute, HashString)
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	var admitted atomic.Int64
 	var wg sync.WaitGroup
@@ -26,7 +27,7 @@ func TestWindowsAdmitExactlyTheLimitConcurrently(t *testing.T) {
 }
 
 func TestWindowsSlideAndNeverShorten(t *testing.T) {
-	w := NewWindows[int](3, time.Minute)
+	w := NewWindows(3, time.Minute, hashInt)
 	t0 := time.Date(2026, 11, 22, 10, 0, 0, 900_000_000, time.UTC) // late in a second: the worst case
 	for i := range 3 {
 		if ok, _ := w.Allow(1, t0.Add(time.Duration(i)*time.Millisecond)); !ok {
@@ -52,7 +53,7 @@ func TestWindowsSlideAndNeverShorten(t *testing.T) {
 }
 
 func TestWindowsFullAndAdd(t *testing.T) {
-	w := NewWindows[string](2, time.Minute)
+	w := NewWindows(2, time.Minute, HashString)
 	now := time.Now()
 	if full, _ := w.Full("a", now); full {
 		t.Fatal("empty window full")
@@ -66,14 +67,14 @@ func TestWindowsFullAndAdd(t *testing.T) {
 	if full, _ := w.Full("a", now.Add(2*time.Minute)); full {
 		t.Fatal("window still full two minutes later")
 	}
-	zero := NewWindows[string](0, time.Minute)
+	zero := NewWindows(0, time.Minute, HashString)
 	if ok, _ := zero.Allow("a", now); ok {
 		t.Fatal("a zero limit admitted a call")
 	}
 }
 
 func TestWindowsForgetIdleKeys(t *testing.T) {
-	w := NewWindows[int](1, time.Minute)
+	w := NewWindows(1, time.Minute, hashInt)
 	now := time.Now()
 	for i := range 1000 {
 		w.Allow(i, now)
@@ -130,3 +131,5 @@ func TestUntilMidnight(t *testing.T) {
 		t.Fatalf("got %v", d)
 	}
 }
+
+func hashInt(seed maphash.Seed, i int) uint64 { return maphash.Comparable(seed, i) }

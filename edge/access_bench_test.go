@@ -1,0 +1,51 @@
+package edge_test
+
+import (
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/limits"
+)
+
+// BenchmarkCachedAnswerAccess is the server's CPU cost of a cached v1
+// answer without limits, with limits and no key, and with a key: the
+// fiber handler called directly, so nothing but the server is measured.
+func BenchmarkCachedAnswerAccess(b *testing.B) {
+	cfg := seeded(b)
+	high := limits.Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
+	open := start(b, cfg, func(c *edge.Config) { c.NoLimits = true })
+	limited := start(b, cfg, withLimits(high, high))
+	for _, h := range []*harness{open, limited} {
+		if err := h.jobs.RunNow("views"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	key, _ := signUpWithKey(b, limited, "bench@example.com")
+	for _, c := range []struct {
+		name   string
+		h      *harness
+		header string
+	}{{"no-limits", open, ""}, {"anonymous", limited, ""}, {"key", limited, "Bearer " + key}} {
+		b.Run(c.name, func(b *testing.B) {
+			handler := c.h.server.App().Handler()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				var ctx fasthttp.RequestCtx
+				for pb.Next() {
+					ctx.Request.Reset()
+					ctx.Response.Reset()
+					ctx.Request.SetRequestURI("/api/v1/categories/chrome")
+					if c.header != "" {
+						ctx.Request.Header.Set("Authorization", c.header)
+					}
+					handler(&ctx)
+					if ctx.Response.StatusCode() != 200 {
+						b.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+					}
+				}
+			})
+		})
+	}
+}

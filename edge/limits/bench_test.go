@@ -1,0 +1,32 @@
+package limits
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// BenchmarkAdmit is the limits' cost of one admitted call, from parallel
+// callers: one key (the worst case: every call takes the same locks) and
+// one anonymous address.
+func BenchmarkAdmit(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.Anonymous = Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
+	cfg.Keyed = cfg.Anonymous
+	for _, sub := range []struct {
+		name string
+		s    Subject
+	}{{"key", Subject{Key: "edge_abcdefgh"}}, {"address", Subject{Addr: netip.MustParseAddr("192.0.2.1")}}} {
+		b.Run(sub.name, func(b *testing.B) {
+			l := New(cfg, nil)
+			l.Usage.totals.Store(&totals{day: dayOf(time.Now()), m: map[Subject]uint64{}, read: time.Now().Add(time.Hour)})
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if d := l.Admit(sub.s, 0, time.Now()); d.Outcome != Admitted {
+						b.Fatal(d.Outcome)
+					}
+				}
+			})
+		})
+	}
+}

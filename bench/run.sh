@@ -44,7 +44,8 @@ case "${1:-foundation}" in
     dataset bench_1m 1000000 365
     bin/edge migrate --ch-database bench_1m >/dev/null
     # Only the views: editions and ranks would share the CPU with the requests.
-    EDGE_FAIR_USE_RATE=0 bin/edge serve --ch-database bench_1m --listen 127.0.0.1:18092 --log-level warn \
+    EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 EDGE_SEARCH_RATE=0 \
+      bin/edge serve --ch-database bench_1m --listen 127.0.0.1:18092 --log-level warn \
       --editions-schedule off --ranks-schedule off --cache-mb 1024 &
     pid=$!
     trap 'kill $pid 2>/dev/null || true' EXIT

@@ -35,6 +35,9 @@ var (
 	descBuild       = prometheus.NewDesc("edge_figures_build_seconds", "Time the published figures took to build.", nil, nil)
 	descDataAge     = prometheus.NewDesc("edge_data_newest_reading_timestamp_seconds", "Time of the newest reading in the published replica.", nil, nil)
 	descEditions    = prometheus.NewDesc("edge_editions", "Weekly editions built.", nil, nil)
+	descKeys        = prometheus.NewDesc("edge_keys_active", "Active API keys held in memory.", nil, nil)
+	descKeysLoaded  = prometheus.NewDesc("edge_keys_loaded_timestamp_seconds", "When the key list was last loaded (0: never).", nil, nil)
+	descUsageRead   = prometheus.NewDesc("edge_usage_read_timestamp_seconds", "When the fleet's daily usage was last read (0: never); v1 answers 503 once it is older than the staleness bound.", nil, nil)
 )
 
 // stateCollector reads the server's sources at scrape time.
@@ -42,12 +45,21 @@ type stateCollector struct{ s *Server }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descJobRuns, descJobFailures, descJobSuccess, descJobDuration, descJobRunning,
-		descGeneration, descListings, descFigures, descBuild, descDataAge, descEditions} {
+		descGeneration, descListings, descFigures, descBuild, descDataAge, descEditions, descKeys, descKeysLoaded, descUsageRead} {
 		ch <- d
 	}
 }
 
 func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
+	stamp := func(t time.Time) float64 {
+		if t.IsZero() {
+			return 0
+		}
+		return float64(t.UnixNano()) / 1e9
+	}
+	ch <- prometheus.MustNewConstMetric(descKeys, prometheus.GaugeValue, float64(c.s.keys.Len()))
+	ch <- prometheus.MustNewConstMetric(descKeysLoaded, prometheus.GaugeValue, stamp(c.s.keys.LoadedAt()))
+	ch <- prometheus.MustNewConstMetric(descUsageRead, prometheus.GaugeValue, stamp(c.s.limits.Usage.ReadAt()))
 	for _, j := range c.s.jobs() {
 		var last float64
 		if !j.LastSuccess.IsZero() {

@@ -388,7 +388,8 @@ func TestMetrics(t *testing.T) {
 	a := get(t, "GET", h.base+"/metrics")
 	body := string(a.body)
 	for _, want := range []string{`edge_job_runs_total{job="views"} 1`, `edge_views_generation 2`,
-		`edge_figures_ready 1`, `edge_listings{store="chrome"}`, `edge_job_failures_total{job="editions"} 0`, "go_goroutines"} {
+		`edge_figures_ready 1`, `edge_listings{store="chrome"}`, `edge_job_failures_total{job="editions"} 0`, "go_goroutines",
+		"edge_keys_active 0", "edge_keys_loaded_timestamp_seconds 1", "edge_usage_read_timestamp_seconds 1"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q", want)
 		}

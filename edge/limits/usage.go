@@ -141,7 +141,9 @@ func (u *Usage) counterOf(s Subject, today int64) *counter {
 
 // Take counts a call for s if s has made fewer than limit calls today and
 // reports the day's count including it. A call refused is not counted.
-func (u *Usage) Take(s Subject, limit uint64) (count uint64, ok bool) { return u.take(s, limit, u.now()) }
+func (u *Usage) Take(s Subject, limit uint64) (count uint64, ok bool) {
+	return u.take(s, limit, u.now())
+}
 
 func (u *Usage) take(s Subject, limit uint64, now time.Time) (count uint64, ok bool) {
 	today := dayOf(now)

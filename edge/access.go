@@ -128,7 +128,12 @@ func (s *Server) identify(c *fiber.Ctx) (Caller, error) {
 // admit applies the caller's limits to one call and sets the RateLimit
 // headers; it returns the problem to answer when the call is refused.
 func (s *Server) admit(c *fiber.Ctx, who Caller) error {
-	d := s.limits.Admit(who.Subject, who.Key.DailyLimit, requestTime(c))
+	return s.apply(c, who, s.limits.Admit(who.Subject, who.Key.DailyLimit, requestTime(c)))
+}
+
+// apply sets the RateLimit headers of d and returns the problem to answer
+// when d refuses the call.
+func (s *Server) apply(c *fiber.Ctx, who Caller, d limits.Decision) error {
 	if d.Outcome == limits.UsageUnknown {
 		return NewProblem(http.StatusServiceUnavailable,
 			"The day's usage cannot be checked for a moment (the usage store is out of reach). Retry in 5 seconds.").RetryAfter(5)
@@ -161,6 +166,9 @@ func (s *Server) admit(c *fiber.Ctx, who Caller) error {
 // limit is the v1 API's middleware: it checks the caller's key and
 // applies the limits before the route runs.
 func (s *Server) limit(c *fiber.Ctx) error {
+	if c.Locals(internalCall) != nil {
+		return c.Next()
+	}
 	who, err := s.identify(c)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron"
@@ -95,6 +96,7 @@ type Server struct {
 	fairuse     *FairUse
 	publicCache string  // Cache-Control of the legacy API
 	openapi     *Answer // the API's OpenAPI description
+	handler     fasthttp.RequestHandler // the app's, for the tool server's internal reads
 	keys        *keys.Registry
 	accounts    *keys.Accounts
 	limits      *limits.Limiter
@@ -151,6 +153,10 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 		log.Error("panic in handler", "method", c.Method(), "path", keys.Redact(c.Path()), "panic", e)
 	}}))
 	s.routes()
+	if err := s.mountTools(Version); err != nil {
+		return nil, err
+	}
+	s.handler = s.app.Handler()
 	return s, nil
 }
 

@@ -115,7 +115,31 @@ func (l *Limiter) at(now time.Time) time.Time {
 // minute's limit, then the day's. dayLimit replaces the policy's PerDay
 // when not 0 (a key's raised limit).
 func (l *Limiter) Admit(s Subject, dayLimit uint64, now time.Time) Decision {
+	return l.decide(s, dayLimit, now, true)
+}
+
+// AdmitMinute decides a request of s against the minute's limit only; the
+// day is left as it is (the tool server counts only tool calls against
+// the day: see CountDay).
+func (l *Limiter) AdmitMinute(s Subject, dayLimit uint64, now time.Time) Decision {
+	return l.decide(s, dayLimit, now, false)
+}
+
+// CountDay counts one call of s against the day, for a request AdmitMinute
+// admitted; the decision is DayFull when the day's limit is used.
+func (l *Limiter) CountDay(s Subject, dayLimit uint64, now time.Time) Decision {
 	now = l.at(now)
+	d := l.decision(s, dayLimit, now)
+	n, ok := l.Usage.take(s, d.Limit, now)
+	d.Remaining = d.Limit - min(d.Limit, n)
+	if !ok {
+		d.Outcome, d.RetryAfter = DayFull, d.Reset
+	}
+	return d
+}
+
+// decision returns the figures of s's headers, before any outcome.
+func (l *Limiter) decision(s Subject, dayLimit uint64, now time.Time) Decision {
 	p := l.cfg.Anonymous
 	if s.Key != "" {
 		p = l.cfg.Keyed
@@ -132,6 +156,12 @@ func (l *Limiter) Admit(s Subject, dayLimit uint64, now time.Time) Decision {
 	default:
 		d.Policy = policy(p.PerMinute, dayLimit)
 	}
+	return d
+}
+
+func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) Decision {
+	now = l.at(now)
+	d := l.decision(s, dayLimit, now)
 	if !l.Usage.fresh(now) {
 		d.Outcome, d.RetryAfter = UsageUnknown, 5*time.Second
 		return d
@@ -142,13 +172,15 @@ func (l *Limiter) Admit(s Subject, dayLimit uint64, now time.Time) Decision {
 	} else {
 		ok, d.RetryAfter = l.anon.Allow(s.Addr, now)
 	}
-	if !ok {
-		d.Outcome = MinuteFull
-		d.Remaining = dayLimit - min(dayLimit, l.Usage.count(s, now))
+	if !ok || !day {
+		if !ok {
+			d.Outcome = MinuteFull
+		}
+		d.Remaining = d.Limit - min(d.Limit, l.Usage.count(s, now))
 		return d
 	}
-	n, ok := l.Usage.take(s, dayLimit, now)
-	d.Remaining = dayLimit - min(dayLimit, n)
+	n, ok := l.Usage.take(s, d.Limit, now)
+	d.Remaining = d.Limit - min(d.Limit, n)
 	if !ok {
 		d.Outcome, d.RetryAfter = DayFull, d.Reset
 	}

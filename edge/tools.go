@@ -1,0 +1,122 @@
+package edge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/cors"
+	"github.com/valyala/fasthttp"
+
+	"github.com/edge-stats/edge/mcp"
+)
+
+// Version is the API's version, as the OpenAPI description and the tool
+// server give it.
+const Version = "1.0.0"
+
+// internalCall marks a v1 request the tool server makes on a caller's
+// behalf: the caller's key and limits were applied to its request to
+// /mcp, so the v1 limits do not apply again. Only the server sets it.
+type internalCallKey struct{}
+
+var internalCall = internalCallKey{}
+
+// mcpHeaders are the request headers browser-based MCP clients may send.
+const mcpHeaders = "Authorization, X-Api-Key, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID"
+
+// mountTools routes /mcp to the tool server, behind CORS, the key check
+// and the limits.
+func (s *Server) mountTools(version string) error {
+	tools, err := mcp.New(version, s.openapi.Body, s.answerInternal, s.log)
+	if err != nil {
+		return err
+	}
+	s.app.Use("/mcp", cors.New(cors.Config{
+		AllowOrigins:  "*",
+		AllowMethods:  "POST, GET, DELETE, OPTIONS",
+		AllowHeaders:  mcpHeaders,
+		ExposeHeaders: "Mcp-Session-Id, WWW-Authenticate, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy",
+		MaxAge:        3600,
+	}))
+	s.app.All("/mcp", s.toolGate, adaptor.HTTPHandler(tools))
+	return nil
+}
+
+// toolGate applies keys and limits to a request to /mcp: every request
+// counts against the caller's minute, and each tools/call in it against
+// the day. GET and DELETE (streams and sessions, which a stateless server
+// has not) answer 405.
+func (s *Server) toolGate(c *fiber.Ctx) error {
+	who, err := s.identify(c)
+	if err != nil {
+		return err
+	}
+	now := requestTime(c)
+	if err := s.apply(c, who, s.limits.AdmitMinute(who.Subject, who.Key.DailyLimit, now)); err != nil {
+		return err
+	}
+	if c.Method() != fiber.MethodPost {
+		c.Set(fiber.HeaderAllow, "POST, OPTIONS")
+		return NewProblem(http.StatusMethodNotAllowed,
+			"The tool server is stateless: it offers no event stream (GET) and no session to end (DELETE). Send JSON-RPC requests with POST.")
+	}
+	for range toolCalls(c.Body()) {
+		if err := s.apply(c, who, s.limits.CountDay(who.Subject, who.Key.DailyLimit, now)); err != nil {
+			return err
+		}
+	}
+	// Some clients accept JSON only; every answer here is JSON.
+	if accept := c.Get(fiber.HeaderAccept); !strings.Contains(accept, "text/event-stream") {
+		c.Request().Header.Set(fiber.HeaderAccept, "application/json, text/event-stream")
+	}
+	return c.Next()
+}
+
+// toolCalls returns the number of tools/call requests in a JSON-RPC body
+// (a message or, before protocol 2025-06-18, a batch).
+func toolCalls(body []byte) int {
+	type message struct {
+		Method string `json:"method"`
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		var batch []message
+		if json.Unmarshal(body, &batch) != nil {
+			return 0
+		}
+		n := 0
+		for _, m := range batch {
+			if m.Method == "tools/call" {
+				n++
+			}
+		}
+		return n
+	}
+	var m message
+	if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" {
+		return 1
+	}
+	return 0
+}
+
+// answerInternal answers a v1 read for the tool server exactly as the REST
+// API would: the request runs through the same routes, validation and
+// answer cache, without the v1 limits (the tool call was counted).
+func (s *Server) answerInternal(ctx context.Context, path string, query url.Values) (int, []byte) {
+	var rc fasthttp.RequestCtx
+	rc.Request.Header.SetMethod(fiber.MethodGet)
+	uri := "/api/v1" + path
+	if len(query) > 0 {
+		uri += "?" + query.Encode()
+	}
+	rc.Request.SetRequestURI(uri)
+	rc.SetUserValue(internalCall, true)
+	s.handler(&rc)
+	return rc.Response.StatusCode(), bytes.Clone(rc.Response.Body())
+}

@@ -94,8 +94,8 @@ type Server struct {
 	metrics     *metrics
 	answers     *answerCache
 	fairuse     *FairUse
-	publicCache string  // Cache-Control of the legacy API
-	openapi     *Answer // the API's OpenAPI description
+	publicCache string                  // Cache-Control of the legacy API
+	openapi     *Answer                 // the API's OpenAPI description
 	handler     fasthttp.RequestHandler // the app's, for the tool server's internal reads
 	keys        *keys.Registry
 	accounts    *keys.Accounts

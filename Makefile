@@ -19,7 +19,8 @@ build:
 
 # deps installs what the project needs on a fresh Debian machine: the
 # ClickHouse server package (for `make run` and the integration tests),
-# Varnish (for the CDN test) and the Go modules.
+# Varnish (for the CDN test), Node.js 20+ with the pinned MCP clients (for
+# the tool server's tests) and the Go modules.
 deps:
 	deploy/deps.sh
 	$(GO) mod download
@@ -48,7 +49,7 @@ vet:
 # test is everything CI runs: formatting, vet, and every test with the race
 # detector, against real ClickHouse servers the tests start themselves.
 test: deps fmt-check vet
-	CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m ./...
+	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m ./...
 	GOEXPERIMENT= $(GO) test -count=1 -run 'Text|Needle|Legacy|List' ./views # the portable text scan
 
 bench:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs on a fresh Debian machine, from Debian's
 # packages, only when missing: a ClickHouse server (the integration tests
-# start their own) and Varnish (the CDN test puts it in front of the edge).
+# start their own), Varnish (the CDN test puts it in front of the edge),
+# and Node.js 20+ with the pinned MCP clients (deploy/node.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -17,3 +18,5 @@ if ! command -v varnishd >/dev/null 2>&1 && [ ! -x /usr/sbin/varnishd ]; then
   # The package starts a system varnish on port 6081; the tests start their own.
   $sudo systemctl disable --now varnish >/dev/null 2>&1 || true
 fi
+
+"$root/deploy/node.sh" >/dev/null

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -369,4 +372,122 @@ func TestReviewTextStaysData(t *testing.T) {
 		}
 	}
 	_ = edge.Version
+}
+
+// nodeDir returns the directory of a Node.js 20+ with the pinned MCP
+// clients installed: make test passes it; otherwise deploy/node.sh
+// provides it.
+func nodeDir(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("EDGE_TEST_NODE_DIR"); d != "" {
+		return d
+	}
+	out, err := exec.Command("../deploy/node.sh").Output()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("deploy/node.sh: %v", err)
+		}
+		t.Skipf("no Node.js for the TypeScript clients (run deploy/node.sh): %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestToolServerWithTheTypeScriptClients runs the TypeScript SDK v1 client
+// (protocol 2025-11-25) and the v2 client pinned to 2026-07-28, from
+// mcp/testdata/clients: each lists the nine tools and calls every one, and
+// each result must equal the REST answer to the same question.
+func TestToolServerWithTheTypeScriptClients(t *testing.T) {
+	dir := nodeDir(t)
+	cfg := seeded(t)
+	h := start(t, cfg)
+	for _, job := range []string{"views", "editions"} {
+		if err := h.jobs.RunNow(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := h.state.Load()
+	var firefox views.Listing
+	for _, l := range st.Replica.OfStore(views.Firefox) {
+		if l.Live() && len([]rune(strings.TrimSpace(l.Name))) >= 2 {
+			firefox = l
+			break
+		}
+	}
+	cases := toolCases(st, st.Figures.Topics()[0].Slug, st.Figures.Categories(views.Chrome)[0].Name, firefox)
+	type call struct {
+		Tool string         `json:"tool"`
+		Args map[string]any `json:"args"`
+	}
+	var calls []call
+	for _, c := range cases {
+		calls = append(calls, call{c.tool, c.args})
+	}
+	calls = append(calls, call{"get_listing", map[string]any{"store": "safari", "id": "x"}}, call{"no_such_tool", nil})
+	casesFile := filepath.Join(t.TempDir(), "cases.json")
+	b, _ := json.Marshal(calls)
+	if err := os.WriteFile(casesFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := signUpWithKey(t, h, "ts@example.com")
+	badStore := problem(t, get(t, "GET", h.base+"/api/v1/listings/safari/x"), 404)
+
+	for _, client := range []struct{ name, protocol, key string }{{"v1", "2025-11-25", ""}, {"v2", "2026-07-28", key}} {
+		t.Run(client.name, func(t *testing.T) {
+			args := []string{"run.mjs", client.name, h.base + "/mcp", casesFile}
+			if client.key != "" {
+				args = append(args, client.key)
+			}
+			cmd := exec.Command(filepath.Join(dir, "node"), args...)
+			cmd.Dir = "../mcp/testdata/clients"
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("node %v: %v\n%s", args, err, stderr.String())
+			}
+			var got struct {
+				ProtocolVersion string
+				Tools           []struct{ Name string }
+				Results         []struct {
+					Content []struct {
+						Type, Text string
+					}
+					StructuredContent any
+					IsError           bool
+					ProtocolError     string
+				}
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("client output: %v: %.300s", err, out)
+			}
+			if got.ProtocolVersion != client.protocol {
+				t.Errorf("protocol %q, want %q", got.ProtocolVersion, client.protocol)
+			}
+			var names []string
+			for _, tool := range got.Tools {
+				names = append(names, tool.Name)
+			}
+			if !slices.Equal(sorted(names), sorted(mcp.ToolNames())) || len(names) != 9 {
+				t.Fatalf("tools %v", names)
+			}
+			for i, c := range cases {
+				r := got.Results[i]
+				rest := getOK[any](t, h.base+"/api/v1"+c.rest)
+				var text any
+				if r.IsError || r.ProtocolError != "" || len(r.Content) != 1 || json.Unmarshal([]byte(r.Content[0].Text), &text) != nil {
+					t.Fatalf("%s %v: %+v", c.tool, c.args, r)
+				}
+				if !jsonEqual(text, rest) || !jsonEqual(r.StructuredContent, rest) {
+					t.Errorf("%s %v differs from GET %s", c.tool, c.args, c.rest)
+				}
+			}
+			bad, unknown := got.Results[len(cases)], got.Results[len(cases)+1]
+			if !bad.IsError || len(bad.Content) != 1 || bad.Content[0].Text != badStore {
+				t.Errorf("bad argument: %+v, want the REST detail %q", bad, badStore)
+			}
+			if unknown.ProtocolError == "" || !strings.Contains(unknown.ProtocolError, "no_such_tool") {
+				t.Errorf("unknown tool: %+v, want a protocol error", unknown)
+			}
+		})
+	}
 }

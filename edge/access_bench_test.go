@@ -49,3 +49,44 @@ func BenchmarkCachedAnswerAccess(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkToolCall compares a tools/call of a cached read with the REST
+// answer to the same read, the fiber handler called directly.
+func BenchmarkToolCall(b *testing.B) {
+	cfg := seeded(b)
+	high := limits.Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
+	h := start(b, cfg, withLimits(high, high))
+	if err := h.jobs.RunNow("views"); err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"store_stats","arguments":{"store":"chrome"}}}`)
+	for _, c := range []struct {
+		name, method, uri string
+		body              []byte
+	}{{"rest", "GET", "/api/v1/stores/chrome/stats", nil}, {"tools-call", "POST", "/mcp", body}} {
+		b.Run(c.name, func(b *testing.B) {
+			handler := h.server.App().Handler()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				var req fasthttp.Request
+				req.Header.SetMethod(c.method)
+				req.SetRequestURI(c.uri)
+				if c.body != nil {
+					req.Header.SetContentType("application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+					req.SetBody(c.body)
+				}
+				var ctx fasthttp.RequestCtx
+				for pb.Next() {
+					ctx.Response.Reset()
+					ctx.Init(&req, nil, nil) // a context with a (fake) server, as a served request has
+					handler(&ctx)
+					if ctx.Response.StatusCode() != 200 {
+						b.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+					}
+				}
+			})
+		})
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/mcp"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -40,6 +41,7 @@ type Config struct {
 	SearchMaxRows   uint64        // rows a review search may read in ClickHouse (0: no bound)
 	Limits          limits.Config // the v1 API's limits and search pool
 	NoLimits        bool          // serve v1 without keys and limits (an internal edge behind a gateway that applies them; benchmarks)
+	SDKOnlyTools    bool          // answer every /mcp request through the MCP SDK, without the fast tools/call path (for comparison)
 	KeysEvery       time.Duration // how often the key list is reloaded from ClickHouse
 	UsageEvery      time.Duration // how often the day's usage is flushed to ClickHouse and the fleet's totals read back
 	SignInFailures  int           // failed sign-ins an e-mail address or client address may make in SignInWindow
@@ -98,6 +100,7 @@ type Server struct {
 	openapi     *Answer                 // the API's OpenAPI description
 	handler     fasthttp.RequestHandler // the app's, for the tool server's internal reads
 	keys        *keys.Registry
+	tools       *mcp.Server
 	accounts    *keys.Accounts
 	limits      *limits.Limiter
 	signIns     *signInGuard

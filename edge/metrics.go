@@ -18,9 +18,10 @@ import (
 // runs, failures, last success and duration, the published state's
 // generation and size, and the Go runtime.
 type metrics struct {
-	reg      *prometheus.Registry
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
+	reg       *prometheus.Registry
+	requests  *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	toolCalls *prometheus.CounterVec
 }
 
 var (
@@ -106,9 +107,11 @@ func newMetrics(s *Server) *metrics {
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "edge_http_request_duration_seconds",
 			Help:    "Time to answer, by route.",
 			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}}, []string{"route"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_tool_calls_total",
+			Help: "tools/call requests to /mcp, by the path that answered them: fast (edge's own) or sdk."}, []string{"path"}),
 	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		stateCollector{s}, s.answers.hits, s.answers.misses, m.requests, m.latency)
+		stateCollector{s}, s.answers.hits, s.answers.misses, m.requests, m.latency, m.toolCalls)
 	return m
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
@@ -33,10 +34,11 @@ const mcpHeaders = "Authorization, X-Api-Key, Content-Type, Accept, Mcp-Protocol
 // mountTools routes /mcp to the tool server, behind CORS, the key check
 // and the limits.
 func (s *Server) mountTools(version string) error {
-	tools, err := mcp.New(version, s.openapi.Body, s.answerInternal, s.log)
+	tools, err := mcp.New(version, s.openapi.Body, s.answerInternal, s.viewGeneration, s.log)
 	if err != nil {
 		return err
 	}
+	s.tools = tools
 	s.app.Use("/mcp", cors.New(cors.Config{
 		AllowOrigins:  "*",
 		AllowMethods:  "POST, GET, DELETE, OPTIONS",
@@ -66,10 +68,26 @@ func (s *Server) toolGate(c *fiber.Ctx) error {
 		return NewProblem(http.StatusMethodNotAllowed,
 			"The tool server is stateless: it offers no event stream (GET) and no session to end (DELETE). Send JSON-RPC requests with POST.")
 	}
-	for range toolCalls(c.Body()) {
+	// A plain tools/call is answered here (see mcp.FastCall); anything else
+	// by the SDK.
+	var call *mcp.Call
+	if !s.cfg.SDKOnlyTools && strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) {
+		call, _ = s.tools.ParseCall(c.Body(), func(k string) string { return c.Get(k) })
+	}
+	calls := 1
+	if call == nil {
+		calls = toolCalls(c.Body())
+		s.metrics.toolCalls.WithLabelValues("sdk").Add(float64(calls))
+	}
+	for range calls {
 		if err := s.apply(c, who, s.limits.CountDay(who.Subject, who.Key.DailyLimit, now)); err != nil {
 			return err
 		}
+	}
+	if call != nil {
+		s.metrics.toolCalls.WithLabelValues("fast").Inc()
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(s.tools.FastCall(c.UserContext(), call))
 	}
 	// Some clients accept JSON only; every answer here is JSON.
 	if accept := c.Get(fiber.HeaderAccept); !strings.Contains(accept, "text/event-stream") {
@@ -108,15 +126,40 @@ func toolCalls(body []byte) int {
 // answerInternal answers a v1 read for the tool server exactly as the REST
 // API would: the request runs through the same routes, validation and
 // answer cache, without the v1 limits (the tool call was counted).
-func (s *Server) answerInternal(ctx context.Context, path string, query url.Values) (int, []byte) {
-	var rc fasthttp.RequestCtx
-	rc.Request.Header.SetMethod(fiber.MethodGet)
+func (s *Server) answerInternal(ctx context.Context, path string, query url.Values) (int, []byte, bool) {
+	rc := internalCtxs.Get().(*fasthttp.RequestCtx)
+	defer internalCtxs.Put(rc)
+	req := &rc.Request
+	req.Reset()
+	rc.Response.Reset()
+	req.Header.SetMethod(fiber.MethodGet)
 	uri := "/api/v1" + path
 	if len(query) > 0 {
 		uri += "?" + query.Encode()
 	}
-	rc.Request.SetRequestURI(uri)
+	req.SetRequestURI(uri)
+	rc.Init2(nil, discardLogger{}, false) // a context as a served request has: a (fake) server and connection
+	rc.ResetUserValues()
 	rc.SetUserValue(internalCall, true)
-	s.handler(&rc)
-	return rc.Response.StatusCode(), bytes.Clone(rc.Response.Body())
+	s.handler(rc)
+	cacheable := !bytes.Contains(rc.Response.Header.Peek(fiber.HeaderCacheControl), []byte("no-store"))
+	return rc.Response.StatusCode(), bytes.Clone(rc.Response.Body()), cacheable
 }
+
+// viewGeneration names the published views: the replica's generation,
+// which every rebuild of figures, charts and read-through caches follows.
+func (s *Server) viewGeneration() uint64 {
+	if st := s.state.Load(); st != nil {
+		return st.Replica.Info().Generation
+	}
+	return 0
+}
+
+// discardLogger drops fasthttp's log lines of internal reads (the server's
+// own problems are logged by the app).
+type discardLogger struct{}
+
+func (discardLogger) Printf(string, ...any) {}
+
+// internalCtxs are request contexts for the tool server's reads.
+var internalCtxs = sync.Pool{New: func() any { return new(fasthttp.RequestCtx) }}

@@ -437,6 +437,7 @@ func TestToolServerWithTheTypeScriptClients(t *testing.T) {
 			if client.key != "" {
 				args = append(args, client.key)
 			}
+			fastBefore := toolCallCount(t, h, "fast")
 			cmd := exec.Command(filepath.Join(dir, "node"), args...)
 			cmd.Dir = "../mcp/testdata/clients"
 			var stderr strings.Builder
@@ -488,6 +489,92 @@ func TestToolServerWithTheTypeScriptClients(t *testing.T) {
 			if unknown.ProtocolError == "" || !strings.Contains(unknown.ProtocolError, "no_such_tool") {
 				t.Errorf("unknown tool: %+v, want a protocol error", unknown)
 			}
+			// Every call of a known tool took the edge's fast path.
+			if n := toolCallCount(t, h, "fast") - fastBefore; n != len(cases)+1 {
+				t.Errorf("%d calls took the fast path, want %d", n, len(cases)+1)
+			}
 		})
+	}
+}
+
+// toolCallCount reads edge_tool_calls_total{path} from /metrics.
+func toolCallCount(t *testing.T, h *harness, path string) int {
+	t.Helper()
+	for line := range strings.SplitSeq(string(get(t, "GET", h.base+"/metrics").body), "\n") {
+		if v, ok := strings.CutPrefix(line, `edge_tool_calls_total{path="`+path+`"} `); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
+}
+
+// TestFastToolCallsAnswerAsTheSDK: the edge's own tools/call path gives
+// exactly the response the SDK gives, in both protocol eras, for results
+// and for tool errors, and falls back to the SDK for what it does not
+// answer.
+func TestFastToolCallsAnswerAsTheSDK(t *testing.T) {
+	cfg := seeded(t)
+	fast := start(t, cfg)
+	sdkOnly := start(t, cfg, func(c *edge.Config) { c.SDKOnlyTools = true })
+	for _, h := range []*harness{fast, sdkOnly} {
+		if err := h.jobs.RunNow("views"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	modernMeta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	modernHeaders := func(name string) map[string]string {
+		return map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}
+	}
+	cases := []struct {
+		name   string
+		hdr    map[string]string
+		body   string
+		isFast bool
+	}{
+		{"legacy result", map[string]string{"Mcp-Protocol-Version": "2025-11-25"},
+			`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"store_stats","arguments":{"store":"chrome"}}}`, true},
+		{"legacy, no version header, string id", nil,
+			`{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"list_tags"}}`, true},
+		{"legacy tool error", map[string]string{"Mcp-Protocol-Version": "2025-06-18"},
+			`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"search_listings","arguments":{"limit":0,"q":"a\"b"}}}`, true},
+		{"modern result", modernHeaders("top_charts"),
+			`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"top_charts","arguments":{"store":"edge"},` + modernMeta + `}}`, true},
+		{"modern tool error", modernHeaders("get_listing"),
+			`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"get_listing","arguments":{"store":"safari","id":"x"},` + modernMeta + `}}`, true},
+		{"modern without capabilities: the SDK judges", modernHeaders("list_tags"),
+			`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"list_tags","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false},
+		{"unknown tool: the SDK judges", nil,
+			`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"nope"}}`, false},
+		{"arguments not an object: the SDK judges", nil,
+			`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"list_tags","arguments":[1]}}`, false},
+	}
+	for _, c := range cases {
+		before := toolCallCount(t, fast, "fast")
+		a, b := rpc(t, fast, c.hdr, c.body), rpc(t, sdkOnly, c.hdr, c.body)
+		var va, vb any
+		if a.status != b.status || json.Unmarshal(a.body, &va) != nil || json.Unmarshal(b.body, &vb) != nil || !jsonEqual(va, vb) {
+			t.Errorf("%s:\nfast %d %s\nsdk  %d %s", c.name, a.status, a.body, b.status, b.body)
+		}
+		if used := toolCallCount(t, fast, "fast") - before; used != map[bool]int{true: 1, false: 0}[c.isFast] {
+			t.Errorf("%s: fast path used %d times", c.name, used)
+		}
+	}
+	// A repeated call is answered from the kept result, identically.
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"store_stats","arguments":{"store":"apple"}}}`
+	first, again := rpc(t, fast, nil, body), rpc(t, fast, nil, body)
+	if string(first.body) != string(again.body) {
+		t.Fatal("a repeated call answered differently")
+	}
+	// A new view generation is read anew.
+	if err := fast.jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	var after struct {
+		Result struct{ StructuredContent any }
+	}
+	json.Unmarshal(rpc(t, fast, nil, body).body, &after)
+	if !jsonEqual(after.Result.StructuredContent, getOK[any](t, fast.base+"/api/v1/stores/apple/stats")) {
+		t.Fatal("after a rebuild the tool answers differently from the REST API")
 	}
 }

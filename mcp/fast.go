@@ -3,10 +3,11 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"hash/maphash"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/segmentio/encoding/json"
 )
 
 // The SDK serves every request with a session of its own, built from the
@@ -22,16 +23,24 @@ var legacyVersions = map[string]bool{"": true, "2025-03-26": true, "2025-06-18":
 
 const modernVersion = "2026-07-28"
 
-// callRequest is a tools/call as FastCall reads it.
+// callRequest is a tools/call as ParseCall reads it.
 type callRequest struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
 	Params  *struct {
-		Name      string                     `json:"name"`
-		Arguments json.RawMessage            `json:"arguments"`
-		Meta      map[string]json.RawMessage `json:"_meta"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      *requestMeta    `json:"_meta"`
 	} `json:"params"`
+}
+
+// requestMeta is the _meta of a request of protocol 2026-07-28 (the members
+// ParseCall looks at).
+type requestMeta struct {
+	ProtocolVersion json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientInfo      json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+	Capabilities    json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 }
 
 // Call is a plain tools/call of one of the tools, as FastCall answers it.
@@ -44,7 +53,8 @@ type Call struct {
 
 // ParseCall reads body, a JSON-RPC message to /mcp, and returns it when it
 // is a plain tools/call of one of the tools that FastCall answers; header
-// reads the request's headers. Anything else is false, for the SDK.
+// reads the request's headers. Anything else is false, for the SDK. It
+// decodes with segmentio/encoding/json, as the SDK does.
 func (s *Server) ParseCall(body []byte, header func(string) string) (*Call, bool) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
@@ -181,30 +191,29 @@ func validID(id json.RawMessage) bool {
 // era tells a request of the 2025 protocols from one of 2026-07-28 (which
 // carries its version and capabilities in _meta and names itself in
 // headers), and refuses whatever the SDK should judge.
-func era(meta map[string]json.RawMessage, header func(string) string, name string) (modern, ok bool) {
+func era(meta *requestMeta, header func(string) string, name string) (modern, ok bool) {
 	versionHeader := header("Mcp-Protocol-Version")
-	raw, has := meta["io.modelcontextprotocol/protocolVersion"]
-	if !has {
+	if meta == nil || meta.ProtocolVersion == nil {
 		return false, legacyVersions[versionHeader]
 	}
 	var v string
-	if json.Unmarshal(raw, &v) != nil {
+	if json.Unmarshal(meta.ProtocolVersion, &v) != nil {
 		return false, false
 	}
 	if v < modernVersion {
 		return false, legacyVersions[versionHeader]
 	}
-	caps := bytes.TrimSpace(meta["io.modelcontextprotocol/clientCapabilities"])
+	caps := bytes.TrimSpace(meta.Capabilities)
 	if v != modernVersion || versionHeader != modernVersion || len(caps) == 0 || caps[0] != '{' ||
 		header("Mcp-Method") != "tools/call" || header("Mcp-Name") != name {
 		return false, false
 	}
-	if info, has := meta["io.modelcontextprotocol/clientInfo"]; has {
+	if meta.ClientInfo != nil {
 		var impl struct {
 			Name    string `json:"name"`
 			Version string `json:"version"`
 		}
-		if json.Unmarshal(info, &impl) != nil {
+		if json.Unmarshal(meta.ClientInfo, &impl) != nil {
 			return false, false
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // Answerer answers a v1 read as the REST API does: path is under /api/v1
@@ -96,7 +97,7 @@ func ToolNames() []string {
 func (t *tool) call(ctx context.Context, answer Answerer, raw json.RawMessage) (body []byte, detail string, cacheable bool) {
 	a := args{}
 	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &a); err != nil {
+		if err := segjson.Unmarshal(raw, &a); err != nil {
 			return nil, "arguments: not a JSON object; pass the arguments as an object.", false
 		}
 	}

@@ -578,3 +578,43 @@ func TestFastToolCallsAnswerAsTheSDK(t *testing.T) {
 		t.Fatal("after a rebuild the tool answers differently from the REST API")
 	}
 }
+
+// TestToolServerMinuteAndSearchPool: every request to /mcp counts against
+// the minute, tools/list included, and search tools take the search pool.
+func TestToolServerMinuteAndSearchPool(t *testing.T) {
+	cfg := seeded(t)
+	h := start(t, cfg, withLimits(limits.Policy{PerMinute: 4, PerDay: 100}, limits.Policy{PerMinute: 4, PerDay: 100}),
+		func(c *edge.Config) { c.Limits.SearchSlots, c.Limits.SearchRate = 1, 0.0001 })
+	if err := h.jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	search := func(q string) answer {
+		return rpc(t, h, nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_listings","arguments":{"q":"`+q+`"}}}`)
+	}
+	if a := search("ab"); a.status != 200 || strings.Contains(string(a.body), `"isError":true`) {
+		t.Fatalf("first search: %d %s", a.status, a.body)
+	}
+	// The pool's one burst is used: the next search is a tool error with the REST detail.
+	a := search("cd")
+	rest := problem(t, get(t, "GET", h.base+"/api/v1/listings?q=ef"), http.StatusTooManyRequests)
+	var res struct {
+		Result struct {
+			IsError bool
+			Content []struct{ Text string }
+		}
+	}
+	if json.Unmarshal(a.body, &res) != nil || !res.Result.IsError || res.Result.Content[0].Text != rest {
+		t.Fatalf("search with the pool full: %s, want the detail %q", a.body, rest)
+	}
+	// Three requests so far (two tool calls and the REST one); a tools/list
+	// fills the minute.
+	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
+	if a := rpc(t, h, nil, list); a.status != 200 {
+		t.Fatalf("tools/list: %d", a.status)
+	}
+	a = rpc(t, h, nil, list)
+	problem(t, a, http.StatusTooManyRequests)
+	if a.header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After past the minute")
+	}
+}

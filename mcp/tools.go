@@ -126,9 +126,10 @@ var tools = []tool{
 		required: []string{"store"},
 		output:   "Chart",
 		request: func(a args) (string, url.Values) {
+			path := "/charts/" + a.path("store")
 			q := a.query()
 			q.Set("chart", "climbers")
-			return "/charts/" + a.path("store"), q
+			return path, q
 		},
 	},
 	{

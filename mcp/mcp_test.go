@@ -1,0 +1,150 @@
+package mcp
+
+import (
+	stdjson "encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestAppendStringIsJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", `quo"te`, `back\slash`, "new\nline\ttab\r", "\x00\x01\x1f", "ünïcødé ✓ 日本",
+		"\u2028\u2029", "bad \xff utf8", `{"a":[1,"b"]}`, "</script><&>"} {
+		var got string
+		if err := stdjson.Unmarshal(appendString(nil, s), &got); err != nil {
+			t.Errorf("%q: %s is not a JSON string: %v", s, appendString(nil, s), err)
+			continue
+		}
+		want := strings.ToValidUTF8(s, "\ufffd")
+		if got != want {
+			t.Errorf("%q round-trips as %q", s, got)
+		}
+	}
+}
+
+func TestValidID(t *testing.T) {
+	for id, ok := range map[string]bool{`1`: true, `-3`: true, `"a"`: true, `1.5`: true, ``: false, `null`: false, `{}`: false, `"x`: false, `true`: false} {
+		if validID(stdjson.RawMessage(id)) != ok {
+			t.Errorf("validID(%s) != %v", id, ok)
+		}
+	}
+}
+
+func TestEra(t *testing.T) {
+	v := func(s string) stdjson.RawMessage { return stdjson.RawMessage(`"` + s + `"`) }
+	modern := &requestMeta{ProtocolVersion: v("2026-07-28"), Capabilities: stdjson.RawMessage(`{}`)}
+	headers := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	modernHeaders := headers("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "list_tags")
+	for _, c := range []struct {
+		name       string
+		meta       *requestMeta
+		header     func(string) string
+		modern, ok bool
+	}{
+		{"no meta, no header", nil, headers(), false, true},
+		{"2025 header", nil, headers("Mcp-Protocol-Version", "2025-06-18"), false, true},
+		{"unknown header", nil, headers("Mcp-Protocol-Version", "2024-01-01"), false, false},
+		{"modern", modern, modernHeaders, true, true},
+		{"modern without Mcp-Name", modern, headers("Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call"), false, false},
+		{"modern without capabilities", &requestMeta{ProtocolVersion: v("2026-07-28")}, modernHeaders, false, false},
+		{"a future version", &requestMeta{ProtocolVersion: v("2027-01-01"), Capabilities: stdjson.RawMessage(`{}`)}, modernHeaders, false, false},
+		{"old version in meta", &requestMeta{ProtocolVersion: v("2025-11-25")}, headers("Mcp-Protocol-Version", "2025-11-25"), false, true},
+	} {
+		modern, ok := era(c.meta, c.header, "list_tags")
+		if modern != c.modern || ok != c.ok {
+			t.Errorf("%s: modern %v ok %v, want %v %v", c.name, modern, ok, c.modern, c.ok)
+		}
+	}
+}
+
+func byToolName(name string) *tool {
+	for i := range tools {
+		if tools[i].name == name {
+			return &tools[i]
+		}
+	}
+	return nil
+}
+
+func TestToolRequests(t *testing.T) {
+	for _, c := range []struct {
+		tool string
+		args args
+		want string
+	}{
+		{"search_listings", args{"store": "edge", "limit": 5.0}, "/listings?limit=5&store=edge"},
+		{"get_listing", args{"store": "firefox", "id": "a/../b"}, "/listings/firefox/a%2F..%2Fb?"},
+		{"get_listing_history", args{"store": "apple", "id": "1", "days": 7.0}, "/listings/apple/1/history?days=7"},
+		{"climbers", args{"store": "chrome"}, "/charts/chrome?chart=climbers"},
+		{"climbers", args{"store": "chrome", "category": "Tools"}, "/charts/chrome?category=Tools&chart=climbers"},
+		{"search_reviews", args{"q": "crash", "stars": "all"}, "/reviews/search?q=crash&stars=all"},
+		{"search_reviews", args{"store": "firefox", "id": "x", "q": "crash"}, "/listings/firefox/x/reviews?q=crash"},
+		{"tag_listings", args{"slug": "ad-blocker", "store": "edge"}, "/tags/ad-blocker/edge?"},
+	} {
+		tl := byToolName(c.tool)
+		if err := tl.check(c.args); err != nil {
+			t.Errorf("%s %v: %v", c.tool, c.args, err)
+			continue
+		}
+		path, q := tl.request(c.args)
+		if got := path + "?" + q.Encode(); got != c.want {
+			t.Errorf("%s: %s, want %s", c.tool, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		tool string
+		args args
+		want string
+	}{
+		{"get_listing", args{"store": "edge"}, "id: required"},
+		{"get_listing", args{"store": "edge", "id": "x", "colour": "red"}, "colour: not an argument of get_listing; use id, store."},
+		{"list_tags", args{"x": 1.0}, "x: list_tags takes no arguments."},
+		{"search_reviews", args{"id": "x"}, "store: required with id"},
+		{"search_reviews", args{"store": "edge"}, "q: required without id"},
+	} {
+		err := byToolName(c.tool).check(c.args)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s %v: %v, want %q", c.tool, c.args, err, c.want)
+		}
+	}
+}
+
+func TestOutputSchemas(t *testing.T) {
+	openapi := []byte(`{"components":{"schemas":{"A":{"type":"object","properties":{"b":{"$ref":"#/components/schemas/B"}}},"B":{"type":"string"}}}}`)
+	defs, err := schemaDefs(openapi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := outputSchema(defs, "A")
+	if err != nil || s["type"] != "object" || s["$defs"] == nil {
+		t.Fatalf("%v %v", s, err)
+	}
+	b, _ := stdjson.Marshal(s)
+	if !strings.Contains(string(b), `"$ref":"#/$defs/B"`) || strings.Contains(string(b), "components") {
+		t.Fatalf("references not rewritten: %s", b)
+	}
+	if s, err := outputSchema(defs, "A|B"); err != nil || s["oneOf"] == nil || s["type"] != "object" {
+		t.Fatalf("either: %v %v", s, err)
+	}
+	if _, err := outputSchema(defs, "C"); err == nil {
+		t.Fatal("an unknown schema was accepted")
+	}
+	if _, err := schemaDefs([]byte(`{}`)); err == nil {
+		t.Fatal("a description without schemas was accepted")
+	}
+	for _, tl := range tools {
+		if len(tl.description) < 40 || tl.output == "" {
+			t.Errorf("tool %s lacks a description or output", tl.name)
+		}
+		for name, arg := range tl.args {
+			if arg["description"] == "" || arg["type"] == nil {
+				t.Errorf("tool %s argument %s lacks a type or description", tl.name, name)
+			}
+		}
+	}
+}

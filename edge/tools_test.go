@@ -59,7 +59,7 @@ type toolCase struct {
 	rest string // the same question as a v1 path and query
 }
 
-func toolCases(st *views.State, tag, category string, firefox views.Listing) []toolCase {
+func toolCases(tag, category string, firefox views.Listing) []toolCase {
 	return []toolCase{
 		{"search_listings", map[string]any{"store": "firefox", "sort": "rating", "limit": 5}, "/listings?store=firefox&sort=rating&limit=5"},
 		{"search_listings", map[string]any{"q": prefix2(firefox.Name)}, "/listings?q=" + url.QueryEscape(prefix2(firefox.Name))},
@@ -76,9 +76,12 @@ func toolCases(st *views.State, tag, category string, firefox views.Listing) []t
 	}
 }
 
-func TestToolServerWithTheGoSDKClient(t *testing.T) {
-	cfg := seeded(t)
-	h := start(t, cfg)
+// toolFixture starts an edge on a seeded database with its views built,
+// and returns it with the questions every client asks and the firefox
+// listing they ask about.
+func toolFixture(t *testing.T) (*harness, []toolCase, views.Listing) {
+	t.Helper()
+	h := start(t, seeded(t))
 	for _, job := range []string{"views", "editions"} {
 		if err := h.jobs.RunNow(job); err != nil {
 			t.Fatal(err)
@@ -92,8 +95,11 @@ func TestToolServerWithTheGoSDKClient(t *testing.T) {
 			break
 		}
 	}
-	tag := st.Figures.Topics()[0].Slug
-	category := st.Figures.Categories(views.Chrome)[0].Name
+	return h, toolCases(st.Figures.Topics()[0].Slug, st.Figures.Categories(views.Chrome)[0].Name, firefox), firefox
+}
+
+func TestToolServerWithTheGoSDKClient(t *testing.T) {
+	h, cases, firefox := toolFixture(t)
 	cs := connectTools(t, h, nil)
 	ctx := context.Background()
 
@@ -129,7 +135,7 @@ func TestToolServerWithTheGoSDKClient(t *testing.T) {
 
 	// Every tool answers what the REST API answers for the same question.
 	called := map[string]bool{}
-	for _, c := range toolCases(st, tag, category, firefox) {
+	for _, c := range cases {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
 		if err != nil {
 			t.Fatalf("%s %v: %v", c.tool, c.args, err)
@@ -398,22 +404,7 @@ func nodeDir(t *testing.T) string {
 // each result must equal the REST answer to the same question.
 func TestToolServerWithTheTypeScriptClients(t *testing.T) {
 	dir := nodeDir(t)
-	cfg := seeded(t)
-	h := start(t, cfg)
-	for _, job := range []string{"views", "editions"} {
-		if err := h.jobs.RunNow(job); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st := h.state.Load()
-	var firefox views.Listing
-	for _, l := range st.Replica.OfStore(views.Firefox) {
-		if l.Live() && len([]rune(strings.TrimSpace(l.Name))) >= 2 {
-			firefox = l
-			break
-		}
-	}
-	cases := toolCases(st, st.Figures.Topics()[0].Slug, st.Figures.Categories(views.Chrome)[0].Name, firefox)
+	h, cases, _ := toolFixture(t)
 	type call struct {
 		Tool string         `json:"tool"`
 		Args map[string]any `json:"args"`

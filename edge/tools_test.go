@@ -251,6 +251,12 @@ func TestToolServerHTTPRules(t *testing.T) {
 	if a := rpc(t, h, map[string]string{"Mcp-Protocol-Version": "2025-06-18"}, `{"jsonrpc":"2.0","id":3,"method":"ping"}`); a.status != 200 || !strings.Contains(string(a.body), `"result":{}`) {
 		t.Fatalf("ping: %d %s", a.status, a.body)
 	}
+	// 2026-07-28 has no handshake: server/discover says what the server speaks.
+	if a := rpc(t, h, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"},
+		`{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`); a.status != 200 || !strings.Contains(string(a.body), `"2026-07-28"`) ||
+		!strings.Contains(string(a.body), `"tools"`) {
+		t.Fatalf("server/discover: %d %s", a.status, a.body)
+	}
 
 	// tools/list does not use the day; tools/call does.
 	before := remaining(rpc(t, h, nil, list))

@@ -87,7 +87,13 @@ func (s *fileStream) WriteTo(w io.Writer) (int64, error) {
 		return int64(n), err
 	}
 	// Corked, the headers wait for the body: the client gets whole
-	// segments, not a small one for the headers and then the body.
+	// segments, not a small one for the headers and then the body (as
+	// nginx's tcp_nopush does).
+	cork := func(on int) {
+		s.conn.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_CORK, on) })
+	}
+	cork(1)
+	defer cork(0)
 	if err := bw.Flush(); err != nil {
 		return 0, err
 	}

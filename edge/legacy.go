@@ -185,86 +185,88 @@ func parseLegacy(c *fiber.Ctx, paging bool) (*views.LegacyQuery, error) {
 // legacyKey is the canonical form of a parsed query: equal keys mean equal
 // answers within one generation.
 func legacyCacheKey(kind string, gen uint64, q *views.LegacyQuery) string {
-	var b strings.Builder
-	b.WriteString(kind)
-	b.WriteByte(':')
-	b.WriteString(strconv.FormatUint(gen, 10))
-	add := func(name string, v any) {
-		b.WriteByte('&')
-		b.WriteString(name)
-		b.WriteByte('=')
-		switch x := v.(type) {
-		case *views.Store:
-			if x != nil {
-				b.WriteString(strconv.Itoa(int(*x)))
-			}
-		case *views.Kind:
-			if x != nil {
-				b.WriteString(strconv.Itoa(int(*x)))
-			}
-		case *string:
-			if x != nil {
-				b.WriteString(strconv.Quote(*x))
-			}
-		case *bool:
-			if x != nil {
-				b.WriteString(strconv.FormatBool(*x))
-			}
-		case *float64:
-			if x != nil {
-				b.WriteString(strconv.FormatFloat(*x, 'g', -1, 64))
-			}
-		case *int64:
-			if x != nil {
-				b.WriteString(strconv.FormatInt(*x, 10))
-			}
-		case *views.Day:
-			if x != nil {
-				b.WriteString(x.String())
-			}
-		case *uint8:
-			if x != nil {
-				b.WriteString(strconv.Itoa(int(*x)))
-			}
-		case string:
-			b.WriteString(strconv.Quote(x))
-		case bool:
-			b.WriteString(strconv.FormatBool(x))
-		case int:
-			b.WriteString(strconv.Itoa(x))
-		}
+	b := make([]byte, 0, 192)
+	b = append(b, kind...)
+	b = append(b, ':')
+	b = strconv.AppendUint(b, gen, 10)
+	b = keyInt(b, "p", q.Store)
+	b = keyString(b, "q", &q.Q)
+	b = keyString(b, "c", q.Category)
+	b = keyInt(b, "t", q.Kind)
+	b = keyBool(b, "f", q.Featured)
+	b = keyFloat(b, "i0", q.MinInstalls)
+	b = keyFloat(b, "i1", q.MaxInstalls)
+	b = keyBool(b, "rt", q.Rated)
+	b = keyFloat(b, "r0", q.MinRating)
+	b = keyFloat(b, "r1", q.MaxRating)
+	b = keyInt(b, "n0", q.MinRatingCount)
+	b = keyInt(b, "n1", q.MaxRatingCount)
+	b = keyString(b, "v0", q.MinVersion)
+	b = keyString(b, "v1", q.MaxVersion)
+	b = keyDay(b, "u0", q.UpdatedAfter)
+	b = keyDay(b, "u1", q.UpdatedBefore)
+	b = keyDay(b, "s0", q.FirstSeenAfter)
+	b = keyDay(b, "s1", q.FirstSeenBefore)
+	b = keyBool(b, "id", &q.IncludeDelisted)
+	b = keyBool(b, "do", &q.DelistedOnly)
+	b = keyDay(b, "d0", q.DelistedAfter)
+	b = keyDay(b, "d1", q.DelistedBefore)
+	b = keyInt(b, "mv", q.ManifestVersion)
+	b = keyString(b, "pm", q.Permission)
+	b = keyBool(b, "ha", &q.HostAccessAll)
+	b = keyInt(b, "al", q.MinAccessLevel)
+	b = keyInt(b, "so", &q.Sort)
+	b = keyBool(b, "as", &q.Asc)
+	b = keyInt(b, "pg", &q.Page)
+	b = keyInt(b, "ps", &q.PageSize)
+	return string(b)
+}
+
+// The cache key's fields: "&name=" and the value, empty when unset.
+func keyName(b []byte, name string) []byte {
+	b = append(b, '&')
+	b = append(b, name...)
+	return append(b, '=')
+}
+
+func keyInt[T ~int | ~int64 | ~uint8](b []byte, name string, v *T) []byte {
+	b = keyName(b, name)
+	if v != nil {
+		b = strconv.AppendInt(b, int64(*v), 10)
 	}
-	add("p", q.Store)
-	add("q", q.Q)
-	add("c", q.Category)
-	add("t", q.Kind)
-	add("f", q.Featured)
-	add("i0", q.MinInstalls)
-	add("i1", q.MaxInstalls)
-	add("rt", q.Rated)
-	add("r0", q.MinRating)
-	add("r1", q.MaxRating)
-	add("n0", q.MinRatingCount)
-	add("n1", q.MaxRatingCount)
-	add("v0", q.MinVersion)
-	add("v1", q.MaxVersion)
-	add("u0", q.UpdatedAfter)
-	add("u1", q.UpdatedBefore)
-	add("s0", q.FirstSeenAfter)
-	add("s1", q.FirstSeenBefore)
-	add("id", q.IncludeDelisted)
-	add("do", q.DelistedOnly)
-	add("d0", q.DelistedAfter)
-	add("d1", q.DelistedBefore)
-	add("mv", q.ManifestVersion)
-	add("pm", q.Permission)
-	add("ha", q.HostAccessAll)
-	add("al", q.MinAccessLevel)
-	add("so", q.Sort)
-	add("as", q.Asc)
-	add("pg", q.Page)
-	add("ps", q.PageSize)
-	return b.String()
+	return b
+}
+
+func keyString(b []byte, name string, v *string) []byte {
+	b = keyName(b, name)
+	if v != nil {
+		b = strconv.AppendQuote(b, *v)
+	}
+	return b
+}
+
+func keyBool(b []byte, name string, v *bool) []byte {
+	b = keyName(b, name)
+	if v != nil {
+		b = strconv.AppendBool(b, *v)
+	}
+	return b
+}
+
+func keyFloat(b []byte, name string, v *float64) []byte {
+	b = keyName(b, name)
+	if v != nil {
+		b = strconv.AppendFloat(b, *v, 'g', -1, 64)
+	}
+	return b
+}
+
+func keyDay(b []byte, name string, v *views.Day) []byte {
+	b = keyName(b, name)
+	if v != nil {
+		b = append(b, v.String()...)
+	}
+	return b
 }
 
 // legacyPage is the answer of /api/extensions.

@@ -514,11 +514,12 @@ func TestFastToolCallsAnswerAsTheSDK(t *testing.T) {
 	cfg := seeded(t)
 	fast := start(t, cfg)
 	sdkOnly := start(t, cfg, func(c *edge.Config) { c.SDKOnlyTools = true })
-	for _, h := range []*harness{fast, sdkOnly} {
-		if err := h.jobs.RunNow("views"); err != nil {
-			t.Fatal(err)
-		}
+	if err := fast.jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
 	}
+	// Both answer from the very same views (a build of their own would
+	// differ in its build time).
+	sdkOnly.state.Publish(fast.state.Load())
 	modernMeta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 	modernHeaders := func(name string) map[string]string {
 		return map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}

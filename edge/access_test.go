@@ -518,18 +518,29 @@ func TestTwoEdgesShareKeysAndTheDay(t *testing.T) {
 			return l == 10
 		})
 	}
-	// Let both edges flush their calls so far and read the fleet's totals back.
-	time.Sleep(600 * time.Millisecond)
+	// Let both edges flush their calls so far (the stored count stops
+	// changing) and read the fleet's totals back.
 	conn, err := analytics.Open(context.Background(), ch)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	u, err := analytics.LoadUsage(context.Background(), conn, time.Now())
-	if err != nil {
-		t.Fatal(err)
+	stored := func() uint64 {
+		u, err := analytics.LoadUsage(context.Background(), conn, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u["key:"+id]
 	}
-	used := u["key:"+id]
+	used := stored()
+	waitFor(t, func() bool {
+		time.Sleep(400 * time.Millisecond)
+		n := stored()
+		settled := n == used
+		used = n
+		return settled
+	})
+	time.Sleep(400 * time.Millisecond)
 	if used < 3 {
 		t.Fatalf("usage of the key in ClickHouse: %d, want the calls of both edges (3 or more)", used)
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -101,9 +102,11 @@ type Server struct {
 	handler     fasthttp.RequestHandler // the app's, for the tool server's internal reads
 	keys        *keys.Registry
 	tools       *mcp.Server
-	accounts    *keys.Accounts
-	limits      *limits.Limiter
-	signIns     *signInGuard
+	// internalCtxs are request contexts for the tool server's reads.
+	internalCtxs sync.Pool
+	accounts     *keys.Accounts
+	limits       *limits.Limiter
+	signIns      *signInGuard
 }
 
 // New returns a server answering from src.

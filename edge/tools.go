@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
@@ -39,6 +38,7 @@ func (s *Server) mountTools(version string) error {
 		return err
 	}
 	s.tools = tools
+	s.internalCtxs.New = func() any { return new(fasthttp.RequestCtx) }
 	s.app.Use("/mcp", cors.New(cors.Config{
 		AllowOrigins:  "*",
 		AllowMethods:  "POST, GET, DELETE, OPTIONS",
@@ -127,8 +127,8 @@ func toolCalls(body []byte) int {
 // API would: the request runs through the same routes, validation and
 // answer cache, without the v1 limits (the tool call was counted).
 func (s *Server) answerInternal(ctx context.Context, path string, query url.Values) (int, []byte, bool) {
-	rc := internalCtxs.Get().(*fasthttp.RequestCtx)
-	defer internalCtxs.Put(rc)
+	rc := s.internalCtxs.Get().(*fasthttp.RequestCtx)
+	defer s.internalCtxs.Put(rc)
 	req := &rc.Request
 	req.Reset()
 	rc.Response.Reset()
@@ -161,5 +161,3 @@ type discardLogger struct{}
 
 func (discardLogger) Printf(string, ...any) {}
 
-// internalCtxs are request contexts for the tool server's reads.
-var internalCtxs = sync.Pool{New: func() any { return new(fasthttp.RequestCtx) }}

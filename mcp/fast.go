@@ -18,8 +18,15 @@ import (
 // the result the SDK gives (tests compare both, for each protocol era);
 // everything else goes to the SDK.
 
-// Supported protocol versions of the Mcp-Protocol-Version header.
-var legacyVersions = map[string]bool{"": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+// legacyVersion reports whether an Mcp-Protocol-Version header names a
+// 2025 protocol (or is absent, as before 2025-06-18).
+func legacyVersion(v string) bool {
+	switch v {
+	case "", "2025-03-26", "2025-06-18", "2025-11-25":
+		return true
+	}
+	return false
+}
 
 const modernVersion = "2026-07-28"
 
@@ -194,14 +201,14 @@ func validID(id json.RawMessage) bool {
 func era(meta *requestMeta, header func(string) string, name string) (modern, ok bool) {
 	versionHeader := header("Mcp-Protocol-Version")
 	if meta == nil || meta.ProtocolVersion == nil {
-		return false, legacyVersions[versionHeader]
+		return false, legacyVersion(versionHeader)
 	}
 	var v string
 	if json.Unmarshal(meta.ProtocolVersion, &v) != nil {
 		return false, false
 	}
 	if v < modernVersion {
-		return false, legacyVersions[versionHeader]
+		return false, legacyVersion(versionHeader)
 	}
 	caps := bytes.TrimSpace(meta.Capabilities)
 	if v != modernVersion || versionHeader != modernVersion || len(caps) == 0 || caps[0] != '{' ||

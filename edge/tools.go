@@ -160,4 +160,3 @@ func (s *Server) viewGeneration() uint64 {
 type discardLogger struct{}
 
 func (discardLogger) Printf(string, ...any) {}
-

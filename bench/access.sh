@@ -19,10 +19,8 @@ path=${BENCH_PATH:-/api/v1/categories/chrome}
 out=bench/out
 mkdir -p "$out"
 
-command -v wrk >/dev/null 2>&1 || { sudo=""; [ "$(id -u)" != 0 ] && sudo=sudo; $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
-if [ -z "${EDGE_CH_ADDR:-}" ]; then deploy/clickhouse.sh start; export EDGE_CH_ADDR=127.0.0.1:19000; fi
-GOEXPERIMENT=simd go build -o bin/edge ./cmd/edge
-bin/edge migrate --ch-database "$db" >/dev/null
+. bench/lib.sh
+bench_prepare
 
 pids=()
 tmpout=$(mktemp)
@@ -39,12 +37,8 @@ key=$(bin/edge key create --ch-database "$db" --email "$email" 2>/dev/null)
 id=${key%_*}
 bin/edge key limit --ch-database "$db" --id "$id" --daily 1000000000000 >/dev/null
 
-for port in 18093 18094; do
-  for _ in $(seq 1 600); do
-    if curl -fs "127.0.0.1:$port/readyz" | grep -q '"figures":true'; then break; fi
-    sleep 1
-  done
-done
+wait_ready 18093
+wait_ready 18094
 # The key works once the edge's key list has reloaded.
 for _ in $(seq 1 60); do
   [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" "127.0.0.1:18094$path")" = 200 ] && break
@@ -52,26 +46,14 @@ for _ in $(seq 1 60); do
 done
 curl -s -D - -o /dev/null -H "Authorization: Bearer $key" "127.0.0.1:18094$path" | grep -i '^ratelimit-policy' >&2
 
-run() { # name url [header]
-  local hdr=()
-  [ -n "${3:-}" ] && hdr=(-H "$3")
-  wrk -t2 -c"$conns" -d"${secs}s" "${hdr[@]}" "$2" | awk -v n="$1" '/Requests\/sec/ {r=$2} /Non-2xx/ {e=$0} END {printf "%-34s %s %s\n", n, r, e}'
-}
 {
   echo "== keys and limits on a cached answer ($path), wrk -t2 -c$conns -d${secs}s, $rounds rounds, database $db, $(date -u +%FT%TZ)"
   for r in $(seq 1 "$rounds"); do
-    run "round $r  no limits" "http://127.0.0.1:18093$path"
-    run "round $r  limits, no key" "http://127.0.0.1:18094$path"
-    run "round $r  limits, Bearer key" "http://127.0.0.1:18094$path" "Authorization: Bearer $key"
+    wrk_run "round $r  no limits" "http://127.0.0.1:18093$path"
+    wrk_run "round $r  limits, no key" "http://127.0.0.1:18094$path"
+    wrk_run "round $r  limits, Bearer key" "http://127.0.0.1:18094$path" -H "Authorization: Bearer $key"
   done
 } | tee "$tmpout"
-# Medians per variant, and their ratio to the edge without limits.
-awk '{v=$3" "$4" "$5; sub(/ +[0-9.]+ *$/, "", v); n[v]++; r[v, n[v]]=$NF}
-  END {
-    for (v in n) { m = n[v]; for (i = 1; i <= m; i++) a[i] = r[v, i]
-      for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-      med[v] = (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
-    base = med["no limits"]
-    for (v in med) printf "median %-22s %10.0f req/s  %.3fx\n", v, med[v], med[v] / base
-  }' <(grep '^round' "$tmpout") | sort | tee -a "$tmpout"
+# Medians per variant, against the edge without limits.
+medians "no limits" < "$tmpout" | tee -a "$tmpout"
 cat "$tmpout" >> "$out/access.txt"

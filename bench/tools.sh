@@ -15,10 +15,8 @@ conns=${WRK_CONNECTIONS:-64}
 out=bench/out
 mkdir -p "$out"
 
-command -v wrk >/dev/null 2>&1 || { sudo=""; [ "$(id -u)" != 0 ] && sudo=sudo; $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
-if [ -z "${EDGE_CH_ADDR:-}" ]; then deploy/clickhouse.sh start; export EDGE_CH_ADDR=127.0.0.1:19000; fi
-GOEXPERIMENT=simd go build -o bin/edge ./cmd/edge
-bin/edge migrate --ch-database "$db" >/dev/null
+. bench/lib.sh
+bench_prepare
 
 tmp=$(mktemp -d)
 pid=""
@@ -28,10 +26,7 @@ trap cleanup EXIT
 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 \
   bin/edge serve --ch-database "$db" --listen 127.0.0.1:18095 --log-level warn --editions-schedule off --ranks-schedule off &
 pid=$!
-for _ in $(seq 1 600); do
-  if curl -fs 127.0.0.1:18095/readyz | grep -q '"figures":true'; then break; fi
-  sleep 1
-done
+wait_ready 18095
 
 cat > "$tmp/legacy.lua" <<'LUA'
 wrk.method = "POST"
@@ -54,26 +49,14 @@ curl -fs -X POST -H 'Content-Type: application/json' -H 'Accept: application/jso
   -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"store_stats","arguments":{"store":"chrome"}}}' 127.0.0.1:18095/mcp | grep -q '"structuredContent"' \
   || { echo "tools.sh: tools/call does not answer a result" >&2; exit 1; }
 
-run() { # name url [script]
-  local s=()
-  [ -n "${3:-}" ] && s=(-s "$3")
-  wrk -t2 -c"$conns" -d"${secs}s" "${s[@]}" "$2" | awk -v n="$1" '/Requests\/sec/ {r=$2} /Non-2xx/ {e=$0} END {printf "%-34s %s %s\n", n, r, e}'
-}
 res="$tmp/res.txt"
 {
   echo "== tools/call against REST for a cached read, wrk -t2 -c$conns -d${secs}s, $rounds rounds, database $db, $(date -u +%FT%TZ)"
   for r in $(seq 1 "$rounds"); do
-    run "round $r  rest GET" "http://127.0.0.1:18095/api/v1/stores/chrome/stats"
-    run "round $r  tools/call 2025-11-25" "http://127.0.0.1:18095/mcp" "$tmp/legacy.lua"
-    run "round $r  tools/call 2026-07-28" "http://127.0.0.1:18095/mcp" "$tmp/modern.lua"
+    wrk_run "round $r  rest GET" "http://127.0.0.1:18095/api/v1/stores/chrome/stats"
+    wrk_run "round $r  tools/call 2025-11-25" "http://127.0.0.1:18095/mcp" -s "$tmp/legacy.lua"
+    wrk_run "round $r  tools/call 2026-07-28" "http://127.0.0.1:18095/mcp" -s "$tmp/modern.lua"
   done
 } | tee "$res"
-awk '{v=$3" "$4; n[v]++; r[v, n[v]]=$NF}
-  END {
-    for (v in n) { m = n[v]; for (i = 1; i <= m; i++) a[i] = r[v, i]
-      for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-      med[v] = (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
-    base = med["rest GET"]
-    for (v in med) printf "median %-22s %10.0f req/s  cost %.2fx of REST\n", v, med[v], base / med[v]
-  }' <(grep '^round' "$res") | sort | tee -a "$res"
+medians "rest GET" < "$res" | tee -a "$res"
 cat "$res" >> "$out/tools.txt"

@@ -65,8 +65,8 @@ func keyInURL(c *fiber.Ctx) string {
 	return found
 }
 
-// Caller is who a request is counted for, once its key is checked.
-type Caller struct {
+// caller is who a request is counted for, once its key is checked.
+type caller struct {
 	Subject limits.Subject
 	Key     keys.Key // the zero Key without a key
 }
@@ -82,23 +82,23 @@ func unauthorized(code, detail string) *Problem {
 // when no Authorization header is sent, X-Api-Key. Authorization wins when
 // both are sent. An address that sent too many invalid keys this minute
 // has its keys refused unread.
-func (s *Server) identify(c *fiber.Ctx) (Caller, error) {
+func (s *Server) identify(c *fiber.Ctx) (caller, error) {
 	addr := clientAddr(c, s.cfg.TrustedProxies)
 	if name := keyInURL(c); name != "" {
 		if keys.LooksLikeKey(name) {
 			name = "A query parameter"
 		}
-		return Caller{}, Problemf(http.StatusBadRequest,
+		return caller{}, Problemf(http.StatusBadRequest,
 			"%s: keys are never accepted in the URL, where logs and caches keep them. Remove the parameter and send the key in the header Authorization: Bearer <key> (or X-Api-Key: <key>); if the key was shared, revoke it and make a new one.", name)
 	}
 	authz := c.Request().Header.Peek(fiber.HeaderAuthorization)
 	xkey := c.Request().Header.Peek(headerAPIKey)
 	if len(authz) == 0 && len(xkey) == 0 {
-		return Caller{Subject: limits.Subject{Addr: addr}}, nil
+		return caller{Subject: limits.Subject{Addr: addr}}, nil
 	}
 	now := requestTime(c)
 	if blocked, wait := s.limits.InvalidKeysBlocked(addr, now); blocked {
-		return Caller{}, Problemf(http.StatusTooManyRequests,
+		return caller{}, Problemf(http.StatusTooManyRequests,
 			"More than %d invalid keys were sent from your address in the last minute, so keys from it are refused unread. Wait %d seconds and send a valid key, or send no key for the anonymous limits.",
 			s.cfg.Limits.InvalidKeys, seconds(wait)).RetryAfter(seconds(wait))
 	}
@@ -107,7 +107,7 @@ func (s *Server) identify(c *fiber.Ctx) (Caller, error) {
 		scheme, token, _ := bytes.Cut(bytes.TrimSpace(authz), []byte(" "))
 		if !bytes.EqualFold(scheme, []byte("Bearer")) || len(bytes.TrimSpace(token)) == 0 {
 			s.limits.InvalidKey(addr, now)
-			return Caller{}, unauthorized("invalid_request",
+			return caller{}, unauthorized("invalid_request",
 				"Authorization must use the Bearer scheme: send Authorization: Bearer <key>, or X-Api-Key: <key>, or no key for the anonymous limits.")
 		}
 		key = bytes.TrimSpace(token)
@@ -115,25 +115,25 @@ func (s *Server) identify(c *fiber.Ctx) (Caller, error) {
 	k, verdict := s.keys.Verify(utils.UnsafeString(key))
 	switch verdict {
 	case keys.Unavailable:
-		return Caller{}, NewProblem(http.StatusServiceUnavailable,
+		return caller{}, NewProblem(http.StatusServiceUnavailable,
 			"Keys cannot be checked for a moment (the key list is loading). Retry in 5 seconds.").RetryAfter(5)
 	case keys.Invalid:
 		s.limits.InvalidKey(addr, now)
-		return Caller{}, unauthorized("invalid_token",
+		return caller{}, unauthorized("invalid_token",
 			"The key is not valid: it is wrong, revoked, or its account is disabled. Send a valid key, or send no key for the anonymous limits.")
 	}
-	return Caller{Subject: limits.Subject{Key: k.ID}, Key: k}, nil
+	return caller{Subject: limits.Subject{Key: k.ID}, Key: k}, nil
 }
 
 // admit applies the caller's limits to one call and sets the RateLimit
 // headers; it returns the problem to answer when the call is refused.
-func (s *Server) admit(c *fiber.Ctx, who Caller) error {
+func (s *Server) admit(c *fiber.Ctx, who caller) error {
 	return s.apply(c, who, s.limits.Admit(who.Subject, who.Key.DailyLimit, requestTime(c)))
 }
 
 // apply sets the RateLimit headers of d and returns the problem to answer
 // when d refuses the call.
-func (s *Server) apply(c *fiber.Ctx, who Caller, d limits.Decision) error {
+func (s *Server) apply(c *fiber.Ctx, who caller, d limits.Decision) error {
 	if d.Outcome == limits.UsageUnknown {
 		return NewProblem(http.StatusServiceUnavailable,
 			"The day's usage cannot be checked for a moment (the usage store is out of reach). Retry in 5 seconds.").RetryAfter(5)

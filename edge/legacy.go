@@ -470,7 +470,7 @@ func (s *Server) fairUse(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	if ok, wait := s.fairuse.Allow(a); !ok {
-		secs := int(wait.Seconds()) + 1
+		secs := seconds(wait)
 		return Problemf(http.StatusTooManyRequests,
 			"Fair use is about %.3g requests a second per address; wait %d s before the next one, or cache answers (they carry ETags).",
 			s.cfg.FairUseRate, secs).RetryAfter(secs)

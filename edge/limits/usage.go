@@ -76,8 +76,9 @@ type counter struct {
 }
 
 // NewUsage returns a Usage that syncs with db. Until its first successful
-// Sync, and whenever the last one is older than staleAfter, Fresh is
-// false: the day's counts cannot be trusted. now may be nil (time.Now).
+// Sync, and whenever the last one is older than staleAfter, the day's
+// counts cannot be trusted and the Limiter refuses every call
+// (UsageUnknown). now may be nil (time.Now).
 func NewUsage(db *analytics.Lazy, staleAfter time.Duration, now func() time.Time) *Usage {
 	if now == nil {
 		now = time.Now
@@ -94,10 +95,8 @@ func UntilMidnight(t time.Time) time.Duration {
 	return dayTime(dayOf(t) + 1).Sub(t)
 }
 
-// Fresh reports whether the fleet's totals were read recently enough to
-// check a day's limit.
-func (u *Usage) Fresh() bool { return u.fresh(u.now()) }
-
+// fresh reports whether the fleet's totals were read recently enough, at
+// now, to check a day's limit.
 func (u *Usage) fresh(now time.Time) bool {
 	t := u.totals.Load()
 	return t != nil && now.Sub(t.read) <= u.staleAfter
@@ -161,9 +160,7 @@ func (u *Usage) take(s Subject, limit uint64, now time.Time) (count uint64, ok b
 	return used + 1, true
 }
 
-// Count returns s's calls today.
-func (u *Usage) Count(s Subject) uint64 { return u.count(s, u.now()) }
-
+// count returns s's calls on the day of now.
 func (u *Usage) count(s Subject, now time.Time) uint64 {
 	today := dayOf(now)
 	var base uint64

@@ -17,16 +17,15 @@ import (
 	"github.com/edge-stats/edge/edge/limits"
 )
 
-// headerAPIKey is the other header a key may come in.
-const headerAPIKey = "X-Api-Key"
-
-// The RateLimit headers, in the canonical case fasthttp writes them in, so
-// that setting them skips normalizing their names.
+// Header names in the canonical case fasthttp keeps them in, so that
+// reading and setting them skips normalizing their names.
 var (
 	headerRateLimitLimit     = []byte("Ratelimit-Limit")
 	headerRateLimitRemaining = []byte("Ratelimit-Remaining")
 	headerRateLimitReset     = []byte("Ratelimit-Reset")
 	headerRateLimitPolicy    = []byte("Ratelimit-Policy")
+	headerAuthorization      = []byte("Authorization")
+	headerAPIKey             = []byte("X-Api-Key") // the other header a key may come in
 )
 
 // requestTime returns when the request started, as fasthttp recorded it.
@@ -91,8 +90,8 @@ func (s *Server) identify(c *fiber.Ctx) (caller, error) {
 		return caller{}, Problemf(http.StatusBadRequest,
 			"%s: keys are never accepted in the URL, where logs and caches keep them. Remove the parameter and send the key in the header Authorization: Bearer <key> (or X-Api-Key: <key>); if the key was shared, revoke it and make a new one.", name)
 	}
-	authz := c.Request().Header.Peek(fiber.HeaderAuthorization)
-	xkey := c.Request().Header.Peek(headerAPIKey)
+	authz := c.Request().Header.PeekCanonical(headerAuthorization)
+	xkey := c.Request().Header.PeekCanonical(headerAPIKey)
 	if len(authz) == 0 && len(xkey) == 0 {
 		return caller{Subject: limits.Subject{Addr: addr}}, nil
 	}

@@ -1,6 +1,7 @@
 package edge_test
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -10,8 +11,9 @@ import (
 )
 
 // BenchmarkCachedAnswerAccess is the server's CPU cost of a cached v1
-// answer without limits, with limits and no key, and with a key: the
-// fiber handler called directly, so nothing but the server is measured.
+// answer (200, and 304 to If-None-Match) without limits, with limits and
+// no key, and with a key: the fiber handler called directly, so nothing
+// but the server is measured.
 func BenchmarkCachedAnswerAccess(b *testing.B) {
 	cfg := seeded(b)
 	high := limits.Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
@@ -28,25 +30,37 @@ func BenchmarkCachedAnswerAccess(b *testing.B) {
 		h      *harness
 		header string
 	}{{"no-limits", open, ""}, {"anonymous", limited, ""}, {"key", limited, "Bearer " + key}} {
-		b.Run(c.name, func(b *testing.B) {
-			handler := c.h.server.App().Handler()
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				var ctx fasthttp.RequestCtx
-				for pb.Next() {
-					ctx.Request.Reset()
-					ctx.Response.Reset()
-					ctx.Request.SetRequestURI("/api/v1/categories/chrome")
-					if c.header != "" {
-						ctx.Request.Header.Set("Authorization", c.header)
+		handler := c.h.server.App().Handler()
+		var first fasthttp.RequestCtx
+		first.Request.SetRequestURI("/api/v1/categories/chrome")
+		handler(&first)
+		etag := string(first.Response.Header.Peek("ETag"))
+		if etag == "" {
+			b.Fatalf("no ETag: %d %s", first.Response.StatusCode(), first.Response.Body())
+		}
+		for _, status := range []int{fasthttp.StatusOK, fasthttp.StatusNotModified} {
+			b.Run(c.name+"/"+strconv.Itoa(status), func(b *testing.B) {
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					var ctx fasthttp.RequestCtx
+					for pb.Next() {
+						ctx.Request.Reset()
+						ctx.Response.Reset()
+						ctx.Request.SetRequestURI("/api/v1/categories/chrome")
+						if c.header != "" {
+							ctx.Request.Header.Set("Authorization", c.header)
+						}
+						if status == fasthttp.StatusNotModified {
+							ctx.Request.Header.Set("If-None-Match", etag)
+						}
+						handler(&ctx)
+						if ctx.Response.StatusCode() != status {
+							b.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+						}
 					}
-					handler(&ctx)
-					if ctx.Response.StatusCode() != 200 {
-						b.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
-					}
-				}
+				})
 			})
-		})
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package edge
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -66,14 +68,27 @@ func publicCacheControl(maxAge time.Duration) string {
 
 // answerCache keeps encoded answers, bounded in bytes. ristretto may drop
 // or refuse an item: a miss just encodes the answer again from the views.
+//
+// An answer is found by two independent 64-bit hashes of its key (as
+// ristretto does for string keys): the first is ristretto's key, the
+// second is checked against the one stored with the answer. The key's
+// bytes are neither kept nor copied, so a caller may build them in a
+// buffer of its own.
 type answerCache struct {
-	c      *ristretto.Cache[string, *Answer]
+	c      *ristretto.Cache[uint64, *cachedAnswer]
+	seed   maphash.Seed
 	hits   prometheus.Counter
 	misses prometheus.Counter
 }
 
+// cachedAnswer is an answer in the cache with its key's second hash.
+type cachedAnswer struct {
+	check uint64
+	a     *Answer
+}
+
 func newAnswerCache(maxBytes int64) (*answerCache, error) {
-	c, err := ristretto.NewCache(&ristretto.Config[string, *Answer]{
+	c, err := ristretto.NewCache(&ristretto.Config[uint64, *cachedAnswer]{
 		NumCounters:        max(maxBytes/1000, 1000), // about 10x the answers that fit (answers ~10 KB)
 		MaxCost:            maxBytes,
 		BufferItems:        64,
@@ -83,7 +98,8 @@ func newAnswerCache(maxBytes int64) (*answerCache, error) {
 		return nil, fmt.Errorf("answer cache: %w", err)
 	}
 	return &answerCache{
-		c: c,
+		c:    c,
+		seed: maphash.MakeSeed(),
 		hits: prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_answer_cache_hits_total",
 			Help: "Answers served from the answer cache."}),
 		misses: prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_answer_cache_misses_total",
@@ -92,10 +108,12 @@ func newAnswerCache(maxBytes int64) (*answerCache, error) {
 }
 
 // get returns the cached answer for key, or builds, caches and returns it.
+// key is only read during the call.
 func (ac *answerCache) get(key string, build func() (*Answer, error)) (*Answer, error) {
-	if a, ok := ac.c.Get(key); ok {
+	h, check := xxhash.Sum64String(key), maphash.String(ac.seed, key)
+	if e, ok := ac.c.Get(h); ok && e.check == check {
 		ac.hits.Inc()
-		return a, nil
+		return e.a, nil
 	}
 	ac.misses.Inc()
 	a, err := build()
@@ -105,14 +123,14 @@ func (ac *answerCache) get(key string, build func() (*Answer, error)) (*Answer, 
 	if a.NoStore {
 		return a, nil
 	}
-	cost := int64(len(a.Body) + len(key) + 64)
+	cost := int64(len(a.Body) + 128) // the body and its bookkeeping
 	if len(a.Body) >= sendfileMin {
 		// A large answer is kept twice, in memory and in a memfd.
 		if a.file = newBodyFile(a, a.Body); a.file != nil {
 			cost += int64(len(a.Body))
 		}
 	}
-	ac.c.Set(key, a, cost)
+	ac.c.Set(h, &cachedAnswer{check: check, a: a}, cost)
 	return a, nil
 }
 
@@ -125,14 +143,24 @@ func send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 		c.Set(fiber.HeaderContentType, a.ContentType)
 		return c.Send(a.Body)
 	}
-	c.Set(fiber.HeaderETag, a.ETag)
-	c.Set(fiber.HeaderCacheControl, cacheControl)
-	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && etagMatches(inm, a.ETag) {
-		return c.SendStatus(fiber.StatusNotModified)
+	h := &c.Response().Header
+	h.SetCanonical(headerETag, utils.UnsafeBytes(a.ETag))
+	h.SetCanonical(headerCacheControl, utils.UnsafeBytes(cacheControl))
+	if inm := c.Request().Header.PeekCanonical(headerIfNoneMatch); len(inm) > 0 && etagMatches(utils.UnsafeString(inm), a.ETag) {
+		c.Response().SetStatusCode(fiber.StatusNotModified)
+		return nil
 	}
-	c.Set(fiber.HeaderContentType, a.ContentType)
+	h.SetContentType(a.ContentType)
 	return sendBody(c, a)
 }
+
+// Header names in the canonical case fasthttp keeps them in, so that the
+// hot path neither normalizes nor allocates them.
+var (
+	headerETag         = []byte("Etag")
+	headerCacheControl = []byte("Cache-Control")
+	headerIfNoneMatch  = []byte("If-None-Match")
+)
 
 // etagMatches applies If-None-Match's weak comparison (RFC 9110 13.1.2):
 // "*" matches any current answer; otherwise any listed tag whose opaque

@@ -162,6 +162,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	if err := s.mountTools(Version); err != nil {
 		return nil, err
 	}
+	s.metrics.routesRegistered(s.app)
 	s.handler = s.app.Handler()
 	return s, nil
 }
@@ -230,7 +231,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 	}()
 	errc := make(chan error, 1)
-	go func() { errc <- s.app.Listener(ln) }()
+	go func() { errc <- s.app.Listener(withSendfile(ln)) }()
 	select {
 	case err := <-errc:
 		return err

@@ -24,6 +24,10 @@ type chartAnswer struct {
 	Entries  []chartEntry `json:"entries"`
 }
 
+// What the 503s of charts and topics name.
+func chartsAre() string { return "Charts are" }
+func topicsAre() string { return "Topics are" }
+
 // getChart answers GET /api/v1/charts/{store}?chart=&category=. The chart
 // defaults to top; an unknown chart name is a 400 listing the names; a
 // category the store does not have is a 404.
@@ -37,7 +41,7 @@ func (s *Server) getChart(c *fiber.Ctx) error {
 		return Problemf(http.StatusBadRequest, "chart: %q is not a chart; use one of %s.", chart, strings.Join(views.Charts, ", "))
 	}
 	category := strings.Clone(c.Query("category"))
-	return s.figuresAnswer(c, "Charts are", "chart:"+store.String()+":"+chart+":"+category, func(f *views.Figures) any {
+	return s.figuresAnswer(c, chartsAre, "chart:"+store.String()+":"+chart+":"+category, func(f *views.Figures) any {
 		a := chartAnswer{Store: store.String(), Chart: chart, Entries: []chartEntry{}}
 		if category != "" {
 			a.Category = &category
@@ -67,7 +71,7 @@ type tagCount struct {
 
 // getTags answers GET /api/v1/tags.
 func (s *Server) getTags(c *fiber.Ctx) error {
-	return s.figuresAnswer(c, "Topics are", "tags", func(f *views.Figures) any {
+	return s.figuresAnswer(c, topicsAre, "tags", func(f *views.Figures) any {
 		out := []tagCount{}
 		for _, t := range f.Topics() {
 			tc := tagCount{Slug: t.Slug, Listings: map[string]int{}}
@@ -88,7 +92,7 @@ func (s *Server) getTag(c *fiber.Ctx) error {
 		return err
 	}
 	slug := strings.Clone(c.Params("slug"))
-	return s.figuresAnswer(c, "Topics are", "tag:"+slug+":"+store.String(), func(f *views.Figures) any {
+	return s.figuresAnswer(c, topicsAre, "tag:"+slug+":"+store.String(), func(f *views.Figures) any {
 		ls, _ := f.TopicListings(slug, store)
 		docs := []views.ListingDoc{}
 		for _, l := range ls[:min(len(ls), 200)] {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/edge-stats/edge/views"
 )
@@ -86,11 +87,12 @@ func (s *Server) getListing(c *fiber.Ctx) error {
 
 // figuresAnswer serves an answer computed from the published figures,
 // cached per generation under key. check, when not nil, may refuse the
-// request (a 404) before the cache is consulted.
-func (s *Server) figuresAnswer(c *fiber.Ctx, what, key string, build func(*views.Figures) any, check func(*views.Figures) error) error {
+// request (a 404) before the cache is consulted. what names the figures
+// in the 503 sent before they are computed.
+func (s *Server) figuresAnswer(c *fiber.Ctx, what func() string, key string, build func(*views.Figures) any, check func(*views.Figures) error) error {
 	st := s.state.Load()
 	if st == nil || st.Figures == nil {
-		return notReady(what)
+		return notReady(what())
 	}
 	f := st.Figures
 	if check != nil {
@@ -98,7 +100,10 @@ func (s *Server) figuresAnswer(c *fiber.Ctx, what, key string, build func(*views
 			return err
 		}
 	}
-	a, err := s.answers.get("v1:"+key+":"+strconv.FormatUint(st.Replica.Info().Generation, 10), func() (*Answer, error) {
+	var buf [128]byte
+	k := append(append(append(buf[:0], "v1:"...), key...), ':')
+	k = strconv.AppendUint(k, st.Replica.Info().Generation, 10)
+	a, err := s.answers.get(utils.UnsafeString(k), func() (*Answer, error) {
 		return JSONAnswer(build(f))
 	})
 	if err != nil {
@@ -129,7 +134,7 @@ func (s *Server) getCategories(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return s.figuresAnswer(c, "The categories of "+store.String()+" are", "categories:"+store.String(), func(f *views.Figures) any {
+	return s.figuresAnswer(c, func() string { return "The categories of " + store.String() + " are" }, "categories:"+store.String(), func(f *views.Figures) any {
 		return fiber.Map{"store": store.String(), "categories": nonNilSlice(f.Categories(store))}
 	}, nil)
 }
@@ -140,7 +145,7 @@ func (s *Server) getStats(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return s.figuresAnswer(c, "The statistics of "+store.String()+" are", "stats:"+store.String(), func(f *views.Figures) any {
+	return s.figuresAnswer(c, func() string { return "The statistics of " + store.String() + " are" }, "stats:"+store.String(), func(f *views.Figures) any {
 		return f.Stats(store)
 	}, nil)
 }

@@ -3,6 +3,7 @@ package edge
 import (
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -22,6 +23,17 @@ type metrics struct {
 	requests  *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
 	toolCalls *prometheus.CounterVec
+	// byRoute holds each route's latency histogram and request counts,
+	// so that a request neither hashes nor validates its labels. It is
+	// made once the routes are registered and never changes.
+	byRoute map[string]*routeMetrics
+}
+
+// routeMetrics is one route's latency histogram and its request counts by
+// status, each made on first use.
+type routeMetrics struct {
+	latency  prometheus.Observer
+	byStatus [600]atomic.Pointer[prometheus.Counter]
 }
 
 var (
@@ -118,7 +130,7 @@ func newMetrics(s *Server) *metrics {
 // observe counts every request by route pattern (never the raw path, so
 // the label set stays small) and status, and times it.
 func (m *metrics) observe(c *fiber.Ctx) error {
-	start := time.Now()
+	start := requestTime(c) // when fasthttp read the request
 	err := c.Next()
 	status := c.Response().StatusCode()
 	if err != nil {
@@ -137,9 +149,33 @@ func (m *metrics) observe(c *fiber.Ctx) error {
 	if r := c.Route(); r != nil && r.Path != "/" && status != fiber.StatusNotFound {
 		route = r.Path
 	}
-	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+	rm := m.byRoute[route]
+	if rm == nil || status < 0 || status >= len(rm.byStatus) {
+		// Not a registered route or status: never on the hot path.
+		m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+		m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+		return err
+	}
+	count := rm.byStatus[status].Load()
+	if count == nil {
+		c := m.requests.WithLabelValues(route, strconv.Itoa(status))
+		rm.byStatus[status].CompareAndSwap(nil, &c)
+		count = &c
+	}
+	(*count).Inc()
+	rm.latency.Observe(time.Since(start).Seconds())
 	return err
+}
+
+// routesRegistered makes the per-route metrics of every route of app,
+// once all are registered.
+func (m *metrics) routesRegistered(app *fiber.App) {
+	m.byRoute = map[string]*routeMetrics{"unmatched": {latency: m.latency.WithLabelValues("unmatched")}}
+	for _, r := range app.GetRoutes() {
+		if _, ok := m.byRoute[r.Path]; !ok {
+			m.byRoute[r.Path] = &routeMetrics{latency: m.latency.WithLabelValues(r.Path)}
+		}
+	}
 }
 
 func (m *metrics) handler() fiber.Handler {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"runtime"
 	"syscall"
 
@@ -54,31 +55,94 @@ func newBodyFile(owner *Answer, body []byte) *bodyFile {
 }
 
 // sendBody sets a's body on c's response: by sendfile when a has a memfd
-// and the connection is a TCP socket, else from memory.
+// and the connection came from sendfileListener, else from memory.
 func sendBody(c *fiber.Ctx, a *Answer) error {
 	if a.file != nil {
-		if sc, ok := c.Context().Conn().(syscall.Conn); ok {
-			if rc, err := sc.SyscallConn(); err == nil {
-				c.Context().Response.SetBodyStream(&fileStream{a: a, conn: rc}, a.file.size)
-				return nil
-			}
+		if tc, ok := c.Context().Conn().(*sendfileConn); ok {
+			c.Context().Response.SetBodyStream(&fileStream{a: a, conn: tc}, a.file.size)
+			return nil
 		}
 	}
 	return c.Send(a.Body)
+}
+
+// sendfileListener wraps a listener's TCP connections in sendfileConn, so
+// that large answers can be sent by sendfile.
+type sendfileListener struct{ net.Listener }
+
+// withSendfile returns ln, its TCP connections able to send large answers
+// by sendfile.
+func withSendfile(ln net.Listener) net.Listener { return sendfileListener{ln} }
+
+func (l sendfileListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return c, err
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c, nil
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return c, nil
+	}
+	return &sendfileConn{TCPConn: tc, raw: raw}, nil
+}
+
+// sendfileConn is an accepted TCP connection whose writes can be marked
+// as followed by more data (MSG_MORE): a response's headers then wait in
+// the socket for its body, sent by sendfile, and leave with it in whole
+// segments, as nginx's tcp_nopush does, without the two setsockopt calls
+// of TCP_CORK. fasthttp serves one request of a connection at a time, so
+// more needs no lock.
+type sendfileConn struct {
+	*net.TCPConn
+	raw  syscall.RawConn
+	more bool
+}
+
+// Write writes p, with MSG_MORE while more is set.
+func (c *sendfileConn) Write(p []byte) (int, error) {
+	if !c.more {
+		return c.TCPConn.Write(p)
+	}
+	var n int
+	var opErr error
+	err := c.raw.Write(func(fd uintptr) bool {
+		for n < len(p) {
+			m, err := unix.SendmsgN(int(fd), p[n:], nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
+			n += max(m, 0)
+			switch {
+			case errors.Is(err, unix.EAGAIN):
+				return false // wait until the socket can take more
+			case errors.Is(err, unix.EINTR):
+				continue
+			case err != nil:
+				opErr = fmt.Errorf("send: %w", err)
+				return true
+			}
+		}
+		return true
+	})
+	if err == nil {
+		err = opErr
+	}
+	return n, err
 }
 
 // fileStream is the body stream of one response sent by sendfile. fasthttp
 // calls WriteTo with its write buffer, which holds the headers.
 type fileStream struct {
 	a    *Answer // keeps the memfd open while the response is sent
-	conn syscall.RawConn
+	conn *sendfileConn
 	off  int64
 }
 
-// WriteTo flushes the headers, then sends the body from the memfd,
-// waiting in the network poller whenever the socket is full (so the
-// connection's write deadline applies). A writer other than fasthttp's
-// write buffer gets the bytes from memory.
+// WriteTo sends the headers marked as followed by more data, then the body
+// from the memfd, waiting in the network poller whenever the socket is
+// full (so the connection's write deadline applies). A writer other than
+// fasthttp's write buffer gets the bytes from memory.
 func (s *fileStream) WriteTo(w io.Writer) (int64, error) {
 	bw, ok := w.(*bufio.Writer)
 	if !ok {
@@ -86,20 +150,15 @@ func (s *fileStream) WriteTo(w io.Writer) (int64, error) {
 		s.off += int64(n)
 		return int64(n), err
 	}
-	// Corked, the headers wait for the body: the client gets whole
-	// segments, not a small one for the headers and then the body (as
-	// nginx's tcp_nopush does).
-	cork := func(on int) {
-		s.conn.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_CORK, on) })
-	}
-	cork(1)
-	defer cork(0)
-	if err := bw.Flush(); err != nil {
+	s.conn.more = true
+	err := bw.Flush()
+	s.conn.more = false
+	if err != nil {
 		return 0, err
 	}
 	var sent int64
 	var opErr error
-	err := s.conn.Write(func(fd uintptr) bool {
+	err = s.conn.raw.Write(func(fd uintptr) bool {
 		for s.off < int64(s.a.file.size) {
 			n, err := unix.Sendfile(int(fd), s.a.file.fd, &s.off, s.a.file.size-int(s.off))
 			sent += int64(max(n, 0))

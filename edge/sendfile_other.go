@@ -2,7 +2,11 @@
 
 package edge
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"net"
+
+	"github.com/gofiber/fiber/v2"
+)
 
 // sendfileMin is the smallest body sent with sendfile on Linux; elsewhere
 // every answer is sent from memory.
@@ -16,3 +20,6 @@ func newBodyFile(*Answer, []byte) *bodyFile { return nil }
 
 // sendBody sets a's body on c's response.
 func sendBody(c *fiber.Ctx, a *Answer) error { return c.Send(a.Body) }
+
+// withSendfile returns ln: only Linux sends answers by sendfile.
+func withSendfile(ln net.Listener) net.Listener { return ln }

@@ -2,31 +2,34 @@
 # Cached answers side by side with nginx serving the same bytes as a static
 # file, measured with wrk on this machine (loopback only, bounded runs).
 #
-#   bench/cached.sh [database] [seconds]
+#   bench/cached.sh [database] [seconds] [rounds]
 #
 # Starts the local ClickHouse (deploy/clickhouse.sh) unless EDGE_CH_ADDR is
 # set, an edge on 127.0.0.1:18090 over the given database (default
 # bench_100k; seed it with `bench/run.sh foundation`), and nginx on
-# 127.0.0.1:18091 with one worker per core, sendfile and ETags. For each
-# answer it runs wrk against both for 200 and for 304 (If-None-Match).
+# 127.0.0.1:18091 with one worker per core, sendfile, tcp_nopush and ETags.
+# For each answer it runs wrk against both for 200 and for 304
+# (If-None-Match) in alternating rounds (default 5 rounds of 3 s), and
+# prints each one's median requests a second with the edge's ratio to
+# nginx's, and the median CPU time each server spent per request (from
+# /proc, user plus system).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 db=${1:-bench_100k}
-secs=${2:-10}
+secs=${2:-3}
+rounds=${3:-5}
 conns=${WRK_CONNECTIONS:-64}
 out=bench/out
 mkdir -p "$out"
 
-for p in nginx wrk; do
-  if ! command -v "$p" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$p" ]; then
-    echo "cached.sh: installing $p from Debian" >&2
-    sudo=""; [ "$(id -u)" != 0 ] && sudo=sudo
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$([ $p = nginx ] && echo nginx-light || echo wrk)" >/dev/null
-  fi
-done
-if [ -z "${EDGE_CH_ADDR:-}" ]; then deploy/clickhouse.sh start; export EDGE_CH_ADDR=127.0.0.1:19000; fi
-GOEXPERIMENT=simd go build -o bin/edge ./cmd/edge
+. bench/lib.sh
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+  echo "cached.sh: installing nginx from Debian" >&2
+  sudo=""; [ "$(id -u)" != 0 ] && sudo=sudo
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null
+fi
+bench_prepare
 
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # nginx's workers run as another user: they must read the files
@@ -46,9 +49,10 @@ sys.exit(0 if d.get("figures") and all(j["runs"] > 0 and not j["running"] for j 
   sleep 1
 done
 
-mkdir -p "$tmp/www/api/v1/categories" "$tmp/www/api"
-paths=("/api/v1/categories/chrome" "/api/extensions?platform=0" "/api/summary")
-files=("api/v1/categories/chrome" "api/extensions-platform0" "api/summary")
+# v1 small and large, legacy small and large.
+paths=("/api/v1/categories/chrome" "/api/v1/listings" "/api/summary" "/api/extensions?platform=0")
+files=("api/v1/categories/chrome" "api/v1/listings" "api/summary" "api/extensions-platform0")
+mkdir -p "$tmp/www/api/v1/categories"
 for i in "${!paths[@]}"; do
   curl -fs "127.0.0.1:18090${paths[$i]}" -o "$tmp/www/${files[$i]}"
 done
@@ -71,23 +75,55 @@ sleep 0.5
 for i in "${!paths[@]}"; do
   curl -fs "127.0.0.1:18091/${files[$i]}" | cmp -s - "$tmp/www/${files[$i]}" || { echo "nginx does not serve ${files[$i]} as edge does" >&2; exit 1; }
 done
+nginx_pids=$(pgrep -f "nginx: worker process" | tr '\n' ' ')
 
-run() { # name url [etag]
-  local hdr=()
-  [ -n "${3:-}" ] && hdr=(-H "If-None-Match: $3")
-  local rps
-  rps=$(wrk -t2 -c"$conns" -d"${secs}s" "${hdr[@]}" "$2" | awk '/Requests\/sec/ {r=$2} /Transfer\/sec/ {t=$2} /Non-2xx/ {e=$0} END {print r, t, e}')
-  printf '%-44s %s\n' "$1" "$rps"
+# cpu_ticks <pid...> prints the processes' user plus system clock ticks.
+cpu_ticks() { for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat"; done | awk '{t += $1} END {print t}'; }
+# measure <name> <url> <pids> [wrk flags...]: one wrk run, with the
+# servers' CPU microseconds per request appended.
+measure() {
+  local name=$1 url=$2 pids=$3 before line rps hz
+  shift 3
+  hz=$(getconf CLK_TCK)
+  # shellcheck disable=SC2086
+  before=$(cpu_ticks $pids)
+  line=$(wrk_run "$name" "$url" "$@")
+  rps=$(awk '{for (i = 3; i <= NF; i++) if ($i ~ /^[0-9.]+$/) {print $i; exit}}' <<<"$line")
+  # shellcheck disable=SC2086
+  awk -v l="$line" -v b="$before" -v a="$(cpu_ticks $pids)" -v r="$rps" -v s="$secs" -v hz="$hz" \
+    'BEGIN {printf "%s  %.1f us/req\n", l, (a - b) * 1e6 / hz / (r * s)}'
 }
+
+log="$tmp/rounds.txt"
 {
-  echo "== cached answers, wrk -t2 -c$conns -d${secs}s, database $db, $(date -u +%FT%TZ)"
+  echo "== cached answers, wrk -t2 -c$conns -d${secs}s, $rounds rounds, database $db, $(date -u +%FT%TZ)"
+  for r in $(seq 1 "$rounds"); do
+    for i in "${!paths[@]}"; do
+      e_tag=$(curl -sI "127.0.0.1:18090${paths[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
+      n_tag=$(curl -sI "127.0.0.1:18091/${files[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
+      measure "round $r  p$i-200 edge" "http://127.0.0.1:18090${paths[$i]}" "$edge_pid"
+      measure "round $r  p$i-200 nginx" "http://127.0.0.1:18091/${files[$i]}" "$nginx_pids"
+      measure "round $r  p$i-304 edge" "http://127.0.0.1:18090${paths[$i]}" "$edge_pid" -H "If-None-Match: $e_tag"
+      measure "round $r  p$i-304 nginx" "http://127.0.0.1:18091/${files[$i]}" "$nginx_pids" -H "If-None-Match: $n_tag"
+    done
+  done
+} | tee "$log"
+
+# Medians per answer and status: requests a second (the edge against
+# nginx) and CPU per request.
+{
+  echo "== medians of $rounds rounds"
   for i in "${!paths[@]}"; do
     size=$(wc -c < "$tmp/www/${files[$i]}")
-    e_tag=$(curl -sI "127.0.0.1:18090${paths[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
-    n_tag=$(curl -sI "127.0.0.1:18091/${files[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
-    run "edge  200 ${paths[$i]} (${size} B)" "http://127.0.0.1:18090${paths[$i]}"
-    run "nginx 200 same bytes" "http://127.0.0.1:18091/${files[$i]}"
-    run "edge  304 ${paths[$i]}" "http://127.0.0.1:18090${paths[$i]}" "$e_tag"
-    run "nginx 304 same bytes" "http://127.0.0.1:18091/${files[$i]}" "$n_tag"
+    for status in 200 304; do
+      echo "-- ${paths[$i]} (${size} B), $status"
+      grep "^round [0-9]*  p$i-$status " "$log" | sed "s/  p$i-$status / /" > "$tmp/group.txt"
+      medians nginx < "$tmp/group.txt"
+      awk '{v[$3] = v[$3] " " $(NF-1)} END {for (w in v) print w, v[w]}' "$tmp/group.txt" |
+        awk '{m = NF - 1; for (i = 1; i <= m; i++) a[i] = $(i + 1)
+          for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+          printf "cpu    %-24s %10.1f us/request\n", $1, (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2}' | sort
+    done
   done
-} | tee -a "$out/cached.txt"
+} | tee -a "$log"
+cat "$log" >> "$out/cached.txt"

@@ -1,4 +1,5 @@
-# Shared by the wrk benchmarks (bench/access.sh, bench/tools.sh); sourced,
+# Shared by the wrk benchmarks (bench/access.sh, bench/tools.sh,
+# bench/cached.sh); sourced,
 # not run. Expects $db, $secs and $conns, and the repository as the
 # working directory.
 

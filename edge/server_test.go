@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -394,6 +395,58 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
+
+	// Requests are counted by route pattern and status and timed by route;
+	// an unknown address counts as unmatched; the answer cache counts its
+	// hits and misses.
+	first := get(t, "GET", h.base+"/api/v1/categories/firefox")
+	get(t, "GET", h.base+"/api/v1/categories/firefox")
+	req, _ := http.NewRequest("GET", h.base+"/api/v1/categories/firefox", nil)
+	req.Header.Set("If-None-Match", first.header.Get("ETag"))
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 304 {
+		t.Fatalf("revalidation: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	problem(t, get(t, "GET", h.base+"/api/v1/categories/safari"), http.StatusNotFound)
+	problem(t, get(t, "GET", h.base+"/api/v1/nowhere"), http.StatusNotFound)
+	problem(t, get(t, "GET", h.base+"/api/v1/listings?limit=0"), http.StatusBadRequest)
+	body = string(get(t, "GET", h.base+"/metrics").body)
+	for _, want := range []string{
+		`edge_http_requests_total{route="/api/v1/categories/:store",status="200"} 2`,
+		`edge_http_requests_total{route="/api/v1/categories/:store",status="304"} 1`,
+		`edge_http_requests_total{route="unmatched",status="404"} 2`,
+		`edge_http_requests_total{route="/api/v1/listings",status="400"} 1`,
+		`edge_http_request_duration_seconds_count{route="/api/v1/categories/:store"} 3`,
+		`edge_http_request_duration_seconds_count{route="unmatched"} 2`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	// The cache stores asynchronously: the second read may miss too. Each
+	// of the three lookups is one hit or one miss.
+	hits, misses := metricValue(t, body, "edge_answer_cache_hits_total"), metricValue(t, body, "edge_answer_cache_misses_total")
+	if misses < 1 || hits+misses != 3 {
+		t.Errorf("answer cache: %v hits, %v misses; want 3 lookups, the first a miss", hits, misses)
+	}
+}
+
+// metricValue returns the value of the unlabelled metric name in a
+// Prometheus text exposition.
+func metricValue(t *testing.T, body, name string) float64 {
+	t.Helper()
+	for line := range strings.Lines(body) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("metrics lack %s", name)
+	return 0
 }
 
 func TestV1AnswersCarryETags(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/edge-stats/edge/views"
 )
@@ -182,10 +183,9 @@ func parseLegacy(c *fiber.Ctx, paging bool) (*views.LegacyQuery, error) {
 	return q, nil
 }
 
-// legacyKey is the canonical form of a parsed query: equal keys mean equal
-// answers within one generation.
-func legacyCacheKey(kind string, gen uint64, q *views.LegacyQuery) string {
-	b := make([]byte, 0, 192)
+// legacyCacheKey appends the canonical form of a parsed query to b: equal
+// keys mean equal answers within one generation.
+func legacyCacheKey(b []byte, kind string, gen uint64, q *views.LegacyQuery) []byte {
 	b = append(b, kind...)
 	b = append(b, ':')
 	b = strconv.AppendUint(b, gen, 10)
@@ -219,7 +219,7 @@ func legacyCacheKey(kind string, gen uint64, q *views.LegacyQuery) string {
 	b = keyBool(b, "as", &q.Asc)
 	b = keyInt(b, "pg", &q.Page)
 	b = keyInt(b, "ps", &q.PageSize)
-	return string(b)
+	return b
 }
 
 // The cache key's fields: "&name=" and the value, empty when unset.
@@ -296,7 +296,8 @@ func (s *Server) getExtensions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.answers.get(legacyCacheKey("ext", gen, q), func() (*Answer, error) {
+	var key [256]byte
+	a, err := s.answers.get(utils.UnsafeString(legacyCacheKey(key[:0], "ext", gen, q)), func() (*Answer, error) {
 		total, ls := f.Legacy(q)
 		today := views.DayOf(f.Replica().Info().ReadingsMark)
 		page := legacyPage{Total: total, Page: q.Page, PageSize: q.PageSize, Rows: make([]views.LegacyRow, len(ls))}
@@ -330,7 +331,8 @@ func (s *Server) getExtensionsCSV(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.answers.get(legacyCacheKey("csv", gen, q), func() (*Answer, error) {
+	var key [256]byte
+	a, err := s.answers.get(utils.UnsafeString(legacyCacheKey(key[:0], "csv", gen, q)), func() (*Answer, error) {
 		_, ls := f.Legacy(q)
 		today := views.DayOf(f.Replica().Info().ReadingsMark)
 		var buf bytes.Buffer

@@ -77,8 +77,10 @@ func (s *Server) getListing(c *fiber.Ctx) error {
 		return err
 	}
 	store, id := l.Store, l.ID
-	key := "v1:listing:" + strconv.FormatUint(st.Replica.Info().Generation, 10) + ":" + store.String() + ":" + id
-	a, err := s.answers.get(key, func() (*Answer, error) { return JSONAnswer(views.NewListingDoc(l, st.Figures)) })
+	var buf [128]byte
+	key := strconv.AppendUint(append(buf[:0], "v1:listing:"...), st.Replica.Info().Generation, 10)
+	key = append(append(append(append(key, ':'), store.String()...), ':'), id...)
+	a, err := s.answers.get(utils.UnsafeString(key), func() (*Answer, error) { return JSONAnswer(views.NewListingDoc(l, st.Figures)) })
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/edge-stats/edge/views"
 )
@@ -183,9 +184,11 @@ func (s *Server) getListings(c *fiber.Ctx) error {
 		return notReady("Listing figures are")
 	}
 	f := st.Figures
-	key := "v1:list:" + strconv.FormatUint(st.Replica.Info().Generation, 10) + ":" + canon + "&l=" +
-		strconv.Itoa(q.PageSize) + "&c=" + c.Query("cursor")
-	a, err := s.answers.get(key, func() (*Answer, error) {
+	var buf [256]byte
+	key := strconv.AppendUint(append(buf[:0], "v1:list:"...), st.Replica.Info().Generation, 10)
+	key = strconv.AppendInt(append(append(append(key, ':'), canon...), "&l="...), int64(q.PageSize), 10)
+	key = append(append(key, "&c="...), c.Query("cursor")...)
+	a, err := s.answers.get(utils.UnsafeString(key), func() (*Answer, error) {
 		if q.Q != "" {
 			release, err := s.searchSlot()
 			if err != nil {

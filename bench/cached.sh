@@ -13,6 +13,10 @@
 # prints each one's median requests a second with the edge's ratio to
 # nginx's, and the median CPU time each server spent per request (from
 # /proc, user plus system).
+#
+# BENCH_PIN=1 gives each side a core of its own, as a server with remote
+# clients sees it: the edge (GOMAXPROCS=1) and one nginx worker on core 0,
+# a single-threaded wrk on core 1. Without it, all share both cores.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -36,9 +40,14 @@ chmod 755 "$tmp" # nginx's workers run as another user: they must read the files
 cleanup() { kill "$edge_pid" 2>/dev/null || true; [ -f "$tmp/nginx.pid" ] && kill "$(cat "$tmp/nginx.pid")" 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 
+pin=() workers=auto mode="wrk, edge and nginx share the cores"
+if [ "${BENCH_PIN:-}" = 1 ]; then
+  pin=(env GOMAXPROCS=1 taskset -c 0) workers="1; worker_cpu_affinity 01"
+  wrk_cmd="taskset -c 1 wrk -t1" mode="pinned: edge or nginx on core 0, wrk on core 1"
+fi
 # Limits far above what wrk sends: every call does the full accounting and is admitted.
 EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 \
-  bin/edge serve --ch-database "$db" --listen 127.0.0.1:18090 --log-level warn &
+  "${pin[@]}" bin/edge serve --ch-database "$db" --listen 127.0.0.1:18090 --log-level warn &
 edge_pid=$!
 # Measure once every background job has run and is idle: the first
 # editions and ranks builds take the CPU for tens of seconds.
@@ -57,7 +66,7 @@ for i in "${!paths[@]}"; do
   curl -fs "127.0.0.1:18090${paths[$i]}" -o "$tmp/www/${files[$i]}"
 done
 cat > "$tmp/nginx.conf" <<CONF
-worker_processes auto;
+worker_processes $workers;
 pid $tmp/nginx.pid;
 error_log $tmp/error.log;
 events { worker_connections 4096; }
@@ -96,7 +105,7 @@ measure() {
 
 log="$tmp/rounds.txt"
 {
-  echo "== cached answers, wrk -t2 -c$conns -d${secs}s, $rounds rounds, database $db, $(date -u +%FT%TZ)"
+  echo "== cached answers, ${wrk_cmd:-wrk -t2} -c$conns -d${secs}s, $rounds rounds, $mode, database $db, $(date -u +%FT%TZ)"
   for r in $(seq 1 "$rounds"); do
     for i in "${!paths[@]}"; do
       e_tag=$(curl -sI "127.0.0.1:18090${paths[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')

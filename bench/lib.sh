@@ -22,11 +22,12 @@ wait_ready() {
 }
 
 # wrk_run <name> <url> [wrk flags...] runs wrk once and prints the name,
-# the requests a second, and any count of non-2xx answers.
+# the requests a second, and any count of non-2xx answers. $wrk_cmd, when
+# set, replaces "wrk -t2" (to pin wrk to a core, for instance).
 wrk_run() {
   local name=$1 url=$2
   shift 2
-  wrk -t2 -c"$conns" -d"${secs}s" "$@" "$url" | awk -v n="$name" '/Requests\/sec/ {r=$2} /Non-2xx/ {e=$0} END {printf "%-34s %s %s\n", n, r, e}'
+  ${wrk_cmd:-wrk -t2} -c"$conns" -d"${secs}s" "$@" "$url" | awk -v n="$name" '/Requests\/sec/ {r=$2} /Non-2xx/ {e=$0} END {printf "%-34s %s %s\n", n, r, e}'
 }
 
 # medians <base> reads "round <n>  <variant>  <req/s> ..." lines and prints

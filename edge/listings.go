@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"hash/fnv"
 	"net/http"
 	"strconv"
 	"strings"
@@ -63,13 +62,12 @@ type listAnswer struct {
 	Partial    bool               `json:"partial"` // q's search ran past its time budget; no next page is offered
 }
 
-// parseList reads the v1 listing query; canon is its canonical form
-// without the cursor and limit.
-func parseList(c *fiber.Ctx) (q *views.LegacyQuery, canon string, err error) {
+// parseList reads the v1 listing query; it appends its canonical form
+// without the cursor and limit to b and returns it as canon.
+func parseList(c *fiber.Ctx, b []byte) (q *views.LegacyQuery, canon []byte, err error) {
 	q = &views.LegacyQuery{Page: 1, PageSize: listDefaultLimit, NameOnly: true}
-	var b strings.Builder
-	bad := func(format string, args ...any) (*views.LegacyQuery, string, error) {
-		return nil, "", Problemf(http.StatusBadRequest, format, args...)
+	bad := func(format string, args ...any) (*views.LegacyQuery, []byte, error) {
+		return nil, nil, Problemf(http.StatusBadRequest, format, args...)
 	}
 	if v := c.Query("store"); v != "" {
 		s, err := views.ParseStore(v)
@@ -77,17 +75,17 @@ func parseList(c *fiber.Ctx) (q *views.LegacyQuery, canon string, err error) {
 			return bad("store: %s", err)
 		}
 		q.Store = &s
-		b.WriteString("s=" + v)
+		b = append(append(b, "s="...), v...)
 	}
 	if v := c.Query("category"); v != "" {
-		v = strings.Clone(v)
-		q.Category = &v
-		b.WriteString("&c=" + strconv.Quote(v))
+		kept := strings.Clone(v) // only a present value is moved to the heap
+		q.Category = &kept
+		b = strconv.AppendQuote(append(b, "&c="...), kept)
 	}
 	if v := c.Query("tag"); v != "" {
-		v = strings.Clone(v)
-		q.Topic = &v
-		b.WriteString("&t=" + strconv.Quote(v))
+		kept := strings.Clone(v) // only a present value is moved to the heap
+		q.Topic = &kept
+		b = strconv.AppendQuote(append(b, "&t="...), kept)
 	}
 	for _, name := range []string{"minSize", "maxSize"} {
 		v := c.Query(name)
@@ -110,7 +108,7 @@ func parseList(c *fiber.Ctx) (q *views.LegacyQuery, canon string, err error) {
 		} else {
 			q.MaxSize = &n
 		}
-		b.WriteString("&" + name + "=" + strconv.FormatInt(n, 10))
+		b = strconv.AppendInt(append(append(append(b, '&'), name...), '='), n, 10)
 	}
 	q.Sort = views.SortSize
 	sortName := c.Query("sort")
@@ -133,26 +131,37 @@ func parseList(c *fiber.Ctx) (q *views.LegacyQuery, canon string, err error) {
 	default:
 		return bad("order: %q is not asc or desc.", o)
 	}
-	b.WriteString("&sort=" + strconv.Itoa(q.Sort) + "&asc=" + strconv.FormatBool(q.Asc))
+	b = strconv.AppendInt(append(b, "&sort="...), int64(q.Sort), 10)
+	b = strconv.AppendBool(append(b, "&asc="...), q.Asc)
 	if v := strings.TrimSpace(c.Query("q")); v != "" {
 		if utf8.RuneCountInString(v) < 2 {
 			return bad("q: %q is too short; search with 2 or more characters.", v)
 		}
 		q.Q = strings.Clone(v)
-		b.WriteString("&q=" + strconv.Quote(q.Q))
+		b = strconv.AppendQuote(append(b, "&q="...), q.Q)
 	}
-	return q, b.String(), nil
+	return q, b, nil
+}
+
+// fnv64a is the 64-bit FNV-1a hash of b (as hash/fnv's, without its
+// allocations): a cursor carries it for the query it was issued for.
+func fnv64a(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }
 
 // getListings answers GET /api/v1/listings.
 func (s *Server) getListings(c *fiber.Ctx) error {
-	q, canon, err := parseList(c)
+	var canonBuf [128]byte
+	q, canon, err := parseList(c, canonBuf[:0])
 	if err != nil {
 		return err
 	}
-	h := fnv.New64a()
-	h.Write([]byte(canon))
-	queryHash := h.Sum64()
+	queryHash := fnv64a(canon)
 	limitSet := c.Query("limit") != ""
 	if limitSet {
 		n, err := strconv.Atoi(c.Query("limit"))

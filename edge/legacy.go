@@ -100,7 +100,8 @@ func (p *legacyParams) version(name string) *string {
 		p.fail(name, v, "a version starting with a number, such as 2.10")
 		return nil
 	}
-	return &v
+	kept := v // only a present value is moved to the heap
+	return &kept
 }
 
 const maxPageSize = 200
@@ -115,7 +116,8 @@ func parseLegacy(c *fiber.Ctx, paging bool) (*views.LegacyQuery, error) {
 	}
 	q.Q = strings.TrimSpace(c.Query("q"))
 	if v, ok := p.str("category"); ok {
-		q.Category = &v
+		kept := v // only a present value is moved to the heap
+		q.Category = &kept
 	}
 	if n := p.integer("type", 0, 3); n != nil {
 		k := views.Kind(*n)
@@ -152,7 +154,8 @@ func parseLegacy(c *fiber.Ctx, paging bool) (*views.LegacyQuery, error) {
 		q.ManifestVersion = &mv
 	}
 	if v, ok := p.str("permission"); ok {
-		q.Permission = &v
+		kept := v
+		q.Permission = &kept
 	}
 	q.HostAccessAll = c.Query("hostAccess") == "all"
 	if n := p.integer("minAccessLevel", 1, 4); n != nil {

@@ -108,18 +108,32 @@ func (c *sendfileConn) Write(p []byte) (int, error) {
 		return c.TCPConn.Write(p)
 	}
 	var n int
+	err := sendAll(c.raw, "send", func() bool { return n < len(p) }, func(fd int) (int, error) {
+		m, err := unix.SendmsgN(fd, p[n:], nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
+		n += max(m, 0)
+		return m, err
+	})
+	return n, err
+}
+
+// sendAll calls send with the socket's descriptor while more reports bytes
+// left, waiting in the network poller whenever the socket is full (so the
+// connection's write deadline applies). what names the call in errors.
+func sendAll(raw syscall.RawConn, what string, more func() bool, send func(fd int) (int, error)) error {
 	var opErr error
-	err := c.raw.Write(func(fd uintptr) bool {
-		for n < len(p) {
-			m, err := unix.SendmsgN(int(fd), p[n:], nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
-			n += max(m, 0)
+	err := raw.Write(func(fd uintptr) bool {
+		for more() {
+			n, err := send(int(fd))
 			switch {
 			case errors.Is(err, unix.EAGAIN):
 				return false // wait until the socket can take more
 			case errors.Is(err, unix.EINTR):
 				continue
 			case err != nil:
-				opErr = fmt.Errorf("send: %w", err)
+				opErr = fmt.Errorf("%s: %w", what, err)
+				return true
+			case n == 0:
+				opErr = io.ErrUnexpectedEOF
 				return true
 			}
 		}
@@ -128,7 +142,7 @@ func (c *sendfileConn) Write(p []byte) (int, error) {
 	if err == nil {
 		err = opErr
 	}
-	return n, err
+	return err
 }
 
 // fileStream is the body stream of one response sent by sendfile. fasthttp
@@ -157,29 +171,12 @@ func (s *fileStream) WriteTo(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	var sent int64
-	var opErr error
-	err = s.conn.raw.Write(func(fd uintptr) bool {
-		for s.off < int64(s.a.file.size) {
-			n, err := unix.Sendfile(int(fd), s.a.file.fd, &s.off, s.a.file.size-int(s.off))
-			sent += int64(max(n, 0))
-			switch {
-			case errors.Is(err, unix.EAGAIN):
-				return false // wait until the socket can take more
-			case errors.Is(err, unix.EINTR):
-				continue
-			case err != nil:
-				opErr = fmt.Errorf("sendfile: %w", err)
-				return true
-			case n == 0:
-				opErr = io.ErrUnexpectedEOF
-				return true
-			}
-		}
-		return true
+	size := int64(s.a.file.size)
+	err = sendAll(s.conn.raw, "sendfile", func() bool { return s.off < size }, func(fd int) (int, error) {
+		n, err := unix.Sendfile(fd, s.a.file.fd, &s.off, int(size-s.off))
+		sent += int64(max(n, 0))
+		return n, err
 	})
-	if err == nil {
-		err = opErr
-	}
 	return sent, err
 }
 

@@ -138,21 +138,12 @@ func (u *Usage) counterOf(s Subject, today int64) *counter {
 	}
 }
 
-// Take counts a call for s if s has made fewer than limit calls today and
-// reports the day's count including it. A call refused is not counted.
-func (u *Usage) Take(s Subject, limit uint64) (count uint64, ok bool) {
-	return u.take(s, limit, u.now())
-}
-
+// take counts a call for s if s has made fewer than limit calls on the day
+// of now and reports the day's count including it. A call refused is not
+// counted.
 func (u *Usage) take(s Subject, limit uint64, now time.Time) (count uint64, ok bool) {
-	today := dayOf(now)
-	var base uint64
-	if t := u.totals.Load(); t != nil && t.day == today {
-		base = t.m[s]
-	}
-	c := u.counterOf(s, today)
+	c, used := u.used(s, now)
 	defer c.mu.Unlock()
-	used := base + c.unsent + c.inflight + c.sent
 	if used >= limit {
 		return used, false
 	}
@@ -162,14 +153,22 @@ func (u *Usage) take(s Subject, limit uint64, now time.Time) (count uint64, ok b
 
 // count returns s's calls on the day of now.
 func (u *Usage) count(s Subject, now time.Time) uint64 {
+	c, used := u.used(s, now)
+	c.mu.Unlock()
+	return used
+}
+
+// used returns s's counter for the day of now, locked, and s's calls that
+// day: the fleet's total read at the last sync plus what this edge has
+// counted since.
+func (u *Usage) used(s Subject, now time.Time) (*counter, uint64) {
 	today := dayOf(now)
 	var base uint64
 	if t := u.totals.Load(); t != nil && t.day == today {
 		base = t.m[s]
 	}
 	c := u.counterOf(s, today)
-	defer c.mu.Unlock()
-	return base + c.unsent + c.inflight + c.sent
+	return c, base + c.unsent + c.inflight + c.sent
 }
 
 type pending struct {

@@ -106,10 +106,11 @@ func (p *legacyParams) version(name string) *string {
 
 const maxPageSize = 200
 
-// parseLegacy reads the filters, sort and paging of /api/extensions.
-func parseLegacy(c *fiber.Ctx, paging bool) (*views.LegacyQuery, error) {
+// parseLegacy reads the filters, sort and paging of /api/extensions into
+// q.
+func parseLegacy(c *fiber.Ctx, q *views.LegacyQuery, paging bool) error {
 	p := &legacyParams{c: c}
-	q := &views.LegacyQuery{Page: 1, PageSize: 50}
+	*q = views.LegacyQuery{Page: 1, PageSize: 50}
 	if n := p.integer("platform", 0, views.NumStores-1); n != nil {
 		s := views.Store(*n)
 		q.Store = &s
@@ -181,9 +182,9 @@ func parseLegacy(c *fiber.Ctx, paging bool) (*views.LegacyQuery, error) {
 		q.Page, q.PageSize = 1, csvRows
 	}
 	if p.err != nil {
-		return nil, p.err
+		return p.err
 	}
-	return q, nil
+	return nil
 }
 
 // legacyCacheKey appends the canonical form of a parsed query to b: equal
@@ -291,8 +292,8 @@ func (s *Server) legacyFigures() (*views.Figures, uint64, error) {
 
 // getExtensions answers GET /api/extensions.
 func (s *Server) getExtensions(c *fiber.Ctx) error {
-	q, err := parseLegacy(c, true)
-	if err != nil {
+	var q views.LegacyQuery // on the stack: a cached answer does not need it
+	if err := parseLegacy(c, &q, true); err != nil {
 		return err
 	}
 	f, gen, err := s.legacyFigures()
@@ -300,8 +301,9 @@ func (s *Server) getExtensions(c *fiber.Ctx) error {
 		return err
 	}
 	var key [256]byte
-	a, err := s.answers.get(utils.UnsafeString(legacyCacheKey(key[:0], "ext", gen, q)), func() (*Answer, error) {
-		total, ls := f.Legacy(q)
+	a, err := s.answers.get(utils.UnsafeString(legacyCacheKey(key[:0], "ext", gen, &q)), func() (*Answer, error) {
+		q := q // only an answer built moves the query to the heap
+		total, ls := f.Legacy(&q)
 		today := views.DayOf(f.Replica().Info().ReadingsMark)
 		page := legacyPage{Total: total, Page: q.Page, PageSize: q.PageSize, Rows: make([]views.LegacyRow, len(ls))}
 		for i, l := range ls {
@@ -326,8 +328,8 @@ var csvHeader = []string{"platform", "id", "name", "developer", "category", "typ
 // getExtensionsCSV answers GET /api/extensions.csv: the first 1,000 rows,
 // UTF-8 with a byte-order mark, RFC 4180 quoting and CRLF line ends.
 func (s *Server) getExtensionsCSV(c *fiber.Ctx) error {
-	q, err := parseLegacy(c, false)
-	if err != nil {
+	var q views.LegacyQuery // on the stack: a cached answer does not need it
+	if err := parseLegacy(c, &q, false); err != nil {
 		return err
 	}
 	f, gen, err := s.legacyFigures()
@@ -335,8 +337,9 @@ func (s *Server) getExtensionsCSV(c *fiber.Ctx) error {
 		return err
 	}
 	var key [256]byte
-	a, err := s.answers.get(utils.UnsafeString(legacyCacheKey(key[:0], "csv", gen, q)), func() (*Answer, error) {
-		_, ls := f.Legacy(q)
+	a, err := s.answers.get(utils.UnsafeString(legacyCacheKey(key[:0], "csv", gen, &q)), func() (*Answer, error) {
+		q := q // only an answer built moves the query to the heap
+		_, ls := f.Legacy(&q)
 		today := views.DayOf(f.Replica().Info().ReadingsMark)
 		var buf bytes.Buffer
 		buf.WriteString("\ufeff")

@@ -62,12 +62,12 @@ type listAnswer struct {
 	Partial    bool               `json:"partial"` // q's search ran past its time budget; no next page is offered
 }
 
-// parseList reads the v1 listing query; it appends its canonical form
-// without the cursor and limit to b and returns it as canon.
-func parseList(c *fiber.Ctx, b []byte) (q *views.LegacyQuery, canon []byte, err error) {
-	q = &views.LegacyQuery{Page: 1, PageSize: listDefaultLimit, NameOnly: true}
-	bad := func(format string, args ...any) (*views.LegacyQuery, []byte, error) {
-		return nil, nil, Problemf(http.StatusBadRequest, format, args...)
+// parseList reads the v1 listing query into q; it appends its canonical
+// form without the cursor and limit to b and returns it as canon.
+func parseList(c *fiber.Ctx, q *views.LegacyQuery, b []byte) (canon []byte, err error) {
+	*q = views.LegacyQuery{Page: 1, PageSize: listDefaultLimit, NameOnly: true}
+	bad := func(format string, args ...any) ([]byte, error) {
+		return nil, Problemf(http.StatusBadRequest, format, args...)
 	}
 	if v := c.Query("store"); v != "" {
 		s, err := views.ParseStore(v)
@@ -140,7 +140,7 @@ func parseList(c *fiber.Ctx, b []byte) (q *views.LegacyQuery, canon []byte, err 
 		q.Q = strings.Clone(v)
 		b = strconv.AppendQuote(append(b, "&q="...), q.Q)
 	}
-	return q, b, nil
+	return b, nil
 }
 
 // fnv64a is the 64-bit FNV-1a hash of b (as hash/fnv's, without its
@@ -157,7 +157,8 @@ func fnv64a(b []byte) uint64 {
 // getListings answers GET /api/v1/listings.
 func (s *Server) getListings(c *fiber.Ctx) error {
 	var canonBuf [128]byte
-	q, canon, err := parseList(c, canonBuf[:0])
+	var q views.LegacyQuery // on the stack: a cached answer does not need it
+	canon, err := parseList(c, &q, canonBuf[:0])
 	if err != nil {
 		return err
 	}
@@ -198,6 +199,7 @@ func (s *Server) getListings(c *fiber.Ctx) error {
 	key = strconv.AppendInt(append(append(append(key, ':'), canon...), "&l="...), int64(q.PageSize), 10)
 	key = append(append(key, "&c="...), c.Query("cursor")...)
 	a, err := s.answers.get(utils.UnsafeString(key), func() (*Answer, error) {
+		q := q // only an answer built moves the query to the heap
 		if q.Q != "" {
 			release, err := s.searchSlot()
 			if err != nil {
@@ -206,7 +208,7 @@ func (s *Server) getListings(c *fiber.Ctx) error {
 			defer release()
 			q.Deadline = time.Now().Add(s.cfg.TextBudget)
 		}
-		ls, last, more, partial := f.List(q, after)
+		ls, last, more, partial := f.List(&q, after)
 		out := listAnswer{Listings: make([]views.ListingDoc, len(ls)), Partial: partial}
 		for i, l := range ls {
 			out.Listings[i] = views.NewListingDoc(l, f)

@@ -1,15 +1,14 @@
-//go:build linux
+//go:build linux && (amd64 || arm64)
 
 package edge
 
 import (
 	"bufio"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"runtime"
 	"syscall"
+	"unsafe"
 
 	"github.com/gofiber/fiber/v2"
 	"golang.org/x/sys/unix"
@@ -59,7 +58,10 @@ func newBodyFile(owner *Answer, body []byte) *bodyFile {
 func sendBody(c *fiber.Ctx, a *Answer) error {
 	if a.file != nil {
 		if tc, ok := c.Context().Conn().(*sendfileConn); ok {
-			c.Context().Response.SetBodyStream(&fileStream{a: a, conn: tc}, a.file.size)
+			// fasthttp serves one request of a connection at a time, so
+			// the connection's one stream is free.
+			tc.stream = fileStream{a: a, conn: tc}
+			c.Context().Response.SetBodyStream(&tc.stream, a.file.size)
 			return nil
 		}
 	}
@@ -87,7 +89,9 @@ func (l sendfileListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return c, nil
 	}
-	return &sendfileConn{TCPConn: tc, raw: raw}, nil
+	sc := &sendfileConn{TCPConn: tc, raw: raw}
+	sc.onWrite, sc.onRead = sc.sendStep, sc.readStep
+	return sc, nil
 }
 
 // sendfileConn is an accepted TCP connection whose writes can be marked
@@ -95,54 +99,130 @@ func (l sendfileListener) Accept() (net.Conn, error) {
 // the socket for its body, sent by sendfile, and leave with it in whole
 // segments, as nginx's tcp_nopush does, without the two setsockopt calls
 // of TCP_CORK. fasthttp serves one request of a connection at a time, so
-// more needs no lock.
+// its fields need no lock (reads and writes keep apart fields all the
+// same).
+//
+// It reads and writes by raw system calls, waiting in the network poller
+// whenever the socket has nothing to read or no room (so the
+// connection's deadlines apply). On a non-blocking socket the calls never
+// block, and a raw call keeps the scheduler from handing this goroutine's
+// processor to another thread, and from waking its monitor thread to do
+// so, while the kernel sends a large body. A read or send keeps its
+// progress in the connection's fields and runs as a callback bound once,
+// when the connection is accepted, so that it allocates nothing.
 type sendfileConn struct {
 	*net.TCPConn
-	raw  syscall.RawConn
-	more bool
+	raw    syscall.RawConn
+	more   bool       // mark writes as followed by more data
+	stream fileStream // the body stream of the response being sent
+
+	onWrite, onRead func(fd uintptr) bool // sendStep and readStep
+	// The send in progress: buf or file, from off to end.
+	buf      []byte
+	file     *bodyFile
+	off, end int64
+	sent     int64
+	err      error
+	// The read in progress.
+	rbuf []byte
+	got  int
+	rerr error
 }
 
 // Write writes p, with MSG_MORE while more is set.
 func (c *sendfileConn) Write(p []byte) (int, error) {
-	if !c.more {
-		return c.TCPConn.Write(p)
-	}
-	var n int
-	err := sendAll(c.raw, "send", func() bool { return n < len(p) }, func(fd int) (int, error) {
-		m, err := unix.SendmsgN(fd, p[n:], nil, nil, unix.MSG_MORE|unix.MSG_NOSIGNAL)
-		n += max(m, 0)
-		return m, err
-	})
-	return n, err
+	c.buf, c.file, c.off, c.end = p, nil, 0, int64(len(p))
+	n, err := c.send()
+	return int(n), err
 }
 
-// sendAll calls send with the socket's descriptor while more reports bytes
-// left, waiting in the network poller whenever the socket is full (so the
-// connection's write deadline applies). what names the call in errors.
-func sendAll(raw syscall.RawConn, what string, more func() bool, send func(fd int) (int, error)) error {
-	var opErr error
-	err := raw.Write(func(fd uintptr) bool {
-		for more() {
-			n, err := send(int(fd))
-			switch {
-			case errors.Is(err, unix.EAGAIN):
-				return false // wait until the socket can take more
-			case errors.Is(err, unix.EINTR):
-				continue
-			case err != nil:
-				opErr = fmt.Errorf("%s: %w", what, err)
-				return true
-			case n == 0:
-				opErr = io.ErrUnexpectedEOF
-				return true
-			}
+// Read reads into p; it returns io.EOF once the peer has closed its side.
+func (c *sendfileConn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	c.rbuf, c.got, c.rerr = p, 0, nil
+	err := c.raw.Read(c.onRead)
+	c.rbuf = nil
+	if err == nil {
+		err = c.rerr
+	}
+	return c.got, err
+}
+
+// readStep reads once into c's read buffer; false (wait in the poller
+// and call again) while the socket has nothing to read.
+func (c *sendfileConn) readStep(fd uintptr) bool {
+	for {
+		n, _, errno := syscall.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
+		switch {
+		case errno == unix.EAGAIN:
+			return false
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			c.rerr = &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: errno}
+		case n == 0:
+			c.rerr = io.EOF
+		default:
+			c.got = int(n)
 		}
 		return true
-	})
-	if err == nil {
-		err = opErr
 	}
-	return err
+}
+
+// sendFile sends f's bytes from off to its end.
+func (c *sendfileConn) sendFile(f *bodyFile, off int64) (int64, error) {
+	c.buf, c.file, c.off, c.end = nil, f, off, int64(f.size)
+	return c.send()
+}
+
+// send runs the send set up in c's fields and returns the bytes sent.
+func (c *sendfileConn) send() (int64, error) {
+	c.sent, c.err = 0, nil
+	err := c.raw.Write(c.onWrite)
+	if err == nil {
+		err = c.err
+	}
+	c.buf, c.file = nil, nil
+	return c.sent, err
+}
+
+// sendStep sends from c's fields until done; false (wait in the poller
+// and call again) when the socket is full.
+func (c *sendfileConn) sendStep(fd uintptr) bool {
+	for c.off < c.end {
+		var n uintptr
+		var errno syscall.Errno
+		if c.file != nil {
+			off := c.off
+			n, _, errno = syscall.RawSyscall6(unix.SYS_SENDFILE, fd, uintptr(c.file.fd),
+				uintptr(unsafe.Pointer(&off)), uintptr(c.end-c.off), 0, 0)
+		} else {
+			p := c.buf[c.off:]
+			flags := unix.MSG_NOSIGNAL
+			if c.more {
+				flags |= unix.MSG_MORE
+			}
+			n, _, errno = syscall.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)),
+				uintptr(flags), 0, 0)
+		}
+		switch {
+		case errno == unix.EAGAIN:
+			return false
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			c.err = &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: errno}
+			return true
+		case n == 0:
+			c.err = io.ErrUnexpectedEOF
+			return true
+		}
+		c.off += int64(n)
+		c.sent += int64(n)
+	}
+	return true
 }
 
 // fileStream is the body stream of one response sent by sendfile. fasthttp
@@ -154,9 +234,8 @@ type fileStream struct {
 }
 
 // WriteTo sends the headers marked as followed by more data, then the body
-// from the memfd, waiting in the network poller whenever the socket is
-// full (so the connection's write deadline applies). A writer other than
-// fasthttp's write buffer gets the bytes from memory.
+// from the memfd. A writer other than fasthttp's write buffer gets the
+// bytes from memory.
 func (s *fileStream) WriteTo(w io.Writer) (int64, error) {
 	bw, ok := w.(*bufio.Writer)
 	if !ok {
@@ -170,14 +249,10 @@ func (s *fileStream) WriteTo(w io.Writer) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var sent int64
-	size := int64(s.a.file.size)
-	err = sendAll(s.conn.raw, "sendfile", func() bool { return s.off < size }, func(fd int) (int, error) {
-		n, err := unix.Sendfile(fd, s.a.file.fd, &s.off, int(size-s.off))
-		sent += int64(max(n, 0))
-		return n, err
-	})
-	return sent, err
+	n, err := s.conn.sendFile(s.a.file, s.off)
+	s.off += n
+	s.a = nil // sent: the connection keeps no answer alive
+	return n, err
 }
 
 // Read makes the stream an io.Reader, as fasthttp requires; fasthttp

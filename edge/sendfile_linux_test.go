@@ -85,3 +85,83 @@ func TestSendfilePath(t *testing.T) {
 		t.Errorf("%d answers took the sendfile path; want the 3 large ones", n)
 	}
 }
+
+// TestRawConnDeadlines checks that the raw reads of withSendfile's
+// connections keep net.Conn's behavior that fasthttp relies on: a request
+// that does not arrive within the read timeout gets fasthttp's 408 (a
+// timeout error), a keep-alive connection idle past the idle timeout is
+// closed, and a client that closes its side ends the connection quietly.
+func TestRawConnDeadlines(t *testing.T) {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true,
+		ReadTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
+	var conns atomic.Int32
+	app.Get("/", func(c *fiber.Ctx) error {
+		if _, ok := c.Context().Conn().(*sendfileConn); ok {
+			conns.Add(1)
+		}
+		return c.SendString("ok")
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go app.Listener(withSendfile(ln))
+	t.Cleanup(func() { app.Shutdown() })
+	dial := func() (net.Conn, *bufio.Reader) {
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.SetDeadline(time.Now().Add(10 * time.Second)) // a broken server fails the test instead of hanging it
+		return conn, bufio.NewReader(conn)
+	}
+
+	t.Run("read timeout", func(t *testing.T) {
+		conn, r := dial()
+		io.WriteString(conn, "GET / HTTP/1.1\r\nHost: te") // never finished
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestTimeout {
+			t.Errorf("status %d; want 408", resp.StatusCode)
+		}
+	})
+	t.Run("idle timeout", func(t *testing.T) {
+		conn, r := dial()
+		io.WriteString(conn, "GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || string(body) != "ok" {
+			t.Fatalf("%d %q", resp.StatusCode, body)
+		}
+		start := time.Now()
+		if n, err := r.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+			t.Fatalf("idle connection: read %d, %v; want the server to close it", n, err)
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Error("the idle connection outlived the idle timeout by far")
+		}
+	})
+	t.Run("client closes", func(t *testing.T) {
+		conn, r := dial()
+		io.WriteString(conn, "GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		conn.(*net.TCPConn).CloseWrite()
+		if n, err := r.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+			t.Fatalf("after the client's close: read %d, %v; want the server to close without an answer", n, err)
+		}
+	})
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d requests came on withSendfile's connections; want 2", n)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/gofiber/fiber/v2"
@@ -117,6 +118,9 @@ type sendfileConn struct {
 	stream fileStream // the body stream of the response being sent
 
 	onWrite, onRead func(fd uintptr) bool // sendStep and readStep
+
+	// Deadlines as set (want) and as the poller holds them (armed).
+	read, write deadline
 	// The send in progress: buf or file, from off to end.
 	buf      []byte
 	file     *bodyFile
@@ -127,6 +131,55 @@ type sendfileConn struct {
 	rbuf []byte
 	got  int
 	rerr error
+}
+
+// deadline is a read or write deadline of a sendfileConn. fasthttp sets
+// one to now plus its timeout up to three times a request; each would
+// arm the poller's timer. Instead the deadline is noted, and armed only
+// when a read or write is about to wait, or when the armed one would
+// end a call the set one allows: a call that needs no wait never needed
+// the deadline. Every call that waits, waits under the deadline last set,
+// as with net.Conn.
+type deadline struct {
+	want, armed time.Time
+}
+
+// SetReadDeadline sets the deadline of future reads.
+func (c *sendfileConn) SetReadDeadline(t time.Time) error {
+	c.read.want = t
+	return nil
+}
+
+// SetWriteDeadline sets the deadline of future writes.
+func (c *sendfileConn) SetWriteDeadline(t time.Time) error {
+	c.write.want = t
+	return nil
+}
+
+// SetDeadline sets the deadline of future reads and writes.
+func (c *sendfileConn) SetDeadline(t time.Time) error {
+	c.read.want, c.write.want = t, t
+	return nil
+}
+
+// early reports whether the armed deadline would refuse a call the set
+// one allows: it must be armed again before the call.
+func (d *deadline) early() bool {
+	return !d.armed.IsZero() && !d.armed.Equal(d.want) && (d.want.IsZero() || d.armed.Before(d.want))
+}
+
+// arm gives the poller c's read or write deadline as set.
+func (c *sendfileConn) arm(d *deadline) error {
+	var err error
+	if d == &c.read {
+		err = c.TCPConn.SetReadDeadline(d.want)
+	} else {
+		err = c.TCPConn.SetWriteDeadline(d.want)
+	}
+	if err == nil {
+		d.armed = d.want
+	}
+	return err
 }
 
 // Write writes p, with MSG_MORE while more is set.
@@ -140,6 +193,11 @@ func (c *sendfileConn) Write(p []byte) (int, error) {
 func (c *sendfileConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
+	}
+	if c.read.early() {
+		if err := c.arm(&c.read); err != nil {
+			return 0, err
+		}
 	}
 	c.rbuf, c.got, c.rerr = p, 0, nil
 	err := c.raw.Read(c.onRead)
@@ -157,7 +215,7 @@ func (c *sendfileConn) readStep(fd uintptr) bool {
 		n, _, errno := syscall.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
 		switch {
 		case errno == unix.EAGAIN:
-			return false
+			return c.waits(&c.read, &c.rerr)
 		case errno == unix.EINTR:
 			continue
 		case errno != 0:
@@ -171,6 +229,19 @@ func (c *sendfileConn) readStep(fd uintptr) bool {
 	}
 }
 
+// waits is the answer of a raw conn callback whose call must wait: false
+// (wait in the poller and call again) once d is armed, true with *err
+// set if it cannot be.
+func (c *sendfileConn) waits(d *deadline, err *error) bool {
+	if d.armed.Equal(d.want) {
+		return false
+	}
+	if *err = c.arm(d); *err != nil {
+		return true
+	}
+	return false
+}
+
 // sendFile sends f's bytes from off to its end.
 func (c *sendfileConn) sendFile(f *bodyFile, off int64) (int64, error) {
 	c.buf, c.file, c.off, c.end = nil, f, off, int64(f.size)
@@ -179,6 +250,11 @@ func (c *sendfileConn) sendFile(f *bodyFile, off int64) (int64, error) {
 
 // send runs the send set up in c's fields and returns the bytes sent.
 func (c *sendfileConn) send() (int64, error) {
+	if c.write.early() {
+		if err := c.arm(&c.write); err != nil {
+			return 0, err
+		}
+	}
 	c.sent, c.err = 0, nil
 	err := c.raw.Write(c.onWrite)
 	if err == nil {
@@ -209,7 +285,7 @@ func (c *sendfileConn) sendStep(fd uintptr) bool {
 		}
 		switch {
 		case errno == unix.EAGAIN:
-			return false
+			return c.waits(&c.write, &c.err)
 		case errno == unix.EINTR:
 			continue
 		case errno != 0:

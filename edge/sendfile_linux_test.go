@@ -165,3 +165,64 @@ func TestRawConnDeadlines(t *testing.T) {
 		t.Errorf("%d requests came on withSendfile's connections; want 2", n)
 	}
 }
+
+// TestRawConnWriteDeadline checks the write deadline of withSendfile's
+// connections, which is armed only when a send waits: a client that stops
+// reading a large answer has its connection closed after the write
+// timeout, and a deadline armed by an earlier answer that has since
+// passed does not refuse the next answer.
+func TestRawConnWriteDeadline(t *testing.T) {
+	large := NewAnswer(bytes.Repeat([]byte("edge "), 8<<20/5), fiber.MIMEApplicationJSON)
+	if large.file = newBodyFile(large, large.Body); large.file == nil {
+		t.Fatal("no memfd")
+	}
+	app := fiber.New(fiber.Config{DisableStartupMessage: true, WriteTimeout: 400 * time.Millisecond})
+	app.Get("/large", func(c *fiber.Ctx) error { return sendBody(c, large) })
+	app.Get("/small", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go app.Listener(withSendfile(ln))
+	t.Cleanup(func() { app.Shutdown() })
+	dial := func() (net.Conn, *bufio.Reader) {
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.(*net.TCPConn).SetReadBuffer(16 << 10) // the server's sends must wait
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		return conn, bufio.NewReader(conn)
+	}
+	get := func(conn net.Conn, r *bufio.Reader, path string, wait time.Duration) ([]byte, error) {
+		if _, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
+			return nil, err
+		}
+		time.Sleep(wait)
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		return io.ReadAll(resp.Body)
+	}
+
+	t.Run("a passed deadline does not refuse the next answer", func(t *testing.T) {
+		conn, r := dial()
+		if body, err := get(conn, r, "/large", 0); err != nil || !bytes.Equal(body, large.Body) {
+			t.Fatalf("large answer: %d bytes, %v", len(body), err)
+		}
+		time.Sleep(600 * time.Millisecond) // the deadline armed while it was sent passes
+		if body, err := get(conn, r, "/small", 0); err != nil || string(body) != "ok" {
+			t.Fatalf("next answer: %q, %v", body, err)
+		}
+	})
+	t.Run("a client that stops reading is cut off", func(t *testing.T) {
+		conn, r := dial()
+		body, err := get(conn, r, "/large", 1500*time.Millisecond)
+		if err == nil || len(body) == len(large.Body) {
+			t.Fatalf("read %d of %d bytes, err %v; want the server to close the connection", len(body), len(large.Body), err)
+		}
+	})
+}

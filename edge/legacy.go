@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
+	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/views"
 )
@@ -19,13 +20,21 @@ import (
 // parameters are ignored, as are hostAccess values other than "all" and
 // unknown sort keys (which mean installs), as the spec says.
 type legacyParams struct {
-	c   *fiber.Ctx
-	err *Problem
+	args *fasthttp.Args // the query, parsed once
+	err  *Problem
 }
 
+// str returns the first value of the parameter name, as fiber's Query
+// does: the request's bytes, valid while the request is served.
 func (p *legacyParams) str(name string) (string, bool) {
-	v := p.c.Query(name)
+	v := queryArg(p.args, name)
 	return v, v != ""
+}
+
+// get returns the first value of the parameter name, or "".
+func (p *legacyParams) get(name string) string {
+	v, _ := p.str(name)
+	return v
 }
 
 func (p *legacyParams) fail(name, v, want string) {
@@ -48,16 +57,26 @@ func (p *legacyParams) number(name string, lo, hi float64) *float64 {
 }
 
 func (p *legacyParams) integer(name string, lo, hi int64) *int64 {
-	v, ok := p.str(name)
+	n, ok := p.intValue(name, lo, hi)
 	if !ok {
 		return nil
+	}
+	kept := n // only a present value is moved to the heap
+	return &kept
+}
+
+// intValue is integer without moving the value to the heap.
+func (p *legacyParams) intValue(name string, lo, hi int64) (int64, bool) {
+	v, ok := p.str(name)
+	if !ok {
+		return 0, false
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < lo || n > hi {
 		p.fail(name, v, "a whole number from "+strconv.FormatInt(lo, 10)+" to "+strconv.FormatInt(hi, 10))
-		return nil
+		return 0, false
 	}
-	return &n
+	return n, true
 }
 
 func (p *legacyParams) boolean(name string) *bool {
@@ -109,13 +128,12 @@ const maxPageSize = 200
 // parseLegacy reads the filters, sort and paging of /api/extensions into
 // q.
 func parseLegacy(c *fiber.Ctx, q *views.LegacyQuery, paging bool) error {
-	p := &legacyParams{c: c}
+	p := &legacyParams{args: c.Context().QueryArgs()}
 	*q = views.LegacyQuery{Page: 1, PageSize: 50}
-	if n := p.integer("platform", 0, views.NumStores-1); n != nil {
-		s := views.Store(*n)
-		q.Store = &s
+	if n, ok := p.intValue("platform", 0, views.NumStores-1); ok {
+		q.Store = &stores[n]
 	}
-	q.Q = strings.TrimSpace(c.Query("q"))
+	q.Q = strings.TrimSpace(p.get("q"))
 	if v, ok := p.str("category"); ok {
 		kept := v // only a present value is moved to the heap
 		q.Category = &kept
@@ -158,13 +176,13 @@ func parseLegacy(c *fiber.Ctx, q *views.LegacyQuery, paging bool) error {
 		kept := v
 		q.Permission = &kept
 	}
-	q.HostAccessAll = c.Query("hostAccess") == "all"
+	q.HostAccessAll = p.get("hostAccess") == "all"
 	if n := p.integer("minAccessLevel", 1, 4); n != nil {
 		al := uint8(*n)
 		q.MinAccessLevel = &al
 	}
-	q.Sort = views.LegacySortIndex(c.Query("sort"))
-	switch v := c.Query("dir"); v {
+	q.Sort = views.LegacySortIndex(p.get("sort"))
+	switch v := p.get("dir"); v {
 	case "", "desc":
 	case "asc":
 		q.Asc = true
@@ -188,7 +206,9 @@ func parseLegacy(c *fiber.Ctx, q *views.LegacyQuery, paging bool) error {
 }
 
 // legacyCacheKey appends the canonical form of a parsed query to b: equal
-// keys mean equal answers within one generation.
+// keys mean equal answers within one generation. Fields come in a fixed
+// order, each set one as "&name=value" (strings quoted), unset ones not
+// at all.
 func legacyCacheKey(b []byte, kind string, gen uint64, q *views.LegacyQuery) []byte {
 	b = append(b, kind...)
 	b = append(b, ':')
@@ -197,10 +217,10 @@ func legacyCacheKey(b []byte, kind string, gen uint64, q *views.LegacyQuery) []b
 	b = keyString(b, "q", &q.Q)
 	b = keyString(b, "c", q.Category)
 	b = keyInt(b, "t", q.Kind)
-	b = keyBool(b, "f", q.Featured)
+	b = keyOptBool(b, "f", q.Featured)
 	b = keyFloat(b, "i0", q.MinInstalls)
 	b = keyFloat(b, "i1", q.MaxInstalls)
-	b = keyBool(b, "rt", q.Rated)
+	b = keyOptBool(b, "rt", q.Rated)
 	b = keyFloat(b, "r0", q.MinRating)
 	b = keyFloat(b, "r1", q.MaxRating)
 	b = keyInt(b, "n0", q.MinRatingCount)
@@ -226,7 +246,7 @@ func legacyCacheKey(b []byte, kind string, gen uint64, q *views.LegacyQuery) []b
 	return b
 }
 
-// The cache key's fields: "&name=" and the value, empty when unset.
+// The cache key's fields: "&name=" and the value, nothing when unset.
 func keyName(b []byte, name string) []byte {
 	b = append(b, '&')
 	b = append(b, name...)
@@ -234,43 +254,47 @@ func keyName(b []byte, name string) []byte {
 }
 
 func keyInt[T ~int | ~int64 | ~uint8](b []byte, name string, v *T) []byte {
-	b = keyName(b, name)
-	if v != nil {
-		b = strconv.AppendInt(b, int64(*v), 10)
+	if v == nil {
+		return b
 	}
-	return b
+	return strconv.AppendInt(keyName(b, name), int64(*v), 10)
 }
 
 func keyString(b []byte, name string, v *string) []byte {
-	b = keyName(b, name)
-	if v != nil {
-		b = strconv.AppendQuote(b, *v)
+	if v == nil || *v == "" {
+		return b
 	}
-	return b
+	return strconv.AppendQuote(keyName(b, name), *v)
 }
 
 func keyBool(b []byte, name string, v *bool) []byte {
-	b = keyName(b, name)
-	if v != nil {
-		b = strconv.AppendBool(b, *v)
+	if v == nil || !*v {
+		return b
 	}
-	return b
+	return append(keyName(b, name), '1')
+}
+
+// keyOptBool is keyBool for an optional flag, whose false differs from
+// unset.
+func keyOptBool(b []byte, name string, v *bool) []byte {
+	if v == nil {
+		return b
+	}
+	return strconv.AppendBool(keyName(b, name), *v)
 }
 
 func keyFloat(b []byte, name string, v *float64) []byte {
-	b = keyName(b, name)
-	if v != nil {
-		b = strconv.AppendFloat(b, *v, 'g', -1, 64)
+	if v == nil {
+		return b
 	}
-	return b
+	return strconv.AppendFloat(keyName(b, name), *v, 'g', -1, 64)
 }
 
 func keyDay(b []byte, name string, v *views.Day) []byte {
-	b = keyName(b, name)
-	if v != nil {
-		b = append(b, v.String()...)
+	if v == nil {
+		return b
 	}
-	return b
+	return append(keyName(b, name), v.String()...)
 }
 
 // legacyPage is the answer of /api/extensions.
@@ -425,7 +449,7 @@ func (s *Server) getSummary(c *fiber.Ctx) error {
 
 // getLegacyCategories answers GET /api/categories.
 func (s *Server) getLegacyCategories(c *fiber.Ctx) error {
-	p := &legacyParams{c: c}
+	p := &legacyParams{args: c.Context().QueryArgs()}
 	store := p.integer("platform", 0, views.NumStores-1)
 	if p.err != nil {
 		return p.err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
+	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/views"
 )
@@ -64,31 +65,31 @@ type listAnswer struct {
 
 // parseList reads the v1 listing query into q; it appends its canonical
 // form without the cursor and limit to b and returns it as canon.
-func parseList(c *fiber.Ctx, q *views.LegacyQuery, b []byte) (canon []byte, err error) {
+func parseList(args *fasthttp.Args, q *views.LegacyQuery, b []byte) (canon []byte, err error) {
 	*q = views.LegacyQuery{Page: 1, PageSize: listDefaultLimit, NameOnly: true}
-	bad := func(format string, args ...any) ([]byte, error) {
-		return nil, Problemf(http.StatusBadRequest, format, args...)
+	bad := func(format string, a ...any) ([]byte, error) {
+		return nil, Problemf(http.StatusBadRequest, format, a...)
 	}
-	if v := c.Query("store"); v != "" {
+	if v := queryArg(args, "store"); v != "" {
 		s, err := views.ParseStore(v)
 		if err != nil {
 			return bad("store: %s", err)
 		}
-		q.Store = &s
+		q.Store = &stores[s]
 		b = append(append(b, "s="...), v...)
 	}
-	if v := c.Query("category"); v != "" {
+	if v := queryArg(args, "category"); v != "" {
 		kept := strings.Clone(v) // only a present value is moved to the heap
 		q.Category = &kept
 		b = strconv.AppendQuote(append(b, "&c="...), kept)
 	}
-	if v := c.Query("tag"); v != "" {
+	if v := queryArg(args, "tag"); v != "" {
 		kept := strings.Clone(v) // only a present value is moved to the heap
 		q.Topic = &kept
 		b = strconv.AppendQuote(append(b, "&t="...), kept)
 	}
 	for _, name := range []string{"minSize", "maxSize"} {
-		v := c.Query(name)
+		v := queryArg(args, name)
 		if v == "" {
 			continue
 		}
@@ -111,7 +112,7 @@ func parseList(c *fiber.Ctx, q *views.LegacyQuery, b []byte) (canon []byte, err 
 		b = strconv.AppendInt(append(append(append(b, '&'), name...), '='), n, 10)
 	}
 	q.Sort = views.SortSize
-	sortName := c.Query("sort")
+	sortName := queryArg(args, "sort")
 	if sortName != "" {
 		i, ok := listSorts[sortName]
 		if !ok {
@@ -122,7 +123,7 @@ func parseList(c *fiber.Ctx, q *views.LegacyQuery, b []byte) (canon []byte, err 
 		}
 		q.Sort = i
 	}
-	switch o := c.Query("order"); o {
+	switch o := queryArg(args, "order"); o {
 	case "":
 		q.Asc = sortName == "name"
 	case "asc":
@@ -133,7 +134,7 @@ func parseList(c *fiber.Ctx, q *views.LegacyQuery, b []byte) (canon []byte, err 
 	}
 	b = strconv.AppendInt(append(b, "&sort="...), int64(q.Sort), 10)
 	b = strconv.AppendBool(append(b, "&asc="...), q.Asc)
-	if v := strings.TrimSpace(c.Query("q")); v != "" {
+	if v := strings.TrimSpace(queryArg(args, "q")); v != "" {
 		if utf8.RuneCountInString(v) < 2 {
 			return bad("q: %q is too short; search with 2 or more characters.", v)
 		}
@@ -141,6 +142,22 @@ func parseList(c *fiber.Ctx, q *views.LegacyQuery, b []byte) (canon []byte, err 
 		b = strconv.AppendQuote(append(b, "&q="...), q.Q)
 	}
 	return b, nil
+}
+
+// stores holds each store once, for queries to point at without moving a
+// store to the heap; they only read it.
+var stores = func() (a [views.NumStores]views.Store) {
+	for i := range a {
+		a[i] = views.Store(i)
+	}
+	return a
+}()
+
+// queryArg returns the first value of the query parameter name, as
+// fiber's Query does (the request's bytes, valid while it is served), from
+// the query parsed once.
+func queryArg(args *fasthttp.Args, name string) string {
+	return utils.UnsafeString(args.Peek(name))
 }
 
 // fnv64a is the 64-bit FNV-1a hash of b (as hash/fnv's, without its
@@ -158,23 +175,26 @@ func fnv64a(b []byte) uint64 {
 func (s *Server) getListings(c *fiber.Ctx) error {
 	var canonBuf [128]byte
 	var q views.LegacyQuery // on the stack: a cached answer does not need it
-	canon, err := parseList(c, &q, canonBuf[:0])
+	args := c.Context().QueryArgs()
+	canon, err := parseList(args, &q, canonBuf[:0])
 	if err != nil {
 		return err
 	}
 	queryHash := fnv64a(canon)
-	limitSet := c.Query("limit") != ""
+	limit := queryArg(args, "limit")
+	limitSet := limit != ""
 	if limitSet {
-		n, err := strconv.Atoi(c.Query("limit"))
+		n, err := strconv.Atoi(limit)
 		if err != nil || n < 1 || n > listMaxLimit {
-			return Problemf(http.StatusBadRequest, "limit: %q is not a whole number from 1 to %d.", c.Query("limit"), listMaxLimit)
+			return Problemf(http.StatusBadRequest, "limit: %q is not a whole number from 1 to %d.", limit, listMaxLimit)
 		}
 		q.PageSize = n
 	}
 	var after *views.ListPos
 	page := 1
-	if raw := c.Query("cursor"); raw != "" {
-		cur, ok := decodeListCursor(raw)
+	rawCursor := queryArg(args, "cursor")
+	if rawCursor != "" {
+		cur, ok := decodeListCursor(rawCursor)
 		if !ok {
 			return NewProblem(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
 		}
@@ -197,7 +217,7 @@ func (s *Server) getListings(c *fiber.Ctx) error {
 	var buf [256]byte
 	key := strconv.AppendUint(append(buf[:0], "v1:list:"...), st.Replica.Info().Generation, 10)
 	key = strconv.AppendInt(append(append(append(key, ':'), canon...), "&l="...), int64(q.PageSize), 10)
-	key = append(append(key, "&c="...), c.Query("cursor")...)
+	key = append(append(key, "&c="...), rawCursor...)
 	a, err := s.answers.get(utils.UnsafeString(key), func() (*Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		if q.Q != "" {

@@ -123,15 +123,68 @@ func (ac *answerCache) get(key string, build func() (*Answer, error)) (*Answer, 
 	if a.NoStore {
 		return a, nil
 	}
-	cost := int64(len(a.Body) + 128) // the body and its bookkeeping
 	if len(a.Body) >= sendfileMin {
-		// A large answer is kept twice, in memory and in a memfd.
-		if a.file = newBodyFile(a, a.Body); a.file != nil {
-			cost += int64(len(a.Body))
-		}
+		a.file = newBodyFile(a, a.Body)
 	}
-	ac.c.Set(h, &cachedAnswer{check: check, a: a}, cost)
+	ac.c.Set(h, &cachedAnswer{check: check, a: a}, cost(a))
 	return a, nil
+}
+
+// cost is what keeping a costs the cache: its body and bookkeeping, and
+// the body again when a large answer is also in a memfd.
+func cost(a *Answer) int64 {
+	n := int64(len(a.Body) + 128)
+	if a.file != nil {
+		n += int64(len(a.Body))
+	}
+	return n
+}
+
+// An alias is a second key of an answer: the request as it came (route,
+// generation and raw query), so that asking again the same way skips
+// parsing the query and building its canonical key. Each spelling of a
+// query gets its own alias to the one answer of its canonical key.
+
+// aliased returns the answer cached under the alias key, counted as a
+// hit; a miss is not counted, as the canonical lookup that follows it
+// counts. key is only read during the call.
+func (ac *answerCache) aliased(key []byte) (*Answer, bool) {
+	if key == nil {
+		return nil, false
+	}
+	e, ok := ac.c.Get(xxhash.Sum64(key))
+	if !ok || e.check != maphash.Bytes(ac.seed, key) {
+		return nil, false
+	}
+	ac.hits.Inc()
+	return e.a, true
+}
+
+// alias caches a under the alias key too. It costs as much as the answer
+// itself, as if it were a copy: should the canonical key be evicted, the
+// alias alone keeps the answer alive, and the cache's bound in bytes
+// must still hold.
+func (ac *answerCache) alias(key []byte, a *Answer) {
+	if key == nil || a.NoStore {
+		return
+	}
+	ac.c.Set(xxhash.Sum64(key), &cachedAnswer{check: maphash.Bytes(ac.seed, key), a: a}, cost(a))
+}
+
+// aliasKey appends the alias key of a request to b: its route's name,
+// the generation of the published views and the raw query string. It
+// returns nil until the views are published, and for a query too long to
+// be worth an alias.
+func (s *Server) aliasKey(b []byte, route string, c *fiber.Ctx) []byte {
+	st := s.state.Load()
+	raw := c.Context().URI().QueryString()
+	if st == nil || st.Figures == nil || len(raw) > 512 {
+		return nil
+	}
+	gen := st.Replica.Info().Generation
+	b = append(append(b, route...), '?')
+	b = strconv.AppendUint(b, gen, 10)
+	return append(append(b, ':'), raw...)
 }
 
 // send writes a with its ETag and Cache-Control, or 304 with no body when

@@ -316,6 +316,11 @@ func (s *Server) legacyFigures() (*views.Figures, uint64, error) {
 
 // getExtensions answers GET /api/extensions.
 func (s *Server) getExtensions(c *fiber.Ctx) error {
+	var aliasBuf [256]byte
+	alias := s.aliasKey(aliasBuf[:0], "ext", c)
+	if a, ok := s.answers.aliased(alias); ok {
+		return send(c, a, s.publicCache)
+	}
 	var q views.LegacyQuery // on the stack: a cached answer does not need it
 	if err := parseLegacy(c, &q, true); err != nil {
 		return err
@@ -338,6 +343,7 @@ func (s *Server) getExtensions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	s.answers.alias(alias, a)
 	return send(c, a, s.publicCache)
 }
 

@@ -173,6 +173,11 @@ func fnv64a(b []byte) uint64 {
 
 // getListings answers GET /api/v1/listings.
 func (s *Server) getListings(c *fiber.Ctx) error {
+	var aliasBuf [256]byte
+	alias := s.aliasKey(aliasBuf[:0], "v1:list", c)
+	if a, ok := s.answers.aliased(alias); ok {
+		return send(c, a, cachePrivate)
+	}
 	var canonBuf [128]byte
 	var q views.LegacyQuery // on the stack: a cached answer does not need it
 	args := c.Context().QueryArgs()
@@ -241,5 +246,6 @@ func (s *Server) getListings(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	s.answers.alias(alias, a)
 	return send(c, a, cachePrivate)
 }

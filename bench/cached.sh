@@ -9,10 +9,13 @@
 # bench_100k; seed it with `bench/run.sh foundation`), and nginx on
 # 127.0.0.1:18091 with one worker per core, sendfile, tcp_nopush and ETags.
 # For each answer it runs wrk against both for 200 and for 304
-# (If-None-Match) in alternating rounds (default 5 rounds of 3 s), and
-# prints each one's median requests a second with the edge's ratio to
-# nginx's, and the median CPU time each server spent per request (from
-# /proc, user plus system).
+# (If-None-Match) in rounds (default 9 rounds of 2 s), the two back to back
+# and in turns first (so that a drift of the machine's speed weighs on
+# both alike), and prints each one's median requests a second, the median
+# of the rounds' ratios of the edge to nginx (each ratio from two
+# adjacent runs, the figure least moved by the machine's drift), and the
+# median CPU time each server spent per request (from /proc, user plus
+# system).
 #
 # BENCH_PIN=1 gives each side a core of its own, as a server with remote
 # clients sees it: the edge (GOMAXPROCS=1) and one nginx worker on core 0,
@@ -21,8 +24,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 db=${1:-bench_100k}
-secs=${2:-3}
-rounds=${3:-5}
+secs=${2:-2}
+rounds=${3:-9}
 conns=${WRK_CONNECTIONS:-64}
 out=bench/out
 mkdir -p "$out"
@@ -110,10 +113,19 @@ log="$tmp/rounds.txt"
     for i in "${!paths[@]}"; do
       e_tag=$(curl -sI "127.0.0.1:18090${paths[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
       n_tag=$(curl -sI "127.0.0.1:18091/${files[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
-      measure "round $r  p$i-200 edge" "http://127.0.0.1:18090${paths[$i]}" "$edge_pid"
-      measure "round $r  p$i-200 nginx" "http://127.0.0.1:18091/${files[$i]}" "$nginx_pids"
-      measure "round $r  p$i-304 edge" "http://127.0.0.1:18090${paths[$i]}" "$edge_pid" -H "If-None-Match: $e_tag"
-      measure "round $r  p$i-304 nginx" "http://127.0.0.1:18091/${files[$i]}" "$nginx_pids" -H "If-None-Match: $n_tag"
+      for status in 200 304; do
+        e_flags=() n_flags=()
+        [ "$status" = 304 ] && e_flags=(-H "If-None-Match: $e_tag") n_flags=(-H "If-None-Match: $n_tag")
+        order=(edge nginx)
+        [ $((r % 2)) = 0 ] && order=(nginx edge)
+        for server in "${order[@]}"; do
+          if [ "$server" = edge ]; then
+            measure "round $r  p$i-$status edge" "http://127.0.0.1:18090${paths[$i]}" "$edge_pid" "${e_flags[@]}"
+          else
+            measure "round $r  p$i-$status nginx" "http://127.0.0.1:18091/${files[$i]}" "$nginx_pids" "${n_flags[@]}"
+          fi
+        done
+      done
     done
   done
 } | tee "$log"
@@ -128,6 +140,10 @@ log="$tmp/rounds.txt"
       echo "-- ${paths[$i]} (${size} B), $status"
       grep "^round [0-9]*  p$i-$status " "$log" | sed "s/  p$i-$status / /" > "$tmp/group.txt"
       medians nginx < "$tmp/group.txt"
+      awk '{v = $3; for (i = 4; i <= NF; i++) if ($i ~ /^[0-9.]+$/) { r = $i; break }; rate[$2, v] = r; rounds[$2] = 1}
+        END { m = 0; for (k in rounds) if (rate[k, "nginx"] > 0) a[++m] = rate[k, "edge"] / rate[k, "nginx"]
+          for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+          printf "paired edge/nginx, median of %d rounds  %.3fx (lowest %.3fx, highest %.3fx)\n", m, (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2, a[1], a[m] }' "$tmp/group.txt"
       awk '{v[$3] = v[$3] " " $(NF-1)} END {for (w in v) print w, v[w]}' "$tmp/group.txt" |
         awk '{m = NF - 1; for (i = 1; i <= m; i++) a[i] = $(i + 1)
           for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"golang.org/x/sys/unix"
 )
 
 // TestSendfilePath serves large answers through withSendfile's connections
@@ -37,6 +38,9 @@ func TestSendfilePath(t *testing.T) {
 		if size >= sendfileMin {
 			if a.file = newBodyFile(a, a.Body); a.file == nil {
 				t.Fatal("no memfd")
+			}
+			if fl, err := unix.FcntlInt(uintptr(a.file.fd), unix.F_GETFL, 0); err != nil || fl&unix.O_NOATIME == 0 {
+				t.Errorf("memfd flags %#o, %v: want O_NOATIME, so that sends do not update its access time", fl, err)
 			}
 		}
 		answers[path] = a

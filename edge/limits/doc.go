@@ -1,5 +1,6 @@
-// Package limits holds the API's limits: sliding-window counters per
-// caller (calls a minute, invalid keys a minute, failed sign-ins), the
-// daily usage every edge of a fleet shares through ClickHouse, and the
+// Package limits holds the API's limits: each caller's calls of the last
+// minute and of the UTC day (the day's shared by every edge of a fleet
+// through ClickHouse), kept together under one lock per caller;
+// sliding-window counters for invalid keys and failed sign-ins; and the
 // small pool that bounds searches across every caller.
 package limits

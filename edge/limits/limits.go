@@ -41,11 +41,9 @@ func DefaultConfig() Config {
 type Limiter struct {
 	cfg     Config
 	now     func() time.Time
-	anon    *Windows[netip.Addr]
-	keyed   *Windows[string]
 	invalid *Windows[netip.Addr]
-	// Usage is the day's counts, shared with the fleet; its Sync must run
-	// every few seconds.
+	// Usage is each subject's counts: the minute's, and the day's shared
+	// with the fleet. Its Sync must run every few seconds.
 	Usage *Usage
 	// Search is the pool every search takes a slot of.
 	Search *Pool
@@ -62,8 +60,6 @@ func New(cfg Config, db *analytics.Lazy) *Limiter {
 	l := &Limiter{
 		cfg:     cfg,
 		now:     now,
-		anon:    NewWindows(cfg.Anonymous.PerMinute, time.Minute, HashAddr),
-		keyed:   NewWindows(cfg.Keyed.PerMinute, time.Minute, HashString),
 		invalid: NewWindows(cfg.InvalidKeys, time.Minute, HashAddr),
 		Usage:   NewUsage(db, cfg.StaleAfter, now),
 		Search:  NewPool(cfg.SearchSlots, cfg.SearchRate),
@@ -130,7 +126,9 @@ func (l *Limiter) AdmitMinute(s Subject, dayLimit uint64, now time.Time) Decisio
 func (l *Limiter) CountDay(s Subject, dayLimit uint64, now time.Time) Decision {
 	now = l.at(now)
 	d := l.decision(s, dayLimit, now)
-	n, ok := l.Usage.take(s, d.Limit, now)
+	e := l.Usage.lock(s, now)
+	n, ok := e.take(d.Limit)
+	e.mu.Unlock()
 	d.Remaining = d.Limit - min(d.Limit, n)
 	if !ok {
 		d.Outcome, d.RetryAfter = DayFull, d.Reset
@@ -166,24 +164,25 @@ func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) De
 		d.Outcome, d.RetryAfter = UsageUnknown, 5*time.Second
 		return d
 	}
-	var ok bool
-	if s.Key != "" {
-		ok, d.RetryAfter = l.keyed.Allow(s.Key, now)
-	} else {
-		ok, d.RetryAfter = l.anon.Allow(s.Addr, now)
-	}
-	if !ok || !day {
+	// One lock for both counts: the minute's first, then the day's. A call
+	// the day refuses still counts against the minute.
+	e := l.Usage.lock(s, now)
+	ok, wait := e.minute.allow(uint32(max(d.PerMinute, 0)), minuteWidth, now.UnixNano())
+	var n uint64
+	switch {
+	case !ok:
+		d.Outcome, d.RetryAfter = MinuteFull, wait
+		n = e.used()
+	case !day:
+		n = e.used()
+	default:
+		n, ok = e.take(d.Limit)
 		if !ok {
-			d.Outcome = MinuteFull
+			d.Outcome, d.RetryAfter = DayFull, d.Reset
 		}
-		d.Remaining = d.Limit - min(d.Limit, l.Usage.count(s, now))
-		return d
 	}
-	n, ok := l.Usage.take(s, d.Limit, now)
+	e.mu.Unlock()
 	d.Remaining = d.Limit - min(d.Limit, n)
-	if !ok {
-		d.Outcome, d.RetryAfter = DayFull, d.Reset
-	}
 	return d
 }
 

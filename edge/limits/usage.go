@@ -38,18 +38,20 @@ func parseSubject(s string) (Subject, bool) {
 	return Subject{}, false
 }
 
-// Usage counts each subject's calls of the UTC day. Calls are counted in
-// memory at once and flushed to ClickHouse as deltas by Sync, which then
-// reads the whole fleet's totals back; a subject's count is the fleet's
-// total as of the last Sync plus what this edge counted since. It is safe
-// for concurrent use.
+// Usage counts each subject's calls: those of the last minute, on this
+// edge, and those of the UTC day, across the fleet. Day calls are counted
+// in memory at once and flushed to ClickHouse as deltas by Sync, which
+// then reads the whole fleet's totals back; a subject's count is the
+// fleet's total as of the last Sync plus what this edge counted since.
+// Both counts of a subject sit under one lock, so an admitted call takes
+// one lock and one lookup. It is safe for concurrent use.
 type Usage struct {
 	db         *analytics.Lazy
 	now        func() time.Time
 	staleAfter time.Duration
 
-	totals   atomic.Pointer[totals]
-	counters sync.Map // Subject → *counter
+	totals  atomic.Pointer[totals]
+	entries sync.Map // Subject → *entry
 
 	carryMu sync.Mutex
 	carry   []analytics.UsageDelta // counts of past days still to write
@@ -64,15 +66,24 @@ type totals struct {
 	read time.Time
 }
 
-// counter holds what this edge counted for a subject on one day that the
-// published totals do not hold yet.
-type counter struct {
+// minuteWidth is the width of one part of a minute window.
+const minuteWidth = int64(time.Minute) / slices
+
+// entry holds a subject's calls of the last minute and what this edge
+// counted for it on one day that the published totals do not hold yet.
+type entry struct {
 	mu       sync.Mutex
 	day      int64
 	unsent   uint64 // not written yet
 	inflight uint64 // being written by Sync
 	sent     uint64 // written, not yet in the published totals
-	dead     bool   // removed from its shard: look it up again
+	dead     bool   // removed from the map: look it up again
+	// seen is the totals base was read from, for day seenDay: a call
+	// reads the fleet's total from the map only when the totals change.
+	seen    *totals
+	seenDay int64
+	base    uint64
+	minute  ring // calls of the last minute, admitted or refused for the day
 }
 
 // NewUsage returns a Usage that syncs with db. Until its first successful
@@ -111,14 +122,14 @@ func (u *Usage) ReadAt() time.Time {
 	return time.Time{}
 }
 
-// counterOf returns s's counter, locked, moved to today.
-func (u *Usage) counterOf(s Subject, today int64) *counter {
+// entryOf returns s's entry, locked, moved to today.
+func (u *Usage) entryOf(s Subject, today int64) *entry {
 	for {
-		v, ok := u.counters.Load(s)
+		v, ok := u.entries.Load(s)
 		if !ok {
-			v, _ = u.counters.LoadOrStore(s, &counter{day: today})
+			v, _ = u.entries.LoadOrStore(s, &entry{day: today})
 		}
-		c := v.(*counter)
+		c := v.(*entry)
 		c.mu.Lock()
 		if c.dead {
 			c.mu.Unlock()
@@ -138,41 +149,45 @@ func (u *Usage) counterOf(s Subject, today int64) *counter {
 	}
 }
 
-// take counts a call for s if s has made fewer than limit calls on the day
-// of now and reports the day's count including it. A call refused is not
-// counted.
-func (u *Usage) take(s Subject, limit uint64, now time.Time) (count uint64, ok bool) {
-	c, used := u.used(s, now)
-	defer c.mu.Unlock()
+// take counts a call for e if e's subject has made fewer than limit calls
+// on the day of e and reports the day's count including it. A call
+// refused is not counted. e must be locked.
+func (e *entry) take(limit uint64) (count uint64, ok bool) {
+	used := e.used()
 	if used >= limit {
 		return used, false
 	}
-	c.unsent++
+	e.unsent++
 	return used + 1, true
 }
 
-// count returns s's calls on the day of now.
-func (u *Usage) count(s Subject, now time.Time) uint64 {
-	c, used := u.used(s, now)
-	c.mu.Unlock()
-	return used
+// used returns the calls of e's subject on e's day: the fleet's total read
+// at the last sync plus what this edge has counted since. e must be
+// locked.
+func (e *entry) used() uint64 {
+	return e.base + e.unsent + e.inflight + e.sent
 }
 
-// used returns s's counter for the day of now, locked, and s's calls that
-// day: the fleet's total read at the last sync plus what this edge has
-// counted since.
-func (u *Usage) used(s Subject, now time.Time) (*counter, uint64) {
+// lock returns s's entry for the day of now, locked, its fleet total
+// taken from the published totals.
+func (u *Usage) lock(s Subject, now time.Time) *entry {
 	today := dayOf(now)
-	var base uint64
-	if t := u.totals.Load(); t != nil && t.day == today {
-		base = t.m[s]
+	e := u.entryOf(s, today)
+	// Loaded under e's lock: a Sync publishes its totals before it takes
+	// what they hold out of e, so e never pairs old totals with a sent
+	// count already taken out.
+	t := u.totals.Load()
+	if e.seen != t || e.seenDay != today {
+		e.seen, e.seenDay, e.base = t, today, 0
+		if t != nil && t.day == today {
+			e.base = t.m[s]
+		}
 	}
-	c := u.counterOf(s, today)
-	return c, base + c.unsent + c.inflight + c.sent
+	return e
 }
 
 type pending struct {
-	c     *counter
+	c     *entry
 	s     string
 	day   int64
 	calls uint64
@@ -191,8 +206,8 @@ func (u *Usage) Sync(ctx context.Context) error {
 		return fmt.Errorf("read usage: %w", err)
 	}
 	// Everything sent so far is written: the read below holds it.
-	sentBefore := map[*counter]uint64{}
-	u.each(func(_ Subject, c *counter) {
+	sentBefore := map[*entry]uint64{}
+	u.each(func(_ Subject, c *entry) {
 		c.mu.Lock()
 		if c.sent > 0 {
 			sentBefore[c] = c.sent
@@ -211,24 +226,36 @@ func (u *Usage) Sync(ctx context.Context) error {
 			m[s] = n
 		}
 	}
-	// Publish first, then take the counted calls out of the counters: in
+	// Publish first, then take the counted calls out of the entries: in
 	// between a call sees them twice, which can only refuse, never admit
 	// too many.
 	u.totals.Store(&totals{day: today, m: m, read: now})
-	u.each(func(s Subject, c *counter) {
+	u.each(func(s Subject, c *entry) {
 		c.mu.Lock()
 		if c.day == today {
 			c.sent -= min(c.sent, sentBefore[c])
 		} else {
 			c.sent = 0
 		}
-		if c.unsent == 0 && c.inflight == 0 && c.sent == 0 {
+		c.mu.Unlock()
+	})
+	u.forget(now)
+	return nil
+}
+
+// forget drops the entries that hold nothing at now: no call of the last
+// minute, and no call of the day the published totals do not hold.
+func (u *Usage) forget(now time.Time) {
+	part := now.UnixNano() / minuteWidth
+	u.each(func(s Subject, c *entry) {
+		c.mu.Lock()
+		c.minute.advance(part)
+		if c.unsent == 0 && c.inflight == 0 && c.sent == 0 && c.minute.total == 0 {
 			c.dead = true
-			u.counters.CompareAndDelete(s, c)
+			u.entries.CompareAndDelete(s, c)
 		}
 		c.mu.Unlock()
 	})
-	return nil
 }
 
 // Flush writes the calls counted since the last write. A graceful stop
@@ -239,9 +266,9 @@ func (u *Usage) Flush(ctx context.Context) error {
 	return u.flush(ctx)
 }
 
-func (u *Usage) each(f func(Subject, *counter)) {
-	u.counters.Range(func(k, v any) bool {
-		f(k.(Subject), v.(*counter))
+func (u *Usage) each(f func(Subject, *entry)) {
+	u.entries.Range(func(k, v any) bool {
+		f(k.(Subject), v.(*entry))
 		return true
 	})
 }
@@ -249,7 +276,7 @@ func (u *Usage) each(f func(Subject, *counter)) {
 func (u *Usage) flush(ctx context.Context) error {
 	var batch []analytics.UsageDelta
 	var taken []pending
-	u.each(func(s Subject, c *counter) {
+	u.each(func(s Subject, c *entry) {
 		c.mu.Lock()
 		if c.unsent > 0 {
 			batch = append(batch, analytics.UsageDelta{Day: dayTime(c.day), Subject: s.String(), Calls: c.unsent})

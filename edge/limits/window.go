@@ -96,7 +96,7 @@ func (w *Windows[K]) take(k K, now int64, record, respect bool) (bool, time.Dura
 		r.advance(part)
 	}
 	if respect && (w.limit == 0 || r != nil && r.total >= w.limit) {
-		return false, w.wait(r, part, now)
+		return false, r.wait(w.width, part, now)
 	}
 	if !record {
 		return true, 0
@@ -128,17 +128,32 @@ func (r *ring) advance(part int64) {
 	r.last = part
 }
 
-// wait returns how long until the oldest counted part leaves the window.
-func (w *Windows[K]) wait(r *ring, part, now int64) time.Duration {
+// wait returns how long until the oldest counted part leaves the window
+// of parts of width nanoseconds; r may be nil (nothing counted).
+func (r *ring) wait(width, part, now int64) time.Duration {
 	if r == nil {
-		return time.Duration(w.width * (slices + 1))
+		return time.Duration(width * (slices + 1))
 	}
 	for i := part - slices; i <= part; i++ {
 		if r.counts[((i%(slices+1))+slices+1)%(slices+1)] > 0 {
-			return time.Duration((i+slices+1)*w.width - now)
+			return time.Duration((i+slices+1)*width - now)
 		}
 	}
-	return time.Duration(w.width)
+	return time.Duration(width)
+}
+
+// allow records an event at now in parts of width nanoseconds if fewer
+// than limit are counted; otherwise it records nothing and says how long
+// until an event leaves the window.
+func (r *ring) allow(limit uint32, width, now int64) (bool, time.Duration) {
+	part := now / width
+	r.advance(part)
+	if limit == 0 || r.total >= limit {
+		return false, r.wait(width, part, now)
+	}
+	r.counts[part%(slices+1)]++
+	r.total++
+	return true, 0
 }
 
 // sweep forgets the keys of s whose every event left the window.

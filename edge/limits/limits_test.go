@@ -1,0 +1,159 @@
+package limits
+
+import (
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testLimiter returns a limiter at a fixed clock whose fleet totals were
+// just read (empty), so the day's limit can be checked without ClickHouse.
+func testLimiter(t *testing.T, perMinute int, perDay uint64, now *time.Time) *Limiter {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Anonymous = Policy{PerMinute: perMinute, PerDay: perDay}
+	cfg.Keyed = Policy{PerMinute: perMinute * 2, PerDay: perDay * 2}
+	cfg.StaleAfter = time.Hour
+	cfg.Now = func() time.Time { return *now }
+	l := New(cfg, nil)
+	l.Usage.totals.Store(&totals{day: dayOf(*now), m: map[Subject]uint64{}, read: *now})
+	return l
+}
+
+func entries(u *Usage) int {
+	n := 0
+	u.each(func(Subject, *entry) { n++ })
+	return n
+}
+
+func TestLimiterAdmitsExactlyTheMinuteConcurrently(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	l := testLimiter(t, 30, 1000, &now)
+	for _, s := range []Subject{{Addr: netip.MustParseAddr("192.0.2.1")}, {Key: "edge_abcdefgh"}} {
+		var mu sync.Mutex
+		outcomes := map[Outcome]int{}
+		var wg sync.WaitGroup
+		for range 200 {
+			wg.Go(func() {
+				d := l.Admit(s, 0, time.Time{})
+				mu.Lock()
+				outcomes[d.Outcome]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		want := 30
+		if s.Key != "" {
+			want = 60
+		}
+		if outcomes[Admitted] != want || outcomes[MinuteFull] != 200-want {
+			t.Fatalf("%v: outcomes %v, want exactly %d admitted and the rest refused for the minute", s, outcomes, want)
+		}
+		// Refused calls are not counted against the day.
+		if d := l.AdmitMinute(s, 0, time.Time{}); d.Remaining != 1000*uint64(want/30)-uint64(want) {
+			t.Fatalf("%v: %d left of the day after %d admitted calls", s, d.Remaining, want)
+		}
+	}
+}
+
+func TestLimiterMinuteSlidesAndDayHolds(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 900_000_000, time.UTC)
+	l := testLimiter(t, 3, 5, &now)
+	s := Subject{Addr: netip.MustParseAddr("2001:db8::1")}
+	for i := range 3 {
+		if d := l.Admit(s, 0, time.Time{}); d.Outcome != Admitted || d.Remaining != uint64(4-i) {
+			t.Fatalf("call %d: %+v", i, d)
+		}
+	}
+	now = now.Add(time.Second)
+	d := l.Admit(s, 0, time.Time{})
+	if d.Outcome != MinuteFull || d.RetryAfter <= 58*time.Second || d.RetryAfter > 61*time.Second || d.Remaining != 2 {
+		t.Fatalf("4th call: %+v, want a refusal for about a minute with 2 calls left today", d)
+	}
+	now = now.Add(time.Minute + 100*time.Millisecond)
+	for i := range 2 {
+		if d := l.Admit(s, 0, time.Time{}); d.Outcome != Admitted {
+			t.Fatalf("call %d of the next minute: %+v", i, d)
+		}
+	}
+	d = l.Admit(s, 0, time.Time{})
+	if d.Outcome != DayFull || d.Remaining != 0 || d.RetryAfter != UntilMidnight(now) {
+		t.Fatalf("6th call of a day of 5: %+v", d)
+	}
+	// A key's own daily limit replaces the policy's.
+	k := Subject{Key: "edge_raised00"}
+	for range 6 {
+		if d := l.Admit(k, 7, time.Time{}); d.Outcome != Admitted || d.Limit != 7 {
+			t.Fatalf("raised key: %+v", d)
+		}
+	}
+	if d := l.Admit(k, 7, time.Time{}); d.Outcome != MinuteFull || d.Remaining != 1 {
+		t.Fatalf("raised key past its minute: %+v", d)
+	}
+}
+
+func TestLimiterMinuteOnlyThenDay(t *testing.T) {
+	now := time.Date(2026, 11, 22, 23, 59, 0, 0, time.UTC)
+	l := testLimiter(t, 10, 2, &now)
+	s := Subject{Addr: netip.MustParseAddr("192.0.2.9")}
+	for range 5 {
+		if d := l.AdmitMinute(s, 0, time.Time{}); d.Outcome != Admitted || d.Remaining != 2 {
+			t.Fatalf("AdmitMinute counted the day: %+v", d)
+		}
+	}
+	for i, want := range []Outcome{Admitted, Admitted, DayFull} {
+		if d := l.CountDay(s, 0, time.Time{}); d.Outcome != want {
+			t.Fatalf("CountDay %d: %+v, want %v", i, d, want)
+		}
+	}
+	// The day restarts at midnight; the minute does not.
+	now = now.Add(61 * time.Second)
+	l.Usage.totals.Store(&totals{day: dayOf(now), m: map[Subject]uint64{}, read: now})
+	if d := l.Admit(s, 0, time.Time{}); d.Outcome != Admitted || d.Remaining != 1 {
+		t.Fatalf("first call of a new day: %+v", d)
+	}
+}
+
+func TestLimiterReadsTheFleetsTotals(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	l := testLimiter(t, 100, 10, &now)
+	s := Subject{Key: "edge_fleet000"}
+	if d := l.Admit(s, 0, time.Time{}); d.Remaining != 19 {
+		t.Fatalf("before the fleet's totals: %+v", d)
+	}
+	// Another edge counted 15 calls: the next read of the totals holds
+	// them, and this edge's own call since.
+	l.Usage.totals.Store(&totals{day: dayOf(now), m: map[Subject]uint64{s: 15}, read: now})
+	if d := l.Admit(s, 0, time.Time{}); d.Remaining != 20-15-2 {
+		t.Fatalf("after the fleet's totals: %+v", d)
+	}
+	// Stale totals: every call is refused as unknown.
+	now = now.Add(2 * time.Hour)
+	if d := l.Admit(s, 0, time.Time{}); d.Outcome != UsageUnknown {
+		t.Fatalf("stale totals: %+v", d)
+	}
+}
+
+func TestUsageForgetsIdleSubjects(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	l := testLimiter(t, 5, 100, &now)
+	for i := range 1000 {
+		l.AdmitMinute(Subject{Addr: netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})}, 0, time.Time{})
+	}
+	counted := Subject{Key: "edge_counted0"}
+	l.Admit(counted, 0, time.Time{})
+	l.Usage.forget(now.Add(30 * time.Second))
+	if n := entries(l.Usage); n != 1001 {
+		t.Fatalf("%d subjects kept within the minute, want 1001", n)
+	}
+	l.Usage.forget(now.Add(2 * time.Minute))
+	if n := entries(l.Usage); n != 1 {
+		t.Fatalf("%d subjects kept, want only the one with a day's call not yet written", n)
+	}
+	// A forgotten subject starts again with an empty minute.
+	now = now.Add(2 * time.Minute)
+	if d := l.AdmitMinute(Subject{Addr: netip.AddrFrom4([4]byte{10, 0, 0, 0})}, 0, time.Time{}); d.Outcome != Admitted {
+		t.Fatalf("a forgotten subject: %+v", d)
+	}
+}

@@ -171,32 +171,38 @@ func TestRawConnDeadlines(t *testing.T) {
 }
 
 // TestRawConnWriteDeadline checks the write deadline of withSendfile's
-// connections, which is armed only when a send waits: a client that stops
-// reading a large answer has its connection closed after the write
-// timeout, and a deadline armed by an earlier answer that has since
-// passed does not refuse the next answer.
+// connections, which is armed only when a send waits: a deadline armed by
+// an earlier answer that has since passed does not refuse the next answer,
+// and a client that stops reading a large answer has its connection
+// closed after the write timeout. Each case has its own server: the first
+// needs a write timeout long enough for 8 MB to cross a 16 KB receive
+// buffer on a loaded machine under the race detector, the second a short
+// one.
 func TestRawConnWriteDeadline(t *testing.T) {
 	large := NewAnswer(bytes.Repeat([]byte("edge "), 8<<20/5), fiber.MIMEApplicationJSON)
 	if large.file = newBodyFile(large, large.Body); large.file == nil {
 		t.Fatal("no memfd")
 	}
-	app := fiber.New(fiber.Config{DisableStartupMessage: true, WriteTimeout: 400 * time.Millisecond})
-	app.Get("/large", func(c *fiber.Ctx) error { return sendBody(c, large) })
-	app.Get("/small", func(c *fiber.Ctx) error { return c.SendString("ok") })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	serve := func(t *testing.T, writeTimeout time.Duration) string {
+		app := fiber.New(fiber.Config{DisableStartupMessage: true, WriteTimeout: writeTimeout})
+		app.Get("/large", func(c *fiber.Ctx) error { return sendBody(c, large) })
+		app.Get("/small", func(c *fiber.Ctx) error { return c.SendString("ok") })
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go app.Listener(withSendfile(ln))
+		t.Cleanup(func() { app.Shutdown() })
+		return ln.Addr().String()
 	}
-	go app.Listener(withSendfile(ln))
-	t.Cleanup(func() { app.Shutdown() })
-	dial := func() (net.Conn, *bufio.Reader) {
-		conn, err := net.Dial("tcp", ln.Addr().String())
+	dial := func(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { conn.Close() })
 		conn.(*net.TCPConn).SetReadBuffer(16 << 10) // the server's sends must wait
-		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		conn.SetDeadline(time.Now().Add(30 * time.Second))
 		return conn, bufio.NewReader(conn)
 	}
 	get := func(conn net.Conn, r *bufio.Reader, path string, wait time.Duration) ([]byte, error) {
@@ -213,17 +219,19 @@ func TestRawConnWriteDeadline(t *testing.T) {
 	}
 
 	t.Run("a passed deadline does not refuse the next answer", func(t *testing.T) {
-		conn, r := dial()
+		const timeout = 3 * time.Second
+		conn, r := dial(t, serve(t, timeout))
+		start := time.Now()
 		if body, err := get(conn, r, "/large", 0); err != nil || !bytes.Equal(body, large.Body) {
 			t.Fatalf("large answer: %d bytes, %v", len(body), err)
 		}
-		time.Sleep(600 * time.Millisecond) // the deadline armed while it was sent passes
+		time.Sleep(time.Until(start.Add(timeout + 200*time.Millisecond))) // the deadline armed while it was sent passes
 		if body, err := get(conn, r, "/small", 0); err != nil || string(body) != "ok" {
 			t.Fatalf("next answer: %q, %v", body, err)
 		}
 	})
 	t.Run("a client that stops reading is cut off", func(t *testing.T) {
-		conn, r := dial()
+		conn, r := dial(t, serve(t, 400*time.Millisecond))
 		body, err := get(conn, r, "/large", 1500*time.Millisecond)
 		if err == nil || len(body) == len(large.Body) {
 			t.Fatalf("read %d of %d bytes, err %v; want the server to close the connection", len(body), len(large.Body), err)

@@ -3,6 +3,7 @@
 package edge
 
 import (
+	"math"
 	"net"
 
 	"github.com/gofiber/fiber/v2"
@@ -10,7 +11,7 @@ import (
 
 // sendfileMin is the smallest body sent with sendfile on Linux (amd64 and
 // arm64); elsewhere every answer is sent from memory.
-const sendfileMin = 1 << 62
+const sendfileMin = math.MaxInt
 
 // bodyFile is a large answer's bytes in a file the kernel sends from; only
 // on Linux (amd64 and arm64).

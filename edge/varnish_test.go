@@ -1,3 +1,5 @@
+//go:build linux
+
 package edge_test
 
 import (

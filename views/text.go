@@ -64,7 +64,7 @@ func buildText(listings []Listing) textIndex {
 		names += len(listings[i].Name)
 		descs += len(listings[i].Description)
 	}
-	if names > math.MaxUint32 || descs > math.MaxUint32 {
+	if uint64(names) > math.MaxUint32 || uint64(descs) > math.MaxUint32 {
 		return textIndex{}
 	}
 	t := textIndex{ok: true, listingLen: len(listings)}

@@ -167,7 +167,7 @@ func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) De
 	// One lock for both counts: the minute's first, then the day's. A call
 	// the day refuses still counts against the minute.
 	e := l.Usage.lock(s, now)
-	ok, wait := e.minute.allow(uint32(max(d.PerMinute, 0)), minuteWidth, now.UnixNano())
+	ok, wait := e.minute.allow(limit32(d.PerMinute), minuteWidth, now.UnixNano())
 	var n uint64
 	switch {
 	case !ok:

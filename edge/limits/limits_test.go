@@ -2,6 +2,7 @@ package limits
 
 import (
 	"net/netip"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -155,5 +156,21 @@ func TestUsageForgetsIdleSubjects(t *testing.T) {
 	now = now.Add(2 * time.Minute)
 	if d := l.AdmitMinute(Subject{Addr: netip.AddrFrom4([4]byte{10, 0, 0, 0})}, 0, time.Time{}); d.Outcome != Admitted {
 		t.Fatalf("a forgotten subject: %+v", d)
+	}
+}
+
+// TestLimiterLimitAboveWhatARingCounts: a minute's limit above 2³² calls
+// is as many as a ring counts, not its low 32 bits (1<<32 would be 0, and
+// refuse every call).
+func TestLimiterLimitAboveWhatARingCounts(t *testing.T) {
+	const above = 1 << (strconv.IntSize - 32) // 2³² where int has 64 bits
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	l := testLimiter(t, above, 1000, &now)
+	if d := l.Admit(Subject{Addr: netip.MustParseAddr("192.0.2.9")}, 0, time.Time{}); d.Outcome != Admitted {
+		t.Fatalf("outcome %v with a minute's limit of 2^32; want admitted", d.Outcome)
+	}
+	w := NewWindows(above, time.Minute, HashAddr)
+	if ok, _ := w.Allow(netip.MustParseAddr("192.0.2.9"), now); !ok {
+		t.Fatal("Windows with a limit of 2^32 refused the first event")
 	}
 }

@@ -2,6 +2,7 @@ package limits
 
 import (
 	"hash/maphash"
+	"math"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -52,7 +53,7 @@ type ring struct {
 // NewWindows returns a counter of at most limit events per span and key,
 // whose keys hash with hash; limit 0 or less refuses every event.
 func NewWindows[K comparable](limit int, span time.Duration, hash func(maphash.Seed, K) uint64) *Windows[K] {
-	w := &Windows[K]{limit: uint32(max(limit, 0)), width: max(int64(span)/slices, 1), seed: maphash.MakeSeed(), hash: hash}
+	w := &Windows[K]{limit: limit32(limit), width: max(int64(span)/slices, 1), seed: maphash.MakeSeed(), hash: hash}
 	for i := range w.shards {
 		w.shards[i].m = map[K]*ring{}
 	}
@@ -106,9 +107,26 @@ func (w *Windows[K]) take(k K, now int64, record, respect bool) (bool, time.Dura
 		s.m[k] = r
 		w.keys.Add(1)
 	}
+	r.add(part)
+	return true, 0
+}
+
+// limit32 is a limit of events as a ring counts them: below 0 is 0, and
+// above what a ring counts is as many as it counts.
+func limit32(n int) uint32 {
+	switch {
+	case n <= 0:
+		return 0
+	case uint64(n) > math.MaxUint32:
+		return math.MaxUint32
+	}
+	return uint32(n)
+}
+
+// add counts an event in part, the ring's newest.
+func (r *ring) add(part int64) {
 	r.counts[part%(slices+1)]++
 	r.total++
-	return true, 0
 }
 
 // advance drops the parts that left the window by part.
@@ -151,8 +169,7 @@ func (r *ring) allow(limit uint32, width, now int64) (bool, time.Duration) {
 	if limit == 0 || r.total >= limit {
 		return false, r.wait(width, part, now)
 	}
-	r.counts[part%(slices+1)]++
-	r.total++
+	r.add(part)
 	return true, 0
 }
 

@@ -1,10 +1,16 @@
 package edge_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/views"
 )
 
 type listPage struct {
@@ -113,5 +119,59 @@ func TestV1Listings(t *testing.T) {
 	}
 	if pages != 200 {
 		t.Errorf("%d pages offered, want 200", pages)
+	}
+}
+
+// TestV1ListingsCursorAcrossRebuild: a cursor issued before a rebuild
+// resumes after the last listing it returned, over HTTP. A listing larger
+// than any other appears in the rebuild: it leads the first page now, and
+// the cursor's page is the one it was before, not shifted by one.
+func TestV1ListingsCursorAcrossRebuild(t *testing.T) {
+	cfg := seeded(t)
+	h := start(t, cfg)
+	if err := h.jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(p listPage) []string {
+		var s []string
+		for _, l := range p.Listings {
+			s = append(s, l.ID)
+		}
+		return s
+	}
+	first := getList(t, h, "store=firefox&limit=5")
+	if first.NextCursor == nil {
+		t.Fatal("no next page")
+	}
+	next := "store=firefox&limit=5&cursor=" + url.QueryEscape(*first.NextCursor)
+	before := ids(getList(t, h, next))
+
+	conn, err := analytics.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	huge := uint64(1 << 40)
+	if err := analytics.WriteListings(context.Background(), conn, []analytics.ListingRow{{Store: views.Firefox, ID: "giant",
+		Name: "Giant", CrawledAt: at, FirstSeen: at}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := analytics.WriteSnapshots(context.Background(), conn, []analytics.SnapshotRow{{Store: views.Firefox, ID: "giant",
+		CrawledAt: at, Usage: &huge}}); err != nil {
+		t.Fatal(err)
+	}
+	gen := h.state.Load().Replica.Info().Generation
+	if err := h.jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	if h.state.Load().Replica.Info().Generation == gen {
+		t.Fatal("the rebuild published no new generation")
+	}
+	if got := ids(getList(t, h, "store=firefox&limit=5")); got[0] != "giant" {
+		t.Fatalf("first page after the rebuild: %v, want giant first", got)
+	}
+	if after := ids(getList(t, h, next)); !slices.Equal(after, before) {
+		t.Errorf("the cursor's page after the rebuild: %v, want %v as before it", after, before)
 	}
 }

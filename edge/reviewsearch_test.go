@@ -70,6 +70,10 @@ func TestReviewSearch(t *testing.T) {
 	for i := 5; i < 65 && i < len(firefox); i++ {
 		add(views.Firefox, firefox[i].ID, 3, 2, "grumplewick")
 	}
+	// 1,010 listings with 3 matches each, for the cap of 20 pages of 50.
+	for i := range 1010 {
+		add(views.Firefox, fmt.Sprintf("cap-%04d", i), 3, 1, "snorfblatt")
+	}
 	if err := analytics.WriteReviews(context.Background(), conn, rows); err != nil {
 		t.Fatal(err)
 	}
@@ -154,6 +158,23 @@ func TestReviewSearch(t *testing.T) {
 		seen[h.ID] = true
 	}
 	problem(t, get(t, http.MethodGet, base+url.Values{"q": {"zorbleflux"}, "cursor": {*first.NextCursor}}.Encode()), http.StatusBadRequest)
+
+	// At most 20 pages are offered, however many listings match.
+	capped, pages := map[string]bool{}, 0
+	for params := (url.Values{"q": {"snorfblatt"}}); ; {
+		p, _ := search(params)
+		pages++
+		for _, h := range p.Hits {
+			capped[h.ID] = true
+		}
+		if p.NextCursor == nil {
+			break
+		}
+		params = url.Values{"q": {"snorfblatt"}, "cursor": {*p.NextCursor}}
+	}
+	if pages != 20 || len(capped) != 1000 {
+		t.Errorf("1,010 matching listings: %d pages, %d listings; want 20 pages of 50", pages, len(capped))
+	}
 
 	// Filters by topic and category.
 	tag := firefox[0].Topics

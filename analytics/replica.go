@@ -69,7 +69,7 @@ func StreamListings(ctx context.Context, conn driver.Conn, in *views.Interner, s
 			Developer:       in.String(developer),
 			Category:        in.String(category),
 			Kind:            views.Kind(kind),
-			Description:     truncateRunes(description, views.DescriptionLimit),
+			Description:     TruncateRunes(description, views.DescriptionLimit),
 			Icon:            icon,
 			Version:         version,
 			Updated:         dayOf(updated),
@@ -217,8 +217,9 @@ func optU64(v *uint64) (int64, bool) {
 	return int64(*v), true
 }
 
-// truncateRunes returns the first n characters of s.
-func truncateRunes(s string, n int) string {
+// TruncateRunes returns the first n characters of s (a description as
+// the replica keeps it).
+func TruncateRunes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

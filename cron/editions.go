@@ -24,46 +24,58 @@ func EditionsJob(db *analytics.Lazy, pub *views.Published[views.Editions], sched
 		if err != nil || conn == nil {
 			return err // nil: no data yet
 		}
-		// The week holding the newest reading is not complete yet (a reading at
-		// Monday 00:00 sits in the new week, so the one before is complete).
-		newest := views.WeekOf(views.DayOf(last)).Prev()
-		oldest := views.WeekOf(views.DayOf(first))
-		if oldest.Start().Time().Before(first) {
-			oldest = oldest.Next() // the first week is partial
+		return BuildEditions(ctx, pub, max, first, last, func(ctx context.Context, at time.Time) (*views.WeekState, error) {
+			return analytics.LoadWeekState(ctx, conn, at)
+		}, log)
+	}}
+}
+
+// BuildEditions builds the edition of every complete ISO week between the
+// readings first and last that pub has none of yet, newest first, and
+// publishes after each one; at most max are kept. load gives the state of
+// every listing at an instant.
+func BuildEditions(ctx context.Context, pub *views.Published[views.Editions], max int, first, last time.Time,
+	load func(context.Context, time.Time) (*views.WeekState, error), log *slog.Logger) error {
+	// The week holding the newest reading is not complete yet (a reading at
+	// Monday 00:00 sits in the new week, so the one before is complete).
+	newest := views.WeekOf(views.DayOf(last)).Prev()
+	oldest := views.WeekOf(views.DayOf(first))
+	if oldest.Start().Time().Before(first) {
+		oldest = oldest.Next() // the first week is partial
+	}
+	var (
+		built int
+		cur   *views.WeekState // state at the end of w
+		err   error
+	)
+	for w, n := newest, 0; !w.Before(oldest) && n < max; w, n = w.Prev(), n+1 {
+		if pub.Load().Has(w) {
+			cur = nil
+			continue
 		}
-		var (
-			built int
-			cur   *views.WeekState // state at the end of w
-		)
-		for w, n := newest, 0; !w.Before(oldest) && n < max; w, n = w.Prev(), n+1 {
-			if pub.Load().Has(w) {
-				cur = nil
-				continue
-			}
-			start := time.Now()
-			if cur == nil || !cur.At.Equal(w.End()) {
-				if cur, err = analytics.LoadWeekState(ctx, conn, w.End()); err != nil {
-					return fmt.Errorf("edition %s: %w", w, err)
-				}
-			}
-			prev, err := analytics.LoadWeekState(ctx, conn, w.Start().Time())
-			if err != nil {
+		start := time.Now()
+		if cur == nil || !cur.At.Equal(w.End()) {
+			if cur, err = load(ctx, w.End()); err != nil {
 				return fmt.Errorf("edition %s: %w", w, err)
 			}
-			next, err := views.NewEditions(pub.Load(), views.BuildEdition(w, cur, prev))
-			if err != nil {
-				return err
-			}
-			pub.Publish(next)
-			built++
-			log.Debug("edition built", "week", w.String(), "took", time.Since(start).Round(time.Millisecond))
-			cur = prev // the previous week ends where this one starts
 		}
-		if built > 0 {
-			log.Info("editions published", "built", built, "total", pub.Load().Len(), "latest", pub.Load().Latest().Week)
+		prev, err := load(ctx, w.Start().Time())
+		if err != nil {
+			return fmt.Errorf("edition %s: %w", w, err)
 		}
-		return nil
-	}}
+		next, err := views.NewEditions(pub.Load(), views.BuildEdition(w, cur, prev))
+		if err != nil {
+			return err
+		}
+		pub.Publish(next)
+		built++
+		log.Debug("edition built", "week", w.String(), "took", time.Since(start).Round(time.Millisecond))
+		cur = prev // the previous week ends where this one starts
+	}
+	if built > 0 {
+		log.Info("editions published", "built", built, "total", pub.Load().Len(), "latest", pub.Load().Latest().Week)
+	}
+	return nil
 }
 
 // dataSpan connects and returns the times of the first and the last

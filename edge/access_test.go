@@ -19,6 +19,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/limits"
 )
@@ -407,7 +408,7 @@ func TestClientAddressBehindTrustedProxy(t *testing.T) {
 	ch := chtestMigrated(t)
 	anon := limits.Policy{PerMinute: 2, PerDay: 100}
 	trusted := start(t, ch, withLimits(anon, anon), func(c *edge.Config) {
-		c.TrustedProxies = edge.Prefixes{netip.MustParsePrefix("127.0.0.1/32")}
+		c.TrustedProxies = clientip.Prefixes{netip.MustParsePrefix("127.0.0.1/32")}
 	})
 	untrusted := start(t, ch, withLimits(anon, anon))
 	from := func(h *harness, xff string) int {

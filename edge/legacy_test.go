@@ -13,6 +13,7 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/clientip"
 )
 
 // legacyHarness is a server with figures built over a seeded database, and
@@ -276,8 +277,8 @@ func TestLegacyCaching(t *testing.T) {
 }
 
 func TestLegacyFairUse(t *testing.T) {
-	trusted, _ := edge.ParsePrefixes("127.0.0.1")
-	exempt, _ := edge.ParsePrefixes("203.0.113.0/24")
+	trusted, _ := clientip.ParsePrefixes("127.0.0.1")
+	exempt, _ := clientip.ParsePrefixes("203.0.113.0/24")
 	h, _ := legacyHarness(t, func(c *edge.Config) {
 		c.FairUseRate, c.FairUseBurst, c.TrustedProxies, c.FairUseExempt = 0.01, 3, trusted, exempt
 	})

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/edge-stats/edge/edge/access"
+	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -123,21 +125,22 @@ func newMetrics(s *Server) *metrics {
 			Help: "tools/call requests to /mcp, by the path that answered them: fast (edge's own) or sdk."}, []string{"path"}),
 	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		stateCollector{s}, s.answers.hits, s.answers.misses, m.requests, m.latency, m.toolCalls)
+		stateCollector{s}, m.requests, m.latency, m.toolCalls)
+	m.reg.MustRegister(s.answers.Collectors()...)
 	return m
 }
 
 // observe counts every request by route pattern (never the raw path, so
 // the label set stays small) and status, and times it.
 func (m *metrics) observe(c *fiber.Ctx) error {
-	start := requestTime(c) // when fasthttp read the request
+	start := access.RequestTime(c) // when fasthttp read the request
 	err := c.Next()
 	status := c.Response().StatusCode()
 	if err != nil {
 		// The error handler writes the status after this middleware returns.
 		status = fiber.StatusInternalServerError
 		var fe *fiber.Error
-		var p *Problem
+		var p *problem.Problem
 		switch {
 		case errors.As(err, &p):
 			status = p.Status

@@ -14,8 +14,8 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/config"
 
-	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/limits"
+	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -44,7 +44,7 @@ func openapiValidator(t *testing.T, spec []byte) validator.Validator {
 // OpenAPI 3.1, every operation and parameter described, every object
 // schema closed (so the live checks catch an undocumented field).
 func TestOpenAPIDescriptionIsValid(t *testing.T) {
-	spec, err := edge.OpenAPI()
+	spec, err := v1.OpenAPI()
 	if err != nil {
 		t.Fatal(err)
 	}

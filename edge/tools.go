@@ -13,19 +13,10 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/cors"
 	"github.com/valyala/fasthttp"
 
+	"github.com/edge-stats/edge/edge/access"
+	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/mcp"
 )
-
-// Version is the API's version, as the OpenAPI description and the tool
-// server give it.
-const Version = "1.0.0"
-
-// internalCall marks a v1 request the tool server makes on a caller's
-// behalf: the caller's key and limits were applied to its request to
-// /mcp, so the v1 limits do not apply again. Only the server sets it.
-type internalCallKey struct{}
-
-var internalCall = internalCallKey{}
 
 // mcpHeaders are the request headers browser-based MCP clients may send.
 const mcpHeaders = "Authorization, X-Api-Key, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID"
@@ -33,7 +24,7 @@ const mcpHeaders = "Authorization, X-Api-Key, Content-Type, Accept, Mcp-Protocol
 // mountTools routes /mcp to the tool server, behind CORS, the key check
 // and the limits.
 func (s *Server) mountTools(version string) error {
-	tools, err := mcp.New(version, s.openapi.Body, s.answerInternal, s.viewGeneration, s.log)
+	tools, err := mcp.New(version, s.v1.OpenAPIAnswer().Body, s.answerInternal, s.viewGeneration, s.log)
 	if err != nil {
 		return err
 	}
@@ -55,17 +46,17 @@ func (s *Server) mountTools(version string) error {
 // the day. GET and DELETE (streams and sessions, which a stateless server
 // has not) answer 405.
 func (s *Server) toolGate(c *fiber.Ctx) error {
-	who, err := s.identify(c)
+	who, err := s.gate.Identify(c)
 	if err != nil {
 		return err
 	}
-	now := requestTime(c)
-	if err := s.apply(c, who, s.limits.AdmitMinute(who.Subject, who.Key.DailyLimit, now)); err != nil {
+	now := access.RequestTime(c)
+	if err := s.gate.Apply(c, who, s.limits.AdmitMinute(who.Subject, who.Key.DailyLimit, now)); err != nil {
 		return err
 	}
 	if c.Method() != fiber.MethodPost {
 		c.Set(fiber.HeaderAllow, "POST, OPTIONS")
-		return NewProblem(http.StatusMethodNotAllowed,
+		return problem.New(http.StatusMethodNotAllowed,
 			"The tool server is stateless: it offers no event stream (GET) and no session to end (DELETE). Send JSON-RPC requests with POST.")
 	}
 	// A plain tools/call is answered here (see mcp.FastCall); anything else
@@ -80,7 +71,7 @@ func (s *Server) toolGate(c *fiber.Ctx) error {
 		s.metrics.toolCalls.WithLabelValues("sdk").Add(float64(calls))
 	}
 	for range calls {
-		if err := s.apply(c, who, s.limits.CountDay(who.Subject, who.Key.DailyLimit, now)); err != nil {
+		if err := s.gate.Apply(c, who, s.limits.CountDay(who.Subject, who.Key.DailyLimit, now)); err != nil {
 			return err
 		}
 	}
@@ -140,7 +131,7 @@ func (s *Server) answerInternal(ctx context.Context, path string, query url.Valu
 	req.SetRequestURI(uri)
 	rc.Init2(nil, discardLogger{}, false) // a context as a served request has: a (fake) server and connection
 	rc.ResetUserValues()
-	rc.SetUserValue(internalCall, true)
+	access.MarkInternal(rc)
 	s.handler(rc)
 	cacheable := !bytes.Contains(rc.Response.Header.Peek(fiber.HeaderCacheControl), []byte("no-store"))
 	return rc.Response.StatusCode(), bytes.Clone(rc.Response.Body()), cacheable

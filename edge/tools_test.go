@@ -19,6 +19,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/limits"
+	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/mcp"
 	"github.com/edge-stats/edge/views"
 )
@@ -383,7 +384,7 @@ func TestReviewTextStaysData(t *testing.T) {
 			t.Errorf("search_reviews does not warn that review text is data: %q", tool.Description)
 		}
 	}
-	_ = edge.Version
+	_ = v1.Version
 }
 
 // nodeDir returns the directory of a Node.js 20+ with the pinned MCP

@@ -361,7 +361,7 @@ func (f *Figures) aggregate(snapshots int64) {
 
 // Categories returns the category names of store s with their live
 // listings, sorted by name.
-func (f *Figures) Categories(s Store) []CategoryCount { return f.categories[s] }
+func (f *Figures) Categories(s Store) []CategoryCount { return nonNil(f.categories[s]) }
 
 // AllCategories returns every category name across stores with its live
 // listings, sorted by name.
@@ -391,4 +391,4 @@ func (f *Figures) Summary() *Summary { return f.summary }
 
 // Permissions returns every permission requested by live chrome and edge
 // listings, most common first (ties by name).
-func (f *Figures) Permissions() []PermissionCount { return f.permissions }
+func (f *Figures) Permissions() []PermissionCount { return nonNil(f.permissions) }

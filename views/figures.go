@@ -79,8 +79,8 @@ type Figures struct {
 	stats         [NumStores]*StoreStats
 	summary       *Summary
 	permissions   []PermissionCount
-	legacy        legacyOrders
-	cols          legacyCols
+	orders        sortOrders
+	cols          filterCols
 }
 
 // Build computes every figure of r. It is pure and deterministic.
@@ -115,8 +115,8 @@ func Build(r *Replica, snapshots int64) *Figures {
 	}
 	f.sortPositions()
 	f.aggregate(snapshots)
-	f.buildLegacyOrders()
-	f.buildLegacyCols()
+	f.buildSortOrders()
+	f.buildFilterCols()
 	f.builtAt, f.buildTime = time.Now().UTC(), time.Since(start)
 	return f
 }

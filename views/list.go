@@ -26,7 +26,7 @@ const lazyTests = 1 << 15
 // the position after (nil for the first page). more says whether rows
 // remain after the page. partial is true when the text search ran past
 // q.Deadline: the page then comes from the text scanned until then.
-func (f *Figures) List(q *LegacyQuery, after *ListPos) (page []*Listing, last ListPos, more, partial bool) {
+func (f *Figures) List(q *ListingQuery, after *ListPos) (page []*Listing, last ListPos, more, partial bool) {
 	ls := f.replica.listings
 	p := f.cols.plan(q)
 	if p.none {
@@ -60,8 +60,8 @@ func (f *Figures) List(q *LegacyQuery, after *ListPos) (page []*Listing, last Li
 		}
 		return match[j>>6]&(1<<(j&63)) != 0
 	}
-	order, present := f.legacy.order[q.Sort], f.legacy.present[q.Sort]
-	isName := q.Sort == LegacySortIndex("name")
+	order, present := f.orders.order[q.Sort], f.orders.present[q.Sort]
+	isName := q.Sort == SortIndex("name")
 	// cmpAt compares the listing at order position pos with after, in the
 	// descending walk's order: -1 before it, 0 the same, +1 after it.
 	cmpAt := func(pos int) int {

@@ -11,7 +11,7 @@ import (
 // values largest first (names and categories Z to A), ties by store and
 // id, all reversed for ascending; listings without a value last, by store
 // and id.
-func bruteList(f *Figures, q *LegacyQuery) []string {
+func bruteList(f *Figures, q *ListingQuery) []string {
 	r := f.replica
 	type row struct {
 		idx  int
@@ -27,9 +27,9 @@ func bruteList(f *Figures, q *LegacyQuery) []string {
 		}
 		rw := row{idx: i}
 		switch q.Sort {
-		case LegacySortIndex("name"):
+		case SortIndex("name"):
 			rw.name, rw.has = l.Name, true
-		case LegacySortIndex("category"):
+		case SortIndex("category"):
 			rw.name, rw.has = l.Category, true
 		default:
 			rw.key, rw.has = f.sortKey(i, q.Sort)
@@ -59,7 +59,7 @@ func bruteList(f *Figures, q *LegacyQuery) []string {
 	return out
 }
 
-func pageAll(f *Figures, q *LegacyQuery) []string {
+func pageAll(f *Figures, q *ListingQuery) []string {
 	var out []string
 	var after *ListPos
 	for {
@@ -88,7 +88,7 @@ func TestListCursorPagingMatchesBruteForce(t *testing.T) {
 	var lo, hi int64 = 10, 5000
 	topic := "topic-3"
 	cat := "Category 0"
-	for _, base := range []LegacyQuery{
+	for _, base := range []ListingQuery{
 		{},
 		{Store: &s1},
 		{Store: &s3, MinSize: &lo, MaxSize: &hi},
@@ -97,8 +97,8 @@ func TestListCursorPagingMatchesBruteForce(t *testing.T) {
 		{Topic: &topic, Category: &cat},
 		{Category: &cat, Q: "TAB", NameOnly: true},
 	} {
-		for _, sort := range []int{SortSize, SortCreated, SortRankClimb, LegacySortIndex("installs"), LegacySortIndex("name"),
-			LegacySortIndex("rating"), LegacySortIndex("growth7d"), LegacySortIndex("growthpct7d"), LegacySortIndex("updated")} {
+		for _, sort := range []int{SortSize, SortCreated, SortRankClimb, SortIndex("installs"), SortIndex("name"),
+			SortIndex("rating"), SortIndex("growth7d"), SortIndex("growthpct7d"), SortIndex("updated")} {
 			for _, asc := range []bool{false, true} {
 				q := base
 				q.Sort, q.Asc, q.PageSize, q.Page = sort, asc, 7, 1
@@ -119,7 +119,7 @@ func TestListCursorSurvivesRebuild(t *testing.T) {
 	r := synthReplica(500)
 	f := Build(r, 0)
 	s := Firefox
-	q := LegacyQuery{Store: &s, Sort: SortSize, PageSize: 5, Page: 1}
+	q := ListingQuery{Store: &s, Sort: SortSize, PageSize: 5, Page: 1}
 	first, last, more, _ := f.List(&q, nil)
 	if !more || len(first) != 5 {
 		t.Fatalf("first page %d rows, more %v", len(first), more)
@@ -163,14 +163,14 @@ func TestListLazyAndBitmapAgree(t *testing.T) {
 	slices.Sort(sizes)
 	small := sizes[11]
 	for _, c := range []struct {
-		q    LegacyQuery
+		q    ListingQuery
 		sort int
 	}{
-		{LegacyQuery{}, SortSize},                // lazy: pages fill at once
-		{LegacyQuery{}, LegacySortIndex("name")}, // lazy
-		{LegacyQuery{Store: &store}, LegacySortIndex("rating")},
-		{LegacyQuery{Store: &store, MaxSize: &small}, SortSize}, // bitmap after lazyTests
-		{LegacyQuery{Store: &store, MaxSize: &small}, LegacySortIndex("name")},
+		{ListingQuery{}, SortSize},                // lazy: pages fill at once
+		{ListingQuery{}, SortIndex("name")}, // lazy
+		{ListingQuery{Store: &store}, SortIndex("rating")},
+		{ListingQuery{Store: &store, MaxSize: &small}, SortSize}, // bitmap after lazyTests
+		{ListingQuery{Store: &store, MaxSize: &small}, SortIndex("name")},
 	} {
 		q := c.q
 		q.Sort, q.PageSize, q.Page = c.sort, 7, 1

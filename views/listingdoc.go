@@ -194,9 +194,11 @@ func intPtr(v int64, ok bool) *int64 {
 	return &v
 }
 
-func nonNil(ss []string) []string {
-	if ss == nil {
-		return []string{}
+// nonNil returns s, or an empty slice for nil, so that JSON reads [] and
+// never null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	return ss
+	return s
 }

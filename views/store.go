@@ -59,3 +59,15 @@ func ParseStore(name string) (Store, error) {
 	}
 	return 0, fmt.Errorf("unknown store %q: use one of chrome, edge, firefox, apple, googleplay", name)
 }
+
+// storeValues holds each store once, for Ref.
+var storeValues = func() (a [NumStores]Store) {
+	for i := range a {
+		a[i] = Store(i)
+	}
+	return a
+}()
+
+// Ref returns a pointer to a shared copy of s, so that a query can point
+// at a store without moving one to the heap. Callers only read it.
+func (s Store) Ref() *Store { return &storeValues[s] }

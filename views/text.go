@@ -435,7 +435,7 @@ func (t *textIndex) search(q string, withDesc bool, deadline time.Time) (out []u
 
 // textMatches is the text filter of one query: the bitmap of listings that
 // match, or the per-listing test when the replica has no index.
-func (r *Replica) textMatches(q *LegacyQuery) (match []uint64, partial bool) {
+func (r *Replica) textMatches(q *ListingQuery) (match []uint64, partial bool) {
 	if q.Q == "" {
 		return nil, false
 	}

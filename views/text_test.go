@@ -50,7 +50,7 @@ func TestTextSearchMatchesBruteForce(t *testing.T) {
 	for _, q := range queries {
 		for _, withDesc := range []bool{false, true} {
 			got, _ := rep.text.search(q, withDesc, time.Time{})
-			lq := LegacyQuery{Q: q, NameOnly: !withDesc}
+			lq := ListingQuery{Q: q, NameOnly: !withDesc}
 			for i := range rep.listings {
 				l := &rep.listings[i]
 				want := lq.matchText(l)

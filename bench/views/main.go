@@ -218,10 +218,10 @@ func timeSearch(cfg analytics.Config, runs int) error {
 		var legacy, v1 []time.Duration
 		var total, page int
 		for range runs {
-			lq := views.LegacyQuery{Q: q, Page: 1, PageSize: 50}
+			lq := views.ListingQuery{Q: q, Page: 1, PageSize: 50}
 			s := time.Now()
 			var ls []*views.Listing
-			total, ls = f.Legacy(&lq)
+			total, ls = f.Query(&lq)
 			rows := make([]views.LegacyRow, len(ls))
 			for i, l := range ls {
 				rows[i] = views.NewLegacyRow(l, today)
@@ -230,7 +230,7 @@ func timeSearch(cfg analytics.Config, runs int) error {
 				return err
 			}
 			legacy = append(legacy, time.Since(s))
-			vq := views.LegacyQuery{Q: q, NameOnly: true, Sort: views.SortSize, PageSize: 50}
+			vq := views.ListingQuery{Q: q, NameOnly: true, Sort: views.SortSize, PageSize: 50}
 			s = time.Now()
 			found, _, _, _ := f.List(&vq, nil)
 			v1 = append(v1, time.Since(s))

@@ -20,11 +20,15 @@ type envFlags struct {
 }
 
 func (e *envFlags) env(name string) (string, bool) {
-	return os.LookupEnv("EDGE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")))
+	return os.LookupEnv("EDGE_" + envName(name))
 }
 
+// envName is the variable part of a flag's name: READ_TIMEOUT for
+// read-timeout.
+func envName(name string) string { return strings.ToUpper(strings.ReplaceAll(name, "-", "_")) }
+
 func (e *envFlags) usage(name, usage string) string {
-	return usage + " (env EDGE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + ")"
+	return usage + " (env EDGE_" + envName(name) + ")"
 }
 
 func (e *envFlags) String(p *string, name, def, usage string) {
@@ -38,7 +42,7 @@ func (e *envFlags) Int(p *int, name string, def int, usage string) {
 	if v, ok := e.env(name); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			e.err = fmt.Errorf("EDGE_%s: %q is not a whole number", strings.ToUpper(name), v)
+			e.err = fmt.Errorf("EDGE_%s: %q is not a whole number", envName(name), v)
 		}
 		def = n
 	}
@@ -49,7 +53,7 @@ func (e *envFlags) Uint64(p *uint64, name string, def uint64, usage string) {
 	if v, ok := e.env(name); ok {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			e.err = fmt.Errorf("EDGE_%s: %q is not a whole number", strings.ToUpper(name), v)
+			e.err = fmt.Errorf("EDGE_%s: %q is not a whole number", envName(name), v)
 		}
 		def = n
 	}
@@ -60,7 +64,7 @@ func (e *envFlags) Float(p *float64, name string, def float64, usage string) {
 	if v, ok := e.env(name); ok {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			e.err = fmt.Errorf("EDGE_%s: %q is not a number", strings.ToUpper(strings.ReplaceAll(name, "-", "_")), v)
+			e.err = fmt.Errorf("EDGE_%s: %q is not a number", envName(name), v)
 		}
 		def = f
 	}
@@ -71,7 +75,7 @@ func (e *envFlags) Duration(p *time.Duration, name string, def time.Duration, us
 	if v, ok := e.env(name); ok {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			e.err = fmt.Errorf("EDGE_%s: %q is not a duration such as 30s", strings.ToUpper(name), v)
+			e.err = fmt.Errorf("EDGE_%s: %q is not a duration such as 30s", envName(name), v)
 		}
 		def = d
 	}
@@ -82,7 +86,7 @@ func (e *envFlags) Bool(p *bool, name string, def bool, usage string) {
 	if v, ok := e.env(name); ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			e.err = fmt.Errorf("EDGE_%s: %q is not true or false", strings.ToUpper(name), v)
+			e.err = fmt.Errorf("EDGE_%s: %q is not true or false", envName(name), v)
 		}
 		def = b
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -53,6 +54,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.Duration(&srv.Limits.StaleAfter, "usage-stale-after", srv.Limits.StaleAfter, "age of the fleet's daily usage past which v1 calls answer 503 (ClickHouse out of reach)")
 	f.Duration(&srv.UsageEvery, "usage-every", srv.UsageEvery, "how often counted calls are flushed to ClickHouse and the fleet's totals read back")
 	f.Duration(&srv.KeysEvery, "keys-every", srv.KeysEvery, "how often the key list is reloaded (a new or revoked key takes effect within it); at most 30s")
+	f.Bool(&srv.RawIO, "raw-io", srv.RawIO, "accepted connections read and write by raw system calls and send large answers by sendfile (Linux amd64 and arm64); false: the standard library's connections, the same bytes")
 	f.Bool(&srv.NoLimits, "no-limits", false, "serve /api/v1 without keys and limits: only for an internal edge behind a gateway that applies them, or to benchmark their cost")
 	f.Int(&srv.SignInFailures, "signin-failures", srv.SignInFailures, "failed sign-ins to /account per e-mail address in 15 minutes before it is throttled")
 	f.String(&fullSchedule, "full-schedule", "7 * * * *", "cron spec (UTC) of the full reload of listings, history and figures")
@@ -106,10 +108,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	if srv.TrustedProxies, err = edge.ParsePrefixes(trusted); err != nil {
+	if srv.TrustedProxies, err = clientip.ParsePrefixes(trusted); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
-	if srv.FairUseExempt, err = edge.ParsePrefixes(exempt); err != nil {
+	if srv.FairUseExempt, err = clientip.ParsePrefixes(exempt); err != nil {
 		return fmt.Errorf("--fair-use-exempt: %w", err)
 	}
 	server, err := edge.New(srv, edge.Sources{State: state, Editions: editions, Jobs: jobs.Status, DB: db}, log)

@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/cron"
 )
 
 // Key is an active key as the request path sees it.
@@ -137,4 +139,15 @@ func (r *Registry) Verify(key string) (Key, Verdict) {
 		return Key{}, Invalid
 	}
 	return e.key, Valid
+}
+
+// Run reloads the key list every interval until ctx ends, each load
+// within timeout; it logs the first failure of a run of them, and the
+// recovery.
+func (r *Registry) Run(ctx context.Context, every, timeout time.Duration, log *slog.Logger) {
+	cron.Every(ctx, every, log, "keys", func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return r.Load(ctx)
+	})
 }

@@ -19,7 +19,7 @@ func BenchmarkAdmit(b *testing.B) {
 		s    Subject
 	}{{"key", Subject{Key: "edge_abcdefgh"}}, {"address", Subject{Addr: netip.MustParseAddr("192.0.2.1")}}} {
 		b.Run(sub.name, func(b *testing.B) {
-			l := New(cfg, nil)
+			l := New(cfg, Memory())
 			l.Usage.totals.Store(&totals{day: dayOf(time.Now()), m: map[Subject]uint64{}, read: time.Now().Add(time.Hour)})
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {

@@ -4,8 +4,6 @@ import (
 	"net/netip"
 	"strconv"
 	"time"
-
-	"github.com/edge-stats/edge/analytics"
 )
 
 // Policy is a class of callers' limits.
@@ -51,8 +49,8 @@ type Limiter struct {
 	anonPolicy, keyedPolicy string // RateLimit-Policy of the default limits
 }
 
-// New returns a limiter whose daily counts sync with db.
-func New(cfg Config, db *analytics.Lazy) *Limiter {
+// New returns a limiter whose daily counts sync with store.
+func New(cfg Config, store Store) *Limiter {
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
@@ -61,7 +59,7 @@ func New(cfg Config, db *analytics.Lazy) *Limiter {
 		cfg:     cfg,
 		now:     now,
 		invalid: NewWindows(cfg.InvalidKeys, time.Minute, HashAddr),
-		Usage:   NewUsage(db, cfg.StaleAfter, now),
+		Usage:   NewUsage(store, cfg.StaleAfter, now),
 		Search:  NewPool(cfg.SearchSlots, cfg.SearchRate),
 	}
 	l.anonPolicy = policy(cfg.Anonymous.PerMinute, cfg.Anonymous.PerDay)

@@ -17,7 +17,7 @@ func testLimiter(t *testing.T, perMinute int, perDay uint64, now *time.Time) *Li
 	cfg.Keyed = Policy{PerMinute: perMinute * 2, PerDay: perDay * 2}
 	cfg.StaleAfter = time.Hour
 	cfg.Now = func() time.Time { return *now }
-	l := New(cfg, nil)
+	l := New(cfg, Memory())
 	l.Usage.totals.Store(&totals{day: dayOf(*now), m: map[Subject]uint64{}, read: *now})
 	return l
 }

@@ -3,6 +3,7 @@ package limits
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/cron"
 )
 
 // Subject is who a day's calls are counted for: a key (by its public id)
@@ -46,7 +48,7 @@ func parseSubject(s string) (Subject, bool) {
 // Both counts of a subject sit under one lock, so an admitted call takes
 // one lock and one lookup. It is safe for concurrent use.
 type Usage struct {
-	db         *analytics.Lazy
+	store      Store
 	now        func() time.Time
 	staleAfter time.Duration
 
@@ -86,15 +88,15 @@ type entry struct {
 	minute  ring // calls of the last minute, admitted or refused for the day
 }
 
-// NewUsage returns a Usage that syncs with db. Until its first successful
+// NewUsage returns a Usage that syncs with store. Until its first successful
 // Sync, and whenever the last one is older than staleAfter, the day's
 // counts cannot be trusted and the Limiter refuses every call
 // (UsageUnknown). now may be nil (time.Now).
-func NewUsage(db *analytics.Lazy, staleAfter time.Duration, now func() time.Time) *Usage {
+func NewUsage(store Store, staleAfter time.Duration, now func() time.Time) *Usage {
 	if now == nil {
 		now = time.Now
 	}
-	return &Usage{db: db, now: now, staleAfter: staleAfter}
+	return &Usage{store: store, now: now, staleAfter: staleAfter}
 }
 
 func dayOf(t time.Time) int64 { return t.UTC().Unix() / 86400 }
@@ -201,10 +203,6 @@ func (u *Usage) Sync(ctx context.Context) error {
 	if err := u.flush(ctx); err != nil {
 		return err
 	}
-	conn, err := u.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("read usage: %w", err)
-	}
 	// Everything sent so far is written: the read below holds it.
 	sentBefore := map[*entry]uint64{}
 	u.each(func(_ Subject, c *entry) {
@@ -216,9 +214,9 @@ func (u *Usage) Sync(ctx context.Context) error {
 	})
 	now := u.now()
 	today := dayOf(now)
-	raw, err := analytics.LoadUsage(ctx, conn, dayTime(today))
+	raw, err := u.store.Day(ctx, dayTime(today))
 	if err != nil {
-		return err
+		return fmt.Errorf("read usage: %w", err)
 	}
 	m := make(map[Subject]uint64, len(raw))
 	for k, n := range raw {
@@ -322,9 +320,18 @@ func (u *Usage) flush(ctx context.Context) error {
 }
 
 func (u *Usage) write(ctx context.Context, batch []analytics.UsageDelta) error {
-	conn, err := u.db.Conn(ctx)
-	if err != nil {
+	if err := u.store.Add(ctx, batch); err != nil {
 		return fmt.Errorf("write usage: %w", err)
 	}
-	return analytics.WriteUsage(ctx, conn, batch)
+	return nil
+}
+
+// Run syncs u every interval until ctx ends, each Sync within timeout;
+// it logs the first failure of a run of them, and the recovery.
+func (u *Usage) Run(ctx context.Context, every, timeout time.Duration, log *slog.Logger) {
+	cron.Every(ctx, every, log, "usage", func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return u.Sync(ctx)
+	})
 }

@@ -1,0 +1,223 @@
+// Package access decides who calls the v1 API and the tool server and
+// whether the call runs: it reads the caller's key (never from the URL),
+// applies the caller's limits, sets the RateLimit headers, and hands out
+// slots of the search pool.
+package access
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+	"github.com/valyala/fasthttp"
+
+	"github.com/edge-stats/edge/edge/clientip"
+	"github.com/edge-stats/edge/edge/keys"
+	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/problem"
+)
+
+// Config holds what the gate needs to know beyond the keys and limits.
+type Config struct {
+	TrustedProxies clientip.Prefixes // connections from these may name the client in X-Forwarded-For
+	InvalidKeys    int               // invalid keys a minute from one address before its keys are refused unread (for the detail)
+}
+
+// Gate checks keys and applies limits. It is safe for concurrent use.
+type Gate struct {
+	cfg    Config
+	keys   *keys.Registry
+	limits *limits.Limiter
+}
+
+// New returns the gate of the given keys and limits.
+func New(cfg Config, k *keys.Registry, l *limits.Limiter) *Gate {
+	return &Gate{cfg: cfg, keys: k, limits: l}
+}
+
+// internalCallKey marks a v1 request the tool server makes on a caller's
+// behalf: the caller's key and limits were applied to its request to
+// /mcp, so the v1 limits do not apply again. Only the server sets it.
+type internalCallKey struct{}
+
+var internalCall = internalCallKey{}
+
+// MarkInternal marks rc as a call the tool server makes on a caller's
+// behalf, which Limit lets pass.
+func MarkInternal(rc *fasthttp.RequestCtx) { rc.SetUserValue(internalCall, true) }
+
+// Header names in the canonical case fasthttp keeps them in, so that
+// reading and setting them skips normalizing their names.
+var (
+	headerRateLimitLimit     = []byte("Ratelimit-Limit")
+	headerRateLimitRemaining = []byte("Ratelimit-Remaining")
+	headerRateLimitReset     = []byte("Ratelimit-Reset")
+	headerRateLimitPolicy    = []byte("Ratelimit-Policy")
+	headerAuthorization      = []byte("Authorization")
+	headerAPIKey             = []byte("X-Api-Key") // the other header a key may come in
+)
+
+// RequestTime returns when the request started, as fasthttp recorded it.
+func RequestTime(c *fiber.Ctx) time.Time {
+	if t := c.Context().Time(); !t.IsZero() {
+		return t
+	}
+	return time.Now()
+}
+
+// keyParams are query parameter names that carry a key in other APIs; a
+// request naming one is refused, so a key never travels in a URL.
+var keyParams = []string{"key", "apikey", "api_key", "api-key", "x-api-key", "access_token", "token", "auth", "authorization", "bearer"}
+
+// keyInURL returns the name of a query parameter that carries a key, or "".
+func keyInURL(c *fiber.Ctx) string {
+	var found string
+	c.Context().QueryArgs().VisitAll(func(k, v []byte) {
+		if found != "" {
+			return
+		}
+		name := utils.UnsafeString(k)
+		for _, p := range keyParams {
+			if strings.EqualFold(name, p) {
+				found = strings.Clone(name)
+				return
+			}
+		}
+		if keys.LooksLikeKey(utils.UnsafeString(v)) || keys.LooksLikeKey(name) {
+			found = strings.Clone(name)
+		}
+	})
+	return found
+}
+
+// Caller is who a request is counted for, once its key is checked.
+type Caller struct {
+	Subject limits.Subject
+	Key     keys.Key // the zero Key without a key
+}
+
+// unauthorized is the 401 of a refused key: every refusal reads the same,
+// so the answer does not tell an unknown key from a revoked one.
+func unauthorized(code, detail string) *problem.Problem {
+	return problem.New(http.StatusUnauthorized, detail).WithHeader(fiber.HeaderWWWAuthenticate,
+		`Bearer realm="edge", error="`+code+`", error_description="`+strings.ReplaceAll(detail, `"`, `'`)+`"`)
+}
+
+// Identify reads the caller's key, if any, from Authorization: Bearer or,
+// when no Authorization header is sent, X-Api-Key. Authorization wins when
+// both are sent. An address that sent too many invalid keys this minute
+// has its keys refused unread.
+func (g *Gate) Identify(c *fiber.Ctx) (Caller, error) {
+	addr := clientip.Of(c, g.cfg.TrustedProxies)
+	if name := keyInURL(c); name != "" {
+		if keys.LooksLikeKey(name) {
+			name = "A query parameter"
+		}
+		return Caller{}, problem.Newf(http.StatusBadRequest,
+			"%s: keys are never accepted in the URL, where logs and caches keep them. Remove the parameter and send the key in the header Authorization: Bearer <key> (or X-Api-Key: <key>); if the key was shared, revoke it and make a new one.", name)
+	}
+	authz := c.Request().Header.PeekCanonical(headerAuthorization)
+	xkey := c.Request().Header.PeekCanonical(headerAPIKey)
+	if len(authz) == 0 && len(xkey) == 0 {
+		return Caller{Subject: limits.Subject{Addr: addr}}, nil
+	}
+	now := RequestTime(c)
+	if blocked, wait := g.limits.InvalidKeysBlocked(addr, now); blocked {
+		return Caller{}, problem.Newf(http.StatusTooManyRequests,
+			"More than %d invalid keys were sent from your address in the last minute, so keys from it are refused unread. Wait %d seconds and send a valid key, or send no key for the anonymous limits.",
+			g.cfg.InvalidKeys, problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
+	}
+	key := xkey
+	if len(authz) > 0 {
+		scheme, token, _ := bytes.Cut(bytes.TrimSpace(authz), []byte(" "))
+		if !bytes.EqualFold(scheme, []byte("Bearer")) || len(bytes.TrimSpace(token)) == 0 {
+			g.limits.InvalidKey(addr, now)
+			return Caller{}, unauthorized("invalid_request",
+				"Authorization must use the Bearer scheme: send Authorization: Bearer <key>, or X-Api-Key: <key>, or no key for the anonymous limits.")
+		}
+		key = bytes.TrimSpace(token)
+	}
+	k, verdict := g.keys.Verify(utils.UnsafeString(key))
+	switch verdict {
+	case keys.Unavailable:
+		return Caller{}, problem.New(http.StatusServiceUnavailable,
+			"Keys cannot be checked for a moment (the key list is loading). Retry in 5 seconds.").RetryAfter(5)
+	case keys.Invalid:
+		g.limits.InvalidKey(addr, now)
+		return Caller{}, unauthorized("invalid_token",
+			"The key is not valid: it is wrong, revoked, or its account is disabled. Send a valid key, or send no key for the anonymous limits.")
+	}
+	return Caller{Subject: limits.Subject{Key: k.ID}, Key: k}, nil
+}
+
+// Admit applies the caller's limits to one call and sets the RateLimit
+// headers; it returns the problem to answer when the call is refused.
+func (g *Gate) Admit(c *fiber.Ctx, who Caller) error {
+	return g.Apply(c, who, g.limits.Admit(who.Subject, who.Key.DailyLimit, RequestTime(c)))
+}
+
+// Apply sets the RateLimit headers of d and returns the problem to answer
+// when d refuses the call.
+func (g *Gate) Apply(c *fiber.Ctx, who Caller, d limits.Decision) error {
+	if d.Outcome == limits.UsageUnknown {
+		return problem.New(http.StatusServiceUnavailable,
+			"The day's usage cannot be checked for a moment (the usage store is out of reach). Retry in 5 seconds.").RetryAfter(5)
+	}
+	h := &c.Response().Header
+	var buf [20]byte
+	h.SetCanonical(headerRateLimitLimit, strconv.AppendUint(buf[:0], d.Limit, 10))
+	h.SetCanonical(headerRateLimitRemaining, strconv.AppendUint(buf[:0], d.Remaining, 10))
+	h.SetCanonical(headerRateLimitReset, strconv.AppendInt(buf[:0], int64(problem.Seconds(d.Reset)), 10))
+	h.SetCanonical(headerRateLimitPolicy, utils.UnsafeBytes(d.Policy))
+	switch d.Outcome {
+	case limits.MinuteFull:
+		advice := "send a key for higher limits"
+		if who.Key.ID != "" {
+			advice = "spread calls over the minute"
+		}
+		return problem.Newf(http.StatusTooManyRequests, "More than %d calls in a minute. Wait %d seconds, or %s.",
+			d.PerMinute, problem.Seconds(d.RetryAfter), advice).RetryAfter(problem.Seconds(d.RetryAfter))
+	case limits.DayFull:
+		advice := "send a key for a higher daily limit"
+		if who.Key.ID != "" {
+			advice = "ask for a higher daily limit for this key"
+		}
+		return problem.Newf(http.StatusTooManyRequests, "The day's %d calls are used; the count restarts at 00:00 UTC, in %d seconds. Wait, or %s.",
+			d.Limit, problem.Seconds(d.Reset), advice).RetryAfter(problem.Seconds(d.Reset))
+	}
+	return nil
+}
+
+// Limit is the v1 API's middleware: it checks the caller's key and
+// applies the limits before the route runs. A call the tool server makes
+// on a caller's behalf (MarkInternal) passes: its /mcp request was
+// counted.
+func (g *Gate) Limit(c *fiber.Ctx) error {
+	if c.Locals(internalCall) != nil {
+		return c.Next()
+	}
+	who, err := g.Identify(c)
+	if err != nil {
+		return err
+	}
+	if err := g.Admit(c, who); err != nil {
+		return err
+	}
+	return c.Next()
+}
+
+// SearchSlot takes a slot of the shared search pool, or answers 429 with
+// Retry-After: 5 when the pool is full. Call the returned func when the
+// search ends.
+func (g *Gate) SearchSlot() (func(), error) {
+	release, ok := g.limits.Search.TryAcquire()
+	if !ok {
+		return nil, problem.New(http.StatusTooManyRequests,
+			"The search pool shared by every caller is full. Retry in 5 seconds, or ask without q (searches answered before come from the cache).").RetryAfter(5)
+	}
+	return release, nil
+}

@@ -1,0 +1,237 @@
+// Package account is self-service accounts and keys under /account: a
+// sign-up with an e-mail address and a password, then HTTP Basic sign-ins
+// to list, make and revoke the account's API keys. Failed sign-ins and
+// sign-ups are throttled.
+package account
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/clientip"
+	"github.com/edge-stats/edge/edge/keys"
+	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/problem"
+)
+
+// signInGuard throttles the account routes: failed sign-ins per e-mail
+// address and per client address, and sign-ups per client address.
+type signInGuard struct {
+	byEmail *limits.Windows[string]
+	byAddr  *limits.Windows[netip.Addr]
+	signUps *limits.Windows[netip.Addr]
+}
+
+func newSignInGuard(cfg Config) *signInGuard {
+	return &signInGuard{
+		byEmail: limits.NewWindows(cfg.SignInFailures, cfg.SignInWindow, limits.HashString),
+		// One address may try a few accounts (a shared office), not many.
+		byAddr:  limits.NewWindows(cfg.SignInFailures*3, cfg.SignInWindow, limits.HashAddr),
+		signUps: limits.NewWindows(cfg.SignUps, time.Hour, limits.HashAddr),
+	}
+}
+
+// Config holds the account routes' settings.
+type Config struct {
+	SignInFailures    int               // failed sign-ins an e-mail address or client address may make in SignInWindow
+	SignInWindow      time.Duration     // the window of SignInFailures
+	SignUps           int               // accounts one client address may make an hour
+	DefaultDailyLimit uint64            // a key's daily limit when it has none of its own
+	TrustedProxies    clientip.Prefixes // connections from these may name the client in X-Forwarded-For
+	ReloadBudget      time.Duration     // how long the key list's reload after a change may take
+}
+
+// API answers /account.
+type API struct {
+	cfg      Config
+	accounts *keys.Accounts
+	registry *keys.Registry
+	signIns  *signInGuard
+	log      *slog.Logger
+}
+
+// New returns the account routes over accounts; a change of keys reloads
+// registry at once, so that it works on this edge without waiting.
+func New(cfg Config, accounts *keys.Accounts, registry *keys.Registry, log *slog.Logger) *API {
+	return &API{cfg: cfg, accounts: accounts, registry: registry, signIns: newSignInGuard(cfg), log: log}
+}
+
+// Routes adds the account routes to app.
+func (s *API) Routes(app *fiber.App) {
+	app.Post("/account", s.signUp)
+	app.Get("/account/keys", s.listKeys)
+	app.Post("/account/keys", s.createKey)
+	app.Delete("/account/keys/:id", s.revokeKey)
+}
+
+func (s *API) reloadKeys(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ReloadBudget)
+	defer cancel()
+	return s.registry.Load(ctx)
+}
+
+// accountCredentials are the body of a sign-up.
+type accountCredentials struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// keyDoc describes a key in /account answers; the key itself appears
+// only in the answer that creates it.
+type keyDoc struct {
+	ID         string    `json:"id"`
+	Key        string    `json:"key,omitempty"`
+	CreatedAt  time.Time `json:"createdAt"`
+	Revoked    bool      `json:"revoked"`
+	DailyLimit uint64    `json:"dailyLimit"`
+}
+
+func (s *API) keyDoc(k analytics.KeyRow) keyDoc {
+	limit := k.DailyLimit
+	if limit == 0 {
+		limit = s.cfg.DefaultDailyLimit
+	}
+	return keyDoc{ID: k.ID, CreatedAt: k.CreatedAt.UTC(), Revoked: k.Revoked, DailyLimit: limit}
+}
+
+// accountProblem turns an account error into its answer.
+func (s *API) accountProblem(err error) error {
+	switch {
+	case errors.Is(err, keys.ErrBadEmail), errors.Is(err, keys.ErrBadPassword), errors.Is(err, keys.ErrBadLimit):
+		return problem.New(http.StatusBadRequest, problem.Sentence(err.Error())+".")
+	case errors.Is(err, keys.ErrExists), errors.Is(err, keys.ErrTooManyKeys):
+		return problem.New(http.StatusConflict, problem.Sentence(err.Error())+".")
+	case errors.Is(err, keys.ErrNoKey), errors.Is(err, keys.ErrNoAccount):
+		return problem.New(http.StatusNotFound, problem.Sentence(err.Error())+": list the account's keys with GET /account/keys.")
+	}
+	s.log.Warn("account read failed", "err", err)
+	return problem.ReadFailed("the account", err)
+}
+
+// signUp answers POST /account: it makes an account from a JSON body
+// {"email", "password"}.
+func (s *API) signUp(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	addr := clientip.Of(c, s.cfg.TrustedProxies)
+	var in accountCredentials
+	if err := json.Unmarshal(c.Body(), &in); err != nil {
+		return problem.New(http.StatusBadRequest, `The body must be JSON: {"email": "name@example.com", "password": "at least 10 characters"}.`)
+	}
+	if ok, wait := s.signIns.signUps.Allow(addr, time.Now()); !ok {
+		return problem.Newf(http.StatusTooManyRequests, "Too many accounts were made from your address in the last hour. Retry in %d seconds.",
+			problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
+	}
+	email, err := s.accounts.Create(c.UserContext(), in.Email, in.Password)
+	if err != nil {
+		return s.accountProblem(err)
+	}
+	return c.Status(http.StatusCreated).JSON(fiber.Map{"email": email, "maxKeys": keys.MaxKeys})
+}
+
+// signIn checks the request's HTTP Basic credentials (e-mail address and
+// password) and returns the account's address. Failures are throttled per
+// e-mail address and per client address.
+func (s *API) signIn(c *fiber.Ctx) (string, error) {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	addr := clientip.Of(c, s.cfg.TrustedProxies)
+	refuse := func() *problem.Problem {
+		return problem.New(http.StatusUnauthorized,
+			"Sign in with HTTP Basic authentication: the account's e-mail address as user name and its password.").
+			WithHeader(fiber.HeaderWWWAuthenticate, `Basic realm="edge account", charset="UTF-8"`)
+	}
+	scheme, cred, _ := strings.Cut(strings.TrimSpace(c.Get(fiber.HeaderAuthorization)), " ")
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
+	email, password, ok := strings.Cut(string(raw), ":")
+	if !strings.EqualFold(scheme, "Basic") || err != nil || !ok {
+		return "", refuse()
+	}
+	email = strings.ToLower(strings.TrimSpace(email))
+	now := time.Now()
+	throttled := func(wait time.Duration) error {
+		return problem.Newf(http.StatusTooManyRequests, "Too many failed sign-ins for this account or from your address. Retry in %d seconds.",
+			problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
+	}
+	if full, wait := s.signIns.byEmail.Full(email, now); full {
+		return "", throttled(wait)
+	}
+	if full, wait := s.signIns.byAddr.Full(addr, now); full {
+		return "", throttled(wait)
+	}
+	account, err := s.accounts.SignIn(c.UserContext(), email, password)
+	if errors.Is(err, keys.ErrSignIn) {
+		s.signIns.byEmail.Add(utils.CopyString(email), now)
+		s.signIns.byAddr.Add(addr, now)
+		p := refuse()
+		p.Detail = "The e-mail address or the password is wrong, or the account is disabled. " + p.Detail
+		return "", p
+	}
+	if err != nil {
+		s.log.Warn("sign-in read failed", "err", err)
+		return "", problem.ReadFailed("the account", err)
+	}
+	return account, nil
+}
+
+// listKeys answers GET /account/keys: the account's keys, revoked ones
+// included, without the keys themselves.
+func (s *API) listKeys(c *fiber.Ctx) error {
+	email, err := s.signIn(c)
+	if err != nil {
+		return err
+	}
+	rows, err := s.accounts.Keys(c.UserContext(), email)
+	if err != nil {
+		return s.accountProblem(err)
+	}
+	out := make([]keyDoc, len(rows))
+	for i, k := range rows {
+		out[i] = s.keyDoc(k)
+	}
+	return c.JSON(fiber.Map{"email": email, "keys": out})
+}
+
+// createKey answers POST /account/keys: a new key, shown this once. It
+// works on this edge at once and on every edge after their next key
+// reload.
+func (s *API) createKey(c *fiber.Ctx) error {
+	email, err := s.signIn(c)
+	if err != nil {
+		return err
+	}
+	key, row, err := s.accounts.CreateKey(c.UserContext(), email)
+	if err != nil {
+		return s.accountProblem(err)
+	}
+	if err := s.reloadKeys(c.UserContext()); err != nil {
+		s.log.Warn("key list reload after a new key failed; the key works after the next reload", "err", err)
+	}
+	doc := s.keyDoc(row)
+	doc.Key = key
+	return c.Status(http.StatusCreated).JSON(doc)
+}
+
+// revokeKey answers DELETE /account/keys/{id}.
+func (s *API) revokeKey(c *fiber.Ctx) error {
+	email, err := s.signIn(c)
+	if err != nil {
+		return err
+	}
+	if err := s.accounts.Revoke(c.UserContext(), email, c.Params("id")); err != nil {
+		return s.accountProblem(err)
+	}
+	if err := s.reloadKeys(c.UserContext()); err != nil {
+		s.log.Warn("key list reload after a revocation failed; the key stops after the next reload", "err", err)
+	}
+	return c.SendStatus(http.StatusNoContent)
+}

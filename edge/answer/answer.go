@@ -1,0 +1,50 @@
+package answer
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/edge/transport"
+)
+
+// Answer is an encoded response body with its weak ETag. Answers are
+// immutable once made: the cache and every request share them.
+type Answer struct {
+	Body        []byte
+	ETag        string // weak: W/"<hash of the body>"
+	ContentType string
+	// NoStore marks an answer cut short by its time budget: it is neither
+	// kept in the cache nor cacheable by the client, and carries no ETag.
+	NoStore bool
+	file    *transport.File // the body in a memfd, sent by sendfile; nil for small or uncached answers
+}
+
+// New returns the answer for body. The ETag is a hash of the bytes, so an
+// unchanged answer keeps its ETag across view generations.
+func New(body []byte, contentType string) *Answer {
+	return &Answer{Body: body, ContentType: contentType,
+		ETag: `W/"` + strconv.FormatUint(xxhash.Sum64(body), 36) + `"`}
+}
+
+// JSON encodes v as the answer.
+func JSON(v any) (*Answer, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode answer: %w", err)
+	}
+	return New(b, fiber.MIMEApplicationJSON), nil
+}
+
+// Search encodes v, a search's answer; partial marks it cut short by its
+// time budget, so that it is not cached.
+func Search(v any, partial bool) (*Answer, error) {
+	a, err := JSON(v)
+	if err == nil && partial {
+		a.NoStore, a.ETag = true, ""
+	}
+	return a, err
+}

@@ -1,0 +1,150 @@
+package answer
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/views"
+)
+
+// variants returns values of a field's type that a query may hold, all
+// different: for a pointer, nil and pointers to two different values.
+func variants(t *testing.T, typ reflect.Type) []reflect.Value {
+	t.Helper()
+	if typ.Kind() == reflect.Pointer {
+		out := []reflect.Value{reflect.Zero(typ)}
+		for _, v := range variants(t, typ.Elem()) {
+			p := reflect.New(typ.Elem())
+			p.Elem().Set(v)
+			out = append(out, p)
+		}
+		return out
+	}
+	a, b := reflect.New(typ).Elem(), reflect.New(typ).Elem()
+	switch typ.Kind() {
+	case reflect.Bool:
+		b.SetBool(true)
+	case reflect.String:
+		a.SetString("a")
+		b.SetString("b")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		a.SetInt(1)
+		b.SetInt(2)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		a.SetUint(1)
+		b.SetUint(2)
+	case reflect.Float32, reflect.Float64:
+		a.SetFloat(1.5)
+		b.SetFloat(2.5)
+	default:
+		t.Fatalf("a query field of type %s: teach this test its values", typ)
+	}
+	return []reflect.Value{a, b}
+}
+
+// TestQueryKeyCoversEveryField fails when a field of views.ListingQuery
+// does not change the cache key: a new filter left out of Key.Query would
+// serve one cached answer for different queries.
+func TestQueryKeyCoversEveryField(t *testing.T) {
+	base := views.ListingQuery{Page: 3, PageSize: 7}
+	typ := reflect.TypeOf(base)
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Name == "Deadline" {
+			continue // the search's time budget: it does not change a cached answer
+		}
+		seen := map[string]string{}
+		for _, v := range variants(t, f.Type) {
+			q := base
+			reflect.ValueOf(&q).Elem().Field(i).Set(v)
+			key := NewKey(nil, "/r", 1).Query(&q).String()
+			if prev, ok := seen[key]; ok {
+				t.Errorf("%s: %s and %v give the same key %s", f.Name, prev, v, key)
+			}
+			seen[key] = v.String()
+		}
+	}
+	q := base
+	q.Deadline = time.Now()
+	if NewKey(nil, "/r", 1).Query(&q).String() != NewKey(nil, "/r", 1).Query(&base).String() {
+		t.Error("the deadline changed the key: every search would miss the cache")
+	}
+}
+
+// TestKeyFieldsCannotSpellEachOther checks that quoted string values keep
+// fields apart: a value that contains another field's text is not that
+// field.
+func TestKeyFieldsCannotSpellEachOther(t *testing.T) {
+	a := NewKey(nil, "/r", 1).Str("c", `x"&t=1`).String()
+	b := NewKey(nil, "/r", 1).Str("c", "x").Int("t", 1).String()
+	if a == b {
+		t.Fatalf("%s spells %s", a, b)
+	}
+	if NewKey(nil, "/r", 1).String() == NewKey(nil, "/r", 2).String() || NewKey(nil, "/r", 1).String() == NewKey(nil, "/s", 1).String() {
+		t.Error("route or generation do not change the key")
+	}
+	if AliasKey(nil, "/r", 1, []byte("a=1")).String() == NewKey(nil, "/r", 1).String() {
+		t.Error("an alias key equals a canonical key")
+	}
+}
+
+func TestETagMatches(t *testing.T) {
+	for _, c := range []struct {
+		header, etag string
+		want         bool
+	}{
+		{`W/"abc"`, `W/"abc"`, true},
+		{`"abc"`, `W/"abc"`, true}, // weak comparison
+		{`W/"x", W/"abc"`, `W/"abc"`, true},
+		{`*`, `W/"abc"`, true},
+		{`W/"abd"`, `W/"abc"`, false},
+		{``, `W/"abc"`, false},
+		{`W/"ab"`, `W/"abc"`, false},
+	} {
+		if got := ETagMatches(c.header, c.etag); got != c.want {
+			t.Errorf("ETagMatches(%q, %q) = %v", c.header, c.etag, got)
+		}
+	}
+}
+
+// TestCacheGetAndAlias checks that an answer is built once, found again by
+// its key and by its alias, and that a partial answer is never kept.
+func TestCacheGetAndAlias(t *testing.T) {
+	c, err := NewCache(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builds := 0
+	build := func() (*Answer, error) { builds++; return JSON(map[string]int{"n": builds}) }
+	key := NewKey(nil, "/r", 1).Str("a", "b")
+	first, err := c.Get(key, build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	again, _ := c.Get(key, build)
+	if again != first || builds != 1 {
+		t.Fatalf("the second Get built again (%d builds)", builds)
+	}
+	alias := AliasKey(nil, "/r", 1, []byte("a=b&x=1"))
+	if _, ok := c.Aliased(alias); ok {
+		t.Fatal("an alias never set was found")
+	}
+	c.Alias(alias, first)
+	c.Wait()
+	if a, ok := c.Aliased(alias); !ok || a != first {
+		t.Fatal("the alias does not find its answer")
+	}
+	partial := func() (*Answer, error) { builds++; return Search(map[string]bool{"partial": true}, true) }
+	pk := NewKey(nil, "/r", 1).Str("q", "slow")
+	p, _ := c.Get(pk, partial)
+	c.Wait()
+	if !p.NoStore || p.ETag != "" {
+		t.Fatalf("a partial answer is cacheable: %+v", p)
+	}
+	c.Get(pk, partial)
+	if builds != 3 {
+		t.Fatalf("%d builds; a partial answer must be built again each time", builds)
+	}
+}

@@ -1,0 +1,70 @@
+package answer
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/edge-stats/edge/edge/transport"
+)
+
+// Private is the Cache-Control of the v1 API's answers: they vary by
+// caller (limits).
+const Private = "private, max-age=60"
+
+// Public returns the Cache-Control of the legacy API: no key, no
+// per-caller headers, built to sit behind a CDN, which may serve a stale
+// copy for five minutes while it revalidates with If-None-Match.
+func Public(maxAge time.Duration) string {
+	return fmt.Sprintf("public, max-age=%d, stale-while-revalidate=300", int(maxAge.Seconds()))
+}
+
+// Send writes a with its ETag and cacheControl, or 304 with no body when
+// the request's If-None-Match matches. A NoStore answer is sent whole with
+// Cache-Control: no-store. A large answer goes out by sendfile from its
+// memfd when the connection allows (package transport).
+func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
+	if a.NoStore {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		c.Set(fiber.HeaderContentType, a.ContentType)
+		return c.Send(a.Body)
+	}
+	h := &c.Response().Header
+	h.SetCanonical(headerETag, utils.UnsafeBytes(a.ETag))
+	h.SetCanonical(headerCacheControl, utils.UnsafeBytes(cacheControl))
+	if inm := c.Request().Header.PeekCanonical(headerIfNoneMatch); len(inm) > 0 && ETagMatches(utils.UnsafeString(inm), a.ETag) {
+		c.Response().SetStatusCode(fiber.StatusNotModified)
+		return nil
+	}
+	h.SetContentType(a.ContentType)
+	if transport.Send(c.Context(), a.file) {
+		return nil
+	}
+	return c.Send(a.Body)
+}
+
+// Header names in the canonical case fasthttp keeps them in, so that the
+// hot path neither normalizes nor allocates them
+// (bench/README.md#the-cached-hot-path).
+var (
+	headerETag         = []byte("Etag")
+	headerCacheControl = []byte("Cache-Control")
+	headerIfNoneMatch  = []byte("If-None-Match")
+)
+
+// ETagMatches applies If-None-Match's weak comparison (RFC 9110 13.1.2):
+// "*" matches any current answer; otherwise any listed tag whose opaque
+// part equals ours, weak or not.
+func ETagMatches(header, etag string) bool {
+	ours := strings.TrimPrefix(etag, "W/")
+	for tag := range strings.SplitSeq(header, ",") {
+		tag = strings.TrimSpace(tag)
+		if tag == "*" || strings.TrimPrefix(tag, "W/") == ours {
+			return true
+		}
+	}
+	return false
+}

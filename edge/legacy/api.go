@@ -1,0 +1,65 @@
+package legacy
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/clientip"
+	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/views"
+)
+
+// Config holds the legacy API's settings.
+type Config struct {
+	PublicURL      string            // the service's public address, for the CSV's url column
+	PublicMaxAge   time.Duration     // max-age of its public Cache-Control
+	FairUseRate    float64           // requests a second per address (0 turns it off)
+	FairUseBurst   int               // requests an address may make at once
+	FairUseExempt  clientip.Prefixes // addresses without fair use, such as a CDN's
+	TrustedProxies clientip.Prefixes // connections from these may name the client in X-Forwarded-For
+}
+
+// Sources are what the API answers from.
+type Sources struct {
+	State   *views.Published[views.State]
+	Answers *answer.Cache
+	Log     *slog.Logger
+}
+
+// API answers /api.
+type API struct {
+	cfg         Config
+	state       *views.Published[views.State]
+	answers     *answer.Cache
+	fairuse     *limits.FairUse
+	publicCache string // Cache-Control of every answer
+}
+
+// New returns the API answering from src.
+func New(cfg Config, src Sources) *API {
+	return &API{cfg: cfg, state: src.State, answers: src.Answers,
+		fairuse: limits.NewFairUse(cfg.FairUseRate, cfg.FairUseBurst), publicCache: answer.Public(cfg.PublicMaxAge)}
+}
+
+// Routes adds the API's routes to app, each behind fair use (not a group
+// middleware: that would also cover /api/v1).
+func (s *API) Routes(app *fiber.App) {
+	app.Get("/api/extensions", s.fairUse, s.getExtensions)
+	app.Get("/api/extensions.csv", s.fairUse, s.getExtensionsCSV)
+	app.Get("/api/summary", s.fairUse, s.getSummary)
+	app.Get("/api/categories", s.fairUse, s.getLegacyCategories)
+	app.Get("/api/permissions", s.fairUse, s.getPermissions)
+}
+
+// aliasKey returns the alias key of the request on route (package
+// answer), built in buf; the zero Key until figures are published.
+func (s *API) aliasKey(buf []byte, route string, c *fiber.Ctx) answer.Key {
+	st := s.state.Load()
+	if st == nil || st.Figures == nil {
+		return answer.Key{}
+	}
+	return answer.AliasKey(buf, route, st.Replica.Info().Generation, c.Context().URI().QueryString())
+}

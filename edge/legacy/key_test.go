@@ -1,0 +1,60 @@
+package legacy
+
+import (
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/views"
+)
+
+// TestLegacyCacheKey checks that queries asking for the same answer share
+// a cache key and that every other query has a key of its own, including
+// an optional flag set to false against the flag left unset.
+func TestLegacyCacheKey(t *testing.T) {
+	app := fiber.New()
+	key := func(query string) string {
+		t.Helper()
+		var rc fasthttp.RequestCtx
+		rc.Request.SetRequestURI("/api/extensions?" + query)
+		c := app.AcquireCtx(&rc)
+		defer app.ReleaseCtx(c)
+		var q views.ListingQuery
+		if err := parseLegacy(c, &q, true); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		return answer.NewKey(nil, "/api/extensions", 7).Query(&q).String()
+	}
+	same := [][]string{
+		{"", "page=1", "pageSize=50", "dir=desc", "q=", "q=%20%20", "includeDelisted=false", "hostAccess=some", "unknown=1"},
+		{"featured=true", "featured=1"},
+		{"platform=0&sort=rating", "sort=rating&platform=0"},
+		{"q=ad", "q=%20ad%20"},
+		{"pageSize=200", "pageSize=5000"},
+	}
+	distinct := []string{"", "featured=true", "featured=false", "rated=yes", "rated=no", "platform=0&sort=rating",
+		"q=ad", "q=ads", "category=Tools", "category=Tool", "platform=0", "platform=1", "type=0", "type=1",
+		"minInstalls=10", "maxInstalls=10", "minRating=4", "maxRating=4", "minRatingCount=3", "maxRatingCount=3",
+		"minVersion=1.2", "maxVersion=1.2", "updatedAfter=2026-01-01", "updatedBefore=2026-01-01",
+		"firstSeenAfter=2026-01-01", "firstSeenBefore=2026-01-01", "delistedAfter=2026-01-01", "delistedBefore=2026-01-01",
+		"includeDelisted=true", "delistedOnly=true", "manifestVersion=2", "manifestVersion=3", "permission=tabs",
+		"hostAccess=all", "minAccessLevel=2", "dir=asc", "page=2", "pageSize=200", "pageSize=20", "sort=name",
+		`q=a"b`, `q=a&category=b`, `q=a%26c%3Db`}
+	for _, group := range same {
+		for _, q := range group[1:] {
+			if key(q) != key(group[0]) {
+				t.Errorf("%q and %q ask for the same answer but have the keys %q and %q", group[0], q, key(group[0]), key(q))
+			}
+		}
+	}
+	seen := map[string]string{}
+	for _, q := range distinct {
+		k := key(q)
+		if other, ok := seen[k]; ok {
+			t.Errorf("%q and %q share the key %q", other, q, k)
+		}
+		seen[k] = q
+	}
+}

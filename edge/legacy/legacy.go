@@ -1,0 +1,444 @@
+// Package legacy is the unversioned API under /api: pages of listings
+// with numbered stores, the CSV export, the summary, categories and
+// permissions. It needs no key; fair use per address protects it, and its
+// answers are public so that a CDN can keep them. Its listing queries run
+// on the same engine as v1's (views.ListingQuery).
+package legacy
+
+import (
+	"bytes"
+	"encoding/csv"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+	"github.com/valyala/fasthttp"
+
+	"github.com/edge-stats/edge/edge/access"
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/clientip"
+	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/views"
+)
+
+// queryArg returns the first value of the query parameter name, as
+// fiber's Query does (the request's bytes, valid while it is served), from
+// the query parsed once.
+func queryArg(args *fasthttp.Args, name string) string {
+	return utils.UnsafeString(args.Peek(name))
+}
+
+// legacyParams reads /api/extensions' query into a ListingQuery. A value
+// that cannot be read is a 400 that names the parameter; unknown
+// parameters are ignored, as are hostAccess values other than "all" and
+// unknown sort keys (which mean installs), as the spec says.
+type legacyParams struct {
+	args *fasthttp.Args // the query, parsed once
+	err  *problem.Problem
+}
+
+// str returns the first value of the parameter name, as fiber's Query
+// does: the request's bytes, valid while the request is served.
+func (p *legacyParams) str(name string) (string, bool) {
+	v := queryArg(p.args, name)
+	return v, v != ""
+}
+
+// get returns the first value of the parameter name, or "".
+func (p *legacyParams) get(name string) string {
+	v, _ := p.str(name)
+	return v
+}
+
+func (p *legacyParams) fail(name, v, want string) {
+	if p.err == nil {
+		p.err = problem.Newf(http.StatusBadRequest, "%s: %q is not %s.", name, v, want)
+	}
+}
+
+func (p *legacyParams) number(name string, lo, hi float64) *float64 {
+	v, ok := p.str(name)
+	if !ok {
+		return nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < lo || f > hi || f != f {
+		p.fail(name, v, "a number from "+strconv.FormatFloat(lo, 'f', -1, 64)+" to "+strconv.FormatFloat(hi, 'f', -1, 64))
+		return nil
+	}
+	return &f
+}
+
+func (p *legacyParams) integer(name string, lo, hi int64) *int64 {
+	n, ok := p.intValue(name, lo, hi)
+	if !ok {
+		return nil
+	}
+	kept := n // only a present value is moved to the heap
+	return &kept
+}
+
+// intValue is integer without moving the value to the heap.
+func (p *legacyParams) intValue(name string, lo, hi int64) (int64, bool) {
+	v, ok := p.str(name)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < lo || n > hi {
+		p.fail(name, v, "a whole number from "+strconv.FormatInt(lo, 10)+" to "+strconv.FormatInt(hi, 10))
+		return 0, false
+	}
+	return n, true
+}
+
+func (p *legacyParams) boolean(name string) *bool {
+	v, ok := p.str(name)
+	if !ok {
+		return nil
+	}
+	switch v {
+	case "true", "1":
+		b := true
+		return &b
+	case "false", "0":
+		b := false
+		return &b
+	}
+	p.fail(name, v, "true or false")
+	return nil
+}
+
+func (p *legacyParams) date(name string) *views.Day {
+	v, ok := p.str(name)
+	if !ok {
+		return nil
+	}
+	t, err := time.Parse(time.DateOnly, v)
+	if err != nil {
+		p.fail(name, v, "a date of the form yyyy-MM-dd")
+		return nil
+	}
+	d := views.DayOf(t)
+	return &d
+}
+
+func (p *legacyParams) version(name string) *string {
+	v, ok := p.str(name)
+	if !ok {
+		return nil
+	}
+	if !views.VersionComparable(v) {
+		p.fail(name, v, "a version starting with a number, such as 2.10")
+		return nil
+	}
+	kept := v // only a present value is moved to the heap
+	return &kept
+}
+
+const maxPageSize = 200
+
+// parseLegacy reads the filters, sort and paging of /api/extensions into
+// q.
+func parseLegacy(c *fiber.Ctx, q *views.ListingQuery, paging bool) error {
+	p := &legacyParams{args: c.Context().QueryArgs()}
+	*q = views.ListingQuery{Page: 1, PageSize: 50}
+	if n, ok := p.intValue("platform", 0, views.NumStores-1); ok {
+		q.Store = views.Store(n).Ref()
+	}
+	q.Q = strings.TrimSpace(p.get("q"))
+	if v, ok := p.str("category"); ok {
+		kept := v // only a present value is moved to the heap
+		q.Category = &kept
+	}
+	if n := p.integer("type", 0, 3); n != nil {
+		k := views.Kind(*n)
+		q.Kind = &k
+	}
+	q.Featured = p.boolean("featured")
+	q.MinInstalls, q.MaxInstalls = p.number("minInstalls", 0, 1e18), p.number("maxInstalls", 0, 1e18)
+	if v, ok := p.str("rated"); ok {
+		switch v {
+		case "yes":
+			b := true
+			q.Rated = &b
+		case "no":
+			b := false
+			q.Rated = &b
+		default:
+			p.fail("rated", v, "yes or no")
+		}
+	}
+	q.MinRating, q.MaxRating = p.number("minRating", 0, 5), p.number("maxRating", 0, 5)
+	q.MinRatingCount, q.MaxRatingCount = p.integer("minRatingCount", 0, 1<<62), p.integer("maxRatingCount", 0, 1<<62)
+	q.MinVersion, q.MaxVersion = p.version("minVersion"), p.version("maxVersion")
+	q.UpdatedAfter, q.UpdatedBefore = p.date("updatedAfter"), p.date("updatedBefore")
+	q.FirstSeenAfter, q.FirstSeenBefore = p.date("firstSeenAfter"), p.date("firstSeenBefore")
+	q.DelistedAfter, q.DelistedBefore = p.date("delistedAfter"), p.date("delistedBefore")
+	if b := p.boolean("includeDelisted"); b != nil {
+		q.IncludeDelisted = *b
+	}
+	if b := p.boolean("delistedOnly"); b != nil {
+		q.DelistedOnly = *b
+	}
+	if n := p.integer("manifestVersion", 2, 3); n != nil {
+		mv := uint8(*n)
+		q.ManifestVersion = &mv
+	}
+	if v, ok := p.str("permission"); ok {
+		kept := v
+		q.Permission = &kept
+	}
+	q.HostAccessAll = p.get("hostAccess") == "all"
+	if n := p.integer("minAccessLevel", 1, 4); n != nil {
+		al := uint8(*n)
+		q.MinAccessLevel = &al
+	}
+	q.Sort = views.SortIndex(p.get("sort"))
+	switch v := p.get("dir"); v {
+	case "", "desc":
+	case "asc":
+		q.Asc = true
+	default:
+		p.fail("dir", v, "asc or desc")
+	}
+	if paging {
+		if n := p.integer("page", 1, 1<<31-1); n != nil {
+			q.Page = int(*n)
+		}
+		if n := p.integer("pageSize", 1, 1<<31-1); n != nil {
+			q.PageSize = int(min(*n, maxPageSize)) // larger values are cut to 200
+		}
+	} else {
+		q.Page, q.PageSize = 1, csvRows
+	}
+	if p.err != nil {
+		return p.err
+	}
+	return nil
+}
+
+// legacyPage is the answer of /api/extensions.
+type legacyPage struct {
+	Total    int               `json:"total"`
+	Page     int               `json:"page"`
+	PageSize int               `json:"pageSize"`
+	Rows     []views.LegacyRow `json:"rows"`
+}
+
+// legacyFigures returns the figures for the legacy API, or 503 until built.
+func (s *API) legacyFigures() (*views.Figures, uint64, error) {
+	st := s.state.Load()
+	if st == nil || st.Figures == nil {
+		return nil, 0, problem.NotReady("Listing figures are")
+	}
+	return st.Figures, st.Replica.Info().Generation, nil
+}
+
+// getExtensions answers GET /api/extensions.
+func (s *API) getExtensions(c *fiber.Ctx) error {
+	var aliasBuf [256]byte
+	alias := s.aliasKey(aliasBuf[:0], "/api/extensions", c)
+	if a, ok := s.answers.Aliased(alias); ok {
+		return answer.Send(c, a, s.publicCache)
+	}
+	var q views.ListingQuery // on the stack: a cached answer does not need it
+	if err := parseLegacy(c, &q, true); err != nil {
+		return err
+	}
+	f, gen, err := s.legacyFigures()
+	if err != nil {
+		return err
+	}
+	var key [256]byte
+	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/extensions", gen).Query(&q), func() (*answer.Answer, error) {
+		q := q // only an answer built moves the query to the heap
+		total, ls := f.Query(&q)
+		today := views.DayOf(f.Replica().Info().ReadingsMark)
+		page := legacyPage{Total: total, Page: q.Page, PageSize: q.PageSize, Rows: make([]views.LegacyRow, len(ls))}
+		for i, l := range ls {
+			page.Rows[i] = views.NewLegacyRow(l, today)
+		}
+		return answer.JSON(page)
+	})
+	if err != nil {
+		return err
+	}
+	s.answers.Alias(alias, a)
+	return answer.Send(c, a, s.publicCache)
+}
+
+// csvRows is how many rows the CSV export holds.
+const csvRows = 1000
+
+var csvHeader = []string{"platform", "id", "name", "developer", "category", "type", "usage", "weekly_downloads",
+	"rating", "rating_count", "version", "updated", "store_created", "first_seen", "delisted", "featured",
+	"access_level", "growth_1d", "growth_1d_pct", "growth_7d", "growth_7d_pct", "ratings_growth_1d",
+	"ratings_growth_1d_pct", "ratings_growth_7d", "ratings_growth_7d_pct", "url"}
+
+// getExtensionsCSV answers GET /api/extensions.csv: the first 1,000 rows,
+// UTF-8 with a byte-order mark, RFC 4180 quoting and CRLF line ends.
+func (s *API) getExtensionsCSV(c *fiber.Ctx) error {
+	var q views.ListingQuery // on the stack: a cached answer does not need it
+	if err := parseLegacy(c, &q, false); err != nil {
+		return err
+	}
+	f, gen, err := s.legacyFigures()
+	if err != nil {
+		return err
+	}
+	var key [256]byte
+	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/extensions.csv", gen).Query(&q), func() (*answer.Answer, error) {
+		q := q // only an answer built moves the query to the heap
+		_, ls := f.Query(&q)
+		today := views.DayOf(f.Replica().Info().ReadingsMark)
+		var buf bytes.Buffer
+		buf.WriteString("\ufeff")
+		w := csv.NewWriter(&buf)
+		w.UseCRLF = true
+		w.Write(csvHeader)
+		for _, l := range ls {
+			w.Write(s.csvRecord(views.NewLegacyRow(l, today), l))
+		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			return nil, err
+		}
+		return answer.New(buf.Bytes(), "text/csv; charset=utf-8"), nil
+	})
+	if err != nil {
+		return err
+	}
+	name := "extensions"
+	if q.Store != nil {
+		name += "-" + q.Store.String()
+	}
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+name+"-"+
+		f.Replica().Info().ReadingsMark.Format(time.DateOnly)+`.csv"`)
+	return answer.Send(c, a, s.publicCache)
+}
+
+func (s *API) csvRecord(r views.LegacyRow, l *views.Listing) []string {
+	i := func(v *int64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatInt(*v, 10)
+	}
+	fl := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*v, 'f', -1, 64)
+	}
+	str := func(v *string) string {
+		if v == nil {
+			return ""
+		}
+		return *v
+	}
+	ts := func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return t.Format(time.RFC3339)
+	}
+	featured := "no"
+	if r.F {
+		featured = "yes"
+	}
+	usage := r.I
+	if l.Store == views.Apple {
+		usage = r.RC // on apple the usage column is the rating count
+		if rc, ok := l.RatingCount(); ok && usage == nil {
+			usage = &rc
+		}
+	}
+	fs := r.FS
+	return []string{l.Store.String(), r.ID, r.N, r.D, r.C, strconv.Itoa(r.T), i(usage), i(r.WD), fl(r.R), i(r.RC),
+		r.V, str(r.U), str(r.CD), ts(&fs), ts(r.DU), featured, strconv.Itoa(r.AL), i(r.G1), fl(r.G1P), i(r.G7),
+		fl(r.G7P), i(r.RG1), fl(r.RG1P), i(r.RG7), fl(r.RG7P),
+		s.cfg.PublicURL + "/listings/" + l.Store.String() + "/" + r.ID}
+}
+
+// getSummary answers GET /api/summary.
+func (s *API) getSummary(c *fiber.Ctx) error {
+	f, gen, err := s.legacyFigures()
+	if err != nil {
+		return err
+	}
+	var key [64]byte
+	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/summary", gen), func() (*answer.Answer, error) { return answer.JSON(f.Summary()) })
+	if err != nil {
+		return err
+	}
+	return answer.Send(c, a, s.publicCache)
+}
+
+// getLegacyCategories answers GET /api/categories.
+func (s *API) getLegacyCategories(c *fiber.Ctx) error {
+	p := &legacyParams{args: c.Context().QueryArgs()}
+	store := p.integer("platform", 0, views.NumStores-1)
+	if p.err != nil {
+		return p.err
+	}
+	f, gen, err := s.legacyFigures()
+	if err != nil {
+		return err
+	}
+	var buf [64]byte
+	key := answer.NewKey(buf[:0], "/api/categories", gen)
+	if store != nil {
+		key = key.Int("p", *store)
+	}
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		counts := f.AllCategories()
+		if store != nil {
+			counts = f.Categories(views.Store(*store))
+		}
+		names := make([]string, 0, len(counts))
+		for _, c := range counts {
+			names = append(names, c.Name)
+		}
+		return answer.JSON(names)
+	})
+	if err != nil {
+		return err
+	}
+	return answer.Send(c, a, s.publicCache)
+}
+
+// getPermissions answers GET /api/permissions.
+func (s *API) getPermissions(c *fiber.Ctx) error {
+	f, gen, err := s.legacyFigures()
+	if err != nil {
+		return err
+	}
+	var key [64]byte
+	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/permissions", gen), func() (*answer.Answer, error) {
+		return answer.JSON(f.Permissions())
+	})
+	if err != nil {
+		return err
+	}
+	return answer.Send(c, a, s.publicCache)
+}
+
+// fairUse enforces the legacy API's fair use per address, except for
+// exempt (trusted CDN) addresses.
+func (s *API) fairUse(c *fiber.Ctx) error {
+	a := clientip.Of(c, s.cfg.TrustedProxies)
+	if s.cfg.FairUseExempt.Contains(a) {
+		return c.Next()
+	}
+	if ok, wait := s.fairuse.Allow(a, access.RequestTime(c)); !ok {
+		secs := problem.Seconds(wait)
+		return problem.Newf(http.StatusTooManyRequests,
+			"Fair use is about %.3g requests a second per address; wait %d s before the next one, or cache answers (they carry ETags).",
+			s.cfg.FairUseRate, secs).RetryAfter(secs)
+	}
+	return c.Next()
+}

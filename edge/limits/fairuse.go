@@ -1,0 +1,68 @@
+package limits
+
+import (
+	"net/netip"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// FairUse limits each address to a rate of requests with a burst: a
+// token bucket per address (golang.org/x/time/rate). Addresses whose
+// bucket has refilled are forgotten once a minute, so memory follows the
+// active callers. It is safe for concurrent use.
+type FairUse struct {
+	rate  rate.Limit
+	burst int
+
+	mu      sync.Mutex
+	buckets map[netip.Addr]*rate.Limiter
+	swept   time.Time
+}
+
+// NewFairUse returns a limiter of perSecond requests a second per
+// address with the given burst; perSecond 0 turns it off.
+func NewFairUse(perSecond float64, burst int) *FairUse {
+	return &FairUse{rate: rate.Limit(perSecond), burst: max(burst, 1), buckets: map[netip.Addr]*rate.Limiter{}}
+}
+
+// Allow takes a token for a at now, or says how long until one is free.
+func (f *FairUse) Allow(a netip.Addr, now time.Time) (bool, time.Duration) {
+	if f == nil || f.rate <= 0 {
+		return true, 0
+	}
+	f.mu.Lock()
+	if now.Sub(f.swept) > time.Minute {
+		f.sweep(now)
+	}
+	b := f.buckets[a]
+	if b == nil {
+		b = rate.NewLimiter(f.rate, f.burst)
+		f.buckets[a] = b
+	}
+	f.mu.Unlock()
+	r := b.ReserveN(now, 1)
+	if wait := r.DelayFrom(now); wait > 0 {
+		r.CancelAt(now) // refused: the token is not taken
+		return false, wait
+	}
+	return true, 0
+}
+
+// sweep forgets buckets that have refilled completely. f.mu is held.
+func (f *FairUse) sweep(now time.Time) {
+	for a, b := range f.buckets {
+		if b.TokensAt(now) >= float64(f.burst) {
+			delete(f.buckets, a)
+		}
+	}
+	f.swept = now
+}
+
+// Len returns the number of addresses with a bucket.
+func (f *FairUse) Len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.buckets)
+}

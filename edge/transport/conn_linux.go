@@ -1,0 +1,301 @@
+//go:build linux && (amd64 || arm64)
+
+package transport
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/valyala/fasthttp"
+	"golang.org/x/sys/unix"
+)
+
+// sendFile sets f as the body stream of ctx's response when ctx's
+// connection is a rawConn.
+func sendFile(ctx *fasthttp.RequestCtx, f *File) bool {
+	tc, ok := ctx.Conn().(*rawConn)
+	if !ok {
+		return false
+	}
+	// fasthttp serves one request of a connection at a time, so the
+	// connection's one stream is free.
+	tc.stream = fileStream{f: f, conn: tc}
+	ctx.Response.SetBodyStream(&tc.stream, len(f.body))
+	return true
+}
+
+// rawListener wraps a listener's TCP connections in rawConn.
+type rawListener struct{ net.Listener }
+
+func (l rawListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return c, err
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return c, nil
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return c, nil
+	}
+	sc := &rawConn{TCPConn: tc, raw: raw}
+	sc.onWrite, sc.onRead = sc.sendStep, sc.readStep
+	return sc, nil
+}
+
+// rawConn is an accepted TCP connection whose writes can be marked
+// as followed by more data (MSG_MORE): a response's headers then wait in
+// the socket for its body, sent by sendfile, and leave with it in whole
+// segments, as nginx's tcp_nopush does, without the two setsockopt calls
+// of TCP_CORK. fasthttp serves one request of a connection at a time, so
+// its fields need no lock (reads and writes keep apart fields all the
+// same).
+//
+// It reads and writes by raw system calls, waiting in the network poller
+// whenever the socket has nothing to read or no room (so the
+// connection's deadlines apply). On a non-blocking socket the calls never
+// block, and a raw call keeps the scheduler from handing this goroutine's
+// processor to another thread, and from waking its monitor thread to do
+// so, while the kernel sends a large body. A read or send keeps its
+// progress in the connection's fields and runs as a callback bound once,
+// when the connection is accepted, so that it allocates nothing.
+type rawConn struct {
+	*net.TCPConn
+	raw    syscall.RawConn
+	more   bool       // mark writes as followed by more data
+	stream fileStream // the body stream of the response being sent
+
+	onWrite, onRead func(fd uintptr) bool // sendStep and readStep
+
+	// Deadlines as set (want) and as the poller holds them (armed).
+	read, write deadline
+	// The send in progress: buf or file, from off to end.
+	buf      []byte
+	file     *File
+	off, end int64
+	sent     int64
+	err      error
+	// The read in progress.
+	rbuf []byte
+	got  int
+	rerr error
+}
+
+// deadline is a read or write deadline of a rawConn. fasthttp sets
+// one to now plus its timeout up to three times a request; each would
+// arm the poller's timer. Instead the deadline is noted, and armed only
+// when a read or write is about to wait, or when the armed one would
+// end a call the set one allows: a call that needs no wait never needed
+// the deadline. Every call that waits, waits under the deadline last set,
+// as with net.Conn.
+type deadline struct {
+	want, armed time.Time
+}
+
+// SetReadDeadline sets the deadline of future reads.
+func (c *rawConn) SetReadDeadline(t time.Time) error {
+	c.read.want = t
+	return nil
+}
+
+// SetWriteDeadline sets the deadline of future writes.
+func (c *rawConn) SetWriteDeadline(t time.Time) error {
+	c.write.want = t
+	return nil
+}
+
+// SetDeadline sets the deadline of future reads and writes.
+func (c *rawConn) SetDeadline(t time.Time) error {
+	c.read.want, c.write.want = t, t
+	return nil
+}
+
+// early reports whether the armed deadline would refuse a call the set
+// one allows: it must be armed again before the call.
+func (d *deadline) early() bool {
+	return !d.armed.IsZero() && !d.armed.Equal(d.want) && (d.want.IsZero() || d.armed.Before(d.want))
+}
+
+// arm gives the poller c's read or write deadline as set.
+func (c *rawConn) arm(d *deadline) error {
+	var err error
+	if d == &c.read {
+		err = c.TCPConn.SetReadDeadline(d.want)
+	} else {
+		err = c.TCPConn.SetWriteDeadline(d.want)
+	}
+	if err == nil {
+		d.armed = d.want
+	}
+	return err
+}
+
+// Write writes p, with MSG_MORE while more is set.
+func (c *rawConn) Write(p []byte) (int, error) {
+	c.buf, c.file, c.off, c.end = p, nil, 0, int64(len(p))
+	n, err := c.send()
+	return int(n), err
+}
+
+// Read reads into p; it returns io.EOF once the peer has closed its side.
+func (c *rawConn) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if c.read.early() {
+		if err := c.arm(&c.read); err != nil {
+			return 0, err
+		}
+	}
+	c.rbuf, c.got, c.rerr = p, 0, nil
+	err := c.raw.Read(c.onRead)
+	c.rbuf = nil
+	if err == nil {
+		err = c.rerr
+	}
+	return c.got, err
+}
+
+// readStep reads once into c's read buffer; false (wait in the poller
+// and call again) while the socket has nothing to read.
+func (c *rawConn) readStep(fd uintptr) bool {
+	for {
+		n, _, errno := syscall.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&c.rbuf[0])), uintptr(len(c.rbuf)))
+		switch {
+		case errno == unix.EAGAIN:
+			return c.waits(&c.read, &c.rerr)
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			c.rerr = &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: errno}
+		case n == 0:
+			c.rerr = io.EOF
+		default:
+			c.got = int(n)
+		}
+		return true
+	}
+}
+
+// waits is the answer of a raw conn callback whose call must wait: false
+// (wait in the poller and call again) once d is armed, true with *err
+// set if it cannot be.
+func (c *rawConn) waits(d *deadline, err *error) bool {
+	if d.armed.Equal(d.want) {
+		return false
+	}
+	if *err = c.arm(d); *err != nil {
+		return true
+	}
+	return false
+}
+
+// sendFile sends f's bytes from off to its end.
+func (c *rawConn) sendFile(f *File, off int64) (int64, error) {
+	c.buf, c.file, c.off, c.end = nil, f, off, int64(len(f.body))
+	return c.send()
+}
+
+// send runs the send set up in c's fields and returns the bytes sent.
+func (c *rawConn) send() (int64, error) {
+	if c.write.early() {
+		if err := c.arm(&c.write); err != nil {
+			return 0, err
+		}
+	}
+	c.sent, c.err = 0, nil
+	err := c.raw.Write(c.onWrite)
+	if err == nil {
+		err = c.err
+	}
+	c.buf, c.file = nil, nil
+	return c.sent, err
+}
+
+// sendStep sends from c's fields until done; false (wait in the poller
+// and call again) when the socket is full.
+func (c *rawConn) sendStep(fd uintptr) bool {
+	for c.off < c.end {
+		var n uintptr
+		var errno syscall.Errno
+		if c.file != nil {
+			off := c.off
+			n, _, errno = syscall.RawSyscall6(unix.SYS_SENDFILE, fd, uintptr(c.file.fd),
+				uintptr(unsafe.Pointer(&off)), uintptr(c.end-c.off), 0, 0)
+		} else {
+			p := c.buf[c.off:]
+			flags := unix.MSG_NOSIGNAL
+			if c.more {
+				flags |= unix.MSG_MORE
+			}
+			n, _, errno = syscall.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)),
+				uintptr(flags), 0, 0)
+		}
+		switch {
+		case errno == unix.EAGAIN:
+			return c.waits(&c.write, &c.err)
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			c.err = &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: errno}
+			return true
+		case n == 0:
+			c.err = io.ErrUnexpectedEOF
+			return true
+		}
+		c.off += int64(n)
+		c.sent += int64(n)
+	}
+	return true
+}
+
+// fileStream is the body stream of one response sent by sendfile. fasthttp
+// calls WriteTo with its write buffer, which holds the headers.
+type fileStream struct {
+	f    *File // keeps the memfd open while the response is sent; nil once sent
+	conn *rawConn
+	off  int64
+}
+
+// WriteTo sends the headers marked as followed by more data, then the body
+// from the memfd. A writer other than fasthttp's write buffer gets the
+// bytes from memory.
+func (s *fileStream) WriteTo(w io.Writer) (int64, error) {
+	if s.f == nil {
+		return 0, nil
+	}
+	bw, ok := w.(*bufio.Writer)
+	if !ok {
+		n, err := w.Write(s.f.body[s.off:])
+		s.off += int64(n)
+		s.f = nil
+		return int64(n), err
+	}
+	s.conn.more = true
+	err := bw.Flush()
+	s.conn.more = false
+	if err != nil {
+		return 0, err
+	}
+	n, err := s.conn.sendFile(s.f, s.off)
+	s.off += n
+	s.f = nil // sent: the connection keeps no body alive
+	return n, err
+}
+
+// Read makes the stream an io.Reader, as fasthttp requires; fasthttp
+// sends it with WriteTo. Once the body is sent, it reads nothing more.
+func (s *fileStream) Read(p []byte) (int, error) {
+	if s.f == nil || s.off >= int64(len(s.f.body)) {
+		return 0, io.EOF
+	}
+	n := copy(p, s.f.body[s.off:])
+	s.off += int64(n)
+	return n, nil
+}

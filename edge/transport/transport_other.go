@@ -1,0 +1,33 @@
+//go:build !(linux && (amd64 || arm64))
+
+package transport
+
+import (
+	"math"
+	"net"
+
+	"github.com/valyala/fasthttp"
+)
+
+// MinFileSize is the smallest body sent with sendfile on Linux (amd64 and
+// arm64); elsewhere every answer is sent from memory.
+const MinFileSize = math.MaxInt
+
+// rawSupported says the raw connections exist on this system: only on
+// Linux (amd64 and arm64).
+const rawSupported = false
+
+// File is a large body in a file the kernel sends from; only on Linux
+// (amd64 and arm64).
+type File struct{ body []byte }
+
+// NewFile returns nil: only Linux (amd64 and arm64) sends bodies from
+// files.
+func NewFile([]byte) *File { return nil }
+
+// Size returns the number of bytes in f.
+func (f *File) Size() int { return len(f.body) }
+
+type rawListener struct{ net.Listener }
+
+func sendFile(*fasthttp.RequestCtx, *File) bool { return false }

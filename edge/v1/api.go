@@ -1,0 +1,115 @@
+// Package v1 is the versioned API under /api/v1: listings and their
+// documents, history and reviews, review search, categories, charts,
+// tags, store statistics, weekly editions, and the OpenAPI description of
+// it all. Every figure comes from the published views; history and
+// reviews are read from ClickHouse under a time budget. Answers are
+// cached per view generation (package answer).
+package v1
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/access"
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/views"
+)
+
+// Version is the API's version, as the OpenAPI description and the tool
+// server give it.
+const Version = "1.0.0"
+
+// Config holds the v1 API's budgets.
+type Config struct {
+	ReadBudget    time.Duration // longest a per-request ClickHouse read may take
+	TextBudget    time.Duration // time budget of q on /api/v1/listings, searched in memory
+	SearchBudget  time.Duration // time budget of review searches in ClickHouse (whole seconds on 18.16)
+	SearchMaxRows uint64        // rows a review search may read in ClickHouse (0: no bound)
+}
+
+// Sources are what the API answers from.
+type Sources struct {
+	State    *views.Published[views.State]
+	Editions *views.Published[views.Editions]
+	DB       *analytics.Lazy // for history, reviews and review search
+	Answers  *answer.Cache
+	Gate     *access.Gate // limits (nil: none) and the search pool
+	Log      *slog.Logger
+}
+
+// API answers /api/v1.
+type API struct {
+	cfg      Config
+	state    *views.Published[views.State]
+	editions *views.Published[views.Editions]
+	db       *analytics.Lazy
+	answers  *answer.Cache
+	gate     *access.Gate
+	log      *slog.Logger
+	openapi  *answer.Answer
+}
+
+// New returns the API answering from src.
+func New(cfg Config, src Sources) (*API, error) {
+	spec, err := OpenAPI()
+	if err != nil {
+		return nil, err
+	}
+	return &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
+		gate: src.Gate, log: src.Log, openapi: answer.New(spec, fiber.MIMEApplicationJSON)}, nil
+}
+
+// OpenAPIAnswer returns the served OpenAPI description.
+func (s *API) OpenAPIAnswer() *answer.Answer { return s.openapi }
+
+// Routes adds the API's routes to r (the /api/v1 group). The description
+// needs no key and counts against no limit: it is routed before limit,
+// the middleware that checks keys and limits (nil: none).
+func (s *API) Routes(r fiber.Router, limit fiber.Handler) {
+	r.Get("/openapi.json", s.getOpenAPI)
+	if limit != nil {
+		r.Use(limit)
+	}
+	r.Get("/listings", s.getListings)
+	r.Get("/listings/:store/:id", s.getListing)
+	r.Get("/listings/:store/:id/reviews", s.getReviews)
+	r.Get("/listings/:store/:id/history", s.getHistory)
+	r.Get("/reviews/search", s.getReviewSearch)
+	r.Get("/categories/:store", s.getCategories)
+	r.Get("/charts/:store", s.getChart)
+	r.Get("/tags", s.getTags)
+	r.Get("/tags/:slug/:store", s.getTag)
+	r.Get("/stores/:store/stats", s.getStats)
+	r.Get("/week", s.getLatestWeek)
+	r.Get("/week/:id", s.getWeek)
+}
+
+// readProblem logs a failed read from ClickHouse and returns its answer.
+func (s *API) readProblem(what string, err error) *problem.Problem {
+	s.log.Warn("read-through failed", "what", what, "err", err)
+	return problem.ReadFailed(what, err)
+}
+
+// generation returns the generation of the published views, and false
+// before the first publish.
+func (s *API) generation() (uint64, bool) {
+	st := s.state.Load()
+	if st == nil {
+		return 0, false
+	}
+	return st.Replica.Info().Generation, true
+}
+
+// aliasKey returns the alias key of the request on route (package
+// answer), built in buf; the zero Key until figures are published.
+func (s *API) aliasKey(buf []byte, route string, c *fiber.Ctx) answer.Key {
+	st := s.state.Load()
+	if st == nil || st.Figures == nil {
+		return answer.Key{}
+	}
+	return answer.AliasKey(buf, route, st.Replica.Info().Generation, c.Context().URI().QueryString())
+}

@@ -1,0 +1,108 @@
+package v1
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/views"
+)
+
+// chartEntry is one listing in a chart answer.
+type chartEntry struct {
+	Position int              `json:"position"`
+	Listing  views.ListingDoc `json:"listing"`
+}
+
+// chartAnswer is the answer of /api/v1/charts/{store}.
+type chartAnswer struct {
+	Store    string       `json:"store"`
+	Chart    string       `json:"chart"`
+	Category *string      `json:"category"`
+	Entries  []chartEntry `json:"entries"`
+}
+
+// getChart answers GET /api/v1/charts/{store}?chart=&category=. The chart
+// defaults to top; an unknown chart name is a 400 listing the names; a
+// category the store does not have is a 404.
+func (s *API) getChart(c *fiber.Ctx) error {
+	store, err := storeParam(c)
+	if err != nil {
+		return err
+	}
+	chart := c.Query("chart", views.ChartTop)
+	if !slices.Contains(views.Charts, chart) {
+		return problem.Newf(http.StatusBadRequest, "chart: %q is not a chart; use one of %s.", chart, strings.Join(views.Charts, ", "))
+	}
+	category := strings.Clone(c.Query("category"))
+	args := func(k answer.Key) answer.Key { return k.Int("s", int64(store)).Str("chart", chart).Str("c", category) }
+	return s.figuresAnswer(c, "Charts are", "/api/v1/charts/:store", args, func(f *views.Figures) any {
+		a := chartAnswer{Store: store.String(), Chart: chart, Entries: []chartEntry{}}
+		if category != "" {
+			a.Category = &category
+		}
+		for i, l := range f.Chart(views.ChartKey{Store: store, Chart: chart, Category: category}) {
+			a.Entries = append(a.Entries, chartEntry{Position: i + 1, Listing: views.NewListingDoc(l, f)})
+		}
+		return a
+	}, func(f *views.Figures) error {
+		if category == "" {
+			return nil
+		}
+		for _, cc := range f.Categories(store) {
+			if cc.Name == category {
+				return nil
+			}
+		}
+		return problem.Newf(http.StatusNotFound, "Store %s has no category %q; /api/v1/categories/%s lists them.", store, category, store)
+	})
+}
+
+// tagCount is a topic with its live listings per store.
+type tagCount struct {
+	Slug     string         `json:"slug"`
+	Listings map[string]int `json:"listings"`
+}
+
+// getTags answers GET /api/v1/tags.
+func (s *API) getTags(c *fiber.Ctx) error {
+	return s.figuresAnswer(c, "Topics are", "/api/v1/tags", nil, func(f *views.Figures) any {
+		out := []tagCount{}
+		for _, t := range f.Topics() {
+			tc := tagCount{Slug: t.Slug, Listings: map[string]int{}}
+			for _, st := range views.Stores {
+				tc.Listings[st.String()] = t.Count(st)
+			}
+			out = append(out, tc)
+		}
+		return fiber.Map{"tags": out}
+	}, nil)
+}
+
+// getTag answers GET /api/v1/tags/{slug}/{store}: the topic's live listings
+// in the store, largest first (at most 200).
+func (s *API) getTag(c *fiber.Ctx) error {
+	store, err := storeParam(c)
+	if err != nil {
+		return err
+	}
+	slug := strings.Clone(c.Params("slug"))
+	args := func(k answer.Key) answer.Key { return k.Str("tag", slug).Int("s", int64(store)) }
+	return s.figuresAnswer(c, "Topics are", "/api/v1/tags/:slug/:store", args, func(f *views.Figures) any {
+		ls, _ := f.TopicListings(slug, store)
+		docs := []views.ListingDoc{}
+		for _, l := range ls[:min(len(ls), 200)] {
+			docs = append(docs, views.NewListingDoc(l, f))
+		}
+		return fiber.Map{"tag": slug, "store": store.String(), "total": len(ls), "listings": docs}
+	}, func(f *views.Figures) error {
+		if _, ok := f.TopicListings(slug, store); !ok {
+			return problem.Newf(http.StatusNotFound, "There is no topic %q; /api/v1/tags lists them.", slug)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,27 @@
+package v1
+
+import (
+	"encoding/base64"
+	"encoding/json"
+)
+
+// maxCursor bounds a decoded cursor, so a crafted one costs nothing.
+const maxCursor = 4096
+
+// encodeCursor returns a nextCursor: v as base64url-encoded JSON. Cursors
+// are opaque to callers; each list checks its own fields on the way back.
+func encodeCursor(v any) *string {
+	b, _ := json.Marshal(v)
+	s := base64.RawURLEncoding.EncodeToString(b)
+	return &s
+}
+
+// decodeCursor reads a cursor encodeCursor made; ok is false for anything
+// else.
+func decodeCursor[T any](s string) (v T, ok bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) > maxCursor || json.Unmarshal(b, &v) != nil {
+		return v, false
+	}
+	return v, true
+}

@@ -1,0 +1,79 @@
+package v1
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/views"
+)
+
+// historyMaxCrawls is the most crawls a history answer covers; past it the
+// newest days that fit are kept and the answer says truncated.
+const historyMaxCrawls = 2000
+
+// historyAnswer is the answer of GET /api/v1/listings/{store}/{id}/history.
+type historyAnswer struct {
+	Store     string               `json:"store"`
+	ID        string               `json:"id"`
+	Days      int                  `json:"days"` // the window asked for, in UTC days ending with the data's newest day
+	From      string               `json:"from"` // first day of the window (yyyy-MM-dd)
+	Truncated bool                 `json:"truncated"`
+	Snapshots []analytics.Snapshot `json:"snapshots"`
+}
+
+// getHistory answers GET /api/v1/listings/{store}/{id}/history: one
+// snapshot per UTC day (the day's latest crawl) with the day's store rank,
+// oldest first, over the last days days of data (1-730, default 365). It
+// is read from ClickHouse under the read budget and cached per view
+// generation.
+func (s *API) getHistory(c *fiber.Ctx) error {
+	st, l, err := s.listingParams(c)
+	if err != nil {
+		return err
+	}
+	store, id := l.Store, l.ID
+	days := 365
+	if raw := c.Query("days"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > analytics.HistoryDays {
+			return problem.Newf(http.StatusBadRequest, "days: %q is not a whole number of days from 1 to %d (default 365).", raw, analytics.HistoryDays)
+		}
+		days = n
+	}
+	// The window ends with the data's newest day, so that answers are the
+	// same on every edge of one generation.
+	last := views.DayOf(st.Replica.Info().ReadingsMark)
+	from := last - views.Day(days-1)
+	var buf [128]byte
+	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id/history", st.Replica.Info().Generation).
+		Int("s", int64(store)).Str("id", id).Int("days", int64(days))
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
+		defer cancel()
+		conn, err := s.db.Conn(ctx)
+		var h analytics.DailyHistory
+		if err == nil {
+			h, err = analytics.LoadDailyHistory(ctx, conn, store, id, from.Time(), historyMaxCrawls)
+		}
+		if err != nil {
+			return nil, s.readProblem("the history", err)
+		}
+		out := historyAnswer{Store: store.String(), ID: id, Days: days, From: from.Time().Format(time.DateOnly),
+			Truncated: h.Truncated, Snapshots: h.Snapshots}
+		if out.Snapshots == nil {
+			out.Snapshots = []analytics.Snapshot{}
+		}
+		return answer.JSON(out)
+	})
+	if err != nil {
+		return err
+	}
+	return answer.Send(c, a, answer.Private)
+}

@@ -1,0 +1,235 @@
+package v1
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+	"github.com/valyala/fasthttp"
+
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/views"
+)
+
+// listSorts maps the v1 sort names to the figures' orders. Every sort
+// lists largest (newest, highest) first unless order=asc; name lists A to Z
+// unless order=desc.
+var listSorts = map[string]int{
+	"installs":       views.SortIndex("installs"),
+	"ratingcount":    views.SortIndex("ratingcount"),
+	"rating":         views.SortIndex("rating"),
+	"growth7d":       views.SortIndex("growth7d"),
+	"growthpct7d":    views.SortIndex("growthpct7d"),
+	"growth30d":      views.SortIndex("growth30d"),
+	"ratinggrowth7d": views.SortIndex("ratinggrowth7d"),
+	"updated":        views.SortIndex("updated"),
+	"created":        views.SortCreated,
+	"firstseen":      views.SortIndex("firstseen"),
+	"name":           views.SortIndex("name"),
+	"rankclimb":      views.SortRankClimb,
+}
+
+const (
+	listDefaultLimit = 50
+	listMaxLimit     = 100
+	listMaxPages     = 200 // pages offered per query
+)
+
+// listCursor is what a nextCursor carries, base64url-encoded JSON: the
+// query it belongs to (a hash of the filters and sort), the page size, the
+// page number, and where the last page ended.
+type listCursor struct {
+	Version int           `json:"v"`
+	Query   uint64        `json:"q"`
+	Limit   int           `json:"l"`
+	Page    int           `json:"p"` // pages served so far
+	After   views.ListPos `json:"a"`
+}
+
+// decodeListCursor reads a listings cursor; ok is false for anything this
+// API did not issue.
+func decodeListCursor(s string) (listCursor, bool) {
+	c, ok := decodeCursor[listCursor](s)
+	return c, ok && c.Version == 1 && c.Page >= 1 && c.Limit >= 1
+}
+
+// listAnswer is the answer of GET /api/v1/listings.
+type listAnswer struct {
+	Listings   []views.ListingDoc `json:"listings"`
+	NextCursor *string            `json:"nextCursor"`
+	Partial    bool               `json:"partial"` // q's search ran past its time budget; no next page is offered
+}
+
+// parseList reads the v1 listing query (all but limit and cursor) into q.
+func parseList(args *fasthttp.Args, q *views.ListingQuery) error {
+	*q = views.ListingQuery{Page: 1, PageSize: listDefaultLimit, NameOnly: true}
+	bad := func(format string, a ...any) error {
+		return problem.Newf(http.StatusBadRequest, format, a...)
+	}
+	if v := queryArg(args, "store"); v != "" {
+		s, err := views.ParseStore(v)
+		if err != nil {
+			return bad("store: %s", err)
+		}
+		q.Store = s.Ref()
+	}
+	if v := queryArg(args, "category"); v != "" {
+		kept := strings.Clone(v) // only a present value is moved to the heap
+		q.Category = &kept
+	}
+	if v := queryArg(args, "tag"); v != "" {
+		kept := strings.Clone(v) // only a present value is moved to the heap
+		q.Topic = &kept
+	}
+	for _, name := range []string{"minSize", "maxSize"} {
+		v := queryArg(args, name)
+		if v == "" {
+			continue
+		}
+		if q.Store == nil {
+			return bad("%s needs store: size is users or installs in most stores but the ratings count on apple.", name)
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f != f || f > 1e18 {
+			return bad("%s: %q is not a number of 0 or more.", name, v)
+		}
+		n := int64(f)
+		if name == "minSize" {
+			if float64(n) < f {
+				n++ // a fractional lower bound rounds up
+			}
+			q.MinSize = &n
+		} else {
+			q.MaxSize = &n
+		}
+	}
+	q.Sort = views.SortSize
+	sortName := queryArg(args, "sort")
+	if sortName != "" {
+		i, ok := listSorts[sortName]
+		if !ok {
+			return bad("sort: %q is not a sort; use one of installs, ratingcount, rating, growth7d, growthpct7d, growth30d, ratinggrowth7d, updated, created, firstseen, name, rankclimb.", sortName)
+		}
+		if sortName == "rankclimb" && q.Store == nil {
+			return bad("sort=rankclimb needs store: ranks are per store.")
+		}
+		q.Sort = i
+	}
+	switch o := queryArg(args, "order"); o {
+	case "":
+		q.Asc = sortName == "name"
+	case "asc":
+		q.Asc = true
+	case "desc":
+	default:
+		return bad("order: %q is not asc or desc.", o)
+	}
+	if v := strings.TrimSpace(queryArg(args, "q")); v != "" {
+		if utf8.RuneCountInString(v) < 2 {
+			return bad("q: %q is too short; search with 2 or more characters.", v)
+		}
+		q.Q = strings.Clone(v)
+	}
+	return nil
+}
+
+// queryArg returns the first value of the query parameter name, as
+// fiber's Query does (the request's bytes, valid while it is served), from
+// the query parsed once.
+func queryArg(args *fasthttp.Args, name string) string {
+	return utils.UnsafeString(args.Peek(name))
+}
+
+// fnv64a is the 64-bit FNV-1a hash of b (as hash/fnv's, without its
+// allocations): a cursor carries it for the query it was issued for.
+func fnv64a(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// getListings answers GET /api/v1/listings.
+func (s *API) getListings(c *fiber.Ctx) error {
+	var aliasBuf [256]byte
+	alias := s.aliasKey(aliasBuf[:0], "/api/v1/listings", c)
+	if a, ok := s.answers.Aliased(alias); ok {
+		return answer.Send(c, a, answer.Private)
+	}
+	var q views.ListingQuery // on the stack: a cached answer does not need it
+	args := c.Context().QueryArgs()
+	if err := parseList(args, &q); err != nil {
+		return err
+	}
+	// A cursor carries the hash of the query it was issued for: its
+	// filters and sort, without limit and cursor.
+	var canonBuf [256]byte
+	queryHash := fnv64a(answer.NewKey(canonBuf[:0], "/api/v1/listings", 0).Query(&q).Text())
+	limit := queryArg(args, "limit")
+	limitSet := limit != ""
+	if limitSet {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n < 1 || n > listMaxLimit {
+			return problem.Newf(http.StatusBadRequest, "limit: %q is not a whole number from 1 to %d.", limit, listMaxLimit)
+		}
+		q.PageSize = n
+	}
+	var after *views.ListPos
+	page := 1
+	rawCursor := queryArg(args, "cursor")
+	if rawCursor != "" {
+		cur, ok := decodeListCursor(rawCursor)
+		if !ok {
+			return problem.New(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
+		}
+		if cur.Query != queryHash {
+			return problem.New(http.StatusBadRequest, "cursor: it was issued for other filters or another sort; repeat the same filters and sort with it.")
+		}
+		if !limitSet {
+			q.PageSize = cur.Limit
+		}
+		if cur.Limit != q.PageSize {
+			return problem.Newf(http.StatusBadRequest, "limit: the cursor was issued for limit=%d; pass the same limit with it, or start again without a cursor.", cur.Limit)
+		}
+		after, page = &cur.After, cur.Page+1
+	}
+	st := s.state.Load()
+	if st == nil || st.Figures == nil {
+		return problem.NotReady("Listing figures are")
+	}
+	f := st.Figures
+	var buf [256]byte
+	key := answer.NewKey(buf[:0], "/api/v1/listings", st.Replica.Info().Generation).Query(&q).Str("cursor", rawCursor)
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		q := q // only an answer built moves the query to the heap
+		if q.Q != "" {
+			release, err := s.gate.SearchSlot()
+			if err != nil {
+				return nil, err
+			}
+			defer release()
+			q.Deadline = time.Now().Add(s.cfg.TextBudget)
+		}
+		ls, last, more, partial := f.List(&q, after)
+		out := listAnswer{Listings: make([]views.ListingDoc, len(ls)), Partial: partial}
+		for i, l := range ls {
+			out.Listings[i] = views.NewListingDoc(l, f)
+		}
+		if more && page < listMaxPages && !partial {
+			out.NextCursor = encodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
+		}
+		return answer.Search(out, partial)
+	})
+	if err != nil {
+		return err
+	}
+	s.answers.Alias(alias, a)
+	return answer.Send(c, a, answer.Private)
+}

@@ -1,0 +1,116 @@
+package v1
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/problem"
+)
+
+const (
+	reviewsPerPage  = 20
+	reviewsMaxPages = 10
+)
+
+// reviewCursor is a reviews nextCursor: the filters it belongs to, the
+// page number, and the last review of the page.
+type reviewCursor struct {
+	Query  string `json:"q"`
+	Page   int    `json:"p"`
+	Posted int64  `json:"t"`
+	ID     string `json:"i"`
+}
+
+// reviewsAnswer is the answer of GET /api/v1/listings/{store}/{id}/reviews.
+// Review text and authors are written by store users: they are data.
+type reviewsAnswer struct {
+	Store            string             `json:"store"`
+	ID               string             `json:"id"`
+	ReviewsCollected bool               `json:"reviewsCollected"` // false on chrome, whose reviews are not stored
+	Reviews          []analytics.Review `json:"reviews"`
+	NextCursor       *string            `json:"nextCursor"`
+	Partial          bool               `json:"partial"` // q's search ran past its budget; no next page is offered
+}
+
+// getReviews answers GET /api/v1/listings/{store}/{id}/reviews: stored
+// reviews, newest first, 20 a page, at most 10 pages, read from ClickHouse
+// under the read budget and cached per view generation.
+func (s *API) getReviews(c *fiber.Ctx) error {
+	st, l, err := s.listingParams(c)
+	if err != nil {
+		return err
+	}
+	store, id := l.Store, l.ID
+	stars := analytics.ReviewStars(c.Query("stars", string(analytics.StarsAll)))
+	switch stars {
+	case analytics.StarsAll, analytics.StarsCritical, analytics.StarsPositive:
+	default:
+		return problem.Newf(http.StatusBadRequest, "stars: %q is not all, critical (1-2 stars) or positive (4-5 stars).", stars)
+	}
+	text := strings.Clone(strings.TrimSpace(c.Query("q")))
+	if len(text) > 200 {
+		return problem.New(http.StatusBadRequest, "q: search with at most 200 characters.")
+	}
+	canon := string(stars) + "\x00" + text
+	q := analytics.ReviewQuery{Store: store, ListingID: id, Stars: stars, Text: text, Limit: reviewsPerPage,
+		Budget: s.searchBudget()}
+	page := 1
+	if raw := c.Query("cursor"); raw != "" {
+		cur, ok := decodeCursor[reviewCursor](raw)
+		if !ok || cur.Page < 1 || cur.ID == "" {
+			return problem.New(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
+		}
+		if cur.Query != canon {
+			return problem.New(http.StatusBadRequest, "cursor: it was issued for other stars or another q; repeat them with it.")
+		}
+		q.AfterPosted, q.AfterID, page = time.Unix(cur.Posted, 0), cur.ID, cur.Page+1
+	}
+	var buf [256]byte
+	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id/reviews", st.Replica.Info().Generation).
+		Int("s", int64(store)).Str("id", id).Str("stars", string(stars)).Str("q", text).Str("cursor", c.Query("cursor"))
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		out := reviewsAnswer{Store: store.String(), ID: id, ReviewsCollected: store.CollectsReviews(), Reviews: []analytics.Review{}}
+		if !out.ReviewsCollected {
+			return answer.JSON(out)
+		}
+		timeout := s.cfg.ReadBudget
+		if text != "" {
+			release, err := s.gate.SearchSlot()
+			if err != nil {
+				return nil, err
+			}
+			defer release()
+			timeout += s.cfg.SearchBudget // ClickHouse stops the search at its budget: leave it time to answer partial
+		}
+		ctx, cancel := context.WithTimeout(c.UserContext(), timeout)
+		defer cancel()
+		conn, err := s.db.Conn(ctx)
+		if err == nil {
+			out.Reviews, out.Partial, err = analytics.LoadReviews(ctx, conn, q)
+		}
+		if err != nil {
+			return nil, s.readProblem("the reviews", err)
+		}
+		if out.Reviews == nil {
+			out.Reviews = []analytics.Review{}
+		}
+		if len(out.Reviews) > reviewsPerPage {
+			out.Reviews = out.Reviews[:reviewsPerPage]
+			if page < reviewsMaxPages && !out.Partial {
+				last := out.Reviews[len(out.Reviews)-1]
+				out.NextCursor = encodeCursor(reviewCursor{Query: canon, Page: page, Posted: last.PostedAt.Unix(), ID: last.ID})
+			}
+		}
+		return answer.Search(out, out.Partial)
+	})
+	if err != nil {
+		return err
+	}
+	return answer.Send(c, a, answer.Private)
+}

@@ -1,0 +1,207 @@
+package v1
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"unicode"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/views"
+)
+
+const (
+	reviewSearchPerPage  = 50
+	reviewSearchMaxPages = 20
+	reviewSearchMin      = 3 // matching reviews a listing needs to be a hit
+)
+
+// reviewHit is one listing of a review search answer.
+type reviewHit struct {
+	Store   string  `json:"store"`
+	ID      string  `json:"id"`
+	Name    *string `json:"name"` // null when the listing is not in the replica
+	Matches uint64  `json:"matches"`
+}
+
+// reviewSearchAnswer is the answer of GET /api/v1/reviews/search.
+type reviewSearchAnswer struct {
+	Query      string      `json:"q"` // the query as understood, in canonical form
+	Stars      string      `json:"stars"`
+	Hits       []reviewHit `json:"hits"`
+	NextCursor *string     `json:"nextCursor"`
+	Partial    bool        `json:"partial"` // the search ran past its budget: hits count the reviews read until then; no next page is offered
+}
+
+type reviewSearchCursor struct {
+	Query string `json:"q"`
+	Page  int    `json:"p"`
+}
+
+// getReviewSearch answers GET /api/v1/reviews/search: listings with at
+// least 3 reviews matching q, most matches first, 50 a page, 20 pages.
+func (s *API) getReviewSearch(c *fiber.Ctx) error {
+	q, err := analytics.ParseSearchQuery(c.Query("q"))
+	if err != nil {
+		return problem.New(http.StatusBadRequest, err.Error()+".")
+	}
+	st, err := s.current()
+	if err != nil {
+		return err
+	}
+	search := analytics.ReviewSearch{Query: q, Stars: analytics.ReviewStars(c.Query("stars", string(analytics.StarsCritical))),
+		Min: reviewSearchMin, Budget: s.searchBudget()}
+	switch search.Stars {
+	case analytics.StarsAll, analytics.StarsCritical, analytics.StarsPositive:
+	default:
+		return problem.Newf(http.StatusBadRequest, "stars: %q is not critical (1-2 stars, the default), positive (4-5 stars) or all.", search.Stars)
+	}
+	if raw := c.Query("store"); raw != "" {
+		store, err := views.ParseStore(raw)
+		if err != nil {
+			return problem.Newf(http.StatusBadRequest, "store: %s", err)
+		}
+		search.Store = &store
+	}
+	tag, category := c.Query("tag"), c.Query("category")
+	if category != "" && search.Store == nil {
+		return problem.New(http.StatusBadRequest, "category: a category belongs to one store; add store.")
+	}
+	if tag != "" || category != "" {
+		f := st.Figures
+		if f == nil {
+			return problem.NotReady("Topics and categories are")
+		}
+		ids, err := filterListings(st.Replica, f, search.Store, tag, category)
+		if err != nil {
+			return err
+		}
+		search.Listings = ids
+	}
+	canon := q.String() + "\x00" + string(search.Stars) + "\x00" + c.Query("store") + "\x00" + tag + "\x00" + category
+	page := 1
+	if raw := c.Query("cursor"); raw != "" {
+		cur, ok := decodeCursor[reviewSearchCursor](raw)
+		if !ok || cur.Page < 1 || cur.Page >= reviewSearchMaxPages {
+			return problem.New(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
+		}
+		if cur.Query != canon {
+			return problem.New(http.StatusBadRequest, "cursor: it was issued for another q, store, stars, tag or category; repeat them with it.")
+		}
+		page = cur.Page + 1
+	}
+	search.Limit = page*reviewSearchPerPage + 1
+	var buf [256]byte
+	key := answer.NewKey(buf[:0], "/api/v1/reviews/search", st.Replica.Info().Generation).
+		Str("q", q.String()).Str("stars", string(search.Stars)).Str("store", c.Query("store")).Str("tag", tag).Str("c", category).Int("page", int64(page))
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		release, err := s.gate.SearchSlot()
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget+s.cfg.SearchBudget)
+		defer cancel()
+		conn, err := s.db.Conn(ctx)
+		var hits []analytics.ReviewHit
+		var partial bool
+		if err == nil {
+			hits, partial, err = analytics.SearchReviews(ctx, conn, search)
+		}
+		if err != nil {
+			return nil, s.readProblem("the review search", err)
+		}
+		out := reviewSearchAnswer{Query: q.String(), Stars: string(search.Stars), Hits: []reviewHit{}, Partial: partial}
+		from := (page - 1) * reviewSearchPerPage
+		for i := from; i < len(hits) && i < from+reviewSearchPerPage; i++ {
+			h := reviewHit{Store: hits[i].Store.String(), ID: hits[i].ID, Matches: hits[i].Matches}
+			if l := st.Replica.Lookup(hits[i].Store, hits[i].ID); l != nil {
+				name := l.Name
+				h.Name = &name
+			}
+			out.Hits = append(out.Hits, h)
+		}
+		if len(hits) > page*reviewSearchPerPage && page < reviewSearchMaxPages && !partial {
+			out.NextCursor = encodeCursor(reviewSearchCursor{Query: canon, Page: page})
+		}
+		return answer.Search(out, partial)
+	})
+	if err != nil {
+		return err
+	}
+	return answer.Send(c, a, answer.Private)
+}
+
+// filterListings returns the ids of the live listings with topic tag (in
+// store, or in every store) and in category (a name of the store's
+// category list, or its slug), for a review search.
+func filterListings(r *views.Replica, f *views.Figures, store *views.Store, tag, category string) ([]string, error) {
+	var name string
+	if category != "" {
+		for _, cc := range f.Categories(*store) {
+			if strings.EqualFold(cc.Name, category) || categorySlug(cc.Name) == strings.ToLower(category) {
+				name = cc.Name
+				break
+			}
+		}
+		if name == "" {
+			return nil, problem.Newf(http.StatusNotFound, "category: %s has no category %q; take a name or slug from /api/v1/categories/%s.", store, category, store)
+		}
+	}
+	ids := []string{}
+	keep := func(l *views.Listing) {
+		if l.Live() && (name == "" || l.Category == name) {
+			ids = append(ids, l.ID)
+		}
+	}
+	if tag == "" {
+		for _, l := range r.OfStore(*store) {
+			keep(&l)
+		}
+		return ids, nil
+	}
+	found := false
+	for s := range views.Store(views.NumStores) {
+		if store != nil && s != *store {
+			continue
+		}
+		ls, ok := f.TopicListings(tag, s)
+		found = found || ok
+		for _, l := range ls {
+			keep(l)
+		}
+	}
+	if !found {
+		return nil, problem.Newf(http.StatusNotFound, "tag: there is no topic %q; take a slug from /api/v1/tags.", tag)
+	}
+	return ids, nil
+}
+
+// categorySlug is a category name in lower case with runs of other
+// characters than letters and digits as single dashes: "Photos & Design"
+// is photos-design.
+func categorySlug(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+		} else {
+			dash = true
+		}
+	}
+	return b.String()
+}
+
+// searchBudget is the budget of the review searches ClickHouse runs.
+func (s *API) searchBudget() analytics.SearchBudget {
+	return analytics.SearchBudget{Time: s.cfg.SearchBudget, MaxRows: s.cfg.SearchMaxRows}
+}

@@ -1,0 +1,415 @@
+package views
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+	"sort"
+)
+
+// filterCols is a columnar copy of what /api/extensions filters on, one
+// entry per replica listing: a query reads the 2-byte flag word of every
+// candidate and only the columns its filters name, instead of whole
+// listings. Category and permission filters start from posting lists.
+type filterCols struct {
+	meta        []uint16 // see the meta* bits
+	usage       []int64  // -1 without a usage figure
+	rating      []int16  // rating ×100, rounded; -1 unrated
+	ratingCount []int64  // -1 without one
+	updated     []Day
+	firstSeen   []int64
+	delisted    []int64
+	version     []uint32 // 1 + ordinal among the distinct comparable versions; 0 not comparable
+	versions    []string // the distinct comparable versions, ascending (equal ones share an ordinal)
+	versionOrd  []uint32 // ordinal of versions[i]
+	category    map[string][]int32
+	permission  map[string][]int32
+	has         map[int][]uint64 // growth sort index -> bitmap of listings with the figure
+}
+
+const (
+	metaStoreShift  = 0 // 3 bits
+	metaKindShift   = 3 // 2 bits
+	metaAccessShift = 5 // 3 bits
+	metaMVShift     = 8 // 2 bits: 0 none, 1 = v2, 2 = v3
+	metaCrawled     = 1 << 10
+	metaDelisted    = 1 << 11
+	metaFeatured    = 1 << 12
+	metaHostAll     = 1 << 13
+	metaRated       = 1 << 14
+)
+
+func (f *Figures) buildFilterCols() {
+	ls := f.replica.listings
+	n := len(ls)
+	c := &f.cols
+	c.meta = make([]uint16, n)
+	c.usage, c.ratingCount = make([]int64, n), make([]int64, n)
+	c.rating, c.updated = make([]int16, n), make([]Day, n)
+	c.firstSeen, c.delisted = make([]int64, n), make([]int64, n)
+	c.version = make([]uint32, n)
+	c.category, c.permission = map[string][]int32{}, map[string][]int32{}
+	distinct := map[string]bool{}
+	for i := range ls {
+		l := &ls[i]
+		if !l.Crawled() {
+			continue
+		}
+		m := uint16(l.Store)<<metaStoreShift | uint16(l.Kind&3)<<metaKindShift | uint16(min(l.AccessLevel, 7))<<metaAccessShift | metaCrawled
+		switch l.ManifestVersion {
+		case 2:
+			m |= 1 << metaMVShift
+		case 3:
+			m |= 2 << metaMVShift
+		}
+		if l.Delisted != 0 {
+			m |= metaDelisted
+		}
+		if l.Featured {
+			m |= metaFeatured
+		}
+		if slices.ContainsFunc(l.HostAccess, HostReachesAll) || slices.Contains(l.Permissions, "<all_urls>") {
+			m |= metaHostAll
+		}
+		r, rated := l.Rating()
+		c.rating[i] = -1
+		if rated {
+			m |= metaRated
+			c.rating[i] = int16(math.Round(RoundRating(r) * 100))
+		}
+		c.meta[i] = m
+		c.usage[i], c.ratingCount[i] = -1, -1
+		if u, ok := l.Usage(); ok {
+			c.usage[i] = u
+		}
+		if rc, ok := l.RatingCount(); ok {
+			c.ratingCount[i] = rc
+		}
+		c.updated[i], c.firstSeen[i], c.delisted[i] = l.Updated, l.FirstSeen, l.Delisted
+		if VersionComparable(l.Version) {
+			distinct[l.Version] = true
+		}
+		c.category[l.Category] = append(c.category[l.Category], int32(i))
+		for _, p := range l.Permissions {
+			c.permission[p] = append(c.permission[p], int32(i))
+		}
+	}
+	for v := range distinct {
+		c.versions = append(c.versions, v)
+	}
+	slices.SortFunc(c.versions, func(a, b string) int {
+		x, _ := CompareVersions(a, b)
+		return cmp.Or(x, cmp.Compare(a, b))
+	})
+	c.versionOrd = make([]uint32, len(c.versions))
+	ord := map[string]uint32{}
+	for i, v := range c.versions {
+		if i > 0 {
+			if x, _ := CompareVersions(c.versions[i-1], v); x == 0 {
+				c.versionOrd[i] = c.versionOrd[i-1] // equal as versions: 1.0 and 1.0.0
+			} else {
+				c.versionOrd[i] = c.versionOrd[i-1] + 1
+			}
+		}
+		ord[v] = c.versionOrd[i] + 1
+	}
+	for i := range ls {
+		c.version[i] = ord[ls[i].Version]
+	}
+	c.has = map[int][]uint64{}
+	for s := range SortNames {
+		if !growthSort(s) {
+			continue
+		}
+		bm := make([]uint64, (n+63)/64)
+		for _, j := range f.orders.order[s][:f.orders.present[s]] {
+			bm[j>>6] |= 1 << (j & 63)
+		}
+		c.has[s] = bm
+	}
+}
+
+// versionBound returns the smallest ordinal+1 of versions ≥ v (atLeast) or
+// the largest of versions ≤ v (otherwise); 0 with ok false when none is.
+func (c *filterCols) versionBound(v string, atLeast bool) (uint32, bool) {
+	i := sort.Search(len(c.versions), func(i int) bool {
+		x, _ := CompareVersions(c.versions[i], v)
+		if atLeast {
+			return x >= 0
+		}
+		return x > 0
+	})
+	if atLeast {
+		if i == len(c.versions) {
+			return 0, false
+		}
+		return c.versionOrd[i] + 1, true
+	}
+	if i == 0 {
+		return 0, false
+	}
+	return c.versionOrd[i-1] + 1, true
+}
+
+// plan is a query prepared against the columns.
+type queryPlan struct {
+	q                      *ListingQuery
+	c                      *filterCols
+	wantMeta, maskMeta     uint16
+	delistedOnly, anyState bool
+	minVer, maxVer         uint32
+	none                   bool // no listing can match
+	rMin, rMax             int16
+	dayLo, dayHi           int64 // firstSeen bounds, unix
+	delLo, delHi           int64
+	has                    []uint64
+	topic                  *Topic
+	text                   []uint64 // listings whose text matches q.Q; nil: test each
+	partial                bool     // the text search stopped at q.Deadline
+	topicListed            bool     // the candidates are the topic's listings: no need to test the topic
+}
+
+func (c *filterCols) plan(q *ListingQuery) *queryPlan {
+	p := &queryPlan{q: q, c: c, maskMeta: metaCrawled, wantMeta: metaCrawled}
+	p.delistedOnly = q.DelistedOnly || q.DelistedAfter != nil || q.DelistedBefore != nil
+	switch {
+	case p.delistedOnly:
+		p.maskMeta, p.wantMeta = p.maskMeta|metaDelisted, p.wantMeta|metaDelisted
+	case !q.IncludeDelisted:
+		p.maskMeta |= metaDelisted
+	}
+	if q.Store != nil {
+		p.maskMeta |= 7 << metaStoreShift
+		p.wantMeta |= uint16(*q.Store) << metaStoreShift
+	}
+	if q.Kind != nil {
+		if *q.Kind > 3 {
+			p.none = true
+		}
+		p.maskMeta |= 3 << metaKindShift
+		p.wantMeta |= uint16(*q.Kind&3) << metaKindShift
+	}
+	if q.Featured != nil {
+		p.maskMeta |= metaFeatured
+		if *q.Featured {
+			p.wantMeta |= metaFeatured
+		}
+	}
+	if q.Rated != nil {
+		p.maskMeta |= metaRated
+		if *q.Rated {
+			p.wantMeta |= metaRated
+		}
+	}
+	if q.HostAccessAll {
+		p.maskMeta |= metaHostAll
+		p.wantMeta |= metaHostAll
+	}
+	if q.ManifestVersion != nil {
+		p.maskMeta |= 3 << metaMVShift
+		switch *q.ManifestVersion {
+		case 2:
+			p.wantMeta |= 1 << metaMVShift
+		case 3:
+			p.wantMeta |= 2 << metaMVShift
+		default:
+			p.none = true
+		}
+	}
+	if q.MinVersion != nil {
+		var ok bool
+		if p.minVer, ok = c.versionBound(*q.MinVersion, true); !ok {
+			p.none = true
+		}
+	}
+	if q.MaxVersion != nil {
+		var ok bool
+		if p.maxVer, ok = c.versionBound(*q.MaxVersion, false); !ok {
+			p.none = true
+		}
+	}
+	p.rMin, p.rMax = -1, math.MaxInt16
+	if q.MinRating != nil {
+		p.rMin = int16(math.Ceil(*q.MinRating*100 - 1e-9))
+	}
+	if q.MaxRating != nil {
+		p.rMax = int16(math.Floor(*q.MaxRating*100 + 1e-9))
+	}
+	p.dayLo, p.dayHi = math.MinInt64, math.MaxInt64
+	if q.FirstSeenAfter != nil {
+		p.dayLo = q.FirstSeenAfter.Time().Unix()
+	}
+	if q.FirstSeenBefore != nil {
+		p.dayHi = (*q.FirstSeenBefore + 1).Time().Unix()
+	}
+	p.delLo, p.delHi = math.MinInt64, math.MaxInt64
+	if q.DelistedAfter != nil {
+		p.delLo = q.DelistedAfter.Time().Unix()
+	}
+	if q.DelistedBefore != nil {
+		p.delHi = (*q.DelistedBefore + 1).Time().Unix()
+	}
+	if growthSort(q.Sort) {
+		p.has = c.has[q.Sort]
+	}
+	return p
+}
+
+// candidates returns the listing indexes a query must test: a posting list
+// when it filters by category or permission (the shorter), else nil for
+// the scan range.
+func (p *queryPlan) candidates() ([]int32, bool) {
+	var list []int32
+	found := false
+	if p.q.Topic != nil {
+		found, p.topicListed = true, true
+		switch {
+		case p.topic == nil:
+		case p.q.Store != nil:
+			list = p.topic.byStore[*p.q.Store]
+		default:
+			for _, l := range p.topic.byStore {
+				list = append(list, l...)
+			}
+		}
+	}
+	if p.q.Category != nil {
+		if cl := p.c.category[*p.q.Category]; !found || len(cl) < len(list) {
+			list, p.topicListed = cl, false
+		}
+		found = true
+	}
+	if p.q.Permission != nil {
+		pl := p.c.permission[*p.q.Permission]
+		if !found || len(pl) < len(list) {
+			list, p.topicListed = pl, false
+		}
+		found = true
+	}
+	return list, found
+}
+
+// match tests listing i against every filter, reading only the columns the
+// query needs and the listing itself only for text and the second of a
+// category and permission pair.
+func (p *queryPlan) match(ls []Listing, i int) bool {
+	c, q := p.c, p.q
+	if c.meta[i]&p.maskMeta != p.wantMeta {
+		return false
+	}
+	if q.MinAccessLevel != nil {
+		if al := uint8(c.meta[i]>>metaAccessShift) & 7; al == 0 || al < *q.MinAccessLevel {
+			return false
+		}
+	}
+	if q.MinSize != nil || q.MaxSize != nil {
+		sz := c.usage[i]
+		if Store(c.meta[i]>>metaStoreShift&7) == Apple {
+			sz = c.ratingCount[i]
+		}
+		if sz < 0 || (q.MinSize != nil && sz < *q.MinSize) || (q.MaxSize != nil && sz > *q.MaxSize) {
+			return false
+		}
+	}
+	if q.Topic != nil && !p.topicListed && !slices.Contains(ls[i].Topics, *q.Topic) {
+		return false
+	}
+	if q.MinInstalls != nil || q.MaxInstalls != nil {
+		u := c.usage[i]
+		if u < 0 || (q.MinInstalls != nil && float64(u) < *q.MinInstalls) || (q.MaxInstalls != nil && float64(u) > *q.MaxInstalls) {
+			return false
+		}
+	}
+	if q.MinRating != nil || q.MaxRating != nil {
+		if r := c.rating[i]; r < 0 || r < p.rMin || r > p.rMax {
+			return false
+		}
+	}
+	if q.MinRatingCount != nil || q.MaxRatingCount != nil {
+		n := c.ratingCount[i]
+		if c.rating[i] < 0 || n < 0 || (q.MinRatingCount != nil && n < *q.MinRatingCount) || (q.MaxRatingCount != nil && n > *q.MaxRatingCount) {
+			return false
+		}
+	}
+	if p.minVer != 0 || p.maxVer != 0 {
+		v := c.version[i]
+		if v == 0 || (p.minVer != 0 && v < p.minVer) || (p.maxVer != 0 && v > p.maxVer) {
+			return false
+		}
+	}
+	if q.UpdatedAfter != nil || q.UpdatedBefore != nil {
+		u := c.updated[i]
+		if !u.Valid() || (q.UpdatedAfter != nil && u < *q.UpdatedAfter) || (q.UpdatedBefore != nil && u > *q.UpdatedBefore) {
+			return false
+		}
+	}
+	if q.FirstSeenAfter != nil || q.FirstSeenBefore != nil {
+		if fs := c.firstSeen[i]; fs < p.dayLo || fs >= p.dayHi {
+			return false
+		}
+	}
+	if p.delistedOnly {
+		if d := c.delisted[i]; d < p.delLo || d >= p.delHi {
+			return false
+		}
+	}
+	if p.has != nil && p.has[i>>6]&(1<<(i&63)) == 0 {
+		return false
+	}
+	l := &ls[i]
+	if q.Category != nil && l.Category != *q.Category {
+		return false
+	}
+	if q.Permission != nil && !slices.Contains(l.Permissions, *q.Permission) {
+		return false
+	}
+	if p.text != nil {
+		return p.text[i>>6]&(1<<(i&63)) != 0
+	}
+	if q.Q != "" && !q.matchText(l) {
+		return false
+	}
+	return true
+}
+
+// matching returns the bitmap of the listings that match p's query and
+// their number; the caller hands the bitmap back with putBitmap. Text is searched first, in the replica's text index; the
+// other filters then test only its matches.
+func (f *Figures) matching(p *queryPlan) (match []uint64, total int) {
+	ls := f.replica.listings
+	q := p.q
+	p.text, p.partial = f.replica.textMatches(q)
+	defer putBitmap(p.text)
+	match = getBitmap((len(ls) + 63) / 64)
+	test := func(i int) {
+		if p.match(ls, i) {
+			match[i>>6] |= 1 << (i & 63)
+			total++
+		}
+	}
+	if list, ok := p.candidates(); ok {
+		for _, i := range list {
+			test(int(i))
+		}
+		return match, total
+	}
+	lo, hi := 0, len(ls)
+	if q.Store != nil {
+		lo, hi = f.replica.storeStart[*q.Store], f.replica.storeStart[*q.Store+1]
+	}
+	if p.text == nil {
+		for i := lo; i < hi; i++ {
+			test(i)
+		}
+		return match, total
+	}
+	for w := lo >> 6; w <= (hi-1)>>6 && w < len(p.text); w++ {
+		for b := p.text[w]; b != 0; b &= b - 1 {
+			if i := w<<6 | bits.TrailingZeros64(b); i >= lo && i < hi {
+				test(i)
+			}
+		}
+	}
+	return match, total
+}

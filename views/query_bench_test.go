@@ -1,0 +1,89 @@
+package views
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkLegacy1M times uncached /api/extensions work on a 1M-listing
+// replica: the query (filters, total, page) plus encoding the page's rows,
+// for representative filter and sort combinations, and reports p50 and p99.
+func BenchmarkLegacy1M(b *testing.B) {
+	r := synthReplica(1_000_000)
+	f := Build(r, 0)
+	today := DayOf(r.info.ReadingsMark)
+	s0, s2 := Chrome, Firefox
+	cat := "Category 3"
+	perm := "perm-7"
+	lo := 4.0
+	var minRC int64 = 100
+	day := today - 200
+	minV := "1.2"
+	yes := true
+	queries := map[string]ListingQuery{
+		"default":           {},
+		"platform":          {Store: &s2},
+		"category+rating":   {Store: &s0, Category: &cat, MinRating: &lo, Sort: SortIndex("rating")},
+		"permission+access": {Permission: &perm, HostAccessAll: true, Sort: SortIndex("access")},
+		"growth7d":          {Sort: SortIndex("growth7d")},
+		"growthpct30d asc":  {Sort: SortIndex("growthpct30d"), Asc: true},
+		"name asc":          {Sort: SortIndex("name"), Asc: true},
+		"updated+version":   {UpdatedAfter: &day, MinVersion: &minV, Sort: SortIndex("updated")},
+		"delisted":          {IncludeDelisted: true, MinRatingCount: &minRC, Rated: &yes},
+		"q name (2 chars)":  {Q: "li"},
+		"q description":     {Q: "listing 99"},
+		"deep page":         {Page: 2000, PageSize: 200},
+		"pageSize 200":      {PageSize: 200, Sort: SortIndex("ratingcount")},
+		"csv 1000 rows":     {PageSize: 1000, Sort: SortIndex("name")},
+	}
+	names := make([]string, 0, len(queries))
+	for n := range queries {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		q := queries[name]
+		if q.Page == 0 {
+			q.Page = 1
+		}
+		if q.PageSize == 0 {
+			q.PageSize = 50
+		}
+		b.Run(name, func(b *testing.B) {
+			var times []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				total, ls := f.Query(&q)
+				rows := make([]LegacyRow, len(ls))
+				for i, l := range ls {
+					rows[i] = NewLegacyRow(l, today)
+				}
+				if q.PageSize == 1000 { // the CSV export: every row as 26 text fields
+					var buf bytes.Buffer
+					w := csv.NewWriter(&buf)
+					for _, r := range rows {
+						rec := make([]string, 0, 26)
+						rec = append(rec, r.ID, r.N, r.D, r.C, r.V, r.IC, r.DS, fmt.Sprint(r.I), fmt.Sprint(r.R))
+						for len(rec) < 26 {
+							rec = append(rec, fmt.Sprint(r.G7))
+						}
+						w.Write(rec)
+					}
+					w.Flush()
+				} else if _, err := json.Marshal(rows); err != nil || total < 0 {
+					b.Fatal(err)
+				}
+				times = append(times, time.Since(start))
+			}
+			slices.Sort(times)
+			p := func(q float64) float64 { return float64(times[int(q*float64(len(times)-1))].Microseconds()) / 1000 }
+			b.ReportMetric(p(0.5), "p50-ms")
+			b.ReportMetric(p(0.99), "p99-ms")
+		})
+	}
+}

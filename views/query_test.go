@@ -1,0 +1,124 @@
+package views
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// bruteQuery answers q the slow, obvious way: every match in the order
+// bruteList gives (independent of the precomputed orders and bitmaps),
+// then the page.
+func bruteQuery(f *Figures, q *ListingQuery) (int, []string) {
+	all := bruteList(f, q)
+	from := min((q.Page-1)*q.PageSize, len(all))
+	return len(all), all[from:min(from+q.PageSize, len(all))]
+}
+
+func TestLegacyMatchesBruteForce(t *testing.T) {
+	r := synthReplica(4000)
+	// Give names shared prefixes and duplicates, and some listings a manifest filterable value.
+	for i := range r.listings {
+		l := &r.listings[i]
+		l.Name = []string{"Smart Tab Manager", "Smart Tab Saver", "Smart Tab Manager", "Zed", "ab", "Éclair", ""}[i%7] + fmt.Sprint(i%5)
+		l.Version = []string{"1.0", "1.0.0", "2.10", "2.9", "v1.2", "10.1.3", "beta"}[i%7]
+		if i%3 == 0 {
+			l.HostAccess = []string{"<all_urls>"}
+		}
+		if i%11 == 0 {
+			l.Featured = true
+		}
+	}
+	r = NewReplica(r.listings, r.info) // a replica is immutable: build a new one from the edited listings
+	f := Build(r, 0)
+	s2, s3 := Store(2), Store(3)
+	cat := "Category 1"
+	perm := "storage"
+	minV, maxV := "1.0", "2.10"
+	lo, hi := 2.5, 4.0
+	var minRC int64 = 10
+	day := DayOf(r.info.ReadingsMark) - 300
+	yes, no := true, false
+	k1 := KindExtension
+	for _, base := range []ListingQuery{
+		{},
+		{Store: &s2},
+		{Store: &s3, Category: &cat},
+		{IncludeDelisted: true},
+		{DelistedOnly: true},
+		{DelistedAfter: &day},
+		{MinRating: &lo, MaxRating: &hi},
+		{Rated: &no},
+		{Rated: &yes, MinRatingCount: &minRC},
+		{MinVersion: &minV, MaxVersion: &maxV},
+		{Permission: &perm, HostAccessAll: true},
+		{UpdatedAfter: &day, Featured: &yes},
+		{FirstSeenBefore: &day, Kind: &k1},
+		{Q: "tab"},
+		{Q: "éCLAIR"},
+	} {
+		for sort := range SortNames {
+			for _, asc := range []bool{false, true} {
+				for _, page := range []struct{ n, size int }{{1, 50}, {3, 7}, {1000, 200}} {
+					q := base
+					q.Sort, q.Asc, q.Page, q.PageSize = sort, asc, page.n, page.size
+					wantTotal, wantIDs := bruteQuery(f, &q)
+					total, rows := f.Query(&q)
+					var ids []string
+					for _, l := range rows {
+						ids = append(ids, l.Store.String()+"/"+l.ID)
+					}
+					if total != wantTotal || !slices.Equal(ids, wantIDs) {
+						t.Fatalf("query %+v sort %s asc %v page %v:\n got %d %v\nwant %d %v",
+							base, SortNames[sort], asc, page, total, ids, wantTotal, wantIDs)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestLegacyRowNulls(t *testing.T) {
+	var l Listing
+	l.Store, l.ID, l.ReadAt, l.FirstSeen = Apple, "1", 10, 5
+	row := NewLegacyRow(&l, 100)
+	if row.I != nil || row.R != nil || row.RC != nil || row.G1 != nil || row.RG1 != nil || row.U != nil ||
+		row.SP == nil || row.S != nil || row.DU != nil || row.CD != nil {
+		t.Errorf("apple row without figures: %+v", row)
+	}
+	l.SetRatingCount(7, true) // rated count but no average: both null
+	if row := NewLegacyRow(&l, 100); row.RC != nil || row.R != nil {
+		t.Errorf("rc without r: %+v", row)
+	}
+	l.SetRating(4.25, true)
+	l.Hist.SetSparkline(EncodeSparkline([]SparkPoint{{Day: 5, Value: 1}, {Day: 11, Value: 2}, {Day: 100, Value: 3}}))
+	row = NewLegacyRow(&l, 100)
+	if *row.R != 4.25 || *row.RC != 7 || !slices.Equal(row.SP, [][2]int64{{89, 2}, {0, 3}}) {
+		t.Errorf("rated row %v %v sparkline %v", *row.R, *row.RC, row.SP)
+	}
+}
+
+func TestContainsFold(t *testing.T) {
+	for _, c := range []struct {
+		s, sub string
+		want   bool
+	}{
+		{"Smart Tab Manager", "tab", true},
+		{"Smart Tab Manager", "TAB M", true},
+		{"Smart Tab Manager", "tabs", false},
+		{"abc", "", true},
+		{"", "a", false},
+		{"Éclair Café", "café", true},
+		{"Éclair", "éCL", true},
+		{"Kelvin", "kel", true},
+		{"Straße", "STRASSE", false}, // simple folding only, as strings.EqualFold
+		{"x1.2y", "1.2", true},
+		{"aaab", "aab", true},
+		{"AAAB", "aab", true},
+		{"ab", "abc", false},
+	} {
+		if got := containsFold(c.s, c.sub); got != c.want {
+			t.Errorf("containsFold(%q, %q) = %v", c.s, c.sub, got)
+		}
+	}
+}

@@ -166,7 +166,7 @@ func TestListLazyAndBitmapAgree(t *testing.T) {
 		q    ListingQuery
 		sort int
 	}{
-		{ListingQuery{}, SortSize},                // lazy: pages fill at once
+		{ListingQuery{}, SortSize},          // lazy: pages fill at once
 		{ListingQuery{}, SortIndex("name")}, // lazy
 		{ListingQuery{Store: &store}, SortIndex("rating")},
 		{ListingQuery{Store: &store, MaxSize: &small}, SortSize}, // bitmap after lazyTests

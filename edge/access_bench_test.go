@@ -21,7 +21,7 @@ func BenchmarkCachedAnswerAccess(b *testing.B) {
 	open := start(b, cfg, func(c *edge.Config) { c.NoLimits = true })
 	limited := start(b, cfg, withLimits(high, high))
 	for _, h := range []*harness{open, limited} {
-		if err := h.jobs.RunNow("views"); err != nil {
+		if err := h.Jobs.RunNow("views"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -31,7 +31,7 @@ func BenchmarkCachedAnswerAccess(b *testing.B) {
 		h      *harness
 		header string
 	}{{"no-limits", open, ""}, {"anonymous", limited, ""}, {"key", limited, "Bearer " + key}} {
-		handler := c.h.server.App().Handler()
+		handler := c.h.Server.App().Handler()
 		var first fasthttp.RequestCtx
 		first.Request.SetRequestURI("/api/v1/categories/chrome")
 		handler(&first)
@@ -71,11 +71,11 @@ func BenchmarkCachedAnswerAccess(b *testing.B) {
 // called directly.
 func BenchmarkCachedAnswerRoutes(b *testing.B) {
 	high := limits.Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
-	h := start(b, seeded(b), withLimits(high, high), func(c *edge.Config) { c.FairUseRate = 0 })
-	if err := h.jobs.RunNow("views"); err != nil {
+	h := start(b, synthetic(b), withLimits(high, high), func(c *edge.Config) { c.FairUseRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
 		b.Fatal(err)
 	}
-	handler := h.server.App().Handler()
+	handler := h.Server.App().Handler()
 	for _, path := range []string{"/api/v1/categories/chrome", "/api/v1/listings", "/api/v1/listings?store=chrome&sort=rating&limit=20",
 		"/api/summary", "/api/extensions?platform=0"} {
 		var first fasthttp.RequestCtx
@@ -106,10 +106,10 @@ func BenchmarkCachedAnswerRoutes(b *testing.B) {
 // BenchmarkToolCall compares a tools/call of a cached read with the REST
 // answer to the same read, the fiber handler called directly.
 func BenchmarkToolCall(b *testing.B) {
-	cfg := seeded(b)
+	cfg := synthetic(b)
 	high := limits.Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
 	h := start(b, cfg, withLimits(high, high))
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		b.Fatal(err)
 	}
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"store_stats","arguments":{"store":"chrome"}}}`)
@@ -118,7 +118,7 @@ func BenchmarkToolCall(b *testing.B) {
 		body              []byte
 	}{{"rest", "GET", "/api/v1/stores/chrome/stats", nil}, {"tools-call", "POST", "/mcp", body}} {
 		b.Run(c.name, func(b *testing.B) {
-			handler := h.server.App().Handler()
+			handler := h.Server.App().Handler()
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				var req fasthttp.Request

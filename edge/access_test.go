@@ -20,6 +20,7 @@ import (
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/clientip"
+	"github.com/edge-stats/edge/edge/edgetest"
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/limits"
 )
@@ -64,10 +65,10 @@ func withLimits(anon, keyed limits.Policy) func(*edge.Config) {
 // signUpWithKey makes an account on h and one key for it.
 func signUpWithKey(t testing.TB, h *harness, email string) (key, id string) {
 	t.Helper()
-	if a := call(t, "POST", h.base+"/account", nil, `{"email":"`+email+`","password":"long enough password"}`); a.status != 201 {
+	if a := call(t, "POST", h.Base+"/account", nil, `{"email":"`+email+`","password":"long enough password"}`); a.status != 201 {
 		t.Fatalf("sign up: %d %s", a.status, a.body)
 	}
-	a := call(t, "POST", h.base+"/account/keys", basic(email, "long enough password"), "")
+	a := call(t, "POST", h.Base+"/account/keys", basic(email, "long enough password"), "")
 	if a.status != 201 {
 		t.Fatalf("create key: %d %s", a.status, a.body)
 	}
@@ -89,7 +90,7 @@ func TestAccountSelfService(t *testing.T) {
 	h := start(t, chtestMigrated(t), withLimits(limits.Policy{PerMinute: 1000, PerDay: 1000}, limits.DefaultConfig().Keyed),
 		func(c *edge.Config) { c.SignInFailures = 3 })
 	const pw = "correct horse battery"
-	signUp := func(body string) answer { return call(t, "POST", h.base+"/account", nil, body) }
+	signUp := func(body string) answer { return call(t, "POST", h.Base+"/account", nil, body) }
 
 	if a := signUp(`{"email":"Ana@Example.com","password":"` + pw + `"}`); a.status != 201 || !strings.Contains(string(a.body), `"ana@example.com"`) {
 		t.Fatalf("sign up: %d %s", a.status, a.body)
@@ -98,14 +99,14 @@ func TestAccountSelfService(t *testing.T) {
 	problem(t, signUp(`{"email":"not an address","password":"`+pw+`"}`), http.StatusBadRequest)
 	problem(t, signUp(`{"email":"bo@example.com","password":"short"}`), http.StatusBadRequest)
 	problem(t, signUp(`not json`), http.StatusBadRequest)
-	if a := call(t, "GET", h.base+"/account", nil, ""); a.status != 405 {
+	if a := call(t, "GET", h.Base+"/account", nil, ""); a.status != 405 {
 		t.Fatalf("GET /account: %d", a.status)
 	}
 
 	cred := basic("ana@example.com", pw)
 	var made []string
 	for i := range keys.MaxKeys {
-		a := call(t, "POST", h.base+"/account/keys", cred, "")
+		a := call(t, "POST", h.Base+"/account/keys", cred, "")
 		if a.status != 201 {
 			t.Fatalf("key %d: %d %s", i, a.status, a.body)
 		}
@@ -119,13 +120,13 @@ func TestAccountSelfService(t *testing.T) {
 		}
 		made = append(made, k.Key)
 		// The new key works on this edge at once.
-		if a := call(t, "GET", h.base+"/api/v1/week/2026-W01", bearer(k.Key), ""); a.status == 401 {
+		if a := call(t, "GET", h.Base+"/api/v1/week/2026-W01", bearer(k.Key), ""); a.status == 401 {
 			t.Fatalf("a new key was refused: %s", a.body)
 		}
 	}
-	problem(t, call(t, "POST", h.base+"/account/keys", cred, ""), http.StatusConflict)
+	problem(t, call(t, "POST", h.Base+"/account/keys", cred, ""), http.StatusConflict)
 
-	list := call(t, "GET", h.base+"/account/keys", cred, "")
+	list := call(t, "GET", h.Base+"/account/keys", cred, "")
 	var l struct {
 		Keys []struct {
 			ID      string
@@ -142,39 +143,39 @@ func TestAccountSelfService(t *testing.T) {
 		}
 	}
 	revokeID, _ := keys.KeyID(made[0])
-	if a := call(t, "DELETE", h.base+"/account/keys/"+revokeID, cred, ""); a.status != 204 {
+	if a := call(t, "DELETE", h.Base+"/account/keys/"+revokeID, cred, ""); a.status != 204 {
 		t.Fatalf("revoke: %d %s", a.status, a.body)
 	}
-	if a := call(t, "GET", h.base+"/account/keys", cred, ""); strings.Count(string(a.body), `"revoked":true`) != 1 {
+	if a := call(t, "GET", h.Base+"/account/keys", cred, ""); strings.Count(string(a.body), `"revoked":true`) != 1 {
 		t.Fatalf("list after a revocation: %s", a.body)
 	}
-	problem(t, call(t, "DELETE", h.base+"/account/keys/edge_nosuchid", cred, ""), http.StatusNotFound)
-	problem(t, call(t, "GET", h.base+"/api/v1/week/2026-W01", bearer(made[0]), ""), http.StatusUnauthorized)
-	if a := call(t, "POST", h.base+"/account/keys", cred, ""); a.status != 201 {
+	problem(t, call(t, "DELETE", h.Base+"/account/keys/edge_nosuchid", cred, ""), http.StatusNotFound)
+	problem(t, call(t, "GET", h.Base+"/api/v1/week/2026-W01", bearer(made[0]), ""), http.StatusUnauthorized)
+	if a := call(t, "POST", h.Base+"/account/keys", cred, ""); a.status != 201 {
 		t.Fatalf("a key after a revocation: %d %s", a.status, a.body)
 	}
 
 	// Another account cannot revoke Ana's keys.
 	signUp(`{"email":"bo@example.com","password":"` + pw + `"}`)
 	otherID, _ := keys.KeyID(made[1])
-	problem(t, call(t, "DELETE", h.base+"/account/keys/"+otherID, basic("bo@example.com", pw), ""), http.StatusNotFound)
+	problem(t, call(t, "DELETE", h.Base+"/account/keys/"+otherID, basic("bo@example.com", pw), ""), http.StatusNotFound)
 
 	// Wrong credentials: 401 with a Basic challenge; then throttled per address.
-	a := call(t, "GET", h.base+"/account/keys", nil, "")
+	a := call(t, "GET", h.Base+"/account/keys", nil, "")
 	problem(t, a, http.StatusUnauthorized)
 	if !strings.HasPrefix(a.header.Get("WWW-Authenticate"), "Basic") {
 		t.Fatalf("WWW-Authenticate %q", a.header.Get("WWW-Authenticate"))
 	}
 	for range 3 {
-		problem(t, call(t, "GET", h.base+"/account/keys", basic("ana@example.com", "wrong password!"), ""), http.StatusUnauthorized)
+		problem(t, call(t, "GET", h.Base+"/account/keys", basic("ana@example.com", "wrong password!"), ""), http.StatusUnauthorized)
 	}
-	a = call(t, "GET", h.base+"/account/keys", cred, "")
+	a = call(t, "GET", h.Base+"/account/keys", cred, "")
 	problem(t, a, http.StatusTooManyRequests)
 	if a.header.Get("Retry-After") == "" {
 		t.Fatal("throttled sign-in without Retry-After")
 	}
 	// Bo's address was not the one guessed at: per e-mail address only Ana is throttled.
-	if a := call(t, "GET", h.base+"/account/keys", basic("bo@example.com", pw), ""); a.status != 200 {
+	if a := call(t, "GET", h.Base+"/account/keys", basic("bo@example.com", pw), ""); a.status != 200 {
 		t.Fatalf("bo: %d %s", a.status, a.body)
 	}
 }
@@ -182,10 +183,10 @@ func TestAccountSelfService(t *testing.T) {
 func srvNeed(t *testing.T) *chtest.Server { return chtest.Need(t, srv) }
 
 // chtestMigrated returns a fresh migrated database.
-func chtestMigrated(t *testing.T) analytics.Config {
+func chtestMigrated(t *testing.T) edgetest.Dataset {
 	t.Helper()
 	cfg, _ := srvNeed(t).Migrated(t)
-	return cfg
+	return edgetest.Dataset{CH: &cfg}
 }
 
 func TestKeyRules(t *testing.T) {
@@ -196,7 +197,7 @@ func TestKeyRules(t *testing.T) {
 	h := startLogged(t, ch, log, withLimits(limits.Policy{PerMinute: 1000, PerDay: 5000}, limits.Policy{PerMinute: 1000, PerDay: 20000}))
 	key, _ := signUpWithKey(t, h, "keys@example.com")
 	other, _ := signUpWithKey(t, h, "disabled@example.com")
-	url := h.base + "/api/v1/week/2026-W01" // 404 or 503 until built; what matters is auth
+	url := h.Base + "/api/v1/week/2026-W01" // 404 or 503 until built; what matters is auth
 
 	check := func(name string, hdr map[string]string, wantStatus int, wantLimit int) answer {
 		t.Helper()
@@ -235,7 +236,7 @@ func TestKeyRules(t *testing.T) {
 
 	// A disabled account's key stops within a key reload, and its refusal
 	// reads exactly like an unknown key's.
-	accts := keys.NewAccounts(analytics.NewLazy(ch), 1)
+	accts := keys.NewAccounts(analytics.NewLazy(*ch.CH), 1)
 	if err := accts.SetDisabled(context.Background(), "disabled@example.com", true); err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +248,7 @@ func TestKeyRules(t *testing.T) {
 
 	// A key in the URL is refused and never logged.
 	for _, q := range []string{"?api_key=abc", "?KEY=abc", "?token=abc", "?q=" + key, "?" + key + "=1"} {
-		d := problem(t, call(t, "GET", h.base+"/api/v1/listings"+q, nil, ""), http.StatusBadRequest)
+		d := problem(t, call(t, "GET", h.Base+"/api/v1/listings"+q, nil, ""), http.StatusBadRequest)
 		if !strings.Contains(d, "Authorization: Bearer") || strings.Contains(d, key) {
 			t.Errorf("%s: detail %q", q, d)
 		}
@@ -263,16 +264,16 @@ func TestKeyRules(t *testing.T) {
 // with a wrong key, the description still answers, without RateLimit
 // headers, and the calls do not count.
 func TestOpenAPINeedsNoKeyAndCountsNothing(t *testing.T) {
-	h := start(t, chtestMigrated(t), withLimits(limits.Policy{PerMinute: 2, PerDay: 3}, limits.Policy{PerMinute: 2, PerDay: 3}))
+	h := start(t, synthetic(t), withLimits(limits.Policy{PerMinute: 2, PerDay: 3}, limits.Policy{PerMinute: 2, PerDay: 3}))
 	for i := range 10 {
 		for _, hdr := range []map[string]string{nil, bearer("wrong")} {
-			a := call(t, "GET", h.base+"/api/v1/openapi.json", hdr, "")
+			a := call(t, "GET", h.Base+"/api/v1/openapi.json", hdr, "")
 			if a.status != 200 || a.header.Get("RateLimit-Limit") != "" {
 				t.Fatalf("openapi call %d: %d %v", i, a.status, a.header)
 			}
 		}
 	}
-	a := call(t, "GET", h.base+"/api/v1/tags", nil, "")
+	a := call(t, "GET", h.Base+"/api/v1/tags", nil, "")
 	if _, remaining, _, _ := rateHeaders(a); remaining != 2 {
 		t.Fatalf("after 20 description calls and one call: remaining %d, want 2", remaining)
 	}
@@ -281,7 +282,7 @@ func TestOpenAPINeedsNoKeyAndCountsNothing(t *testing.T) {
 func TestInvalidKeyLimiter(t *testing.T) {
 	h := start(t, chtestMigrated(t))
 	key, _ := signUpWithKey(t, h, "limiter@example.com")
-	url := h.base + "/api/v1/tags"
+	url := h.Base + "/api/v1/tags"
 	for i := range 30 {
 		problem(t, call(t, "GET", url, bearer("wrong-"+strconv.Itoa(i)), ""), http.StatusUnauthorized)
 	}
@@ -302,10 +303,10 @@ func TestInvalidKeyLimiter(t *testing.T) {
 func TestMinuteAndDayLimits(t *testing.T) {
 	cfg := seeded(t)
 	h := start(t, cfg, withLimits(limits.Policy{PerMinute: 3, PerDay: 100}, limits.Policy{PerMinute: 100, PerDay: 6}))
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	url := h.base + "/api/v1/tags"
+	url := h.Base + "/api/v1/tags"
 
 	// Anonymous: 3 a minute; a call refused for the minute does not count against the day.
 	for i := range 3 {
@@ -335,8 +336,8 @@ func TestMinuteAndDayLimits(t *testing.T) {
 		want int
 	}{
 		{url, map[string]string{"If-None-Match": first.header.Get("ETag")}, 304},
-		{h.base + "/api/v1/listings/chrome/no-such-listing", nil, 404},
-		{h.base + "/api/v1/listings?limit=0", nil, 400},
+		{h.Base + "/api/v1/listings/chrome/no-such-listing", nil, 404},
+		{h.Base + "/api/v1/listings?limit=0", nil, 400},
 		{url, nil, 200},
 		{url, nil, 200},
 	}
@@ -362,9 +363,9 @@ func TestDayRestartsAtMidnightUTC(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 11, 22, 23, 59, 58, 0, time.UTC).UnixNano())
 	now := func() time.Time { return time.Unix(0, clock.Load()) }
-	h := start(t, chtestMigrated(t), withLimits(limits.Policy{PerMinute: 100, PerDay: 2}, limits.Policy{PerMinute: 100, PerDay: 2}),
+	h := start(t, synthetic(t), withLimits(limits.Policy{PerMinute: 100, PerDay: 2}, limits.Policy{PerMinute: 100, PerDay: 2}),
 		func(c *edge.Config) { c.Limits.Now = now })
-	url := h.base + "/api/v1/tags"
+	url := h.Base + "/api/v1/tags"
 	call(t, "GET", url, nil, "")
 	call(t, "GET", url, nil, "")
 	a := call(t, "GET", url, nil, "")
@@ -380,16 +381,16 @@ func TestDayRestartsAtMidnightUTC(t *testing.T) {
 }
 
 func TestSearchPool(t *testing.T) {
-	cfg := seeded(t)
+	cfg := synthetic(t)
 	h := start(t, cfg, func(c *edge.Config) { c.Limits.SearchSlots, c.Limits.SearchRate = 1, 0.0001 })
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	if a := call(t, "GET", h.base+"/api/v1/listings?q=ab", nil, ""); a.status != 200 {
+	if a := call(t, "GET", h.Base+"/api/v1/listings?q=ab", nil, ""); a.status != 200 {
 		t.Fatalf("first search: %d %s", a.status, a.body)
 	}
 	for _, path := range []string{"/api/v1/listings?q=cd", "/api/v1/reviews/search?q=great"} {
-		a := call(t, "GET", h.base+path, nil, "")
+		a := call(t, "GET", h.Base+path, nil, "")
 		problem(t, a, http.StatusTooManyRequests)
 		if a.header.Get("Retry-After") != "5" {
 			t.Fatalf("%s: Retry-After %q, want 5", path, a.header.Get("Retry-After"))
@@ -398,21 +399,21 @@ func TestSearchPool(t *testing.T) {
 	// An answer searched before comes from the cache without the pool,
 	// and reads that do not search never use it.
 	for _, path := range []string{"/api/v1/listings?q=ab", "/api/v1/listings", "/api/v1/tags"} {
-		if a := call(t, "GET", h.base+path, nil, ""); a.status != 200 {
+		if a := call(t, "GET", h.Base+path, nil, ""); a.status != 200 {
 			t.Fatalf("%s: %d %s", path, a.status, a.body)
 		}
 	}
 }
 
 func TestClientAddressBehindTrustedProxy(t *testing.T) {
-	ch := chtestMigrated(t)
+	ch := synthetic(t)
 	anon := limits.Policy{PerMinute: 2, PerDay: 100}
 	trusted := start(t, ch, withLimits(anon, anon), func(c *edge.Config) {
 		c.TrustedProxies = clientip.Prefixes{netip.MustParsePrefix("127.0.0.1/32")}
 	})
 	untrusted := start(t, ch, withLimits(anon, anon))
 	from := func(h *harness, xff string) int {
-		return call(t, "GET", h.base+"/api/v1/tags", map[string]string{"X-Forwarded-For": xff}, "").status
+		return call(t, "GET", h.Base+"/api/v1/tags", map[string]string{"X-Forwarded-For": xff}, "").status
 	}
 	// Through the trusted proxy each client has its own minute.
 	for _, xff := range []string{"198.51.100.7", "198.51.100.7", "203.0.113.9, 198.51.100.8", "198.51.100.8"} {
@@ -438,12 +439,12 @@ func TestConcurrentCallersNeverOverAdmit(t *testing.T) {
 	ch := chtestMigrated(t)
 	h := start(t, ch, withLimits(limits.Policy{PerMinute: 30, PerDay: 1000}, limits.Policy{PerMinute: 1000, PerDay: 20000}))
 	key, id := signUpWithKey(t, h, "burst@example.com")
-	accts := keys.NewAccounts(analytics.NewLazy(ch), 1)
+	accts := keys.NewAccounts(analytics.NewLazy(*ch.CH), 1)
 	if err := accts.SetLimit(context.Background(), id, 50); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool {
-		l, _, _, _ := rateHeaders(call(t, "GET", h.base+"/api/v1/tags", bearer(key), ""))
+		l, _, _, _ := rateHeaders(call(t, "GET", h.Base+"/api/v1/tags", bearer(key), ""))
 		return l == 50
 	})
 	count := func(hdr map[string]string) (ok, refused int64) {
@@ -451,7 +452,7 @@ func TestConcurrentCallersNeverOverAdmit(t *testing.T) {
 		var okN, refusedN atomic.Int64
 		for range 200 {
 			wg.Go(func() {
-				req, _ := http.NewRequest("GET", h.base+"/api/v1/tags", nil)
+				req, _ := http.NewRequest("GET", h.Base+"/api/v1/tags", nil)
 				for k, v := range hdr {
 					req.Header.Set(k, v)
 				}
@@ -472,7 +473,7 @@ func TestConcurrentCallersNeverOverAdmit(t *testing.T) {
 		wg.Wait()
 		return okN.Load(), refusedN.Load()
 	}
-	used := call(t, "GET", h.base+"/api/v1/tags", bearer(key), "")
+	used := call(t, "GET", h.Base+"/api/v1/tags", bearer(key), "")
 	_, remaining, _, _ := rateHeaders(used)
 	if ok, refused := count(bearer(key)); ok != int64(remaining) || refused != 200-int64(remaining) {
 		t.Fatalf("keyed: %d admitted, %d refused; want exactly %d admitted", ok, refused, remaining)
@@ -490,13 +491,13 @@ func TestRestartKeepsTheDay(t *testing.T) {
 	slowSync := func(c *edge.Config) { c.UsageEvery = time.Hour } // only the stop's flush writes
 	first := start(t, ch, withLimits(anon, anon), slowSync)
 	for range 4 {
-		call(t, "GET", first.base+"/api/v1/tags", nil, "")
+		call(t, "GET", first.Base+"/api/v1/tags", nil, "")
 	}
-	if err := first.stop(); err != nil {
+	if err := first.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	second := start(t, ch, withLimits(anon, anon), slowSync)
-	if _, remaining, _, _ := rateHeaders(call(t, "GET", second.base+"/api/v1/tags", nil, "")); remaining != 5 {
+	if _, remaining, _, _ := rateHeaders(call(t, "GET", second.Base+"/api/v1/tags", nil, "")); remaining != 5 {
 		t.Fatalf("after a restart: remaining %d, want 5 (4 calls before, 1 now)", remaining)
 	}
 }
@@ -509,19 +510,19 @@ func TestTwoEdgesShareKeysAndTheDay(t *testing.T) {
 	a := start(t, ch, withLimits(pol, pol))
 	b := start(t, ch, withLimits(pol, pol))
 	key, id := signUpWithKey(t, a, "fleet@example.com")
-	waitFor(t, func() bool { return call(t, "GET", b.base+"/api/v1/tags", bearer(key), "").status != 401 })
-	if err := keys.NewAccounts(analytics.NewLazy(ch), 1).SetLimit(context.Background(), id, 10); err != nil {
+	waitFor(t, func() bool { return call(t, "GET", b.Base+"/api/v1/tags", bearer(key), "").status != 401 })
+	if err := keys.NewAccounts(analytics.NewLazy(*ch.CH), 1).SetLimit(context.Background(), id, 10); err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range []*harness{a, b} {
 		waitFor(t, func() bool {
-			l, _, _, _ := rateHeaders(call(t, "GET", h.base+"/api/v1/tags", bearer(key), ""))
+			l, _, _, _ := rateHeaders(call(t, "GET", h.Base+"/api/v1/tags", bearer(key), ""))
 			return l == 10
 		})
 	}
 	// Let both edges flush their calls so far (the stored count stops
 	// changing) and read the fleet's totals back.
-	conn, err := analytics.Open(context.Background(), ch)
+	conn, err := analytics.Open(context.Background(), *ch.CH)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -548,7 +549,7 @@ func TestTwoEdgesShareKeysAndTheDay(t *testing.T) {
 	// Edge a uses the rest of the day; within a few syncs edge b refuses too.
 	admitted := 0
 	for range 12 {
-		if call(t, "GET", a.base+"/api/v1/tags", bearer(key), "").status != 429 {
+		if call(t, "GET", a.Base+"/api/v1/tags", bearer(key), "").status != 429 {
 			admitted++
 		}
 	}
@@ -557,7 +558,7 @@ func TestTwoEdgesShareKeysAndTheDay(t *testing.T) {
 	}
 	var r answer
 	waitFor(t, func() bool { // a few syncs, however slow this machine
-		r = call(t, "GET", b.base+"/api/v1/tags", bearer(key), "")
+		r = call(t, "GET", b.Base+"/api/v1/tags", bearer(key), "")
 		return r.status == http.StatusTooManyRequests
 	})
 	problem(t, r, http.StatusTooManyRequests)
@@ -573,7 +574,7 @@ func TestUsageStaleAnswers503(t *testing.T) {
 	srv := srvNeed(t)
 	ch := chtestMigrated(t)
 	h := start(t, ch, func(c *edge.Config) { c.Limits.StaleAfter = time.Second })
-	url := h.base + "/api/v1/no-such-route" // a 404 once admitted
+	url := h.Base + "/api/v1/no-such-route" // a 404 once admitted
 	if a := call(t, "GET", url, nil, ""); a.status != 404 {
 		t.Fatalf("before: %d %s", a.status, a.body)
 	}
@@ -620,10 +621,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func TestNoLimitsServesWithoutKeysOrCounting(t *testing.T) {
-	h := start(t, chtestMigrated(t), withLimits(limits.Policy{PerMinute: 1, PerDay: 1}, limits.Policy{PerMinute: 1, PerDay: 1}),
+	h := start(t, synthetic(t), withLimits(limits.Policy{PerMinute: 1, PerDay: 1}, limits.Policy{PerMinute: 1, PerDay: 1}),
 		func(c *edge.Config) { c.NoLimits = true })
 	for range 3 {
-		a := call(t, "GET", h.base+"/api/v1/tags", bearer("not a key"), "")
+		a := call(t, "GET", h.Base+"/api/v1/tags", bearer("not a key"), "")
 		if a.status == 401 || a.status == 429 || a.header.Get("RateLimit-Limit") != "" {
 			t.Fatalf("with limits off: %d %v", a.status, a.header)
 		}

@@ -1,7 +1,6 @@
 package edge_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -16,9 +15,9 @@ import (
 // figures the same raw query gets the new answer, not the one its alias
 // led to before.
 func TestAnswerAliases(t *testing.T) {
-	cfg := seeded(t)
+	cfg := synthetic(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	type page struct {
@@ -27,7 +26,7 @@ func TestAnswerAliases(t *testing.T) {
 	}
 	first := func(path string) (id, etag string) {
 		t.Helper()
-		a := get(t, "GET", h.base+path)
+		a := get(t, "GET", h.Base+path)
 		var p page
 		if err := json.Unmarshal(a.body, &p); a.status != 200 || err != nil {
 			t.Fatalf("%s: %d %v", path, a.status, err)
@@ -59,28 +58,17 @@ func TestAnswerAliases(t *testing.T) {
 
 	// A listing larger than any other, then a rebuild: each raw query asked
 	// before now leads with it.
-	conn, err := analytics.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	huge := uint64(1 << 40)
 	for _, store := range []views.Store{views.Firefox, views.Edge} {
-		if err := analytics.WriteListings(context.Background(), conn, []analytics.ListingRow{{Store: store, ID: "giant",
-			Name: "Giant", CrawledAt: at, FirstSeen: at}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := analytics.WriteSnapshots(context.Background(), conn, []analytics.SnapshotRow{{Store: store, ID: "giant",
-			CrawledAt: at, Usage: &huge}}); err != nil {
-			t.Fatal(err)
-		}
+		cfg.Add(t, []analytics.ListingRow{{Store: store, ID: "giant", Name: "Giant", CrawledAt: at, FirstSeen: at}},
+			[]analytics.SnapshotRow{{Store: store, ID: "giant", CrawledAt: at, Usage: &huge}})
 	}
-	gen := h.state.Load().Replica.Info().Generation
-	if err := h.jobs.RunNow("views"); err != nil {
+	gen := h.State.Load().Replica.Info().Generation
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	if h.state.Load().Replica.Info().Generation == gen {
+	if h.State.Load().Replica.Info().Generation == gen {
 		t.Fatal("the rebuild published no new generation")
 	}
 	for _, group := range paths {

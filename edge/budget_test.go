@@ -27,7 +27,7 @@ type searchPage struct {
 // requests on a server with the default budgets are whole and cacheable.
 func TestSearchBudgets(t *testing.T) {
 	cfg := seeded(t)
-	conn, err := analytics.Open(context.Background(), cfg)
+	conn, err := analytics.Open(context.Background(), *cfg.CH)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,12 +35,12 @@ func TestSearchBudgets(t *testing.T) {
 	tight := start(t, cfg, func(c *edge.Config) { c.TextBudget, c.SearchMaxRows = time.Nanosecond, 1 })
 	roomy := start(t, cfg)
 	for _, h := range []*harness{tight, roomy} {
-		if err := h.jobs.RunNow("views"); err != nil {
+		if err := h.Jobs.RunNow("views"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var target views.Listing
-	for _, l := range tight.state.Load().Replica.OfStore(views.Firefox) {
+	for _, l := range tight.State.Load().Replica.OfStore(views.Firefox) {
 		if l.Live() {
 			target = l
 			break
@@ -63,7 +63,7 @@ func TestSearchBudgets(t *testing.T) {
 	}
 	for _, path := range searches {
 		for _, h := range []*harness{tight, roomy} {
-			a := get(t, "GET", h.base+path)
+			a := get(t, "GET", h.Base+path)
 			if a.status != 200 {
 				t.Fatalf("%s: %d %s", path, a.status, a.body)
 			}
@@ -96,9 +96,9 @@ func TestSearchBudgets(t *testing.T) {
 	// The whole answers found what they were asked: the listing by its
 	// name, its 30 freezing reviews (20 on the first page), and the
 	// listing among the review search's hits.
-	list := getOK[struct{ Listings []struct{ ID string } }](t, roomy.base+searches[0])
-	reviews := getOK[struct{ Reviews []struct{ ID string } }](t, roomy.base+searches[1])
-	hits := getOK[struct{ Hits []struct{ ID string } }](t, roomy.base+searches[2])
+	list := getOK[struct{ Listings []struct{ ID string } }](t, roomy.Base+searches[0])
+	reviews := getOK[struct{ Reviews []struct{ ID string } }](t, roomy.Base+searches[1])
+	hits := getOK[struct{ Hits []struct{ ID string } }](t, roomy.Base+searches[2])
 	if len(list.Listings) != 1 || len(reviews.Reviews) != 20 || len(hits.Hits) == 0 {
 		t.Errorf("whole answers: %d listings, %d reviews, %d hits", len(list.Listings), len(reviews.Reviews), len(hits.Hits))
 	}

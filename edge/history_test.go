@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/edgetest"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -34,9 +35,9 @@ func getHistoryPage(t *testing.T, url string) (historyPage, answer) {
 
 // dailyLatest reads a listing's snapshots straight from the table and
 // keeps each UTC day's latest crawl: the test's own expectation.
-func dailyLatest(t *testing.T, cfg analytics.Config, s views.Store, id string) map[string]analytics.Snapshot {
+func dailyLatest(t *testing.T, cfg edgetest.Dataset, s views.Store, id string) map[string]analytics.Snapshot {
 	t.Helper()
-	conn, err := analytics.Open(context.Background(), cfg)
+	conn, err := analytics.Open(context.Background(), *cfg.CH)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,12 +79,12 @@ func TestListingHistory(t *testing.T) {
 	cfg := seeded(t)
 	h := start(t, cfg)
 	for _, job := range []string{"views", "ranks"} {
-		if err := h.jobs.RunNow(job); err != nil {
+		if err := h.Jobs.RunNow(job); err != nil {
 			t.Fatal(job, err)
 		}
 	}
 	var target views.Listing
-	for _, l := range h.state.Load().Replica.All() {
+	for _, l := range h.State.Load().Replica.All() {
 		if l.Crawled() && l.Store == views.Edge {
 			if _, ok := l.Usage(); ok {
 				target = l
@@ -91,7 +92,7 @@ func TestListingHistory(t *testing.T) {
 			}
 		}
 	}
-	path := h.base + "/api/v1/listings/edge/" + target.ID + "/history"
+	path := h.Base + "/api/v1/listings/edge/" + target.ID + "/history"
 	want := dailyLatest(t, cfg, views.Edge, target.ID)
 
 	p, a := getHistoryPage(t, path)
@@ -122,7 +123,7 @@ func TestListingHistory(t *testing.T) {
 	}
 
 	// A short window ends with the data's newest day.
-	last := views.DayOf(h.state.Load().Replica.Info().ReadingsMark)
+	last := views.DayOf(h.State.Load().Replica.Info().ReadingsMark)
 	p3, _ := getHistoryPage(t, path+"?days=3")
 	if p3.Days != 3 || p3.From != (last-2).String() || len(p3.Snapshots) == 0 || len(p3.Snapshots) > 3 || p3.Snapshots[0].Day < p3.From {
 		t.Errorf("days=3: from %s, %d snapshots %v", p3.From, len(p3.Snapshots), p3.Snapshots)
@@ -133,8 +134,8 @@ func TestListingHistory(t *testing.T) {
 			t.Errorf("days=%s: no detail", bad)
 		}
 	}
-	problem(t, get(t, http.MethodGet, h.base+"/api/v1/listings/edge/no-such-listing/history"), http.StatusNotFound)
-	problem(t, get(t, http.MethodGet, h.base+"/api/v1/listings/nostore/x/history"), http.StatusNotFound)
+	problem(t, get(t, http.MethodGet, h.Base+"/api/v1/listings/edge/no-such-listing/history"), http.StatusNotFound)
+	problem(t, get(t, http.MethodGet, h.Base+"/api/v1/listings/nostore/x/history"), http.StatusNotFound)
 	if a := get(t, http.MethodPost, path); a.status != http.StatusMethodNotAllowed || a.header.Get("Allow") == "" {
 		t.Errorf("POST: %d Allow %q, want 405 with Allow", a.status, a.header.Get("Allow"))
 	}
@@ -153,7 +154,7 @@ func TestListingHistory(t *testing.T) {
 
 func TestListingHistoryTruncated(t *testing.T) {
 	cfg := seeded(t)
-	conn, err := analytics.Open(context.Background(), cfg)
+	conn, err := analytics.Open(context.Background(), *cfg.CH)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,10 +177,10 @@ func TestListingHistoryTruncated(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	p, _ := getHistoryPage(t, h.base+"/api/v1/listings/edge/busy/history?days=30")
+	p, _ := getHistoryPage(t, h.Base+"/api/v1/listings/edge/busy/history?days=30")
 	total := 0
 	for _, s := range p.Snapshots {
 		total += s.Crawls

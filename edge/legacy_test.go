@@ -22,10 +22,10 @@ func legacyHarness(t *testing.T, opts ...func(*edge.Config)) (*harness, func(str
 	t.Helper()
 	cfg := seededN(t, 1500) // more than the CSV's 1,000 rows
 	h := start(t, cfg, opts...)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := analytics.Open(context.Background(), cfg)
+	conn, err := analytics.Open(context.Background(), *cfg.CH)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +48,17 @@ func legacyHarness(t *testing.T, opts ...func(*edge.Config)) (*harness, func(str
 	return h, count
 }
 
+// legacyEdge is a server with figures built over the 1,500-listing test
+// dataset in memory, for the tests that need no SQL oracle.
+func legacyEdge(t *testing.T, opts ...func(*edge.Config)) *harness {
+	t.Helper()
+	h := start(t, syntheticN(t, 1500), opts...) // more than the CSV's 1,000 rows
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 type legacyAnswer struct {
 	Total, Page, PageSize int
 	Rows                  []map[string]any
@@ -55,7 +66,7 @@ type legacyAnswer struct {
 
 func getLegacy(t *testing.T, h *harness, query string) legacyAnswer {
 	t.Helper()
-	return getOK[legacyAnswer](t, h.base+"/api/extensions?"+query)
+	return getOK[legacyAnswer](t, h.Base+"/api/extensions?"+query)
 }
 
 var rowFields = strings.Fields(`id s n d c t p i wd cd r rc v u fs du al ic f ds sp g1 g7 g30 g365 g1p g7p g30p
@@ -150,7 +161,7 @@ func TestLegacyFiltersAgainstSQL(t *testing.T) {
 		}
 	}
 	// Unknown sort means installs.
-	a, b := get(t, "GET", h.base+"/api/extensions?sort=bogus"), get(t, "GET", h.base+"/api/extensions")
+	a, b := get(t, "GET", h.Base+"/api/extensions?sort=bogus"), get(t, "GET", h.Base+"/api/extensions")
 	if !bytes.Equal(a.body, b.body) {
 		t.Error("an unknown sort differs from installs")
 	}
@@ -168,7 +179,7 @@ func TestLegacyFiltersAgainstSQL(t *testing.T) {
 }
 
 func TestLegacyPagingAndErrors(t *testing.T) {
-	h, _ := legacyHarness(t)
+	h := legacyEdge(t)
 	if p := getLegacy(t, h, "pageSize=201"); p.PageSize != 200 || len(p.Rows) != 200 {
 		t.Errorf("pageSize 201: %d rows of %d", len(p.Rows), p.PageSize)
 	}
@@ -188,17 +199,17 @@ func TestLegacyPagingAndErrors(t *testing.T) {
 		"minInstalls=lots": "minInstalls", "minVersion=v1.2": "minVersion", "featured=yes": "featured",
 		"firstSeenBefore=yesterday": "firstSeenBefore", "minAccessLevel=0": "minAccessLevel",
 	} {
-		d := problem(t, get(t, "GET", h.base+"/api/extensions?"+query), http.StatusBadRequest)
+		d := problem(t, get(t, "GET", h.Base+"/api/extensions?"+query), http.StatusBadRequest)
 		if !strings.HasPrefix(d, param+":") {
 			t.Errorf("?%s: detail %q does not name %s", query, d, param)
 		}
 	}
-	problem(t, get(t, "GET", h.base+"/api/categories?platform=9"), http.StatusBadRequest)
+	problem(t, get(t, "GET", h.Base+"/api/categories?platform=9"), http.StatusBadRequest)
 }
 
 func TestLegacyCSV(t *testing.T) {
-	h, _ := legacyHarness(t)
-	a := get(t, "GET", h.base+"/api/extensions.csv?platform=2&sort=name&dir=asc")
+	h := legacyEdge(t)
+	a := get(t, "GET", h.Base+"/api/extensions.csv?platform=2&sort=name&dir=asc")
 	if a.status != 200 || !strings.HasPrefix(a.header.Get("Content-Type"), "text/csv") ||
 		!strings.Contains(a.header.Get("Content-Disposition"), `filename="extensions-firefox-`) {
 		t.Fatalf("csv: %d %v", a.status, a.header)
@@ -226,7 +237,7 @@ func TestLegacyCSV(t *testing.T) {
 		}
 	}
 	// Quoting survives commas, quotes, newlines and non-Latin text.
-	all := get(t, "GET", h.base+"/api/extensions.csv?includeDelisted=true&sort=name")
+	all := get(t, "GET", h.Base+"/api/extensions.csv?includeDelisted=true&sort=name")
 	recs, err = csv.NewReader(bytes.NewReader(all.body[3:])).ReadAll()
 	if err != nil {
 		t.Fatalf("csv with awkward names: %v", err)
@@ -237,15 +248,15 @@ func TestLegacyCSV(t *testing.T) {
 }
 
 func TestLegacyCaching(t *testing.T) {
-	h, _ := legacyHarness(t)
+	h := legacyEdge(t)
 	for _, path := range []string{"/api/extensions?platform=1", "/api/extensions.csv", "/api/summary", "/api/categories", "/api/categories?platform=2", "/api/permissions"} {
-		a := get(t, "GET", h.base+path)
+		a := get(t, "GET", h.Base+path)
 		etag := a.header.Get("ETag")
 		if a.status != 200 || !strings.HasPrefix(etag, `W/"`) || a.header.Get("Cache-Control") != "public, max-age=60, stale-while-revalidate=300" {
 			t.Fatalf("%s: %d etag %q cache %q", path, a.status, etag, a.header.Get("Cache-Control"))
 		}
 		for _, inm := range []string{etag, strings.TrimPrefix(etag, "W/"), `"nope", ` + etag, "*"} {
-			req, _ := http.NewRequest("GET", h.base+path, nil)
+			req, _ := http.NewRequest("GET", h.Base+path, nil)
 			req.Header.Set("If-None-Match", inm)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -256,21 +267,21 @@ func TestLegacyCaching(t *testing.T) {
 				t.Errorf("%s If-None-Match %s: %d", path, inm, resp.StatusCode)
 			}
 		}
-		req, _ := http.NewRequest("GET", h.base+path, nil)
+		req, _ := http.NewRequest("GET", h.Base+path, nil)
 		req.Header.Set("If-None-Match", `W/"other"`)
 		if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
 			t.Errorf("%s with another ETag: %v", path, resp.StatusCode)
 		}
 	}
 	var sum map[string]any
-	json.Unmarshal(get(t, "GET", h.base+"/api/summary").body, &sum)
+	json.Unmarshal(get(t, "GET", h.Base+"/api/summary").body, &sum)
 	for _, k := range []string{"known", "crawled", "delisted", "live", "rated", "noVersionKey", "snapshots", "pending", "platforms", "buckets", "cats", "years"} {
 		if _, ok := sum[k]; !ok {
 			t.Errorf("summary lacks %s", k)
 		}
 	}
 	var perms []map[string]any
-	json.Unmarshal(get(t, "GET", h.base+"/api/permissions").body, &perms)
+	json.Unmarshal(get(t, "GET", h.Base+"/api/permissions").body, &perms)
 	if len(perms) == 0 || perms[0]["permission"] == nil || perms[0]["count"] == nil {
 		t.Errorf("permissions %v", perms)
 	}
@@ -279,11 +290,11 @@ func TestLegacyCaching(t *testing.T) {
 func TestLegacyFairUse(t *testing.T) {
 	trusted, _ := clientip.ParsePrefixes("127.0.0.1")
 	exempt, _ := clientip.ParsePrefixes("203.0.113.0/24")
-	h, _ := legacyHarness(t, func(c *edge.Config) {
+	h := legacyEdge(t, func(c *edge.Config) {
 		c.FairUseRate, c.FairUseBurst, c.TrustedProxies, c.FairUseExempt = 0.01, 3, trusted, exempt
 	})
 	from := func(xff string) int {
-		req, _ := http.NewRequest("GET", h.base+"/api/summary", nil)
+		req, _ := http.NewRequest("GET", h.Base+"/api/summary", nil)
 		if xff != "" {
 			req.Header.Set("X-Forwarded-For", xff)
 		}
@@ -318,7 +329,7 @@ func TestLegacyFairUse(t *testing.T) {
 		}
 	}
 	// The v1 API is not under the legacy fair use.
-	if a := get(t, "GET", h.base+"/api/v1/categories/chrome"); a.status != 200 {
+	if a := get(t, "GET", h.Base+"/api/v1/categories/chrome"); a.status != 200 {
 		t.Errorf("v1 limited by legacy fair use: %d", a.status)
 	}
 }

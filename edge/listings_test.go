@@ -1,7 +1,6 @@
 package edge_test
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -24,17 +23,17 @@ type listPage struct {
 
 func getList(t *testing.T, h *harness, query string) listPage {
 	t.Helper()
-	return getOK[listPage](t, h.base+"/api/v1/listings?"+query)
+	return getOK[listPage](t, h.Base+"/api/v1/listings?"+query)
 }
 
 func TestV1Listings(t *testing.T) {
-	cfg := seeded(t)
+	cfg := synthetic(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	live := 0
-	for _, l := range h.state.Load().Replica.All() {
+	for _, l := range h.State.Load().Replica.All() {
 		if l.Live() {
 			live++
 		}
@@ -76,7 +75,7 @@ func TestV1Listings(t *testing.T) {
 		}
 	}
 	// Filters.
-	tag := h.state.Load().Figures.Topics()[0].Slug
+	tag := h.State.Load().Figures.Topics()[0].Slug
 	for _, l := range getList(t, h, "tag="+tag+"&limit=100").Listings {
 		if !strings.Contains(strings.Join(l.Topics, ","), tag) {
 			t.Fatalf("tag filter let through %v", l.Topics)
@@ -91,11 +90,11 @@ func TestV1Listings(t *testing.T) {
 	// Cursor rules.
 	first := getList(t, h, "store=chrome&limit=5")
 	cur := url.QueryEscape(*first.NextCursor)
-	if d := problem(t, get(t, "GET", h.base+"/api/v1/listings?store=chrome&limit=6&cursor="+cur), http.StatusBadRequest); !strings.Contains(d, "limit=5") {
+	if d := problem(t, get(t, "GET", h.Base+"/api/v1/listings?store=chrome&limit=6&cursor="+cur), http.StatusBadRequest); !strings.Contains(d, "limit=5") {
 		t.Errorf("cursor with another limit: %q", d)
 	}
-	problem(t, get(t, "GET", h.base+"/api/v1/listings?store=edge&limit=5&cursor="+cur), http.StatusBadRequest)
-	problem(t, get(t, "GET", h.base+"/api/v1/listings?cursor=garbage"), http.StatusBadRequest)
+	problem(t, get(t, "GET", h.Base+"/api/v1/listings?store=edge&limit=5&cursor="+cur), http.StatusBadRequest)
+	problem(t, get(t, "GET", h.Base+"/api/v1/listings?cursor=garbage"), http.StatusBadRequest)
 	if next := getList(t, h, "store=chrome&cursor="+cur); len(next.Listings) != 5 || next.Listings[0].ID == first.Listings[0].ID {
 		t.Error("a cursor without limit keeps its own page size")
 	}
@@ -103,7 +102,7 @@ func TestV1Listings(t *testing.T) {
 		"minSize=5": "minSize", "sort=rankclimb": "sort=rankclimb", "q=a": "q", "limit=0": "limit", "limit=101": "limit",
 		"sort=best": "sort", "store=safari": "store", "order=up": "order", "store=edge&maxSize=-1": "maxSize",
 	} {
-		if d := problem(t, get(t, "GET", h.base+"/api/v1/listings?"+query), http.StatusBadRequest); !strings.HasPrefix(d, param) {
+		if d := problem(t, get(t, "GET", h.Base+"/api/v1/listings?"+query), http.StatusBadRequest); !strings.HasPrefix(d, param) {
 			t.Errorf("?%s: detail %q does not start with %s", query, d, param)
 		}
 	}
@@ -127,9 +126,9 @@ func TestV1Listings(t *testing.T) {
 // than any other appears in the rebuild: it leads the first page now, and
 // the cursor's page is the one it was before, not shifted by one.
 func TestV1ListingsCursorAcrossRebuild(t *testing.T) {
-	cfg := seeded(t)
+	cfg := synthetic(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	ids := func(p listPage) []string {
@@ -146,26 +145,15 @@ func TestV1ListingsCursorAcrossRebuild(t *testing.T) {
 	next := "store=firefox&limit=5&cursor=" + url.QueryEscape(*first.NextCursor)
 	before := ids(getList(t, h, next))
 
-	conn, err := analytics.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	huge := uint64(1 << 40)
-	if err := analytics.WriteListings(context.Background(), conn, []analytics.ListingRow{{Store: views.Firefox, ID: "giant",
-		Name: "Giant", CrawledAt: at, FirstSeen: at}}); err != nil {
+	cfg.Add(t, []analytics.ListingRow{{Store: views.Firefox, ID: "giant", Name: "Giant", CrawledAt: at, FirstSeen: at}},
+		[]analytics.SnapshotRow{{Store: views.Firefox, ID: "giant", CrawledAt: at, Usage: &huge}})
+	gen := h.State.Load().Replica.Info().Generation
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	if err := analytics.WriteSnapshots(context.Background(), conn, []analytics.SnapshotRow{{Store: views.Firefox, ID: "giant",
-		CrawledAt: at, Usage: &huge}}); err != nil {
-		t.Fatal(err)
-	}
-	gen := h.state.Load().Replica.Info().Generation
-	if err := h.jobs.RunNow("views"); err != nil {
-		t.Fatal(err)
-	}
-	if h.state.Load().Replica.Info().Generation == gen {
+	if h.State.Load().Replica.Info().Generation == gen {
 		t.Fatal("the rebuild published no new generation")
 	}
 	if got := ids(getList(t, h, "store=firefox&limit=5")); got[0] != "giant" {

@@ -118,17 +118,17 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 	cold := start(t, cfg) // never loaded: its background figures answer 503
 	h := start(t, cfg)
 	for _, job := range []string{"views", "editions", "ranks"} {
-		if err := h.jobs.RunNow(job); err != nil {
+		if err := h.Jobs.RunNow(job); err != nil {
 			t.Fatal(err)
 		}
 	}
-	a := get(t, "GET", h.base+"/api/v1/openapi.json")
+	a := get(t, "GET", h.Base+"/api/v1/openapi.json")
 	if a.status != 200 || a.header.Get("Content-Type") != "application/json" || !strings.HasPrefix(a.header.Get("ETag"), `W/"`) {
 		t.Fatalf("openapi.json: %d %v", a.status, a.header)
 	}
 	v := openapiValidator(t, a.body)
 
-	st := h.state.Load()
+	st := h.State.Load()
 	f := st.Figures
 	var firefox, chrome views.Listing
 	for _, l := range st.Replica.OfStore(views.Firefox) {
@@ -140,7 +140,7 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 	chrome = st.Replica.OfStore(views.Chrome)[0]
 	tag := f.Topics()[0].Slug
 	category := f.Categories(views.Chrome)[0].Name
-	week := h.editions.Load().Latest().Week
+	week := h.Editions.Load().Latest().Week
 	name := []rune(firefox.Name)
 
 	paths := []string{
@@ -232,30 +232,30 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		return resp.StatusCode
 	}
 	for _, p := range paths {
-		validate(h.base, p, nil)
+		validate(h.Base, p, nil)
 	}
 	// 304 with the answer's ETag.
-	etag := get(t, "GET", h.base+"/api/v1/stores/chrome/stats").header.Get("ETag")
-	if code := validate(h.base, "/stores/chrome/stats", http.Header{"If-None-Match": {etag}}); code != 304 {
+	etag := get(t, "GET", h.Base+"/api/v1/stores/chrome/stats").header.Get("ETag")
+	if code := validate(h.Base, "/stores/chrome/stats", http.Header{"If-None-Match": {etag}}); code != 304 {
 		t.Errorf("revalidation: %d", code)
 	}
 	// 503 before the background figures exist.
 	for _, p := range []string{"/categories/chrome", "/stores/chrome/stats", "/week", "/listings"} {
-		if code := validate(cold.base, p, nil); code != 503 {
+		if code := validate(cold.Base, p, nil); code != 503 {
 			t.Errorf("cold %s: %d", p, code)
 		}
 	}
 	// Keys and limits: 401 for a wrong key, 400 for a key in the URL, 429
 	// past the minute's limit.
-	if code := validate(h.base, "/tags", http.Header{"Authorization": {"Bearer wrong"}}); code != 401 {
+	if code := validate(h.Base, "/tags", http.Header{"Authorization": {"Bearer wrong"}}); code != 401 {
 		t.Errorf("wrong key: %d", code)
 	}
-	if code := validate(h.base, "/tags?api_key=x", nil); code != 400 {
+	if code := validate(h.Base, "/tags?api_key=x", nil); code != 400 {
 		t.Errorf("key in the URL: %d", code)
 	}
 	tight := start(t, cfg, withLimits(limits.Policy{PerMinute: 1, PerDay: 100}, limits.Policy{PerMinute: 1, PerDay: 100}))
-	validate(tight.base, "/tags", nil)
-	if code := validate(tight.base, "/tags", nil); code != 429 {
+	validate(tight.Base, "/tags", nil)
+	if code := validate(tight.Base, "/tags", nil); code != 429 {
 		t.Errorf("past the minute: %d", code)
 	}
 	for _, p := range []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",

@@ -26,11 +26,11 @@ type reviewsPage struct {
 func TestListingReviews(t *testing.T) {
 	cfg := seeded(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	var target, chrome *views.Listing
-	for _, l := range h.state.Load().Replica.All() {
+	for _, l := range h.State.Load().Replica.All() {
 		if l.Crawled() && l.Store == views.Firefox && target == nil {
 			target = &l
 		}
@@ -38,7 +38,7 @@ func TestListingReviews(t *testing.T) {
 			chrome = &l
 		}
 	}
-	conn, err := analytics.Open(context.Background(), cfg)
+	conn, err := analytics.Open(context.Background(), *cfg.CH)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestListingReviews(t *testing.T) {
 	}
 	slices.SortFunc(all, func(a, b rv) int { return cmp.Or(b.posted.Compare(a.posted), cmp.Compare(b.id, a.id)) })
 
-	path := h.base + "/api/v1/listings/firefox/" + target.ID + "/reviews"
+	path := h.Base + "/api/v1/listings/firefox/" + target.ID + "/reviews"
 	fetch := func(query string) reviewsPage {
 		t.Helper()
 		a := get(t, "GET", path+query)
@@ -143,8 +143,8 @@ func TestListingReviews(t *testing.T) {
 	problem(t, get(t, "GET", path+"?stars=positive&cursor="+url.QueryEscape(*first.NextCursor)), http.StatusBadRequest)
 	problem(t, get(t, "GET", path+"?cursor=nonsense"), http.StatusBadRequest)
 	problem(t, get(t, "GET", path+"?stars=great"), http.StatusBadRequest)
-	problem(t, get(t, "GET", h.base+"/api/v1/listings/firefox/no-such-listing/reviews"), http.StatusNotFound)
-	a := get(t, "GET", h.base+"/api/v1/listings/chrome/"+chrome.ID+"/reviews")
+	problem(t, get(t, "GET", h.Base+"/api/v1/listings/firefox/no-such-listing/reviews"), http.StatusNotFound)
+	a := get(t, "GET", h.Base+"/api/v1/listings/chrome/"+chrome.ID+"/reviews")
 	var cp reviewsPage
 	json.Unmarshal(a.body, &cp)
 	if a.status != 200 || cp.ReviewsCollected || cp.Reviews == nil || len(cp.Reviews) != 0 || cp.NextCursor != nil {

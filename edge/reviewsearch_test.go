@@ -28,23 +28,23 @@ type reviewSearchPage struct {
 func TestReviewSearch(t *testing.T) {
 	cfg := seeded(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	var firefox []views.Listing
-	for _, l := range h.state.Load().Replica.OfStore(views.Firefox) {
+	for _, l := range h.State.Load().Replica.OfStore(views.Firefox) {
 		if l.Live() {
 			firefox = append(firefox, l)
 		}
 	}
 	var apple views.Listing
-	for _, l := range h.state.Load().Replica.OfStore(views.Apple) {
+	for _, l := range h.State.Load().Replica.OfStore(views.Apple) {
 		if l.Live() {
 			apple = l
 			break
 		}
 	}
-	conn, err := analytics.Open(context.Background(), cfg)
+	conn, err := analytics.Open(context.Background(), *cfg.CH)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestReviewSearch(t *testing.T) {
 	if err := analytics.WriteReviews(context.Background(), conn, rows); err != nil {
 		t.Fatal(err)
 	}
-	base := h.base + "/api/v1/reviews/search?"
+	base := h.Base + "/api/v1/reviews/search?"
 	search := func(params url.Values) (reviewSearchPage, answer) {
 		t.Helper()
 		a := get(t, http.MethodGet, base+params.Encode())
@@ -225,7 +225,7 @@ func TestReviewSearch(t *testing.T) {
 func TestReviewSearchCategoryBeforeFigures(t *testing.T) {
 	cfg := seeded(t)
 	h := start(t, cfg)
-	conn, err := analytics.Open(context.Background(), cfg)
+	conn, err := analytics.Open(context.Background(), *cfg.CH)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,8 +234,8 @@ func TestReviewSearchCategoryBeforeFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.state.Publish(&views.State{Replica: r}) // the replica, before its figures
-	base := h.base + "/api/v1/reviews/search?"
+	h.State.Publish(&views.State{Replica: r}) // the replica, before its figures
+	base := h.Base + "/api/v1/reviews/search?"
 	a := get(t, http.MethodGet, base+url.Values{"q": {"good"}, "store": {"firefox"}, "category": {"Tools"}}.Encode())
 	problem(t, a, http.StatusServiceUnavailable)
 	if a.header.Get("Retry-After") != "60" {

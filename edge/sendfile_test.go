@@ -16,12 +16,12 @@ import (
 // the right Content-Length, under concurrent requests too; HEAD and 304
 // carry no body.
 func TestLargeAnswersSentWhole(t *testing.T) {
-	h := start(t, seeded(t))
-	if err := h.jobs.RunNow("views"); err != nil {
+	h := start(t, synthetic(t))
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{"/api/extensions?platform=0&pageSize=200", "/api/v1/listings?limit=100"} {
-		first := get(t, "GET", h.base+path)
+		first := get(t, "GET", h.Base+path)
 		if first.status != 200 || len(first.body) < 64<<10 {
 			t.Fatalf("%s: %d, %d bytes (want a large answer)", path, first.status, len(first.body))
 		}
@@ -33,7 +33,7 @@ func TestLargeAnswersSentWhole(t *testing.T) {
 		for range 16 {
 			wg.Go(func() {
 				for range 8 {
-					resp, err := http.Get(h.base + path)
+					resp, err := http.Get(h.Base + path)
 					if err != nil {
 						t.Error(err)
 						return
@@ -48,11 +48,11 @@ func TestLargeAnswersSentWhole(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		head := get(t, "HEAD", h.base+path)
+		head := get(t, "HEAD", h.Base+path)
 		if head.status != 200 || len(head.body) != 0 || head.header.Get("Content-Length") != strconv.Itoa(len(first.body)) {
 			t.Errorf("%s HEAD: %d, %d bytes, Content-Length %q", path, head.status, len(head.body), head.header.Get("Content-Length"))
 		}
-		req, _ := http.NewRequest("GET", h.base+path, nil)
+		req, _ := http.NewRequest("GET", h.Base+path, nil)
 		req.Header.Set("If-None-Match", first.header.Get("ETag"))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

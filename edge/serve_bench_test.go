@@ -20,11 +20,11 @@ import (
 // and allocates nothing, so allocs/op are the server's per request.
 func BenchmarkServeLoopback(b *testing.B) {
 	high := limits.Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
-	h := start(b, seeded(b), withLimits(high, high), func(c *edge.Config) { c.FairUseRate = 0 })
-	if err := h.jobs.RunNow("views"); err != nil {
+	h := start(b, synthetic(b), withLimits(high, high), func(c *edge.Config) { c.FairUseRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
 		b.Fatal(err)
 	}
-	addr := strings.TrimPrefix(h.base, "http://")
+	addr := strings.TrimPrefix(h.Base, "http://")
 	for _, path := range []string{"/api/v1/categories/chrome", "/api/v1/listings", "/api/summary", "/api/extensions?platform=0"} {
 		b.Run(strings.TrimPrefix(path, "/api/"), func(b *testing.B) {
 			conn, err := net.Dial("tcp", addr)

@@ -5,19 +5,16 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/edge"
-	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/edgetest"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -26,92 +23,44 @@ var srv *chtest.Server
 func TestMain(m *testing.M) { chtest.Main(m, &srv) }
 
 // harness is a running edge server with its jobs, on a loopback port.
-type harness struct {
-	base     string
-	state    *views.Published[views.State]
-	editions *views.Published[views.Editions]
-	jobs     *cron.Runner
-	server   *edge.Server
-	stop     func() error
-}
+type harness = edgetest.Harness
 
-func start(t testing.TB, ch analytics.Config, opts ...func(*edge.Config)) *harness {
+// start starts an edge over d (see edgetest.Start).
+func start(t testing.TB, d edgetest.Dataset, opts ...func(*edge.Config)) *harness {
 	t.Helper()
-	return startLogged(t, ch, slog.New(slog.DiscardHandler), opts...)
+	return edgetest.Start(t, d, nil, opts...)
 }
 
 // startLogged is start with the server's log going to log.
-func startLogged(t testing.TB, ch analytics.Config, log *slog.Logger, opts ...func(*edge.Config)) *harness {
+func startLogged(t testing.TB, d edgetest.Dataset, log *slog.Logger, opts ...func(*edge.Config)) *harness {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	db := analytics.NewLazy(ch)
-	h := &harness{state: &views.Published[views.State]{}}
-	h.jobs = cron.New(ctx, log, cron.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond})
-	vb := cron.NewViews(db, h.state, log)
-	for _, j := range []cron.Job{vb.FullJob("@every 1h"), vb.RefreshJob("@every 1h")} {
-		if err := h.jobs.Add(j); err != nil {
-			t.Fatal(err)
-		}
-	}
-	h.editions = &views.Published[views.Editions]{}
-	if err := h.jobs.Add(cron.EditionsJob(db, h.editions, "@every 1h", 260, log)); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.jobs.Add(cron.RanksJob(db, "@every 1h", log)); err != nil {
-		t.Fatal(err)
-	}
-	cfg := edge.DefaultConfig()
-	cfg.FairUseRate = 0 // these tests make many requests; fair use has its own test
-	// and so do the v1 limits
-	cfg.Limits.Anonymous = limits.Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
-	cfg.Limits.Keyed = limits.Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
-	cfg.Limits.SearchSlots, cfg.Limits.SearchRate = 64, 0
-	cfg.KeysEvery, cfg.UsageEvery = 100*time.Millisecond, 100*time.Millisecond
-	for _, o := range opts {
-		o(&cfg)
-	}
-	s, err := edge.New(cfg, edge.Sources{State: h.state, Editions: h.editions, Jobs: h.jobs.Status, DB: db}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.server = s
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.base = "http://" + ln.Addr().String()
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln) }()
-	var stopped bool
-	h.stop = func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		err := <-done
-		h.jobs.Stop()
-		db.Close()
-		return err
-	}
-	t.Cleanup(func() { h.stop() })
-	return h
+	return edgetest.Start(t, d, log, opts...)
 }
 
-func seeded(t testing.TB) analytics.Config { return seededN(t, 800) }
+// synthetic returns the test dataset of 800 listings in memory: the edge
+// answers every figure without ClickHouse.
+func synthetic(t testing.TB) edgetest.Dataset { return syntheticN(t, 800) }
+
+// syntheticN is synthetic with n listings.
+func syntheticN(t testing.TB, n int) edgetest.Dataset {
+	t.Helper()
+	return edgetest.Memory(edgetest.Seed(n))
+}
+
+// seeded returns a ClickHouse database seeded with the test dataset of
+// 800 listings, for the tests that need ClickHouse-backed reads.
+func seeded(t testing.TB) edgetest.Dataset { return seededN(t, 800) }
 
 // seededN returns a database seeded with n listings and 15 days of history
 // ending 2026-03-01.
-func seededN(t testing.TB, n int) analytics.Config {
+func seededN(t testing.TB, n int) edgetest.Dataset {
 	t.Helper()
 	srv := chtest.Need(t, srv)
 	cfg, conn := srv.Migrated(t)
-	o := seed.Options{Seed: 5, Listings: n, Days: 15, ReviewsPerListing: 1,
-		End: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
-	if _, err := seed.Write(context.Background(), conn, o, seed.WriteOptions{}); err != nil {
+	if _, err := seed.Write(context.Background(), conn, edgetest.Seed(n), seed.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return cfg
+	return edgetest.Dataset{CH: &cfg}
 }
 
 type answer struct {
@@ -176,22 +125,22 @@ func problem(t *testing.T, a answer, status int) string {
 }
 
 func TestReadinessFollowsTheReplica(t *testing.T) {
-	cfg := seeded(t)
+	cfg := synthetic(t)
 	h := start(t, cfg)
 
-	if a := get(t, "GET", h.base+"/healthz"); a.status != 200 {
+	if a := get(t, "GET", h.Base+"/healthz"); a.status != 200 {
 		t.Fatalf("healthz %d", a.status)
 	}
-	a := get(t, "GET", h.base+"/readyz")
+	a := get(t, "GET", h.Base+"/readyz")
 	if a.status != http.StatusServiceUnavailable {
 		t.Fatalf("readyz before load: %d %s", a.status, a.body)
 	}
-	problem(t, get(t, "GET", h.base+"/api/v1/listings/chrome/x"), http.StatusServiceUnavailable)
+	problem(t, get(t, "GET", h.Base+"/api/v1/listings/chrome/x"), http.StatusServiceUnavailable)
 
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	a = get(t, "GET", h.base+"/readyz")
+	a = get(t, "GET", h.Base+"/readyz")
 	if a.status != 200 {
 		t.Fatalf("readyz after load: %d %s", a.status, a.body)
 	}
@@ -217,19 +166,19 @@ func TestReadinessFollowsTheReplica(t *testing.T) {
 }
 
 func TestListingRead(t *testing.T) {
-	cfg := seeded(t)
+	cfg := synthetic(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	st := h.state.Load()
+	st := h.State.Load()
 	checked := 0
 	for _, store := range views.Stores {
 		for _, l := range st.Replica.OfStore(store) {
 			if !l.Crawled() {
 				continue
 			}
-			a := get(t, "GET", h.base+"/api/v1/listings/"+store.String()+"/"+l.ID)
+			a := get(t, "GET", h.Base+"/api/v1/listings/"+store.String()+"/"+l.ID)
 			if a.status != 200 || !strings.HasPrefix(a.header.Get("Content-Type"), "application/json") {
 				t.Fatalf("%s/%s: %d %s", store, l.ID, a.status, a.body)
 			}
@@ -269,9 +218,9 @@ func jsonEqual(a, b any) bool {
 }
 
 func TestNotFoundAndMethods(t *testing.T) {
-	cfg := seeded(t)
+	cfg := synthetic(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -284,14 +233,14 @@ func TestNotFoundAndMethods(t *testing.T) {
 		{"/api/v1/nothing-here", "nothing at"},
 		{"/nowhere", "nothing at"},
 	} {
-		d := problem(t, get(t, "GET", h.base+c.path), http.StatusNotFound)
+		d := problem(t, get(t, "GET", h.Base+c.path), http.StatusNotFound)
 		if !strings.Contains(d, c.want) {
 			t.Errorf("%s: detail %q does not say %q", c.path, d, c.want)
 		}
 	}
 	// A listing that is known but has never been read.
 	var pending *views.Listing
-	for _, l := range h.state.Load().Replica.All() {
+	for _, l := range h.State.Load().Replica.All() {
 		if !l.Crawled() {
 			pending = &l
 			break
@@ -300,51 +249,51 @@ func TestNotFoundAndMethods(t *testing.T) {
 	if pending == nil {
 		t.Fatal("the seeded data has no never-read listing")
 	}
-	d := problem(t, get(t, "GET", h.base+"/api/v1/listings/"+pending.Store.String()+"/"+pending.ID), http.StatusNotFound)
+	d := problem(t, get(t, "GET", h.Base+"/api/v1/listings/"+pending.Store.String()+"/"+pending.ID), http.StatusNotFound)
 	if !strings.Contains(d, "not read yet") {
 		t.Errorf("never-read listing: detail %q", d)
 	}
 	for _, m := range []string{"POST", "PUT", "DELETE", "PATCH"} {
-		a := get(t, m, h.base+"/api/v1/listings/chrome/abc")
+		a := get(t, m, h.Base+"/api/v1/listings/chrome/abc")
 		problem(t, a, http.StatusMethodNotAllowed)
 		if allow := a.header.Get("Allow"); !strings.Contains(allow, "GET") {
 			t.Errorf("%s: Allow %q", m, allow)
 		}
 	}
-	if a := get(t, "HEAD", h.base+"/healthz"); a.status != 200 || len(a.body) != 0 {
+	if a := get(t, "HEAD", h.Base+"/healthz"); a.status != 200 || len(a.body) != 0 {
 		t.Errorf("HEAD healthz: %d, %d bytes", a.status, len(a.body))
 	}
 }
 
 func TestGracefulStop(t *testing.T) {
-	cfg := seeded(t)
+	cfg := synthetic(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.stop(); err != nil {
+	if err := h.Stop(); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
-	if _, err := http.Get(h.base + "/healthz"); err == nil {
+	if _, err := http.Get(h.Base + "/healthz"); err == nil {
 		t.Fatal("still answering after stop")
 	}
 }
 
 func TestBackgroundFiguresAnswer503UntilBuilt(t *testing.T) {
-	cfg := seeded(t)
+	cfg := synthetic(t)
 	h := start(t, cfg)
 	paths := []string{"/api/v1/categories/chrome", "/api/v1/stores/edge/stats", "/api/v1/week", "/api/v1/week/2026-W05"}
 	for _, p := range paths {
-		a := get(t, "GET", h.base+p)
+		a := get(t, "GET", h.Base+p)
 		problem(t, a, http.StatusServiceUnavailable)
 		if ra := a.header.Get("Retry-After"); ra != "60" {
 			t.Errorf("%s: Retry-After %q, want 60", p, ra)
 		}
 	}
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	a := get(t, "GET", h.base+"/api/v1/categories/chrome")
+	a := get(t, "GET", h.Base+"/api/v1/categories/chrome")
 	var cats struct {
 		Store      string
 		Categories []views.CategoryCount
@@ -352,15 +301,15 @@ func TestBackgroundFiguresAnswer503UntilBuilt(t *testing.T) {
 	if err := json.Unmarshal(a.body, &cats); a.status != 200 || err != nil || cats.Store != "chrome" || len(cats.Categories) == 0 {
 		t.Fatalf("categories after build: %d %s", a.status, a.body)
 	}
-	if a := get(t, "GET", h.base+"/api/v1/stores/edge/stats"); a.status != 200 || !strings.Contains(string(a.body), `"store":"edge"`) {
+	if a := get(t, "GET", h.Base+"/api/v1/stores/edge/stats"); a.status != 200 || !strings.Contains(string(a.body), `"store":"edge"`) {
 		t.Fatalf("stats after build: %d %s", a.status, a.body)
 	}
 	// Editions have their own job: still 503 until it runs.
-	problem(t, get(t, "GET", h.base+"/api/v1/week"), http.StatusServiceUnavailable)
-	if err := h.jobs.RunNow("editions"); err != nil {
+	problem(t, get(t, "GET", h.Base+"/api/v1/week"), http.StatusServiceUnavailable)
+	if err := h.Jobs.RunNow("editions"); err != nil {
 		t.Fatal(err)
 	}
-	a = get(t, "GET", h.base+"/api/v1/week")
+	a = get(t, "GET", h.Base+"/api/v1/week")
 	var e views.Edition
 	if err := json.Unmarshal(a.body, &e); a.status != 200 || err != nil || len(e.Stores) != 5 {
 		t.Fatalf("latest week: %d %s", a.status, a.body)
@@ -369,24 +318,24 @@ func TestBackgroundFiguresAnswer503UntilBuilt(t *testing.T) {
 	if e.Week != "2026-W08" {
 		t.Errorf("latest edition %s, want 2026-W08", e.Week)
 	}
-	if a := get(t, "GET", h.base+"/api/v1/week/"+e.Week); a.status != 200 {
+	if a := get(t, "GET", h.Base+"/api/v1/week/"+e.Week); a.status != 200 {
 		t.Errorf("week by id: %d", a.status)
 	}
-	if d := problem(t, get(t, "GET", h.base+"/api/v1/week/2026-W5"), http.StatusBadRequest); !strings.Contains(d, "<yyyy>-W<ww>") {
+	if d := problem(t, get(t, "GET", h.Base+"/api/v1/week/2026-W5"), http.StatusBadRequest); !strings.Contains(d, "<yyyy>-W<ww>") {
 		t.Errorf("malformed week detail %q", d)
 	}
-	problem(t, get(t, "GET", h.base+"/api/v1/week/2027-W53"), http.StatusBadRequest)
-	problem(t, get(t, "GET", h.base+"/api/v1/week/2020-W10"), http.StatusNotFound)
-	problem(t, get(t, "GET", h.base+"/api/v1/categories/safari"), http.StatusNotFound)
+	problem(t, get(t, "GET", h.Base+"/api/v1/week/2027-W53"), http.StatusBadRequest)
+	problem(t, get(t, "GET", h.Base+"/api/v1/week/2020-W10"), http.StatusNotFound)
+	problem(t, get(t, "GET", h.Base+"/api/v1/categories/safari"), http.StatusNotFound)
 }
 
 func TestMetrics(t *testing.T) {
 	cfg := seeded(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	a := get(t, "GET", h.base+"/metrics")
+	a := get(t, "GET", h.Base+"/metrics")
 	body := string(a.body)
 	for _, want := range []string{`edge_job_runs_total{job="views"} 1`, `edge_views_generation 2`,
 		`edge_figures_ready 1`, `edge_listings{store="chrome"}`, `edge_job_failures_total{job="editions"} 0`, "go_goroutines",
@@ -399,19 +348,19 @@ func TestMetrics(t *testing.T) {
 	// Requests are counted by route pattern and status and timed by route;
 	// an unknown address counts as unmatched; the answer cache counts its
 	// hits and misses.
-	first := get(t, "GET", h.base+"/api/v1/categories/firefox")
-	get(t, "GET", h.base+"/api/v1/categories/firefox")
-	req, _ := http.NewRequest("GET", h.base+"/api/v1/categories/firefox", nil)
+	first := get(t, "GET", h.Base+"/api/v1/categories/firefox")
+	get(t, "GET", h.Base+"/api/v1/categories/firefox")
+	req, _ := http.NewRequest("GET", h.Base+"/api/v1/categories/firefox", nil)
 	req.Header.Set("If-None-Match", first.header.Get("ETag"))
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 304 {
 		t.Fatalf("revalidation: %v %v", resp, err)
 	} else {
 		resp.Body.Close()
 	}
-	problem(t, get(t, "GET", h.base+"/api/v1/categories/safari"), http.StatusNotFound)
-	problem(t, get(t, "GET", h.base+"/api/v1/nowhere"), http.StatusNotFound)
-	problem(t, get(t, "GET", h.base+"/api/v1/listings?limit=0"), http.StatusBadRequest)
-	body = string(get(t, "GET", h.base+"/metrics").body)
+	problem(t, get(t, "GET", h.Base+"/api/v1/categories/safari"), http.StatusNotFound)
+	problem(t, get(t, "GET", h.Base+"/api/v1/nowhere"), http.StatusNotFound)
+	problem(t, get(t, "GET", h.Base+"/api/v1/listings?limit=0"), http.StatusBadRequest)
+	body = string(get(t, "GET", h.Base+"/metrics").body)
 	for _, want := range []string{
 		`edge_http_requests_total{route="/api/v1/categories/:store",status="200"} 2`,
 		`edge_http_requests_total{route="/api/v1/categories/:store",status="304"} 1`,
@@ -450,22 +399,22 @@ func metricValue(t *testing.T, body, name string) float64 {
 }
 
 func TestV1AnswersCarryETags(t *testing.T) {
-	cfg := seeded(t)
+	cfg := synthetic(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.jobs.RunNow("editions"); err != nil {
+	if err := h.Jobs.RunNow("editions"); err != nil {
 		t.Fatal(err)
 	}
-	l := h.state.Load().Replica.OfStore(views.Edge)[3]
+	l := h.State.Load().Replica.OfStore(views.Edge)[3]
 	for _, path := range []string{"/api/v1/listings/edge/" + l.ID, "/api/v1/categories/edge", "/api/v1/stores/edge/stats", "/api/v1/week"} {
-		a := get(t, "GET", h.base+path)
+		a := get(t, "GET", h.Base+path)
 		etag := a.header.Get("ETag")
 		if a.status != 200 || !strings.HasPrefix(etag, `W/"`) || a.header.Get("Cache-Control") != "private, max-age=60" {
 			t.Fatalf("%s: %d etag %q cache %q", path, a.status, etag, a.header.Get("Cache-Control"))
 		}
-		req, _ := http.NewRequest("GET", h.base+path, nil)
+		req, _ := http.NewRequest("GET", h.Base+path, nil)
 		req.Header.Set("If-None-Match", etag)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -477,22 +426,22 @@ func TestV1AnswersCarryETags(t *testing.T) {
 		}
 	}
 	// A new generation with the same figures keeps the ETag.
-	before := get(t, "GET", h.base+"/api/v1/categories/edge").header.Get("ETag")
-	if err := h.jobs.RunNow("views"); err != nil {
+	before := get(t, "GET", h.Base+"/api/v1/categories/edge").header.Get("ETag")
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	if after := get(t, "GET", h.base+"/api/v1/categories/edge").header.Get("ETag"); after != before {
+	if after := get(t, "GET", h.Base+"/api/v1/categories/edge").header.Get("ETag"); after != before {
 		t.Errorf("unchanged answer changed ETag across generations: %s then %s", before, after)
 	}
 }
 
 func TestChartsAndTags(t *testing.T) {
-	cfg := seeded(t)
+	cfg := synthetic(t)
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	f := h.state.Load().Figures
+	f := h.State.Load().Figures
 	var chart struct {
 		Store, Chart string
 		Category     *string
@@ -510,7 +459,7 @@ func TestChartsAndTags(t *testing.T) {
 		{"?chart=top-rated", views.ChartKey{Store: views.Chrome, Chart: views.ChartTopRated}},
 		{"?chart=new&category=Tools", views.ChartKey{Store: views.Chrome, Chart: views.ChartNew, Category: "Tools"}},
 	} {
-		a := get(t, "GET", h.base+"/api/v1/charts/chrome"+c.query)
+		a := get(t, "GET", h.Base+"/api/v1/charts/chrome"+c.query)
 		if a.status != 200 {
 			t.Fatalf("%s: %d %s", c.query, a.status, a.body)
 		}
@@ -528,11 +477,11 @@ func TestChartsAndTags(t *testing.T) {
 	if len(f.Chart(views.ChartKey{Store: views.Chrome, Chart: views.ChartTop})) == 0 {
 		t.Fatal("empty top chart")
 	}
-	if d := problem(t, get(t, "GET", h.base+"/api/v1/charts/chrome?chart=best"), http.StatusBadRequest); !strings.Contains(d, "climbers") {
+	if d := problem(t, get(t, "GET", h.Base+"/api/v1/charts/chrome?chart=best"), http.StatusBadRequest); !strings.Contains(d, "climbers") {
 		t.Errorf("unknown chart detail %q", d)
 	}
-	problem(t, get(t, "GET", h.base+"/api/v1/charts/chrome?category=Nope"), http.StatusNotFound)
-	problem(t, get(t, "GET", h.base+"/api/v1/charts/safari"), http.StatusNotFound)
+	problem(t, get(t, "GET", h.Base+"/api/v1/charts/chrome?category=Nope"), http.StatusNotFound)
+	problem(t, get(t, "GET", h.Base+"/api/v1/charts/safari"), http.StatusNotFound)
 
 	var tags struct {
 		Tags []struct {
@@ -540,7 +489,7 @@ func TestChartsAndTags(t *testing.T) {
 			Listings map[string]int
 		}
 	}
-	json.Unmarshal(get(t, "GET", h.base+"/api/v1/tags").body, &tags)
+	json.Unmarshal(get(t, "GET", h.Base+"/api/v1/tags").body, &tags)
 	if len(tags.Tags) == 0 || len(tags.Tags) != len(f.Topics()) {
 		t.Fatalf("tags %d, topics %d", len(tags.Tags), len(f.Topics()))
 	}
@@ -549,11 +498,11 @@ func TestChartsAndTags(t *testing.T) {
 		Total    int
 		Listings []struct{ ID string }
 	}
-	json.Unmarshal(get(t, "GET", h.base+"/api/v1/tags/"+slug+"/chrome").body, &tag)
+	json.Unmarshal(get(t, "GET", h.Base+"/api/v1/tags/"+slug+"/chrome").body, &tag)
 	want, _ := f.TopicListings(slug, views.Chrome)
 	if tag.Total != tags.Tags[0].Listings["chrome"] || tag.Total != len(want) || (len(want) > 0 && tag.Listings[0].ID != want[0].ID) {
 		t.Errorf("tag %s in chrome: %+v", slug, tag)
 	}
-	problem(t, get(t, "GET", h.base+"/api/v1/tags/no-such-topic/chrome"), http.StatusNotFound)
-	problem(t, get(t, "GET", h.base+"/api/v1/tags/"+slug+"/safari"), http.StatusNotFound)
+	problem(t, get(t, "GET", h.Base+"/api/v1/tags/no-such-topic/chrome"), http.StatusNotFound)
+	problem(t, get(t, "GET", h.Base+"/api/v1/tags/"+slug+"/safari"), http.StatusNotFound)
 }

@@ -41,7 +41,7 @@ func connectTools(t *testing.T, h *harness, header map[string]string) *sdk.Clien
 	t.Helper()
 	client := sdk.NewClient(&sdk.Implementation{Name: "edge-test", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{
-		Endpoint:             h.base + "/mcp",
+		Endpoint:             h.Base + "/mcp",
 		HTTPClient:           &http.Client{Transport: headerTransport{header}},
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
@@ -84,11 +84,11 @@ func toolFixture(t *testing.T) (*harness, []toolCase, views.Listing) {
 	t.Helper()
 	h := start(t, seeded(t))
 	for _, job := range []string{"views", "editions"} {
-		if err := h.jobs.RunNow(job); err != nil {
+		if err := h.Jobs.RunNow(job); err != nil {
 			t.Fatal(err)
 		}
 	}
-	st := h.state.Load()
+	st := h.State.Load()
 	var firefox views.Listing
 	for _, l := range st.Replica.OfStore(views.Firefox) {
 		if l.Live() && len([]rune(strings.TrimSpace(l.Name))) >= 2 {
@@ -141,7 +141,7 @@ func TestToolServerWithTheGoSDKClient(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s %v: %v", c.tool, c.args, err)
 		}
-		rest := getOK[any](t, h.base+"/api/v1"+c.rest)
+		rest := getOK[any](t, h.Base+"/api/v1"+c.rest)
 		text := res.Content[0].(*sdk.TextContent).Text
 		var fromText any
 		if err := json.Unmarshal([]byte(text), &fromText); err != nil || res.IsError {
@@ -164,7 +164,7 @@ func TestToolServerWithTheGoSDKClient(t *testing.T) {
 	var page struct{ NextCursor string }
 	json.Unmarshal([]byte(first.Content[0].(*sdk.TextContent).Text), &page)
 	next, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_listings", Arguments: map[string]any{"limit": 2, "cursor": page.NextCursor}})
-	if err != nil || next.IsError || !jsonEqual(decodeText(next), getOK[any](t, h.base+"/api/v1/listings?limit=2&cursor="+url.QueryEscape(page.NextCursor))) {
+	if err != nil || next.IsError || !jsonEqual(decodeText(next), getOK[any](t, h.Base+"/api/v1/listings?limit=2&cursor="+url.QueryEscape(page.NextCursor))) {
 		t.Fatalf("second page: %v %+v", err, next)
 	}
 
@@ -185,7 +185,7 @@ func TestToolServerWithTheGoSDKClient(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.tool, err)
 		}
-		a := get(t, "GET", h.base+"/api/v1"+c.rest)
+		a := get(t, "GET", h.Base+"/api/v1"+c.rest)
 		var p struct{ Detail string }
 		json.Unmarshal(a.body, &p)
 		if !res.IsError || res.Content[0].(*sdk.TextContent).Text != p.Detail || p.Detail == "" {
@@ -225,13 +225,13 @@ func rpc(t *testing.T, h *harness, hdr map[string]string, body string) answer {
 	for k, v := range hdr {
 		all[k] = v
 	}
-	return call(t, "POST", h.base+"/mcp", all, body)
+	return call(t, "POST", h.Base+"/mcp", all, body)
 }
 
 func TestToolServerHTTPRules(t *testing.T) {
 	cfg := seeded(t)
 	h := start(t, cfg, withLimits(limits.Policy{PerMinute: 1000, PerDay: 100}, limits.Policy{PerMinute: 1000, PerDay: 1000}))
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
@@ -287,16 +287,16 @@ func TestToolServerHTTPRules(t *testing.T) {
 
 	// GET and DELETE: 405. No OAuth: 404 with a JSON body.
 	for _, m := range []string{"GET", "DELETE"} {
-		a := call(t, m, h.base+"/mcp", nil, "")
+		a := call(t, m, h.Base+"/mcp", nil, "")
 		problem(t, a, http.StatusMethodNotAllowed)
 	}
 	for _, p := range []string{"/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
-		a := call(t, "GET", h.base+p, nil, "")
+		a := call(t, "GET", h.Base+p, nil, "")
 		problem(t, a, http.StatusNotFound)
 	}
 
 	// CORS preflight for browser clients.
-	pre := call(t, "OPTIONS", h.base+"/mcp", map[string]string{"Origin": "https://agent.example", "Access-Control-Request-Method": "POST",
+	pre := call(t, "OPTIONS", h.Base+"/mcp", map[string]string{"Origin": "https://agent.example", "Access-Control-Request-Method": "POST",
 		"Access-Control-Request-Headers": "authorization, x-api-key, content-type, mcp-protocol-version, mcp-session-id, mcp-method, mcp-name, last-event-id"}, "")
 	allowed := strings.ToLower(pre.header.Get("Access-Control-Allow-Headers"))
 	for _, hd := range []string{"authorization", "x-api-key", "content-type", "mcp-protocol-version", "mcp-session-id", "mcp-method", "mcp-name", "last-event-id"} {
@@ -329,17 +329,17 @@ func TestToolServerHTTPRules(t *testing.T) {
 // inside the review's data field.
 func TestReviewTextStaysData(t *testing.T) {
 	cfg := seeded(t)
-	conn, err := analytics.Open(context.Background(), cfg)
+	conn, err := analytics.Open(context.Background(), *cfg.CH)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	h := start(t, cfg)
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	var l views.Listing
-	for _, x := range h.state.Load().Replica.OfStore(views.Firefox) {
+	for _, x := range h.State.Load().Replica.OfStore(views.Firefox) {
 		if x.Live() {
 			l = x
 			break
@@ -427,11 +427,11 @@ func TestToolServerWithTheTypeScriptClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	key, _ := signUpWithKey(t, h, "ts@example.com")
-	badStore := problem(t, get(t, "GET", h.base+"/api/v1/listings/safari/x"), 404)
+	badStore := problem(t, get(t, "GET", h.Base+"/api/v1/listings/safari/x"), 404)
 
 	for _, client := range []struct{ name, protocol, key string }{{"v1", "2025-11-25", ""}, {"v2", "2026-07-28", key}} {
 		t.Run(client.name, func(t *testing.T) {
-			args := []string{"run.mjs", client.name, h.base + "/mcp", casesFile}
+			args := []string{"run.mjs", client.name, h.Base + "/mcp", casesFile}
 			if client.key != "" {
 				args = append(args, client.key)
 			}
@@ -471,7 +471,7 @@ func TestToolServerWithTheTypeScriptClients(t *testing.T) {
 			}
 			for i, c := range cases {
 				r := got.Results[i]
-				rest := getOK[any](t, h.base+"/api/v1"+c.rest)
+				rest := getOK[any](t, h.Base+"/api/v1"+c.rest)
 				var text any
 				if r.IsError || r.ProtocolError != "" || len(r.Content) != 1 || json.Unmarshal([]byte(r.Content[0].Text), &text) != nil {
 					t.Fatalf("%s %v: %+v", c.tool, c.args, r)
@@ -498,7 +498,7 @@ func TestToolServerWithTheTypeScriptClients(t *testing.T) {
 // toolCallCount reads edge_tool_calls_total{path} from /metrics.
 func toolCallCount(t *testing.T, h *harness, path string) int {
 	t.Helper()
-	for line := range strings.SplitSeq(string(get(t, "GET", h.base+"/metrics").body), "\n") {
+	for line := range strings.SplitSeq(string(get(t, "GET", h.Base+"/metrics").body), "\n") {
 		if v, ok := strings.CutPrefix(line, `edge_tool_calls_total{path="`+path+`"} `); ok {
 			n, _ := strconv.Atoi(v)
 			return n
@@ -512,15 +512,15 @@ func toolCallCount(t *testing.T, h *harness, path string) int {
 // and for tool errors, and falls back to the SDK for what it does not
 // answer.
 func TestFastToolCallsAnswerAsTheSDK(t *testing.T) {
-	cfg := seeded(t)
+	cfg := synthetic(t)
 	fast := start(t, cfg)
 	sdkOnly := start(t, cfg, func(c *edge.Config) { c.SDKOnlyTools = true })
-	if err := fast.jobs.RunNow("views"); err != nil {
+	if err := fast.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	// Both answer from the very same views (a build of their own would
 	// differ in its build time).
-	sdkOnly.state.Publish(fast.state.Load())
+	sdkOnly.State.Publish(fast.State.Load())
 	modernMeta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 	modernHeaders := func(name string) map[string]string {
 		return map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name}
@@ -566,14 +566,14 @@ func TestFastToolCallsAnswerAsTheSDK(t *testing.T) {
 		t.Fatal("a repeated call answered differently")
 	}
 	// A new view generation is read anew.
-	if err := fast.jobs.RunNow("views"); err != nil {
+	if err := fast.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	var after struct {
 		Result struct{ StructuredContent any }
 	}
 	json.Unmarshal(rpc(t, fast, nil, body).body, &after)
-	if !jsonEqual(after.Result.StructuredContent, getOK[any](t, fast.base+"/api/v1/stores/apple/stats")) {
+	if !jsonEqual(after.Result.StructuredContent, getOK[any](t, fast.Base+"/api/v1/stores/apple/stats")) {
 		t.Fatal("after a rebuild the tool answers differently from the REST API")
 	}
 }
@@ -581,10 +581,10 @@ func TestFastToolCallsAnswerAsTheSDK(t *testing.T) {
 // TestToolServerMinuteAndSearchPool: every request to /mcp counts against
 // the minute, tools/list included, and search tools take the search pool.
 func TestToolServerMinuteAndSearchPool(t *testing.T) {
-	cfg := seeded(t)
+	cfg := synthetic(t)
 	h := start(t, cfg, withLimits(limits.Policy{PerMinute: 4, PerDay: 100}, limits.Policy{PerMinute: 4, PerDay: 100}),
 		func(c *edge.Config) { c.Limits.SearchSlots, c.Limits.SearchRate = 1, 0.0001 })
-	if err := h.jobs.RunNow("views"); err != nil {
+	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
 	search := func(q string) answer {
@@ -595,7 +595,7 @@ func TestToolServerMinuteAndSearchPool(t *testing.T) {
 	}
 	// The pool's one burst is used: the next search is a tool error with the REST detail.
 	a := search("cd")
-	rest := problem(t, get(t, "GET", h.base+"/api/v1/listings?q=ef"), http.StatusTooManyRequests)
+	rest := problem(t, get(t, "GET", h.Base+"/api/v1/listings?q=ef"), http.StatusTooManyRequests)
 	var res struct {
 		Result struct {
 			IsError bool

@@ -74,7 +74,7 @@ func startVarnish(t *testing.T, origin string) string {
 // origin304s returns how many 304s the origin answered on a route.
 func origin304s(t *testing.T, h *harness, route string) int {
 	t.Helper()
-	body := string(get(t, "GET", h.base+"/metrics").body)
+	body := string(get(t, "GET", h.Base+"/metrics").body)
 	var n int
 	prefix := fmt.Sprintf(`edge_http_requests_total{route=%q,status="304"} `, route)
 	for _, line := range strings.Split(body, "\n") {
@@ -89,8 +89,8 @@ func origin304s(t *testing.T, h *harness, route string) int {
 // repeated request is a cache hit, and once max-age has passed Varnish
 // revalidates with If-None-Match and the origin answers 304.
 func TestBehindVarnish(t *testing.T) {
-	h, _ := legacyHarness(t, func(c *edge.Config) { c.PublicMaxAge = time.Second })
-	cdn := startVarnish(t, strings.TrimPrefix(h.base, "http://"))
+	h := legacyEdge(t, func(c *edge.Config) { c.PublicMaxAge = time.Second })
+	cdn := startVarnish(t, strings.TrimPrefix(h.Base, "http://"))
 	fetch := func() (*http.Response, string) {
 		resp, err := http.Get(cdn + "/api/extensions?platform=2")
 		if err != nil {

@@ -142,7 +142,7 @@ func TestOutputSchemas(t *testing.T) {
 			t.Errorf("tool %s lacks a description or output", tl.name)
 		}
 		for name, arg := range tl.args {
-			if arg["description"] == "" || arg["type"] == nil {
+			if d, _ := arg["description"].(string); d == "" || arg["type"] == nil {
 				t.Errorf("tool %s argument %s lacks a type or description", tl.name, name)
 			}
 		}

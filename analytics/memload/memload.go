@@ -17,6 +17,8 @@ import (
 
 // Data is the rows of the upstream tables, indexed by listing.
 type Data struct {
+	rowsL     []analytics.ListingRow
+	rowsS     []analytics.SnapshotRow
 	listings  map[key][]analytics.ListingRow  // versions, oldest crawl first
 	snapshots map[key][]analytics.SnapshotRow // readings, oldest first
 	keys      []key                           // sorted by store and id
@@ -34,8 +36,8 @@ type key struct {
 // New indexes the rows. Rows of equal crawl times keep their order, the
 // later one winning, as a ReplacingMergeTree keeps the last inserted.
 func New(listings []analytics.ListingRow, snapshots []analytics.SnapshotRow) *Data {
-	d := &Data{listings: map[key][]analytics.ListingRow{}, snapshots: map[key][]analytics.SnapshotRow{},
-		count: int64(len(snapshots))}
+	d := &Data{rowsL: listings, rowsS: snapshots, listings: map[key][]analytics.ListingRow{},
+		snapshots: map[key][]analytics.SnapshotRow{}, count: int64(len(snapshots))}
 	for _, l := range listings {
 		k := key{l.Store, l.ID}
 		if _, ok := d.listings[k]; !ok {
@@ -66,6 +68,12 @@ func New(listings []analytics.ListingRow, snapshots []analytics.SnapshotRow) *Da
 	return d
 }
 
+// Add adds rows, as a crawler writing to the tables. It must not run
+// while another method of d does.
+func (d *Data) Add(listings []analytics.ListingRow, snapshots []analytics.SnapshotRow) {
+	*d = *New(append(d.rowsL[:len(d.rowsL):len(d.rowsL)], listings...), append(d.rowsS[:len(d.rowsS):len(d.rowsS)], snapshots...))
+}
+
 // Snapshots returns the number of readings, as analytics.CountSnapshots.
 func (d *Data) Snapshots() int64 { return d.count }
 
@@ -86,6 +94,7 @@ func size(s *analytics.SnapshotRow) *uint64 {
 // analytics.AddHistory load, as generation gen, its growth bases computed
 // at computedAt.
 func (d *Data) Replica(gen uint64, computedAt time.Time) *views.Replica {
+	start := time.Now()
 	info := views.ReplicaInfo{Generation: gen, ListingsMark: d.lastMeta.UTC(), ReadingsMark: d.last.UTC(),
 		ClimbAt: d.last.UTC().Add(-7 * 24 * time.Hour), HasHistory: true, LoadedAt: computedAt}
 	b := views.NewReplicaBuilder(len(d.keys))
@@ -106,6 +115,7 @@ func (d *Data) Replica(gen uint64, computedAt time.Time) *views.Replica {
 		}
 		b.Add(&l)
 	}
+	info.LoadTime = time.Since(start)
 	return b.Build(info)
 }
 

@@ -631,3 +631,14 @@ func (a *arena[T]) slice(n int) []T {
 	a.buf = a.buf[:l+n]
 	return a.buf[l : l+n : l+n]
 }
+
+// Generate returns every row of the dataset o, in memory: the rows Write
+// writes (for tests of small datasets that need no database).
+func Generate(o Options) *Rows {
+	g := NewGenerator(o)
+	rows := &Rows{}
+	for i := range o.Listings {
+		g.Append(rows, i)
+	}
+	return rows
+}

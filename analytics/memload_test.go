@@ -1,0 +1,79 @@
+package analytics_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/analytics/memload"
+	"github.com/edge-stats/edge/analytics/seed"
+	"github.com/edge-stats/edge/views"
+)
+
+// TestMemloadMatchesClickHouse checks that the in-memory loader, which
+// the HTTP tests run on without a database, gives what the loaders read
+// from ClickHouse holding the same rows: every listing with its figures,
+// growth bases and sparkline, and the week states of editions.
+func TestMemloadMatchesClickHouse(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	_, conn := srv.Migrated(t)
+	ctx := context.Background()
+	o := seed.Options{Seed: 21, Listings: 900, Days: 40, ReviewsPerListing: 0,
+		End: time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)}
+	if _, err := seed.Write(ctx, conn, o, seed.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The loaders read merged tables (FINAL); a day's sparkline point is
+	// the day's latest reading once merged.
+	for _, table := range analytics.UpstreamTables {
+		if err := conn.Exec(ctx, "OPTIMIZE TABLE "+table+" FINAL"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 3, History: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := seed.Generate(o)
+	d := memload.New(rows.Listings, rows.Snapshots)
+	got := d.Replica(3, time.Now())
+	wi, gi := want.Info(), got.Info()
+	if !wi.ReadingsMark.Equal(gi.ReadingsMark) || !wi.ListingsMark.Equal(gi.ListingsMark) || !wi.ClimbAt.Equal(gi.ClimbAt) {
+		t.Fatalf("marks differ: ClickHouse %+v, memload %+v", wi, gi)
+	}
+	if got.Len() != want.Len() {
+		t.Fatalf("%d listings in memory, %d from ClickHouse", got.Len(), want.Len())
+	}
+	fixed := time.Unix(1_700_000_000, 0)
+	bad := 0
+	for i := range want.All() {
+		w, g := want.All()[i], got.All()[i]
+		w.Hist.SetComputedAt(fixed)
+		g.Hist.SetComputedAt(fixed)
+		if !reflect.DeepEqual(w, g) {
+			if bad++; bad <= 3 {
+				t.Errorf("listing %s/%s:\nClickHouse %+v\nmemload    %+v", w.Store, w.ID, w, g)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d listings differ", bad, want.Len())
+	}
+	var n int64
+	if n, err = analytics.CountSnapshots(ctx, conn); err != nil || n != d.Snapshots() {
+		t.Fatalf("%d snapshots in ClickHouse (%v), %d in memory", n, err, d.Snapshots())
+	}
+	for _, at := range []time.Time{o.End.Add(-10 * 24 * time.Hour).Truncate(24 * time.Hour), o.End.Truncate(24 * time.Hour)} {
+		ws, err := analytics.LoadWeekState(ctx, conn, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gs := d.WeekState(at); !reflect.DeepEqual(ws, gs) {
+			t.Fatalf("week state at %s differs: %d listings from ClickHouse, %d in memory", at, len(ws.Listings), len(gs.Listings))
+		}
+	}
+	_ = views.Day(0)
+}

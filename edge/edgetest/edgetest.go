@@ -1,0 +1,186 @@
+// Package edgetest starts an edge server on a loopback port for tests:
+// over a seeded ClickHouse database, or over the same rows in memory
+// (package memload), so that the HTTP tests of the APIs, the answers and
+// the tool server run without a database server.
+package edgetest
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/memload"
+	"github.com/edge-stats/edge/analytics/seed"
+	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/views"
+)
+
+// Dataset is what an edge under test answers from: a seeded ClickHouse
+// database, or rows in memory.
+type Dataset struct {
+	CH  *analytics.Config // the database; nil for a dataset in memory
+	Mem *memload.Data     // the rows, when CH is nil
+}
+
+// Seed returns the options of the test dataset of n listings: 15 days of
+// history ending 2026-03-01, one stored review per listing.
+func Seed(n int) seed.Options {
+	return seed.Options{Seed: 5, Listings: n, Days: 15, ReviewsPerListing: 1,
+		End: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+// Memory returns the dataset of o, in memory.
+func Memory(o seed.Options) Dataset {
+	rows := seed.Generate(o)
+	return Dataset{Mem: memload.New(rows.Listings, rows.Snapshots)}
+}
+
+// Add adds rows to the dataset, as the crawler writes them: a job run
+// afterwards reads them.
+func (d Dataset) Add(t testing.TB, listings []analytics.ListingRow, snapshots []analytics.SnapshotRow) {
+	t.Helper()
+	if d.CH == nil {
+		d.Mem.Add(listings, snapshots)
+		return
+	}
+	ctx := context.Background()
+	conn, err := analytics.Open(ctx, *d.CH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := analytics.WriteListings(ctx, conn, listings); err != nil {
+		t.Fatal(err)
+	}
+	if err := analytics.WriteSnapshots(ctx, conn, snapshots); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Harness is a running edge server with its jobs, on a loopback port.
+type Harness struct {
+	Base     string // http://127.0.0.1:port
+	State    *views.Published[views.State]
+	Editions *views.Published[views.Editions]
+	Jobs     *cron.Runner
+	Server   *edge.Server
+	// Stop stops the server gracefully and returns what Serve returned;
+	// the test's cleanup calls it too.
+	Stop func() error
+}
+
+// Config returns the settings tests start from: the defaults with fair
+// use off and limits too high to reach (tests of limits set their own),
+// a large search pool, and keys and usage synced every 100 ms.
+func Config() edge.Config {
+	cfg := edge.DefaultConfig()
+	cfg.FairUseRate = 0
+	cfg.Limits.Anonymous = limits.Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
+	cfg.Limits.Keyed = limits.Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
+	cfg.Limits.SearchSlots, cfg.Limits.SearchRate = 64, 0
+	cfg.KeysEvery, cfg.UsageEvery = 100*time.Millisecond, 100*time.Millisecond
+	return cfg
+}
+
+// Start starts an edge over d with the settings of Config changed by
+// opts, logging to log (nil: nowhere). Its jobs are added but not started:
+// a test runs them with h.Jobs.RunNow("views") (and "editions"). With a
+// dataset in memory, ClickHouse-backed reads (history, reviews, review
+// search, accounts) answer 503, keys cannot be checked, and the day's
+// usage is this edge's alone.
+func Start(t testing.TB, d Dataset, log *slog.Logger, opts ...func(*edge.Config)) *Harness {
+	t.Helper()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &Harness{State: &views.Published[views.State]{}, Editions: &views.Published[views.Editions]{}}
+	h.Jobs = cron.New(ctx, log, cron.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond})
+	src := edge.Sources{State: h.State, Editions: h.Editions, Jobs: h.Jobs.Status}
+	var jobs []cron.Job
+	if d.CH != nil {
+		src.DB = analytics.NewLazy(*d.CH)
+		vb := cron.NewViews(src.DB, h.State, log)
+		jobs = []cron.Job{vb.FullJob("@every 1h"), vb.RefreshJob("@every 1h"),
+			cron.EditionsJob(src.DB, h.Editions, "@every 1h", 260, log), cron.RanksJob(src.DB, "@every 1h", log)}
+	} else {
+		// Nothing listens on port 1 of loopback: every read fails at once.
+		chCfg := analytics.DefaultConfig()
+		chCfg.Addr, chCfg.DialTimeout = "127.0.0.1:1", 200*time.Millisecond
+		src.DB = analytics.NewLazy(chCfg)
+		src.Usage = limits.Memory()
+		jobs = memoryJobs(d.Mem, h, log)
+	}
+	for _, j := range jobs {
+		if err := h.Jobs.Add(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Config()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := edge.New(cfg, src, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Server = s
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Base = "http://" + ln.Addr().String()
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	var stopped bool
+	h.Stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		err := <-done
+		h.Jobs.Stop()
+		src.DB.Close()
+		return err
+	}
+	t.Cleanup(func() { h.Stop() })
+	return h
+}
+
+// memoryJobs are the jobs of an edge over rows in memory, named as the
+// real ones: "views" publishes the replica with its figures as a new
+// generation, "editions" builds every weekly edition; "refresh" and
+// "ranks" have nothing to do.
+func memoryJobs(d *memload.Data, h *Harness, log *slog.Logger) []cron.Job {
+	nothing := func(context.Context) error { return nil }
+	return []cron.Job{
+		{Name: "views", Schedule: "@every 1h", Run: func(context.Context) error {
+			// As cron.Views: after a restart the bare replica first, then
+			// the replica with its figures as the next generation.
+			gen := uint64(1)
+			if cur := h.State.Load(); cur != nil {
+				gen = cur.Replica.Info().Generation + 1
+			} else {
+				h.State.Publish(&views.State{Replica: d.Replica(gen, time.Now())})
+				gen++
+			}
+			r := d.Replica(gen, time.Now())
+			h.State.Publish(&views.State{Replica: r, Figures: views.Build(r, d.Snapshots())})
+			return nil
+		}},
+		{Name: "refresh", Schedule: "@every 1h", Run: nothing},
+		{Name: "editions", Schedule: "@every 1h", Run: func(ctx context.Context) error {
+			first, last := d.Span()
+			return cron.BuildEditions(ctx, h.Editions, 260, first, last, func(_ context.Context, at time.Time) (*views.WeekState, error) {
+				return d.WeekState(at), nil
+			}, log)
+		}},
+		{Name: "ranks", Schedule: "@every 1h", Run: nothing},
+	}
+}

@@ -45,13 +45,22 @@ func startVarnish(t *testing.T, origin string) string {
 	host, port, _ := net.SplitHostPort(origin)
 	dir := t.TempDir()
 	vclPath := filepath.Join(dir, "edge.vcl")
-	os.WriteFile(vclPath, []byte(fmt.Sprintf(vcl, host, port)), 0o644)
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	if err := os.WriteFile(vclPath, []byte(fmt.Sprintf(vcl, host, port)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	addr := l.Addr().String()
 	l.Close()
 	cmd := exec.Command(bin, "-F", "-j", "none", "-a", addr, "-f", vclPath, "-n", filepath.Join(dir, "work"), "-s", "malloc,32m",
 		"-p", "default_grace=0")
-	out, _ := os.Create(filepath.Join(dir, "varnish.log"))
+	out, err := os.Create(filepath.Join(dir, "varnish.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close() // the child keeps its own descriptor
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -23,16 +23,15 @@ import (
 //
 // A search scans an arena for a pair of the query's bytes at their
 // distance, 32 positions at a time with AVX2 where the build has it
-// (textscan_simd.go) and 8 at a time otherwise (textscan_generic.go), and
+// (textscan_simd.go) and 8 at a time otherwise (textscan_nosimd.go), and
 // verifies each candidate.
 type textIndex struct {
-	names, descs, devs       textArena
-	devListings              []uint32 // listings by developer: those of developer d are devListings[devStart[d]:devStart[d+1]]
-	devStart                 []uint32
-	descFrom, descTo         int  // listings whose description is searched: chrome, edge, firefox
-	ok                       bool // false when the text did not fit (see buildText)
-	namesBytes, descsBytes   int
-	distinctDevs, listingLen int
+	names, descs, devs textArena
+	devListings        []uint32 // listings by developer: those of developer d are devListings[devStart[d]:devStart[d+1]]
+	devStart           []uint32
+	descFrom, descTo   int  // listings whose description is searched: chrome, edge, firefox
+	ok                 bool // false when the text did not fit (see buildText)
+	listingLen         int
 }
 
 // textArena holds segments of text back to back: segment i is

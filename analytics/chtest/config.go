@@ -8,8 +8,12 @@ import (
 
 // ConfigXML returns a minimal server configuration that keeps everything
 // under dir and listens on loopback only. The root element <yandex> is
-// accepted by 18.16 and by current releases. The same text is written by
-// deploy/clickhouse.sh for the local development server.
+// accepted by 18.16 and by current releases. deploy/clickhouse.xml.tmpl,
+// the local development server's, has the same settings but three: the
+// development server logs to files and has twice the mark cache and
+// memory per query (test servers log warnings to the console and are
+// sized for the small datasets of tests). TestConfigMatchesDeployTemplate
+// keeps the rest the same.
 func ConfigXML(dir string, tcpPort, httpPort int) string {
 	p := func(sub string) string { return filepath.Join(dir, sub) + "/" }
 	return fmt.Sprintf(`<?xml version="1.0"?>

@@ -69,7 +69,7 @@ type totals struct {
 }
 
 // minuteWidth is the width of one part of a minute window.
-const minuteWidth = int64(time.Minute) / slices
+const minuteWidth = int64(time.Minute) / parts
 
 // entry holds a subject's calls of the last minute and what this edge
 // counted for it on one day that the published totals do not hold yet.

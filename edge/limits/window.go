@@ -9,12 +9,12 @@ import (
 	"time"
 )
 
-// slices is the number of parts a window's span is cut into. A key keeps
-// a count per part for the last slices+1 parts, so an event counts for
+// parts is the number of parts a window's span is cut into. A key keeps
+// a count per part for the last parts+1 parts, so an event counts for
 // between one span and one span plus a part: never less than the span
 // (no over-admission), at most 1/60 longer, in constant memory whatever
 // the limit.
-const slices = 60
+const parts = 60
 
 // Windows counts events per key over a sliding window: at most limit
 // events in any span. Checking and recording happen under one lock, so
@@ -45,7 +45,7 @@ type wshard[K comparable] struct {
 }
 
 type ring struct {
-	counts [slices + 1]uint32
+	counts [parts + 1]uint32
 	last   int64 // index of the newest part counted
 	total  uint32
 }
@@ -53,7 +53,7 @@ type ring struct {
 // NewWindows returns a counter of at most limit events per span and key,
 // whose keys hash with hash; limit 0 or less refuses every event.
 func NewWindows[K comparable](limit int, span time.Duration, hash func(maphash.Seed, K) uint64) *Windows[K] {
-	w := &Windows[K]{limit: limit32(limit), width: max(int64(span)/slices, 1), seed: maphash.MakeSeed(), hash: hash}
+	w := &Windows[K]{limit: limit32(limit), width: max(int64(span)/parts, 1), seed: maphash.MakeSeed(), hash: hash}
 	for i := range w.shards {
 		w.shards[i].m = map[K]*ring{}
 	}
@@ -89,7 +89,7 @@ func (w *Windows[K]) take(k K, now int64, record, respect bool) (bool, time.Dura
 	s := w.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if part-s.swept > slices {
+	if part-s.swept > parts {
 		w.sweep(s, part)
 	}
 	r := s.m[k]
@@ -125,7 +125,7 @@ func limit32(n int) uint32 {
 
 // add counts an event in part, the ring's newest.
 func (r *ring) add(part int64) {
-	r.counts[part%(slices+1)]++
+	r.counts[part%(parts+1)]++
 	r.total++
 }
 
@@ -134,12 +134,12 @@ func (r *ring) advance(part int64) {
 	if part <= r.last {
 		return
 	}
-	if part-r.last > slices {
+	if part-r.last > parts {
 		*r = ring{last: part}
 		return
 	}
 	for i := r.last + 1; i <= part; i++ {
-		j := i % (slices + 1)
+		j := i % (parts + 1)
 		r.total -= r.counts[j]
 		r.counts[j] = 0
 	}
@@ -150,11 +150,11 @@ func (r *ring) advance(part int64) {
 // of parts of width nanoseconds; r may be nil (nothing counted).
 func (r *ring) wait(width, part, now int64) time.Duration {
 	if r == nil {
-		return time.Duration(width * (slices + 1))
+		return time.Duration(width * (parts + 1))
 	}
-	for i := part - slices; i <= part; i++ {
-		if r.counts[((i%(slices+1))+slices+1)%(slices+1)] > 0 {
-			return time.Duration((i+slices+1)*width - now)
+	for i := part - parts; i <= part; i++ {
+		if r.counts[((i%(parts+1))+parts+1)%(parts+1)] > 0 {
+			return time.Duration((i+parts+1)*width - now)
 		}
 	}
 	return time.Duration(width)
@@ -176,7 +176,7 @@ func (r *ring) allow(limit uint32, width, now int64) (bool, time.Duration) {
 // sweep forgets the keys of s whose every event left the window.
 func (w *Windows[K]) sweep(s *wshard[K], part int64) {
 	for k, r := range s.m {
-		if part-r.last > slices {
+		if part-r.last > parts {
 			delete(s.m, k)
 			w.keys.Add(-1)
 		}

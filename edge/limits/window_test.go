@@ -79,13 +79,24 @@ func TestWindowsForgetIdleKeys(t *testing.T) {
 	for i := range 1000 {
 		w.Allow(i, now)
 	}
-	w.Allow(-1, now.Add(3*time.Minute)) // sweeps its shard
-	n := 0
-	for i := range w.shards {
-		n += len(w.shards[i].m)
+	// New keys after three idle minutes reach every shard, and each sweeps
+	// its own: not one of the idle keys may stay.
+	later := now.Add(3 * time.Minute)
+	for i := range 1000 {
+		w.Allow(-1-i, later)
 	}
-	if n >= 1000 {
-		t.Fatalf("%d keys kept after every one went idle", n)
+	for i := range w.shards {
+		if len(w.shards[i].m) == 0 {
+			t.Fatalf("shard %d got no new key; the test does not reach every shard", i)
+		}
+		for k := range w.shards[i].m {
+			if k >= 0 {
+				t.Fatalf("idle key %d kept in shard %d after its shard was swept", k, i)
+			}
+		}
+	}
+	if n := w.keys.Load(); n != 1000 {
+		t.Fatalf("%d keys counted; want the 1000 new ones", n)
 	}
 }
 

@@ -46,7 +46,8 @@ func parseSubject(s string) (Subject, bool) {
 // then reads the whole fleet's totals back; a subject's count is the
 // fleet's total as of the last Sync plus what this edge counted since.
 // Both counts of a subject sit under one lock, so an admitted call takes
-// one lock and one lookup. It is safe for concurrent use.
+// one lock and one lookup (see bench/README.md#the-cached-hot-path). It is
+// safe for concurrent use.
 type Usage struct {
 	store      Store
 	now        func() time.Time

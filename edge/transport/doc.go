@@ -6,6 +6,6 @@
 // library's and every answer is sent from memory: the bytes on the wire
 // are the same either way.
 //
-// Why each trick is here, and what it measured: bench/README.md, section
-// "The cached hot path".
+// Why each trick is here, and what it measured:
+// bench/README.md#the-cached-hot-path.
 package transport

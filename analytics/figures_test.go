@@ -12,6 +12,7 @@ import (
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
 )
 
 func seededHistory(t *testing.T) (driver.Conn, *views.Replica, *views.Figures) {
@@ -196,7 +197,7 @@ func TestRanksMatchSQL(t *testing.T) {
 func TestEditionMatchesSQL(t *testing.T) {
 	conn, _, _ := seededHistory(t)
 	ctx := context.Background()
-	w, _ := views.ParseWeek("2026-W27") // 2026-06-29 to 2026-07-05, inside the data
+	w, _ := editions.ParseWeek("2026-W27") // 2026-06-29 to 2026-07-05, inside the data
 	cur, err := analytics.LoadWeekState(ctx, conn, w.End())
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +206,7 @@ func TestEditionMatchesSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := views.BuildEdition(w, cur, prev)
+	e := editions.Build(w, cur, prev)
 	end, start := w.End().Unix(), w.Start().Time().Unix()
 	lookback := end - int64(analytics.WeekLookback/time.Second)
 	// Totals by direct SQL, with newest rows chosen by ORDER BY ... LIMIT 1 BY.

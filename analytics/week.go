@@ -10,6 +10,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
 )
 
 // WeekLookback bounds how far back a week state looks for a listing's
@@ -22,7 +23,7 @@ const WeekLookback = 30 * 24 * time.Hour
 // data written before it only: the newest metadata version crawled before
 // at, and the newest reading with each figure in the lookback before at.
 // The same data always gives the same state, on every edge.
-func LoadWeekState(ctx context.Context, conn driver.Conn, at time.Time) (*views.WeekState, error) {
+func LoadWeekState(ctx context.Context, conn driver.Conn, at time.Time) (*editions.State, error) {
 	end, from := at.Unix(), at.Add(-WeekLookback).Unix()
 	q := fmt.Sprintf(`
 SELECT store, id, name, category, first_seen, delisted, has_reading, read_at, size, rating, rating_count
@@ -47,7 +48,7 @@ FROM (
 		return nil, fmt.Errorf("query state at %s: %w", at.Format(time.RFC3339), err)
 	}
 	defer rows.Close()
-	st := &views.WeekState{At: at.UTC()}
+	st := &editions.State{At: at.UTC()}
 	var (
 		store, hasReading  uint8
 		id, name, category string
@@ -62,7 +63,7 @@ FROM (
 			&size, &rating, &ratingCount); err != nil {
 			return nil, fmt.Errorf("scan state: %w", err)
 		}
-		l := views.WeekListing{Store: views.Store(store), ID: id, Name: name, Category: in.String(category),
+		l := editions.Listing{Store: views.Store(store), ID: id, Name: name, Category: in.String(category),
 			FirstSeen: firstSeen.Unix()}
 		if delisted != nil {
 			l.Delisted = delisted.Unix()
@@ -84,7 +85,7 @@ FROM (
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
-	slices.SortFunc(st.Listings, func(a, b views.WeekListing) int {
+	slices.SortFunc(st.Listings, func(a, b editions.Listing) int {
 		return cmp.Or(cmp.Compare(a.Store, b.Store), cmp.Compare(a.ID, b.ID))
 	})
 	return st, nil

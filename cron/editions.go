@@ -10,6 +10,7 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
 )
 
 // EditionsJob returns the job that builds the weekly edition of every
@@ -18,13 +19,13 @@ import (
 // is complete when the data covers it from Monday 00:00 to Sunday 24:00 UTC.
 // At most max editions are kept built. Each edition is a deterministic
 // function of the data up to the end of its week.
-func EditionsJob(db *analytics.Lazy, pub *views.Published[views.Editions], schedule string, max int, log *slog.Logger) Job {
+func EditionsJob(db *analytics.Lazy, pub *views.Published[editions.Set], schedule string, max int, log *slog.Logger) Job {
 	return Job{Name: "editions", Schedule: schedule, Run: func(ctx context.Context) error {
 		conn, first, last, err := dataSpan(ctx, db)
 		if err != nil || conn == nil {
 			return err // nil: no data yet
 		}
-		return BuildEditions(ctx, pub, max, first, last, func(ctx context.Context, at time.Time) (*views.WeekState, error) {
+		return BuildEditions(ctx, pub, max, first, last, func(ctx context.Context, at time.Time) (*editions.State, error) {
 			return analytics.LoadWeekState(ctx, conn, at)
 		}, log)
 	}}
@@ -34,18 +35,18 @@ func EditionsJob(db *analytics.Lazy, pub *views.Published[views.Editions], sched
 // readings first and last that pub has none of yet, newest first, and
 // publishes after each one; at most max are kept. load gives the state of
 // every listing at an instant.
-func BuildEditions(ctx context.Context, pub *views.Published[views.Editions], max int, first, last time.Time,
-	load func(context.Context, time.Time) (*views.WeekState, error), log *slog.Logger) error {
+func BuildEditions(ctx context.Context, pub *views.Published[editions.Set], max int, first, last time.Time,
+	load func(context.Context, time.Time) (*editions.State, error), log *slog.Logger) error {
 	// The week holding the newest reading is not complete yet (a reading at
 	// Monday 00:00 sits in the new week, so the one before is complete).
-	newest := views.WeekOf(views.DayOf(last)).Prev()
-	oldest := views.WeekOf(views.DayOf(first))
+	newest := editions.WeekOf(views.DayOf(last)).Prev()
+	oldest := editions.WeekOf(views.DayOf(first))
 	if oldest.Start().Time().Before(first) {
 		oldest = oldest.Next() // the first week is partial
 	}
 	var (
 		built int
-		cur   *views.WeekState // state at the end of w
+		cur   *editions.State // state at the end of w
 		err   error
 	)
 	for w, n := newest, 0; !w.Before(oldest) && n < max; w, n = w.Prev(), n+1 {
@@ -63,7 +64,7 @@ func BuildEditions(ctx context.Context, pub *views.Published[views.Editions], ma
 		if err != nil {
 			return fmt.Errorf("edition %s: %w", w, err)
 		}
-		next, err := views.NewEditions(pub.Load(), views.BuildEdition(w, cur, prev))
+		next, err := editions.NewSet(pub.Load(), editions.Build(w, cur, prev))
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package edge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"runtime"
@@ -28,6 +29,7 @@ import (
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/mcp"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
 )
 
 // Config holds the server's settings.
@@ -90,7 +92,7 @@ func DefaultConfig() Config {
 // background jobs' status for /readyz and /metrics.
 type Sources struct {
 	State    *views.Published[views.State]
-	Editions *views.Published[views.Editions]
+	Editions *views.Published[editions.Set]
 	Jobs     func() []cron.Status // may be nil
 	DB       *analytics.Lazy      // for reads that go to ClickHouse per request (history, reviews, accounts); may be nil
 	Usage    limits.Store         // the fleet's daily usage; nil: the usage table of DB
@@ -103,7 +105,7 @@ type Server struct {
 	cfg      Config
 	log      *slog.Logger
 	state    *views.Published[views.State]
-	editions *views.Published[views.Editions]
+	editions *views.Published[editions.Set]
 	jobs     func() []cron.Status
 	app      *fiber.App
 	metrics  *metrics
@@ -121,7 +123,7 @@ type Server struct {
 // New returns a server answering from src.
 func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	if src.Editions == nil {
-		src.Editions = &views.Published[views.Editions]{}
+		src.Editions = &views.Published[editions.Set]{}
 	}
 	if src.Jobs == nil {
 		src.Jobs = func() []cron.Status { return nil }
@@ -234,8 +236,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
-	if err := s.app.ShutdownWithContext(sctx); err != nil {
-		return err
+	err := s.app.ShutdownWithContext(sctx)
+	// A stop that comes before the listener was handed to fasthttp finds
+	// nothing to shut down: closing it makes that late start return.
+	ln.Close()
+	if lerr := <-errc; err == nil && lerr != nil && !errors.Is(lerr, net.ErrClosed) {
+		err = lerr
 	}
-	return <-errc
+	return err
 }

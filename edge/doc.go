@@ -1,5 +1,8 @@
-// Package edge is the HTTP server: a fiber app that answers every request
-// from the published in-memory state (views), with problem+json errors
-// (RFC 9457), health and readiness endpoints, and graceful shutdown. It
-// computes no figure while a request waits.
+// Package edge wires the HTTP server: one fiber app that serves the
+// versioned API (package v1), the legacy API (legacy), accounts (account)
+// and the tool server (/mcp) from the published state, behind metrics,
+// panic recovery and problem+json errors, with health and readiness
+// endpoints; it keeps the key list and the day's usage in sync while it
+// serves, and stops gracefully. It computes no figure while a request
+// waits.
 package edge

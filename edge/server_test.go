@@ -16,6 +16,7 @@ import (
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/edgetest"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
 )
 
 var srv *chtest.Server
@@ -310,7 +311,7 @@ func TestBackgroundFiguresAnswer503UntilBuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	a = get(t, "GET", h.Base+"/api/v1/week")
-	var e views.Edition
+	var e editions.Edition
 	if err := json.Unmarshal(a.body, &e); a.status != 200 || err != nil || len(e.Stores) != 5 {
 		t.Fatalf("latest week: %d %s", a.status, a.body)
 	}

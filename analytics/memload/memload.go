@@ -13,6 +13,7 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
 )
 
 // Data is the rows of the upstream tables, indexed by listing.
@@ -119,14 +120,16 @@ func (d *Data) Replica(gen uint64, computedAt time.Time) *views.Replica {
 	return b.Build(info)
 }
 
-// listing is a metadata version as analytics.StreamListings reads it.
+// listing is a metadata version as analytics.StreamListings reads it. Its
+// string slices are copies: the interner writes into them, and a replica
+// published before may hold the rows' own.
 func listing(r *analytics.ListingRow, in *views.Interner) views.Listing {
 	l := views.Listing{
 		Store: r.Store, ID: r.ID, Name: r.Name, Developer: in.String(r.Developer), Category: in.String(r.Category),
 		Kind: r.Kind, Description: analytics.TruncateRunes(r.Description, views.DescriptionLimit), Icon: r.Icon, Version: r.Version,
 		Updated: dayOf(r.StoreUpdated), Created: dayOf(r.StoreCreated), FirstSeen: r.FirstSeen.Unix(), Featured: r.Featured,
-		ManifestVersion: r.ManifestVersion, Permissions: in.Strings(r.Permissions), HostAccess: in.Strings(r.HostAccess),
-		AccessLevel: r.AccessLevel, Topics: in.Strings(r.Topics),
+		ManifestVersion: r.ManifestVersion, Permissions: in.Strings(slices.Clone(r.Permissions)),
+		HostAccess: in.Strings(slices.Clone(r.HostAccess)), AccessLevel: r.AccessLevel, Topics: in.Strings(slices.Clone(r.Topics)),
 	}
 	if r.Slug != nil {
 		l.Slug = *r.Slug
@@ -202,8 +205,8 @@ func history(l *views.Listing, snaps []analytics.SnapshotRow, readAt time.Time, 
 // analytics.LoadWeekState reads it: the newest metadata version crawled
 // before at, and the newest reading with each figure in the lookback
 // before at.
-func (d *Data) WeekState(at time.Time) *views.WeekState {
-	st := &views.WeekState{At: at.UTC()}
+func (d *Data) WeekState(at time.Time) *editions.State {
+	st := &editions.State{At: at.UTC()}
 	end, from := at.Unix(), at.Add(-analytics.WeekLookback).Unix()
 	for _, k := range d.keys {
 		var meta *analytics.ListingRow
@@ -215,7 +218,7 @@ func (d *Data) WeekState(at time.Time) *views.WeekState {
 		if meta == nil {
 			continue
 		}
-		l := views.WeekListing{Store: k.store, ID: k.id, Name: meta.Name, Category: meta.Category, FirstSeen: meta.FirstSeen.Unix()}
+		l := editions.Listing{Store: k.store, ID: k.id, Name: meta.Name, Category: meta.Category, FirstSeen: meta.FirstSeen.Unix()}
 		if meta.DelistedAt != nil {
 			l.Delisted = meta.DelistedAt.Unix()
 		}

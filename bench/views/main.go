@@ -27,6 +27,7 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
 )
 
 func main() {
@@ -163,7 +164,7 @@ func timeEditions(cfg analytics.Config, n int) error {
 	if err != nil {
 		return err
 	}
-	w := views.WeekOf(views.DayOf(last)).Prev()
+	w := editions.WeekOf(views.DayOf(last)).Prev()
 	start := time.Now()
 	cur, err := analytics.LoadWeekState(ctx, conn, w.End())
 	if err != nil {
@@ -177,7 +178,7 @@ func timeEditions(cfg analytics.Config, n int) error {
 		}
 		loaded := time.Since(s)
 		s = time.Now()
-		e := views.BuildEdition(w, cur, prev)
+		e := editions.Build(w, cur, prev)
 		fmt.Printf("edition %s: state load %v, build %v, chrome live %d\n", e.Week, loaded.Round(time.Millisecond),
 			time.Since(s).Round(time.Millisecond), e.Stores["chrome"].Totals.Live)
 		cur = prev

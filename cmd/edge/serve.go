@@ -12,6 +12,7 @@ import (
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
 )
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -95,7 +96,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	editions := &views.Published[views.Editions]{}
+	editions := &views.Published[editions.Set]{}
 	if editionsSchedule != "off" {
 		if err := jobs.Add(cron.EditionsJob(db, editions, editionsSchedule, maxEditions, log)); err != nil {
 			return err

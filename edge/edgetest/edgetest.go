@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
 )
 
 // Dataset is what an edge under test answers from: a seeded ClickHouse
@@ -66,7 +68,7 @@ func (d Dataset) Add(t testing.TB, listings []analytics.ListingRow, snapshots []
 type Harness struct {
 	Base     string // http://127.0.0.1:port
 	State    *views.Published[views.State]
-	Editions *views.Published[views.Editions]
+	Editions *views.Published[editions.Set]
 	Jobs     *cron.Runner
 	Server   *edge.Server
 	// Stop stops the server gracefully and returns what Serve returned;
@@ -99,7 +101,7 @@ func Start(t testing.TB, d Dataset, log *slog.Logger, opts ...func(*edge.Config)
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &Harness{State: &views.Published[views.State]{}, Editions: &views.Published[views.Editions]{}}
+	h := &Harness{State: &views.Published[views.State]{}, Editions: &views.Published[editions.Set]{}}
 	h.Jobs = cron.New(ctx, log, cron.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond})
 	src := edge.Sources{State: h.State, Editions: h.Editions, Jobs: h.Jobs.Status}
 	var jobs []cron.Job
@@ -150,6 +152,18 @@ func Start(t testing.TB, d Dataset, log *slog.Logger, opts ...func(*edge.Config)
 		return err
 	}
 	t.Cleanup(func() { h.Stop() })
+	// Serve listens once it has tried to load the keys and the day's usage:
+	// wait for that, so that a test's first call finds the limits ready.
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		resp, err := http.Get(h.Base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the edge did not start listening: %v", err)
+		}
+	}
 	return h
 }
 
@@ -177,7 +191,7 @@ func memoryJobs(d *memload.Data, h *Harness, log *slog.Logger) []cron.Job {
 		{Name: "refresh", Schedule: "@every 1h", Run: nothing},
 		{Name: "editions", Schedule: "@every 1h", Run: func(ctx context.Context) error {
 			first, last := d.Span()
-			return cron.BuildEditions(ctx, h.Editions, 260, first, last, func(_ context.Context, at time.Time) (*views.WeekState, error) {
+			return cron.BuildEditions(ctx, h.Editions, 260, first, last, func(_ context.Context, at time.Time) (*editions.State, error) {
 				return d.WeekState(at), nil
 			}, log)
 		}},

@@ -430,6 +430,9 @@ func (s *API) getPermissions(c *fiber.Ctx) error {
 // fairUse enforces the legacy API's fair use per address, except for
 // exempt (trusted CDN) addresses.
 func (s *API) fairUse(c *fiber.Ctx) error {
+	if !s.fairuse.On() {
+		return c.Next()
+	}
 	a := clientip.Of(c, s.cfg.TrustedProxies)
 	if s.cfg.FairUseExempt.Contains(a) {
 		return c.Next()

@@ -27,9 +27,12 @@ func NewFairUse(perSecond float64, burst int) *FairUse {
 	return &FairUse{rate: rate.Limit(perSecond), burst: max(burst, 1), buckets: map[netip.Addr]*rate.Limiter{}}
 }
 
+// On reports whether f limits anything (rate above 0).
+func (f *FairUse) On() bool { return f != nil && f.rate > 0 }
+
 // Allow takes a token for a at now, or says how long until one is free.
 func (f *FairUse) Allow(a netip.Addr, now time.Time) (bool, time.Duration) {
-	if f == nil || f.rate <= 0 {
+	if !f.On() {
 		return true, 0
 	}
 	f.mu.Lock()

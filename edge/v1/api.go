@@ -17,6 +17,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
 )
 
 // Version is the API's version, as the OpenAPI description and the tool
@@ -34,7 +35,7 @@ type Config struct {
 // Sources are what the API answers from.
 type Sources struct {
 	State    *views.Published[views.State]
-	Editions *views.Published[views.Editions]
+	Editions *views.Published[editions.Set]
 	DB       *analytics.Lazy // for history, reviews and review search
 	Answers  *answer.Cache
 	Gate     *access.Gate // limits (nil: none) and the search pool
@@ -45,7 +46,7 @@ type Sources struct {
 type API struct {
 	cfg      Config
 	state    *views.Published[views.State]
-	editions *views.Published[views.Editions]
+	editions *views.Published[editions.Set]
 	db       *analytics.Lazy
 	answers  *answer.Cache
 	gate     *access.Gate

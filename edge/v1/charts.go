@@ -39,8 +39,13 @@ func (s *API) getChart(c *fiber.Ctx) error {
 		return problem.Newf(http.StatusBadRequest, "chart: %q is not a chart; use one of %s.", chart, strings.Join(views.Charts, ", "))
 	}
 	category := strings.Clone(c.Query("category"))
-	args := func(k answer.Key) answer.Key { return k.Int("s", int64(store)).Str("chart", chart).Str("c", category) }
-	return s.figuresAnswer(c, "Charts are", "/api/v1/charts/:store", args, func(f *views.Figures) any {
+	f, gen, err := s.figures("Charts are")
+	if err != nil {
+		return err
+	}
+	var buf [128]byte
+	key := answer.NewKey(buf[:0], "/api/v1/charts/:store", gen).Int("s", int64(store)).Str("chart", chart).Str("c", category)
+	return s.figuresAnswer(c, f, key, func(f *views.Figures) any {
 		a := chartAnswer{Store: store.String(), Chart: chart, Entries: []chartEntry{}}
 		if category != "" {
 			a.Category = &category
@@ -70,7 +75,12 @@ type tagCount struct {
 
 // getTags answers GET /api/v1/tags.
 func (s *API) getTags(c *fiber.Ctx) error {
-	return s.figuresAnswer(c, "Topics are", "/api/v1/tags", nil, func(f *views.Figures) any {
+	f, gen, err := s.figures("Topics are")
+	if err != nil {
+		return err
+	}
+	var buf [64]byte
+	return s.figuresAnswer(c, f, answer.NewKey(buf[:0], "/api/v1/tags", gen), func(f *views.Figures) any {
 		out := []tagCount{}
 		for _, t := range f.Topics() {
 			tc := tagCount{Slug: t.Slug, Listings: map[string]int{}}
@@ -91,8 +101,13 @@ func (s *API) getTag(c *fiber.Ctx) error {
 		return err
 	}
 	slug := strings.Clone(c.Params("slug"))
-	args := func(k answer.Key) answer.Key { return k.Str("tag", slug).Int("s", int64(store)) }
-	return s.figuresAnswer(c, "Topics are", "/api/v1/tags/:slug/:store", args, func(f *views.Figures) any {
+	f, gen, err := s.figures("Topics are")
+	if err != nil {
+		return err
+	}
+	var buf [128]byte
+	key := answer.NewKey(buf[:0], "/api/v1/tags/:slug/:store", gen).Str("tag", slug).Int("s", int64(store))
+	return s.figuresAnswer(c, f, key, func(f *views.Figures) any {
 		ls, _ := f.TopicListings(slug, store)
 		docs := []views.ListingDoc{}
 		for _, l := range ls[:min(len(ls), 200)] {

@@ -8,6 +8,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
 )
 
 // state returns the published state, or a 503 problem before the first load.
@@ -66,27 +67,27 @@ func (s *API) getListing(c *fiber.Ctx) error {
 	return answer.Send(c, a, answer.Private)
 }
 
-// figuresAnswer serves an answer computed from the published figures,
-// cached per generation under route and the fields args adds. check, when not nil, may refuse the
-// request (a 404) before the cache is consulted. what names the figures
-// in the 503 sent before they are computed.
-func (s *API) figuresAnswer(c *fiber.Ctx, what string, route string, args func(answer.Key) answer.Key, build func(*views.Figures) any, check func(*views.Figures) error) error {
+// figures returns the published figures and the generation of the views,
+// or a 503 naming what ("Charts are") until the figures are built.
+func (s *API) figures(what string) (*views.Figures, uint64, error) {
 	st := s.state.Load()
 	if st == nil || st.Figures == nil {
-		return problem.NotReady(what)
+		return nil, 0, problem.NotReady(what)
 	}
-	f := st.Figures
+	return st.Figures, st.Replica.Info().Generation, nil
+}
+
+// figuresAnswer serves the answer of key, built from f on a miss. check,
+// when not nil, may refuse the request (a 404) before the cache is
+// consulted. The caller builds key in a buffer of its own: passed to a
+// function value, the buffer would move to the heap.
+func (s *API) figuresAnswer(c *fiber.Ctx, f *views.Figures, key answer.Key, build func(*views.Figures) any, check func(*views.Figures) error) error {
 	if check != nil {
 		if err := check(f); err != nil {
 			return err
 		}
 	}
-	var buf [128]byte
-	k := answer.NewKey(buf[:0], route, st.Replica.Info().Generation)
-	if args != nil {
-		k = args(k)
-	}
-	a, err := s.answers.Get(k, func() (*answer.Answer, error) {
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
 		return answer.JSON(build(f))
 	})
 	if err != nil {
@@ -96,7 +97,7 @@ func (s *API) figuresAnswer(c *fiber.Ctx, what string, route string, args func(a
 }
 
 // editionAnswer serves an edition, cached by week and edition count.
-func (s *API) editionAnswer(c *fiber.Ctx, eds *views.Editions, e *views.Edition) error {
+func (s *API) editionAnswer(c *fiber.Ctx, eds *editions.Set, e *editions.Edition) error {
 	var buf [64]byte
 	key := answer.NewKey(buf[:0], "/api/v1/week/:id", uint64(eds.Len())).Str("w", e.Week)
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) { return answer.JSON(e) })
@@ -112,7 +113,13 @@ func (s *API) getCategories(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return s.figuresAnswer(c, "The categories of "+store.String()+" are", "/api/v1/categories/:store", storeArg(store), func(f *views.Figures) any {
+	f, gen, err := s.figures("The store's categories are")
+	if err != nil {
+		return err
+	}
+	var buf [64]byte
+	key := answer.NewKey(buf[:0], "/api/v1/categories/:store", gen).Int("s", int64(store))
+	return s.figuresAnswer(c, f, key, func(f *views.Figures) any {
 		return fiber.Map{"store": store.String(), "categories": f.Categories(store)}
 	}, nil)
 }
@@ -123,7 +130,13 @@ func (s *API) getStats(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return s.figuresAnswer(c, "The statistics of "+store.String()+" are", "/api/v1/stores/:store/stats", storeArg(store), func(f *views.Figures) any {
+	f, gen, err := s.figures("The store's statistics are")
+	if err != nil {
+		return err
+	}
+	var buf [64]byte
+	key := answer.NewKey(buf[:0], "/api/v1/stores/:store/stats", gen).Int("s", int64(store))
+	return s.figuresAnswer(c, f, key, func(f *views.Figures) any {
 		return f.Stats(store)
 	}, nil)
 }
@@ -140,7 +153,7 @@ func (s *API) getLatestWeek(c *fiber.Ctx) error {
 
 // getWeek answers GET /api/v1/week/{id}.
 func (s *API) getWeek(c *fiber.Ctx) error {
-	w, err := views.ParseWeek(c.Params("id"))
+	w, err := editions.ParseWeek(c.Params("id"))
 	if err != nil {
 		return problem.New(http.StatusBadRequest, err.Error())
 	}
@@ -153,9 +166,4 @@ func (s *API) getWeek(c *fiber.Ctx) error {
 		return problem.Newf(http.StatusNotFound, "There is no edition of week %s: editions exist for complete weeks in the data, the latest being %s.", w, eds.Latest().Week)
 	}
 	return s.editionAnswer(c, eds, e)
-}
-
-// storeArg adds the store to an answer's key.
-func storeArg(store views.Store) func(answer.Key) answer.Key {
-	return func(k answer.Key) answer.Key { return k.Int("s", int64(store)) }
 }

@@ -1,17 +1,19 @@
-package views
+package editions
 
 import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/edge-stats/edge/views"
 )
 
-func date(s string) Day {
+func date(s string) views.Day {
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {
 		panic(err)
 	}
-	return DayOf(t)
+	return views.DayOf(t)
 }
 
 func TestISOWeeks(t *testing.T) {
@@ -59,35 +61,35 @@ func TestBuildEdition(t *testing.T) {
 	start, end := w.Start().Time(), w.End()
 	old := start.Add(-100 * 24 * time.Hour).Unix()
 	mid := start.Add(72 * time.Hour).Unix()
-	wl := func(id string, size int64, o ...func(*WeekListing)) WeekListing {
-		l := WeekListing{Store: Chrome, ID: id, Name: id, Category: "X", FirstSeen: old, ReadAt: old + 1, Size: size, HasSize: true}
+	wl := func(id string, size int64, o ...func(*Listing)) Listing {
+		l := Listing{Store: views.Chrome, ID: id, Name: id, Category: "X", FirstSeen: old, ReadAt: old + 1, Size: size, HasSize: true}
 		for _, f := range o {
 			f(&l)
 		}
 		return l
 	}
-	prev := &WeekState{At: start, Listings: []WeekListing{wl("a", 100), wl("b", 200), wl("c", 50), wl("e", 80)}}
-	cur := &WeekState{At: end, Listings: []WeekListing{
+	prev := &State{At: start, Listings: []Listing{wl("a", 100), wl("b", 200), wl("c", 50), wl("e", 80)}}
+	cur := &State{At: end, Listings: []Listing{
 		wl("a", 300), wl("b", 200), wl("c", 60),
-		wl("d", 250, func(l *WeekListing) { l.FirstSeen, l.Rated, l.Rating, l.RatingCount = mid, true, 4.5, 20 }),
-		wl("e", 80, func(l *WeekListing) { l.Delisted = mid }),
+		wl("d", 250, func(l *Listing) { l.FirstSeen, l.Rated, l.Rating, l.RatingCount = mid, true, 4.5, 20 }),
+		wl("e", 80, func(l *Listing) { l.Delisted = mid }),
 	}}
-	e := BuildEdition(w, cur, prev)
+	e := Build(w, cur, prev)
 	if e.Week != "2026-W10" || e.Start != "2026-03-02" || e.Last != "2026-03-08" || !e.AsOf.Equal(end) || len(e.Stores) != 5 {
 		t.Fatalf("edition header %+v", e)
 	}
 	c := e.Stores["chrome"]
-	if want := (EditionTotals{Live: 4, LiveChange: 0, TotalSize: 810, TotalSizeChange: 380, Newcomers: 1, Departures: 1}); c.Totals != want {
+	if want := (Totals{Live: 4, LiveChange: 0, TotalSize: 810, TotalSizeChange: 380, Newcomers: 1, Departures: 1}); c.Totals != want {
 		t.Errorf("totals %+v, want %+v", c.Totals, want)
 	}
-	idsOf := func(es []EditionEntry) []string {
+	idsOf := func(es []Entry) []string {
 		out := []string{}
 		for _, e := range es {
 			out = append(out, e.ID)
 		}
 		return out
 	}
-	for name, got := range map[string][]EditionEntry{"climbers": c.TopClimbers, "gainers": c.Gainers,
+	for name, got := range map[string][]Entry{"climbers": c.TopClimbers, "gainers": c.Gainers,
 		"pct": c.GainersPercent, "new": c.Newcomers, "gone": c.Departures, "rated": c.BestRatedNewcomers} {
 		want := map[string][]string{"climbers": {"a"}, "gainers": {"a", "c"}, "pct": {}, "new": {"d"},
 			"gone": {"e"}, "rated": {"d"}}[name]
@@ -102,7 +104,7 @@ func TestBuildEdition(t *testing.T) {
 	if d := c.Newcomers[0]; d.PreviousRank != nil || d.Change != nil || *d.Rank != 2 {
 		t.Errorf("newcomer d %+v", d)
 	}
-	if again := BuildEdition(w, cur, prev); !reflect.DeepEqual(again, e) {
+	if again := Build(w, cur, prev); !reflect.DeepEqual(again, e) {
 		t.Error("building the same edition twice differs")
 	}
 	if es := e.Stores["apple"]; len(es.Gainers) != 0 || es.Totals.Live != 0 || es.Gainers == nil {

@@ -1,4 +1,8 @@
-package views
+// Package editions is the weekly editions: ISO weeks, the state of every
+// listing at a week's end, and the edition built from two such states (a
+// week's newcomers, departures, gainers, climbers and totals per store),
+// kept newest first in an immutable Set.
+package editions
 
 import (
 	"cmp"
@@ -8,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/edge-stats/edge/views"
 )
 
 // Week is an ISO 8601 week: Monday to Sunday, UTC.
@@ -40,7 +46,7 @@ func WeeksIn(y int) int {
 }
 
 // WeekOf returns the ISO week of day d.
-func WeekOf(d Day) Week {
+func WeekOf(d views.Day) Week {
 	y, w := d.Time().ISOWeek()
 	return Week{y, w}
 }
@@ -49,14 +55,14 @@ func WeekOf(d Day) Week {
 func (w Week) String() string { return fmt.Sprintf("%04d-W%02d", w.Year, w.Num) }
 
 // Start returns the week's Monday.
-func (w Week) Start() Day {
-	jan4 := DayOf(time.Date(w.Year, 1, 4, 0, 0, 0, 0, time.UTC))
+func (w Week) Start() views.Day {
+	jan4 := views.DayOf(time.Date(w.Year, 1, 4, 0, 0, 0, 0, time.UTC))
 	wd := int(jan4.Time().Weekday()+6) % 7 // Monday 0 .. Sunday 6
-	return jan4 - Day(wd) + Day(7*(w.Num-1))
+	return jan4 - views.Day(wd) + views.Day(7*(w.Num-1))
 }
 
 // Last returns the week's Sunday.
-func (w Week) Last() Day { return w.Start() + 6 }
+func (w Week) Last() views.Day { return w.Start() + 6 }
 
 // End returns the instant the week ends: the next Monday at 00:00 UTC.
 func (w Week) End() time.Time { return (w.Start() + 7).Time() }
@@ -70,9 +76,9 @@ func (w Week) Next() Week { return WeekOf(w.Start() + 7) }
 // Before reports whether w comes before o.
 func (w Week) Before(o Week) bool { return w.Start() < o.Start() }
 
-// WeekListing is a listing's state at one instant, as an edition needs it.
-type WeekListing struct {
-	Store       Store
+// Listing is a listing's state at one instant, as an edition needs it.
+type Listing struct {
+	Store       views.Store
 	ID          string
 	Name        string
 	Category    string
@@ -86,25 +92,25 @@ type WeekListing struct {
 	RatingCount int64
 }
 
-// WeekState is the state of every listing at one instant: what the data
+// State is the state of every listing at one instant: what the data
 // said up to then, and nothing after.
-type WeekState struct {
+type State struct {
 	At       time.Time
-	Listings []WeekListing // sorted by store and id
+	Listings []Listing // sorted by store and id
 }
 
 // live reports whether l was in its store and had been read with a size
 // at the state's instant.
-func (s *WeekState) live(l *WeekListing) bool {
+func (s *State) live(l *Listing) bool {
 	at := s.At.Unix()
 	return l.FirstSeen < at && (l.Delisted == 0 || l.Delisted >= at) && l.HasSize && l.ReadAt != 0
 }
 
-// EditionSize is how many entries each list of an edition holds.
-const EditionSize = 10
+// Size is how many entries each list of an edition holds.
+const Size = 10
 
-// EditionEntry is one listing in a list of an edition.
-type EditionEntry struct {
+// Entry is one listing in a list of an edition.
+type Entry struct {
 	ID           string   `json:"id"`
 	Name         string   `json:"name"`
 	Category     string   `json:"category"`
@@ -117,9 +123,9 @@ type EditionEntry struct {
 	RatingCount  *int64   `json:"ratingCount"`
 }
 
-// EditionTotals are a store's totals at the end of a week and their change
+// Totals are a store's totals at the end of a week and their change
 // on the week before.
-type EditionTotals struct {
+type Totals struct {
 	Live            int   `json:"live"`
 	LiveChange      int   `json:"liveChange"`
 	TotalSize       int64 `json:"totalSize"`
@@ -128,20 +134,20 @@ type EditionTotals struct {
 	Departures      int   `json:"departures"`
 }
 
-// EditionStore is one store's part of an edition.
-type EditionStore struct {
-	Totals             EditionTotals  `json:"totals"`
-	TopClimbers        []EditionEntry `json:"topClimbers"`        // by store-rank climb over the week
-	Gainers            []EditionEntry `json:"gainers"`            // by size change
-	GainersPercent     []EditionEntry `json:"gainersPercent"`     // by percent change, from at least RisingMinSize
-	Newcomers          []EditionEntry `json:"newcomers"`          // first seen during the week, by size
-	Departures         []EditionEntry `json:"departures"`         // delisted during the week, by last size
-	BestRatedNewcomers []EditionEntry `json:"bestRatedNewcomers"` // newcomers with at least EditionMinRatings ratings, by rating
+// StoreEdition is one store's part of an edition.
+type StoreEdition struct {
+	Totals             Totals  `json:"totals"`
+	TopClimbers        []Entry `json:"topClimbers"`        // by store-rank climb over the week
+	Gainers            []Entry `json:"gainers"`            // by size change
+	GainersPercent     []Entry `json:"gainersPercent"`     // by percent change, from at least RisingMinSize
+	Newcomers          []Entry `json:"newcomers"`          // first seen during the week, by size
+	Departures         []Entry `json:"departures"`         // delisted during the week, by last size
+	BestRatedNewcomers []Entry `json:"bestRatedNewcomers"` // newcomers with at least MinRatings ratings, by rating
 }
 
-// EditionMinRatings is the rating count a newcomer needs to be listed among
+// MinRatings is the rating count a newcomer needs to be listed among
 // the best rated.
-const EditionMinRatings = 10
+const MinRatings = 10
 
 // Edition is the weekly edition of one ISO week.
 type Edition struct {
@@ -149,17 +155,17 @@ type Edition struct {
 	Start  string                   `json:"start"` // Monday
 	Last   string                   `json:"end"`   // Sunday
 	AsOf   time.Time                `json:"asOf"`  // the instant the week ended
-	Stores map[string]*EditionStore `json:"stores"`
+	Stores map[string]*StoreEdition `json:"stores"`
 }
 
-// BuildEdition builds the edition of week w from the state at the week's
+// Build builds the edition of week w from the state at the week's
 // end (cur) and at the previous week's end (prev). It is a deterministic
 // function of the two states.
-func BuildEdition(w Week, cur, prev *WeekState) *Edition {
+func Build(w Week, cur, prev *State) *Edition {
 	e := &Edition{Week: w.String(), Start: w.Start().String(), Last: w.Last().String(), AsOf: w.End(),
-		Stores: map[string]*EditionStore{}}
-	for _, s := range Stores {
-		e.Stores[s.String()] = buildEditionStore(s, w, cur, prev)
+		Stores: map[string]*StoreEdition{}}
+	for _, s := range views.Stores {
+		e.Stores[s.String()] = buildStore(s, w, cur, prev)
 	}
 	return e
 }
@@ -171,11 +177,11 @@ type editionCand struct {
 	i, j      int32
 }
 
-func buildEditionStore(s Store, w Week, cur, prev *WeekState) *EditionStore {
+func buildStore(s views.Store, w Week, cur, prev *State) *StoreEdition {
 	start, end := w.Start().Time().Unix(), w.End().Unix()
 	curL, prevL := storeSlice(cur.Listings, s), storeSlice(prev.Listings, s)
 	rankNow, rankPrev := cur.ranks(curL), prev.ranks(prevL)
-	es := &EditionStore{}
+	es := &StoreEdition{}
 	var climbers, gainers, pct, newcomers, departures, rated []editionCand
 	j := 0 // walks prevL alongside curL: both are sorted by id
 	for i := range curL {
@@ -202,7 +208,7 @@ func buildEditionStore(s Store, w Week, cur, prev *WeekState) *EditionStore {
 			}
 			if change := l.Size - p.Size; change > 0 {
 				gainers = append(gainers, editionCand{float64(change), float64(l.Size), c.i, c.j})
-				if p.Size >= RisingMinSize(s) {
+				if p.Size >= views.RisingMinSize(s) {
 					pct = append(pct, editionCand{percentOf(change, p.Size), float64(l.Size), c.i, c.j})
 				}
 			}
@@ -210,8 +216,8 @@ func buildEditionStore(s Store, w Week, cur, prev *WeekState) *EditionStore {
 		if l.FirstSeen >= start && l.FirstSeen < end {
 			es.Totals.Newcomers++
 			newcomers = append(newcomers, editionCand{float64(l.Size), 0, c.i, c.j})
-			if l.Rated && l.RatingCount >= EditionMinRatings {
-				rated = append(rated, editionCand{RoundRating(l.Rating), float64(l.RatingCount), c.i, c.j})
+			if l.Rated && l.RatingCount >= MinRatings {
+				rated = append(rated, editionCand{views.RoundRating(l.Rating), float64(l.RatingCount), c.i, c.j})
 			}
 		}
 	}
@@ -224,14 +230,14 @@ func buildEditionStore(s Store, w Week, cur, prev *WeekState) *EditionStore {
 	es.Totals.LiveChange += es.Totals.Live
 	es.Totals.TotalSizeChange += es.Totals.TotalSize
 
-	entry := func(c editionCand) EditionEntry {
+	entry := func(c editionCand) Entry {
 		l := &curL[c.i]
-		e := EditionEntry{ID: l.ID, Name: l.Name, Category: l.Category}
+		e := Entry{ID: l.ID, Name: l.Name, Category: l.Category}
 		if l.HasSize {
 			e.Size = ptr(l.Size)
 		}
 		if l.Rated {
-			e.Rating, e.RatingCount = ptr(RoundRating(l.Rating)), ptr(l.RatingCount)
+			e.Rating, e.RatingCount = ptr(views.RoundRating(l.Rating)), ptr(l.RatingCount)
 		}
 		if cur.live(l) {
 			e.Rank = ptr(int(rankNow[c.i]))
@@ -246,13 +252,13 @@ func buildEditionStore(s Store, w Week, cur, prev *WeekState) *EditionStore {
 		}
 		return e
 	}
-	top := func(cs []editionCand) []EditionEntry {
+	top := func(cs []editionCand) []Entry {
 		// Positions are in id order, so the last key is the id.
 		slices.SortFunc(cs, func(a, b editionCand) int {
 			return cmp.Or(cmp.Compare(b.key, a.key), cmp.Compare(b.key2, a.key2), cmp.Compare(a.i, b.i))
 		})
-		out := []EditionEntry{}
-		for _, c := range cs[:min(EditionSize, len(cs))] {
+		out := []Entry{}
+		for _, c := range cs[:min(Size, len(cs))] {
 			out = append(out, entry(c))
 		}
 		return out
@@ -269,40 +275,41 @@ func percentOf(change, base int64) float64 {
 
 // ranks returns the store ranks of one store's slice, sorted by id, by
 // position (0 for listings not live): by size, largest first, ties by id.
-func (s *WeekState) ranks(ls []WeekListing) []int32 {
-	live := make([]ranked, 0, len(ls))
+func (s *State) ranks(ls []Listing) []int32 {
+	live := make([]int32, 0, len(ls))
 	for i := range ls {
 		if s.live(&ls[i]) {
-			live = append(live, ranked{key: ls[i].Size, idx: int32(i)})
+			live = append(live, int32(i))
 		}
 	}
-	sortRanked(live) // positions are in id order, so ties go by id
+	// Positions are in id order, so ties go by id.
+	slices.SortFunc(live, func(a, b int32) int { return cmp.Or(cmp.Compare(ls[b].Size, ls[a].Size), cmp.Compare(a, b)) })
 	out := make([]int32, len(ls))
-	for r, it := range live {
-		out[it.idx] = int32(r + 1)
+	for r, i := range live {
+		out[i] = int32(r + 1)
 	}
 	return out
 }
 
-func storeSlice(ls []WeekListing, s Store) []WeekListing {
-	lo, _ := slices.BinarySearchFunc(ls, s, func(l WeekListing, s Store) int { return cmp.Compare(l.Store, s) })
-	hi, _ := slices.BinarySearchFunc(ls, s+1, func(l WeekListing, s Store) int { return cmp.Compare(l.Store, s) })
+func storeSlice(ls []Listing, s views.Store) []Listing {
+	lo, _ := slices.BinarySearchFunc(ls, s, func(l Listing, s views.Store) int { return cmp.Compare(l.Store, s) })
+	hi, _ := slices.BinarySearchFunc(ls, s+1, func(l Listing, s views.Store) int { return cmp.Compare(l.Store, s) })
 	return ls[lo:hi]
 }
 
 func ptr[T any](v T) *T { return &v }
 
-// Editions holds every built weekly edition. It is immutable once
+// Set holds every built weekly edition. It is immutable once
 // published; the job that builds editions publishes a new one with each
 // addition.
-type Editions struct {
+type Set struct {
 	byWeek map[Week]*Edition
 	latest Week
 }
 
-// NewEditions returns a set of editions holding the given ones plus es.
-func NewEditions(old *Editions, es ...*Edition) (*Editions, error) {
-	n := &Editions{byWeek: map[Week]*Edition{}}
+// NewSet returns a set of editions holding the given ones plus es.
+func NewSet(old *Set, es ...*Edition) (*Set, error) {
+	n := &Set{byWeek: map[Week]*Edition{}}
 	if old != nil {
 		for k, v := range old.byWeek {
 			n.byWeek[k] = v
@@ -323,7 +330,7 @@ func NewEditions(old *Editions, es ...*Edition) (*Editions, error) {
 }
 
 // Get returns the edition of week w, or nil.
-func (e *Editions) Get(w Week) *Edition {
+func (e *Set) Get(w Week) *Edition {
 	if e == nil {
 		return nil
 	}
@@ -331,7 +338,7 @@ func (e *Editions) Get(w Week) *Edition {
 }
 
 // Latest returns the newest edition, or nil.
-func (e *Editions) Latest() *Edition {
+func (e *Set) Latest() *Edition {
 	if e == nil {
 		return nil
 	}
@@ -339,7 +346,7 @@ func (e *Editions) Latest() *Edition {
 }
 
 // Len returns the number of editions.
-func (e *Editions) Len() int {
+func (e *Set) Len() int {
 	if e == nil {
 		return 0
 	}
@@ -347,4 +354,4 @@ func (e *Editions) Len() int {
 }
 
 // Has reports whether week w has an edition.
-func (e *Editions) Has(w Week) bool { return e.Get(w) != nil }
+func (e *Set) Has(w Week) bool { return e.Get(w) != nil }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/edge-stats/edge/edge"
 )
 
 // TestLargeAnswersSentWhole checks the large-answer path (on Linux, a
@@ -63,5 +65,46 @@ func TestLargeAnswersSentWhole(t *testing.T) {
 		if resp.StatusCode != 304 || len(body) != 0 {
 			t.Errorf("%s revalidated: %d with %d bytes", path, resp.StatusCode, len(body))
 		}
+	}
+}
+
+// TestRawIOOffAnswersTheSameBytes serves one published state from an edge
+// with raw I/O (EDGE_RAW_IO=true, the default) and one without, and checks
+// that every answer, large ones (sent by sendfile) and 304s included, has
+// the same status, headers that matter and bytes.
+func TestRawIOOffAnswersTheSameBytes(t *testing.T) {
+	d := synthetic(t)
+	raw := start(t, d)
+	plain := start(t, d, func(c *edge.Config) { c.RawIO = false })
+	if err := raw.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	plain.State.Publish(raw.State.Load())
+	for _, path := range []string{"/api/v1/listings?limit=100", "/api/extensions?platform=0&pageSize=200", "/api/summary",
+		"/api/v1/categories/chrome", "/api/extensions.csv", "/api/v1/listings/chrome/nope"} {
+		a, b := get(t, "GET", raw.Base+path), get(t, "GET", plain.Base+path)
+		for _, h := range []string{"Content-Type", "Content-Length", "ETag", "Cache-Control"} {
+			if a.header.Get(h) != b.header.Get(h) {
+				t.Errorf("%s: %s %q with raw I/O, %q without", path, h, a.header.Get(h), b.header.Get(h))
+			}
+		}
+		if a.status != b.status || !bytes.Equal(a.body, b.body) {
+			t.Errorf("%s: %d and %d bytes with raw I/O, %d and %d without", path, a.status, len(a.body), b.status, len(b.body))
+		}
+		if etag := a.header.Get("ETag"); etag != "" {
+			req, _ := http.NewRequest("GET", plain.Base+path, nil)
+			req.Header.Set("If-None-Match", etag)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 304 {
+				t.Errorf("%s without raw I/O: the raw edge's ETag gives %d, want 304", path, resp.StatusCode)
+			}
+		}
+	}
+	if len(get(t, "GET", raw.Base+"/api/v1/listings?limit=100").body) < 64<<10 {
+		t.Fatal("the large answer is not large: the sendfile path is not exercised")
 	}
 }

@@ -1,5 +1,6 @@
 // Package seed generates a realistic synthetic dataset for the upstream
-// tables (listings, snapshots, reviews) and writes it to ClickHouse. The
+// tables (listings, snapshots, reviews) and writes it to ClickHouse (or
+// hands it over in memory, for tests: Generate). The
 // dataset is a deterministic function of Options: listing i is generated
 // from its own random stream seeded by (Seed, i), so generation runs in
 // parallel and the same options always give the same rows.

@@ -53,13 +53,3 @@ func (s *API) Routes(app *fiber.App) {
 	app.Get("/api/categories", s.fairUse, s.getLegacyCategories)
 	app.Get("/api/permissions", s.fairUse, s.getPermissions)
 }
-
-// aliasKey returns the alias key of the request on route (package
-// answer), built in buf; the zero Key until figures are published.
-func (s *API) aliasKey(buf []byte, route string, c *fiber.Ctx) answer.Key {
-	st := s.state.Load()
-	if st == nil || st.Figures == nil {
-		return answer.Key{}
-	}
-	return answer.AliasKey(buf, route, st.Replica.Info().Generation, c.Context().URI().QueryString())
-}

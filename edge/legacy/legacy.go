@@ -241,7 +241,7 @@ func (s *API) legacyFigures() (*views.Figures, uint64, error) {
 // getExtensions answers GET /api/extensions.
 func (s *API) getExtensions(c *fiber.Ctx) error {
 	var aliasBuf [256]byte
-	alias := s.aliasKey(aliasBuf[:0], "/api/extensions", c)
+	alias := answer.RequestAlias(aliasBuf[:0], "/api/extensions", s.state, c.Context())
 	if a, ok := s.answers.Aliased(alias); ok {
 		return answer.Send(c, a, s.publicCache)
 	}

@@ -94,23 +94,3 @@ func (s *API) readProblem(what string, err error) *problem.Problem {
 	s.log.Warn("read-through failed", "what", what, "err", err)
 	return problem.ReadFailed(what, err)
 }
-
-// generation returns the generation of the published views, and false
-// before the first publish.
-func (s *API) generation() (uint64, bool) {
-	st := s.state.Load()
-	if st == nil {
-		return 0, false
-	}
-	return st.Replica.Info().Generation, true
-}
-
-// aliasKey returns the alias key of the request on route (package
-// answer), built in buf; the zero Key until figures are published.
-func (s *API) aliasKey(buf []byte, route string, c *fiber.Ctx) answer.Key {
-	st := s.state.Load()
-	if st == nil || st.Figures == nil {
-		return answer.Key{}
-	}
-	return answer.AliasKey(buf, route, st.Replica.Info().Generation, c.Context().URI().QueryString())
-}

@@ -159,7 +159,7 @@ func fnv64a(b []byte) uint64 {
 // getListings answers GET /api/v1/listings.
 func (s *API) getListings(c *fiber.Ctx) error {
 	var aliasBuf [256]byte
-	alias := s.aliasKey(aliasBuf[:0], "/api/v1/listings", c)
+	alias := answer.RequestAlias(aliasBuf[:0], "/api/v1/listings", s.state, c.Context())
 	if a, ok := s.answers.Aliased(alias); ok {
 		return answer.Send(c, a, answer.Private)
 	}

@@ -1,0 +1,63 @@
+package clientip
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+)
+
+func TestParsePrefixes(t *testing.T) {
+	ps, err := ParsePrefixes(" 10.0.0.0/8, 192.0.2.7 ,::ffff:198.51.100.1, 2001:db8::/32,")
+	if err != nil || len(ps) != 4 {
+		t.Fatalf("%v %v", ps, err)
+	}
+	for _, c := range []struct {
+		addr string
+		in   bool
+	}{{"10.1.2.3", true}, {"192.0.2.7", true}, {"192.0.2.8", false}, {"198.51.100.1", true},
+		{"::ffff:10.0.0.1", true}, {"2001:db8::1", true}, {"2001:db9::1", false}} {
+		if got := ps.Contains(netip.MustParseAddr(c.addr)); got != c.in {
+			t.Errorf("Contains(%s) = %v", c.addr, got)
+		}
+	}
+	for _, bad := range []string{"10.0.0.0/33", "nope", "1.2.3"} {
+		if _, err := ParsePrefixes(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestOf checks whose address a request is: the connection's unless it
+// comes from a trusted proxy, then the nearest hop of X-Forwarded-For that
+// no trusted proxy claims; a malformed hop stops the walk.
+func TestOf(t *testing.T) {
+	trusted, _ := ParsePrefixes("127.0.0.1, 10.0.0.0/8")
+	app := fiber.New()
+	for _, c := range []struct {
+		remote, xff string
+		trusted     Prefixes
+		want        string
+	}{
+		{"203.0.113.9", "198.51.100.1", trusted, "203.0.113.9"},          // untrusted connection: the header is ignored
+		{"127.0.0.1", "", trusted, "127.0.0.1"},                          // trusted, no header
+		{"127.0.0.1", "198.51.100.1", trusted, "198.51.100.1"},           // one hop
+		{"127.0.0.1", "6.6.6.6, 198.51.100.1", trusted, "198.51.100.1"},  // a forged hop on the left is not reached
+		{"127.0.0.1", "198.51.100.1, 10.1.1.1", trusted, "198.51.100.1"}, // trusted hops are skipped
+		{"127.0.0.1", "198.51.100.1, junk", trusted, "127.0.0.1"},        // a malformed hop: trust nothing beyond
+		{"127.0.0.1", "198.51.100.1", nil, "127.0.0.1"},                  // no trusted proxies
+	} {
+		var rc fasthttp.RequestCtx
+		rc.Init(&fasthttp.Request{}, &net.TCPAddr{IP: net.ParseIP(c.remote), Port: 1}, nil)
+		if c.xff != "" {
+			rc.Request.Header.Set("X-Forwarded-For", c.xff)
+		}
+		ctx := app.AcquireCtx(&rc)
+		if got := Of(ctx, c.trusted); got.String() != c.want {
+			t.Errorf("remote %s, X-Forwarded-For %q: %s, want %s", c.remote, c.xff, got, c.want)
+		}
+		app.ReleaseCtx(ctx)
+	}
+}

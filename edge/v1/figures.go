@@ -1,0 +1,72 @@
+package v1
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/views"
+)
+
+// figures returns the published figures and the generation of the views,
+// or a 503 naming what ("Charts are") until the figures are built.
+func (s *API) figures(what string) (*views.Figures, uint64, error) {
+	st := s.state.Load()
+	if st == nil || st.Figures == nil {
+		return nil, 0, problem.NotReady(what)
+	}
+	return st.Figures, st.Replica.Info().Generation, nil
+}
+
+// figuresAnswer serves the answer of key, built from f on a miss. check,
+// when not nil, may refuse the request (a 404) before the cache is
+// consulted. The caller builds key in a buffer of its own: passed to a
+// function value, the buffer would move to the heap.
+func (s *API) figuresAnswer(c *fiber.Ctx, f *views.Figures, key answer.Key, build func(*views.Figures) any, check func(*views.Figures) error) error {
+	if check != nil {
+		if err := check(f); err != nil {
+			return err
+		}
+	}
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		return answer.JSON(build(f))
+	})
+	if err != nil {
+		return err
+	}
+	return answer.Send(c, a, answer.Private)
+}
+
+// getCategories answers GET /api/v1/categories/{store}.
+func (s *API) getCategories(c *fiber.Ctx) error {
+	store, err := storeParam(c)
+	if err != nil {
+		return err
+	}
+	f, gen, err := s.figures("The store's categories are")
+	if err != nil {
+		return err
+	}
+	var buf [64]byte
+	key := answer.NewKey(buf[:0], "/api/v1/categories/:store", gen).Int("s", int64(store))
+	return s.figuresAnswer(c, f, key, func(f *views.Figures) any {
+		return fiber.Map{"store": store.String(), "categories": f.Categories(store)}
+	}, nil)
+}
+
+// getStats answers GET /api/v1/stores/{store}/stats.
+func (s *API) getStats(c *fiber.Ctx) error {
+	store, err := storeParam(c)
+	if err != nil {
+		return err
+	}
+	f, gen, err := s.figures("The store's statistics are")
+	if err != nil {
+		return err
+	}
+	var buf [64]byte
+	key := answer.NewKey(buf[:0], "/api/v1/stores/:store/stats", gen).Int("s", int64(store))
+	return s.figuresAnswer(c, f, key, func(f *views.Figures) any {
+		return f.Stats(store)
+	}, nil)
+}

@@ -38,10 +38,15 @@ func (s *API) getChart(c *fiber.Ctx) error {
 	if !slices.Contains(views.Charts, chart) {
 		return problem.Newf(http.StatusBadRequest, "chart: %q is not a chart; use one of %s.", chart, strings.Join(views.Charts, ", "))
 	}
-	category := strings.Clone(c.Query("category"))
 	f, gen, err := s.figures("Charts are")
 	if err != nil {
 		return err
+	}
+	var category string
+	if v := c.Query("category"); v != "" {
+		if category, err = categoryArg(f, &store, v); err != nil {
+			return err
+		}
 	}
 	var buf [128]byte
 	key := answer.NewKey(buf[:0], "/api/v1/charts/:store", gen).Int("s", int64(store)).Str("chart", chart).Str("c", category)
@@ -54,16 +59,6 @@ func (s *API) getChart(c *fiber.Ctx) error {
 			a.Entries = append(a.Entries, chartEntry{Position: i + 1, Listing: views.NewListingDoc(l, f)})
 		}
 		return a
-	}, func(f *views.Figures) error {
-		if category == "" {
-			return nil
-		}
-		for _, cc := range f.Categories(store) {
-			if cc.Name == category {
-				return nil
-			}
-		}
-		return problem.Newf(http.StatusNotFound, "Store %s has no category %q; /api/v1/categories/%s lists them.", store, category, store)
 	})
 }
 
@@ -90,7 +85,7 @@ func (s *API) getTags(c *fiber.Ctx) error {
 			out = append(out, tc)
 		}
 		return fiber.Map{"tags": out}
-	}, nil)
+	})
 }
 
 // getTag answers GET /api/v1/tags/{slug}/{store}: the topic's live listings
@@ -100,8 +95,11 @@ func (s *API) getTag(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	slug := strings.Clone(c.Params("slug"))
 	f, gen, err := s.figures("Topics are")
+	if err != nil {
+		return err
+	}
+	slug, err := tagArg(f, c.Params("slug"))
 	if err != nil {
 		return err
 	}
@@ -114,10 +112,5 @@ func (s *API) getTag(c *fiber.Ctx) error {
 			docs = append(docs, views.NewListingDoc(l, f))
 		}
 		return fiber.Map{"tag": slug, "store": store.String(), "total": len(ls), "listings": docs}
-	}, func(f *views.Figures) error {
-		if _, ok := f.TopicListings(slug, store); !ok {
-			return problem.Newf(http.StatusNotFound, "There is no topic %q; /api/v1/tags lists them.", slug)
-		}
-		return nil
 	})
 }

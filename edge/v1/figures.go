@@ -18,16 +18,9 @@ func (s *API) figures(what string) (*views.Figures, uint64, error) {
 	return st.Figures, st.Replica.Info().Generation, nil
 }
 
-// figuresAnswer serves the answer of key, built from f on a miss. check,
-// when not nil, may refuse the request (a 404) before the cache is
-// consulted. The caller builds key in a buffer of its own: passed to a
+// figuresAnswer serves the answer of key, built from f on a miss. The caller builds key in a buffer of its own: passed to a
 // function value, the buffer would move to the heap.
-func (s *API) figuresAnswer(c *fiber.Ctx, f *views.Figures, key answer.Key, build func(*views.Figures) any, check func(*views.Figures) error) error {
-	if check != nil {
-		if err := check(f); err != nil {
-			return err
-		}
-	}
+func (s *API) figuresAnswer(c *fiber.Ctx, f *views.Figures, key answer.Key, build func(*views.Figures) any) error {
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
 		return answer.JSON(build(f))
 	})
@@ -51,7 +44,7 @@ func (s *API) getCategories(c *fiber.Ctx) error {
 	key := answer.NewKey(buf[:0], "/api/v1/categories/:store", gen).Int("s", int64(store))
 	return s.figuresAnswer(c, f, key, func(f *views.Figures) any {
 		return fiber.Map{"store": store.String(), "categories": f.Categories(store)}
-	}, nil)
+	})
 }
 
 // getStats answers GET /api/v1/stores/{store}/stats.
@@ -68,5 +61,5 @@ func (s *API) getStats(c *fiber.Ctx) error {
 	key := answer.NewKey(buf[:0], "/api/v1/stores/:store/stats", gen).Int("s", int64(store))
 	return s.figuresAnswer(c, f, key, func(f *views.Figures) any {
 		return f.Stats(store)
-	}, nil)
+	})
 }

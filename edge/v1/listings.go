@@ -156,6 +156,27 @@ func fnv64a(b []byte) uint64 {
 	return h
 }
 
+// resolveNames replaces q's category and tag by the names they stand for
+// (see categoryArg), so that every spelling of one query shares its
+// answers and its cursors.
+func resolveNames(f *views.Figures, q *views.ListingQuery) error {
+	if q.Category != nil {
+		name, err := categoryArg(f, q.Store, *q.Category)
+		if err != nil {
+			return err
+		}
+		q.Category = &name
+	}
+	if q.Topic != nil {
+		slug, err := tagArg(f, *q.Topic)
+		if err != nil {
+			return err
+		}
+		q.Topic = &slug
+	}
+	return nil
+}
+
 // getListings answers GET /api/v1/listings.
 func (s *API) getListings(c *fiber.Ctx) error {
 	var aliasBuf [256]byte
@@ -166,6 +187,14 @@ func (s *API) getListings(c *fiber.Ctx) error {
 	var q views.ListingQuery // on the stack: a cached answer does not need it
 	args := c.Context().QueryArgs()
 	if err := parseList(args, &q); err != nil {
+		return err
+	}
+	st := s.state.Load()
+	if st == nil || st.Figures == nil {
+		return problem.NotReady("Listing figures are")
+	}
+	f := st.Figures
+	if err := resolveNames(f, &q); err != nil {
 		return err
 	}
 	// A cursor carries the hash of the query it was issued for: its
@@ -200,11 +229,6 @@ func (s *API) getListings(c *fiber.Ctx) error {
 		}
 		after, page = &cur.After, cur.Page+1
 	}
-	st := s.state.Load()
-	if st == nil || st.Figures == nil {
-		return problem.NotReady("Listing figures are")
-	}
-	f := st.Figures
 	var buf [256]byte
 	key := answer.NewKey(buf[:0], "/api/v1/listings", st.Replica.Info().Generation).Query(&q).Str("cursor", rawCursor)
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) {

@@ -3,8 +3,6 @@ package v1
 import (
 	"context"
 	"net/http"
-	"strings"
-	"unicode"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -142,14 +140,15 @@ func (s *API) getReviewSearch(c *fiber.Ctx) error {
 func filterListings(r *views.Replica, f *views.Figures, store *views.Store, tag, category string) ([]string, error) {
 	var name string
 	if category != "" {
-		for _, cc := range f.Categories(*store) {
-			if strings.EqualFold(cc.Name, category) || categorySlug(cc.Name) == strings.ToLower(category) {
-				name = cc.Name
-				break
-			}
+		var err error
+		if name, err = categoryArg(f, store, category); err != nil {
+			return nil, err
 		}
-		if name == "" {
-			return nil, problem.Newf(http.StatusNotFound, "category: %s has no category %q; take a name or slug from /api/v1/categories/%s.", store, category, store)
+	}
+	if tag != "" {
+		var err error
+		if tag, err = tagArg(f, tag); err != nil {
+			return nil, err
 		}
 	}
 	ids := []string{}
@@ -164,41 +163,16 @@ func filterListings(r *views.Replica, f *views.Figures, store *views.Store, tag,
 		}
 		return ids, nil
 	}
-	found := false
 	for s := range views.Store(views.NumStores) {
 		if store != nil && s != *store {
 			continue
 		}
-		ls, ok := f.TopicListings(tag, s)
-		found = found || ok
+		ls, _ := f.TopicListings(tag, s)
 		for _, l := range ls {
 			keep(l)
 		}
 	}
-	if !found {
-		return nil, problem.Newf(http.StatusNotFound, "tag: there is no topic %q; take a slug from /api/v1/tags.", tag)
-	}
 	return ids, nil
-}
-
-// categorySlug is a category name in lower case with runs of other
-// characters than letters and digits as single dashes: "Photos & Design"
-// is photos-design.
-func categorySlug(name string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(name) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			b.WriteRune(r)
-			dash = false
-		} else {
-			dash = true
-		}
-	}
-	return b.String()
 }
 
 // searchBudget is the budget of the review searches ClickHouse runs.

@@ -1,0 +1,45 @@
+package views
+
+import "testing"
+
+func TestCategorySlug(t *testing.T) {
+	for name, want := range map[string]string{"Photos & Design": "photos-design", "Developer Tools": "developer-tools",
+		"Developer tools": "developer-tools", "  Über—Alles!! ": "über-alles", "": "", "&&": ""} {
+		if got := CategorySlug(name); got != want {
+			t.Errorf("CategorySlug(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestFindCategoryAndTopic(t *testing.T) {
+	ls := []Listing{mk(Chrome, "a", "Developer Tools", 10), mk(Edge, "b", "Developer tools", 5), mk(Chrome, "c", "Photos & Design", 7)}
+	ls[0].Topics = []string{"vpn"}
+	f := Build(NewReplica(ls, ReplicaInfo{Generation: 1, ReadingsMark: ref}), 0)
+	chrome, edge := Chrome, Edge
+	for _, c := range []struct {
+		store *Store
+		v     string
+		want  string
+		ok    bool
+	}{
+		{&chrome, "Developer Tools", "Developer Tools", true},
+		{&chrome, "developer tools", "Developer Tools", true},
+		{&chrome, "developer-tools", "Developer Tools", true},
+		{&edge, "developer-tools", "Developer tools", true},
+		{&chrome, "photos-design", "Photos & Design", true},
+		{&edge, "photos-design", "", false},
+		{nil, "PHOTOS & DESIGN", "Photos & Design", true},
+		{&chrome, "", "", false},
+		{&chrome, "tools", "", false},
+	} {
+		if got, ok := f.FindCategory(c.store, c.v); got != c.want || ok != c.ok {
+			t.Errorf("FindCategory(%v, %q) = %q, %v; want %q, %v", c.store, c.v, got, ok, c.want, c.ok)
+		}
+	}
+	if slug, ok := f.FindTopic(" VPN "); !ok || slug != "vpn" {
+		t.Errorf("FindTopic(VPN) = %q, %v", slug, ok)
+	}
+	if _, ok := f.FindTopic("proxy"); ok {
+		t.Error("an unknown topic was found")
+	}
+}

@@ -210,16 +210,23 @@ func TestEditionMatchesSQL(t *testing.T) {
 	end, start := w.End().Unix(), w.Start().Time().Unix()
 	lookback := end - int64(analytics.WeekLookback/time.Second)
 	// Totals by direct SQL, with newest rows chosen by ORDER BY ... LIMIT 1 BY.
+	// Live: listed at the instant and read in the lookback before it, with
+	// or without a size; totalSize sums the newest size of those with one.
 	q := fmt.Sprintf(`SELECT store,
 		countIf(first_seen < toDateTime(%[1]d) AND (isNull(delisted_at) OR delisted_at >= toDateTime(%[1]d)) AND has = 1),
 		sumIf(size, first_seen < toDateTime(%[1]d) AND (isNull(delisted_at) OR delisted_at >= toDateTime(%[1]d)) AND has = 1),
 		countIf(first_seen >= toDateTime(%[3]d) AND first_seen < toDateTime(%[1]d) AND has = 1
 			AND (isNull(delisted_at) OR delisted_at >= toDateTime(%[1]d)))
 	FROM (
-		SELECT store, id, first_seen, delisted_at FROM (
-			SELECT * FROM listings WHERE crawled_at < toDateTime(%[1]d) ORDER BY store, id, crawled_at DESC LIMIT 1 BY store, id)
+		SELECT store, id, first_seen, delisted_at, has FROM (
+			SELECT store, id, first_seen, delisted_at FROM (
+				SELECT * FROM listings WHERE crawled_at < toDateTime(%[1]d) ORDER BY store, id, crawled_at DESC LIMIT 1 BY store, id)
+		) ANY LEFT JOIN (
+			SELECT store, id, toUInt8(1) AS has FROM snapshots
+			WHERE crawled_at < toDateTime(%[1]d) AND crawled_at >= toDateTime(%[2]d) GROUP BY store, id
+		) USING (store, id)
 	) ANY LEFT JOIN (
-		SELECT store, id, toUInt8(1) AS has, assumeNotNull(if(store = 3, rating_count, usage)) AS size FROM (
+		SELECT store, id, assumeNotNull(if(store = 3, rating_count, usage)) AS size FROM (
 			SELECT * FROM snapshots WHERE crawled_at < toDateTime(%[1]d) AND crawled_at >= toDateTime(%[2]d)
 				AND isNotNull(if(store = 3, rating_count, usage))
 			ORDER BY store, id, crawled_at DESC LIMIT 1 BY store, id)

@@ -99,12 +99,18 @@ type State struct {
 	Listings []Listing // sorted by store and id
 }
 
-// live reports whether l was in its store and had been read with a size
-// at the state's instant.
+// live reports whether l was live at the state's instant, as the store
+// statistics count live listings: read (in the lookback before the
+// instant) and not delisted by then. A listing need not have a size to be
+// live (an apple app without ratings is live); only listings with one are
+// ranked and summed in totalSize.
 func (s *State) live(l *Listing) bool {
 	at := s.At.Unix()
-	return l.FirstSeen < at && (l.Delisted == 0 || l.Delisted >= at) && l.HasSize && l.ReadAt != 0
+	return l.FirstSeen < at && (l.Delisted == 0 || l.Delisted >= at) && l.ReadAt != 0
 }
+
+// ranked reports whether l is live with a size at the state's instant.
+func (s *State) ranked(l *Listing) bool { return s.live(l) && l.HasSize }
 
 // Size is how many entries each list of an edition holds.
 const Size = 10
@@ -124,14 +130,16 @@ type Entry struct {
 }
 
 // Totals are a store's totals at the end of a week and their change
-// on the week before.
+// on the week before. LiveChange = Newcomers + Returning - Departures,
+// always.
 type Totals struct {
-	Live            int   `json:"live"`
-	LiveChange      int   `json:"liveChange"`
-	TotalSize       int64 `json:"totalSize"`
-	TotalSizeChange int64 `json:"totalSizeChange"`
-	Newcomers       int   `json:"newcomers"`
-	Departures      int   `json:"departures"`
+	Live            int   `json:"live"`            // live at the week's end (read, not delisted)
+	LiveChange      int   `json:"liveChange"`      // live now minus live at the previous week's end
+	TotalSize       int64 `json:"totalSize"`       // sum of the sizes of live listings with a size
+	TotalSizeChange int64 `json:"totalSizeChange"` // totalSize minus the previous week's end's
+	Newcomers       int   `json:"newcomers"`       // live now, not before, first seen this week
+	Returning       int   `json:"returning"`       // live now, not before, first seen earlier (relisted, or read for the first time)
+	Departures      int   `json:"departures"`      // live at the previous week's end, not now
 }
 
 // StoreEdition is one store's part of an edition.
@@ -183,51 +191,54 @@ func buildStore(s views.Store, w Week, cur, prev *State) *StoreEdition {
 	rankNow, rankPrev := cur.ranks(curL), prev.ranks(prevL)
 	es := &StoreEdition{}
 	var climbers, gainers, pct, newcomers, departures, rated []editionCand
-	j := 0 // walks prevL alongside curL: both are sorted by id
+	j := 0 // walks prevL alongside curL: both are sorted by id, and every listing of prev is in cur
 	for i := range curL {
 		l := &curL[i]
 		c := editionCand{i: int32(i), j: -1}
-		if l.Delisted >= start && l.Delisted < end {
-			es.Totals.Departures++
-			c.key = float64(l.Size)
-			departures = append(departures, c)
-		}
-		if !cur.live(l) {
-			continue
-		}
-		es.Totals.Live++
-		es.Totals.TotalSize += l.Size
 		for j < len(prevL) && prevL[j].ID < l.ID {
 			j++
 		}
-		if j < len(prevL) && prevL[j].ID == l.ID && prev.live(&prevL[j]) {
-			p := &prevL[j]
-			c.j = int32(j)
-			if climb := rankPrev[j] - rankNow[i]; climb > 0 {
-				climbers = append(climbers, editionCand{float64(climb), -float64(rankNow[i]), c.i, c.j})
-			}
-			if change := l.Size - p.Size; change > 0 {
-				gainers = append(gainers, editionCand{float64(change), float64(l.Size), c.i, c.j})
-				if p.Size >= views.RisingMinSize(s) {
-					pct = append(pct, editionCand{percentOf(change, p.Size), float64(l.Size), c.i, c.j})
-				}
-			}
+		var p *Listing
+		if j < len(prevL) && prevL[j].ID == l.ID {
+			p = &prevL[j]
 		}
-		if l.FirstSeen >= start && l.FirstSeen < end {
+		wasLive, isLive := p != nil && prev.live(p), cur.live(l)
+		if wasLive {
+			c.j = int32(j)
+			es.Totals.TotalSizeChange -= sizeOf(prev, p)
+		}
+		switch {
+		case wasLive && !isLive:
+			es.Totals.Departures++
+			departures = append(departures, editionCand{float64(p.Size), 0, c.i, c.j})
+		case !wasLive && isLive && l.FirstSeen >= start && l.FirstSeen < end:
 			es.Totals.Newcomers++
 			newcomers = append(newcomers, editionCand{float64(l.Size), 0, c.i, c.j})
 			if l.Rated && l.RatingCount >= MinRatings {
 				rated = append(rated, editionCand{views.RoundRating(l.Rating), float64(l.RatingCount), c.i, c.j})
 			}
+		case !wasLive && isLive:
+			es.Totals.Returning++
+		}
+		if !isLive {
+			continue
+		}
+		es.Totals.Live++
+		es.Totals.TotalSize += sizeOf(cur, l)
+		if !wasLive || !cur.ranked(l) || !prev.ranked(p) {
+			continue
+		}
+		if climb := rankPrev[j] - rankNow[i]; climb > 0 {
+			climbers = append(climbers, editionCand{float64(climb), -float64(rankNow[i]), c.i, c.j})
+		}
+		if change := l.Size - p.Size; change > 0 {
+			gainers = append(gainers, editionCand{float64(change), float64(l.Size), c.i, c.j})
+			if p.Size >= views.RisingMinSize(s) {
+				pct = append(pct, editionCand{percentOf(change, p.Size), float64(l.Size), c.i, c.j})
+			}
 		}
 	}
-	for i := range prevL {
-		if prev.live(&prevL[i]) {
-			es.Totals.LiveChange--
-			es.Totals.TotalSizeChange -= prevL[i].Size
-		}
-	}
-	es.Totals.LiveChange += es.Totals.Live
+	es.Totals.LiveChange = es.Totals.Newcomers + es.Totals.Returning - es.Totals.Departures
 	es.Totals.TotalSizeChange += es.Totals.TotalSize
 
 	entry := func(c editionCand) Entry {
@@ -239,15 +250,17 @@ func buildStore(s views.Store, w Week, cur, prev *State) *StoreEdition {
 		if l.Rated {
 			e.Rating, e.RatingCount = ptr(views.RoundRating(l.Rating)), ptr(l.RatingCount)
 		}
-		if cur.live(l) {
+		if cur.ranked(l) {
 			e.Rank = ptr(int(rankNow[c.i]))
 		}
-		if c.j >= 0 {
+		if c.j >= 0 && prev.ranked(&prevL[c.j]) {
 			p := &prevL[c.j]
 			e.PreviousRank = ptr(int(rankPrev[c.j]))
-			e.Change = ptr(l.Size - p.Size)
-			if p.Size != 0 {
-				e.Percent = ptr(percentOf(l.Size-p.Size, p.Size))
+			if cur.ranked(l) {
+				e.Change = ptr(l.Size - p.Size)
+				if p.Size != 0 {
+					e.Percent = ptr(percentOf(l.Size-p.Size, p.Size))
+				}
 			}
 		}
 		return e
@@ -268,6 +281,15 @@ func buildStore(s views.Store, w Week, cur, prev *State) *StoreEdition {
 	return es
 }
 
+// sizeOf is l's size when it counts in st's totalSize (live with a size),
+// else 0.
+func sizeOf(st *State, l *Listing) int64 {
+	if st.ranked(l) {
+		return l.Size
+	}
+	return 0
+}
+
 // percentOf returns change as a percent of base, to two decimals.
 func percentOf(change, base int64) float64 {
 	return math.Round(float64(change)/float64(base)*10000) / 100
@@ -278,7 +300,7 @@ func percentOf(change, base int64) float64 {
 func (s *State) ranks(ls []Listing) []int32 {
 	live := make([]int32, 0, len(ls))
 	for i := range ls {
-		if s.live(&ls[i]) {
+		if s.ranked(&ls[i]) {
 			live = append(live, int32(i))
 		}
 	}

@@ -2,6 +2,8 @@ package editions
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,5 +111,50 @@ func TestBuildEdition(t *testing.T) {
 	}
 	if es := e.Stores["apple"]; len(es.Gainers) != 0 || es.Totals.Live != 0 || es.Gainers == nil {
 		t.Errorf("empty store %+v", es)
+	}
+}
+
+// TestEditionLiveIsTheStatisticsLive: live is read and not delisted, with
+// or without a size (an unrated apple app is live); a listing never read
+// is never a departure, even delisted; one read for the first time, or
+// relisted, this week returns; liveChange adds up from its parts.
+func TestEditionLiveIsTheStatisticsLive(t *testing.T) {
+	w, _ := ParseWeek("2026-W10")
+	start, end := w.Start().Time(), w.End()
+	old := start.Add(-100 * 24 * time.Hour).Unix()
+	mid := start.Add(72 * time.Hour).Unix()
+	wl := func(id string, size int64, o ...func(*Listing)) Listing {
+		l := Listing{Store: views.Apple, ID: id, Name: id, Category: "X", FirstSeen: old, ReadAt: old + 1, Size: size, HasSize: true}
+		for _, f := range o {
+			f(&l)
+		}
+		return l
+	}
+	unrated := func(l *Listing) { l.HasSize, l.Size = false, 0 }
+	neverRead := func(l *Listing) { l.ReadAt = 0 }
+	prev := &State{At: start, Listings: []Listing{
+		wl("a", 100), wl("u", 0, unrated), wl("n", 0, unrated, neverRead), wl("g", 50), wl("r", 0, unrated, neverRead),
+	}}
+	cur := &State{At: end, Listings: []Listing{
+		wl("a", 110), wl("u", 0, unrated),
+		wl("n", 0, unrated, neverRead, func(l *Listing) { l.Delisted = mid }), // found, never read, now gone
+		wl("g", 50, func(l *Listing) { l.Delisted = mid }),                    // read, now gone: a departure
+		wl("r", 30), // found long ago, read this week
+		wl("d", 5, func(l *Listing) { l.FirstSeen = mid }), // new this week
+	}}
+	for _, st := range []*State{prev, cur} { // states are sorted by store and id
+		slices.SortFunc(st.Listings, func(a, b Listing) int { return strings.Compare(a.ID, b.ID) })
+	}
+	tot := Build(w, cur, prev).Stores["apple"].Totals
+	want := Totals{Live: 4, LiveChange: 1, TotalSize: 145, TotalSizeChange: -5, Newcomers: 1, Returning: 1, Departures: 1}
+	if tot != want {
+		t.Fatalf("totals %+v, want %+v", tot, want)
+	}
+	if tot.LiveChange != tot.Newcomers+tot.Returning-tot.Departures {
+		t.Fatal("liveChange does not add up")
+	}
+	deps := Build(w, cur, prev).Stores["apple"].Departures
+	if len(deps) != 1 || deps[0].ID != "g" {
+		t.Fatalf("departures %+v, want g alone (n was never read)", deps)
 	}
 }

@@ -232,6 +232,7 @@ func (f *Figures) chartStore(s Store, lo, hi int, byRank []ranked) storeCharts {
 	ls := f.replica.listings
 	out := storeCharts{}
 	newSince := f.replica.info.ReadingsMark.Add(-NewDays * 24 * time.Hour).Unix()
+	nowUnix := f.replica.info.ReadingsMark.Unix()
 	for _, chart := range Charts {
 		var items []ranked
 		if chart == ChartTop {
@@ -242,14 +243,17 @@ func (f *Figures) chartStore(s Store, lo, hi int, byRank []ranked) storeCharts {
 			if !l.Live() {
 				continue
 			}
+			// A chart of a window ranks every listing over the same days:
+			// those ending at the data's now (within the window's tolerance).
+			current := l.ReadAt >= nowUnix-int64(Window7d.Tolerance()/time.Second)
 			size, hasSize := l.Size()
 			switch chart {
 			case ChartTrending:
-				if g, ok := l.SizeGrowth(Window7d); ok && g.Delta > 0 {
+				if g, ok := l.SizeGrowth(Window7d); ok && current && g.Delta > 0 {
 					items = append(items, ranked{key: g.Delta, key2: size, idx: int32(i)})
 				}
 			case ChartRising:
-				if g, ok := l.SizeGrowth(Window7d); ok && size >= RisingMinSize(s) && g.Percent > 0 && !math.IsNaN(g.Percent) {
+				if g, ok := l.SizeGrowth(Window7d); ok && current && size >= RisingMinSize(s) && g.Percent > 0 && !math.IsNaN(g.Percent) {
 					items = append(items, ranked{key: int64(g.Percent * 1e6), key2: size, idx: int32(i)})
 				}
 			case ChartNew:

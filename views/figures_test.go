@@ -140,9 +140,8 @@ func TestGrowth(t *testing.T) {
 	if _, ok := b.SizeGrowth(Window1d); ok {
 		t.Error("growth without a base reading")
 	}
-	var zero Listing
-	zero.SetUsage(5, true)
-	zero.Hist.SetSizeBase(Window30d, Base{Value: 0, At: 1})
+	zero := mk(Chrome, "z", "X", 5)
+	zero.Hist.SetSizeBase(Window30d, Base{Value: 0, At: at(-31 * day)})
 	if g, ok := zero.SizeGrowth(Window30d); !ok || g.Delta != 5 || !math.IsNaN(g.Percent) {
 		t.Errorf("growth from a zero base %+v", g)
 	}
@@ -150,6 +149,55 @@ func TestGrowth(t *testing.T) {
 	apple.Hist.SetRatingBase(Window1d, Base{Value: 1, At: 1})
 	if _, ok := apple.RatingGrowth(Window1d); ok {
 		t.Error("apple has rating-count growth")
+	}
+}
+
+// TestGrowthWindowsAreWhatTheySay: a window's figure is null when its
+// base reading is further from the newest reading than the window plus
+// its tolerance (1d: 48 h, 7d: 8 days, 30d: 33 days, 365d: 372 days), and
+// for a listing that is not live; a chart of a window ranks only listings
+// whose newest reading is current.
+func TestGrowthWindowsAreWhatTheySay(t *testing.T) {
+	read := at(-time.Hour)
+	for _, c := range []struct {
+		w    Window
+		span time.Duration // from the base to the newest reading
+		ok   bool
+	}{
+		{Window1d, day, true}, {Window1d, 2 * day, true}, {Window1d, 3 * day, false},
+		{Window7d, 8 * day, true}, {Window7d, 8*day + time.Hour, false}, {Window7d, 78 * day, false},
+		{Window30d, 33 * day, true}, {Window30d, 34 * day, false},
+		{Window365d, 372 * day, true}, {Window365d, 373 * day, false},
+	} {
+		l := mk(Chrome, "x", "X", 100)
+		l.Hist.SetSizeBase(c.w, Base{Value: 90, At: read - int64(c.span/time.Second)})
+		if _, ok := l.SizeGrowth(c.w); ok != c.ok {
+			t.Errorf("%s with a base %v before the newest reading: figure %v, want %v", c.w, c.span, ok, c.ok)
+		}
+		if c.w <= Window7d {
+			l.SetRatingCount(100, true)
+			l.Hist.SetRatingBase(c.w, Base{Value: 90, At: read - int64(c.span/time.Second)})
+			if _, ok := l.RatingGrowth(c.w); ok != c.ok {
+				t.Errorf("rating %s with a base %v before: figure %v, want %v", c.w, c.span, ok, c.ok)
+			}
+		}
+	}
+	gone := mk(Chrome, "g", "X", 100, base7(50), delisted(-day))
+	if _, ok := gone.SizeGrowth(Window7d); ok {
+		t.Error("a delisted listing has growth")
+	}
+	// Two risers; one was last read three days ago: its week is not the
+	// chart's week, so it is left out of the trending chart.
+	ls := []Listing{mk(Chrome, "now", "X", 2000, base7(1000)), mk(Chrome, "old", "X", 9000, func(l *Listing) {
+		l.ReadAt = at(-3 * day)
+		l.Hist.SetSizeBase(Window7d, Base{Value: 1000, At: at(-10 * day)})
+	})}
+	f := Build(NewReplica(ls, ReplicaInfo{ReadingsMark: ref, ClimbAt: ref.Add(-7 * day), HasHistory: true}), 0)
+	if got := ids(f.Chart(ChartKey{Store: Chrome, Chart: ChartTrending})); !reflect.DeepEqual(got, []string{"now"}) {
+		t.Errorf("trending %v, want only the listing read now", got)
+	}
+	if g, ok := f.Replica().Lookup(Chrome, "old").SizeGrowth(Window7d); !ok || g.Delta != 8000 {
+		t.Errorf("the listing read 3 days ago keeps its own 7d growth in its document: %+v %v", g, ok)
 	}
 }
 

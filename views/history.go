@@ -25,6 +25,21 @@ func (w Window) Days() int { return [...]int{1, 7, 30, 365}[w] }
 // String returns the window's API name, such as "7d".
 func (w Window) String() string { return [...]string{"1d", "7d", "30d", "365d"}[w] }
 
+// Tolerance is how much longer than the window the span between a base
+// reading and the listing's newest reading may be: a day for 1d and 7d,
+// three days for 30d, a week for 365d. Past it the window's figure is
+// null, so that "1d" never means three days (small listings are read
+// every third day).
+func (w Window) Tolerance() time.Duration {
+	return [...]time.Duration{24 * time.Hour, 24 * time.Hour, 3 * 24 * time.Hour, 7 * 24 * time.Hour}[w]
+}
+
+// maxSpan is the longest span, in seconds, from a base reading to the
+// newest reading that window w accepts.
+func (w Window) maxSpan() int64 {
+	return int64(w.Days())*86400 + int64(w.Tolerance()/time.Second)
+}
+
 // Windows lists the size growth windows.
 var Windows = [...]Window{Window1d, Window7d, Window30d, Window365d}
 
@@ -111,9 +126,11 @@ type Change struct {
 	Since   int64   // unix seconds of the base reading
 }
 
-// change returns now minus base; ok is false without a base or a value now.
-func change(now int64, nowOK bool, b Base) (Change, bool) {
-	if !nowOK || !b.Valid() {
+// change returns l's figure now minus its base over w; ok is false
+// without a base or a value now, for a listing that is not live, and when
+// the base is older than the window allows (see Window.Tolerance).
+func change(l *Listing, w Window, now int64, nowOK bool, b Base) (Change, bool) {
+	if !nowOK || !b.Valid() || !l.Live() || l.ReadAt-b.At > w.maxSpan() {
 		return Change{}, false
 	}
 	c := Change{Delta: now - b.Value, Since: b.At, Percent: math.NaN()}
@@ -126,7 +143,7 @@ func change(now int64, nowOK bool, b Base) (Change, bool) {
 // SizeGrowth returns l's size change over w.
 func (l *Listing) SizeGrowth(w Window) (Change, bool) {
 	now, ok := l.Size()
-	return change(now, ok, l.Hist.SizeBase(w))
+	return change(l, w, now, ok, l.Hist.SizeBase(w))
 }
 
 // RatingGrowth returns l's rating-count change over w (1d or 7d). Apple
@@ -136,7 +153,7 @@ func (l *Listing) RatingGrowth(w Window) (Change, bool) {
 		return Change{}, false
 	}
 	now, ok := l.RatingCount()
-	return change(now, ok, l.Hist.RatingBase(w))
+	return change(l, w, now, ok, l.Hist.RatingBase(w))
 }
 
 // SparkDays is how many days a sparkline covers.

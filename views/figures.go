@@ -31,9 +31,12 @@ const (
 	TopRatedMinRatings = 50
 )
 
-// RisingMinSize is the smallest size a listing needs to enter the rising
-// chart: percentages of tiny listings say little. Apple sizes are rating
-// counts, so its floor is lower.
+// RisingMinSize is the smallest size a listing needs to be ranked by a
+// relative movement: the rising and climbers charts, the percent sort of
+// /api/v1/listings (growthpct7d) and an edition's gainersPercent and
+// topClimbers. A listing going from 3 to 4 users gains 33% and passes
+// hundreds of listings tied at the bottom: movements of tiny listings are
+// noise. Apple sizes are rating counts, so its floor is lower.
 func RisingMinSize(s Store) int64 {
 	if s == Apple {
 		return 100
@@ -267,7 +270,7 @@ func (f *Figures) chartStore(s Store, lo, hi int, byRank []ranked) storeCharts {
 					items = append(items, ranked{key: int64(math.Round(RoundRating(rating) * 100)), key2: count, idx: int32(i)})
 				}
 			case ChartClimbers:
-				if f.hasClimb[i] && f.climb[i] > 0 {
+				if f.hasClimb[i] && f.climb[i] > 0 && size >= RisingMinSize(s) {
 					// Ties go to the better current rank.
 					items = append(items, ranked{key: int64(f.climb[i]), key2: -int64(f.storeRank[i]), idx: int32(i)})
 				}

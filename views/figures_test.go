@@ -114,7 +114,7 @@ func TestCharts(t *testing.T) {
 		{ChartKey{Chrome, ChartRising, ""}, []string{"g"}},        // b is below the 1,000 floor
 		{ChartKey{Chrome, ChartNew, ""}, []string{"g"}},
 		{ChartKey{Chrome, ChartTopRated, ""}, []string{"b"}}, // c has too few ratings
-		{ChartKey{Chrome, ChartClimbers, ""}, []string{"b"}},
+		{ChartKey{Chrome, ChartClimbers, ""}, []string{}}, // b climbed, below the 1,000 floor
 		{ChartKey{Apple, ChartTop, "Games"}, []string{"1", "2"}},
 		{ChartKey{Apple, ChartTrending, ""}, []string{}},
 	} {
@@ -123,10 +123,36 @@ func TestCharts(t *testing.T) {
 		}
 	}
 	got := f.Positions(f.Replica().Lookup(Chrome, "b"))
-	want := []ChartPos{{ChartTop, "", 2}, {ChartTrending, "", 2}, {ChartTopRated, "", 1}, {ChartClimbers, "", 1},
-		{ChartTop, "X", 1}, {ChartTrending, "X", 1}, {ChartTopRated, "X", 1}, {ChartClimbers, "X", 1}}
+	want := []ChartPos{{ChartTop, "", 2}, {ChartTrending, "", 2}, {ChartTopRated, "", 1},
+		{ChartTop, "X", 1}, {ChartTrending, "X", 1}, {ChartTopRated, "X", 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("positions of b:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestClimbersHaveAFloor: a listing going from 3 to 4 users passes every
+// listing tied at 3, but below the floor of RisingMinSize it is no
+// climber, nor first by growthpct7d; a large one is.
+func TestClimbersHaveAFloor(t *testing.T) {
+	climbed := func(from int64) func(*Listing) {
+		return func(l *Listing) {
+			l.Hist.SetClimbBase(Base{Value: from, At: at(-7*day - time.Hour)})
+			l.Hist.SetSizeBase(Window7d, Base{Value: from, At: at(-7*day - time.Hour)})
+		}
+	}
+	ls := []Listing{mk(Chrome, "tiny", "X", 4, climbed(3)), mk(Chrome, "big", "X", 5000, climbed(1000))}
+	for i := range 20 {
+		ls = append(ls, mk(Chrome, "t"+string(rune('a'+i)), "X", 3, climbed(3)))
+		ls = append(ls, mk(Chrome, "m"+string(rune('a'+i)), "X", 2000, climbed(2000)))
+	}
+	f := Build(NewReplica(ls, ReplicaInfo{ReadingsMark: ref, ClimbAt: ref.Add(-7 * day), HasHistory: true}), 0)
+	if got := ids(f.Chart(ChartKey{Store: Chrome, Chart: ChartClimbers})); !reflect.DeepEqual(got, []string{"big"}) {
+		t.Errorf("climbers %v, want [big]: tiny climbed past 20 ties but is below the floor", got)
+	}
+	chrome := Chrome
+	page, _, _, _ := f.List(&ListingQuery{Store: &chrome, Sort: SortRising, PageSize: 3}, nil)
+	if got := ids(page); len(got) == 0 || got[0] != "big" {
+		t.Errorf("by growthpct7d: %v, want big first (tiny's +33%% is below the floor)", got)
 	}
 }
 

@@ -27,7 +27,10 @@ const (
 	SortSize      = 20 // size: usage figure, or rating count on apple
 	SortCreated   = 21 // store's creation date
 	SortRankClimb = 22 // 7-day store-rank climb
-	numSorts      = 23
+	// SortRising is the 7-day growth percent among listings of at least
+	// RisingMinSize (v1's growthpct7d); smaller listings have no value.
+	SortRising = 23
+	numSorts   = 24
 )
 
 // growthSort reports whether sort index i is a growth sort, which
@@ -69,6 +72,11 @@ func sortKeyOf(l *Listing, i int) (int64, bool) {
 		return int64(l.Created), l.Created.Valid()
 	case SortRankClimb:
 		return 0, false // from the figures: see Figures.sortKey
+	case SortRising:
+		if size, ok := l.Size(); !ok || size < RisingMinSize(l.Store) {
+			return 0, false
+		}
+		return sortKeyOf(l, SortIndex("growthpct7d"))
 	}
 	s := &sortDefs[i]
 	switch s.plain {

@@ -24,7 +24,7 @@ var listSorts = map[string]int{
 	"ratingcount":    views.SortIndex("ratingcount"),
 	"rating":         views.SortIndex("rating"),
 	"growth7d":       views.SortIndex("growth7d"),
-	"growthpct7d":    views.SortIndex("growthpct7d"),
+	"growthpct7d":    views.SortRising,
 	"growth30d":      views.SortIndex("growth30d"),
 	"ratinggrowth7d": views.SortIndex("ratinggrowth7d"),
 	"updated":        views.SortIndex("updated"),

@@ -228,7 +228,7 @@ func buildStore(s views.Store, w Week, cur, prev *State) *StoreEdition {
 		if !wasLive || !cur.ranked(l) || !prev.ranked(p) {
 			continue
 		}
-		if climb := rankPrev[j] - rankNow[i]; climb > 0 {
+		if climb := rankPrev[j] - rankNow[i]; climb > 0 && l.Size >= views.RisingMinSize(s) {
 			climbers = append(climbers, editionCand{float64(climb), -float64(rankNow[i]), c.i, c.j})
 		}
 		if change := l.Size - p.Size; change > 0 {

@@ -21,53 +21,82 @@ type RankDay struct {
 	Crawls uint64
 }
 
+// RankLookback is how far back a day's ranking looks for a listing's
+// newest size: the 7 days up to and including the day. Small listings are
+// read every third day, so a day's ranking would otherwise count only a
+// third of them.
+const RankLookback = 7
+
 // DaysToRank returns the days from from on whose daily store ranks are
-// missing or stale (the day has gained crawls since it was ranked), newest
-// first.
+// missing or stale, newest first: a day is stale when it has gained crawls
+// since it was ranked, and so are the RankLookback-1 days after it, whose
+// rankings read it.
 func DaysToRank(ctx context.Context, conn driver.Conn, from time.Time) ([]RankDay, error) {
 	rows, err := conn.Query(ctx, `
-		SELECT d, c FROM (
+		SELECT d, c, done FROM (
 			SELECT toDate(crawled_at, 'UTC') AS d, count() AS c FROM snapshots
 			WHERE crawled_at >= ? GROUP BY d)
 		ANY LEFT JOIN (
 			SELECT day AS d, argMax(crawls, version) AS done FROM daily_ranks_days GROUP BY d)
 		USING d
-		WHERE c != done
 		ORDER BY d DESC`, from.UTC())
 	if err != nil {
 		return nil, fmt.Errorf("days to rank: %w", err)
 	}
 	defer rows.Close()
-	var out []RankDay
+	var all []RankDay
+	var changed []bool
 	for rows.Next() {
 		var d RankDay
-		if err := rows.Scan(&d.Day, &d.Crawls); err != nil {
+		var done uint64
+		if err := rows.Scan(&d.Day, &d.Crawls, &done); err != nil {
 			return nil, fmt.Errorf("days to rank: %w", err)
 		}
 		d.Day = d.Day.UTC()
-		out = append(out, d)
+		all = append(all, d)
+		changed = append(changed, d.Crawls != done)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("days to rank: %w", err)
 	}
+	// all is newest first: a changed day makes the days before it in the
+	// list (after it in time) within the lookback stale too.
+	var out []RankDay
+	for i, d := range all {
+		stale := false
+		for k := i; k < len(all) && d.Day.Sub(all[k].Day) < RankLookback*24*time.Hour; k++ {
+			stale = stale || changed[k]
+		}
+		if stale {
+			out = append(out, d)
+		}
+	}
 	return out, nil
 }
 
-// RankOneDay computes the store ranks of every listing read on d.Day from
-// each listing's latest reading that day, and records the day as ranked
-// with d.Crawls. A listing's rank is 1 plus the number of listings of its
-// store with a larger size (usage; ratings on apple), so ties share a
-// rank; listings without a size that day have none.
+// RankOneDay computes the store ranks of day d.Day and records the day as
+// ranked with d.Crawls. A day's ranking counts every listing of the store
+// not delisted by the day's end by its newest size in the RankLookback
+// days up to the day (its latest reading with a size, day by day); a
+// listing's rank is 1 plus the number of those with a larger size (usage;
+// ratings on apple), so ties share a rank, as in every rank of the API.
+// Listings without a size in the lookback have none.
 func RankOneDay(ctx context.Context, conn driver.Conn, d RankDay) error {
-	day := d.Day.UTC().Format(time.DateOnly) // a formatted date and a number, not caller text
+	day := d.Day.UTC().Format(time.DateOnly) // a formatted date and numbers, not caller text
+	end := strconv.FormatInt(d.Day.UTC().Add(24*time.Hour).Unix(), 10)
 	version := strconv.FormatInt(time.Now().UnixNano(), 10)
 	err := conn.Exec(ctx, `
 		INSERT INTO daily_ranks (store, id, day, rank, version)
 		SELECT store, t.2, toDate('`+day+`'), toUInt32(n - occ + 1), toUInt64(`+version+`) FROM (
 			SELECT store, arrayReverseSort(groupArray((size, id))) AS ts FROM (
-				SELECT store, id, assumeNotNull(if(store = 3, rating_count, usage)) AS size
+				SELECT store, id, argMax(assumeNotNull(if(store = 3, rating_count, usage)), day) AS size
 				FROM snapshots_daily FINAL
-				WHERE day = toDate('`+day+`') AND isNotNull(if(store = 3, rating_count, usage)))
+				WHERE day >= toDate('`+day+`') - `+strconv.Itoa(RankLookback-1)+` AND day <= toDate('`+day+`')
+					AND isNotNull(if(store = 3, rating_count, usage))
+					AND (store, id) NOT IN (
+						SELECT store, id FROM listings_latest FINAL
+						WHERE isNotNull(delisted_at) AND toUInt32(assumeNotNull(delisted_at)) < `+end+`)
+				GROUP BY store, id)
 			GROUP BY store)
 		ARRAY JOIN ts AS t, arrayEnumerate(ts) AS n, arrayEnumerateUniq(arrayMap(x -> x.1, ts)) AS occ`)
 	if err != nil {

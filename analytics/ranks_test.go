@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +33,10 @@ func rankAll(t *testing.T, conn driver.Conn, from time.Time) []analytics.RankDay
 
 // TestDailyRanksRules checks the rank rules on rows built for them: the
 // day's latest crawl counts, ties share a rank, a listing without a size
-// has none, apple ranks by ratings; and the job's to-do list.
+// has none, apple ranks by ratings, a listing not read on a day is ranked
+// by its newest size of the 7 days before, a delisted one is not ranked;
+// and the job's to-do list, where a late crawl makes the next days stale
+// too.
 func TestDailyRanksRules(t *testing.T) {
 	srv := chtest.Need(t, srv)
 	_, conn := srv.Migrated(t)
@@ -58,6 +62,12 @@ func TestDailyRanksRules(t *testing.T) {
 	if err := analytics.WriteSnapshots(ctx, conn, rows); err != nil {
 		t.Fatal(err)
 	}
+	// b leaves its store on day 2: ranked on day 1, not on day 2.
+	gone := d2.Add(12 * time.Hour)
+	if err := analytics.WriteListings(ctx, conn, []analytics.ListingRow{{Store: views.Edge, ID: "b", Name: "b",
+		CrawledAt: gone, FirstSeen: d1.Add(-24 * time.Hour), DelistedAt: &gone}}); err != nil {
+		t.Fatal(err)
+	}
 	days := rankAll(t, conn, d1)
 	if len(days) != 2 || !days[0].Day.Equal(d2) || days[0].Crawls != 2 || !days[1].Day.Equal(d1) || days[1].Crawls != 8 {
 		t.Fatalf("days to rank: %+v, want %s (2 crawls) then %s (8)", days, d2, d1)
@@ -67,7 +77,8 @@ func TestDailyRanksRules(t *testing.T) {
 	}
 	want := map[string]map[string]int64{
 		d1.Format(time.DateOnly): {"edge/a": 2, "edge/b": 2, "edge/c": 1, "edge/e": 4, "apple/x": 2, "apple/y": 1},
-		d2.Format(time.DateOnly): {"edge/a": 1, "edge/c": 2},
+		// c and a read on day 2; e, x and y by their day-1 sizes; b delisted.
+		d2.Format(time.DateOnly): {"edge/a": 1, "edge/c": 2, "edge/e": 3, "apple/x": 2, "apple/y": 1},
 	}
 	for day, ranks := range want {
 		got := ranksOf(t, conn, day)
@@ -80,11 +91,14 @@ func TestDailyRanksRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	days = rankAll(t, conn, d1)
-	if len(days) != 1 || !days[0].Day.Equal(d1) {
-		t.Fatalf("after a late crawl, days to rank: %+v, want %s", days, d1)
+	if len(days) != 2 || !days[0].Day.Equal(d2) || !days[1].Day.Equal(d1) {
+		t.Fatalf("after a late crawl of day 1, days to rank: %+v, want %s and %s (which reads day 1)", days, d2, d1)
 	}
 	if got := ranksOf(t, conn, d1.Format(time.DateOnly)); got["edge/e"] != 1 || got["edge/c"] != 2 || got["edge/a"] != 3 {
 		t.Errorf("ranks after the late crawl: %v", got)
+	}
+	if got := ranksOf(t, conn, d2.Format(time.DateOnly)); got["edge/e"] != 1 || got["edge/a"] != 2 || got["edge/c"] != 3 {
+		t.Errorf("day 2 after the late crawl of day 1: %v", got)
 	}
 
 	h, err := analytics.LoadDailyHistory(ctx, conn, views.Edge, "a", d1, 2000)
@@ -98,7 +112,7 @@ func TestDailyRanksRules(t *testing.T) {
 	if s1.Day != "2026-03-10" || s1.Crawls != 2 || *s1.Usage != 50 || *s1.Size != 50 || *s1.StoreRank != 3 || s1.CrawledAt != d1.Add(20*time.Hour).Unix() {
 		t.Errorf("day 1 of a: %+v", s1)
 	}
-	if s2.Day != "2026-03-11" || *s2.StoreRank != 1 || *s2.Usage != 300 {
+	if s2.Day != "2026-03-11" || *s2.StoreRank != 2 || *s2.Usage != 300 {
 		t.Errorf("day 2 of a: %+v", s2)
 	}
 	hd, err := analytics.LoadDailyHistory(ctx, conn, views.Edge, "d", d1, 2000)
@@ -145,8 +159,12 @@ func TestDailyRanksMatchReadings(t *testing.T) {
 		t.Fatalf("ranked %d days, want the seeded 60", len(days))
 	}
 	day := days[len(days)/2].Day
+	// The oracle: each day's latest reading of each listing; a listing's
+	// size on day is the newest of those with a size in the 7 days up to
+	// it; listings delisted by the end of day are left out.
 	rows, err := conn.Query(ctx, `SELECT store, id, crawled_at, if(store = 3, rating_count, usage) FROM snapshots
-		WHERE toDate(crawled_at, 'UTC') = toDate(?)`, day.Format(time.DateOnly))
+		WHERE toDate(crawled_at, 'UTC') <= toDate(?) AND toDate(crawled_at, 'UTC') >= toDate(?) - 6`,
+		day.Format(time.DateOnly), day.Format(time.DateOnly))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +172,7 @@ func TestDailyRanksMatchReadings(t *testing.T) {
 		at   time.Time
 		size *uint64
 	}
-	last := map[string]latest{}
+	dayLatest := map[string]latest{} // store/id/day -> the day's latest reading
 	for rows.Next() {
 		var (
 			s    uint8
@@ -165,24 +183,43 @@ func TestDailyRanksMatchReadings(t *testing.T) {
 		if err := rows.Scan(&s, &id, &at, &size); err != nil {
 			t.Fatal(err)
 		}
-		k := views.Store(s).String() + "/" + id
-		if cur, ok := last[k]; !ok || at.After(cur.at) {
-			last[k] = latest{at, size}
+		k := views.Store(s).String() + "/" + id + "/" + at.UTC().Format(time.DateOnly)
+		if cur, ok := dayLatest[k]; !ok || at.After(cur.at) {
+			dayLatest[k] = latest{at, size}
 		}
+	}
+	rows.Close()
+	last := map[string]latest{} // store/id -> the newest day-latest reading with a size
+	for k, l := range dayLatest {
+		if l.size == nil {
+			continue
+		}
+		id := k[:strings.LastIndex(k, "/")]
+		if cur, ok := last[id]; !ok || l.at.After(cur.at) {
+			last[id] = l
+		}
+	}
+	rows, err = conn.Query(ctx, `SELECT store, id FROM (SELECT * FROM listings ORDER BY store, id, crawled_at DESC LIMIT 1 BY store, id)
+		WHERE isNotNull(delisted_at) AND toUInt32(assumeNotNull(delisted_at)) < ?`, day.Add(24*time.Hour).Unix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s uint8
+		var id string
+		if err := rows.Scan(&s, &id); err != nil {
+			t.Fatal(err)
+		}
+		delete(last, views.Store(s).String()+"/"+id)
 	}
 	rows.Close()
 	sizes := map[string][]uint64{} // store -> sizes
 	for k, l := range last {
-		if l.size != nil {
-			st := k[:indexSlash(k)]
-			sizes[st] = append(sizes[st], *l.size)
-		}
+		st := k[:indexSlash(k)]
+		sizes[st] = append(sizes[st], *l.size)
 	}
 	want := map[string]int64{}
 	for k, l := range last {
-		if l.size == nil {
-			continue
-		}
 		st := k[:indexSlash(k)]
 		larger := 0
 		for _, s := range sizes[st] {

@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/edge/edgetest"
 	"github.com/edge-stats/edge/views"
 )
@@ -192,4 +196,57 @@ func TestListingHistoryTruncated(t *testing.T) {
 	if len(p.Snapshots) > 0 && p.Snapshots[0].StoreRank != nil {
 		t.Errorf("store rank before the ranks job: %d, want null", *p.Snapshots[0].StoreRank)
 	}
+}
+
+// TestOneRankInDocumentAndHistory: a listing's store rank in its document
+// and on the data's last day of its history are the same figure: ties
+// share a rank, and every live listing counts by its newest size, also
+// the small ones not read that day.
+func TestOneRankInDocumentAndHistory(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	cfg, conn := srv.Migrated(t)
+	o := edgetest.Seed(800)
+	o.End = o.End.Add(18 * time.Hour) // the last day holds most listings' readings
+	if _, err := seed.Write(context.Background(), conn, o, seed.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, edgetest.Dataset{CH: &cfg})
+	for _, job := range []string{"views", "ranks"} {
+		if err := h.Jobs.RunNow(job); err != nil {
+			t.Fatal(job, err)
+		}
+	}
+	st := h.State.Load()
+	last := views.DayOf(st.Replica.Info().ReadingsMark).String()
+	compared, small := 0, 0
+	for _, l := range st.Replica.All() {
+		size, ok := l.Size()
+		if !ok || !l.Live() || views.DayOf(time.Unix(l.ReadAt, 0)).String() != last {
+			continue // the history's last day is the listing's own last reading's
+		}
+		if compared >= 60 {
+			break
+		}
+		var doc struct{ StoreRank *int64 }
+		doc = getOK[struct{ StoreRank *int64 }](t, h.Base+"/api/v1/listings/"+l.Store.String()+"/"+url.PathEscape(l.ID))
+		p, _ := getHistoryPage(t, h.Base+"/api/v1/listings/"+l.Store.String()+"/"+url.PathEscape(l.ID)+"/history?days=3")
+		day := p.Snapshots[len(p.Snapshots)-1]
+		if day.Day != last || day.StoreRank == nil || doc.StoreRank == nil || *day.StoreRank != *doc.StoreRank {
+			t.Errorf("%s/%s: document rank %v, history rank %v on %s", l.Store, l.ID, ptrString(doc.StoreRank), ptrString(day.StoreRank), day.Day)
+		}
+		compared++
+		if size < 100 {
+			small++
+		}
+	}
+	if compared < 30 || small == 0 {
+		t.Fatalf("compared %d listings, %d small ones; the dataset no longer has enough", compared, small)
+	}
+}
+
+func ptrString(p *int64) string {
+	if p == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*p, 10)
 }

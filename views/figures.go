@@ -210,20 +210,48 @@ func (f *Figures) rankStore(lo, hi int) []ranked {
 	sortRanked(now)
 	sortRanked(then)
 	rankThen := make([]int32, hi-lo) // by index - lo; 0 = not ranked then
-	for r, it := range then {
-		rankThen[int(it.idx)-lo] = int32(r + 1)
+	for r, it := range competition(then) {
+		rankThen[int(then[r].idx)-lo] = it
 	}
-	perCat := map[string]int32{}
-	for r, it := range now {
-		f.storeRank[it.idx] = int32(r + 1)
+	type catCount struct {
+		seen, rank int32
+		last       int64
+	}
+	perCat := map[string]*catCount{}
+	for r, rank := range competition(now) {
+		it := now[r]
+		f.storeRank[it.idx] = rank
 		cat := ls[it.idx].Category
-		perCat[cat]++
-		f.catRank[it.idx] = perCat[cat]
+		cc := perCat[cat]
+		if cc == nil {
+			cc = &catCount{}
+			perCat[cat] = cc
+		}
+		cc.seen++
+		if cc.seen == 1 || it.key != cc.last {
+			cc.rank, cc.last = cc.seen, it.key
+		}
+		f.catRank[it.idx] = cc.rank
 		if old := rankThen[int(it.idx)-lo]; old != 0 {
-			f.climb[it.idx], f.hasClimb[it.idx] = old-int32(r+1), true
+			f.climb[it.idx], f.hasClimb[it.idx] = old-rank, true
 		}
 	}
 	return now
+}
+
+// competition returns the ranks of items sorted largest key first:
+// 1 plus the number of items with a larger key, so that ties share a rank
+// (1, 2, 2, 4).
+func competition(items []ranked) []int32 {
+	out := make([]int32, len(items))
+	for r := range items {
+		if r > 0 && items[r].key == items[r-1].key {
+			out[r] = out[r-1]
+		} else {
+			out[r] = int32(r + 1)
+		}
+	}
+	return out
 }
 
 // storeCharts are the charts of one store and its categories.

@@ -79,14 +79,14 @@ func TestRanksAndClimbs(t *testing.T) {
 		want [3]int // store rank, category rank, climb
 	}{
 		{Chrome, "g", [3]int{1, 1, none}}, // largest; no size a week ago
-		{Chrome, "b", [3]int{2, 1, 1}},    // ties with c at 300: b first by id; was 3rd (d 1000, a 500, b 100)
-		{Chrome, "c", [3]int{3, 2, none}},
+		{Chrome, "b", [3]int{2, 1, 1}},    // ties with c at 300: both 2nd; was 3rd (d 1000, a 500, b 100)
+		{Chrome, "c", [3]int{2, 2, none}}, // shares b's rank; 2nd of its category after g
 		{Chrome, "a", [3]int{4, 2, -2}},   // was 2nd
 		{Chrome, "d", [3]int{0, 0, none}}, // delisted: unranked now, though ranked a week ago
 		{Chrome, "e", [3]int{0, 0, none}}, // no size
 		{Chrome, "f", [3]int{0, 0, none}}, // never read
-		{Apple, "1", [3]int{1, 1, none}},  // apple's size is its rating count; tie broken by id
-		{Apple, "2", [3]int{2, 2, none}},
+		{Apple, "1", [3]int{1, 1, none}},  // apple's size is its rating count; the tie shares rank 1
+		{Apple, "2", [3]int{1, 1, none}},
 	} {
 		if got := ranksOf(f, c.s, c.id); got != c.want {
 			t.Errorf("%s/%s ranks %v, want %v", c.s, c.id, got, c.want)
@@ -114,7 +114,7 @@ func TestCharts(t *testing.T) {
 		{ChartKey{Chrome, ChartRising, ""}, []string{"g"}},        // b is below the 1,000 floor
 		{ChartKey{Chrome, ChartNew, ""}, []string{"g"}},
 		{ChartKey{Chrome, ChartTopRated, ""}, []string{"b"}}, // c has too few ratings
-		{ChartKey{Chrome, ChartClimbers, ""}, []string{}}, // b climbed, below the 1,000 floor
+		{ChartKey{Chrome, ChartClimbers, ""}, []string{}},    // b climbed, below the 1,000 floor
 		{ChartKey{Apple, ChartTop, "Games"}, []string{"1", "2"}},
 		{ChartKey{Apple, ChartTrending, ""}, []string{}},
 	} {

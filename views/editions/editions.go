@@ -296,7 +296,8 @@ func percentOf(change, base int64) float64 {
 }
 
 // ranks returns the store ranks of one store's slice, sorted by id, by
-// position (0 for listings not live): by size, largest first, ties by id.
+// position (0 for listings not ranked): by size, largest first, ties
+// sharing a rank, as everywhere in the API.
 func (s *State) ranks(ls []Listing) []int32 {
 	live := make([]int32, 0, len(ls))
 	for i := range ls {
@@ -304,11 +305,15 @@ func (s *State) ranks(ls []Listing) []int32 {
 			live = append(live, int32(i))
 		}
 	}
-	// Positions are in id order, so ties go by id.
-	slices.SortFunc(live, func(a, b int32) int { return cmp.Or(cmp.Compare(ls[b].Size, ls[a].Size), cmp.Compare(a, b)) })
+	slices.SortFunc(live, func(a, b int32) int { return cmp.Compare(ls[b].Size, ls[a].Size) })
+	// Ties share a rank: 1 plus the number of larger listings.
 	out := make([]int32, len(ls))
 	for r, i := range live {
-		out[i] = int32(r + 1)
+		if r > 0 && ls[i].Size == ls[live[r-1]].Size {
+			out[i] = out[live[r-1]]
+		} else {
+			out[i] = int32(r + 1)
+		}
 	}
 	return out
 }

@@ -322,3 +322,38 @@ func TestHistoryEdgeCases(t *testing.T) {
 		t.Errorf("sparkline %v, want the day's latest reading with a figure: 20 then 40", points)
 	}
 }
+
+// TestTotalSizeWeekAgoMatchesSQL: a store's totalSize7dAgo is the sum, over
+// the listings live at the climb's reference time, of their newest size
+// then, by direct SQL; and totalSizeChange7d is totalSize minus it.
+func TestTotalSizeWeekAgoMatchesSQL(t *testing.T) {
+	conn, r, f := seededHistory(t)
+	at := r.Info().ClimbAt.Unix()
+	rows, err := conn.Query(context.Background(), fmt.Sprintf(`SELECT store, sum(size) FROM (
+		SELECT store, id FROM (SELECT * FROM listings ORDER BY store, id, crawled_at DESC LIMIT 1 BY store, id)
+		WHERE toUInt32(first_seen) <= %[1]d AND (isNull(delisted_at) OR toUInt32(assumeNotNull(delisted_at)) > %[1]d)
+	) ANY INNER JOIN (
+		SELECT store, id, argMax(assumeNotNull(if(store = 3, rating_count, usage)), crawled_at) AS size FROM snapshots
+		WHERE toUInt32(crawled_at) <= %[1]d AND isNotNull(if(store = 3, rating_count, usage)) GROUP BY store, id
+	) USING (store, id) GROUP BY store`, at))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var s uint8
+		var sum uint64
+		if err := rows.Scan(&s, &sum); err != nil {
+			t.Fatal(err)
+		}
+		st := f.Stats(views.Store(s))
+		if st.TotalSize7dAgo != int64(sum) || st.TotalSizeChange7d != st.TotalSize-st.TotalSize7dAgo {
+			t.Errorf("%s: totalSize7dAgo %d (SQL %d), totalSize %d, change %d", views.Store(s), st.TotalSize7dAgo, sum, st.TotalSize, st.TotalSizeChange7d)
+		}
+		n++
+	}
+	if n != 5 {
+		t.Fatalf("%d stores", n)
+	}
+}

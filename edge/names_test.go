@@ -82,3 +82,41 @@ func TestCategoryAndTagNamesOneRule(t *testing.T) {
 		}
 	}
 }
+
+// TestSizesOfStoresNeverMixed: each listing and each store's statistics
+// say what their size counts; /api/v1/listings without a store orders by
+// the position within each store (every store's first, then every
+// second...), never apple's ratings among chrome's users; sort=installs is
+// the size, also on apple.
+func TestSizesOfStoresNeverMixed(t *testing.T) {
+	h := start(t, synthetic(t))
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	measure := map[string]string{"chrome": "users", "edge": "installs", "firefox": "daily users", "apple": "ratings", "googleplay": "installs"}
+	type doc struct {
+		Store, ID, SizeMeasure string
+		Size, StoreRank        *int64
+	}
+	page := getOK[struct{ Listings []doc }](t, h.Base+"/api/v1/listings?limit=20")
+	if len(page.Listings) != 20 {
+		t.Fatalf("%d listings", len(page.Listings))
+	}
+	for i, l := range page.Listings {
+		if l.SizeMeasure != measure[l.Store] {
+			t.Errorf("%s/%s sizeMeasure %q, want %q", l.Store, l.ID, l.SizeMeasure, measure[l.Store])
+		}
+		if l.StoreRank == nil || *l.StoreRank != int64(i/5+1) {
+			t.Errorf("listing %d across stores is %s/%s of rank %v; want every store's rank %d before the next rank", i, l.Store, l.ID, ptrString(l.StoreRank), i/5+1)
+		}
+	}
+	for store, want := range measure {
+		if st := getOK[struct{ SizeMeasure string }](t, h.Base+"/api/v1/stores/"+store+"/stats"); st.SizeMeasure != want {
+			t.Errorf("%s stats sizeMeasure %q, want %q", store, st.SizeMeasure, want)
+		}
+	}
+	apple := getOK[struct{ Listings []doc }](t, h.Base+"/api/v1/listings?store=apple&sort=installs&limit=3")
+	if len(apple.Listings) == 0 || apple.Listings[0].StoreRank == nil || *apple.Listings[0].StoreRank != 1 {
+		t.Errorf("apple by installs (its size, the ratings count): %+v, want its rank 1 first", apple.Listings)
+	}
+}

@@ -47,7 +47,9 @@ type StoreStats struct {
 	DelistedThisWeek   int            `json:"delistedThisWeek"`   // left the store in the last 7 days
 	Featured           int            `json:"featured"`           // live and featured by the store
 	TotalSize          int64          `json:"totalSize"`          // sum of live listings' sizes
-	SizeChange7d       int64          `json:"sizeChange7d"`       // sum of 7-day size changes of live listings that have one
+	TotalSize7dAgo     int64          `json:"totalSize7dAgo"`     // the same at the 7-day climb's reference time (asOf minus 7 days at the last full load): listings live then, by their newest size then
+	TotalSizeChange7d  int64          `json:"totalSizeChange7d"`  // totalSize minus totalSize7dAgo
+	SizeMeasure        string         `json:"sizeMeasure"`        // what a size is in this store (see Store.SizeMeasure)
 	Rated              int            `json:"rated"`              // live with a rating
 	AverageRating      *float64       `json:"averageRating"`      // mean rating of rated live listings, 2 decimals
 	RatingDistribution []Bucket       `json:"ratingDistribution"` // live listings by average rating, then "unrated"
@@ -167,6 +169,7 @@ func (f *Figures) aggregate(snapshots int64) {
 	r := f.replica
 	ref := r.info.ReadingsMark
 	weekAgo := ref.Add(-7 * 24 * time.Hour).Unix()
+	climbAt := r.info.ClimbAt.Unix()
 	sum := &Summary{Snapshots: snapshots}
 	type catAgg struct{ n, unrated int }
 	allCats := map[string]*catAgg{}
@@ -176,7 +179,7 @@ func (f *Figures) aggregate(snapshots int64) {
 	usageB := make([]int, 7)
 
 	for _, s := range Stores {
-		st := &StoreStats{Store: s.String(), AsOf: ref}
+		st := &StoreStats{Store: s.String(), AsOf: ref, SizeMeasure: s.SizeMeasure()}
 		sizeB, ratingB := make([]int, 7), make([]int, 7)
 		kinds := make([]int, 4)
 		mv, access := make([]int, 2), make([]int, 4)
@@ -187,6 +190,9 @@ func (f *Figures) aggregate(snapshots int64) {
 		for i, l := range r.OfStore(s) {
 			idx := int32(lo + i)
 			st.Known++
+			if b := l.Hist.ClimbBase(); b.Valid() && l.Crawled() && l.FirstSeen <= climbAt && (l.Delisted == 0 || l.Delisted > climbAt) {
+				st.TotalSize7dAgo += b.Value // live then, by its newest size then
+			}
 			if !l.Crawled() {
 				st.Pending++
 				continue
@@ -204,9 +210,6 @@ func (f *Figures) aggregate(snapshots int64) {
 			rating, rated := l.Rating()
 			if hasSize {
 				st.TotalSize += size
-			}
-			if g, ok := l.SizeGrowth(Window7d); ok {
-				st.SizeChange7d += g.Delta
 			}
 			if l.FirstSeen > weekAgo {
 				st.NewThisWeek++
@@ -298,6 +301,7 @@ func (f *Figures) aggregate(snapshots int64) {
 		st.TopCategories = st.TopCategories[:min(10, len(st.TopCategories))]
 		slices.SortFunc(names, func(a, b CategoryCount) int { return cmp.Compare(a.Name, b.Name) })
 		f.categories[s] = names
+		st.TotalSizeChange7d = st.TotalSize - st.TotalSize7dAgo
 		f.stats[s] = st
 
 		pc.Known, pc.Live, pc.Delisted = st.Known, st.Live, st.Delisted

@@ -232,7 +232,8 @@ func TestAggregates(t *testing.T) {
 	st := f.Stats(Chrome)
 	if st.Known != 7 || st.Live != 5 || st.Delisted != 1 || st.Pending != 1 || st.DelistedThisWeek != 1 ||
 		st.NewThisWeek != 0 || st.TotalSize != 2700 || st.Rated != 2 || *st.AverageRating != 4.95 ||
-		st.SizeChange7d != 1100 {
+		st.TotalSize7dAgo != 1600 || st.TotalSizeChange7d != 1100 || st.SizeMeasure != "users" {
+		// a week ago: a 500, b 100 and d 1000 (delisted since) were live; g had no size
 		t.Errorf("chrome stats %+v", st)
 	}
 	if want := []Bucket{{"<100", 0}, {"100-1K", 3}, {"1K-10K", 1}, {"10K-100K", 0}, {"100K-1M", 0}, {"1M+", 0}, {"none", 1}}; !reflect.DeepEqual(st.SizeBuckets, want) {

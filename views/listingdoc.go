@@ -30,6 +30,7 @@ type ListingDoc struct {
 	AccessLevel     *uint8     `json:"accessLevel"`
 	Topics          []string   `json:"topics"`
 	Size            *int64     `json:"size"`
+	SizeMeasure     string     `json:"sizeMeasure"` // what size counts in the listing's store
 	Usage           *int64     `json:"usage"`
 	WeeklyDownloads *int64     `json:"weeklyDownloads"`
 	Rating          *float64   `json:"rating"`
@@ -107,6 +108,7 @@ func NewListingDoc(l *Listing, f *Figures) ListingDoc {
 		FirstSeen:   time.Unix(l.FirstSeen, 0).UTC(),
 		DelistedAt:  unixPtr(l.Delisted),
 		Live:        l.Live(),
+		SizeMeasure: l.Store.SizeMeasure(),
 		Featured:    l.Featured,
 		Permissions: nonNil(l.Permissions),
 		HostAccess:  nonNil(l.HostAccess),

@@ -30,7 +30,11 @@ const (
 	// SortRising is the 7-day growth percent among listings of at least
 	// RisingMinSize (v1's growthpct7d); smaller listings have no value.
 	SortRising = 23
-	numSorts   = 24
+	// SortStoreRank is the position within the listing's own store (rank
+	// 1 of every store first, then every rank 2, ...): the order by size
+	// across stores, whose sizes count different things.
+	SortStoreRank = 24
+	numSorts      = 25
 )
 
 // growthSort reports whether sort index i is a growth sort, which
@@ -70,7 +74,7 @@ func sortKeyOf(l *Listing, i int) (int64, bool) {
 		return l.Size()
 	case SortCreated:
 		return int64(l.Created), l.Created.Valid()
-	case SortRankClimb:
+	case SortRankClimb, SortStoreRank:
 		return 0, false // from the figures: see Figures.sortKey
 	case SortRising:
 		if size, ok := l.Size(); !ok || size < RisingMinSize(l.Store) {
@@ -169,10 +173,14 @@ func (f *Figures) buildSortOrders() {
 	wg.Wait()
 }
 
-// sortKey is sortKeyOf with the figures' own keys (the rank climb).
+// sortKey is sortKeyOf with the figures' own keys (the rank climb, the
+// store rank).
 func (f *Figures) sortKey(j, i int) (int64, bool) {
-	if i == SortRankClimb {
+	switch i {
+	case SortRankClimb:
 		return int64(f.climb[j]), f.hasClimb[j]
+	case SortStoreRank:
+		return -int64(f.storeRank[j]), f.storeRank[j] != NoRank
 	}
 	return sortKeyOf(&f.replica.listings[j], i)
 }

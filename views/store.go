@@ -71,3 +71,20 @@ var storeValues = func() (a [NumStores]Store) {
 // Ref returns a pointer to a shared copy of s, so that a query can point
 // at a store without moving one to the heap. Callers only read it.
 func (s Store) Ref() *Store { return &storeValues[s] }
+
+// SizeMeasure says what a listing's size counts in store s: "users" on
+// chrome, "installs" on edge (active installs) and googleplay, "daily
+// users" on firefox (average daily users), "ratings" on apple (the number
+// of ratings, as the store publishes no usage figure). Sizes of different
+// measures are never compared: ranks and charts are per store.
+func (s Store) SizeMeasure() string {
+	switch s {
+	case Chrome:
+		return "users"
+	case Firefox:
+		return "daily users"
+	case Apple:
+		return "ratings"
+	}
+	return "installs"
+}

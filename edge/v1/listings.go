@@ -20,7 +20,7 @@ import (
 // lists largest (newest, highest) first unless order=asc; name lists A to Z
 // unless order=desc.
 var listSorts = map[string]int{
-	"installs":       views.SortIndex("installs"),
+	"installs":       views.SortSize,
 	"ratingcount":    views.SortIndex("ratingcount"),
 	"rating":         views.SortIndex("rating"),
 	"growth7d":       views.SortIndex("growth7d"),
@@ -119,6 +119,12 @@ func parseList(args *fasthttp.Args, q *views.ListingQuery) error {
 			return bad("sort=rankclimb needs store: ranks are per store.")
 		}
 		q.Sort = i
+	}
+	if q.Sort == views.SortSize && q.Store == nil {
+		// Sizes of different stores count different things (users,
+		// installs, ratings): across stores, size orders by the position
+		// within each store.
+		q.Sort = views.SortStoreRank
 	}
 	switch o := queryArg(args, "order"); o {
 	case "":

@@ -118,15 +118,15 @@ func RankOneDay(ctx context.Context, conn driver.Conn, d RankDay) error {
 // Snapshot is one UTC day of a listing's history: its latest crawl of the
 // day, how many crawls the day held, and the day's store rank.
 type Snapshot struct {
-	Day             string   `json:"day"`       // yyyy-MM-dd (UTC)
-	CrawledAt       int64    `json:"crawledAt"` // unix seconds of the day's latest crawl
-	Crawls          int      `json:"crawls"`
-	Size            *int64   `json:"size"` // usage, or ratings on apple
-	Usage           *int64   `json:"usage"`
-	WeeklyDownloads *int64   `json:"weeklyDownloads"`
-	Rating          *float64 `json:"rating"`
-	RatingCount     *int64   `json:"ratingCount"`
-	StoreRank       *int64   `json:"storeRank"` // null until the ranks job has ranked the day, or without a size
+	Day             string    `json:"day"`    // yyyy-MM-dd (UTC)
+	ReadAt          time.Time `json:"readAt"` // the day's latest reading, whose figures these are (RFC 3339, UTC)
+	Crawls          int       `json:"crawls"`
+	Size            *int64    `json:"size"` // usage, or ratings on apple
+	Usage           *int64    `json:"usage"`
+	WeeklyDownloads *int64    `json:"weeklyDownloads"`
+	Rating          *float64  `json:"rating"`
+	RatingCount     *int64    `json:"ratingCount"`
+	StoreRank       *int64    `json:"storeRank"` // null until the ranks job has ranked the day, or without a size
 }
 
 // DailyHistory is a listing's history: one snapshot a day, oldest first.
@@ -163,7 +163,7 @@ func LoadDailyHistory(ctx context.Context, conn driver.Conn, store views.Store, 
 		if err := rows.Scan(&day, &crawls, &at, &usage, &weekly, &rating, &rc); err != nil {
 			return h, fmt.Errorf("load history: %w", err)
 		}
-		snap.Day, snap.CrawledAt, snap.Crawls = day.UTC().Format(time.DateOnly), at.Unix(), int(crawls)
+		snap.Day, snap.ReadAt, snap.Crawls = day.UTC().Format(time.DateOnly), at.UTC(), int(crawls)
 		snap.Usage, snap.WeeklyDownloads, snap.RatingCount, snap.Rating = i64(usage), i64(weekly), i64(rc), rating
 		snap.Size = snap.Usage
 		if store == views.Apple {

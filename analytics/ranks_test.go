@@ -109,7 +109,7 @@ func TestDailyRanksRules(t *testing.T) {
 		t.Fatalf("history of a: %+v", h)
 	}
 	s1, s2 := h.Snapshots[0], h.Snapshots[1]
-	if s1.Day != "2026-03-10" || s1.Crawls != 2 || *s1.Usage != 50 || *s1.Size != 50 || *s1.StoreRank != 3 || s1.CrawledAt != d1.Add(20*time.Hour).Unix() {
+	if s1.Day != "2026-03-10" || s1.Crawls != 2 || *s1.Usage != 50 || *s1.Size != 50 || *s1.StoreRank != 3 || !s1.ReadAt.Equal(d1.Add(20*time.Hour)) {
 		t.Errorf("day 1 of a: %+v", s1)
 	}
 	if s2.Day != "2026-03-11" || *s2.StoreRank != 2 || *s2.Usage != 300 {

@@ -63,8 +63,8 @@ func dailyLatest(t *testing.T, cfg edgetest.Dataset, s views.Store, id string) m
 		day := at.UTC().Format(time.DateOnly)
 		cur := out[day]
 		cur.Crawls++
-		if at.Unix() >= cur.CrawledAt {
-			cur.CrawledAt, cur.Usage, cur.RatingCount = at.Unix(), i64p(usage), i64p(rc)
+		if !at.Before(cur.ReadAt) {
+			cur.ReadAt, cur.Usage, cur.RatingCount = at.UTC(), i64p(usage), i64p(rc)
 		}
 		out[day] = cur
 	}
@@ -108,7 +108,7 @@ func TestListingHistory(t *testing.T) {
 		if i > 0 && s.Day <= p.Snapshots[i-1].Day {
 			t.Fatalf("snapshots not oldest first, one a day: %s after %s", s.Day, p.Snapshots[i-1].Day)
 		}
-		if s.CrawledAt != w.CrawledAt || s.Crawls != w.Crawls || *s.Usage != *w.Usage || *s.Size != *w.Usage {
+		if !s.ReadAt.Equal(w.ReadAt) || s.Crawls != w.Crawls || *s.Usage != *w.Usage || *s.Size != *w.Usage {
 			t.Errorf("%s: %+v, want the day's latest crawl %+v", s.Day, s, w)
 		}
 		if s.StoreRank == nil || *s.StoreRank < 1 {

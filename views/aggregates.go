@@ -27,6 +27,26 @@ type Bucket struct {
 	N     int    `json:"n"`
 }
 
+// Share is a named part of a store's live listings: v1's statistics name
+// every count {name, listings}, as categories do. (The legacy summary
+// keeps its own {label, n}: Bucket.)
+type Share struct {
+	Name     string `json:"name"`
+	Listings int    `json:"listings"`
+}
+
+// VersionShare is the live listings of one manifest version.
+type VersionShare struct {
+	ManifestVersion int `json:"manifestVersion"`
+	Listings        int `json:"listings"`
+}
+
+// LevelShare is the live listings of one access level.
+type LevelShare struct {
+	AccessLevel int `json:"accessLevel"`
+	Listings    int `json:"listings"`
+}
+
 // CategoryStat is one of a store's biggest categories.
 type CategoryStat struct {
 	Name      string `json:"name"`
@@ -52,12 +72,12 @@ type StoreStats struct {
 	SizeMeasure        string         `json:"sizeMeasure"`        // what a size is in this store (see Store.SizeMeasure)
 	Rated              int            `json:"rated"`              // live with a rating
 	AverageRating      *float64       `json:"averageRating"`      // mean rating of rated live listings, 2 decimals
-	RatingDistribution []Bucket       `json:"ratingDistribution"` // live listings by average rating, then "unrated"
-	SizeBuckets        []Bucket       `json:"sizeBuckets"`        // live listings by size, then "no size"
-	Kinds              []Bucket       `json:"kinds"`              // live listings by kind
+	RatingDistribution []Share        `json:"ratingDistribution"` // live listings by average rating, then "unrated"
+	SizeBuckets        []Share        `json:"sizeBuckets"`        // live listings by size, then "none"
+	Kinds              []Share        `json:"kinds"`              // live listings by kind
 	TopCategories      []CategoryStat `json:"topCategories"`      // the 10 categories with most live listings
-	ManifestVersions   []Bucket       `json:"manifestVersions"`   // chrome and edge: live listings by manifest version
-	AccessLevels       []Bucket       `json:"accessLevels"`       // chrome and edge: live listings by access level 1-4
+	ManifestVersions   []VersionShare `json:"manifestVersions"`   // chrome and edge: live listings by manifest version
+	AccessLevels       []LevelShare   `json:"accessLevels"`       // chrome and edge: live listings by access level 1-4
 	AsOf               time.Time      `json:"asOf"`               // the data's newest reading
 }
 
@@ -149,6 +169,14 @@ func ratingBucket(r float64, ok bool) int {
 		return 4
 	}
 	return 5
+}
+
+func shares(names []string, counts []int) []Share {
+	out := make([]Share, len(names))
+	for i, n := range names {
+		out[i] = Share{n, counts[i]}
+	}
+	return out
 }
 
 func buckets(labels []string, counts []int) []Bucket {
@@ -281,13 +309,15 @@ func (f *Figures) aggregate(snapshots int64) {
 			avg := RoundRating(ratingSum / float64(st.Rated))
 			st.AverageRating = &avg
 		}
-		st.SizeBuckets = buckets(SizeBucketLabels, sizeB)
-		st.RatingDistribution = buckets(RatingBucketLabels, ratingB)
-		st.Kinds = buckets([]string{"unknown", "extension", "theme", "app"}, kinds)
-		st.ManifestVersions, st.AccessLevels = []Bucket{}, []Bucket{}
+		st.SizeBuckets = shares(SizeBucketLabels, sizeB)
+		st.RatingDistribution = shares(RatingBucketLabels, ratingB)
+		st.Kinds = shares([]string{"unknown", "extension", "theme", "app"}, kinds)
+		st.ManifestVersions, st.AccessLevels = []VersionShare{}, []LevelShare{}
 		if s.ReadsManifests() {
-			st.ManifestVersions = buckets([]string{"2", "3"}, mv)
-			st.AccessLevels = buckets([]string{"1", "2", "3", "4"}, access)
+			st.ManifestVersions = []VersionShare{{2, mv[0]}, {3, mv[1]}}
+			for i, n := range access {
+				st.AccessLevels = append(st.AccessLevels, LevelShare{i + 1, n})
+			}
 		}
 		st.TopCategories = []CategoryStat{}
 		names := make([]CategoryCount, 0, len(cats))

@@ -236,8 +236,14 @@ func TestAggregates(t *testing.T) {
 		// a week ago: a 500, b 100 and d 1000 (delisted since) were live; g had no size
 		t.Errorf("chrome stats %+v", st)
 	}
-	if want := []Bucket{{"<100", 0}, {"100-1K", 3}, {"1K-10K", 1}, {"10K-100K", 0}, {"100K-1M", 0}, {"1M+", 0}, {"none", 1}}; !reflect.DeepEqual(st.SizeBuckets, want) {
+	if want := []Share{{"<100", 0}, {"100-1K", 3}, {"1K-10K", 1}, {"10K-100K", 0}, {"100K-1M", 0}, {"1M+", 0}, {"none", 1}}; !reflect.DeepEqual(st.SizeBuckets, want) {
 		t.Errorf("size buckets %v", st.SizeBuckets)
+	}
+	if want := []VersionShare{{2, 0}, {3, 0}}; !reflect.DeepEqual(st.ManifestVersions, want) {
+		t.Errorf("manifest versions %v, want integers as Listing.manifestVersion", st.ManifestVersions)
+	}
+	if len(st.AccessLevels) != 4 || st.AccessLevels[0].AccessLevel != 1 || st.AccessLevels[3].AccessLevel != 4 {
+		t.Errorf("access levels %v", st.AccessLevels)
 	}
 	if got := f.Categories(Chrome); !reflect.DeepEqual(got, []CategoryCount{{"X", 2}, {"Y", 3}}) {
 		t.Errorf("chrome categories %v", got)

@@ -160,9 +160,9 @@ const MinRatings = 10
 // Edition is the weekly edition of one ISO week.
 type Edition struct {
 	Week   string                   `json:"week"`
-	Start  string                   `json:"start"` // Monday
-	Last   string                   `json:"end"`   // Sunday
-	AsOf   time.Time                `json:"asOf"`  // the instant the week ended
+	Start  string                   `json:"start"`  // Monday
+	Last   string                   `json:"end"`    // Sunday
+	Cutoff time.Time                `json:"cutoff"` // the instant the week ended: the edition reads only data from before it
 	Stores map[string]*StoreEdition `json:"stores"`
 }
 
@@ -170,7 +170,7 @@ type Edition struct {
 // end (cur) and at the previous week's end (prev). It is a deterministic
 // function of the two states.
 func Build(w Week, cur, prev *State) *Edition {
-	e := &Edition{Week: w.String(), Start: w.Start().String(), Last: w.Last().String(), AsOf: w.End(),
+	e := &Edition{Week: w.String(), Start: w.Start().String(), Last: w.Last().String(), Cutoff: w.End(),
 		Stores: map[string]*StoreEdition{}}
 	for _, s := range views.Stores {
 		e.Stores[s.String()] = buildStore(s, w, cur, prev)

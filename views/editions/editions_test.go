@@ -77,7 +77,7 @@ func TestBuildEdition(t *testing.T) {
 		wl("e", 80, func(l *Listing) { l.Delisted = mid }),
 	}}
 	e := Build(w, cur, prev)
-	if e.Week != "2026-W10" || e.Start != "2026-03-02" || e.Last != "2026-03-08" || !e.AsOf.Equal(end) || len(e.Stores) != 5 {
+	if e.Week != "2026-W10" || e.Start != "2026-03-02" || e.Last != "2026-03-08" || !e.Cutoff.Equal(end) || len(e.Stores) != 5 {
 		t.Fatalf("edition header %+v", e)
 	}
 	c := e.Stores["chrome"]

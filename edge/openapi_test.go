@@ -71,7 +71,7 @@ func TestOpenAPIDescriptionIsValid(t *testing.T) {
 	}
 	want := []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",
 		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",
-		"/week", "/week/{id}", "/openapi.json"}
+		"/week", "/week/{id}", "/weeks", "/openapi.json"}
 	if len(doc.Paths) != len(want) {
 		t.Errorf("%d paths, want %d", len(doc.Paths), len(want))
 	}
@@ -169,6 +169,7 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		"/stores/apple/stats",
 		"/week",
 		"/week/" + week,
+		"/weeks",
 		"/openapi.json",
 		// Errors.
 		"/listings?limit=0",
@@ -260,7 +261,7 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 	}
 	for _, p := range []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",
 		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",
-		"/week", "/week/{id}", "/openapi.json"} {
+		"/week", "/week/{id}", "/weeks", "/openapi.json"} {
 		if !covered[p] {
 			t.Errorf("no 200 of %s was validated", p)
 		}

@@ -344,9 +344,30 @@ func (f *Figures) aggregate(snapshots int64) {
 	}
 	sum.Buckets = buckets(SizeBucketLabels, usageB)
 
+	// The summary merges the spellings of one category across stores
+	// (chrome's "Developer Tools", edge's "Developer tools"): one slug, one
+	// entry, named as most of its listings spell it.
+	type merged struct {
+		SummaryCategory
+		best int // listings of the spelling in Label
+	}
+	bySlug := map[string]*merged{}
 	for name, c := range allCats {
 		f.allCategories = append(f.allCategories, CategoryCount{name, c.n})
-		sum.Cats = append(sum.Cats, SummaryCategory{name, c.n, c.unrated})
+		slug := CategorySlug(name)
+		m := bySlug[slug]
+		if m == nil {
+			m = &merged{}
+			bySlug[slug] = m
+		}
+		m.N += c.n
+		m.Unrated += c.unrated
+		if c.n > m.best || (c.n == m.best && name < m.Label) {
+			m.Label, m.best = name, c.n
+		}
+	}
+	for _, m := range bySlug {
+		sum.Cats = append(sum.Cats, m.SummaryCategory)
 	}
 	slices.SortFunc(f.allCategories, func(a, b CategoryCount) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortFunc(sum.Cats, func(a, b SummaryCategory) int {

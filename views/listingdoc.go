@@ -38,13 +38,17 @@ type ListingDoc struct {
 	Stars           *[5]uint32 `json:"stars"`
 	ReadAt          *time.Time `json:"readAt"`
 
-	Growth           SizeGrowthDoc    `json:"growth"`
-	RatingGrowth     *RatingGrowthDoc `json:"ratingGrowth"` // null on apple, whose size is its rating count
-	GrowthComputedAt *time.Time       `json:"growthComputedAt"`
-	StoreRank        *int             `json:"storeRank"`
-	CategoryRank     *int             `json:"categoryRank"`
-	RankClimb7d      *int             `json:"rankClimb7d"`
-	Charts           []ChartPosDoc    `json:"charts"`
+	Growth       SizeGrowthDoc    `json:"growth"`
+	RatingGrowth *RatingGrowthDoc `json:"ratingGrowth"` // null on apple, whose size is its rating count
+	// GrowthComputedAt is when the history behind the growth figures was
+	// read: the legacy API's lc. v1 leaves it out: it is the load's wall
+	// clock, the same for every listing, and says nothing of the data (a
+	// window's since and the listing's readAt do).
+	GrowthComputedAt *time.Time    `json:"-"`
+	StoreRank        *int          `json:"storeRank"`
+	CategoryRank     *int          `json:"categoryRank"`
+	RankClimb7d      *int          `json:"rankClimb7d"`
+	Charts           []ChartPosDoc `json:"charts"`
 }
 
 // ChangeDoc is a growth figure: the change since the base reading, the

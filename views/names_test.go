@@ -43,3 +43,19 @@ func TestFindCategoryAndTopic(t *testing.T) {
 		t.Error("an unknown topic was found")
 	}
 }
+
+// TestSummaryMergesSpellingsOfACategory: chrome's "Developer Tools" and
+// edge's "Developer tools" are one category of the summary, named as most
+// of its listings spell it.
+func TestSummaryMergesSpellingsOfACategory(t *testing.T) {
+	ls := []Listing{mk(Chrome, "a", "Developer Tools", 10), mk(Chrome, "b", "Developer Tools", 10),
+		mk(Edge, "c", "Developer tools", 5), mk(Chrome, "d", "Photos", 7)}
+	f := Build(NewReplica(ls, ReplicaInfo{Generation: 1, ReadingsMark: ref}), 0)
+	cats := f.Summary().Cats
+	if len(cats) != 2 || cats[0].Label != "Developer Tools" || cats[0].N != 3 || cats[1].Label != "Photos" {
+		t.Fatalf("summary cats %+v, want Developer Tools with 3, then Photos", cats)
+	}
+	if len(f.AllCategories()) != 3 {
+		t.Fatalf("all categories %+v: the lists of names keep each store's spelling", f.AllCategories())
+	}
+}

@@ -86,6 +86,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler) {
 	r.Get("/tags/:slug/:store", s.getTag)
 	r.Get("/stores/:store/stats", s.getStats)
 	r.Get("/week", s.getLatestWeek)
+	r.Get("/weeks", s.getWeeks)
 	r.Get("/week/:id", s.getWeek)
 }
 

@@ -38,12 +38,44 @@ func (s *API) getWeek(c *fiber.Ctx) error {
 		return problem.New(http.StatusBadRequest, err.Error())
 	}
 	eds := s.editions.Load()
-	if eds == nil {
+	weeks := eds.Weeks()
+	if len(weeks) == 0 {
 		return problem.NotReady("Weekly editions are")
 	}
 	e := eds.Get(w)
 	if e == nil {
-		return problem.Newf(http.StatusNotFound, "There is no edition of week %s: editions exist for complete weeks in the data, the latest being %s.", w, eds.Latest().Week)
+		return problem.Newf(http.StatusNotFound, "There is no edition of week %s: editions exist from %s to %s, one for each complete week of the data; /api/v1/weeks lists them.",
+			w, weeks[len(weeks)-1], weeks[0])
 	}
 	return s.editionAnswer(c, eds, e)
+}
+
+// weekRef is an edition in the list of editions.
+type weekRef struct {
+	Week  string `json:"week"`
+	Start string `json:"start"` // Monday
+	End   string `json:"end"`   // Sunday
+}
+
+// getWeeks answers GET /api/v1/weeks: every week with an edition, newest
+// first.
+func (s *API) getWeeks(c *fiber.Ctx) error {
+	eds := s.editions.Load()
+	weeks := eds.Weeks()
+	if len(weeks) == 0 {
+		return problem.NotReady("Weekly editions are")
+	}
+	var buf [32]byte
+	key := answer.NewKey(buf[:0], "/api/v1/weeks", uint64(eds.Len()))
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		out := make([]weekRef, len(weeks))
+		for i, w := range weeks {
+			out[i] = weekRef{Week: w.String(), Start: w.Start().String(), End: w.Last().String()}
+		}
+		return answer.JSON(map[string][]weekRef{"weeks": out})
+	})
+	if err != nil {
+		return err
+	}
+	return answer.Send(c, a, answer.Private)
 }

@@ -364,6 +364,19 @@ func (e *Set) Get(w Week) *Edition {
 	return e.byWeek[w]
 }
 
+// Weeks returns the weeks that have an edition, newest first.
+func (e *Set) Weeks() []Week {
+	if e == nil {
+		return nil
+	}
+	out := make([]Week, 0, len(e.byWeek))
+	for w := range e.byWeek {
+		out = append(out, w)
+	}
+	slices.SortFunc(out, func(a, b Week) int { return cmp.Compare(b.Start(), a.Start()) })
+	return out
+}
+
 // Latest returns the newest edition, or nil.
 func (e *Set) Latest() *Edition {
 	if e == nil {

@@ -276,7 +276,7 @@ func (f *Figures) chartStore(s Store, lo, hi int, byRank []ranked) storeCharts {
 			}
 			// A chart of a window ranks every listing over the same days:
 			// those ending at the data's now (within the window's tolerance).
-			current := l.ReadAt >= nowUnix-int64(Window7d.Tolerance()/time.Second)
+			current := l.ReadAt >= nowUnix-int64(CurrentFor/time.Second)
 			size, hasSize := l.Size()
 			switch chart {
 			case ChartTrending:

@@ -26,13 +26,20 @@ func (w Window) Days() int { return [...]int{1, 7, 30, 365}[w] }
 func (w Window) String() string { return [...]string{"1d", "7d", "30d", "365d"}[w] }
 
 // Tolerance is how much longer than the window the span between a base
-// reading and the listing's newest reading may be: a day for 1d and 7d,
-// three days for 30d, a week for 365d. Past it the window's figure is
-// null, so that "1d" never means three days (small listings are read
-// every third day).
+// reading and the listing's newest reading may be: a day for 1d, three
+// days for 7d and 30d, a week for 365d. Past it the window's figure is
+// null, so that "1d" never means three days. Small listings are read every
+// third day, so their newest reading at least a week old lies 7 to 10 days
+// back: three days keeps their weekly figure (a bound of 8 days would null
+// it for two in three of them) and still refuses a base weeks old.
 func (w Window) Tolerance() time.Duration {
-	return [...]time.Duration{24 * time.Hour, 24 * time.Hour, 3 * 24 * time.Hour, 7 * 24 * time.Hour}[w]
+	return [...]time.Duration{24 * time.Hour, 3 * 24 * time.Hour, 3 * 24 * time.Hour, 7 * 24 * time.Hour}[w]
 }
+
+// CurrentFor is how recent a listing's newest reading must be, before the
+// data's now, for a chart of a window to rank it: its window then ends
+// with everyone else's.
+const CurrentFor = 24 * time.Hour
 
 // maxSpan is the longest span, in seconds, from a base reading to the
 // newest reading that window w accepts.

@@ -26,7 +26,7 @@ func SortIndex(key string) int {
 const (
 	SortSize      = 20 // size: usage figure, or rating count on apple
 	SortCreated   = 21 // store's creation date
-	SortRankClimb = 22 // 7-day store-rank climb
+	SortRankClimb = 22 // 7-day store-rank climb, among listings of at least RisingMinSize
 	// SortRising is the 7-day growth percent among listings of at least
 	// RisingMinSize (v1's growthpct7d); smaller listings have no value.
 	SortRising = 23
@@ -178,6 +178,11 @@ func (f *Figures) buildSortOrders() {
 func (f *Figures) sortKey(j, i int) (int64, bool) {
 	switch i {
 	case SortRankClimb:
+		// As the climbers chart: below the floor, climbs are ties passed.
+		l := &f.replica.listings[j]
+		if size, ok := l.Size(); !ok || size < RisingMinSize(l.Store) {
+			return 0, false
+		}
 		return int64(f.climb[j]), f.hasClimb[j]
 	case SortStoreRank:
 		return -int64(f.storeRank[j]), f.storeRank[j] != NoRank

@@ -328,7 +328,9 @@ func TestBackgroundFiguresAnswer503UntilBuilt(t *testing.T) {
 	problem(t, get(t, "GET", h.Base+"/api/v1/week/2027-W53"), http.StatusBadRequest)
 	// A week without an edition: the detail names the earliest and the
 	// latest, and /weeks lists every one, newest first.
-	weeks := getOK[struct{ Weeks []struct{ Week, Start, End string } }](t, h.Base+"/api/v1/weeks").Weeks
+	weeks := getOK[struct {
+		Weeks []struct{ Week, Start, End string }
+	}](t, h.Base+"/api/v1/weeks").Weeks
 	if len(weeks) < 1 || weeks[0].Week != "2026-W08" || weeks[0].Start != "2026-02-16" || weeks[0].End != "2026-02-22" {
 		t.Fatalf("weeks %+v, want 2026-W08 (2026-02-16 to 2026-02-22) first", weeks)
 	}

@@ -65,10 +65,12 @@ var nameNouns = []string{"Tab Manager", "Reader", "Notes", "Translator", "Screen
 	"Dark Theme", "New Tab", "Bookmarks", "Music Player", "Budget", "Workout", "Photo Editor",
 	"Flashcards", "Maps", "Chess", "Puzzle", "Scanner", "Recorder", "Clipboard"}
 
-// oddNames exercise CSV quoting, non-Latin scripts and emoji.
+// oddNames exercise CSV quoting, non-Latin scripts, emoji, and names a
+// spreadsheet would run as formulas (CSV injection).
 var oddNames = []string{`Save, Share & Print`, `"Quick" Notes`, "翻訳ツール", "Переводчик страниц",
 	"مترجم سريع", "번역기 플러스", "Stickies 📝", "Café Finder", "Tab\u00a0Saver", "Naïve Reader",
-	`Line "One", Two`, "日记 Diary", "Ünïcödé Tools", "ハッピー猫テーマ"}
+	`Line "One", Two`, "日记 Diary", "Ünïcödé Tools", "ハッピー猫テーマ",
+	`=HYPERLINK("http://example.com","Click")`, "+1 Reader", "-Minimal Tabs", "@Mention Helper", "\tTabbed Notes"}
 
 var devFirst = []string{"Acme", "Bright", "Cobalt", "Delta", "Ember", "Foxglove", "Granite", "Harbor",
 	"Indigo", "Juniper", "Kestrel", "Lumen", "Maple", "Nimbus", "Orbit", "Pixel", "Quartz", "Raven",

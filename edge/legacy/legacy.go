@@ -358,10 +358,22 @@ func (s *API) csvRecord(r views.LegacyRow, l *views.Listing) []string {
 		}
 	}
 	fs := r.FS
-	return []string{l.Store.String(), r.ID, r.N, r.D, r.C, strconv.Itoa(r.T), i(usage), i(r.WD), fl(r.R), i(r.RC),
-		r.V, str(r.U), str(r.CD), ts(&fs), ts(r.DU), featured, strconv.Itoa(r.AL), i(r.G1), fl(r.G1P), i(r.G7),
+	// Text from the stores is neutralised; numbers and dates are ours.
+	return []string{l.Store.String(), CSVText(r.ID), CSVText(r.N), CSVText(r.D), CSVText(r.C), strconv.Itoa(r.T), i(usage), i(r.WD), fl(r.R), i(r.RC),
+		CSVText(r.V), str(r.U), str(r.CD), ts(&fs), ts(r.DU), featured, strconv.Itoa(r.AL), i(r.G1), fl(r.G1P), i(r.G7),
 		fl(r.G7P), i(r.RG1), fl(r.RG1P), i(r.RG7), fl(r.RG7P),
 		s.cfg.PublicURL + "/listings/" + l.Store.String() + "/" + r.ID}
+}
+
+// CSVText returns store-supplied text for a CSV cell that a spreadsheet
+// will not run as a formula: a cell beginning with =, +, -, @, a tab or a
+// carriage return gets a leading apostrophe (OWASP's rule against CSV
+// injection), which spreadsheets show as text and do not display.
+func CSVText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 // getSummary answers GET /api/summary.

@@ -630,3 +630,51 @@ func TestNoLimitsServesWithoutKeysOrCounting(t *testing.T) {
 		}
 	}
 }
+
+// TestForgedClientAddressLines attacks the client address through real
+// HTTP: behind a trusted proxy that appends its own X-Forwarded-For line
+// (HAProxy's option forwardfor), a client sends a forged first line with
+// a new address each time; it must still be counted as the address the
+// proxy saw. With EDGE_CLIENT_HEADER=forwarded, a forged X-Forwarded-For
+// is ignored and Forwarded's for= counts.
+func TestForgedClientAddressLines(t *testing.T) {
+	d := synthetic(t)
+	anon := limits.Policy{PerMinute: 2, PerDay: 100}
+	proxy := clientip.Prefixes{netip.MustParsePrefix("127.0.0.1/32")}
+	xff := start(t, d, withLimits(anon, anon), func(c *edge.Config) { c.TrustedProxies = proxy })
+	fwd := start(t, d, withLimits(anon, anon), func(c *edge.Config) { c.TrustedProxies, c.ClientHeader = proxy, "forwarded" })
+	send := func(base string, lines [][2]string) int {
+		req, err := http.NewRequest("GET", base+"/api/v1/tags", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			req.Header.Add(l[0], l[1]) // one header line each
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, h := range []*harness{xff, fwd} {
+		if err := h.Jobs.RunNow("views"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 4 {
+		forged := "203.0.113." + strconv.Itoa(i+1)
+		got := send(xff.Base, [][2]string{{"X-Forwarded-For", forged}, {"X-Forwarded-For", "198.51.100.7"}})
+		if want := map[bool]int{true: 200, false: 429}[i < 2]; got != want {
+			t.Fatalf("X-Forwarded-For call %d with a forged first line %s: %d, want %d (the proxy's line names the caller)", i+1, forged, got, want)
+		}
+	}
+	for i := range 4 {
+		forged := "203.0.113." + strconv.Itoa(i+1)
+		got := send(fwd.Base, [][2]string{{"X-Forwarded-For", forged}, {"Forwarded", `for="198.51.100.8:1234";proto=https`}})
+		if want := map[bool]int{true: 200, false: 429}[i < 2]; got != want {
+			t.Fatalf("Forwarded call %d with a forged X-Forwarded-For %s: %d, want %d", i+1, forged, got, want)
+		}
+	}
+}

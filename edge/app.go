@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"runtime"
@@ -41,7 +42,8 @@ type Config struct {
 	ShutdownTimeout time.Duration     // how long a graceful stop may wait for requests in flight
 	CacheMB         int               // answer cache size in MiB
 	PublicURL       string            // the service's public address, for links such as the CSV's url column
-	TrustedProxies  clientip.Prefixes // connections from these may name the client in X-Forwarded-For
+	TrustedProxies  clientip.Prefixes // connections from these may name the client in ClientHeader
+	ClientHeader    string            // the header trusted proxies name the client in: x-forwarded-for (default) or forwarded (RFC 7239)
 	FairUseRate     float64           // legacy API: requests a second per address (0 turns it off)
 	FairUseBurst    int               // legacy API: requests an address may make at once
 	FairUseExempt   clientip.Prefixes // legacy API: addresses without fair use, such as a CDN's
@@ -145,10 +147,15 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	if src.Usage == nil {
 		src.Usage = limits.ClickHouse(src.DB)
 	}
+	forwarded, err := clientip.ParseHeader(cfg.ClientHeader)
+	if err != nil {
+		return nil, fmt.Errorf("client header: %w", err)
+	}
+	proxies := clientip.Proxies{Trusted: cfg.TrustedProxies, Forwarded: forwarded}
 	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, answers: answers}
 	s.keys = keys.NewRegistry(src.DB)
 	s.limits = limits.New(cfg.Limits, src.Usage)
-	s.gate = access.New(access.Config{TrustedProxies: cfg.TrustedProxies, InvalidKeys: cfg.Limits.InvalidKeys}, s.keys, s.limits)
+	s.gate = access.New(access.Config{Proxies: proxies, InvalidKeys: cfg.Limits.InvalidKeys}, s.keys, s.limits)
 	s.v1, err = v1.New(v1.Config{ReadBudget: cfg.ReadBudget, TextBudget: cfg.TextBudget, SearchBudget: cfg.SearchBudget,
 		SearchMaxRows: cfg.SearchMaxRows}, v1.Sources{State: src.State, Editions: src.Editions, DB: src.DB, Answers: answers,
 		Gate: s.gate, Log: log})
@@ -180,10 +187,10 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	}
 	s.v1.Routes(s.app.Group("/api/v1"), limit)
 	legacy.New(legacy.Config{PublicURL: cfg.PublicURL, PublicMaxAge: cfg.PublicMaxAge, FairUseRate: cfg.FairUseRate,
-		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, TrustedProxies: cfg.TrustedProxies},
+		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies},
 		legacy.Sources{State: src.State, Answers: answers, Log: log}).Routes(s.app)
 	account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInWindow: cfg.SignInWindow, SignUps: cfg.SignUps,
-		DefaultDailyLimit: cfg.Limits.Keyed.PerDay, TrustedProxies: cfg.TrustedProxies, ReloadBudget: cfg.ReadBudget + 5*time.Second},
+		DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second},
 		keys.NewAccounts(src.DB, runtime.GOMAXPROCS(0)), s.keys, log).Routes(s.app)
 	if err := s.mountTools(v1.Version); err != nil {
 		return nil, err

@@ -23,8 +23,8 @@ import (
 
 // Config holds what the gate needs to know beyond the keys and limits.
 type Config struct {
-	TrustedProxies clientip.Prefixes // connections from these may name the client in X-Forwarded-For
-	InvalidKeys    int               // invalid keys a minute from one address before its keys are refused unread (for the detail)
+	Proxies     clientip.Proxies // which connections may name the client, and in which header
+	InvalidKeys int              // invalid keys a minute from one address before its keys are refused unread (for the detail)
 }
 
 // Gate checks keys and applies limits. It is safe for concurrent use.
@@ -112,7 +112,7 @@ func unauthorized(code, detail string) *problem.Problem {
 // both are sent. An address that sent too many invalid keys this minute
 // has its keys refused unread.
 func (g *Gate) Identify(c *fiber.Ctx) (Caller, error) {
-	addr := clientip.Of(c, g.cfg.TrustedProxies)
+	addr := g.cfg.Proxies.Of(c)
 	if name := keyInURL(c); name != "" {
 		if keys.LooksLikeKey(name) {
 			name = "A query parameter"

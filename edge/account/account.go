@@ -44,12 +44,12 @@ func newSignInGuard(cfg Config) *signInGuard {
 
 // Config holds the account routes' settings.
 type Config struct {
-	SignInFailures    int               // failed sign-ins an e-mail address or client address may make in SignInWindow
-	SignInWindow      time.Duration     // the window of SignInFailures
-	SignUps           int               // accounts one client address may make an hour
-	DefaultDailyLimit uint64            // a key's daily limit when it has none of its own
-	TrustedProxies    clientip.Prefixes // connections from these may name the client in X-Forwarded-For
-	ReloadBudget      time.Duration     // how long the key list's reload after a change may take
+	SignInFailures    int              // failed sign-ins an e-mail address or client address may make in SignInWindow
+	SignInWindow      time.Duration    // the window of SignInFailures
+	SignUps           int              // accounts one client address may make an hour
+	DefaultDailyLimit uint64           // a key's daily limit when it has none of its own
+	Proxies           clientip.Proxies // which connections may name the client, and in which header
+	ReloadBudget      time.Duration    // how long the key list's reload after a change may take
 }
 
 // API answers /account.
@@ -123,7 +123,7 @@ func (s *API) accountProblem(err error) error {
 // {"email", "password"}.
 func (s *API) signUp(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	addr := clientip.Of(c, s.cfg.TrustedProxies)
+	addr := s.cfg.Proxies.Of(c)
 	var in accountCredentials
 	if err := json.Unmarshal(c.Body(), &in); err != nil {
 		return problem.New(http.StatusBadRequest, `The body must be JSON: {"email": "name@example.com", "password": "at least 10 characters"}.`)
@@ -144,7 +144,7 @@ func (s *API) signUp(c *fiber.Ctx) error {
 // e-mail address and per client address.
 func (s *API) signIn(c *fiber.Ctx) (string, error) {
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	addr := clientip.Of(c, s.cfg.TrustedProxies)
+	addr := s.cfg.Proxies.Of(c)
 	refuse := func() *problem.Problem {
 		return problem.New(http.StatusUnauthorized,
 			"Sign in with HTTP Basic authentication: the account's e-mail address as user name and its password.").

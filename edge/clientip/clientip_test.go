@@ -61,3 +61,45 @@ func TestOf(t *testing.T) {
 		app.ReleaseCtx(ctx)
 	}
 }
+
+// TestOfEveryLineAndForwarded: every line of X-Forwarded-For is read in
+// order, the proxy's own line last; with Forwarded, its for= parameters
+// (quoted, bracketed IPv6, with ports) are read and X-Forwarded-For is
+// ignored.
+func TestOfEveryLineAndForwarded(t *testing.T) {
+	trusted, _ := ParsePrefixes("127.0.0.1, 10.0.0.0/8")
+	app := fiber.New()
+	for _, c := range []struct {
+		forwarded bool
+		headers   [][2]string
+		want      string
+	}{
+		{false, [][2]string{{"X-Forwarded-For", "6.6.6.6"}, {"X-Forwarded-For", "198.51.100.7"}}, "198.51.100.7"},
+		{false, [][2]string{{"X-Forwarded-For", "6.6.6.6, 198.51.100.7"}, {"X-Forwarded-For", "10.0.0.2"}}, "198.51.100.7"},
+		{false, [][2]string{{"Forwarded", "for=6.6.6.6"}, {"X-Forwarded-For", "198.51.100.7"}}, "198.51.100.7"},
+		{true, [][2]string{{"Forwarded", "for=198.51.100.8;proto=https"}, {"X-Forwarded-For", "6.6.6.6"}}, "198.51.100.8"},
+		{true, [][2]string{{"Forwarded", `for=6.6.6.6`}, {"Forwarded", `for="[2001:db8::9]:4711", for=10.0.0.3`}}, "2001:db8::9"},
+		{true, [][2]string{{"Forwarded", `For="198.51.100.9:80"`}}, "198.51.100.9"},
+		{true, [][2]string{{"Forwarded", `for=6.6.6.6, for=_hidden`}}, "127.0.0.1"}, // an obfuscated hop: trust nothing beyond
+		{true, [][2]string{{"Forwarded", `proto=http`}}, "127.0.0.1"},
+	} {
+		var rc fasthttp.RequestCtx
+		rc.Init(&fasthttp.Request{}, &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 1}, nil)
+		for _, h := range c.headers {
+			rc.Request.Header.Add(h[0], h[1])
+		}
+		ctx := app.AcquireCtx(&rc)
+		if got := (Proxies{Trusted: trusted, Forwarded: c.forwarded}).Of(ctx); got.String() != c.want {
+			t.Errorf("forwarded=%v %v: %s, want %s", c.forwarded, c.headers, got, c.want)
+		}
+		app.ReleaseCtx(ctx)
+	}
+	for name, want := range map[string]bool{"": false, "X-Forwarded-For": false, "Forwarded": true} {
+		if got, err := ParseHeader(name); err != nil || got != want {
+			t.Errorf("ParseHeader(%q) = %v, %v", name, got, err)
+		}
+	}
+	if _, err := ParseHeader("X-Real-IP"); err == nil {
+		t.Error("an unknown header was accepted")
+	}
+}

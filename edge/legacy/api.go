@@ -14,12 +14,12 @@ import (
 
 // Config holds the legacy API's settings.
 type Config struct {
-	PublicURL      string            // the service's public address, for the CSV's url column
-	PublicMaxAge   time.Duration     // max-age of its public Cache-Control
-	FairUseRate    float64           // requests a second per address (0 turns it off)
-	FairUseBurst   int               // requests an address may make at once
-	FairUseExempt  clientip.Prefixes // addresses without fair use, such as a CDN's
-	TrustedProxies clientip.Prefixes // connections from these may name the client in X-Forwarded-For
+	PublicURL     string            // the service's public address, for the CSV's url column
+	PublicMaxAge  time.Duration     // max-age of its public Cache-Control
+	FairUseRate   float64           // requests a second per address (0 turns it off)
+	FairUseBurst  int               // requests an address may make at once
+	FairUseExempt clientip.Prefixes // addresses without fair use, such as a CDN's
+	Proxies       clientip.Proxies  // which connections may name the client, and in which header
 }
 
 // Sources are what the API answers from.

@@ -19,7 +19,6 @@ import (
 
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
-	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
 )
@@ -445,7 +444,7 @@ func (s *API) fairUse(c *fiber.Ctx) error {
 	if !s.fairuse.On() {
 		return c.Next()
 	}
-	a := clientip.Of(c, s.cfg.TrustedProxies)
+	a := s.cfg.Proxies.Of(c)
 	if s.cfg.FairUseExempt.Contains(a) {
 		return c.Next()
 	}

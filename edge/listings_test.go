@@ -1,6 +1,7 @@
 package edge_test
 
 import (
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"slices"
@@ -161,5 +162,33 @@ func TestV1ListingsCursorAcrossRebuild(t *testing.T) {
 	}
 	if after := ids(getList(t, h, next)); !slices.Equal(after, before) {
 		t.Errorf("the cursor's page after the rebuild: %v, want %v as before it", after, before)
+	}
+}
+
+// TestForgedListCursors attacks the listings cursor through HTTP: a real
+// nextCursor re-encoded with a page size of a million (its query hash left
+// right, as anyone can compute it), a page count past the cap, and a
+// negative one are 400s, not a page of every listing.
+func TestForgedListCursors(t *testing.T) {
+	h := start(t, synthetic(t))
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	p := getList(t, h, "limit=5")
+	if p.NextCursor == nil {
+		t.Fatal("no cursor")
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(*p.NextCursor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range [][2]string{{`"l":5,`, `"l":1000000,`}, {`"p":1,`, `"p":1099511627776,`}, {`"p":1,`, `"p":-5,`}} {
+		if !strings.Contains(string(raw), edit[0]) {
+			t.Fatalf("cursor %s has no %s", raw, edit[0])
+		}
+		forged := base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(raw), edit[0], edit[1], 1)))
+		if d := problem(t, get(t, "GET", h.Base+"/api/v1/listings?cursor="+forged), http.StatusBadRequest); !strings.HasPrefix(d, "cursor:") {
+			t.Errorf("cursor with %s: %q", edit[1], d)
+		}
 	}
 }

@@ -52,10 +52,12 @@ type listCursor struct {
 }
 
 // decodeListCursor reads a listings cursor; ok is false for anything this
-// API did not issue.
+// API did not issue, and for a forged one whose fields are out of the
+// bounds of any cursor it issues (a page size above listMaxLimit would ask
+// for every listing in one page).
 func decodeListCursor(s string) (listCursor, bool) {
 	c, ok := decodeCursor[listCursor](s)
-	return c, ok && c.Version == 1 && c.Page >= 1 && c.Limit >= 1
+	return c, ok && c.Version == 1 && c.Page >= 1 && c.Page < listMaxPages && c.Limit >= 1 && c.Limit <= listMaxLimit
 }
 
 // listAnswer is the answer of GET /api/v1/listings.

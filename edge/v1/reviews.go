@@ -63,7 +63,7 @@ func (s *API) getReviews(c *fiber.Ctx) error {
 	page := 1
 	if raw := c.Query("cursor"); raw != "" {
 		cur, ok := decodeCursor[reviewCursor](raw)
-		if !ok || cur.Page < 1 || cur.ID == "" {
+		if !ok || cur.Page < 1 || cur.Page >= reviewsMaxPages || cur.ID == "" {
 			return problem.New(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
 		}
 		if cur.Query != canon {

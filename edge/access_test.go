@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -675,6 +676,45 @@ func TestForgedClientAddressLines(t *testing.T) {
 		got := send(fwd.Base, [][2]string{{"X-Forwarded-For", forged}, {"Forwarded", `for="198.51.100.8:1234";proto=https`}})
 		if want := map[bool]int{true: 200, false: 429}[i < 2]; got != want {
 			t.Fatalf("Forwarded call %d with a forged X-Forwarded-For %s: %d, want %d", i+1, forged, got, want)
+		}
+	}
+}
+
+// TestIPv6CallersAreTheirPrefix attacks the anonymous limits through HTTP
+// with rotating addresses inside one /64 (sent through a trusted proxy's
+// X-Forwarded-For): they share one minute; another /64 has its own, and
+// so does each IPv4 address. Fair use of the legacy API counts the /64
+// too.
+func TestIPv6CallersAreTheirPrefix(t *testing.T) {
+	anon := limits.Policy{PerMinute: 3, PerDay: 100}
+	h := start(t, synthetic(t), withLimits(anon, anon), func(c *edge.Config) {
+		c.TrustedProxies = clientip.Prefixes{netip.MustParsePrefix("127.0.0.1/32")}
+		c.FairUseRate, c.FairUseBurst = 0.001, 2
+	})
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	from := func(path, addr string) int {
+		return call(t, "GET", h.Base+path, map[string]string{"X-Forwarded-For": addr}, "").status
+	}
+	for i := range 6 {
+		addr := fmt.Sprintf("2001:db8:aa:bb:%x::%x", i*977+1, i+1) // a new address each time, one /64
+		if got, want := from("/api/v1/tags", addr), map[bool]int{true: 200, false: 429}[i < 3]; got != want {
+			t.Fatalf("call %d from %s: %d, want %d (the /64 has 3 calls a minute)", i+1, addr, got, want)
+		}
+	}
+	if got := from("/api/v1/tags", "2001:db8:aa:bc::1"); got != 200 {
+		t.Fatalf("another /64: %d, want 200", got)
+	}
+	for i := range 3 {
+		if got := from("/api/v1/tags", fmt.Sprintf("198.51.100.%d", i+1)); got != 200 {
+			t.Fatalf("IPv4 address %d: %d, want 200 (IPv4 addresses are counted one by one)", i+1, got)
+		}
+	}
+	for i := range 4 {
+		addr := fmt.Sprintf("2001:db8:cc:dd::%x", i+1)
+		if got, want := from("/api/summary", addr), map[bool]int{true: 200, false: 429}[i < 2]; got != want {
+			t.Fatalf("legacy call %d from %s: %d, want %d (fair use counts the /64)", i+1, addr, got, want)
 		}
 	}
 }

@@ -44,6 +44,7 @@ type Config struct {
 	PublicURL       string            // the service's public address, for links such as the CSV's url column
 	TrustedProxies  clientip.Prefixes // connections from these may name the client in ClientHeader
 	ClientHeader    string            // the header trusted proxies name the client in: x-forwarded-for (default) or forwarded (RFC 7239)
+	IPv6Prefix      int               // leading bits of an IPv6 address that name one caller for every per-address limit (default 64)
 	FairUseRate     float64           // legacy API: requests a second per address (0 turns it off)
 	FairUseBurst    int               // legacy API: requests an address may make at once
 	FairUseExempt   clientip.Prefixes // legacy API: addresses without fair use, such as a CDN's
@@ -87,6 +88,7 @@ func DefaultConfig() Config {
 		SignInWindow:    15 * time.Minute,
 		SignUps:         5,
 		RawIO:           true,
+		IPv6Prefix:      clientip.DefaultIPv6Prefix,
 	}
 }
 
@@ -151,7 +153,10 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client header: %w", err)
 	}
-	proxies := clientip.Proxies{Trusted: cfg.TrustedProxies, Forwarded: forwarded}
+	if cfg.IPv6Prefix < 0 || cfg.IPv6Prefix > 128 {
+		return nil, fmt.Errorf("IPv6 prefix /%d: use 32 to 128 (a caller is its /64 by default)", cfg.IPv6Prefix)
+	}
+	proxies := clientip.Proxies{Trusted: cfg.TrustedProxies, Forwarded: forwarded, IPv6Prefix: cfg.IPv6Prefix}
 	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, answers: answers}
 	s.keys = keys.NewRegistry(src.DB)
 	s.limits = limits.New(cfg.Limits, src.Usage)

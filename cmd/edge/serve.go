@@ -42,6 +42,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.Int(&srv.CacheMB, "cache-mb", srv.CacheMB, "size of the encoded-answer cache in MiB")
 	f.String(&srv.PublicURL, "public-url", srv.PublicURL, "the service's public address, for links (the CSV's url column)")
 	f.String(&trusted, "trusted-proxies", "", "comma-separated addresses or CIDR ranges of proxies whose header (--client-header) names the client")
+	f.Int(&srv.IPv6Prefix, "ipv6-prefix", srv.IPv6Prefix, "leading bits of an IPv6 address that name one caller for every per-address limit (a host gets a /64 as easily as one address)")
 	f.String(&srv.ClientHeader, "client-header", "x-forwarded-for", "the header the trusted proxies name the client in: x-forwarded-for (every line read) or forwarded (RFC 7239); read only the one they write")
 	f.Float(&srv.FairUseRate, "fair-use-rate", srv.FairUseRate, "legacy API: requests a second per address (0 turns fair use off)")
 	f.Int(&srv.FairUseBurst, "fair-use-burst", srv.FairUseBurst, "legacy API: requests an address may make at once")

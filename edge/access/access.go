@@ -112,7 +112,7 @@ func unauthorized(code, detail string) *problem.Problem {
 // both are sent. An address that sent too many invalid keys this minute
 // has its keys refused unread.
 func (g *Gate) Identify(c *fiber.Ctx) (Caller, error) {
-	addr := g.cfg.Proxies.Of(c)
+	addr := g.cfg.Proxies.Caller(c)
 	if name := keyInURL(c); name != "" {
 		if keys.LooksLikeKey(name) {
 			name = "A query parameter"

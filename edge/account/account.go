@@ -123,7 +123,7 @@ func (s *API) accountProblem(err error) error {
 // {"email", "password"}.
 func (s *API) signUp(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	addr := s.cfg.Proxies.Of(c)
+	addr := s.cfg.Proxies.Caller(c)
 	var in accountCredentials
 	if err := json.Unmarshal(c.Body(), &in); err != nil {
 		return problem.New(http.StatusBadRequest, `The body must be JSON: {"email": "name@example.com", "password": "at least 10 characters"}.`)
@@ -144,7 +144,7 @@ func (s *API) signUp(c *fiber.Ctx) error {
 // e-mail address and per client address.
 func (s *API) signIn(c *fiber.Ctx) (string, error) {
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	addr := s.cfg.Proxies.Of(c)
+	addr := s.cfg.Proxies.Caller(c)
 	refuse := func() *problem.Problem {
 		return problem.New(http.StatusUnauthorized,
 			"Sign in with HTTP Basic authentication: the account's e-mail address as user name and its password.").

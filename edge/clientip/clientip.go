@@ -60,7 +60,37 @@ type Proxies struct {
 	// X-Forwarded-For. Read only the header the trusted proxies write: a
 	// client can send the other one, forged, and the proxies pass it on.
 	Forwarded bool
+	// IPv6Prefix is how many leading bits of an IPv6 address name one
+	// caller (0: 64). A host gets a /64 as easily as one address, so every
+	// limit counts the /64, not the address.
+	IPv6Prefix int
 }
+
+// DefaultIPv6Prefix is the IPv6 prefix length one caller is counted by.
+const DefaultIPv6Prefix = 64
+
+// Subject returns who a limit counts for an address: an IPv4 address as
+// it is, an IPv6 address as its prefix (the /64 by default, as the zero
+// address of that prefix). Every per-address limit, throttle and count
+// keys on it.
+func (p Proxies) Subject(a netip.Addr) netip.Addr {
+	a = a.Unmap()
+	if !a.Is6() {
+		return a
+	}
+	bits := p.IPv6Prefix
+	if bits <= 0 || bits > 128 {
+		bits = DefaultIPv6Prefix
+	}
+	pre, err := a.WithZone("").Prefix(bits)
+	if err != nil {
+		return a
+	}
+	return pre.Addr()
+}
+
+// Caller returns the subject of the request's client: Subject of Of.
+func (p Proxies) Caller(c *fiber.Ctx) netip.Addr { return p.Subject(p.Of(c)) }
 
 // ParseHeader reads the name of the header trusted proxies write:
 // "x-forwarded-for" (or empty) or "forwarded", in any case.

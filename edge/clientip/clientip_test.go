@@ -103,3 +103,21 @@ func TestOfEveryLineAndForwarded(t *testing.T) {
 		t.Error("an unknown header was accepted")
 	}
 }
+
+func TestSubjectGroupsIPv6(t *testing.T) {
+	for _, c := range []struct {
+		bits     int
+		in, want string
+	}{
+		{0, "192.0.2.7", "192.0.2.7"},
+		{0, "::ffff:192.0.2.7", "192.0.2.7"},
+		{0, "2001:db8:1:2:aaaa::1", "2001:db8:1:2::"},
+		{0, "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:2::"},
+		{48, "2001:db8:1:2::1", "2001:db8:1::"},
+		{128, "2001:db8::5", "2001:db8::5"},
+	} {
+		if got := (Proxies{IPv6Prefix: c.bits}).Subject(netip.MustParseAddr(c.in)); got.String() != c.want {
+			t.Errorf("/%d %s: %s, want %s", c.bits, c.in, got, c.want)
+		}
+	}
+}

@@ -448,7 +448,7 @@ func (s *API) fairUse(c *fiber.Ctx) error {
 	if s.cfg.FairUseExempt.Contains(a) {
 		return c.Next()
 	}
-	if ok, wait := s.fairuse.Allow(a, access.RequestTime(c)); !ok {
+	if ok, wait := s.fairuse.Allow(s.cfg.Proxies.Subject(a), access.RequestTime(c)); !ok {
 		secs := problem.Seconds(wait)
 		return problem.Newf(http.StatusTooManyRequests,
 			"Fair use is about %.3g requests a second per address; wait %d s before the next one, or cache answers (they carry ETags).",

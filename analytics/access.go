@@ -3,6 +3,7 @@ package analytics
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -161,4 +162,42 @@ func LoadUsage(ctx context.Context, conn driver.Conn, day time.Time) (map[string
 		return nil, fmt.Errorf("read usage: %w", err)
 	}
 	return out, nil
+}
+
+// DropUsageBefore drops the usage of every UTC day before before: the
+// table keeps one partition a day, dropped whole. It returns the days
+// dropped.
+func DropUsageBefore(ctx context.Context, conn driver.Conn, before time.Time) ([]string, error) {
+	rows, err := conn.Query(ctx, `SELECT DISTINCT partition FROM system.parts
+		WHERE database = currentDatabase() AND table = 'usage' AND active`)
+	if err != nil {
+		return nil, fmt.Errorf("list usage days: %w", err)
+	}
+	var days []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list usage days: %w", err)
+		}
+		days = append(days, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list usage days: %w", err)
+	}
+	cut := before.UTC().Format(time.DateOnly)
+	var dropped []string
+	for _, p := range days {
+		day := strings.Trim(p, "'")
+		if _, err := time.Parse(time.DateOnly, day); err != nil || day >= cut {
+			continue // not a day's partition, or one to keep
+		}
+		// day is a date read back from ClickHouse, checked above: not text of a caller's.
+		if err := conn.Exec(ctx, "ALTER TABLE usage DROP PARTITION '"+day+"'"); err != nil {
+			return dropped, fmt.Errorf("drop usage of %s: %w", day, err)
+		}
+		dropped = append(dropped, day)
+	}
+	return dropped, nil
 }

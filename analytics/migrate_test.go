@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
@@ -106,5 +107,40 @@ func TestMigrationsParse(t *testing.T) {
 				t.Errorf("migration %s: bad statement %q", m.Name, s)
 			}
 		}
+	}
+}
+
+// TestDropUsageBefore keeps the days of usage from the cut on and drops
+// the older ones whole.
+func TestDropUsageBefore(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	_, conn := srv.Migrated(t)
+	ctx := context.Background()
+	today := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	var deltas []analytics.UsageDelta
+	for _, ago := range []int{40, 36, 35, 1, 0} {
+		deltas = append(deltas, analytics.UsageDelta{Day: today.AddDate(0, 0, -ago), Subject: "addr:192.0.2.1", Calls: uint64(ago + 1)})
+	}
+	if err := analytics.WriteUsage(ctx, conn, deltas); err != nil {
+		t.Fatal(err)
+	}
+	dropped, err := analytics.DropUsageBefore(ctx, conn, today.AddDate(0, 0, -35))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dropped) != 2 {
+		t.Fatalf("dropped %v, want the days 40 and 36 days ago", dropped)
+	}
+	for _, ago := range []int{40, 36, 35, 1, 0} {
+		got, err := analytics.LoadUsage(ctx, conn, today.AddDate(0, 0, -ago))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := got["addr:192.0.2.1"] == uint64(ago+1); kept != (ago <= 35) {
+			t.Errorf("%d days ago: %v, kept %v", ago, got, kept)
+		}
+	}
+	if again, err := analytics.DropUsageBefore(ctx, conn, today.AddDate(0, 0, -35)); err != nil || len(again) != 0 {
+		t.Fatalf("a second drop: %v %v, want nothing", again, err)
 	}
 }

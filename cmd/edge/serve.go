@@ -25,6 +25,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		refreshSchedule      string
 		editionsSchedule     string
 		ranksSchedule        string
+		retentionSchedule    string
+		usageRetentionDays   int
 		trusted, exempt      string
 		maxEditions          int
 		backoffMin, backoffM time.Duration
@@ -65,6 +67,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.String(&editionsSchedule, "editions-schedule", "10 0 * * 1", "cron spec (UTC) of the weekly editions build (after each ISO week ends); off: no editions (/api/v1/week answers 503)")
 	f.String(&ranksSchedule, "ranks-schedule", "20 * * * *", "cron spec (UTC) of the daily store ranks of listing histories (days not ranked yet or with new crawls); off on all but one edge of a fleet")
 	f.Int(&maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")
+	f.String(&retentionSchedule, "usage-retention-schedule", "30 3 * * *", "cron spec (UTC) of the job that drops old days of the usage table; off: none (keep every day)")
+	f.Int(&usageRetentionDays, "usage-retention-days", 35, "days of the usage table kept (the day's count is all the limits need)")
 	f.Duration(&backoffMin, "retry-min", time.Second, "first wait before a failed job is retried")
 	f.Duration(&backoffM, "retry-max", time.Minute, "longest wait between retries of a failed job")
 	f.String(&logFormat, "log-format", "text", "log format: text or json")
@@ -108,6 +112,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// ClickHouse, which every edge reads.
 	if ranksSchedule != "off" {
 		if err := jobs.Add(cron.RanksJob(db, ranksSchedule, log)); err != nil {
+			return err
+		}
+	}
+	if retentionSchedule != "off" {
+		if usageRetentionDays < 1 {
+			return fmt.Errorf("--usage-retention-days %d: keep at least today (1)", usageRetentionDays)
+		}
+		if err := jobs.Add(cron.UsageRetentionJob(db, retentionSchedule, usageRetentionDays, log)); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,28 @@
+package cron
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+)
+
+// UsageRetentionJob returns the job that drops the daily usage of the days
+// older than keep days (the day's count is all the limits need; older days
+// serve no one). Any edge of a fleet may run it: dropping a day twice
+// drops nothing.
+func UsageRetentionJob(db *analytics.Lazy, schedule string, keep int, log *slog.Logger) Job {
+	return Job{Name: "usage-retention", Schedule: schedule, Run: func(ctx context.Context) error {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		before := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -keep)
+		dropped, err := analytics.DropUsageBefore(ctx, conn, before)
+		if len(dropped) > 0 {
+			log.Info("old usage dropped", "days", len(dropped), "before", before.Format(time.DateOnly))
+		}
+		return err
+	}}
+}

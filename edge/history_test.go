@@ -227,8 +227,7 @@ func TestOneRankInDocumentAndHistory(t *testing.T) {
 		if compared >= 60 {
 			break
 		}
-		var doc struct{ StoreRank *int64 }
-		doc = getOK[struct{ StoreRank *int64 }](t, h.Base+"/api/v1/listings/"+l.Store.String()+"/"+url.PathEscape(l.ID))
+		doc := getOK[struct{ StoreRank *int64 }](t, h.Base+"/api/v1/listings/"+l.Store.String()+"/"+url.PathEscape(l.ID))
 		p, _ := getHistoryPage(t, h.Base+"/api/v1/listings/"+l.Store.String()+"/"+url.PathEscape(l.ID)+"/history?days=3")
 		day := p.Snapshots[len(p.Snapshots)-1]
 		if day.Day != last || day.StoreRank == nil || doc.StoreRank == nil || *day.StoreRank != *doc.StoreRank {

@@ -192,8 +192,8 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	}
 	s.v1.Routes(s.app.Group("/api/v1"), limit)
 	legacy.New(legacy.Config{PublicURL: cfg.PublicURL, PublicMaxAge: cfg.PublicMaxAge, FairUseRate: cfg.FairUseRate,
-		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies},
-		legacy.Sources{State: src.State, Answers: answers, Log: log}).Routes(s.app)
+		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies, TextBudget: cfg.TextBudget},
+		legacy.Sources{State: src.State, Answers: answers, Search: s.gate.SearchSlot, Log: log}).Routes(s.app)
 	account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInWindow: cfg.SignInWindow, SignUps: cfg.SignUps,
 		DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second},
 		keys.NewAccounts(src.DB, runtime.GOMAXPROCS(0)), s.keys, log).Routes(s.app)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge"
@@ -354,5 +355,34 @@ func TestLegacyFairUse(t *testing.T) {
 	// The v1 API is not under the legacy fair use.
 	if a := get(t, "GET", h.Base+"/api/v1/categories/chrome"); a.status != 200 {
 		t.Errorf("v1 limited by legacy fair use: %d", a.status)
+	}
+}
+
+// TestLegacyTextSearchPoolAndBudget: a legacy text search takes a slot of
+// the search pool shared with /api/v1 (429 with Retry-After: 5 when it is
+// used up), runs under the text budget (past it, 503 that says to narrow
+// q, never cached), and a search answered before comes from the cache
+// without the pool.
+func TestLegacyTextSearchPoolAndBudget(t *testing.T) {
+	h := legacyEdge(t, func(c *edge.Config) { c.Limits.SearchSlots, c.Limits.SearchRate = 1, 0.0001 })
+	if a := get(t, "GET", h.Base+"/api/extensions?q=ab"); a.status != 200 {
+		t.Fatalf("first search: %d %s", a.status, a.body)
+	}
+	for _, path := range []string{"/api/extensions?q=cd", "/api/extensions.csv?q=cd", "/api/v1/listings?q=cd"} {
+		a := get(t, "GET", h.Base+path)
+		problem(t, a, http.StatusTooManyRequests)
+		if a.header.Get("Retry-After") != "5" {
+			t.Errorf("%s: Retry-After %q", path, a.header.Get("Retry-After"))
+		}
+	}
+	if a := get(t, "GET", h.Base+"/api/extensions?q=ab"); a.status != 200 {
+		t.Fatalf("a search answered before: %d, want it from the cache", a.status)
+	}
+	slow := legacyEdge(t, func(c *edge.Config) { c.TextBudget = time.Nanosecond })
+	for range 2 {
+		a := get(t, "GET", slow.Base+"/api/extensions?q=translator")
+		if d := problem(t, a, http.StatusServiceUnavailable); !strings.HasPrefix(d, "q: ") || a.header.Get("Retry-After") != "5" {
+			t.Fatalf("past the budget: %q, Retry-After %q", d, a.header.Get("Retry-After"))
+		}
 	}
 }

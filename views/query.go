@@ -73,18 +73,20 @@ func (q *ListingQuery) matchText(l *Listing) bool {
 }
 
 // Query runs q: the number of matching listings and the listings of the
-// requested page, in order.
-func (f *Figures) Query(q *ListingQuery) (total int, page []*Listing) {
+// requested page, in order; partial is true when q's text search ran past
+// q.Deadline (total and page then hold what it found until then).
+func (f *Figures) Query(q *ListingQuery) (total int, page []*Listing, partial bool) {
 	ls := f.replica.listings
 	p := f.cols.plan(q)
 	if p.none {
-		return 0, nil
+		return 0, nil, false
 	}
 	match, total := f.matching(p)
 	defer putBitmap(match)
+	partial = p.partial
 	skip := (q.Page - 1) * q.PageSize
 	if skip >= total {
-		return total, nil
+		return total, nil, partial
 	}
 	order, present := f.orders.order[q.Sort], f.orders.present[q.Sort]
 	take := func(j int32) bool {
@@ -101,20 +103,20 @@ func (f *Figures) Query(q *ListingQuery) (total int, page []*Listing) {
 	if q.Asc {
 		for p := present - 1; p >= 0; p-- {
 			if take(order[p]) {
-				return total, page
+				return total, page, partial
 			}
 		}
 	} else {
 		for p := 0; p < present; p++ {
 			if take(order[p]) {
-				return total, page
+				return total, page, partial
 			}
 		}
 	}
 	for p := present; p < len(order); p++ { // missing values last, either way
 		if take(order[p]) {
-			return total, page
+			return total, page, partial
 		}
 	}
-	return total, page
+	return total, page, partial
 }

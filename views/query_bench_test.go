@@ -58,7 +58,7 @@ func BenchmarkLegacy1M(b *testing.B) {
 			var times []time.Duration
 			for b.Loop() {
 				start := time.Now()
-				total, ls := f.Query(&q)
+				total, ls, _ := f.Query(&q)
 				rows := make([]LegacyRow, len(ls))
 				for i, l := range ls {
 					rows[i] = NewLegacyRow(l, today)

@@ -63,7 +63,7 @@ func TestLegacyMatchesBruteForce(t *testing.T) {
 					q := base
 					q.Sort, q.Asc, q.Page, q.PageSize = sort, asc, page.n, page.size
 					wantTotal, wantIDs := bruteQuery(f, &q)
-					total, rows := f.Query(&q)
+					total, rows, _ := f.Query(&q)
 					var ids []string
 					for _, l := range rows {
 						ids = append(ids, l.Store.String()+"/"+l.ID)

@@ -222,7 +222,7 @@ func timeSearch(cfg analytics.Config, runs int) error {
 			lq := views.ListingQuery{Q: q, Page: 1, PageSize: 50}
 			s := time.Now()
 			var ls []*views.Listing
-			total, ls = f.Query(&lq)
+			total, ls, _ = f.Query(&lq)
 			rows := make([]views.LegacyRow, len(ls))
 			for i, l := range ls {
 				rows[i] = views.NewLegacyRow(l, today)

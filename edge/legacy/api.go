@@ -20,13 +20,17 @@ type Config struct {
 	FairUseBurst  int               // requests an address may make at once
 	FairUseExempt clientip.Prefixes // addresses without fair use, such as a CDN's
 	Proxies       clientip.Proxies  // which connections may name the client, and in which header
+	TextBudget    time.Duration     // time budget of a text search (q), searched in memory (0: none)
 }
 
 // Sources are what the API answers from.
 type Sources struct {
 	State   *views.Published[views.State]
 	Answers *answer.Cache
-	Log     *slog.Logger
+	// Search takes a slot of the search pool shared with /api/v1, or
+	// answers why not; call the func it returns when the search ends.
+	Search func() (func(), error)
+	Log    *slog.Logger
 }
 
 // API answers /api.
@@ -34,13 +38,20 @@ type API struct {
 	cfg         Config
 	state       *views.Published[views.State]
 	answers     *answer.Cache
+	search      func() (func(), error)
 	fairuse     *limits.FairUse
 	publicCache string // Cache-Control of every answer
 }
 
 // New returns the API answering from src.
 func New(cfg Config, src Sources) *API {
-	return &API{cfg: cfg, state: src.State, answers: src.Answers,
+	if cfg.TextBudget <= 0 {
+		cfg.TextBudget = time.Hour // no budget to speak of
+	}
+	if src.Search == nil {
+		src.Search = func() (func(), error) { return func() {}, nil }
+	}
+	return &API{cfg: cfg, state: src.State, answers: src.Answers, search: src.Search,
 		fairuse: limits.NewFairUse(cfg.FairUseRate, cfg.FairUseBurst), publicCache: answer.Public(cfg.PublicMaxAge)}
 }
 

@@ -255,7 +255,10 @@ func (s *API) getExtensions(c *fiber.Ctx) error {
 	var key [256]byte
 	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/extensions", gen).Query(&q), func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
-		total, ls := f.Query(&q)
+		total, ls, err := s.query(f, &q)
+		if err != nil {
+			return nil, err
+		}
 		today := views.DayOf(f.Replica().Info().ReadingsMark)
 		page := legacyPage{Total: total, Page: q.Page, PageSize: q.PageSize, Rows: make([]views.LegacyRow, len(ls))}
 		for i, l := range ls {
@@ -268,6 +271,30 @@ func (s *API) getExtensions(c *fiber.Ctx) error {
 	}
 	s.answers.Alias(alias, a)
 	return answer.Send(c, a, s.publicCache)
+}
+
+// query runs q. A text search (q) takes a slot of the search pool shared
+// with /api/v1 (429 with Retry-After: 5 when it is full) and runs under the
+// text budget; one cut short by it is a 503 that says to narrow q, as
+// these answers have no partial form and a partial page must not be kept
+// by a CDN.
+func (s *API) query(f *views.Figures, q *views.ListingQuery) (int, []*views.Listing, error) {
+	if q.Q == "" {
+		total, ls, _ := f.Query(q)
+		return total, ls, nil
+	}
+	release, err := s.search()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer release()
+	q.Deadline = time.Now().Add(s.cfg.TextBudget)
+	total, ls, partial := f.Query(q)
+	if partial {
+		return 0, nil, problem.Newf(http.StatusServiceUnavailable,
+			"q: the text search of %q ran past its time budget; search with longer or rarer words, or add filters such as platform.", q.Q).RetryAfter(5)
+	}
+	return total, ls, nil
 }
 
 // csvRows is how many rows the CSV export holds.
@@ -292,7 +319,10 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) error {
 	var key [256]byte
 	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/extensions.csv", gen).Query(&q), func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
-		_, ls := f.Query(&q)
+		_, ls, err := s.query(f, &q)
+		if err != nil {
+			return nil, err
+		}
 		today := views.DayOf(f.Replica().Info().ReadingsMark)
 		var buf bytes.Buffer
 		buf.WriteString("\ufeff")

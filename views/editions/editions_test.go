@@ -58,18 +58,24 @@ func TestISOWeeks(t *testing.T) {
 	}
 }
 
-func TestBuildEdition(t *testing.T) {
-	w, _ := ParseWeek("2026-W10") // Monday 2026-03-02 to Sunday 2026-03-08
-	start, end := w.Start().Time(), w.End()
+// weekListing returns a maker of listings of store s, found and read long
+// before the week that starts at start, each with its id, size and options.
+func weekListing(s views.Store, start time.Time) func(string, int64, ...func(*Listing)) Listing {
 	old := start.Add(-100 * 24 * time.Hour).Unix()
-	mid := start.Add(72 * time.Hour).Unix()
-	wl := func(id string, size int64, o ...func(*Listing)) Listing {
-		l := Listing{Store: views.Chrome, ID: id, Name: id, Category: "X", FirstSeen: old, ReadAt: old + 1, Size: size, HasSize: true}
+	return func(id string, size int64, o ...func(*Listing)) Listing {
+		l := Listing{Store: s, ID: id, Name: id, Category: "X", FirstSeen: old, ReadAt: old + 1, Size: size, HasSize: true}
 		for _, f := range o {
 			f(&l)
 		}
 		return l
 	}
+}
+
+func TestBuildEdition(t *testing.T) {
+	w, _ := ParseWeek("2026-W10") // Monday 2026-03-02 to Sunday 2026-03-08
+	start, end := w.Start().Time(), w.End()
+	mid := start.Add(72 * time.Hour).Unix()
+	wl := weekListing(views.Chrome, start)
 	prev := &State{At: start, Listings: []Listing{wl("a", 100), wl("b", 200), wl("c", 50), wl("e", 80)}}
 	cur := &State{At: end, Listings: []Listing{
 		wl("a", 300), wl("b", 200), wl("c", 60),
@@ -121,15 +127,8 @@ func TestBuildEdition(t *testing.T) {
 func TestEditionLiveIsTheStatisticsLive(t *testing.T) {
 	w, _ := ParseWeek("2026-W10")
 	start, end := w.Start().Time(), w.End()
-	old := start.Add(-100 * 24 * time.Hour).Unix()
 	mid := start.Add(72 * time.Hour).Unix()
-	wl := func(id string, size int64, o ...func(*Listing)) Listing {
-		l := Listing{Store: views.Apple, ID: id, Name: id, Category: "X", FirstSeen: old, ReadAt: old + 1, Size: size, HasSize: true}
-		for _, f := range o {
-			f(&l)
-		}
-		return l
-	}
+	wl := weekListing(views.Apple, start)
 	unrated := func(l *Listing) { l.HasSize, l.Size = false, 0 }
 	neverRead := func(l *Listing) { l.ReadAt = 0 }
 	prev := &State{At: start, Listings: []Listing{

@@ -3,10 +3,11 @@ package edge
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
@@ -24,7 +25,7 @@ const mcpHeaders = "Authorization, X-Api-Key, Content-Type, Accept, Mcp-Protocol
 // mountTools routes /mcp to the tool server, behind CORS, the key check
 // and the limits.
 func (s *Server) mountTools(version string) error {
-	tools, err := mcp.New(version, s.v1.OpenAPIAnswer().Body, s.answerInternal, s.viewGeneration, s.log)
+	tools, err := mcp.New(version, s.v1.OpenAPIAnswer().Body, s.answerInternal, s.chargeTool, s.viewGeneration, s.log)
 	if err != nil {
 		return err
 	}
@@ -42,9 +43,13 @@ func (s *Server) mountTools(version string) error {
 }
 
 // toolGate applies keys and limits to a request to /mcp: every request
-// counts against the caller's minute, and each tools/call in it against
+// counts against the caller's minute, and each tool call it runs against
 // the day. GET and DELETE (streams and sessions, which a stateless server
-// has not) answer 405.
+// has not) answer 405. What runs and what counts follow from one parse:
+// the body is screened (one JSON value, shallow, batches only where the
+// protocol has them); a plain tools/call is then counted here and
+// answered by mcp.FastCall, and anything else goes to the SDK, whose tool
+// handlers charge each call they run through chargeTool.
 func (s *Server) toolGate(c *fiber.Ctx) error {
 	who, err := s.gate.Identify(c)
 	if err != nil {
@@ -59,27 +64,23 @@ func (s *Server) toolGate(c *fiber.Ctx) error {
 		return problem.New(http.StatusMethodNotAllowed,
 			"The tool server is stateless: it offers no event stream (GET) and no session to end (DELETE). Send JSON-RPC requests with POST.")
 	}
-	// A plain tools/call is answered here (see mcp.FastCall); anything else
-	// by the SDK.
+	if refusal := mcp.Screen(c.Body(), c.Get("Mcp-Protocol-Version")); refusal != nil {
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Status(http.StatusBadRequest).Send(refusal)
+	}
 	var call *mcp.Call
 	if !s.cfg.SDKOnlyTools && strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) {
 		call, _ = s.tools.ParseCall(c.Body(), func(k string) string { return c.Get(k) })
 	}
-	calls := 1
-	if call == nil {
-		calls = toolCalls(c.Body())
-		s.metrics.toolCalls.WithLabelValues("sdk").Add(float64(calls))
-	}
-	for range calls {
+	if call != nil {
 		if err := s.gate.Apply(c, who, s.limits.CountDay(who.Subject, who.Key.DailyLimit, now)); err != nil {
 			return err
 		}
-	}
-	if call != nil {
 		s.metrics.toolCalls.WithLabelValues("fast").Inc()
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 		return c.Send(s.tools.FastCall(c.UserContext(), call))
 	}
+	c.Context().SetUserValue(toolCaller{}, &toolCharge{who: who, now: now})
 	// Some clients accept JSON only; every answer here is JSON.
 	if accept := c.Get(fiber.HeaderAccept); !strings.Contains(accept, "text/event-stream") {
 		c.Request().Header.Set(fiber.HeaderAccept, "application/json, text/event-stream")
@@ -87,31 +88,30 @@ func (s *Server) toolGate(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// toolCalls returns the number of tools/call requests in a JSON-RPC body
-// (a message or, before protocol 2025-06-18, a batch).
-func toolCalls(body []byte) int {
-	type message struct {
-		Method string `json:"method"`
+// toolCaller keys the caller of a request to /mcp among the request's
+// values, which the SDK's tool handlers see through their context.
+type toolCaller struct{}
+
+// toolCharge is who a request to /mcp counts for, and when it came.
+type toolCharge struct {
+	who access.Caller
+	now time.Time
+}
+
+// chargeTool counts one tool call that the SDK is about to run against
+// the day of the request's caller. A call without a caller (which the
+// gate always sets) is refused: nothing runs uncounted.
+func (s *Server) chargeTool(ctx context.Context) error {
+	ch, _ := ctx.Value(toolCaller{}).(*toolCharge)
+	if ch == nil {
+		return errors.New("The call has no caller to count it against; send it to /mcp over HTTP.")
 	}
-	body = bytes.TrimSpace(body)
-	if len(body) > 0 && body[0] == '[' {
-		var batch []message
-		if json.Unmarshal(body, &batch) != nil {
-			return 0
-		}
-		n := 0
-		for _, m := range batch {
-			if m.Method == "tools/call" {
-				n++
-			}
-		}
-		return n
+	d := s.limits.CountDay(ch.who.Subject, ch.who.Key.DailyLimit, ch.now)
+	if p := access.Refusal(ch.who, d); p != nil {
+		return errors.New(p.Detail)
 	}
-	var m message
-	if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" {
-		return 1
-	}
-	return 0
+	s.metrics.toolCalls.WithLabelValues("sdk").Inc()
+	return nil
 }
 
 // answerInternal answers a v1 read for the tool server exactly as the REST

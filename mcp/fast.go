@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"hash/maphash"
 	"sync/atomic"
 	"unicode/utf8"
@@ -61,14 +62,15 @@ type Call struct {
 // ParseCall reads body, a JSON-RPC message to /mcp, and returns it when it
 // is a plain tools/call of one of the tools that FastCall answers; header
 // reads the request's headers. Anything else is false, for the SDK. It
-// decodes with segmentio/encoding/json, as the SDK does.
+// decodes as the SDK does (segmentio/encoding/json, keys matched with
+// their case); body has passed Screen.
 func (s *Server) ParseCall(body []byte, header func(string) string) (*Call, bool) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || body[0] != '{' {
 		return nil, false
 	}
 	var req callRequest
-	if json.Unmarshal(body, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || req.Params == nil || !validID(req.ID) {
+	if decode(body, &req) != nil || req.JSONRPC != "2.0" || req.Method != "tools/call" || req.Params == nil || !validID(req.ID) {
 		return nil, false
 	}
 	t := s.byName[req.Params.Name]
@@ -179,7 +181,11 @@ func (c *escapeCache) append(dst, raw []byte) []byte {
 	return append(dst, text...)
 }
 
-// validID reports whether id is a JSON-RPC request id: a number or a string.
+// validID reports whether id is a JSON-RPC request id that the SDK
+// echoes byte for byte: a string, or an integer in canonical form that a
+// float64 holds exactly (the SDK reads numbers as float64 and writes them
+// back as int64, so 1.5, 1e3, -0 and 2^63 come back changed: those are
+// left to the SDK).
 func validID(id json.RawMessage) bool {
 	if len(id) == 0 {
 		return false
@@ -187,10 +193,23 @@ func validID(id json.RawMessage) bool {
 	switch c := id[0]; {
 	case c == '"':
 		var s string
-		return json.Unmarshal(id, &s) == nil
+		return decode(id, &s) == nil
 	case c == '-' || c >= '0' && c <= '9':
-		var n json.Number
-		return json.Unmarshal(id, &n) == nil
+		digits := id
+		if c == '-' {
+			digits = id[1:]
+		}
+		if len(digits) == 0 || len(digits) > 16 || digits[0] == '0' && (len(digits) > 1 || c == '-') {
+			return false
+		}
+		var n uint64
+		for _, d := range digits {
+			if d < '0' || d > '9' {
+				return false
+			}
+			n = n*10 + uint64(d-'0')
+		}
+		return n <= 1<<53
 	}
 	return false
 }
@@ -204,7 +223,7 @@ func era(meta *requestMeta, header func(string) string, name string) (modern, ok
 		return false, legacyVersion(versionHeader)
 	}
 	var v string
-	if json.Unmarshal(meta.ProtocolVersion, &v) != nil {
+	if decode(meta.ProtocolVersion, &v) != nil {
 		return false, false
 	}
 	if v < modernVersion {
@@ -220,7 +239,7 @@ func era(meta *requestMeta, header func(string) string, name string) (modern, ok
 			Name    string `json:"name"`
 			Version string `json:"version"`
 		}
-		if json.Unmarshal(meta.ClientInfo, &impl) != nil {
+		if decode(meta.ClientInfo, &impl) != nil {
 			return false, false
 		}
 	}
@@ -274,3 +293,19 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+// decode reads one JSON value into v as the SDK reads messages: keys
+// match struct fields only in their exact case. Anything after the value
+// is an error.
+func decode(b []byte, v any) error {
+	rest, err := json.Parse(b, v, json.DontMatchCaseInsensitiveStructFields)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimLeft(rest, " \t\r\n")) > 0 {
+		return errTrailing
+	}
+	return nil
+}
+
+var errTrailing = errors.New("bytes after the JSON value")

@@ -48,7 +48,7 @@ func TestFastCallAnswersAsTheSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcp.New(v1.Version, spec, answer, func() uint64 { return 1 }, slog.New(slog.DiscardHandler))
+	srv, err := mcp.New(v1.Version, spec, answer, nil, func() uint64 { return 1 }, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

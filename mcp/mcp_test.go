@@ -22,7 +22,8 @@ func TestAppendStringIsJSON(t *testing.T) {
 }
 
 func TestValidID(t *testing.T) {
-	for id, ok := range map[string]bool{`1`: true, `-3`: true, `"a"`: true, `1.5`: true, ``: false, `null`: false, `{}`: false, `"x`: false, `true`: false} {
+	for id, ok := range map[string]bool{`1`: true, `-3`: true, `"a"`: true, `0`: true, `9007199254740992`: true,
+		`1.5`: false, `1e3`: false, `-0`: false, `01`: false, `9007199254740993`: false, `123456789012345678901234567890`: false, ``: false, `null`: false, `{}`: false, `"x`: false, `true`: false} {
 		if validID(stdjson.RawMessage(id)) != ok {
 			t.Errorf("validID(%s) != %v", id, ok)
 		}

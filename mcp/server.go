@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	segjson "github.com/segmentio/encoding/json"
 )
@@ -19,6 +20,12 @@ import (
 // call would get, and whether the answer may be kept until the views
 // change (false for an answer cut short by its time budget).
 type Answerer func(ctx context.Context, path string, query url.Values) (status int, body []byte, cacheable bool)
+
+// Charge counts one tool call against its caller's limits, just before
+// the tool runs; ctx is the call's context, which carries the values of
+// the HTTP request's context. An error refuses the call, with its text as
+// the JSON-RPC error's message.
+type Charge func(ctx context.Context) error
 
 // Server is the tool server.
 type Server struct {
@@ -34,8 +41,10 @@ type Server struct {
 // New returns the tool server of version, answering through answer.
 // openapi is the API's OpenAPI description (JSON), whose schemas become the
 // tools' output schemas. generation names the views answers are read
-// from: results are kept until it changes.
-func New(version string, openapi []byte, answer Answerer, generation func() uint64, log *slog.Logger) (*Server, error) {
+// from: results are kept until it changes. The SDK's tool handlers charge
+// each call they run with charge (nil: calls are not counted); callers of
+// FastCall count their calls themselves.
+func New(version string, openapi []byte, answer Answerer, charge Charge, generation func() uint64, log *slog.Logger) (*Server, error) {
 	defs, err := schemaDefs(openapi)
 	if err != nil {
 		return nil, err
@@ -63,7 +72,7 @@ func New(version string, openapi []byte, answer Answerer, generation func() uint
 			return nil, fmt.Errorf("tool %s: %w", t.name, err)
 		}
 		srv.AddTool(&sdk.Tool{Name: t.name, Title: t.title, Description: t.description, InputSchema: in,
-			OutputSchema: out, Annotations: readOnly}, t.handler(answer))
+			OutputSchema: out, Annotations: readOnly}, t.handler(answer, charge))
 	}
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: log,
@@ -116,9 +125,14 @@ func (t *tool) call(ctx context.Context, answer Answerer, raw json.RawMessage) (
 	return body, "", cacheable
 }
 
-// handler answers a call of t through the SDK.
-func (t *tool) handler(answer Answerer) sdk.ToolHandler {
+// handler answers a call of t through the SDK, charged first.
+func (t *tool) handler(answer Answerer, charge Charge) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		if charge != nil {
+			if err := charge(ctx); err != nil {
+				return nil, &jsonrpc.Error{Code: CodeLimited, Message: err.Error()}
+			}
+		}
 		body, detail, _ := t.call(ctx, answer, req.Params.Arguments)
 		if body == nil {
 			return failed(detail), nil

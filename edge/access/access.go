@@ -164,8 +164,7 @@ func (g *Gate) Admit(c *fiber.Ctx, who Caller) error {
 // when d refuses the call.
 func (g *Gate) Apply(c *fiber.Ctx, who Caller, d limits.Decision) error {
 	if d.Outcome == limits.UsageUnknown {
-		return problem.New(http.StatusServiceUnavailable,
-			"The day's usage cannot be checked for a moment (the usage store is out of reach). Retry in 5 seconds.").RetryAfter(5)
+		return Refusal(who, d)
 	}
 	h := &c.Response().Header
 	var buf [20]byte
@@ -173,7 +172,20 @@ func (g *Gate) Apply(c *fiber.Ctx, who Caller, d limits.Decision) error {
 	h.SetCanonical(headerRateLimitRemaining, strconv.AppendUint(buf[:0], d.Remaining, 10))
 	h.SetCanonical(headerRateLimitReset, strconv.AppendInt(buf[:0], int64(problem.Seconds(d.Reset)), 10))
 	h.SetCanonical(headerRateLimitPolicy, utils.UnsafeBytes(d.Policy))
+	if p := Refusal(who, d); p != nil {
+		return p
+	}
+	return nil
+}
+
+// Refusal returns the problem that refuses a call of who by decision d,
+// or nil when d admits it. It writes no header, so a call inside another
+// request (a tool call of a JSON-RPC batch) can use it.
+func Refusal(who Caller, d limits.Decision) *problem.Problem {
 	switch d.Outcome {
+	case limits.UsageUnknown:
+		return problem.New(http.StatusServiceUnavailable,
+			"The day's usage cannot be checked for a moment (the usage store is out of reach). Retry in 5 seconds.").RetryAfter(5)
 	case limits.MinuteFull:
 		advice := "send a key for higher limits"
 		if who.Key.ID != "" {

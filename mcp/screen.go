@@ -1,0 +1,125 @@
+package mcp
+
+import (
+	"bytes"
+	"strconv"
+
+	segjson "github.com/segmentio/encoding/json"
+)
+
+// What runs and what is counted are decided by one parse. A request body
+// first passes Screen, which refuses what two JSON decoders could read in
+// two ways: more than one JSON value (trailing bytes), deep nesting, and
+// batches where the protocol has none. A body that passes is either a
+// plain tools/call that FastCall answers (and the gate counts once) or
+// goes to the SDK, whose tool handlers charge each call they run (see
+// New): the count is taken where the tool runs, from the SDK's own parse.
+
+// maxDepth is the deepest nesting of arrays and objects a body may have.
+// Tool arguments are flat; JSON-RPC envelopes add three levels.
+const maxDepth = 32
+
+// MaxBatch is the most messages a JSON-RPC batch may hold (protocol
+// 2025-03-26 and earlier). Each tools/call in it counts against the day.
+const MaxBatch = 32
+
+// CodeLimited is the JSON-RPC error code of a tool call refused by the
+// caller's limits (a server error, in the range JSON-RPC reserves for
+// them).
+const CodeLimited = -32029
+
+// batchVersion reports whether protocol version v (as the
+// Mcp-Protocol-Version header gives it) still has JSON-RPC batches: they
+// were removed in 2025-06-18. No header means 2025-03-26, as the SDK
+// reads it.
+func batchVersion(v string) bool {
+	return v == "" || v == "2025-03-26" || v == "2024-11-05"
+}
+
+// Screen checks a request body to /mcp before anything parses it for
+// meaning, for a request of protocol version (the Mcp-Protocol-Version
+// header, "" when absent). It returns nil when the body may be run, or
+// the JSON-RPC error response to send with status 400.
+func Screen(body []byte, version string) []byte {
+	if depth(body) > maxDepth {
+		return rpcError(codeInvalidRequest, "The request nests arrays and objects deeper than 32 levels; send a flat JSON-RPC message.")
+	}
+	if !segjson.Valid(body) {
+		return rpcError(codeParseError, "The body is not one JSON value: send a single JSON-RPC message, with nothing after it.")
+	}
+	body = bytes.TrimLeft(body, " \t\r\n")
+	if len(body) == 0 || body[0] != '[' {
+		return nil
+	}
+	if !batchVersion(version) {
+		return rpcError(codeInvalidRequest, "JSON-RPC batches were removed in protocol 2025-06-18 (this request says "+quoteVersion(version)+"); send one message per POST.")
+	}
+	var batch []segjson.RawMessage
+	if segjson.Unmarshal(body, &batch) != nil {
+		return rpcError(codeParseError, "The batch is not a JSON array of messages.")
+	}
+	if len(batch) > MaxBatch {
+		return rpcError(codeInvalidRequest, "A batch holds at most 32 messages; split it into several POSTs.")
+	}
+	return nil
+}
+
+// JSON-RPC's codes for a body that is not JSON and for one that is not a
+// request.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+)
+
+func quoteVersion(v string) string {
+	if len(v) > 32 {
+		v = v[:32]
+	}
+	return string(appendString(nil, v))
+}
+
+// rpcError is a JSON-RPC error response with a null id.
+func rpcError(code int, message string) []byte {
+	out := []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":`)
+	out = strconv.AppendInt(out, int64(code), 10)
+	out = append(out, `,"message":`...)
+	out = appendString(out, message)
+	return append(out, "}}\n"...)
+}
+
+// depth returns how deeply body nests arrays and objects (outside
+// strings), stopping as soon as it passes maxDepth.
+func depth(body []byte) int {
+	d, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range body {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			d++
+			if d > deepest {
+				deepest = d
+				if deepest > maxDepth {
+					return deepest
+				}
+			}
+		case '}', ']':
+			if d > 0 {
+				d--
+			}
+		}
+	}
+	return deepest
+}

@@ -29,23 +29,164 @@ type KeyRow struct {
 	CreatedAt  time.Time
 }
 
-// version orders the rows of one account or key: the newest row wins.
-func version() uint64 { return uint64(time.Now().UnixNano()) }
+// nextVersion is the version of a new row of an account or key whose
+// newest row has version newest, written at now: the writer's clock in
+// nanoseconds, or newest+1 when that clock is behind. Versions of one
+// account or key thus strictly increase whatever the writers' clocks, and
+// the newest row wins.
+func nextVersion(now time.Time, newest uint64) uint64 {
+	return max(uint64(now.UnixNano()), newest+1)
+}
 
-// WriteAccount stores a new version of an account.
-func WriteAccount(ctx context.Context, conn driver.Conn, a AccountRow) error {
+// newestVersion returns the version of the newest row of table whose
+// column col is id; 0 when there is none.
+func newestVersion(ctx context.Context, conn driver.Conn, table, col, id string) (uint64, error) {
+	var v uint64
+	if err := conn.QueryRow(ctx, "SELECT max(version) FROM "+table+" WHERE "+col+" = ?", id).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read %s version: %w", table, err)
+	}
+	return v, nil
+}
+
+// logChange records in access_log that the account or key id is about to
+// get a new row (written first: an edge that reads the log after the row
+// lands sees the change).
+func logChange(ctx context.Context, conn driver.Conn, kind, id string) error {
+	return sendBatch(ctx, conn, "INSERT INTO access_log (kind, id)", "access_log", func(b driver.Batch) error {
+		return b.Append(kind, id)
+	})
+}
+
+// The kinds of access_log rows.
+const (
+	changeAccount = "account"
+	changeKey     = "key"
+)
+
+// WriteAccount stores a new version of an account, written at now (the
+// writer's clock; see nextVersion).
+func WriteAccount(ctx context.Context, conn driver.Conn, a AccountRow, now time.Time) error {
+	newest, err := newestVersion(ctx, conn, "accounts", "email", a.Email)
+	if err != nil {
+		return err
+	}
+	if err := logChange(ctx, conn, changeAccount, a.Email); err != nil {
+		return err
+	}
 	return sendBatch(ctx, conn, "INSERT INTO accounts (email, password_hash, disabled, created_at, version)", "accounts",
 		func(b driver.Batch) error {
-			return b.Append(a.Email, a.PasswordHash, boolByte(a.Disabled), a.CreatedAt.UTC(), version())
+			return b.Append(a.Email, a.PasswordHash, boolByte(a.Disabled), a.CreatedAt.UTC(), nextVersion(now, newest))
 		})
 }
 
-// WriteKey stores a new version of a key.
-func WriteKey(ctx context.Context, conn driver.Conn, k KeyRow) error {
+// WriteKey stores a new version of a key, written at now (the writer's
+// clock; see nextVersion).
+func WriteKey(ctx context.Context, conn driver.Conn, k KeyRow, now time.Time) error {
+	newest, err := newestVersion(ctx, conn, "api_keys", "key_id", k.ID)
+	if err != nil {
+		return err
+	}
+	if err := logChange(ctx, conn, changeKey, k.ID); err != nil {
+		return err
+	}
 	return sendBatch(ctx, conn, "INSERT INTO api_keys (key_id, email, key_hash, daily_limit, revoked, created_at, version)", "api_keys",
 		func(b driver.Batch) error {
-			return b.Append(k.ID, k.Email, k.Hash, k.DailyLimit, boolByte(k.Revoked), k.CreatedAt.UTC(), version())
+			return b.Append(k.ID, k.Email, k.Hash, k.DailyLimit, boolByte(k.Revoked), k.CreatedAt.UTC(), nextVersion(now, newest))
 		})
+}
+
+// AccountState is an account as the key check needs it: whether it is
+// disabled. It carries no password hash.
+type AccountState struct {
+	Email    string
+	Disabled bool
+}
+
+// LoadAccountStates returns the newest state of the accounts with these
+// addresses, or of every account when emails is nil. It reads no password
+// hash.
+func LoadAccountStates(ctx context.Context, conn driver.Conn, emails []string) ([]AccountState, error) {
+	q := "SELECT email, argMax(disabled, version) FROM accounts"
+	var args []any
+	if emails != nil {
+		if len(emails) == 0 {
+			return nil, nil
+		}
+		q += " WHERE email IN " + placeholders(len(emails))
+		for _, e := range emails {
+			args = append(args, e)
+		}
+	}
+	rows, err := conn.Query(ctx, q+" GROUP BY email", args...)
+	if err != nil {
+		return nil, fmt.Errorf("read account states: %w", err)
+	}
+	defer rows.Close()
+	var out []AccountState
+	for rows.Next() {
+		var a AccountState
+		var disabled uint8
+		if err := rows.Scan(&a.Email, &disabled); err != nil {
+			return nil, fmt.Errorf("read account states: %w", err)
+		}
+		a.Disabled = disabled != 0
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read account states: %w", err)
+	}
+	return out, nil
+}
+
+// AccessChanges are the accounts and keys that got new rows since a time,
+// as access_log holds them.
+type AccessChanges struct {
+	Accounts, Keys []string
+	// Now is the ClickHouse server's clock just before the changes were
+	// read: the next read asks from shortly before it.
+	Now time.Time
+}
+
+// ServerNow returns the ClickHouse server's clock, the clock of
+// access_log.
+func ServerNow(ctx context.Context, conn driver.Conn) (time.Time, error) {
+	var now time.Time
+	if err := conn.QueryRow(ctx, "SELECT now()").Scan(&now); err != nil {
+		return now, fmt.Errorf("read the server's clock: %w", err)
+	}
+	return now, nil
+}
+
+// LoadAccessChanges returns the accounts and keys changed at or after
+// since, by the ClickHouse server's clock; at most limit of them (more
+// gives ok false: read everything instead).
+func LoadAccessChanges(ctx context.Context, conn driver.Conn, since time.Time, limit int) (c AccessChanges, ok bool, err error) {
+	if c.Now, err = ServerNow(ctx, conn); err != nil {
+		return c, false, fmt.Errorf("read access changes: %w", err)
+	}
+	rows, err := conn.Query(ctx, "SELECT DISTINCT kind, id FROM access_log WHERE at >= ? LIMIT ?", since, limit+1)
+	if err != nil {
+		return c, false, fmt.Errorf("read access changes: %w", err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var kind, id string
+		if err := rows.Scan(&kind, &id); err != nil {
+			return c, false, fmt.Errorf("read access changes: %w", err)
+		}
+		switch kind {
+		case changeAccount:
+			c.Accounts = append(c.Accounts, id)
+		case changeKey:
+			c.Keys = append(c.Keys, id)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return c, false, fmt.Errorf("read access changes: %w", err)
+	}
+	return c, n <= limit, nil
 }
 
 // LoadAccount returns the newest row of the account with this e-mail
@@ -56,11 +197,6 @@ func LoadAccount(ctx context.Context, conn driver.Conn, email string) (AccountRo
 		return AccountRow{}, false, err
 	}
 	return rows[0], true, nil
-}
-
-// LoadAccounts returns the newest row of every account.
-func LoadAccounts(ctx context.Context, conn driver.Conn) ([]AccountRow, error) {
-	return loadAccounts(ctx, conn, "")
 }
 
 func loadAccounts(ctx context.Context, conn driver.Conn, where string, args ...any) ([]AccountRow, error) {
@@ -89,13 +225,37 @@ func loadAccounts(ctx context.Context, conn driver.Conn, where string, args ...a
 // LoadKeys returns the newest row of every key, or of the keys of one
 // account when email is not empty, oldest first.
 func LoadKeys(ctx context.Context, conn driver.Conn, email string) ([]KeyRow, error) {
-	q := `SELECT key_id, argMax(email, version) AS owner, argMax(key_hash, version), argMax(daily_limit, version),
-		argMax(revoked, version), argMax(created_at, version) AS created FROM api_keys GROUP BY key_id`
-	var args []any
 	if email != "" {
-		q += " HAVING owner = ?"
-		args = append(args, email)
+		return loadKeys(ctx, conn, "", " HAVING owner = ?", email)
 	}
+	return loadKeys(ctx, conn, "", "")
+}
+
+// LoadKeysByID returns the newest row of each key with one of these ids,
+// or of every key when ids is nil, oldest first.
+func LoadKeysByID(ctx context.Context, conn driver.Conn, ids []string) ([]KeyRow, error) {
+	if ids == nil {
+		return loadKeys(ctx, conn, "", "")
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return loadKeys(ctx, conn, " WHERE key_id IN "+placeholders(len(ids)), "", args...)
+}
+
+// placeholders returns "(?, ?, …)" with n placeholders: a list for IN that
+// the table's primary key serves (ClickHouse 18.16 takes no array there).
+func placeholders(n int) string {
+	return "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
+}
+
+func loadKeys(ctx context.Context, conn driver.Conn, where, having string, args ...any) ([]KeyRow, error) {
+	q := `SELECT key_id, argMax(email, version) AS owner, argMax(key_hash, version), argMax(daily_limit, version),
+		argMax(revoked, version), argMax(created_at, version) AS created FROM api_keys` + where + ` GROUP BY key_id` + having
 	rows, err := conn.Query(ctx, q+" ORDER BY created, key_id", args...)
 	if err != nil {
 		return nil, fmt.Errorf("read api_keys: %w", err)

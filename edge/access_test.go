@@ -237,7 +237,7 @@ func TestKeyRules(t *testing.T) {
 
 	// A disabled account's key stops within a key reload, and its refusal
 	// reads exactly like an unknown key's.
-	accts := keys.NewAccounts(analytics.NewLazy(*ch.CH), 1)
+	accts := keys.NewAccounts(analytics.NewLazy(*ch.CH), 1, nil)
 	if err := accts.SetDisabled(context.Background(), "disabled@example.com", true); err != nil {
 		t.Fatal(err)
 	}
@@ -246,6 +246,15 @@ func TestKeyRules(t *testing.T) {
 	if problem(t, disabled, 401) != problem(t, wrong, 401) || disabled.header.Get("WWW-Authenticate") != wrong.header.Get("WWW-Authenticate") {
 		t.Error("a disabled account's key is refused differently from an unknown key")
 	}
+
+	// A revocation written on a machine whose clock is an hour behind
+	// still wins over the key's row (item 7 of issue 19).
+	keyID, _ := keys.KeyID(key)
+	behind := keys.NewAccounts(analytics.NewLazy(*ch.CH), 1, func() time.Time { return time.Now().Add(-time.Hour) })
+	if err := behind.Revoke(context.Background(), "", keyID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return call(t, "GET", url, bearer(key), "").status == 401 })
 
 	// A key in the URL is refused and never logged.
 	for _, q := range []string{"?api_key=abc", "?KEY=abc", "?token=abc", "?q=" + key, "?" + key + "=1"} {
@@ -440,7 +449,7 @@ func TestConcurrentCallersNeverOverAdmit(t *testing.T) {
 	ch := chtestMigrated(t)
 	h := start(t, ch, withLimits(limits.Policy{PerMinute: 30, PerDay: 1000}, limits.Policy{PerMinute: 1000, PerDay: 20000}))
 	key, id := signUpWithKey(t, h, "burst@example.com")
-	accts := keys.NewAccounts(analytics.NewLazy(*ch.CH), 1)
+	accts := keys.NewAccounts(analytics.NewLazy(*ch.CH), 1, nil)
 	if err := accts.SetLimit(context.Background(), id, 50); err != nil {
 		t.Fatal(err)
 	}
@@ -512,7 +521,7 @@ func TestTwoEdgesShareKeysAndTheDay(t *testing.T) {
 	b := start(t, ch, withLimits(pol, pol))
 	key, id := signUpWithKey(t, a, "fleet@example.com")
 	waitFor(t, func() bool { return call(t, "GET", b.Base+"/api/v1/tags", bearer(key), "").status != 401 })
-	if err := keys.NewAccounts(analytics.NewLazy(*ch.CH), 1).SetLimit(context.Background(), id, 10); err != nil {
+	if err := keys.NewAccounts(analytics.NewLazy(*ch.CH), 1, nil).SetLimit(context.Background(), id, 10); err != nil {
 		t.Fatal(err)
 	}
 	for _, h := range []*harness{a, b} {

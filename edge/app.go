@@ -196,7 +196,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 		legacy.Sources{State: src.State, Answers: answers, Search: s.gate.SearchSlot, Log: log}).Routes(s.app)
 	account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInWindow: cfg.SignInWindow, SignUps: cfg.SignUps,
 		DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second},
-		keys.NewAccounts(src.DB, runtime.GOMAXPROCS(0)), s.keys, log).Routes(s.app)
+		keys.NewAccounts(src.DB, runtime.GOMAXPROCS(0), nil), s.keys, log).Routes(s.app)
 	if err := s.mountTools(v1.Version); err != nil {
 		return nil, err
 	}

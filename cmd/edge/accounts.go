@@ -40,7 +40,7 @@ func runAccount(stdin io.Reader) func(ctx context.Context, args []string, stdout
 		}
 		db := analytics.NewLazy(ch)
 		defer db.Close()
-		accts := keys.NewAccounts(db, 1)
+		accts := keys.NewAccounts(db, 1, nil)
 		switch sub {
 		case "create":
 			password, err := bufio.NewReader(stdin).ReadString('\n')
@@ -91,7 +91,7 @@ func runKey(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	db := analytics.NewLazy(ch)
 	defer db.Close()
-	accts := keys.NewAccounts(db, 1)
+	accts := keys.NewAccounts(db, 1, nil)
 	switch sub {
 	case "create":
 		key, row, err := accts.CreateKey(ctx, email)

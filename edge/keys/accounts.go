@@ -45,12 +45,18 @@ type Accounts struct {
 	db  *analytics.Lazy
 	mu  sync.Mutex    // one change at a time: the key count of an account is checked, then written
 	sem chan struct{} // bounds concurrent password hashing, which costs 19 MiB and tens of milliseconds
+	now func() time.Time
 }
 
 // NewAccounts returns the account manager of db; hashers bounds how many
-// passwords are hashed at once.
-func NewAccounts(db *analytics.Lazy, hashers int) *Accounts {
-	return &Accounts{db: db, sem: make(chan struct{}, max(hashers, 1))}
+// passwords are hashed at once. now is this machine's clock (nil:
+// time.Now); rows it writes are ordered after the newest row of their
+// account or key even when this clock is behind the writer of that row.
+func NewAccounts(db *analytics.Lazy, hashers int, now func() time.Time) *Accounts {
+	if now == nil {
+		now = time.Now
+	}
+	return &Accounts{db: db, sem: make(chan struct{}, max(hashers, 1)), now: now}
 }
 
 // NormalizeEmail returns the address in the form accounts are stored
@@ -110,7 +116,7 @@ func (a *Accounts) Create(ctx context.Context, email, password string) (string, 
 	} else if ok {
 		return "", ErrExists
 	}
-	if err := analytics.WriteAccount(ctx, conn, analytics.AccountRow{Email: email, PasswordHash: hash, CreatedAt: time.Now()}); err != nil {
+	if err := analytics.WriteAccount(ctx, conn, analytics.AccountRow{Email: email, PasswordHash: hash, CreatedAt: a.now()}, a.now()); err != nil {
 		return "", fmt.Errorf("create account: %w", err)
 	}
 	return email, nil
@@ -137,7 +143,7 @@ func (a *Accounts) SetDisabled(ctx context.Context, email string, disabled bool)
 		return ErrNoAccount
 	}
 	acc.Disabled = disabled
-	if err := analytics.WriteAccount(ctx, conn, acc); err != nil {
+	if err := analytics.WriteAccount(ctx, conn, acc, a.now()); err != nil {
 		return fmt.Errorf("disable account: %w", err)
 	}
 	return nil
@@ -205,8 +211,8 @@ func (a *Accounts) CreateKey(ctx context.Context, email string) (string, analyti
 		return "", analytics.KeyRow{}, ErrTooManyKeys
 	}
 	key, id := NewKey()
-	row := analytics.KeyRow{ID: id, Email: email, Hash: HashKey(key).String(), CreatedAt: time.Now().UTC().Truncate(time.Second)}
-	if err := analytics.WriteKey(ctx, conn, row); err != nil {
+	row := analytics.KeyRow{ID: id, Email: email, Hash: HashKey(key).String(), CreatedAt: a.now().UTC().Truncate(time.Second)}
+	if err := analytics.WriteKey(ctx, conn, row, a.now()); err != nil {
 		return "", analytics.KeyRow{}, fmt.Errorf("create key: %w", err)
 	}
 	return key, row, nil
@@ -248,16 +254,16 @@ func (a *Accounts) change(ctx context.Context, email, id string, f func(*analyti
 	if err != nil {
 		return fmt.Errorf("change key: %w", err)
 	}
-	keys, err := analytics.LoadKeys(ctx, conn, email)
+	keys, err := analytics.LoadKeysByID(ctx, conn, []string{id})
 	if err != nil {
 		return fmt.Errorf("change key: %w", err)
 	}
 	for _, k := range keys {
-		if k.ID != id {
+		if k.ID != id || email != "" && k.Email != email {
 			continue
 		}
 		f(&k)
-		if err := analytics.WriteKey(ctx, conn, k); err != nil {
+		if err := analytics.WriteKey(ctx, conn, k, a.now()); err != nil {
 			return fmt.Errorf("change key: %w", err)
 		}
 		return nil

@@ -79,13 +79,13 @@ func TestVerify(t *testing.T) {
 	if _, v := r.Verify(live); v != Unavailable {
 		t.Fatalf("before a load: %v, want Unavailable", v)
 	}
-	r.set.Store(buildSet(
-		[]analytics.AccountRow{{Email: "a@x.io"}, {Email: "d@x.io", Disabled: true}},
+	r.reset(
+		[]analytics.AccountState{{Email: "a@x.io"}, {Email: "d@x.io", Disabled: true}},
 		[]analytics.KeyRow{
 			{ID: liveID, Email: "a@x.io", Hash: HashKey(live).String(), DailyLimit: 50},
 			{ID: revokedID, Email: "a@x.io", Hash: HashKey(revoked).String(), Revoked: true},
 			{ID: disabledID, Email: "d@x.io", Hash: HashKey(disabled).String()},
-		}, at))
+		}, at)
 	k, v := r.Verify(live)
 	if v != Valid || k.ID != liveID || k.Email != "a@x.io" || k.DailyLimit != 50 {
 		t.Fatalf("live key: %+v %v", k, v)
@@ -124,8 +124,8 @@ func TestRedact(t *testing.T) {
 func BenchmarkVerify(b *testing.B) {
 	key, id := NewKey()
 	r := &Registry{}
-	r.set.Store(buildSet([]analytics.AccountRow{{Email: "a@x.io"}},
-		[]analytics.KeyRow{{ID: id, Email: "a@x.io", Hash: HashKey(key).String()}}, time.Now()))
+	r.reset([]analytics.AccountState{{Email: "a@x.io"}},
+		[]analytics.KeyRow{{ID: id, Email: "a@x.io", Hash: HashKey(key).String()}}, time.Now())
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, v := r.Verify(key); v != Valid {

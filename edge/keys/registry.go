@@ -6,8 +6,12 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron"
@@ -30,18 +34,52 @@ const (
 	Unavailable                // no key list has been loaded yet: nothing can be checked
 )
 
-// Registry holds every active key in memory. Load replaces the whole set
+// Registry holds every active key in memory. Load publishes the whole set
 // at once; Verify never waits on the database. It is safe for concurrent
 // use.
+//
+// A load reads only what changed: after the first, full, read it asks
+// access_log for the accounts and keys written since the last read (by
+// ClickHouse's clock, with a minute's overlap for inserts still landing)
+// and reads those rows alone, by key. Unchanged accounts cost nothing, and
+// no load reads a password hash. A full read runs again every fullEvery,
+// and whenever more than maxChanges changed at once.
 type Registry struct {
 	db  *analytics.Lazy
 	set atomic.Pointer[keySet]
+
+	mu       sync.Mutex // one Load at a time; guards the fields below
+	keys     [keyShards]map[string]analytics.KeyRow // by shardOf(id)
+	disabled map[string]bool     // account → disabled; no entry: no account
+	byOwner  map[string][]string // account → its keys' ids
+	since    time.Time           // ask access_log from here (ClickHouse's clock)
+	fullAt   time.Time           // the last full read (this machine's clock)
 }
 
+// keySet is a published set of active keys, in shards so that a load
+// copies only the shards its changes touch.
 type keySet struct {
-	byID     map[string]entry
+	shards   [keyShards]map[string]entry
+	n        int
 	loadedAt time.Time
 }
+
+const keyShards = 64
+
+func shardOf(id string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint32(id[i])) * 16777619
+	}
+	return int(h % keyShards)
+}
+
+// Tuning of Load.
+const (
+	fullEvery  = time.Hour
+	overlap    = time.Minute // re-read changes this far back: inserts land after their time is taken
+	maxChanges = 10000
+)
 
 type entry struct {
 	hash Hash
@@ -55,39 +93,159 @@ var dummy = HashKey("edge_00000000_00000000000000000000000000000000")
 // NewRegistry returns an empty registry that loads from db.
 func NewRegistry(db *analytics.Lazy) *Registry { return &Registry{db: db} }
 
-// Load reads every key and account and publishes the active keys: not
-// revoked, and owned by an account that exists and is not disabled.
+// Load reads the keys and accounts that changed since the last load (all
+// of them the first time, and every hour) and publishes the active keys:
+// not revoked, and owned by an account that exists and is not disabled.
 func (r *Registry) Load(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	conn, err := r.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("load keys: %w", err)
 	}
-	accounts, err := analytics.LoadAccounts(ctx, conn)
+	now := time.Now()
+	if r.disabled == nil || now.Sub(r.fullAt) >= fullEvery {
+		return r.loadAll(ctx, conn, now)
+	}
+	changes, ok, err := analytics.LoadAccessChanges(ctx, conn, r.since, maxChanges)
+	// An unchanged set is published again as it is: only its time moves.
 	if err != nil {
 		return fmt.Errorf("load keys: %w", err)
 	}
-	keys, err := analytics.LoadKeys(ctx, conn, "")
+	if !ok {
+		return r.loadAll(ctx, conn, now)
+	}
+	accounts, err := analytics.LoadAccountStates(ctx, conn, nonNil(changes.Accounts))
 	if err != nil {
 		return fmt.Errorf("load keys: %w", err)
 	}
-	r.set.Store(buildSet(accounts, keys, time.Now()))
+	// A changed account's keys change with it.
+	ids := changes.Keys
+	for _, a := range changes.Accounts {
+		ids = append(ids, r.byOwner[a]...)
+	}
+	keys, err := analytics.LoadKeysByID(ctx, conn, nonNil(ids))
+	if err != nil {
+		return fmt.Errorf("load keys: %w", err)
+	}
+	touched := make(map[string]bool, len(ids))
+	for _, a := range accounts {
+		r.disabled[a.Email] = a.Disabled
+	}
+	for _, k := range keys {
+		r.putKey(k)
+		touched[k.ID] = true
+	}
+	for _, id := range ids {
+		touched[id] = true
+	}
+	r.since = changes.Now.Add(-overlap)
+	r.publish(touched, now)
 	return nil
 }
 
-func buildSet(accounts []analytics.AccountRow, keys []analytics.KeyRow, at time.Time) *keySet {
-	enabled := make(map[string]bool, len(accounts))
-	for _, a := range accounts {
-		enabled[a.Email] = !a.Disabled
-	}
-	s := &keySet{byID: make(map[string]entry, len(keys)), loadedAt: at}
-	for _, k := range keys {
-		h, ok := parseHash(k.Hash)
-		if k.Revoked || !enabled[k.Email] || !ok {
-			continue
-		}
-		s.byID[k.ID] = entry{hash: h, key: Key{ID: k.ID, Email: k.Email, DailyLimit: k.DailyLimit}}
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
 	}
 	return s
+}
+
+// loadAll reads every key and account state.
+func (r *Registry) loadAll(ctx context.Context, conn driver.Conn, now time.Time) error {
+	// The log's clock first: what is written during the read is read
+	// again next time.
+	at, err := analytics.ServerNow(ctx, conn)
+	if err != nil {
+		return fmt.Errorf("load keys: %w", err)
+	}
+	accounts, err := analytics.LoadAccountStates(ctx, conn, nil)
+	if err != nil {
+		return fmt.Errorf("load keys: %w", err)
+	}
+	keys, err := analytics.LoadKeysByID(ctx, conn, nil)
+	if err != nil {
+		return fmt.Errorf("load keys: %w", err)
+	}
+	r.reset(accounts, keys, now)
+	r.since = at.Add(-overlap)
+	return nil
+}
+
+// reset replaces what r holds with accounts and keys, all of them, and
+// publishes the active keys. r.mu must be held.
+func (r *Registry) reset(accounts []analytics.AccountState, keys []analytics.KeyRow, now time.Time) {
+	for i := range r.keys {
+		r.keys[i] = map[string]analytics.KeyRow{}
+	}
+	r.byOwner = make(map[string][]string, len(accounts))
+	r.disabled = make(map[string]bool, len(accounts))
+	for _, a := range accounts {
+		r.disabled[a.Email] = a.Disabled
+	}
+	for _, k := range keys {
+		r.putKey(k)
+	}
+	r.fullAt = now
+	r.publish(nil, now)
+}
+
+// putKey records k's newest row. r.mu must be held.
+func (r *Registry) putKey(k analytics.KeyRow) {
+	shard := r.keys[shardOf(k.ID)]
+	old, ok := shard[k.ID]
+	if ok && old.Email != k.Email {
+		r.byOwner[old.Email] = slices.DeleteFunc(r.byOwner[old.Email], func(id string) bool { return id == k.ID })
+	}
+	if !ok || old.Email != k.Email {
+		r.byOwner[k.Email] = append(r.byOwner[k.Email], k.ID)
+	}
+	shard[k.ID] = k
+}
+
+// publish publishes the active keys: the shards of the keys in touched
+// rebuilt, the others shared with the set published before; every shard
+// when touched is nil. r.mu must be held.
+func (r *Registry) publish(touched map[string]bool, now time.Time) {
+	old := r.set.Load()
+	next := &keySet{loadedAt: now}
+	var dirty [keyShards]bool
+	if old == nil || touched == nil {
+		for i := range dirty {
+			dirty[i] = true
+		}
+	} else {
+		next.shards = old.shards
+		for id := range touched {
+			dirty[shardOf(id)] = true
+		}
+	}
+	for i := range next.shards {
+		if !dirty[i] {
+			continue
+		}
+		m := make(map[string]entry, len(r.keys[i]))
+		for id, k := range r.keys[i] {
+			if e, ok := r.active(k); ok {
+				m[id] = e
+			}
+		}
+		next.shards[i] = m
+	}
+	for i := range next.shards {
+		next.n += len(next.shards[i])
+	}
+	r.set.Store(next)
+}
+
+// active returns k's entry when k is active.
+func (r *Registry) active(k analytics.KeyRow) (entry, bool) {
+	disabled, exists := r.disabled[k.Email]
+	h, ok := parseHash(k.Hash)
+	if k.Revoked || !exists || disabled || !ok {
+		return entry{}, false
+	}
+	return entry{hash: h, key: Key{ID: k.ID, Email: k.Email, DailyLimit: k.DailyLimit}}, true
 }
 
 // LoadedAt returns when the key list was last loaded; zero before the
@@ -102,7 +260,7 @@ func (r *Registry) LoadedAt() time.Time {
 // Len returns the number of active keys.
 func (r *Registry) Len() int {
 	if s := r.set.Load(); s != nil {
-		return len(s.byID)
+		return s.n
 	}
 	return 0
 }
@@ -129,7 +287,7 @@ func (r *Registry) Verify(key string) (Key, Verdict) {
 	} else {
 		h = HashKey(key)
 	}
-	e, found := s.byID[id]
+	e, found := s.shards[shardOf(id)][id]
 	want := e.hash
 	if !found {
 		want = dummy

@@ -48,12 +48,12 @@ type Registry struct {
 	db  *analytics.Lazy
 	set atomic.Pointer[keySet]
 
-	mu       sync.Mutex // one Load at a time; guards the fields below
+	mu       sync.Mutex                             // one Load at a time; guards the fields below
 	keys     [keyShards]map[string]analytics.KeyRow // by shardOf(id)
-	disabled map[string]bool     // account → disabled; no entry: no account
-	byOwner  map[string][]string // account → its keys' ids
-	since    time.Time           // ask access_log from here (ClickHouse's clock)
-	fullAt   time.Time           // the last full read (this machine's clock)
+	disabled map[string]bool                        // account → disabled; no entry: no account
+	byOwner  map[string][]string                    // account → its keys' ids
+	since    time.Time                              // ask access_log from here (ClickHouse's clock)
+	fullAt   time.Time                              // the last full read (this machine's clock)
 }
 
 // keySet is a published set of active keys, in shards so that a load

@@ -60,35 +60,43 @@ type Config struct {
 	UsageEvery      time.Duration     // how often the day's usage is flushed to ClickHouse and the fleet's totals read back
 	SignInFailures  int               // failed sign-ins an e-mail address or client address may make in SignInWindow
 	SignInWindow    time.Duration     // the window of SignInFailures
-	SignUps         int               // accounts one client address may make an hour
-	RawIO           bool              // accepted connections use raw system calls and sendfile (package transport); false: the standard library's
+	// SignInEmailFailures is the failed sign-ins at one e-mail address
+	// from every client address together in SignInWindow.
+	SignInEmailFailures int
+	// HashWait is how long a sign-in or sign-up waits for a password
+	// hashing slot before it answers 503.
+	HashWait time.Duration
+	SignUps  int  // accounts one client address may make an hour
+	RawIO    bool // accepted connections use raw system calls and sendfile (package transport); false: the standard library's
 }
 
 // DefaultConfig returns the settings used when none are given.
 func DefaultConfig() Config {
 	return Config{
-		Listen:          "127.0.0.1:8080",
-		ReadTimeout:     10 * time.Second,
-		WriteTimeout:    30 * time.Second,
-		IdleTimeout:     2 * time.Minute,
-		ShutdownTimeout: 15 * time.Second,
-		CacheMB:         256,
-		PublicURL:       "http://127.0.0.1:8080",
-		FairUseRate:     1,
-		FairUseBurst:    20,
-		PublicMaxAge:    time.Minute,
-		ReadBudget:      2 * time.Second,
-		TextBudget:      100 * time.Millisecond,
-		SearchBudget:    time.Second,
-		SearchMaxRows:   200_000_000,
-		Limits:          limits.DefaultConfig(),
-		KeysEvery:       10 * time.Second,
-		UsageEvery:      2 * time.Second,
-		SignInFailures:  10,
-		SignInWindow:    15 * time.Minute,
-		SignUps:         5,
-		RawIO:           true,
-		IPv6Prefix:      clientip.DefaultIPv6Prefix,
+		Listen:              "127.0.0.1:8080",
+		ReadTimeout:         10 * time.Second,
+		WriteTimeout:        30 * time.Second,
+		IdleTimeout:         2 * time.Minute,
+		ShutdownTimeout:     15 * time.Second,
+		CacheMB:             256,
+		PublicURL:           "http://127.0.0.1:8080",
+		FairUseRate:         1,
+		FairUseBurst:        20,
+		PublicMaxAge:        time.Minute,
+		ReadBudget:          2 * time.Second,
+		TextBudget:          100 * time.Millisecond,
+		SearchBudget:        time.Second,
+		SearchMaxRows:       200_000_000,
+		Limits:              limits.DefaultConfig(),
+		KeysEvery:           10 * time.Second,
+		UsageEvery:          2 * time.Second,
+		SignInFailures:      10,
+		SignInWindow:        15 * time.Minute,
+		SignInEmailFailures: 100,
+		HashWait:            keys.HashWait,
+		SignUps:             5,
+		RawIO:               true,
+		IPv6Prefix:          clientip.DefaultIPv6Prefix,
 	}
 }
 
@@ -194,9 +202,11 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	legacy.New(legacy.Config{PublicURL: cfg.PublicURL, PublicMaxAge: cfg.PublicMaxAge, FairUseRate: cfg.FairUseRate,
 		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies, TextBudget: cfg.TextBudget},
 		legacy.Sources{State: src.State, Answers: answers, Search: s.gate.SearchSlot, Log: log}).Routes(s.app)
-	account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInWindow: cfg.SignInWindow, SignUps: cfg.SignUps,
-		DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second},
-		keys.NewAccounts(src.DB, runtime.GOMAXPROCS(0), nil), s.keys, log).Routes(s.app)
+	accounts := keys.NewAccounts(src.DB, runtime.GOMAXPROCS(0), nil)
+	accounts.Wait = cfg.HashWait
+	account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInEmailFailures: cfg.SignInEmailFailures, SignInWindow: cfg.SignInWindow,
+		SignUps: cfg.SignUps, DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second},
+		accounts, s.keys, log).Routes(s.app)
 	if err := s.mountTools(v1.Version); err != nil {
 		return nil, err
 	}

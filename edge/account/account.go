@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -25,31 +26,83 @@ import (
 	"github.com/edge-stats/edge/edge/problem"
 )
 
-// signInGuard throttles the account routes: failed sign-ins per e-mail
-// address and per client address, and sign-ups per client address.
+// signInGuard throttles the account routes. A sign-in attempt is
+// reserved in each of its windows before its password is hashed (so a
+// thousand parallel guesses are as many attempts, not one), and taken
+// back when it succeeds. Failures count per (e-mail address, client
+// address), so that nobody can lock an owner out from elsewhere; per
+// client address, so that one address cannot try many accounts; and per
+// e-mail address alone with a much higher ceiling, which bounds guesses
+// at one account from rotating addresses. Sign-ups count per client
+// address.
 type signInGuard struct {
+	byPair  *limits.Windows[pair]
 	byEmail *limits.Windows[string]
 	byAddr  *limits.Windows[netip.Addr]
 	signUps *limits.Windows[netip.Addr]
 }
 
+// pair is an e-mail address tried from a client address (its subject:
+// IPv6 grouped by prefix).
+type pair struct {
+	email string
+	addr  netip.Addr
+}
+
+func hashPair(seed maphash.Seed, p pair) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	h.WriteString(p.email)
+	b := p.addr.As16()
+	h.Write(b[:])
+	return h.Sum64()
+}
+
 func newSignInGuard(cfg Config) *signInGuard {
 	return &signInGuard{
-		byEmail: limits.NewWindows(cfg.SignInFailures, cfg.SignInWindow, limits.HashString),
+		byPair:  limits.NewWindows(cfg.SignInFailures, cfg.SignInWindow, hashPair),
+		byEmail: limits.NewWindows(cfg.SignInEmailFailures, cfg.SignInWindow, limits.HashString),
 		// One address may try a few accounts (a shared office), not many.
 		byAddr:  limits.NewWindows(cfg.SignInFailures*3, cfg.SignInWindow, limits.HashAddr),
 		signUps: limits.NewWindows(cfg.SignUps, time.Hour, limits.HashAddr),
 	}
 }
 
+// reserve takes an attempt of email from addr at now in every window, or
+// none and says how long to wait when one of them is full.
+func (g *signInGuard) reserve(email string, addr netip.Addr, now time.Time) (bool, time.Duration) {
+	p := pair{email, addr}
+	if ok, wait := g.byPair.Allow(p, now); !ok {
+		return false, wait
+	}
+	if ok, wait := g.byEmail.Allow(email, now); !ok {
+		g.byPair.Release(p, now)
+		return false, wait
+	}
+	if ok, wait := g.byAddr.Allow(addr, now); !ok {
+		g.byPair.Release(p, now)
+		g.byEmail.Release(email, now)
+		return false, wait
+	}
+	return true, 0
+}
+
+// release takes back an attempt reserved at now that was not a failure.
+func (g *signInGuard) release(email string, addr netip.Addr, now time.Time) {
+	g.byPair.Release(pair{email, addr}, now)
+	g.byEmail.Release(email, now)
+	g.byAddr.Release(addr, now)
+}
+
 // Config holds the account routes' settings.
 type Config struct {
-	SignInFailures    int              // failed sign-ins an e-mail address or client address may make in SignInWindow
-	SignInWindow      time.Duration    // the window of SignInFailures
-	SignUps           int              // accounts one client address may make an hour
-	DefaultDailyLimit uint64           // a key's daily limit when it has none of its own
-	Proxies           clientip.Proxies // which connections may name the client, and in which header
-	ReloadBudget      time.Duration    // how long the key list's reload after a change may take
+	SignInFailures      int              // failed sign-ins one client address may make at one e-mail address in SignInWindow (three times as many at any)
+	SignInEmailFailures int              // failed sign-ins at one e-mail address from every client address together in SignInWindow
+	SignInWindow        time.Duration    // the window of the sign-in limits
+	SignUps             int              // accounts one client address may make an hour
+	DefaultDailyLimit   uint64           // a key's daily limit when it has none of its own
+	Proxies             clientip.Proxies // which connections may name the client, and in which header
+	ReloadBudget        time.Duration    // how long the key list's reload after a change may take
 }
 
 // API answers /account.
@@ -114,6 +167,8 @@ func (s *API) accountProblem(err error) error {
 		return problem.New(http.StatusConflict, problem.Sentence(err.Error())+".")
 	case errors.Is(err, keys.ErrNoKey), errors.Is(err, keys.ErrNoAccount):
 		return problem.New(http.StatusNotFound, problem.Sentence(err.Error())+": list the account's keys with GET /account/keys.")
+	case errors.Is(err, keys.ErrBusy):
+		return problem.New(http.StatusServiceUnavailable, "Every password check is busy. Retry in 2 seconds.").RetryAfter(2)
 	}
 	s.log.Warn("account read failed", "err", err)
 	return problem.ReadFailed("the account", err)
@@ -157,24 +212,24 @@ func (s *API) signIn(c *fiber.Ctx) (string, error) {
 		return "", refuse()
 	}
 	email = strings.ToLower(strings.TrimSpace(email))
+	if len(email) > 254 {
+		return "", refuse()
+	}
+	email = utils.CopyString(email)
 	now := time.Now()
-	throttled := func(wait time.Duration) error {
-		return problem.Newf(http.StatusTooManyRequests, "Too many failed sign-ins for this account or from your address. Retry in %d seconds.",
+	if ok, wait := s.signIns.reserve(email, addr, now); !ok {
+		return "", problem.Newf(http.StatusTooManyRequests, "Too many failed sign-ins for this account or from your address. Retry in %d seconds.",
 			problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
-	}
-	if full, wait := s.signIns.byEmail.Full(email, now); full {
-		return "", throttled(wait)
-	}
-	if full, wait := s.signIns.byAddr.Full(addr, now); full {
-		return "", throttled(wait)
 	}
 	account, err := s.accounts.SignIn(c.UserContext(), email, password)
 	if errors.Is(err, keys.ErrSignIn) {
-		s.signIns.byEmail.Add(utils.CopyString(email), now)
-		s.signIns.byAddr.Add(addr, now)
 		p := refuse()
 		p.Detail = "The e-mail address or the password is wrong, or the account is disabled. " + p.Detail
 		return "", p
+	}
+	s.signIns.release(email, addr, now)
+	if errors.Is(err, keys.ErrBusy) {
+		return "", problem.New(http.StatusServiceUnavailable, "Every password check is busy. Retry in 2 seconds.").RetryAfter(2)
 	}
 	if err != nil {
 		s.log.Warn("sign-in read failed", "err", err)

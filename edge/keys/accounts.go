@@ -32,7 +32,12 @@ var (
 	ErrTooManyKeys = fmt.Errorf("the account holds %d active keys, the most allowed: revoke one first", MaxKeys)
 	ErrNoKey       = errors.New("there is no such key")
 	ErrBadLimit    = errors.New("the daily limit must be a whole number of calls from 1, or 0 for the default")
+	ErrBusy        = errors.New("every password hashing slot is busy")
 )
+
+// HashWait is how long a request waits for a password hashing slot by
+// default before it fails with ErrBusy.
+const HashWait = 2 * time.Second
 
 // dummyPassword is checked when no account has the address signed in
 // with, so that an unknown address costs what a wrong password costs.
@@ -46,6 +51,9 @@ type Accounts struct {
 	mu  sync.Mutex    // one change at a time: the key count of an account is checked, then written
 	sem chan struct{} // bounds concurrent password hashing, which costs 19 MiB and tens of milliseconds
 	now func() time.Time
+	// Wait is how long a request waits for a hashing slot before ErrBusy
+	// (HashWait unless set before first use).
+	Wait time.Duration
 }
 
 // NewAccounts returns the account manager of db; hashers bounds how many
@@ -56,7 +64,7 @@ func NewAccounts(db *analytics.Lazy, hashers int, now func() time.Time) *Account
 	if now == nil {
 		now = time.Now
 	}
-	return &Accounts{db: db, sem: make(chan struct{}, max(hashers, 1)), now: now}
+	return &Accounts{db: db, sem: make(chan struct{}, max(hashers, 1)), now: now, Wait: HashWait}
 }
 
 // NormalizeEmail returns the address in the form accounts are stored
@@ -80,12 +88,21 @@ func checkPassword(p string) error {
 	return nil
 }
 
-// hash runs f holding a hashing slot, or fails when ctx ends first.
+// hash runs f holding a hashing slot; it fails with ErrBusy when no slot
+// frees within a.Wait, or when ctx ends first.
 func (a *Accounts) hash(ctx context.Context, f func()) error {
 	select {
 	case a.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	default:
+		t := time.NewTimer(a.Wait)
+		defer t.Stop()
+		select {
+		case a.sem <- struct{}{}:
+		case <-t.C:
+			return ErrBusy
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	defer func() { <-a.sem }()
 	f()

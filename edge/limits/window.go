@@ -81,6 +81,24 @@ func (w *Windows[K]) Full(k K, now time.Time) (bool, time.Duration) {
 	return !ok, wait
 }
 
+// Release takes back an event that Allow recorded for k at time at, if
+// the window still counts it: a reservation that turned out not to be
+// an event (a sign-in attempt that succeeded).
+func (w *Windows[K]) Release(k K, at time.Time) {
+	part := at.UnixNano() / w.width
+	s := w.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.m[k]
+	if r == nil || part > r.last || r.last-part > parts {
+		return
+	}
+	if i := part % (parts + 1); r.counts[i] > 0 {
+		r.counts[i]--
+		r.total--
+	}
+}
+
 // Add records an event for k whether or not k is within its limit.
 func (w *Windows[K]) Add(k K, now time.Time) { w.take(k, now.UnixNano(), true, false) }
 

@@ -3,6 +3,7 @@ package answer
 import (
 	"fmt"
 	"hash/maphash"
+	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/ristretto/v2"
@@ -22,10 +23,11 @@ import (
 // bytes are neither kept nor copied, so a caller builds them in a buffer
 // of its own, on its stack (bench/README.md#the-cached-hot-path).
 type Cache struct {
-	c      *ristretto.Cache[uint64, *cached]
-	seed   maphash.Seed
-	hits   prometheus.Counter
-	misses prometheus.Counter
+	c       *ristretto.Cache[uint64, *cached]
+	seed    maphash.Seed
+	hits    prometheus.Counter
+	misses  prometheus.Counter
+	aliases *[aliasSlots]atomic.Pointer[aliasEntry]
 }
 
 // cached is an answer in the cache with its key's second hash.
@@ -46,8 +48,9 @@ func NewCache(maxBytes int64) (*Cache, error) {
 		return nil, fmt.Errorf("answer cache: %w", err)
 	}
 	return &Cache{
-		c:    c,
-		seed: maphash.MakeSeed(),
+		c:       c,
+		seed:    maphash.MakeSeed(),
+		aliases: new([aliasSlots]atomic.Pointer[aliasEntry]),
 		hits: prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_answer_cache_hits_total",
 			Help: "Answers served from the answer cache."}),
 		misses: prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_answer_cache_misses_total",
@@ -96,6 +99,23 @@ func cost(a *Answer) int64 {
 // parsing the query and building its canonical key. Each spelling of a
 // query gets its own alias to the one answer of its canonical key
 // (bench/README.md#the-cached-hot-path).
+//
+// Aliases live apart from the answers, in a fixed table of aliasSlots
+// entries (direct-mapped by the alias key's hash) that point to the
+// canonical key, never to an answer: endless spellings of one answer
+// (?pageSize=200&x=1, &x=2, …) overwrite one another's slots and cost the
+// answers nothing, as ristretto never sees them. An alias whose answer was
+// evicted finds nothing, and the request takes the canonical path.
+
+// aliasSlots is the size of the alias table: 1 MiB of pointers, and 32
+// bytes an alias set.
+const aliasSlots = 1 << 17
+
+// aliasEntry maps an alias key (by its two hashes) to its canonical key's.
+type aliasEntry struct {
+	alias, aliasCheck uint64
+	h, check          uint64
+}
 
 // AliasKey returns the alias key of a request for route at generation gen
 // with the raw query string raw, built in buf. It is the zero Key, which
@@ -126,23 +146,32 @@ func (ac *Cache) Aliased(key Key) (*Answer, bool) {
 	if key.b == nil {
 		return nil, false
 	}
-	e, ok := ac.c.Get(xxhash.Sum64(key.b))
-	if !ok || e.check != maphash.Bytes(ac.seed, key.b) {
+	h := xxhash.Sum64(key.b)
+	e := ac.aliases[h%aliasSlots].Load()
+	if e == nil || e.alias != h || e.aliasCheck != maphash.Bytes(ac.seed, key.b) {
+		return nil, false
+	}
+	c, ok := ac.c.Get(e.h)
+	if !ok || c.check != e.check {
 		return nil, false
 	}
 	ac.hits.Inc()
-	return e.a, true
+	return c.a, true
 }
 
-// Alias caches a under the alias key too. It costs as much as the answer
-// itself, as if it were a copy: should the canonical key be evicted, the
-// alias alone keeps the answer alive, and the cache's bound in bytes
-// must still hold.
-func (ac *Cache) Alias(key Key, a *Answer) {
-	if key.b == nil || a.NoStore {
+// Alias makes alias a second key of the answer cached under canonical.
+// It costs the answer cache nothing (see aliasSlots).
+func (ac *Cache) Alias(alias, canonical Key) {
+	if alias.b == nil || canonical.b == nil {
 		return
 	}
-	ac.c.Set(xxhash.Sum64(key.b), &cached{check: maphash.Bytes(ac.seed, key.b), a: a}, cost(a))
+	h := xxhash.Sum64(alias.b)
+	slot := &ac.aliases[h%aliasSlots]
+	if e := slot.Load(); e != nil && e.alias == h {
+		return // set already (a second hash collision only costs a miss)
+	}
+	slot.Store(&aliasEntry{alias: h, aliasCheck: maphash.Bytes(ac.seed, alias.b),
+		h: xxhash.Sum64(canonical.b), check: maphash.Bytes(ac.seed, canonical.b)})
 }
 
 // Wait waits until every answer set so far is in the cache or refused

@@ -131,7 +131,7 @@ func TestCacheGetAndAlias(t *testing.T) {
 	if _, ok := c.Aliased(alias); ok {
 		t.Fatal("an alias never set was found")
 	}
-	c.Alias(alias, first)
+	c.Alias(alias, key)
 	c.Wait()
 	if a, ok := c.Aliased(alias); !ok || a != first {
 		t.Fatal("the alias does not find its answer")

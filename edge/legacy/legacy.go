@@ -252,8 +252,9 @@ func (s *API) getExtensions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var key [256]byte
-	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/extensions", gen).Query(&q), func() (*answer.Answer, error) {
+	var keyBuf [256]byte
+	key := answer.NewKey(keyBuf[:0], "/api/extensions", gen).Query(&q)
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		total, ls, err := s.query(f, &q)
 		if err != nil {
@@ -269,7 +270,9 @@ func (s *API) getExtensions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s.answers.Alias(alias, a)
+	if !a.NoStore {
+		s.answers.Alias(alias, key)
+	}
 	return answer.Send(c, a, s.publicCache)
 }
 

@@ -262,6 +262,8 @@ func (s *API) getListings(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s.answers.Alias(alias, a)
+	if !a.NoStore {
+		s.answers.Alias(alias, key)
+	}
 	return answer.Send(c, a, answer.Private)
 }

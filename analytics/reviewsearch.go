@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/ext"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/views"
@@ -234,8 +236,20 @@ func SearchReviews(ctx context.Context, conn driver.Conn, s ReviewSearch) (hits 
 		if len(s.Listings) == 0 {
 			return nil, false, nil
 		}
-		where = append(where, "listing_id IN (SELECT arrayJoin(?))") // one set, built once
-		args = append(args, s.Listings)
+		// The ids go as external data, a table sent beside the query: a
+		// category or tag of tens of thousands of listings inlined in the
+		// SQL text would pass ClickHouse's max_query_size.
+		ids, err := ext.NewTable("search_listings", ext.Column("id", "String"))
+		if err != nil {
+			return nil, false, fmt.Errorf("search reviews: %w", err)
+		}
+		for _, id := range s.Listings {
+			if err := ids.Append(id); err != nil {
+				return nil, false, fmt.Errorf("search reviews: %w", err)
+			}
+		}
+		ctx = clickhouse.Context(ctx, clickhouse.WithExternalTable(ids))
+		where = append(where, "listing_id IN search_listings")
 	}
 	var groups []string
 	for _, g := range s.Query.Groups {

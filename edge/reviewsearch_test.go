@@ -245,3 +245,55 @@ func TestReviewSearchCategoryBeforeFigures(t *testing.T) {
 		t.Errorf("without category: %d %s", a.status, a.body)
 	}
 }
+
+// TestReviewSearchInALargeCategory: a category of 50,000 listings is
+// searched in one ClickHouse query (issue 19, item 11). Inlined in the
+// SQL text its ids passed ClickHouse's max_query_size and the search
+// always failed; they now go beside the query as external data.
+func TestReviewSearchInALargeCategory(t *testing.T) {
+	const n = 50000
+	cfg := seeded(t)
+	at := time.Date(2026, 2, 28, 6, 0, 0, 0, time.UTC)
+	listings := make([]analytics.ListingRow, n)
+	snapshots := make([]analytics.SnapshotRow, n)
+	users := uint64(1000)
+	for i := range listings {
+		id := fmt.Sprintf("huge-category-listing-%06d", i)
+		listings[i] = analytics.ListingRow{Store: views.Chrome, ID: id, CrawledAt: at, Name: "Huge " + id, Developer: "Dev",
+			Category: "Enormous", Kind: views.KindExtension, Version: "1.0", FirstSeen: at.AddDate(0, -1, 0)}
+		snapshots[i] = analytics.SnapshotRow{Store: views.Chrome, ID: id, CrawledAt: at, Usage: &users}
+	}
+	cfg.Add(t, listings, snapshots)
+	conn, err := analytics.Open(context.Background(), *cfg.CH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var reviews []analytics.ReviewRow
+	for _, i := range []int{7, 49999} {
+		for j := range 3 {
+			reviews = append(reviews, analytics.ReviewRow{Store: views.Chrome, ListingID: listings[i].ID, ReviewID: fmt.Sprintf("huge-%d-%d", i, j),
+				PostedAt: at, Stars: 1, Author: "A", Lang: "en", Text: "the frobnicator crashed", CrawledAt: at})
+		}
+	}
+	if err := analytics.WriteReviews(context.Background(), conn, reviews); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, cfg)
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	a := get(t, http.MethodGet, h.Base+"/api/v1/reviews/search?"+url.Values{"q": {"frobnicator"}, "store": {"chrome"}, "category": {"Enormous"}}.Encode())
+	if a.status != http.StatusOK {
+		t.Fatalf("search in a category of %d listings: %d %s", n, a.status, a.body)
+	}
+	var page reviewSearchPage
+	if err := json.Unmarshal(a.body, &page); err != nil || len(page.Hits) != 2 || page.Partial {
+		t.Fatalf("hits %s", a.body)
+	}
+	for _, hit := range page.Hits {
+		if hit.Matches != 3 || (hit.ID != listings[7].ID && hit.ID != listings[49999].ID) {
+			t.Fatalf("hit %+v", hit)
+		}
+	}
+}

@@ -10,7 +10,7 @@ export PATH := $(dir $(GO)):$(PATH)
 # needs this experiment; builds without it use a portable scan (views/textscan*.go).
 export GOEXPERIMENT ?= simd
 
-.PHONY: all build run test deps vet fmt-check clickhouse clickhouse-stop docker bench clean
+.PHONY: all build run test deps vet fmt-check fuzz clickhouse clickhouse-stop docker bench clean
 
 all: build
 
@@ -55,6 +55,12 @@ vet:
 test: deps fmt-check vet
 	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m ./...
 	GOEXPERIMENT= $(GO) test -count=1 -run 'Text|Needle|Legacy|List' ./views # the portable text scan
+	GO=$(GO) deploy/fuzz.sh 2s # every fuzz target, briefly
+
+# fuzz runs every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m).
+FUZZTIME ?= 1m
+fuzz:
+	GO=$(GO) deploy/fuzz.sh $(FUZZTIME)
 
 bench:
 	bench/run.sh

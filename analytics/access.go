@@ -285,19 +285,58 @@ type UsageDelta struct {
 	Calls   uint64
 }
 
-// WriteUsage adds the deltas to the callers' days.
-func WriteUsage(ctx context.Context, conn driver.Conn, deltas []UsageDelta) error {
+// UsageBatch names one flush of an edge's counted calls: the edge (a name
+// it draws when it starts) and the flush's sequence number.
+type UsageBatch struct {
+	Edge string
+	Seq  uint64
+}
+
+// WriteUsage adds the deltas to the callers' days as batch: one insert into
+// usage_log, which the usage_log_totals view also sums into usage.
+func WriteUsage(ctx context.Context, conn driver.Conn, batch UsageBatch, deltas []UsageDelta) error {
 	if len(deltas) == 0 {
 		return nil
 	}
-	return sendBatch(ctx, conn, "INSERT INTO usage (day, subject, calls)", "usage", func(b driver.Batch) error {
+	return sendBatch(ctx, conn, "INSERT INTO usage_log (day, edge, seq, subject, calls)", "usage_log", func(b driver.Batch) error {
 		for _, d := range deltas {
-			if err := b.Append(d.Day.UTC(), d.Subject, d.Calls); err != nil {
+			if err := b.Append(d.Day.UTC(), batch.Edge, batch.Seq, d.Subject, d.Calls); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// UsageChange is one row of the usage log: calls of a subject written by a
+// batch.
+type UsageChange struct {
+	Batch   UsageBatch
+	Subject string
+	Calls   uint64
+}
+
+// LoadUsageSince returns the usage log's rows of the UTC day of day
+// written at or after since (ClickHouse's clock, whole seconds).
+func LoadUsageSince(ctx context.Context, conn driver.Conn, day, since time.Time) ([]UsageChange, error) {
+	rows, err := conn.Query(ctx, "SELECT edge, seq, subject, calls FROM usage_log WHERE day = toDate(?) AND at >= ?",
+		day.UTC().Format(time.DateOnly), since.UTC())
+	if err != nil {
+		return nil, fmt.Errorf("read usage log: %w", err)
+	}
+	defer rows.Close()
+	var out []UsageChange
+	for rows.Next() {
+		var c UsageChange
+		if err := rows.Scan(&c.Batch.Edge, &c.Batch.Seq, &c.Subject, &c.Calls); err != nil {
+			return nil, fmt.Errorf("read usage log: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read usage log: %w", err)
+	}
+	return out, nil
 }
 
 // LoadUsage returns every caller's calls on the UTC day of day, summed over
@@ -328,8 +367,19 @@ func LoadUsage(ctx context.Context, conn driver.Conn, day time.Time) (map[string
 // table keeps one partition a day, dropped whole. It returns the days
 // dropped.
 func DropUsageBefore(ctx context.Context, conn driver.Conn, before time.Time) ([]string, error) {
+	return dropDaysBefore(ctx, conn, "usage", before)
+}
+
+// DropUsageLogBefore drops the usage log's days before before.
+func DropUsageLogBefore(ctx context.Context, conn driver.Conn, before time.Time) ([]string, error) {
+	return dropDaysBefore(ctx, conn, "usage_log", before)
+}
+
+// dropDaysBefore drops the partitions of table (one a day) before before.
+// table is one of this package's constants, never a caller's text.
+func dropDaysBefore(ctx context.Context, conn driver.Conn, table string, before time.Time) ([]string, error) {
 	rows, err := conn.Query(ctx, `SELECT DISTINCT partition FROM system.parts
-		WHERE database = currentDatabase() AND table = 'usage' AND active`)
+		WHERE database = currentDatabase() AND table = ? AND active`, table)
 	if err != nil {
 		return nil, fmt.Errorf("list usage days: %w", err)
 	}
@@ -354,8 +404,8 @@ func DropUsageBefore(ctx context.Context, conn driver.Conn, before time.Time) ([
 			continue // not a day's partition, or one to keep
 		}
 		// day is a date read back from ClickHouse, checked above: not text of a caller's.
-		if err := conn.Exec(ctx, "ALTER TABLE usage DROP PARTITION '"+day+"'"); err != nil {
-			return dropped, fmt.Errorf("drop usage of %s: %w", day, err)
+		if err := conn.Exec(ctx, "ALTER TABLE "+table+" DROP PARTITION '"+day+"'"); err != nil {
+			return dropped, fmt.Errorf("drop %s of %s: %w", table, day, err)
 		}
 		dropped = append(dropped, day)
 	}

@@ -121,7 +121,7 @@ func TestDropUsageBefore(t *testing.T) {
 	for _, ago := range []int{40, 36, 35, 1, 0} {
 		deltas = append(deltas, analytics.UsageDelta{Day: today.AddDate(0, 0, -ago), Subject: "addr:192.0.2.1", Calls: uint64(ago + 1)})
 	}
-	if err := analytics.WriteUsage(ctx, conn, deltas); err != nil {
+	if err := analytics.WriteUsage(ctx, conn, analytics.UsageBatch{Edge: "test", Seq: 1}, deltas); err != nil {
 		t.Fatal(err)
 	}
 	dropped, err := analytics.DropUsageBefore(ctx, conn, today.AddDate(0, 0, -35))

@@ -72,3 +72,42 @@ func TestSearchTermPatterns(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSearchQuery: no query makes the review-search parser panic. A
+// query it accepts has at most 12 terms; its canonical form parses back to
+// itself (the cache key is stable); and every term's pattern is a valid
+// RE2 expression that finds the term's own words in lower-cased text, so
+// no character of a query acts as a regular-expression operator.
+func FuzzParseSearchQuery(f *testing.F) {
+	for _, q := range []string{"crash", `"stopped working" after update`, "crash* OR \"won't load\" battery", "(a|b)+ [x]",
+		"'; DROP TABLE reviews; --", `a\b`, "x OR", `"`, "ünïcødé* OR 日本語", "\u2028", `.* ^$ \d+`, strings.Repeat("ab ", 20)} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := ParseSearchQuery(raw)
+		if err != nil {
+			return
+		}
+		terms := 0
+		for _, g := range q.Groups {
+			terms += len(g)
+			for _, term := range g {
+				re, err := regexp.Compile(term.pattern())
+				if err != nil {
+					t.Fatalf("%q: pattern %q: %v", raw, term.pattern(), err)
+				}
+				text := "x " + strings.ToLower(strings.Join(term.Words, " ")) + " x"
+				if !re.MatchString(text) {
+					t.Fatalf("%q: pattern %q does not find its own words in %q", raw, term.pattern(), text)
+				}
+			}
+		}
+		if terms == 0 || terms > maxSearchTerms {
+			t.Fatalf("%q: %d terms accepted", raw, terms)
+		}
+		back, err := ParseSearchQuery(q.String())
+		if err != nil || back.String() != q.String() {
+			t.Fatalf("%q: canonical %q parses back as %q (%v)", raw, q.String(), back.String(), err)
+		}
+	})
+}

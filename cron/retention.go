@@ -23,6 +23,16 @@ func UsageRetentionJob(db *analytics.Lazy, schedule string, keep int, log *slog.
 		if len(dropped) > 0 {
 			log.Info("old usage dropped", "days", len(dropped), "before", before.Format(time.DateOnly))
 		}
+		if err != nil {
+			return err
+		}
+		// The log serves syncs of today; yesterday's is kept for an edge
+		// that reads across midnight.
+		logBefore := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+		dropped, err = analytics.DropUsageLogBefore(ctx, conn, logBefore)
+		if len(dropped) > 0 {
+			log.Info("old usage log dropped", "days", len(dropped), "before", logBefore.Format(time.DateOnly))
+		}
 		return err
 	}}
 }

@@ -53,6 +53,7 @@ var (
 	descKeys        = prometheus.NewDesc("edge_keys_active", "Active API keys held in memory.", nil, nil)
 	descKeysLoaded  = prometheus.NewDesc("edge_keys_loaded_timestamp_seconds", "When the key list was last loaded (0: never).", nil, nil)
 	descUsageRead   = prometheus.NewDesc("edge_usage_read_timestamp_seconds", "When the fleet's daily usage was last read (0: never); v1 answers 503 once it is older than the staleness bound.", nil, nil)
+	descCallers     = prometheus.NewDesc("edge_limits_callers", "Callers the limits hold: with their minute's window (set=minute, bounded by EDGE_LIMITS_MAX_ACTIVE) and in the day's fleet totals (set=day, bounded by EDGE_LIMITS_MAX_SUBJECTS).", []string{"set"}, nil)
 )
 
 // stateCollector reads the server's sources at scrape time.
@@ -60,7 +61,7 @@ type stateCollector struct{ s *Server }
 
 func (c stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descJobRuns, descJobFailures, descJobSuccess, descJobDuration, descJobRunning,
-		descGeneration, descListings, descFigures, descBuild, descDataAge, descEditions, descKeys, descKeysLoaded, descUsageRead} {
+		descGeneration, descListings, descFigures, descBuild, descDataAge, descEditions, descKeys, descKeysLoaded, descUsageRead, descCallers} {
 		ch <- d
 	}
 }
@@ -75,6 +76,8 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descKeys, prometheus.GaugeValue, float64(c.s.keys.Len()))
 	ch <- prometheus.MustNewConstMetric(descKeysLoaded, prometheus.GaugeValue, stamp(c.s.keys.LoadedAt()))
 	ch <- prometheus.MustNewConstMetric(descUsageRead, prometheus.GaugeValue, stamp(c.s.limits.Usage.ReadAt()))
+	ch <- prometheus.MustNewConstMetric(descCallers, prometheus.GaugeValue, float64(c.s.limits.Usage.Active()), "minute")
+	ch <- prometheus.MustNewConstMetric(descCallers, prometheus.GaugeValue, float64(c.s.limits.Usage.Subjects()), "day")
 	for _, j := range c.s.jobs() {
 		var last float64
 		if !j.LastSuccess.IsZero() {

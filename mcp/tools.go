@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -235,7 +236,7 @@ func (a args) query() url.Values {
 // check refuses unknown and missing arguments, with the REST API's kind of
 // detail.
 func (t *tool) check(a args) error {
-	for k := range a {
+	for _, k := range slices.Sorted(maps.Keys(a)) { // the first unknown argument by name: one detail for one call
 		if _, ok := t.args[k]; !ok {
 			names := make([]string, 0, len(t.args))
 			for n := range t.args {

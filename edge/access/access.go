@@ -131,15 +131,11 @@ func (g *Gate) Identify(c *fiber.Ctx) (Caller, error) {
 			"More than %d invalid keys were sent from your address in the last minute, so keys from it are refused unread. Wait %d seconds and send a valid key, or send no key for the anonymous limits.",
 			g.cfg.InvalidKeys, problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
 	}
-	key := xkey
-	if len(authz) > 0 {
-		scheme, token, _ := bytes.Cut(bytes.TrimSpace(authz), []byte(" "))
-		if !bytes.EqualFold(scheme, []byte("Bearer")) || len(bytes.TrimSpace(token)) == 0 {
-			g.limits.InvalidKey(addr, now)
-			return Caller{}, unauthorized("invalid_request",
-				"Authorization must use the Bearer scheme: send Authorization: Bearer <key>, or X-Api-Key: <key>, or no key for the anonymous limits.")
-		}
-		key = bytes.TrimSpace(token)
+	key, ok := headerKey(authz, xkey)
+	if !ok {
+		g.limits.InvalidKey(addr, now)
+		return Caller{}, unauthorized("invalid_request",
+			"Authorization must use the Bearer scheme: send Authorization: Bearer <key>, or X-Api-Key: <key>, or no key for the anonymous limits.")
 	}
 	k, verdict := g.keys.Verify(utils.UnsafeString(key))
 	switch verdict {
@@ -202,6 +198,22 @@ func Refusal(who Caller, d limits.Decision) *problem.Problem {
 			d.Limit, problem.Seconds(d.Reset), advice).RetryAfter(problem.Seconds(d.Reset))
 	}
 	return nil
+}
+
+// headerKey returns the key a request sends: the token of Authorization
+// when that header is present (it wins over X-Api-Key), else X-Api-Key.
+// ok is false for an Authorization of another scheme than Bearer (in any
+// case) or without a token. The key aliases the headers' bytes.
+func headerKey(authz, xkey []byte) (key []byte, ok bool) {
+	if len(authz) == 0 {
+		return xkey, true
+	}
+	scheme, token, _ := bytes.Cut(bytes.TrimSpace(authz), []byte(" "))
+	token = bytes.TrimSpace(token)
+	if !bytes.EqualFold(scheme, []byte("Bearer")) || len(token) == 0 {
+		return nil, false
+	}
+	return token, true
 }
 
 // Limit is the v1 API's middleware: it checks the caller's key and

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/clientip"
@@ -134,6 +133,28 @@ func (s *API) reloadKeys(ctx context.Context) error {
 	return s.registry.Load(ctx)
 }
 
+// basicCredentials reads an Authorization header of the Basic scheme: the
+// e-mail address (trimmed, in lower case, at most 254 bytes) and the
+// password (at most 4 bytes a character of the longest password: longer
+// ones are refused before any hashing). The strings are the caller's own.
+func basicCredentials(header string) (email, password string, ok bool) {
+	scheme, cred, _ := strings.Cut(strings.TrimSpace(header), " ")
+	cred = strings.TrimSpace(cred)
+	if !strings.EqualFold(scheme, "Basic") || base64.StdEncoding.DecodedLen(len(cred)) > 254+1+4*keys.MaxPassword {
+		return "", "", false
+	}
+	raw, err := base64.StdEncoding.DecodeString(cred)
+	email, password, ok = strings.Cut(string(raw), ":")
+	if err != nil || !ok {
+		return "", "", false
+	}
+	email = strings.ToLower(strings.TrimSpace(email))
+	if len(email) > 254 || len(password) > 4*keys.MaxPassword {
+		return "", "", false
+	}
+	return email, password, true
+}
+
 // accountCredentials are the body of a sign-up.
 type accountCredentials struct {
 	Email    string `json:"email"`
@@ -205,17 +226,10 @@ func (s *API) signIn(c *fiber.Ctx) (string, error) {
 			"Sign in with HTTP Basic authentication: the account's e-mail address as user name and its password.").
 			WithHeader(fiber.HeaderWWWAuthenticate, `Basic realm="edge account", charset="UTF-8"`)
 	}
-	scheme, cred, _ := strings.Cut(strings.TrimSpace(c.Get(fiber.HeaderAuthorization)), " ")
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred))
-	email, password, ok := strings.Cut(string(raw), ":")
-	if !strings.EqualFold(scheme, "Basic") || err != nil || !ok {
+	email, password, ok := basicCredentials(c.Get(fiber.HeaderAuthorization))
+	if !ok {
 		return "", refuse()
 	}
-	email = strings.ToLower(strings.TrimSpace(email))
-	if len(email) > 254 {
-		return "", refuse()
-	}
-	email = utils.CopyString(email)
 	now := time.Now()
 	if ok, wait := s.signIns.reserve(email, addr, now); !ok {
 		return "", problem.Newf(http.StatusTooManyRequests, "Too many failed sign-ins for this account or from your address. Retry in %d seconds.",

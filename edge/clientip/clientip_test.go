@@ -3,6 +3,7 @@ package clientip
 import (
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
@@ -120,4 +121,66 @@ func TestSubjectGroupsIPv6(t *testing.T) {
 			t.Errorf("/%d %s: %s, want %s", c.bits, c.in, got, c.want)
 		}
 	}
+}
+
+// FuzzClientHeaders: no X-Forwarded-For or Forwarded lines make Of panic,
+// and the address it returns is the connection's or one a trusted proxy
+// wrote: never a hop left of an untrusted one (which anyone can forge),
+// and never a trusted proxy's own address when an untrusted hop follows.
+func FuzzClientHeaders(f *testing.F) {
+	for _, s := range [][2]string{{"198.51.100.1", ""}, {"6.6.6.6, 198.51.100.1", "10.0.0.1"}, {"junk, 10.1.1.1", ""},
+		{`for="[2001:db8::1]:4711";proto=https`, `for=_hidden, for=192.0.2.60`}, {"::ffff:10.0.0.1", "1.2.3.4:80"},
+		{",,,", "for=unknown"}, {"2001:db8::1%eth0", "fe80::1"}} {
+		f.Add(s[0], s[1], false)
+		f.Add(s[0], s[1], true)
+	}
+	trusted, _ := ParsePrefixes("127.0.0.1, 10.0.0.0/8")
+	app := fiber.New()
+	f.Fuzz(func(t *testing.T, line1, line2 string, forwarded bool) {
+		var rc fasthttp.RequestCtx
+		rc.Init(&fasthttp.Request{}, &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 1}, nil)
+		name := "X-Forwarded-For"
+		if forwarded {
+			name = "Forwarded"
+		}
+		for _, l := range []string{line1, line2} {
+			rc.Request.Header.Add(name, l)
+		}
+		ctx := app.AcquireCtx(&rc)
+		defer app.ReleaseCtx(ctx)
+		p := Proxies{Trusted: trusted, Forwarded: forwarded}
+		got := p.Of(ctx)
+		if !got.IsValid() {
+			t.Fatalf("%q %q: no address", line1, line2)
+		}
+		if got != netip.MustParseAddr("127.0.0.1") && !trusted.Contains(got) {
+			// An untrusted hop: every hop right of it, as written, is trusted.
+			var hops []string
+			for _, v := range rc.Request.Header.PeekAll(name) {
+				hops = append(hops, strings.Split(string(v), ",")...)
+			}
+			found := false
+			for i := len(hops) - 1; i >= 0; i-- {
+				h := hops[i]
+				if forwarded {
+					h = forwardedFor(h)
+				}
+				a, err := netip.ParseAddr(strings.TrimSpace(h))
+				if err != nil {
+					t.Fatalf("%q %q: %s returned past a malformed hop", line1, line2, got)
+				}
+				if a.Unmap() == got {
+					found = true
+					break
+				}
+				if !trusted.Contains(a.Unmap()) {
+					t.Fatalf("%q %q: %s returned past the untrusted hop %s", line1, line2, got, a)
+				}
+			}
+			if !found {
+				t.Fatalf("%q %q: %s is in no hop", line1, line2, got)
+			}
+		}
+		_ = p.Subject(got)
+	})
 }

@@ -81,6 +81,10 @@ func NormalizeEmail(s string) (string, error) {
 	return s, nil
 }
 
+// CheckPasswordRules returns ErrBadPassword for a password an account
+// may not have (its length in characters out of bounds, or not UTF-8).
+func CheckPasswordRules(p string) error { return checkPassword(p) }
+
 func checkPassword(p string) error {
 	if n := utf8.RuneCountInString(p); n < MinPassword || n > MaxPassword || !utf8.ValidString(p) {
 		return ErrBadPassword

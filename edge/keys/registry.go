@@ -90,6 +90,16 @@ type entry struct {
 // unknown key costs the same work as a wrong one.
 var dummy = HashKey("edge_00000000_00000000000000000000000000000000")
 
+// NewStaticRegistry returns a registry holding these accounts and keys,
+// which never loads (for tests of the key check).
+func NewStaticRegistry(accounts []analytics.AccountState, keys []analytics.KeyRow) *Registry {
+	r := &Registry{}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reset(accounts, keys, time.Now())
+	return r
+}
+
 // NewRegistry returns an empty registry that loads from db.
 func NewRegistry(db *analytics.Lazy) *Registry { return &Registry{db: db} }
 

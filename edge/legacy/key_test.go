@@ -58,3 +58,39 @@ func TestLegacyCacheKey(t *testing.T) {
 		seen[k] = q
 	}
 }
+
+// FuzzLegacyQuery: no query string makes the legacy query's parser panic;
+// a query it accepts is within the API's bounds, and parses to the same
+// cache key however often it is read.
+func FuzzLegacyQuery(f *testing.F) {
+	for _, q := range []string{"", "platform=0&sort=rating&dir=asc", "pageSize=5000&page=0", "page=99999999999999999999",
+		"minRating=NaN&maxRating=Inf", "minVersion=1.2.3&maxVersion=v2", "updatedAfter=2026-13-45", "type=9&manifestVersion=1",
+		"featured=maybe", "q=%00%ff&category=%E2%80%AE", "minInstalls=-1e400", "platform=0&platform=4&platform=5"} {
+		f.Add(q)
+	}
+	app := fiber.New()
+	f.Fuzz(func(t *testing.T, raw string) {
+		parse := func() (views.ListingQuery, error) {
+			var rc fasthttp.RequestCtx
+			rc.Request.SetRequestURI("/api/extensions?" + raw)
+			c := app.AcquireCtx(&rc)
+			defer app.ReleaseCtx(c)
+			var q views.ListingQuery
+			return q, parseLegacy(c, &q, true)
+		}
+		q, err := parse()
+		if err != nil {
+			return
+		}
+		if q.Page < 1 || q.PageSize < 1 || q.PageSize > maxPageSize {
+			t.Fatalf("%q: paging out of bounds: page %d, pageSize %d", raw, q.Page, q.PageSize)
+		}
+		if q.Store != nil && !q.Store.Valid() {
+			t.Fatalf("%q: an unknown store", raw)
+		}
+		again, _ := parse()
+		if a, b := answer.NewKey(nil, "/api/extensions", 1).Query(&q).String(), answer.NewKey(nil, "/api/extensions", 1).Query(&again).String(); a != b {
+			t.Fatalf("%q: two keys for one query:\n%q\n%q", raw, a, b)
+		}
+	})
+}

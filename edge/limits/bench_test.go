@@ -20,7 +20,7 @@ func BenchmarkAdmit(b *testing.B) {
 	}{{"key", Subject{Key: "edge_abcdefgh"}}, {"address", Subject{Addr: netip.MustParseAddr("192.0.2.1")}}} {
 		b.Run(sub.name, func(b *testing.B) {
 			l := New(cfg, Memory())
-			l.Usage.totals.Store(&totals{day: dayOf(time.Now()), m: map[Subject]uint64{}, read: time.Now().Add(time.Hour)})
+			publishTotals(l.Usage, dayOf(time.Now()), nil, time.Now().Add(time.Hour))
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if d := l.Admit(sub.s, 0, time.Now()); d.Outcome != Admitted {

@@ -20,18 +20,28 @@ type Config struct {
 	SearchSlots int           // searches running at once, across every caller
 	SearchRate  float64       // searches started a second, across every caller (0: no bound)
 	StaleAfter  time.Duration // how old the fleet's daily totals may be before calls answer 503
-	Now         func() time.Time
+	// MaxActive bounds the callers held with their minute's window
+	// (DefaultMaxActive when 0); MaxSubjects bounds the callers of the day
+	// held in the fleet's totals (DefaultMaxSubjects when 0).
+	MaxActive, MaxSubjects int
+	// MaxAddresses bounds the addresses each per-address window (invalid
+	// keys) holds (DefaultMaxKeys when 0).
+	MaxAddresses int
+	Now          func() time.Time
 }
 
 // DefaultConfig returns the spec's limits.
 func DefaultConfig() Config {
 	return Config{
-		Anonymous:   Policy{PerMinute: 30, PerDay: 500},
-		Keyed:       Policy{PerMinute: 120, PerDay: 20_000},
-		InvalidKeys: 30,
-		SearchSlots: 4,
-		SearchRate:  20,
-		StaleAfter:  15 * time.Second,
+		Anonymous:    Policy{PerMinute: 30, PerDay: 500},
+		Keyed:        Policy{PerMinute: 120, PerDay: 20_000},
+		InvalidKeys:  30,
+		SearchSlots:  4,
+		SearchRate:   20,
+		StaleAfter:   15 * time.Second,
+		MaxActive:    DefaultMaxActive,
+		MaxSubjects:  DefaultMaxSubjects,
+		MaxAddresses: DefaultMaxKeys,
 	}
 }
 
@@ -58,9 +68,15 @@ func New(cfg Config, store Store) *Limiter {
 	l := &Limiter{
 		cfg:     cfg,
 		now:     now,
-		invalid: NewWindows(cfg.InvalidKeys, time.Minute, HashAddr),
+		invalid: NewWindows(cfg.InvalidKeys, time.Minute, HashAddr).Bound(cfg.MaxAddresses),
 		Usage:   NewUsage(store, cfg.StaleAfter, now),
 		Search:  NewPool(cfg.SearchSlots, cfg.SearchRate),
+	}
+	if cfg.MaxActive > 0 {
+		l.Usage.maxActive = cfg.MaxActive
+	}
+	if cfg.MaxSubjects > 0 {
+		l.Usage.maxSubjects = cfg.MaxSubjects
 	}
 	l.anonPolicy = policy(cfg.Anonymous.PerMinute, cfg.Anonymous.PerDay)
 	l.keyedPolicy = policy(cfg.Keyed.PerMinute, cfg.Keyed.PerDay)

@@ -18,7 +18,7 @@ func testLimiter(t *testing.T, perMinute int, perDay uint64, now *time.Time) *Li
 	cfg.StaleAfter = time.Hour
 	cfg.Now = func() time.Time { return *now }
 	l := New(cfg, Memory())
-	l.Usage.totals.Store(&totals{day: dayOf(*now), m: map[Subject]uint64{}, read: *now})
+	publishTotals(l.Usage, dayOf(*now), nil, *now)
 	return l
 }
 
@@ -110,7 +110,7 @@ func TestLimiterMinuteOnlyThenDay(t *testing.T) {
 	}
 	// The day restarts at midnight; the minute does not.
 	now = now.Add(61 * time.Second)
-	l.Usage.totals.Store(&totals{day: dayOf(now), m: map[Subject]uint64{}, read: now})
+	publishTotals(l.Usage, dayOf(now), nil, now)
 	if d := l.Admit(s, 0, time.Time{}); d.Outcome != Admitted || d.Remaining != 1 {
 		t.Fatalf("first call of a new day: %+v", d)
 	}
@@ -125,7 +125,7 @@ func TestLimiterReadsTheFleetsTotals(t *testing.T) {
 	}
 	// Another edge counted 15 calls: the next read of the totals holds
 	// them, and this edge's own call since.
-	l.Usage.totals.Store(&totals{day: dayOf(now), m: map[Subject]uint64{s: 15}, read: now})
+	publishTotals(l.Usage, dayOf(now), map[Subject]uint64{s: 15}, now)
 	if d := l.Admit(s, 0, time.Time{}); d.Remaining != 20-15-2 {
 		t.Fatalf("after the fleet's totals: %+v", d)
 	}
@@ -173,4 +173,16 @@ func TestLimiterLimitAboveWhatARingCounts(t *testing.T) {
 	if ok, _ := w.Allow(netip.MustParseAddr("192.0.2.9"), now); !ok {
 		t.Fatal("Windows with a limit of 2^32 refused the first event")
 	}
+}
+
+// publishTotals publishes the fleet's totals of day m, read at read, as a
+// Sync would.
+func publishTotals(u *Usage, day int64, m map[Subject]uint64, read time.Time) {
+	raw := make(map[string]uint64, len(m))
+	for s, n := range m {
+		raw[s.String()] = n
+	}
+	t := newDayTotals(day, raw)
+	t.read.Store(read.UnixNano())
+	u.totals.Store(t)
 }

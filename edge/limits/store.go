@@ -10,68 +10,158 @@ import (
 )
 
 // Store keeps the day's calls of every subject for the whole fleet: each
-// edge adds what it counted, and reads back the sums.
+// edge adds what it counted, as batches, and reads back what the others
+// added since it last read.
 type Store interface {
-	// Add adds the deltas to their subjects' days.
-	Add(ctx context.Context, deltas []analytics.UsageDelta) error
-	// Day returns every subject's calls on the UTC day of day.
-	Day(ctx context.Context, day time.Time) (map[string]uint64, error)
+	// Add writes deltas as one batch.
+	Add(ctx context.Context, batch analytics.UsageBatch, deltas []analytics.UsageDelta) error
+	// Day reads every subject's calls on the UTC day of day, whole, with
+	// the position from which Since brings what was added after. Batches
+	// from that position on that the totals hold already are listed in
+	// Included (others may be in the totals too, and be brought again:
+	// applied twice, a call is refused early, never admitted past its day).
+	Day(ctx context.Context, day time.Time) (DayRead, error)
+	// Since returns the changes to day added from pos on, and the position
+	// to ask from next. A change may come again in a later call (readers
+	// apply each batch once).
+	Since(ctx context.Context, day time.Time, pos Pos) ([]analytics.UsageChange, Pos, error)
 }
 
-// ClickHouse returns the store of a fleet: the usage table of db, which
-// every edge of the fleet reads and writes.
+// DayRead is a day's totals read whole.
+type DayRead struct {
+	Totals   map[string]uint64
+	Pos      Pos
+	Included []analytics.UsageBatch
+}
+
+// Pos is a position in a store's log of batches.
+type Pos struct {
+	at time.Time // ClickHouse: the server's clock, whole seconds
+	n  int       // Memory: an index in the log
+}
+
+// logOverlap is how far back a read of the ClickHouse log starts before
+// the previous read's time: an insert takes its time before its rows can
+// be read, and the log's time has whole seconds.
+const logOverlap = 4 * time.Second
+
+// ClickHouse returns the store of a fleet: the usage log and usage tables
+// of db, which every edge of the fleet reads and writes.
 func ClickHouse(db *analytics.Lazy) Store { return chStore{db} }
 
 type chStore struct{ db *analytics.Lazy }
 
-func (s chStore) Add(ctx context.Context, deltas []analytics.UsageDelta) error {
+func (s chStore) Add(ctx context.Context, batch analytics.UsageBatch, deltas []analytics.UsageDelta) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
-	return analytics.WriteUsage(ctx, conn, deltas)
+	return analytics.WriteUsage(ctx, conn, batch, deltas)
 }
 
-func (s chStore) Day(ctx context.Context, day time.Time) (map[string]uint64, error) {
+func (s chStore) Day(ctx context.Context, day time.Time) (DayRead, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return DayRead{}, err
 	}
-	return analytics.LoadUsage(ctx, conn, day)
+	now, err := analytics.ServerNow(ctx, conn)
+	if err != nil {
+		return DayRead{}, err
+	}
+	pos := Pos{at: now.Add(-logOverlap)}
+	// The batches first, then the totals: a batch written in between is
+	// in the totals but not listed, applied twice (refusing early) rather
+	// than listed but missing (admitting too many).
+	recent, err := analytics.LoadUsageSince(ctx, conn, day, pos.at)
+	if err != nil {
+		return DayRead{}, err
+	}
+	totals, err := analytics.LoadUsage(ctx, conn, day)
+	if err != nil {
+		return DayRead{}, err
+	}
+	read := DayRead{Totals: totals, Pos: pos}
+	seen := map[analytics.UsageBatch]bool{}
+	for _, c := range recent {
+		if !seen[c.Batch] {
+			seen[c.Batch] = true
+			read.Included = append(read.Included, c.Batch)
+		}
+	}
+	return read, nil
+}
+
+func (s chStore) Since(ctx context.Context, day time.Time, pos Pos) ([]analytics.UsageChange, Pos, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, pos, err
+	}
+	now, err := analytics.ServerNow(ctx, conn)
+	if err != nil {
+		return nil, pos, err
+	}
+	changes, err := analytics.LoadUsageSince(ctx, conn, day, pos.at)
+	if err != nil {
+		return nil, pos, err
+	}
+	return changes, Pos{at: now.Add(-logOverlap)}, nil
 }
 
 // Memory returns a store in this process's memory: the limits of one
 // edge on its own (and of tests that run without ClickHouse). It keeps
-// every day it is given.
-func Memory() Store { return &memStore{days: map[time.Time]map[string]uint64{}} }
+// every batch it is given.
+func Memory() Store { return &memStore{} }
 
 type memStore struct {
-	mu   sync.Mutex
-	days map[time.Time]map[string]uint64
+	mu  sync.Mutex
+	log []memChange
 }
 
-func (s *memStore) Add(_ context.Context, deltas []analytics.UsageDelta) error {
+type memChange struct {
+	day time.Time
+	analytics.UsageChange
+}
+
+func dayKey(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
+
+func (s *memStore) Add(ctx context.Context, batch analytics.UsageBatch, deltas []analytics.UsageDelta) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("write usage: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, d := range deltas {
-		day := d.Day.UTC().Truncate(24 * time.Hour)
-		if s.days[day] == nil {
-			s.days[day] = map[string]uint64{}
-		}
-		s.days[day][d.Subject] += d.Calls
+		s.log = append(s.log, memChange{dayKey(d.Day), analytics.UsageChange{Batch: batch, Subject: d.Subject, Calls: d.Calls}})
 	}
 	return nil
 }
 
-func (s *memStore) Day(ctx context.Context, day time.Time) (map[string]uint64, error) {
+func (s *memStore) Day(ctx context.Context, day time.Time) (DayRead, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("read usage: %w", err)
+		return DayRead{}, fmt.Errorf("read usage: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]uint64, len(s.days[day.UTC().Truncate(24*time.Hour)]))
-	for k, v := range s.days[day.UTC().Truncate(24*time.Hour)] {
-		out[k] = v
+	read := DayRead{Totals: map[string]uint64{}, Pos: Pos{n: len(s.log)}}
+	for _, c := range s.log {
+		if c.day.Equal(dayKey(day)) {
+			read.Totals[c.Subject] += c.Calls
+		}
 	}
-	return out, nil
+	return read, nil
+}
+
+func (s *memStore) Since(ctx context.Context, day time.Time, pos Pos) ([]analytics.UsageChange, Pos, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, pos, fmt.Errorf("read usage: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []analytics.UsageChange
+	for _, c := range s.log[min(pos.n, len(s.log)):] {
+		if c.day.Equal(dayKey(day)) {
+			out = append(out, c.UsageChange)
+		}
+	}
+	return out, Pos{n: len(s.log)}, nil
 }

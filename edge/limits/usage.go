@@ -2,13 +2,16 @@ package limits
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cespare/xxhash/v2"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron"
@@ -29,22 +32,19 @@ func (s Subject) String() string {
 	return "addr:" + s.Addr.String()
 }
 
-func parseSubject(s string) (Subject, bool) {
-	if k, ok := strings.CutPrefix(s, "key:"); ok && k != "" {
-		return Subject{Key: k}, true
-	}
-	if a, ok := strings.CutPrefix(s, "addr:"); ok {
-		addr, err := netip.ParseAddr(a)
-		return Subject{Addr: addr}, err == nil
-	}
-	return Subject{}, false
-}
-
 // Usage counts each subject's calls: those of the last minute, on this
 // edge, and those of the UTC day, across the fleet. Day calls are counted
-// in memory at once and flushed to ClickHouse as deltas by Sync, which
-// then reads the whole fleet's totals back; a subject's count is the
+// in memory at once and flushed to the store by Sync as a batch; Sync
+// then reads the batches the fleet added since its last read (its own
+// included) and adds them to the day's totals. A subject's count is the
 // fleet's total as of the last Sync plus what this edge counted since.
+//
+// One Sync costs what changed since the last one — the batches written in
+// a few seconds — whatever the number of callers the day has had; the day
+// is read whole only when an edge starts or a day begins. The totals of
+// every subject of the day are held in memory, by a 64-bit hash of the
+// subject (bench/README.md#usage-sync: about 40 bytes a caller).
+//
 // Both counts of a subject sit under one lock, so an admitted call takes
 // one lock and one lookup (see bench/README.md#the-cached-hot-path). It is
 // safe for concurrent use.
@@ -52,22 +52,137 @@ type Usage struct {
 	store      Store
 	now        func() time.Time
 	staleAfter time.Duration
+	name       string // this edge's name in the store's batches
 
-	totals  atomic.Pointer[totals]
-	entries sync.Map // Subject → *entry
+	totals  atomic.Pointer[dayTotals]
+	entries sync.Map     // Subject → *entry
+	active  atomic.Int64 // entries held
+	evictMu sync.Mutex   // one eviction of entries at a time
+
+	// maxActive bounds the entries (callers of the last minute, or with
+	// calls not yet in the totals); maxSubjects bounds the day's totals.
+	maxActive, maxSubjects int
 
 	carryMu sync.Mutex
 	carry   []analytics.UsageDelta // counts of past days still to write
 
-	syncMu sync.Mutex // one Sync or Flush at a time
+	syncMu  sync.Mutex // one Sync or Flush at a time; guards the fields below
+	seq     uint64
+	pending map[analytics.UsageBatch][]pending // own batches written, not yet read back
+	applied map[analytics.UsageBatch]time.Time // batches added to the totals, and when
 }
 
-// totals are the fleet's counts of one day, as read by a Sync.
-type totals struct {
-	day  int64 // days since 1970-01-01
-	m    map[Subject]uint64
-	read time.Time
+// dayTotals are the fleet's counts of one day: the day read whole, plus
+// every batch read since. Syncs add to it; calls read it.
+type dayTotals struct {
+	day    int64 // days since 1970-01-01
+	shards [64]totalsShard
+	// floor holds, once subjects have been evicted to bound the totals,
+	// the largest count evicted into each slot (by subject hash): a
+	// subject not in the shards counts at least its slot's floor, which
+	// is at least its own count, so an eviction never admits a call past
+	// a day.
+	floor atomic.Pointer[[floorSlots]atomic.Uint32]
+	gen   atomic.Uint64 // bumped after each Sync's additions
+	read  atomic.Int64  // unix nanoseconds of the last successful read
+	pos   Pos           // where the next read starts (Usage.syncMu)
 }
+
+type totalsShard struct {
+	mu sync.RWMutex
+	m  map[uint64]uint64 // subject hash → calls
+}
+
+func newDayTotals(day int64, totals map[string]uint64) *dayTotals {
+	t := &dayTotals{day: day}
+	for i := range t.shards {
+		t.shards[i].m = make(map[uint64]uint64, len(totals)/len(t.shards))
+	}
+	for s, n := range totals {
+		h := subjectHash(s)
+		t.shards[h%64].m[h] += n
+	}
+	return t
+}
+
+// floorSlots is the size of a dayTotals' floor: 4 MiB, made only when
+// the totals pass their bound.
+const floorSlots = 1 << 20
+
+func (t *dayTotals) get(h uint64) uint64 {
+	sh := &t.shards[h%64]
+	sh.mu.RLock()
+	n, ok := sh.m[h]
+	sh.mu.RUnlock()
+	if !ok {
+		if f := t.floor.Load(); f != nil {
+			return uint64(f[h%floorSlots].Load())
+		}
+	}
+	return n
+}
+
+func (t *dayTotals) add(h, n uint64) {
+	sh := &t.shards[h%64]
+	sh.mu.Lock()
+	old, ok := sh.m[h]
+	if !ok {
+		if f := t.floor.Load(); f != nil {
+			old = uint64(f[h%floorSlots].Load()) // an evicted subject resumes from its floor
+		}
+	}
+	sh.m[h] = old + n
+	sh.mu.Unlock()
+}
+
+// bound evicts the subjects with the fewest calls until at most 7/8 of
+// max remain, each into the floor. Only Sync calls it.
+func (t *dayTotals) bound(max int) (evicted int) {
+	if max <= 0 || t.Len() <= max {
+		return 0
+	}
+	f := t.floor.Load()
+	if f == nil {
+		f = new([floorSlots]atomic.Uint32)
+		t.floor.Store(f)
+	}
+	target := max / 8 * 7
+	for fewest := uint64(1); t.Len() > target; fewest *= 2 {
+		for i := range t.shards {
+			sh := &t.shards[i]
+			sh.mu.Lock()
+			for h, n := range sh.m {
+				if n > fewest {
+					continue
+				}
+				slot := &f[h%floorSlots]
+				if c := uint32(min(n, 1<<32-1)); c > slot.Load() {
+					slot.Store(c)
+				}
+				delete(sh.m, h)
+				evicted++
+			}
+			sh.mu.Unlock()
+		}
+	}
+	return evicted
+}
+
+// Len returns the number of subjects with calls in the totals.
+func (t *dayTotals) Len() int {
+	n := 0
+	for i := range t.shards {
+		t.shards[i].mu.RLock()
+		n += len(t.shards[i].m)
+		t.shards[i].mu.RUnlock()
+	}
+	return n
+}
+
+// subjectHash is a subject's key in the totals: a 64-bit hash of its
+// stored form (two of a million subjects collide with odds of 1 in 30
+// million; they would then share one count, refusing early).
+func subjectHash(s string) uint64 { return xxhash.Sum64String(s) }
 
 // minuteWidth is the width of one part of a minute window.
 const minuteWidth = int64(time.Minute) / parts
@@ -76,14 +191,16 @@ const minuteWidth = int64(time.Minute) / parts
 // counted for it on one day that the published totals do not hold yet.
 type entry struct {
 	mu       sync.Mutex
+	hash     uint64 // subjectHash of the subject
 	day      int64
 	unsent   uint64 // not written yet
 	inflight uint64 // being written by Sync
-	sent     uint64 // written, not yet in the published totals
+	sent     uint64 // written, not yet read back into the totals
 	dead     bool   // removed from the map: look it up again
-	// seen is the totals base was read from, for day seenDay: a call
-	// reads the fleet's total from the map only when the totals change.
-	seen    *totals
+	// seen and seenGen are the totals base was read from, for day seenDay:
+	// a call reads the fleet's total only when the totals change.
+	seen    *dayTotals
+	seenGen uint64
 	seenDay int64
 	base    uint64
 	minute  ring // calls of the last minute, admitted or refused for the day
@@ -97,7 +214,11 @@ func NewUsage(store Store, staleAfter time.Duration, now func() time.Time) *Usag
 	if now == nil {
 		now = time.Now
 	}
-	return &Usage{store: store, now: now, staleAfter: staleAfter}
+	var name [8]byte
+	_, _ = rand.Read(name[:])
+	return &Usage{store: store, now: now, staleAfter: staleAfter, name: hex.EncodeToString(name[:]),
+		maxActive: DefaultMaxActive, maxSubjects: DefaultMaxSubjects,
+		pending: map[analytics.UsageBatch][]pending{}, applied: map[analytics.UsageBatch]time.Time{}}
 }
 
 func dayOf(t time.Time) int64 { return t.UTC().Unix() / 86400 }
@@ -113,16 +234,28 @@ func UntilMidnight(t time.Time) time.Duration {
 // now, to check a day's limit.
 func (u *Usage) fresh(now time.Time) bool {
 	t := u.totals.Load()
-	return t != nil && now.Sub(t.read) <= u.staleAfter
+	return t != nil && now.UnixNano()-t.read.Load() <= int64(u.staleAfter)
 }
 
 // ReadAt returns when the fleet's totals were last read; zero before the
 // first read.
 func (u *Usage) ReadAt() time.Time {
 	if t := u.totals.Load(); t != nil {
-		return t.read
+		return time.Unix(0, t.read.Load())
 	}
 	return time.Time{}
+}
+
+// Active returns the number of subjects held with their minute's window.
+func (u *Usage) Active() int { return int(u.active.Load()) }
+
+// Subjects returns the number of subjects with calls today in the totals
+// this edge holds.
+func (u *Usage) Subjects() int {
+	if t := u.totals.Load(); t != nil {
+		return t.Len()
+	}
+	return 0
 }
 
 // entryOf returns s's entry, locked, moved to today.
@@ -130,7 +263,11 @@ func (u *Usage) entryOf(s Subject, today int64) *entry {
 	for {
 		v, ok := u.entries.Load(s)
 		if !ok {
-			v, _ = u.entries.LoadOrStore(s, &entry{day: today})
+			var loaded bool
+			v, loaded = u.entries.LoadOrStore(s, &entry{day: today, hash: subjectHash(s.String())})
+			if !loaded && u.active.Add(1) > int64(u.maxActive) {
+				u.evict()
+			}
 		}
 		c := v.(*entry)
 		c.mu.Lock()
@@ -172,18 +309,23 @@ func (e *entry) used() uint64 {
 }
 
 // lock returns s's entry for the day of now, locked, its fleet total
-// taken from the published totals.
+// taken from the totals.
 func (u *Usage) lock(s Subject, now time.Time) *entry {
 	today := dayOf(now)
 	e := u.entryOf(s, today)
-	// Loaded under e's lock: a Sync publishes its totals before it takes
-	// what they hold out of e, so e never pairs old totals with a sent
-	// count already taken out.
+	// Read under e's lock: a Sync bumps the totals' generation after it
+	// adds a batch and before it takes that batch's calls out of e, so e
+	// never pairs totals without the batch with a sent count already
+	// taken out.
 	t := u.totals.Load()
-	if e.seen != t || e.seenDay != today {
-		e.seen, e.seenDay, e.base = t, today, 0
+	var gen uint64
+	if t != nil {
+		gen = t.gen.Load()
+	}
+	if e.seen != t || e.seenGen != gen || e.seenDay != today {
+		e.seen, e.seenGen, e.seenDay, e.base = t, gen, today, 0
 		if t != nil && t.day == today {
-			e.base = t.m[s]
+			e.base = t.get(e.hash)
 		}
 	}
 	return e
@@ -191,55 +333,99 @@ func (u *Usage) lock(s Subject, now time.Time) *entry {
 
 type pending struct {
 	c     *entry
-	s     string
 	day   int64
 	calls uint64
 }
 
-// Sync writes the calls counted since the last Sync, then reads the
-// fleet's totals of the day and publishes them.
+// appliedFor is how long a batch added to the totals is remembered, so
+// that reading it again (the reads overlap) does not add it twice.
+const appliedFor = 3 * logOverlap
+
+// Sync writes the calls counted since the last Sync as one batch, then
+// reads what the fleet added since the last read and adds it to the day's
+// totals (the whole day when the edge starts or a day begins).
 func (u *Usage) Sync(ctx context.Context) error {
 	u.syncMu.Lock()
 	defer u.syncMu.Unlock()
 	if err := u.flush(ctx); err != nil {
 		return err
 	}
-	// Everything sent so far is written: the read below holds it.
-	sentBefore := map[*entry]uint64{}
-	u.each(func(_ Subject, c *entry) {
-		c.mu.Lock()
-		if c.sent > 0 {
-			sentBefore[c] = c.sent
-		}
-		c.mu.Unlock()
-	})
 	now := u.now()
 	today := dayOf(now)
-	raw, err := u.store.Day(ctx, dayTime(today))
+	t := u.totals.Load()
+	if t == nil || t.day != today {
+		read, err := u.store.Day(ctx, dayTime(today))
+		if err != nil {
+			return fmt.Errorf("read usage: %w", err)
+		}
+		nt := newDayTotals(today, read.Totals)
+		nt.bound(u.maxSubjects)
+		nt.pos = read.Pos
+		nt.read.Store(now.UnixNano())
+		clear(u.applied)
+		for _, b := range read.Included {
+			u.applied[b] = now
+		}
+		u.totals.Store(nt)
+		// Every batch this edge wrote is in a day read after it.
+		for b, ps := range u.pending {
+			settle(ps)
+			delete(u.pending, b)
+		}
+		u.forget(now)
+		return nil
+	}
+	changes, pos, err := u.store.Since(ctx, dayTime(today), t.pos)
 	if err != nil {
 		return fmt.Errorf("read usage: %w", err)
 	}
-	m := make(map[Subject]uint64, len(raw))
-	for k, n := range raw {
-		if s, ok := parseSubject(k); ok {
-			m[s] = n
+	var added []analytics.UsageBatch
+	fresh := map[analytics.UsageBatch]bool{}
+	for _, c := range changes {
+		if _, done := u.applied[c.Batch]; done && !fresh[c.Batch] {
+			continue
 		}
+		if !fresh[c.Batch] {
+			fresh[c.Batch] = true
+			added = append(added, c.Batch)
+		}
+		t.add(subjectHash(c.Subject), c.Calls)
 	}
-	// Publish first, then take the counted calls out of the entries: in
+	for _, b := range added {
+		u.applied[b] = now
+	}
+	// Bump first, then take the added batches out of the entries: in
 	// between a call sees them twice, which can only refuse, never admit
 	// too many.
-	u.totals.Store(&totals{day: today, m: m, read: now})
-	u.each(func(s Subject, c *entry) {
-		c.mu.Lock()
-		if c.day == today {
-			c.sent -= min(c.sent, sentBefore[c])
-		} else {
-			c.sent = 0
+	t.bound(u.maxSubjects)
+	t.pos = pos
+	t.gen.Add(1)
+	t.read.Store(now.UnixNano())
+	for _, b := range added {
+		if ps, ok := u.pending[b]; ok {
+			settle(ps)
+			delete(u.pending, b)
 		}
-		c.mu.Unlock()
-	})
+	}
+	for b, at := range u.applied {
+		if now.Sub(at) > appliedFor {
+			delete(u.applied, b)
+		}
+	}
 	u.forget(now)
 	return nil
+}
+
+// settle takes the calls of a batch read back out of its entries' sent
+// counts.
+func settle(ps []pending) {
+	for _, p := range ps {
+		p.c.mu.Lock()
+		if p.c.day == p.day {
+			p.c.sent -= min(p.c.sent, p.calls)
+		}
+		p.c.mu.Unlock()
+	}
 }
 
 // forget drops the entries that hold nothing at now: no call of the last
@@ -250,11 +436,56 @@ func (u *Usage) forget(now time.Time) {
 		c.mu.Lock()
 		c.minute.advance(part)
 		if c.unsent == 0 && c.inflight == 0 && c.sent == 0 && c.minute.total == 0 {
-			c.dead = true
-			u.entries.CompareAndDelete(s, c)
+			u.drop(s, c)
 		}
 		c.mu.Unlock()
 	})
+}
+
+// drop removes c, locked, from the entries.
+func (u *Usage) drop(s Subject, c *entry) {
+	c.dead = true
+	if u.entries.CompareAndDelete(s, c) {
+		u.active.Add(-1)
+	}
+}
+
+// Bounds of a Usage's memory (see bench/README.md#usage-sync).
+const (
+	// DefaultMaxActive is the most callers held with their minute's
+	// window: about 512 bytes each, 128 MiB in all.
+	DefaultMaxActive = 1 << 18
+	// DefaultMaxSubjects is the most callers of the day held in the
+	// totals: about 31 bytes each (40 while a map grows), 320 MiB in all.
+	DefaultMaxSubjects = 8 << 20
+)
+
+// evict brings the entries down to 7/8 of their bound: first those with
+// no call in the last minute and none the totals lack (what a Sync
+// forgets), then those with no call the totals lack. An entry whose day
+// calls are not all in the fleet's totals is never evicted, so an
+// eviction cannot admit a call past a day; an evicted caller's minute
+// window restarts.
+func (u *Usage) evict() {
+	if !u.evictMu.TryLock() {
+		return // another call is evicting
+	}
+	defer u.evictMu.Unlock()
+	target := int64(u.maxActive / 8 * 7)
+	part := u.now().UnixNano() / minuteWidth
+	for pass := 0; pass < 2 && u.active.Load() > target; pass++ {
+		u.entries.Range(func(k, v any) bool {
+			c := v.(*entry)
+			if c.mu.TryLock() { // a busy entry is in use: leave it
+				c.minute.advance(part)
+				if c.unsent == 0 && c.inflight == 0 && c.sent == 0 && (pass == 1 || c.minute.total == 0) {
+					u.drop(k.(Subject), c)
+				}
+				c.mu.Unlock()
+			}
+			return u.active.Load() > target
+		})
+	}
 }
 
 // Flush writes the calls counted since the last write. A graceful stop
@@ -279,7 +510,7 @@ func (u *Usage) flush(ctx context.Context) error {
 		c.mu.Lock()
 		if c.unsent > 0 {
 			batch = append(batch, analytics.UsageDelta{Day: dayTime(c.day), Subject: s.String(), Calls: c.unsent})
-			taken = append(taken, pending{c, s.String(), c.day, c.unsent})
+			taken = append(taken, pending{c, c.day, c.unsent})
 			c.inflight += c.unsent
 			c.unsent = 0
 		}
@@ -293,8 +524,13 @@ func (u *Usage) flush(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	err := u.write(ctx, batch)
-	for _, p := range taken {
+	u.seq++
+	id := analytics.UsageBatch{Edge: u.name, Seq: u.seq}
+	err := u.store.Add(ctx, id, batch)
+	if err != nil {
+		err = fmt.Errorf("write usage: %w", err)
+	}
+	for i, p := range taken {
 		p.c.mu.Lock()
 		p.c.inflight -= p.calls
 		switch {
@@ -306,7 +542,7 @@ func (u *Usage) flush(ctx context.Context) error {
 			p.c.unsent += p.calls
 		default:
 			u.carryMu.Lock()
-			u.carry = append(u.carry, analytics.UsageDelta{Day: dayTime(p.day), Subject: p.s, Calls: p.calls})
+			u.carry = append(u.carry, batch[i])
 			u.carryMu.Unlock()
 		}
 		p.c.mu.Unlock()
@@ -317,13 +553,7 @@ func (u *Usage) flush(ctx context.Context) error {
 		u.carryMu.Unlock()
 		return err
 	}
-	return nil
-}
-
-func (u *Usage) write(ctx context.Context, batch []analytics.UsageDelta) error {
-	if err := u.store.Add(ctx, batch); err != nil {
-		return fmt.Errorf("write usage: %w", err)
-	}
+	u.pending[id] = taken
 	return nil
 }
 

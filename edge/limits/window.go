@@ -21,12 +21,32 @@ const parts = 60
 // concurrent callers are never admitted past the limit. Keys idle for a
 // span are forgotten. It is safe for concurrent use.
 type Windows[K comparable] struct {
-	limit  uint32
-	width  int64 // nanoseconds of one part
-	seed   maphash.Seed
-	hash   func(maphash.Seed, K) uint64
-	keys   atomic.Int64 // keys held, so that Full on an empty counter takes no lock
-	shards [64]wshard[K]
+	limit    uint32
+	width    int64 // nanoseconds of one part
+	seed     maphash.Seed
+	hash     func(maphash.Seed, K) uint64
+	keys     atomic.Int64 // keys held, so that Full on an empty counter takes no lock
+	perShard int          // most keys a shard holds
+	shards   [64]wshard[K]
+}
+
+// DefaultMaxKeys is the most keys a Windows holds unless bounded
+// otherwise: about 320 bytes each (a ring of 61 counts and its map slot),
+// 20 MiB in all.
+const DefaultMaxKeys = 1 << 16
+
+// Bound sets the most keys w holds (DefaultMaxKeys when max is 0 or
+// less) and returns w; call it before w is used. When a key comes to a
+// full shard, the keys whose events all left the window go first, then
+// the one, of 16 sampled, whose newest event is oldest: its count
+// restarts, which can admit at most the events it had counted, and only
+// when more keys than the bound had events within one span.
+func (w *Windows[K]) Bound(max int) *Windows[K] {
+	if max <= 0 {
+		max = DefaultMaxKeys
+	}
+	w.perShard = (max + len(w.shards) - 1) / len(w.shards)
+	return w
 }
 
 // HashString hashes a string key of Windows.
@@ -53,7 +73,8 @@ type ring struct {
 // NewWindows returns a counter of at most limit events per span and key,
 // whose keys hash with hash; limit 0 or less refuses every event.
 func NewWindows[K comparable](limit int, span time.Duration, hash func(maphash.Seed, K) uint64) *Windows[K] {
-	w := &Windows[K]{limit: limit32(limit), width: max(int64(span)/parts, 1), seed: maphash.MakeSeed(), hash: hash}
+	w := &Windows[K]{limit: limit32(limit), width: max(int64(span)/parts, 1), seed: maphash.MakeSeed(), hash: hash,
+		perShard: DefaultMaxKeys / 64}
 	for i := range w.shards {
 		w.shards[i].m = map[K]*ring{}
 	}
@@ -121,6 +142,9 @@ func (w *Windows[K]) take(k K, now int64, record, respect bool) (bool, time.Dura
 		return true, 0
 	}
 	if r == nil {
+		if len(s.m) >= w.perShard {
+			w.makeRoom(s, part)
+		}
 		r = &ring{last: part}
 		s.m[k] = r
 		w.keys.Add(1)
@@ -189,6 +213,27 @@ func (r *ring) allow(limit uint32, width, now int64) (bool, time.Duration) {
 	}
 	r.add(part)
 	return true, 0
+}
+
+// makeRoom frees a place in the full shard s: the keys whose events all
+// left the window, or else the sampled key with the oldest newest event.
+func (w *Windows[K]) makeRoom(s *wshard[K], part int64) {
+	w.sweep(s, part)
+	if len(s.m) < w.perShard {
+		return
+	}
+	var victim K
+	oldest, seen := int64(math.MaxInt64), 0
+	for k, r := range s.m { // a map's order is random: a sample
+		if r.last < oldest {
+			victim, oldest = k, r.last
+		}
+		if seen++; seen == 16 {
+			break
+		}
+	}
+	delete(s.m, victim)
+	w.keys.Add(-1)
 }
 
 // sweep forgets the keys of s whose every event left the window.

@@ -2,6 +2,7 @@ package limits
 
 import (
 	"hash/maphash"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -125,15 +126,12 @@ func TestPoolBoundsConcurrencyAndRate(t *testing.T) {
 	}
 }
 
-func TestSubjectRoundTrip(t *testing.T) {
-	for _, s := range []string{"key:edge_abcdefgh", "addr:192.0.2.1", "addr:2001:db8::1"} {
-		sub, ok := parseSubject(s)
-		if !ok || sub.String() != s {
-			t.Errorf("%s: %v %v", s, sub, ok)
+func TestSubjectString(t *testing.T) {
+	for s, want := range map[Subject]string{{Key: "edge_abcdefgh"}: "key:edge_abcdefgh", {Addr: netip.MustParseAddr("192.0.2.1")}: "addr:192.0.2.1",
+		{Addr: netip.MustParseAddr("2001:db8::1")}: "addr:2001:db8::1"} {
+		if s.String() != want {
+			t.Errorf("%v: %q, want %q", s, s.String(), want)
 		}
-	}
-	if _, ok := parseSubject("addr:nonsense"); ok {
-		t.Error("a malformed address parsed")
 	}
 }
 
@@ -144,3 +142,30 @@ func TestUntilMidnight(t *testing.T) {
 }
 
 func hashInt(seed maphash.Seed, i int) uint64 { return maphash.Comparable(seed, i) }
+
+// TestWindowsAndFairUseAreBounded: 100,000 keys through a Windows bounded
+// at 640 and a FairUse bounded at 100 leave them within their bounds, and
+// the key used last keeps its count.
+func TestWindowsAndFairUseAreBounded(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	w := NewWindows(3, time.Minute, hashInt).Bound(640)
+	f := NewFairUse(1, 2)
+	f.max = 100
+	for i := range 100_000 {
+		w.Add(i, now)
+		f.Allow(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), now)
+	}
+	if n := w.keys.Load(); n > 640 {
+		t.Errorf("Windows holds %d keys, bound 640", n)
+	}
+	if n := f.Len(); n > 100 {
+		t.Errorf("FairUse holds %d addresses, bound 100", n)
+	}
+	// The key just used is held, with its count.
+	w.Add(-1, now)
+	w.Add(-1, now)
+	w.Add(-1, now)
+	if full, _ := w.Full(-1, now); !full {
+		t.Error("the newest key lost its count")
+	}
+}

@@ -19,6 +19,9 @@ func encodeCursor(v any) *string {
 // decodeCursor reads a cursor encodeCursor made; ok is false for anything
 // else.
 func decodeCursor[T any](s string) (v T, ok bool) {
+	if len(s) > base64.RawURLEncoding.EncodedLen(maxCursor) {
+		return v, false
+	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || len(b) > maxCursor || json.Unmarshal(b, &v) != nil {
 		return v, false

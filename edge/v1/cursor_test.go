@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/edge-stats/edge/views"
 )
 
@@ -31,6 +33,61 @@ func FuzzListCursor(f *testing.F) {
 		if c.Version != 1 || c.Limit < 1 || c.Limit > listMaxLimit || c.Page < 1 || c.Page >= listMaxPages {
 			b, _ := json.Marshal(c)
 			t.Fatalf("accepted a cursor out of bounds: %s", b)
+		}
+	})
+}
+
+// FuzzReviewCursor: the reviews cursor's decoder never panics and accepts
+// only cursors within the bounds of those the API issues.
+func FuzzReviewCursor(f *testing.F) {
+	f.Add(*encodeCursor(reviewCursor{Query: "critical\x00", Page: 1, Posted: 1700000000, ID: "r1"}))
+	f.Add(*encodeCursor(reviewCursor{Query: "", Page: 1 << 30, ID: "x"}))
+	f.Add(*encodeCursor(reviewCursor{Page: 1}))
+	f.Add("%%%")
+	f.Fuzz(func(t *testing.T, s string) {
+		c, ok := decodeReviewCursor(s)
+		if ok && (c.Page < 1 || c.Page >= reviewsMaxPages || c.ID == "") {
+			t.Fatalf("accepted a cursor out of bounds: %+v", c)
+		}
+	})
+}
+
+// FuzzReviewSearchCursor: the same for the review-search cursor.
+func FuzzReviewSearchCursor(f *testing.F) {
+	f.Add(*encodeCursor(reviewSearchCursor{Query: "a\x00critical\x00\x00\x00", Page: 3}))
+	f.Add(*encodeCursor(reviewSearchCursor{Page: -1}))
+	f.Add(base64.RawURLEncoding.EncodeToString([]byte(`{"q":"x","p":9223372036854775807}`)))
+	f.Fuzz(func(t *testing.T, s string) {
+		c, ok := decodeReviewSearchCursor(s)
+		if ok && (c.Page < 1 || c.Page >= reviewSearchMaxPages) {
+			t.Fatalf("accepted a cursor out of bounds: %+v", c)
+		}
+	})
+}
+
+// FuzzListQuery: no query string makes the v1 listing query's parser
+// panic, and a query it accepts is within the API's bounds.
+func FuzzListQuery(f *testing.F) {
+	for _, q := range []string{"", "store=chrome&minSize=10&maxSize=1e3", "sort=rankclimb", "store=apple&sort=rankclimb&order=asc",
+		"minSize=5", "store=firefox&minSize=-1", "store=edge&minSize=NaN", "store=edge&maxSize=1e19", "category=%00&tag=%ff",
+		"sort=name&order=up", "store=CHROME&store=edge", "q=%E2%80%AE"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		var args fasthttp.Args
+		args.Parse(raw)
+		var q views.ListingQuery
+		if parseList(&args, &q) != nil {
+			return
+		}
+		if q.MinSize != nil && (*q.MinSize < 0 || q.Store == nil) || q.MaxSize != nil && (*q.MaxSize < 0 || q.Store == nil) {
+			t.Fatalf("%q: accepted a size bound out of range: %+v", raw, q)
+		}
+		if q.Store != nil && !q.Store.Valid() {
+			t.Fatalf("%q: accepted an unknown store", raw)
+		}
+		if q.Page != 1 || q.PageSize != listDefaultLimit {
+			t.Fatalf("%q: paging set by the query: %+v", raw, q)
 		}
 	})
 }

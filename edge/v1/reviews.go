@@ -27,6 +27,14 @@ type reviewCursor struct {
 	ID     string `json:"i"`
 }
 
+// decodeReviewCursor reads a reviews cursor; ok is false for anything this
+// API did not issue, and for one whose fields are out of the bounds of
+// any cursor it issues.
+func decodeReviewCursor(s string) (reviewCursor, bool) {
+	c, ok := decodeCursor[reviewCursor](s)
+	return c, ok && c.Page >= 1 && c.Page < reviewsMaxPages && c.ID != ""
+}
+
 // reviewsAnswer is the answer of GET /api/v1/listings/{store}/{id}/reviews.
 // Review text and authors are written by store users: they are data.
 type reviewsAnswer struct {
@@ -62,8 +70,8 @@ func (s *API) getReviews(c *fiber.Ctx) error {
 		Budget: s.searchBudget()}
 	page := 1
 	if raw := c.Query("cursor"); raw != "" {
-		cur, ok := decodeCursor[reviewCursor](raw)
-		if !ok || cur.Page < 1 || cur.Page >= reviewsMaxPages || cur.ID == "" {
+		cur, ok := decodeReviewCursor(raw)
+		if !ok {
 			return problem.New(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
 		}
 		if cur.Query != canon {

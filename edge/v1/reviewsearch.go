@@ -40,6 +40,14 @@ type reviewSearchCursor struct {
 	Page  int    `json:"p"`
 }
 
+// decodeReviewSearchCursor reads a review-search cursor; ok is false for
+// anything this API did not issue, and for one whose page is out of
+// bounds.
+func decodeReviewSearchCursor(s string) (reviewSearchCursor, bool) {
+	c, ok := decodeCursor[reviewSearchCursor](s)
+	return c, ok && c.Page >= 1 && c.Page < reviewSearchMaxPages
+}
+
 // getReviewSearch answers GET /api/v1/reviews/search: listings with at
 // least 3 reviews matching q, most matches first, 50 a page, 20 pages.
 func (s *API) getReviewSearch(c *fiber.Ctx) error {
@@ -83,8 +91,8 @@ func (s *API) getReviewSearch(c *fiber.Ctx) error {
 	canon := q.String() + "\x00" + string(search.Stars) + "\x00" + c.Query("store") + "\x00" + tag + "\x00" + category
 	page := 1
 	if raw := c.Query("cursor"); raw != "" {
-		cur, ok := decodeCursor[reviewSearchCursor](raw)
-		if !ok || cur.Page < 1 || cur.Page >= reviewSearchMaxPages {
+		cur, ok := decodeReviewSearchCursor(raw)
+		if !ok {
 			return problem.New(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
 		}
 		if cur.Query != canon {

@@ -192,3 +192,34 @@ func TestForgedListCursors(t *testing.T) {
 		}
 	}
 }
+
+// TestForgedReviewCursors attacks the two review cursors through HTTP:
+// pages out of bounds, a page count that overflows, an empty review id,
+// garbage and a cursor of 100 KB are 400s that say so, before any read.
+func TestForgedReviewCursors(t *testing.T) {
+	h := start(t, synthetic(t))
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	var l views.Listing
+	for _, x := range h.State.Load().Replica.OfStore(views.Firefox) {
+		if x.Live() {
+			l = x
+			break
+		}
+	}
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	forged := []string{enc(`{"q":"critical\u0000","p":0,"t":1,"i":"r"}`), enc(`{"q":"critical\u0000","p":9223372036854775807,"t":1,"i":"r"}`),
+		enc(`{"q":"critical\u0000","p":1,"t":1,"i":""}`), enc(`{"q":"x","p":-1}`), enc(`{"q":"x","p":1e400}`), "%%%", strings.Repeat("A", 100_000)}
+	for _, base := range []string{h.Base + "/api/v1/listings/firefox/" + l.ID + "/reviews?cursor=", h.Base + "/api/v1/reviews/search?q=crash&cursor="} {
+		for _, c := range forged {
+			a := get(t, "GET", base+c)
+			if a.status == http.StatusRequestHeaderFieldsTooLarge || a.status == http.StatusRequestURITooLong {
+				continue // refused by the server before any parsing
+			}
+			if d := problem(t, a, http.StatusBadRequest); !strings.HasPrefix(d, "cursor:") {
+				t.Errorf("%s%.40s: %q", base, c, d)
+			}
+		}
+	}
+}

@@ -31,6 +31,6 @@ for t in "${targets[@]}"; do
 		echo "FAIL $1 $2"
 		exit 1
 	}
-	execs=$(echo "$out" | grep -o 'execs: [0-9]*' | tail -1 | cut -d' ' -f2)
+	execs=$(echo "$out" | grep -o 'execs: [0-9]*' | tail -1 | cut -d' ' -f2 || true)
 	printf '%-16s %-28s %s execs in %s\n' "$1" "$2" "${execs:-?}" "$fuzztime"
 done

@@ -26,7 +26,9 @@ targets=(
 )
 for t in "${targets[@]}"; do
 	set -- $t
-	out=$(EDGE_TEST_CLICKHOUSE=off "$go" test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "$fuzztime" -parallel 2 2>&1) || {
+	# The targets need no ClickHouse: hide it, and let the packages that
+	# start one for their other tests (TestMain) skip them, CI or not.
+	out=$(env -u CI EDGE_TEST_CLICKHOUSE=off "$go" test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "$fuzztime" -parallel 2 2>&1) || {
 		echo "$out"
 		echo "FAIL $1 $2"
 		exit 1

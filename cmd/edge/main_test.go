@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +70,11 @@ func TestBadSettings(t *testing.T) {
 	if code, _, errs := runCmd(t, ctx, "serve", "--log-level", "loud"); code != 1 || !strings.Contains(errs, "log level") {
 		t.Errorf("bad log level: %d %q", code, errs)
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if code, _, errs := runCmd(t, ctx, "serve", "--memory-limit", "12 parsecs"); code != 1 || !strings.Contains(errs, "--memory-limit") {
+			t.Errorf("bad memory limit: %d %q", code, errs)
+		}
+	}
 }
 
 func TestMigrateSeedServe(t *testing.T) {
@@ -103,8 +110,10 @@ func TestMigrateSeedServe(t *testing.T) {
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan int, 1)
 	var errs bytes.Buffer
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1)) // serve sets the process's limit: put it back
 	go func() {
-		done <- run(sctx, []string{"serve", "--listen", addr, "--log-format", "json"}, strings.NewReader(""), &bytes.Buffer{}, &errs)
+		done <- run(sctx, []string{"serve", "--listen", addr, "--log-format", "json", "--memory-limit", "2GiB", "--cache-mb", "256"},
+			strings.NewReader(""), &bytes.Buffer{}, &errs)
 	}()
 
 	deadline := time.Now().Add(30 * time.Second)
@@ -147,6 +156,13 @@ func TestMigrateSeedServe(t *testing.T) {
 	}
 	if !strings.Contains(errs.String(), "edge stopped") {
 		t.Fatalf("no clean stop in the log: %s", errs.String())
+	}
+	// The heap's soft limit: 2 GiB less a tenth and the answer cache.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		const want = 2<<30 - (2<<30)/10 - 256<<20
+		if got := debug.SetMemoryLimit(-1); got != want || !strings.Contains(errs.String(), `"source":"--memory-limit"`) {
+			t.Fatalf("memory limit %d, want %d; log: %s", got, want, errs.String())
+		}
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
@@ -30,6 +32,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		trusted, exempt      string
 		maxEditions          int
 		backoffMin, backoffM time.Duration
+		memLimit             string
 	)
 	f.clickhouse(&ch)
 	f.String(&srv.Listen, "listen", srv.Listen, "address to listen on")
@@ -78,6 +81,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.Duration(&backoffM, "retry-max", time.Minute, "longest wait between retries of a failed job")
 	f.String(&logFormat, "log-format", "text", "log format: text or json")
 	f.String(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.String(&memLimit, "memory-limit", "auto", "the memory the edge may use, such as 12GiB: the Go heap's soft limit is set to it less a tenth and the answer cache (auto: the cgroup's memory limit; off: none; GOMEMLIMIT, when set, wins)")
 	f.fs.SetOutput(stderr)
 	if err := f.parse(args); err != nil {
 		return err
@@ -91,6 +95,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log, err := newLogger(stderr, logFormat, logLevel)
 	if err != nil {
 		return err
+	}
+	if v := os.Getenv("GOMEMLIMIT"); v != "" {
+		log.Info("memory limit", "source", "GOMEMLIMIT", "value", v)
+	} else {
+		self, _ := os.ReadFile("/proc/self/cgroup")
+		limit, source, err := memoryLimit(memLimit, os.DirFS("/sys/fs/cgroup"), string(self), int64(srv.CacheMB)<<20)
+		if err != nil {
+			return err
+		}
+		if limit > 0 {
+			debug.SetMemoryLimit(limit)
+		}
+		log.Info("memory limit", "source", source, "heap_limit_mib", limit>>20)
 	}
 
 	ln, err := net.Listen("tcp", srv.Listen)

@@ -25,13 +25,53 @@ type Options struct {
 	Days              int       // days of history before End
 	ReviewsPerListing int       // average stored reviews per listing (not on chrome)
 	End               time.Time // time of the newest crawl
+	Shares            Shares    // how the listings are spread over the stores
+}
+
+// Shares names how a dataset's listings are spread over the stores.
+type Shares string
+
+// The spreads of listings over the stores.
+const (
+	// SharesTest gives 40% chrome, 10% edge, 10% firefox, 18% apple and
+	// 22% googleplay: every store well populated at a few hundred
+	// listings, as tests need.
+	SharesTest Shares = ""
+	// SharesReal gives each store its share of the five stores' real size
+	// (realListings): about 4.4% chrome, 0.7% edge, 0.9% firefox, 44%
+	// apple and 49% googleplay.
+	SharesReal Shares = "real"
+)
+
+// realListings are the stores' sizes, rounded: about two million apps
+// each in the App Store and Google Play (the figures of issue 20), and
+// for the extension stores the orders of magnitude commonly reported for
+// 2025 — about 190,000 items in the Chrome Web Store, 40,000 on Firefox
+// Add-ons, 30,000 on Edge Add-ons. They set shares, not counts; change
+// them when better counts are at hand.
+var realListings = [views.NumStores]float64{190_000, 30_000, 40_000, 1_900_000, 2_100_000}
+
+// cumulative returns the cumulative shares of sizes.
+func cumulative(sizes [views.NumStores]float64) [views.NumStores]float64 {
+	var total, run float64
+	for _, n := range sizes {
+		total += n
+	}
+	var out [views.NumStores]float64
+	for i, n := range sizes {
+		run += n
+		out[i] = run / total
+	}
+	out[len(out)-1] = 1
+	return out
 }
 
 // DefaultOptions is the demo dataset of `make run`: 20,000 listings with
-// 400 days of history ending now.
+// 400 days of history ending now, spread over the stores as they really
+// are.
 func DefaultOptions() Options {
 	return Options{Seed: 1, Listings: 20000, Days: 400, ReviewsPerListing: 5,
-		End: time.Now().UTC().Truncate(time.Hour)}
+		End: time.Now().UTC().Truncate(time.Hour), Shares: SharesReal}
 }
 
 // Validate reports what is wrong with o.
@@ -45,6 +85,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("reviews per listing must be 0 to 1000, got %d", o.ReviewsPerListing)
 	case o.End.IsZero():
 		return fmt.Errorf("end time is not set")
+	case o.Shares != SharesTest && o.Shares != SharesReal:
+		return fmt.Errorf("shares must be real or test, got %q", o.Shares)
 	}
 	return nil
 }
@@ -88,8 +130,12 @@ func NewGenerator(o Options) *Generator {
 	}
 }
 
-// storeShares are the stores' shares of listings, cumulative.
-var storeShares = [views.NumStores]float64{0.40, 0.50, 0.60, 0.78, 1.0}
+// storeShares are the stores' shares of listings under SharesTest, and
+// realShares under SharesReal, cumulative.
+var (
+	storeShares = [views.NumStores]float64{0.40, 0.50, 0.60, 0.78, 1.0}
+	realShares  = cumulative(realListings)
+)
 
 // trend is how a listing's size moves over the window.
 type trend uint8
@@ -157,7 +203,11 @@ func (g *Generator) Append(dst *Rows, i int) {
 func (g *Generator) plan(r *rand.Rand, i int) plan {
 	p := plan{i: i}
 	u := r.Float64()
-	for s, share := range storeShares {
+	shares := &storeShares
+	if g.o.Shares == SharesReal {
+		shares = &realShares
+	}
+	for s, share := range shares {
 		if u < share {
 			p.store = views.Store(s)
 			break

@@ -199,3 +199,40 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestRealShares: with SharesReal each store gets its share of the five
+// stores' real size, and the test spread stays as it was.
+func TestRealShares(t *testing.T) {
+	const n = 20000
+	end := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var total float64
+	for _, v := range realListings {
+		total += v
+	}
+	for _, c := range []struct {
+		shares Shares
+		want   [views.NumStores]float64
+	}{
+		{SharesReal, [views.NumStores]float64{realListings[0] / total, realListings[1] / total, realListings[2] / total, realListings[3] / total, realListings[4] / total}},
+		{SharesTest, [views.NumStores]float64{0.40, 0.10, 0.10, 0.18, 0.22}},
+	} {
+		rows := generate(Options{Seed: 9, Listings: n, Days: 1, End: end, Shares: c.shares}, n)
+		var got [views.NumStores]float64
+		seen := map[string]bool{}
+		for _, l := range rows.Listings {
+			if k := l.Store.String() + "/" + l.ID; !seen[k] {
+				seen[k] = true
+				got[l.Store]++
+			}
+		}
+		for s, share := range c.want {
+			// Three standard deviations of a binomial count.
+			if d, sd := math.Abs(got[s]-share*n), math.Sqrt(n*share*(1-share)); d > 3*sd+1 {
+				t.Errorf("shares %q: %s has %.0f listings of %d, want about %.0f", c.shares, views.Store(s), got[s], n, share*n)
+			}
+		}
+	}
+	if err := (Options{Listings: 1, Days: 1, End: end, Shares: "even"}).Validate(); err == nil {
+		t.Error("an unknown spread was accepted")
+	}
+}

@@ -25,12 +25,14 @@ The schema is created first if missing.`)
 		end                  string
 		appendF, reset, skip bool
 		workers              int
+		shares               = string(o.Shares)
 	)
 	f.clickhouse(&ch)
 	f.Uint64(&o.Seed, "seed", o.Seed, "random seed; the same seed and sizes give the same rows")
 	f.Int(&o.Listings, "listings", o.Listings, "number of listings across the five stores")
 	f.Int(&o.Days, "days", o.Days, "days of history before --end")
 	f.Int(&o.ReviewsPerListing, "reviews-per-listing", o.ReviewsPerListing, "average stored reviews per listing (none on chrome)")
+	f.String(&shares, "shares", shares, "how the listings are spread over the stores: real (each store's share of their real size: 44% apple, 49% googleplay, 4.4% chrome, 0.9% firefox, 0.7% edge) or test (40% chrome, 10% edge, 10% firefox, 18% apple, 22% googleplay, as the tests use)")
 	f.String(&end, "end", "", "time of the newest crawl, RFC 3339 or yyyy-MM-dd (default: the start of the current UTC hour)")
 	// What to do with existing data is a flag only, never a variable.
 	f.fs.BoolVar(&appendF, "append", false, "write even if the tables hold data (use another --seed to add new listings)")
@@ -40,6 +42,14 @@ The schema is created first if missing.`)
 	f.fs.SetOutput(stderr)
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	switch shares {
+	case "real":
+		o.Shares = seed.SharesReal
+	case "test":
+		o.Shares = seed.SharesTest
+	default:
+		return fmt.Errorf("--shares %q: use real or test", shares)
 	}
 	if end != "" {
 		t, err := parseEnd(end)

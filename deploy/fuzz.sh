@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Runs every Go fuzz target of the project for a while each.
 #
-#   deploy/fuzz.sh [time per target]      (default 2s; make fuzz FUZZTIME=10m)
+#   deploy/fuzz.sh [budget per target]    (default 20000x; make fuzz FUZZTIME=10m)
+#
+# A budget is a time (10m) or a number of executions (20000x). make test
+# uses a count: with a time, Go 1.26's fuzzing coordinator can fail a
+# target with a bare "context deadline exceeded" as the time runs out
+# (golang/go#75804, fixed in Go 1.27). Such a failure with no failing
+# input written is reported as that flake, not as a finding.
 #
 # Each target's seed corpus is in its package's testdata/fuzz/<target>/
 # and in its f.Add calls; what a run finds (a failing input) is written
@@ -9,7 +15,7 @@
 # untrusted input: keep it in step with docs/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fuzztime=${1:-2s}
+fuzztime=${1:-20000x}
 go=${GO:-go}
 targets=(
 	"./mcp FuzzToolCallsCountedOnce"
@@ -29,10 +35,14 @@ for t in "${targets[@]}"; do
 	# The targets need no ClickHouse: hide it, and let the packages that
 	# start one for their other tests (TestMain) skip them, CI or not.
 	out=$(env -u CI EDGE_TEST_CLICKHOUSE=off "$go" test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "$fuzztime" -parallel 2 2>&1) || {
+		if grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
+			echo "$1 $2: the fuzzing coordinator's deadline flake (golang/go#75804), no failing input"
+			continue
+		fi
 		echo "$out"
 		echo "FAIL $1 $2"
 		exit 1
 	}
 	execs=$(echo "$out" | grep -o 'execs: [0-9]*' | tail -1 | cut -d' ' -f2 || true)
-	printf '%-16s %-28s %s execs in %s\n' "$1" "$2" "${execs:-?}" "$fuzztime"
+	printf '%-16s %-28s %s execs (budget %s)\n' "$1" "$2" "${execs:-?}" "$fuzztime"
 done

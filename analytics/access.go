@@ -112,10 +112,9 @@ func LoadAccountStates(ctx context.Context, conn driver.Conn, emails []string) (
 		if len(emails) == 0 {
 			return nil, nil
 		}
-		q += " WHERE email IN " + placeholders(len(emails))
-		for _, e := range emails {
-			args = append(args, e)
-		}
+		var in string
+		in, args = inList(emails)
+		q += " WHERE email IN " + in
 	}
 	rows, err := conn.Query(ctx, q+" GROUP BY email", args...)
 	if err != nil {
@@ -222,13 +221,10 @@ func loadAccounts(ctx context.Context, conn driver.Conn, where string, args ...a
 	return out, nil
 }
 
-// LoadKeys returns the newest row of every key, or of the keys of one
-// account when email is not empty, oldest first.
+// LoadKeys returns the newest row of each key of the account with this
+// e-mail address, oldest first.
 func LoadKeys(ctx context.Context, conn driver.Conn, email string) ([]KeyRow, error) {
-	if email != "" {
-		return loadKeys(ctx, conn, "", " HAVING owner = ?", email)
-	}
-	return loadKeys(ctx, conn, "", "")
+	return loadKeys(ctx, conn, "", " HAVING owner = ?", email)
 }
 
 // LoadKeysByID returns the newest row of each key with one of these ids,
@@ -240,17 +236,19 @@ func LoadKeysByID(ctx context.Context, conn driver.Conn, ids []string) ([]KeyRow
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	return loadKeys(ctx, conn, " WHERE key_id IN "+placeholders(len(ids)), "", args...)
+	in, args := inList(ids)
+	return loadKeys(ctx, conn, " WHERE key_id IN "+in, "", args...)
 }
 
-// placeholders returns "(?, ?, …)" with n placeholders: a list for IN that
-// the table's primary key serves (ClickHouse 18.16 takes no array there).
-func placeholders(n int) string {
-	return "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
+// inList returns "(?, ?, …)" with a placeholder for each value, and the
+// values as arguments: a list for IN that the table's primary key serves
+// (ClickHouse 18.16 takes no array there).
+func inList(values []string) (string, []any) {
+	args := make([]any, len(values))
+	for i, v := range values {
+		args[i] = v
+	}
+	return "(" + strings.TrimSuffix(strings.Repeat("?, ", len(values)), ", ") + ")", args
 }
 
 func loadKeys(ctx context.Context, conn driver.Conn, where, having string, args ...any) ([]KeyRow, error) {

@@ -58,8 +58,8 @@ type Config struct {
 	SDKOnlyTools    bool              // answer every /mcp request through the MCP SDK, without the fast tools/call path (for comparison)
 	KeysEvery       time.Duration     // how often the key list is reloaded from ClickHouse
 	UsageEvery      time.Duration     // how often the day's usage is flushed to ClickHouse and the fleet's totals read back
-	SignInFailures  int               // failed sign-ins an e-mail address or client address may make in SignInWindow
-	SignInWindow    time.Duration     // the window of SignInFailures
+	SignInFailures  int               // failed sign-ins at one e-mail address from one client address in SignInWindow (a client address may fail three times as many at any)
+	SignInWindow    time.Duration     // the window of the sign-in limits
 	// SignInEmailFailures is the failed sign-ins at one e-mail address
 	// from every client address together in SignInWindow.
 	SignInEmailFailures int

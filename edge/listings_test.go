@@ -201,13 +201,7 @@ func TestForgedReviewCursors(t *testing.T) {
 	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	var l views.Listing
-	for _, x := range h.State.Load().Replica.OfStore(views.Firefox) {
-		if x.Live() {
-			l = x
-			break
-		}
-	}
+	l := firstLive(t, h, views.Firefox)
 	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 	forged := []string{enc(`{"q":"critical\u0000","p":0,"t":1,"i":"r"}`), enc(`{"q":"critical\u0000","p":9223372036854775807,"t":1,"i":"r"}`),
 		enc(`{"q":"critical\u0000","p":1,"t":1,"i":""}`), enc(`{"q":"x","p":-1}`), enc(`{"q":"x","p":1e400}`), "%%%", strings.Repeat("A", 100_000)}

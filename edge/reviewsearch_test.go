@@ -37,13 +37,7 @@ func TestReviewSearch(t *testing.T) {
 			firefox = append(firefox, l)
 		}
 	}
-	var apple views.Listing
-	for _, l := range h.State.Load().Replica.OfStore(views.Apple) {
-		if l.Live() {
-			apple = l
-			break
-		}
-	}
+	apple := firstLive(t, h, views.Apple)
 	conn, err := analytics.Open(context.Background(), *cfg.CH)
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,19 @@ func startLogged(t testing.TB, d edgetest.Dataset, log *slog.Logger, opts ...fun
 	return edgetest.Start(t, d, log, opts...)
 }
 
+// firstLive returns the first live listing of store in h's published
+// replica.
+func firstLive(t testing.TB, h *harness, store views.Store) views.Listing {
+	t.Helper()
+	for _, l := range h.State.Load().Replica.OfStore(store) {
+		if l.Live() {
+			return l
+		}
+	}
+	t.Fatalf("no live %s listing", store)
+	return views.Listing{}
+}
+
 // synthetic returns the test dataset of 800 listings in memory: the edge
 // answers every figure without ClickHouse.
 func synthetic(t testing.TB) edgetest.Dataset { return syntheticN(t, 800) }

@@ -118,7 +118,6 @@ func (r *Registry) Load(ctx context.Context) error {
 		return r.loadAll(ctx, conn, now)
 	}
 	changes, ok, err := analytics.LoadAccessChanges(ctx, conn, r.since, maxChanges)
-	// An unchanged set is published again as it is: only its time moves.
 	if err != nil {
 		return fmt.Errorf("load keys: %w", err)
 	}
@@ -138,19 +137,18 @@ func (r *Registry) Load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load keys: %w", err)
 	}
-	touched := make(map[string]bool, len(ids))
 	for _, a := range accounts {
 		r.disabled[a.Email] = a.Disabled
 	}
 	for _, k := range keys {
 		r.putKey(k)
-		touched[k.ID] = true
 	}
+	touched := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		touched[id] = true
 	}
 	r.since = changes.Now.Add(-overlap)
-	r.publish(touched, now)
+	r.publish(touched, now) // with nothing touched, the set published before, at a new time
 	return nil
 }
 

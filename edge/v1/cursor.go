@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 )
 
+// notACursor is the detail of a 400 for a cursor this API did not issue,
+// or one whose fields are out of bounds, whatever the list.
+const notACursor = "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged."
+
 // maxCursor bounds a decoded cursor, so a crafted one costs nothing.
 const maxCursor = 4096
 

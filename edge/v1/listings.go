@@ -224,7 +224,7 @@ func (s *API) getListings(c *fiber.Ctx) error {
 	if rawCursor != "" {
 		cur, ok := decodeListCursor(rawCursor)
 		if !ok {
-			return problem.New(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
+			return problem.New(http.StatusBadRequest, notACursor)
 		}
 		if cur.Query != queryHash {
 			return problem.New(http.StatusBadRequest, "cursor: it was issued for other filters or another sort; repeat the same filters and sort with it.")

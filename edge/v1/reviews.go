@@ -72,7 +72,7 @@ func (s *API) getReviews(c *fiber.Ctx) error {
 	if raw := c.Query("cursor"); raw != "" {
 		cur, ok := decodeReviewCursor(raw)
 		if !ok {
-			return problem.New(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
+			return problem.New(http.StatusBadRequest, notACursor)
 		}
 		if cur.Query != canon {
 			return problem.New(http.StatusBadRequest, "cursor: it was issued for other stars or another q; repeat them with it.")

@@ -93,7 +93,7 @@ func (s *API) getReviewSearch(c *fiber.Ctx) error {
 	if raw := c.Query("cursor"); raw != "" {
 		cur, ok := decodeReviewSearchCursor(raw)
 		if !ok {
-			return problem.New(http.StatusBadRequest, "cursor: not a cursor this API issued; pass the nextCursor of the previous answer unchanged.")
+			return problem.New(http.StatusBadRequest, notACursor)
 		}
 		if cur.Query != canon {
 			return problem.New(http.StatusBadRequest, "cursor: it was issued for another q, store, stars, tag or category; repeat them with it.")

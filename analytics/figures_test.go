@@ -17,14 +17,10 @@ import (
 
 func seededHistory(t *testing.T) (driver.Conn, *views.Replica, *views.Figures) {
 	t.Helper()
-	srv := chtest.Need(t, srv)
-	_, conn := srv.Migrated(t)
-	ctx := context.Background()
 	o := seed.Options{Seed: 11, Listings: 1200, Days: 60, ReviewsPerListing: 0,
 		End: time.Date(2026, 7, 15, 9, 0, 0, 0, time.UTC)}
-	if _, err := seed.Write(ctx, conn, o, seed.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	conn := seededDB(t, o)
+	ctx := context.Background()
 	// Merge every part, as a long-running server eventually does: figures
 	// must not depend on rows that merges fold away.
 	for _, table := range analytics.UpstreamTables {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/memload"
 	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/views"
@@ -18,14 +17,10 @@ import (
 // from ClickHouse holding the same rows: every listing with its figures,
 // growth bases and sparkline, and the week states of editions.
 func TestMemloadMatchesClickHouse(t *testing.T) {
-	srv := chtest.Need(t, srv)
-	_, conn := srv.Migrated(t)
-	ctx := context.Background()
 	o := seed.Options{Seed: 21, Listings: 900, Days: 40, ReviewsPerListing: 0,
 		End: time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)}
-	if _, err := seed.Write(ctx, conn, o, seed.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	conn := seededDB(t, o)
+	ctx := context.Background()
 	// The loaders read merged tables (FINAL); a day's sparkline point is
 	// the day's latest reading once merged.
 	for _, table := range analytics.UpstreamTables {

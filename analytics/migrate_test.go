@@ -6,13 +6,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/analytics/seed"
 )
 
 var srv *chtest.Server
 
 func TestMain(m *testing.M) { chtest.Main(m, &srv) }
+
+// seededDB returns a connection to a fresh migrated database holding the
+// dataset o (the test skips without ClickHouse).
+func seededDB(t *testing.T, o seed.Options) driver.Conn {
+	t.Helper()
+	_, conn := chtest.Need(t, srv).Migrated(t)
+	if _, err := seed.Write(context.Background(), conn, o, seed.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
 
 // schemaOf returns every table of the database with its engine and columns.
 func schemaOf(t *testing.T, cfg analytics.Config) map[string]string {

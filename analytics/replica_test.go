@@ -9,7 +9,6 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/views"
 )
@@ -18,14 +17,10 @@ import (
 // replica with direct queries written independently of the loader: newest
 // rows chosen with LIMIT 1 BY instead of FINAL.
 func TestReplicaMatchesDatabase(t *testing.T) {
-	srv := chtest.Need(t, srv)
-	_, conn := srv.Migrated(t)
-	ctx := context.Background()
 	o := seed.Options{Seed: 3, Listings: 1500, Days: 20, ReviewsPerListing: 1,
 		End: time.Date(2026, 6, 30, 12, 0, 0, 0, time.UTC)}
-	if _, err := seed.Write(ctx, conn, o, seed.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	conn := seededDB(t, o)
+	ctx := context.Background()
 	r, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 7})
 	if err != nil {
 		t.Fatal(err)

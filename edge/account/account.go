@@ -133,19 +133,25 @@ func (s *API) reloadKeys(ctx context.Context) error {
 	return s.registry.Load(ctx)
 }
 
+// maxCredentials bounds the decoded credentials of a sign-in: the longest
+// address, its colon and the longest password at 4 bytes a character.
+const maxCredentials = 254 + 1 + 4*keys.MaxPassword
+
 // basicCredentials reads an Authorization header of the Basic scheme: the
 // e-mail address (trimmed, in lower case, at most 254 bytes) and the
-// password (at most 4 bytes a character of the longest password: longer
-// ones are refused before any hashing). The strings are the caller's own.
+// password (at most 4 bytes a character of the longest password).
+// Credentials longer than maxCredentials, padding included, are refused
+// before any hashing, and a header too long to hold them before it is
+// decoded. The strings are the caller's own.
 func basicCredentials(header string) (email, password string, ok bool) {
 	scheme, cred, _ := strings.Cut(strings.TrimSpace(header), " ")
 	cred = strings.TrimSpace(cred)
-	if !strings.EqualFold(scheme, "Basic") || base64.StdEncoding.DecodedLen(len(cred)) > 254+1+4*keys.MaxPassword {
+	if !strings.EqualFold(scheme, "Basic") || len(cred) > base64.StdEncoding.EncodedLen(maxCredentials) {
 		return "", "", false
 	}
 	raw, err := base64.StdEncoding.DecodeString(cred)
 	email, password, ok = strings.Cut(string(raw), ":")
-	if err != nil || !ok {
+	if err != nil || !ok || len(raw) > maxCredentials {
 		return "", "", false
 	}
 	email = strings.ToLower(strings.TrimSpace(email))

@@ -31,7 +31,7 @@ func FuzzBasicCredentials(f *testing.F) {
 		}
 		e, p, ok := basicCredentials("Basic " + base64.StdEncoding.EncodeToString([]byte(email+":"+password)))
 		want := strings.ToLower(strings.TrimSpace(email))
-		fits := len(want) <= 254 && len(password) <= 4*keys.MaxPassword
+		fits := len(want) <= 254 && len(password) <= 4*keys.MaxPassword && len(email)+1+len(password) <= maxCredentials
 		if ok != fits || ok && (e != want || p != password) {
 			t.Fatalf("%q:%q read back as %q:%q (%v)", email, password, e, p, ok)
 		}

@@ -17,6 +17,13 @@ type Config struct {
 	Password    string        // password; never logged
 	DialTimeout time.Duration // how long a connection attempt may take
 	MaxConns    int           // open connections at most
+	// PartSize is how many listings one read of a full load covers
+	// (DefaultPartSize when 0); see SplitParts.
+	PartSize int
+	// MaxQueryMemory, when not 0, is the max_memory_usage setting (bytes)
+	// of every query the edge sends: ClickHouse stops a query that would
+	// need more. Loads split into parts keep well under it.
+	MaxQueryMemory uint64
 }
 
 // DefaultConfig returns the settings used when none are given: a local
@@ -28,6 +35,7 @@ func DefaultConfig() Config {
 		User:        "default",
 		DialTimeout: 5 * time.Second,
 		MaxConns:    8,
+		PartSize:    DefaultPartSize,
 	}
 }
 
@@ -43,8 +51,13 @@ func open(ctx context.Context, cfg Config, database string) (driver.Conn, error)
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = DefaultConfig().MaxConns
 	}
+	var settings clickhouse.Settings
+	if cfg.MaxQueryMemory > 0 {
+		settings = clickhouse.Settings{"max_memory_usage": int(cfg.MaxQueryMemory)}
+	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
-		Addr: []string{cfg.Addr},
+		Settings: settings,
+		Addr:     []string{cfg.Addr},
 		Auth: clickhouse.Auth{
 			Database: database,
 			Username: cfg.User,

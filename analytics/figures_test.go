@@ -194,11 +194,11 @@ func TestEditionMatchesSQL(t *testing.T) {
 	conn, _, _ := seededHistory(t)
 	ctx := context.Background()
 	w, _ := editions.ParseWeek("2026-W27") // 2026-06-29 to 2026-07-05, inside the data
-	cur, err := analytics.LoadWeekState(ctx, conn, w.End())
+	cur, err := analytics.LoadWeekState(ctx, conn, w.End(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prev, err := analytics.LoadWeekState(ctx, conn, w.Start().Time())
+	prev, err := analytics.LoadWeekState(ctx, conn, w.Start().Time(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

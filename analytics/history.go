@@ -33,17 +33,33 @@ func ReadWatermarks(ctx context.Context, conn driver.Conn) (Watermarks, error) {
 	return w, nil
 }
 
-// changedSince returns a condition on (store, id) that selects listings whose
-// metadata or newest reading is newer than w, with its arguments.
-func changedSince(w *Watermarks) (string, []any) {
-	if w == nil {
-		return "1", nil
-	}
-	return `(store, id) IN (
+// A selection is a condition on (store, id) that picks the listings a read
+// covers, with its arguments: a part of a full load, or the listings
+// changed since an incremental refresh's watermarks.
+type selection struct {
+	where string
+	args  []any
+}
+
+// twice returns the arguments for a query that puts the condition on both
+// sides of a join.
+func (s selection) twice() []any { return append(slices.Clip(s.args), s.args...) }
+
+// selectPart selects the listings of part p.
+func selectPart(p Part) selection {
+	where, args := p.where()
+	return selection{where, args}
+}
+
+// changedSince selects listings whose metadata or newest reading is newer
+// than w. The set it builds inside ClickHouse grows with the changes, not
+// with the listings.
+func changedSince(w Watermarks) selection {
+	return selection{`(store, id) IN (
 		SELECT store, id FROM listings_latest WHERE toUInt32(crawled_at) > ?
 		UNION ALL
 		SELECT store, id FROM snapshots_latest WHERE toUInt32(crawled_at) > ?)`,
-		[]any{w.Listings.Unix(), w.Readings.Unix()}
+		[]any{w.Listings.Unix(), w.Readings.Unix()}}
 }
 
 // sizeExpr is a listing's size: its usage figure, or on apple (store 3) its
@@ -78,12 +94,10 @@ FROM (
 GROUP BY store, id`
 }
 
-// LoadHistory fills the growth and climb bases of the listings in b (all of
-// them, or those changed since the watermarks when since is set). climbAt is
-// the reference time of the 7-day rank climb.
-func LoadHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, since *Watermarks, climbAt time.Time) error {
-	where, args := changedSince(since)
-	rows, err := conn.Query(ctx, historyQuery(where, climbAt.Unix()), append(args, args...)...)
+// loadHistory fills the growth and climb bases of the selected listings
+// in b. climbAt is the reference time of the 7-day rank climb.
+func loadHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, sel selection, climbAt time.Time) error {
+	rows, err := conn.Query(ctx, historyQuery(sel.where, climbAt.Unix()), sel.twice()...)
 	if err != nil {
 		return fmt.Errorf("query growth bases: %w", err)
 	}
@@ -127,20 +141,19 @@ func LoadHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder,
 	return nil
 }
 
-// LoadSparklines fills the sparkline of the listings in b (all, or those
-// changed since the watermarks): for each UTC day of the SparkDays days
-// ending on lastDay, the day's latest reading that has a size.
-func LoadSparklines(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, since *Watermarks, lastDay views.Day) error {
-	where, args := changedSince(since)
+// loadSparklines fills the sparkline of the selected listings in b: for
+// each UTC day of the SparkDays days ending on lastDay, the day's latest
+// reading that has a size.
+func loadSparklines(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, sel selection, lastDay views.Day) error {
 	first := lastDay - views.SparkDays + 1
 	q := `SELECT store, id, groupArray(d), groupArray(v) FROM (
     SELECT store, id, toUInt32(day) AS d, assumeNotNull(argMax(` + sizeExpr + `, crawled_at)) AS v
     FROM snapshots_daily
-    WHERE toUInt32(day) >= ? AND toUInt32(day) <= ? AND ` + where + `
+    WHERE toUInt32(day) >= ? AND toUInt32(day) <= ? AND ` + sel.where + `
     GROUP BY store, id, day
     HAVING isNotNull(argMax(` + sizeExpr + `, crawled_at))
 ) GROUP BY store, id`
-	rows, err := conn.Query(ctx, q, append([]any{uint32(first), uint32(lastDay)}, args...)...)
+	rows, err := conn.Query(ctx, q, append([]any{uint32(first), uint32(lastDay)}, sel.args...)...)
 	if err != nil {
 		return fmt.Errorf("query sparklines: %w", err)
 	}

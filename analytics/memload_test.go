@@ -62,7 +62,7 @@ func TestMemloadMatchesClickHouse(t *testing.T) {
 		t.Fatalf("%d snapshots in ClickHouse (%v), %d in memory", n, err, d.Snapshots())
 	}
 	for _, at := range []time.Time{o.End.Add(-10 * 24 * time.Hour).Truncate(24 * time.Hour), o.End.Truncate(24 * time.Hour)} {
-		ws, err := analytics.LoadWeekState(ctx, conn, at)
+		ws, err := analytics.LoadWeekState(ctx, conn, at, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

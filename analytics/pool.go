@@ -34,6 +34,9 @@ func (l *Lazy) Conn(ctx context.Context) (driver.Conn, error) {
 	return c, nil
 }
 
+// PartSize returns how many listings one read of a full load covers.
+func (l *Lazy) PartSize() int { return l.cfg.PartSize }
+
 // Close closes the connection pool if it was opened.
 func (l *Lazy) Close() error {
 	l.mu.Lock()

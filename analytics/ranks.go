@@ -1,8 +1,10 @@
 package analytics
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -81,36 +83,117 @@ func DaysToRank(ctx context.Context, conn driver.Conn, from time.Time) ([]RankDa
 // listing's rank is 1 plus the number of those with a larger size (usage;
 // ratings on apple), so ties share a rank, as in every rank of the API.
 // Listings without a size in the lookback have none.
-func RankOneDay(ctx context.Context, conn driver.Conn, d RankDay) error {
-	day := d.Day.UTC().Format(time.DateOnly) // a formatted date and numbers, not caller text
-	end := strconv.FormatInt(d.Day.UTC().Add(24*time.Hour).Unix(), 10)
-	version := strconv.FormatInt(time.Now().UnixNano(), 10)
-	err := conn.Exec(ctx, `
-		INSERT INTO daily_ranks (store, id, day, rank, version)
-		SELECT store, t.2, toDate('`+day+`'), toUInt32(n - occ + 1), toUInt64(`+version+`) FROM (
-			SELECT store, arrayReverseSort(groupArray((size, id))) AS ts FROM (
-				SELECT store, id, argMax(assumeNotNull(if(store = 3, rating_count, usage)), day) AS size
-				FROM snapshots_daily FINAL
-				WHERE day >= toDate('`+day+`') - `+strconv.Itoa(RankLookback-1)+` AND day <= toDate('`+day+`')
-					AND isNotNull(if(store = 3, rating_count, usage))
-					AND (store, id) NOT IN (
-						SELECT store, id FROM listings_latest FINAL
-						WHERE isNotNull(delisted_at) AND toUInt32(assumeNotNull(delisted_at)) < `+end+`)
-				GROUP BY store, id)
-			GROUP BY store)
-		ARRAY JOIN ts AS t, arrayEnumerate(ts) AS n, arrayEnumerateUniq(arrayMap(x -> x.1, ts)) AS occ`)
+//
+// It reads one part of about partSize listings at a time (SplitParts), so
+// no query needs memory that grows with the store: a first pass collects
+// each store's sizes (8 bytes a listing, in Go), a second reads each part
+// again and writes its ranks.
+func RankOneDay(ctx context.Context, conn driver.Conn, d RankDay, partSize int) error {
+	day := d.Day.UTC().Format(time.DateOnly)
+	parts, err := SplitParts(ctx, conn, partSize)
 	if err != nil {
 		return fmt.Errorf("rank %s: %w", day, err)
+	}
+	version := uint64(time.Now().UnixNano())
+	for s := range views.NumStores {
+		store := views.Store(s)
+		var sizes []uint64 // every size of the store, largest first
+		var mine []Part
+		for _, p := range parts {
+			if p.Store != store {
+				continue
+			}
+			mine = append(mine, p)
+			err := daySizes(ctx, conn, d.Day, p, func(_ string, size uint64) error {
+				sizes = append(sizes, size)
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("rank %s: %w", day, err)
+			}
+		}
+		slices.SortFunc(sizes, func(a, b uint64) int { return cmp.Compare(b, a) })
+		for _, p := range mine {
+			if err := writeRanks(ctx, conn, d.Day, p, sizes, version); err != nil {
+				return fmt.Errorf("rank %s: %w", day, err)
+			}
+		}
 	}
 	b, err := conn.PrepareBatch(ctx, "INSERT INTO daily_ranks_days (day, version, crawls)")
 	if err != nil {
 		return fmt.Errorf("rank %s: %w", day, err)
 	}
+	defer b.Close()
 	if err := b.Append(d.Day.UTC(), uint64(time.Now().UnixNano()), d.Crawls); err != nil {
 		return fmt.Errorf("rank %s: %w", day, err)
 	}
 	if err := b.Send(); err != nil {
 		return fmt.Errorf("rank %s: %w", day, err)
+	}
+	return nil
+}
+
+// daySizes calls fn with the id and ranking size of every listing of part
+// p ranked on day: its newest size in the lookback, unless delisted by the
+// day's end.
+func daySizes(ctx context.Context, conn driver.Conn, day time.Time, p Part, fn func(id string, size uint64) error) error {
+	sel := selectPart(p)
+	end := day.UTC().Add(24 * time.Hour).Unix()
+	rows, err := conn.Query(ctx, `
+		SELECT id, argMax(assumeNotNull(`+sizeExpr+`), day) AS size
+		FROM snapshots_daily FINAL
+		WHERE day >= toDate(?) - `+strconv.Itoa(RankLookback-1)+` AND day <= toDate(?)
+			AND isNotNull(`+sizeExpr+`) AND `+sel.where+`
+			AND (store, id) NOT IN (
+				SELECT store, id FROM listings_latest FINAL
+				WHERE isNotNull(delisted_at) AND toUInt32(assumeNotNull(delisted_at)) < ? AND `+sel.where+`)
+		GROUP BY id`,
+		append(append([]any{day.UTC().Format(time.DateOnly), day.UTC().Format(time.DateOnly)}, sel.args...),
+			append([]any{end}, sel.args...)...)...)
+	if err != nil {
+		return fmt.Errorf("sizes of %s: %w", p, err)
+	}
+	defer rows.Close()
+	var (
+		id   string
+		size uint64
+	)
+	for rows.Next() {
+		if err := rows.Scan(&id, &size); err != nil {
+			return fmt.Errorf("sizes of %s: %w", p, err)
+		}
+		if err := fn(id, size); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sizes of %s: %w", p, err)
+	}
+	return nil
+}
+
+// writeRanks writes the ranks of part p on day, given every size of its
+// store, largest first: 1 plus the number of larger sizes.
+func writeRanks(ctx context.Context, conn driver.Conn, day time.Time, p Part, sizes []uint64, version uint64) error {
+	b, err := conn.PrepareBatch(ctx, "INSERT INTO daily_ranks (store, id, day, rank, version)")
+	if err != nil {
+		return fmt.Errorf("ranks of %s: %w", p, err)
+	}
+	defer b.Close()
+	n := 0
+	err = daySizes(ctx, conn, day, p, func(id string, size uint64) error {
+		larger, _ := slices.BinarySearchFunc(sizes, size, func(e, t uint64) int { return cmp.Compare(t, e) })
+		n++
+		return b.Append(uint8(p.Store), id, day.UTC(), uint32(larger+1), version)
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := b.Send(); err != nil {
+		return fmt.Errorf("ranks of %s: %w", p, err)
 	}
 	return nil
 }

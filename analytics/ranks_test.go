@@ -24,7 +24,7 @@ func rankAll(t *testing.T, conn driver.Conn, from time.Time) []analytics.RankDay
 		t.Fatal(err)
 	}
 	for _, d := range days {
-		if err := analytics.RankOneDay(ctx, conn, d); err != nil {
+		if err := analytics.RankOneDay(ctx, conn, d, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -30,14 +30,13 @@ FROM (
     FROM snapshots_latest FINAL WHERE %[1]s
 ) USING (store, id)`
 
-// StreamListings reads the current state of every listing (or, with since,
-// of those changed since the watermarks) and calls fn with each, in no
-// particular order. Strings shared between listings (category, developer,
-// permissions, hosts, topics) are interned through in. fn must not keep the
-// pointer it is given; it may copy the value.
-func StreamListings(ctx context.Context, conn driver.Conn, in *views.Interner, since *Watermarks, fn func(*views.Listing) error) error {
-	where, args := changedSince(since)
-	rows, err := conn.Query(ctx, fmt.Sprintf(currentStateQuery, where), append(args, args...)...)
+// streamListings reads the current state of the selected listings and
+// calls fn with each, in no particular order. Strings shared between
+// listings (category, developer, permissions, hosts, topics) are interned
+// through in. fn must not keep the pointer it is given; it may copy the
+// value.
+func streamListings(ctx context.Context, conn driver.Conn, in *views.Interner, sel selection, fn func(*views.Listing) error) error {
+	rows, err := conn.Query(ctx, fmt.Sprintf(currentStateQuery, sel.where), sel.twice()...)
 	if err != nil {
 		return fmt.Errorf("query listings: %w", err)
 	}
@@ -124,13 +123,28 @@ func StreamListings(ctx context.Context, conn driver.Conn, in *views.Interner, s
 type ReplicaOptions struct {
 	Generation uint64 // of the new replica
 	History    bool   // also load growth bases, climb bases and sparklines
+	// PartSize is how many listings one read covers (DefaultPartSize when
+	// 0): each read's memory inside ClickHouse grows with it, not with the
+	// number of listings.
+	PartSize int
+	// Share, when set, is the replica being replaced: a listing's strings
+	// equal to its old ones are taken from it, so that the two replicas
+	// share them and the copies just read are garbage at once.
+	Share *views.Replica
+	// Progress, when set, is called after each part with the number of
+	// parts read and their total.
+	Progress func(done, total int)
 }
 
 // LoadReplica reads the current state of every listing into a new replica,
-// with their history if asked.
+// with their history if asked, one part at a time (SplitParts).
 func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*views.Replica, error) {
 	start := time.Now()
 	wm, err := ReadWatermarks(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := SplitParts(ctx, conn, o.PartSize)
 	if err != nil {
 		return nil, err
 	}
@@ -142,8 +156,18 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*view
 	b := views.NewReplicaBuilder(int(n))
 	info := views.ReplicaInfo{Generation: o.Generation, ListingsMark: wm.Listings, ReadingsMark: wm.Readings,
 		ClimbAt: wm.Readings.Add(-7 * 24 * time.Hour), HasHistory: o.History}
-	if err := load(ctx, conn, b, nil, info); err != nil {
-		return nil, err
+	in := views.NewInterner()
+	for i, p := range parts {
+		pb := views.NewReplicaBuilder(0)
+		if err := load(ctx, conn, pb, in, selectPart(p), info, o.Share); err != nil {
+			return nil, fmt.Errorf("load part %s: %w", p, err)
+		}
+		if err := b.AddPart(pb); err != nil {
+			return nil, fmt.Errorf("load part %s: %w", p, err)
+		}
+		if o.Progress != nil {
+			o.Progress(i+1, len(parts))
+		}
 	}
 	info.LoadedAt, info.LoadTime = time.Now().UTC(), time.Since(start)
 	return b.Build(info), nil
@@ -163,8 +187,8 @@ func RefreshReplica(ctx context.Context, conn driver.Conn, old *views.Replica, g
 	b := views.NewReplicaBuilder(0)
 	info := prev
 	info.Generation, info.ListingsMark, info.ReadingsMark = generation, wm.Listings, wm.Readings
-	since := &Watermarks{Listings: prev.ListingsMark, Readings: prev.ReadingsMark}
-	if err := load(ctx, conn, b, since, info); err != nil {
+	since := Watermarks{Listings: prev.ListingsMark, Readings: prev.ReadingsMark}
+	if err := load(ctx, conn, b, views.NewInterner(), changedSince(since), info, old); err != nil {
 		return nil, 0, err
 	}
 	n := b.Len()
@@ -173,24 +197,39 @@ func RefreshReplica(ctx context.Context, conn driver.Conn, old *views.Replica, g
 }
 
 // AddHistory loads the history (growth bases, climb bases, sparklines) of
-// every listing in b, as of the replica described by info.
-func AddHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, info views.ReplicaInfo) error {
+// every listing in b, as of the replica described by info, one part at a
+// time (SplitParts with partSize).
+func AddHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, info views.ReplicaInfo, partSize int) error {
 	info.HasHistory = true
-	return loadHistory(ctx, conn, b, nil, info)
-}
-
-func loadHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, since *Watermarks, info views.ReplicaInfo) error {
-	if err := LoadHistory(ctx, conn, b, since, info.ClimbAt); err != nil {
+	parts, err := SplitParts(ctx, conn, partSize)
+	if err != nil {
 		return err
 	}
-	return LoadSparklines(ctx, conn, b, since, views.DayOf(info.ReadingsMark))
+	for _, p := range parts {
+		if err := addHistory(ctx, conn, b, selectPart(p), info); err != nil {
+			return fmt.Errorf("history of part %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
-// load reads listings (all, or changed since) into b, with history when
-// info.HasHistory.
-func load(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, since *Watermarks, info views.ReplicaInfo) error {
-	in := views.NewInterner()
-	err := StreamListings(ctx, conn, in, since, func(l *views.Listing) error {
+func addHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, sel selection, info views.ReplicaInfo) error {
+	if err := loadHistory(ctx, conn, b, sel, info.ClimbAt); err != nil {
+		return err
+	}
+	return loadSparklines(ctx, conn, b, sel, views.DayOf(info.ReadingsMark))
+}
+
+// load reads the selected listings into b, with history when
+// info.HasHistory, sharing strings with old when it is set.
+func load(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, in *views.Interner, sel selection,
+	info views.ReplicaInfo, old *views.Replica) error {
+	err := streamListings(ctx, conn, in, sel, func(l *views.Listing) error {
+		if old != nil {
+			if o := old.Lookup(l.Store, l.ID); o != nil {
+				l.ShareStrings(o)
+			}
+		}
 		b.Add(l)
 		return nil
 	})
@@ -200,7 +239,7 @@ func load(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, since 
 	if !info.HasHistory {
 		return nil
 	}
-	return loadHistory(ctx, conn, b, since, info)
+	return addHistory(ctx, conn, b, sel, info)
 }
 
 func dayOf(t *time.Time) views.Day {

@@ -22,8 +22,27 @@ const WeekLookback = 30 * 24 * time.Hour
 // LoadWeekState reads the state of every listing at instant at, from the
 // data written before it only: the newest metadata version crawled before
 // at, and the newest reading with each figure in the lookback before at.
-// The same data always gives the same state, on every edge.
-func LoadWeekState(ctx context.Context, conn driver.Conn, at time.Time) (*editions.State, error) {
+// The same data always gives the same state, on every edge. It reads one
+// part of about partSize listings at a time (SplitParts).
+func LoadWeekState(ctx context.Context, conn driver.Conn, at time.Time, partSize int) (*editions.State, error) {
+	parts, err := SplitParts(ctx, conn, partSize)
+	if err != nil {
+		return nil, err
+	}
+	st := &editions.State{At: at.UTC()}
+	in := views.NewInterner()
+	for _, p := range parts {
+		if err := loadWeekPart(ctx, conn, st, in, selectPart(p)); err != nil {
+			return nil, fmt.Errorf("part %s: %w", p, err)
+		}
+	}
+	return st, nil
+}
+
+// loadWeekPart appends the state of the selected listings at st.At to st,
+// sorted by store and id.
+func loadWeekPart(ctx context.Context, conn driver.Conn, st *editions.State, in *views.Interner, sel selection) error {
+	at := st.At
 	end, from := at.Unix(), at.Add(-WeekLookback).Unix()
 	q := fmt.Sprintf(`
 SELECT store, id, name, category, first_seen, delisted, has_reading, read_at, size, rating, rating_count
@@ -31,7 +50,7 @@ FROM (
     SELECT store, id, argMax(name, crawled_at) AS name, argMax(category, crawled_at) AS category,
            argMax(first_seen, crawled_at) AS first_seen,
            argMax(tuple(delisted_at), crawled_at).1 AS delisted
-    FROM listings WHERE toUInt32(crawled_at) < %[1]d
+    FROM listings WHERE toUInt32(crawled_at) < %[1]d AND %[4]s
     GROUP BY store, id
 ) ANY LEFT JOIN (
     SELECT store, id, toUInt8(1) AS has_reading, max(crawled_at) AS read_at,
@@ -39,16 +58,16 @@ FROM (
            argMax(rating_count, crawled_at) AS rating_count
     FROM (
         SELECT store, id, crawled_at, %[3]s AS size, rating, rating_count FROM snapshots
-        WHERE toUInt32(crawled_at) < %[1]d AND toUInt32(crawled_at) >= %[2]d
+        WHERE toUInt32(crawled_at) < %[1]d AND toUInt32(crawled_at) >= %[2]d AND %[4]s
     )
     GROUP BY store, id
-) USING (store, id)`, end, from, sizeExpr)
-	rows, err := conn.Query(ctx, q)
+) USING (store, id)`, end, from, sizeExpr, sel.where)
+	rows, err := conn.Query(ctx, q, sel.twice()...)
 	if err != nil {
-		return nil, fmt.Errorf("query state at %s: %w", at.Format(time.RFC3339), err)
+		return fmt.Errorf("query state at %s: %w", at.Format(time.RFC3339), err)
 	}
 	defer rows.Close()
-	st := &editions.State{At: at.UTC()}
+	n := len(st.Listings)
 	var (
 		store, hasReading  uint8
 		id, name, category string
@@ -56,12 +75,11 @@ FROM (
 		delisted           *time.Time
 		size, ratingCount  *uint64
 		rating             *float64
-		in                 = views.NewInterner()
 	)
 	for rows.Next() {
 		if err := rows.Scan(&store, &id, &name, &category, &firstSeen, &delisted, &hasReading, &readAt,
 			&size, &rating, &ratingCount); err != nil {
-			return nil, fmt.Errorf("scan state: %w", err)
+			return fmt.Errorf("scan state: %w", err)
 		}
 		l := editions.Listing{Store: views.Store(store), ID: id, Name: name, Category: in.String(category),
 			FirstSeen: firstSeen.Unix()}
@@ -83,12 +101,12 @@ FROM (
 		st.Listings = append(st.Listings, l)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
+		return fmt.Errorf("read state: %w", err)
 	}
-	slices.SortFunc(st.Listings, func(a, b editions.Listing) int {
+	slices.SortFunc(st.Listings[n:], func(a, b editions.Listing) int {
 		return cmp.Or(cmp.Compare(a.Store, b.Store), cmp.Compare(a.ID, b.ID))
 	})
-	return st, nil
+	return nil
 }
 
 // DataSpan returns the times of the oldest and newest readings.

@@ -26,7 +26,7 @@ func EditionsJob(db *analytics.Lazy, pub *views.Published[editions.Set], schedul
 			return err // nil: no data yet
 		}
 		return BuildEditions(ctx, pub, max, first, last, func(ctx context.Context, at time.Time) (*editions.State, error) {
-			return analytics.LoadWeekState(ctx, conn, at)
+			return analytics.LoadWeekState(ctx, conn, at, db.PartSize())
 		}, log)
 	}}
 }

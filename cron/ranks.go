@@ -28,7 +28,7 @@ func RanksJob(db *analytics.Lazy, schedule string, log *slog.Logger) Job {
 		}
 		start := time.Now()
 		for i, d := range days {
-			if err := analytics.RankOneDay(ctx, conn, d); err != nil {
+			if err := analytics.RankOneDay(ctx, conn, d, db.PartSize()); err != nil {
 				return fmt.Errorf("ranked %d of %d days: %w", i, len(days), err)
 			}
 		}

@@ -20,7 +20,7 @@ type Views struct {
 	log *slog.Logger
 	mu  sync.Mutex
 
-	afterReplica func() // test hook: runs between the replica load and the history load
+	afterPart func() // test hook: runs after the first part of a full load
 }
 
 // NewViews returns the builder of the state published in pub.
@@ -52,23 +52,37 @@ func (v *Views) full(ctx context.Context) error {
 		return err
 	}
 	gen := v.nextGeneration()
-	r, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: gen})
+	cur := v.pub.Load()
+	o := analytics.ReplicaOptions{Generation: gen, PartSize: v.db.PartSize(), Progress: v.progress(gen)}
+	if cur != nil {
+		// A reload reads listings and history in one pass over the parts,
+		// sharing unchanged strings with the replica it replaces: the old
+		// state and one new replica are all that coexist.
+		o.History, o.Share = true, cur.Replica
+		full, err := analytics.LoadReplica(ctx, conn, o)
+		if err != nil {
+			return fmt.Errorf("generation %d: %w", gen, err)
+		}
+		snapshots, err := analytics.CountSnapshots(ctx, conn)
+		if err != nil {
+			return err
+		}
+		return v.publish(full, snapshots, "full")
+	}
+	// After a restart, the bare replica first: listings are served while
+	// history and figures load.
+	r, err := analytics.LoadReplica(ctx, conn, o)
 	if err != nil {
 		return fmt.Errorf("replica generation %d: %w", gen, err)
 	}
-	if v.pub.Load() == nil {
-		v.pub.Publish(&views.State{Replica: r})
-		v.log.Info("replica published", "generation", gen, "listings", r.Len(), "load_time", r.Info().LoadTime.Round(time.Millisecond))
-		gen++
-	}
-	if v.afterReplica != nil {
-		v.afterReplica()
-	}
+	v.pub.Publish(&views.State{Replica: r})
+	v.log.Info("replica published", "generation", gen, "listings", r.Len(), "load_time", r.Info().LoadTime.Round(time.Millisecond))
+	gen++
 	start := time.Now()
 	b := views.BuilderFrom(r)
 	info := r.Info()
 	info.Generation, info.HasHistory = gen, true
-	if err := analytics.AddHistory(ctx, conn, b, info); err != nil {
+	if err := analytics.AddHistory(ctx, conn, b, info, v.db.PartSize()); err != nil {
 		return fmt.Errorf("history of generation %d: %w", gen, err)
 	}
 	snapshots, err := analytics.CountSnapshots(ctx, conn)
@@ -79,6 +93,17 @@ func (v *Views) full(ctx context.Context) error {
 	info.LoadedAt = time.Now().UTC()
 	full := b.Build(info)
 	return v.publish(full, snapshots, "full")
+}
+
+// progress returns the part-by-part report of a full load: a debug log
+// line, and the test hook after the first part.
+func (v *Views) progress(gen uint64) func(done, total int) {
+	return func(done, total int) {
+		v.log.Debug("load progress", "generation", gen, "parts", done, "of", total)
+		if done == 1 && v.afterPart != nil {
+			v.afterPart()
+		}
+	}
 }
 
 // RefreshJob returns the job that reads again only the listings whose

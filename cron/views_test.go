@@ -56,7 +56,7 @@ func TestClickHouseDiesMidRebuild(t *testing.T) {
 		t.Fatalf("first build: %+v", good)
 	}
 
-	v.afterReplica = own.Pause
+	v.afterPart = own.Pause
 	err = r.RunNow("views")
 	if err == nil {
 		t.Fatal("a rebuild without ClickHouse succeeded")
@@ -72,7 +72,7 @@ func TestClickHouseDiesMidRebuild(t *testing.T) {
 		t.Fatal("the previous state no longer answers")
 	}
 
-	v.afterReplica = nil
+	v.afterPart = nil
 	if err := own.Resume(); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package views
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -101,6 +102,33 @@ type Listing struct {
 	ManifestVersion uint8 // 2 or 3; 0 when unknown
 	Featured        bool
 	HasStars        bool
+}
+
+// ShareStrings replaces each string and string list of l that equals
+// old's by old's own, so that a listing read again shares its memory with
+// its previous version and the copy just read can be freed.
+func (l *Listing) ShareStrings(old *Listing) {
+	share := func(s *string, o string) {
+		if *s == o {
+			*s = o
+		}
+	}
+	share(&l.ID, old.ID)
+	share(&l.Slug, old.Slug)
+	share(&l.Name, old.Name)
+	share(&l.Developer, old.Developer)
+	share(&l.Category, old.Category)
+	share(&l.Description, old.Description)
+	share(&l.Icon, old.Icon)
+	share(&l.Version, old.Version)
+	shareList := func(s *[]string, o []string) {
+		if len(*s) > 0 && slices.Equal(*s, o) {
+			*s = o
+		}
+	}
+	shareList(&l.Permissions, old.Permissions)
+	shareList(&l.HostAccess, old.HostAccess)
+	shareList(&l.Topics, old.Topics)
 }
 
 // DescriptionLimit is how many characters of a description the replica keeps.

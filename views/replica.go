@@ -2,6 +2,7 @@ package views
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -174,6 +175,30 @@ func (b *ReplicaBuilder) Find(s Store, id string) *Listing {
 		return nil
 	}
 	return &b.listings[i]
+}
+
+// AddPart moves the listings of part (a builder of one key range, read
+// after every range before it) to the end of b and empties part. b stays
+// sorted, so finding a listing in it needs no sort, when the parts arrive
+// in key order and b held only earlier parts; AddPart refuses a part that
+// starts before b's last key.
+func (b *ReplicaBuilder) AddPart(part *ReplicaBuilder) error {
+	ls := part.listings
+	if !part.sorted {
+		ls = sortDedup(ls)
+	}
+	part.listings, part.sorted = nil, false
+	if len(ls) == 0 {
+		return nil
+	}
+	if len(b.listings) == 0 {
+		b.sorted = true
+	}
+	if n := len(b.listings); n > 0 && compareKey(&b.listings[n-1], &ls[0]) >= 0 {
+		return fmt.Errorf("part starting at %s/%s is not after %s/%s", ls[0].Store, ls[0].ID, b.listings[n-1].Store, b.listings[n-1].ID)
+	}
+	b.listings = append(b.listings, ls...)
+	return nil
 }
 
 // Build returns the replica; the builder must not be used afterwards.

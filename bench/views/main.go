@@ -93,7 +93,7 @@ func run(cfg analytics.Config, builds int, share float64) error {
 	base := heap()
 
 	t0 := time.Now()
-	bare, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 1})
+	bare, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 1, PartSize: cfg.PartSize})
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func run(cfg analytics.Config, builds int, share float64) error {
 	b := views.BuilderFrom(bare)
 	info := bare.Info()
 	info.HasHistory = true
-	if err := analytics.AddHistory(ctx, conn, b, info); err != nil {
+	if err := analytics.AddHistory(ctx, conn, b, info, cfg.PartSize); err != nil {
 		return err
 	}
 	r := b.Build(info)
@@ -166,13 +166,13 @@ func timeEditions(cfg analytics.Config, n int) error {
 	}
 	w := editions.WeekOf(views.DayOf(last)).Prev()
 	start := time.Now()
-	cur, err := analytics.LoadWeekState(ctx, conn, w.End())
+	cur, err := analytics.LoadWeekState(ctx, conn, w.End(), cfg.PartSize)
 	if err != nil {
 		return err
 	}
 	for i := 0; i < n; i, w = i+1, w.Prev() {
 		s := time.Now()
-		prev, err := analytics.LoadWeekState(ctx, conn, w.Start().Time())
+		prev, err := analytics.LoadWeekState(ctx, conn, w.Start().Time(), cfg.PartSize)
 		if err != nil {
 			return err
 		}

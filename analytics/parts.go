@@ -1,0 +1,131 @@
+package analytics
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/edge-stats/edge/views"
+)
+
+// DefaultPartSize is how many listings one read of a full load covers
+// unless told otherwise: the memory a read needs inside ClickHouse grows
+// with its part, not with the whole dataset. At 100,000 listings the
+// heaviest read (sparklines: a group per listing and day) stays under
+// 200 MiB on ClickHouse 18.16.
+const DefaultPartSize = 100_000
+
+// A Part is a contiguous key range of one store's listings: those whose
+// id is in [From, To), To "" meaning no upper bound. Every table is
+// ordered by (store, id, …), so a part's rows are one range of each
+// table's primary key and reading a part reads only its granules.
+type Part struct {
+	Store    views.Store
+	From, To string
+}
+
+// where returns the condition selecting the part's rows, with its
+// arguments (bound on the client, so ids need no quoting here).
+func (p Part) where() (string, []any) {
+	cond, args := "store = ?", []any{uint8(p.Store)}
+	if p.From != "" {
+		cond, args = cond+" AND id >= ?", append(args, p.From)
+	}
+	if p.To != "" {
+		cond, args = cond+" AND id < ?", append(args, p.To)
+	}
+	return cond, args
+}
+
+// String names the part in errors and logs.
+func (p Part) String() string {
+	return fmt.Sprintf("%s[%q,%q)", p.Store, p.From, p.To)
+}
+
+// SplitParts splits the listings into parts of about size listings each
+// (DefaultPartSize when size ≤ 0), every store on its own: a store with
+// fewer listings is one part. The boundaries come from a sample of ids
+// picked by hash (about 32 a part), so finding them needs little memory
+// however many listings there are.
+func SplitParts(ctx context.Context, conn driver.Conn, size int) ([]Part, error) {
+	if size <= 0 {
+		size = DefaultPartSize
+	}
+	counts := make([]uint64, views.NumStores)
+	rows, err := conn.Query(ctx, "SELECT store, count() FROM listings_latest GROUP BY store")
+	if err != nil {
+		return nil, fmt.Errorf("split parts: %w", err)
+	}
+	for rows.Next() {
+		var s uint8
+		var n uint64
+		if err := rows.Scan(&s, &n); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("split parts: %w", err)
+		}
+		if int(s) < len(counts) {
+			counts[s] = n // count() counts unmerged versions too: an upper bound, fine for sizing
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("split parts: %w", err)
+	}
+	var parts []Part
+	for s, n := range counts {
+		store := views.Store(s)
+		k := int((n + uint64(size) - 1) / uint64(size))
+		if k <= 1 {
+			parts = append(parts, Part{Store: store})
+			continue
+		}
+		bounds, err := sampleBounds(ctx, conn, store, n, k)
+		if err != nil {
+			return nil, err
+		}
+		from := ""
+		for _, b := range bounds {
+			parts = append(parts, Part{Store: store, From: from, To: b})
+			from = b
+		}
+		parts = append(parts, Part{Store: store, From: from})
+	}
+	return parts, nil
+}
+
+// sampleBounds returns up to k-1 ascending ids that split the store's n
+// listings into k ranges of about equal size.
+func sampleBounds(ctx context.Context, conn driver.Conn, store views.Store, n uint64, k int) ([]string, error) {
+	modulus := max(n/uint64(k*32), 1)
+	rows, err := conn.Query(ctx, "SELECT DISTINCT id FROM listings_latest WHERE store = ? AND cityHash64(id) % ? = 0",
+		uint8(store), modulus)
+	if err != nil {
+		return nil, fmt.Errorf("split %s: %w", store, err)
+	}
+	defer rows.Close()
+	var sample []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("split %s: %w", store, err)
+		}
+		sample = append(sample, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("split %s: %w", store, err)
+	}
+	slices.Sort(sample)
+	var bounds []string
+	for i := 1; i < k; i++ {
+		j := i * len(sample) / k
+		if j == 0 || j >= len(sample) {
+			continue
+		}
+		if b := sample[j]; len(bounds) == 0 || b > bounds[len(bounds)-1] {
+			bounds = append(bounds, b)
+		}
+	}
+	return bounds, nil
+}

@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
+	"runtime/debug"
+	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
@@ -20,12 +24,43 @@ type Views struct {
 	log *slog.Logger
 	mu  sync.Mutex
 
+	// memory returns the live heap after the last collection and the
+	// process's memory limit (math.MaxInt64: none); tests replace it.
+	memory    func() (live, limit int64)
+	waits     atomic.Int64 // full reloads put off for memory
 	afterPart func() // test hook: runs after the first part of a full load
+}
+
+// heapNow reads the live heap of the last collection and the soft memory
+// limit (GOMEMLIMIT, --memory-limit or the cgroup's, see cmd/edge).
+func heapNow() (live, limit int64) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		live = int64(s[0].Value.Uint64())
+	}
+	return live, debug.SetMemoryLimit(-1)
+}
+
+// reloadFits reports whether a full reload fits beside the published
+// state under the memory limit: while it runs, the old state and a new
+// one about as large are both live, so it needs about the live heap again.
+// When it would not fit, the reload waits for a later run (the
+// incremental refresh keeps figures current meanwhile) instead of pushing
+// the process past its limit.
+func (v *Views) reloadFits() bool {
+	live, limit := v.memory()
+	if limit <= 0 || limit == math.MaxInt64 || 2*live <= limit {
+		return true
+	}
+	v.log.Warn("full reload waits: a second state would not fit under the memory limit; raise the limit or lower --cache-mb",
+		"live_mib", live>>20, "needed_mib", 2*live>>20, "limit_mib", limit>>20)
+	return false
 }
 
 // NewViews returns the builder of the state published in pub.
 func NewViews(db *analytics.Lazy, pub *views.Published[views.State], log *slog.Logger) *Views {
-	return &Views{db: db, pub: pub, log: log}
+	return &Views{db: db, pub: pub, log: log, memory: heapNow}
 }
 
 func (v *Views) nextGeneration() uint64 {
@@ -54,6 +89,10 @@ func (v *Views) full(ctx context.Context) error {
 	gen := v.nextGeneration()
 	cur := v.pub.Load()
 	o := analytics.ReplicaOptions{Generation: gen, PartSize: v.db.PartSize(), Progress: v.progress(gen)}
+	if cur != nil && !v.reloadFits() {
+		v.waits.Add(1)
+		return nil
+	}
 	if cur != nil {
 		// A reload reads listings and history in one pass over the parts,
 		// sharing unchanged strings with the replica it replaces: the old
@@ -105,6 +144,10 @@ func (v *Views) progress(gen uint64) func(done, total int) {
 		}
 	}
 }
+
+// ReloadsWaiting returns how many full reloads were put off because a
+// second state would not have fit under the memory limit.
+func (v *Views) ReloadsWaiting() int64 { return v.waits.Load() }
 
 // RefreshJob returns the job that reads again only the listings whose
 // metadata or newest reading changed since the last load, merges them into

@@ -2,6 +2,7 @@ package cron
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -36,9 +37,9 @@ func setup(t *testing.T, server *chtest.Server, o seed.Options) (*Views, *Runner
 	return v, r, pub, conn
 }
 
-// TestClickHouseDiesMidRebuild stops ClickHouse between the replica load and
-// the history load of a full rebuild: the previous state keeps serving, the
-// job reports the error, and the next successful build publishes.
+// TestClickHouseDiesMidRebuild stops ClickHouse after the first part of a
+// full rebuild: the previous state keeps serving, the job reports the
+// error, and the next successful build publishes.
 func TestClickHouseDiesMidRebuild(t *testing.T) {
 	chtest.Need(t, srv) // skips without ClickHouse
 	// A server of its own: this test kills it.
@@ -145,5 +146,39 @@ func TestRefreshReadsOnlyChangedListings(t *testing.T) {
 		if now := after.Replica.All()[i]; now.Hist.SizeBase(views.Window7d) != old.Hist.SizeBase(views.Window7d) {
 			t.Fatalf("unchanged listing %s lost its history", old.ID)
 		}
+	}
+}
+
+// TestFullReloadWaitsForMemory checks that a full reload that would not fit
+// beside the published state under the memory limit waits (the state
+// keeps serving, nothing fails) and runs once it fits.
+func TestFullReloadWaitsForMemory(t *testing.T) {
+	v, r, pub, _ := setup(t, chtest.Need(t, srv), seed.Options{Seed: 3, Listings: 200, Days: 10, End: time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)})
+	live, limit := int64(600<<20), int64(1<<30)
+	v.memory = func() (int64, int64) { return live, limit }
+	if err := r.RunNow("views"); err != nil { // the first load has nothing to fit beside
+		t.Fatal(err)
+	}
+	first := pub.Load()
+	if first == nil || first.Figures == nil {
+		t.Fatal("no first state")
+	}
+	if err := r.RunNow("views"); err != nil {
+		t.Fatalf("a reload put off for memory failed: %v", err)
+	}
+	if pub.Load() != first || v.ReloadsWaiting() != 1 {
+		t.Fatalf("a reload needing 1200 MiB under a 1024 MiB limit ran (waits %d)", v.ReloadsWaiting())
+	}
+	live = 400 << 20
+	if err := r.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	if next := pub.Load(); next == first || next.Replica.Info().Generation <= first.Replica.Info().Generation {
+		t.Fatal("a reload that fits did not publish")
+	}
+	limit = math.MaxInt64 // no limit: always fits
+	live = 1 << 40
+	if err := r.RunNow("views"); err != nil || v.ReloadsWaiting() != 1 {
+		t.Fatalf("without a limit the reload waited or failed: %v, waits %d", err, v.ReloadsWaiting())
 	}
 }

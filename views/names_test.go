@@ -1,6 +1,9 @@
 package views
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
 func TestCategorySlug(t *testing.T) {
 	for name, want := range map[string]string{"Photos & Design": "photos-design", "Developer Tools": "developer-tools",
@@ -57,5 +60,27 @@ func TestSummaryMergesSpellingsOfACategory(t *testing.T) {
 	}
 	if len(f.AllCategories()) != 3 {
 		t.Fatalf("all categories %+v: the lists of names keep each store's spelling", f.AllCategories())
+	}
+}
+
+// TestInternerSharesLists checks that equal lists come back as one shared
+// list, and that different lists, even with a hash collision, do not.
+func TestInternerSharesLists(t *testing.T) {
+	in := NewInterner()
+	a := in.Strings([]string{"storage", "tabs"})
+	b := in.Strings([]string{"storage", "tabs"})
+	c := in.Strings([]string{"storage", "tab", "s"})
+	d := in.Strings([]string{"storagetabs"})
+	if &a[0] != &b[0] {
+		t.Error("two equal lists are not shared")
+	}
+	if len(c) != 3 || len(d) != 1 || &c[0] == &a[0] || &d[0] == &a[0] {
+		t.Errorf("different lists were merged: %q %q %q", a, c, d)
+	}
+	if unsafe.StringData(c[0]) != unsafe.StringData(a[0]) {
+		t.Error("an element equal to another list's is not shared")
+	}
+	if in.Strings(nil) != nil || in.Strings([]string{}) != nil {
+		t.Error("an empty list is not nil")
 	}
 }

@@ -3,6 +3,7 @@ package views
 import (
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -282,14 +283,20 @@ func (p *Published[T]) Load() *T { return p.p.Load() }
 func (p *Published[T]) Publish(v *T) { p.p.Store(v) }
 
 // Interner shares one copy of equal strings, such as category names,
-// developers, permissions and topics, across the listings of a replica.
+// developers, permissions and topics, across the listings of a replica,
+// and one copy of equal string lists (permission sets, topic sets), so
+// that a list repeated by many listings costs its slice header alone.
 // It is not safe for concurrent use.
 type Interner struct {
-	m map[string]string
+	m     map[string]string
+	lists map[uint64][]string // by a hash of the list; a collision is simply not shared
+	h     maphash.Hash
 }
 
 // NewInterner returns an empty interner.
-func NewInterner() *Interner { return &Interner{m: make(map[string]string)} }
+func NewInterner() *Interner {
+	return &Interner{m: make(map[string]string), lists: make(map[uint64][]string)}
+}
 
 // String returns the shared copy of s.
 func (in *Interner) String(s string) string {
@@ -300,16 +307,31 @@ func (in *Interner) String(s string) string {
 	return s
 }
 
-// Strings replaces every element of ss by its shared copy and returns ss;
-// an empty slice becomes nil.
+// Strings returns the shared copy of the list ss, whose elements are
+// shared copies too; an empty list is nil. It may write into ss; the
+// result must not be modified.
 func (in *Interner) Strings(ss []string) []string {
 	if len(ss) == 0 {
 		return nil
 	}
+	in.h.Reset()
+	for _, s := range ss {
+		in.h.WriteString(s)
+		in.h.WriteByte(0)
+	}
+	sum := in.h.Sum64()
+	v, seen := in.lists[sum]
+	if seen && slices.Equal(v, ss) {
+		return v
+	}
 	for i, s := range ss {
 		ss[i] = in.String(s)
 	}
-	return slices.Clip(ss)
+	ss = slices.Clip(ss)
+	if !seen {
+		in.lists[sum] = ss
+	}
+	return ss
 }
 
 // BuilderFrom returns a builder holding a copy of r's listings, to which a

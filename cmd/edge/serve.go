@@ -33,6 +33,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		maxEditions          int
 		backoffMin, backoffM time.Duration
 		memLimit             string
+		debugListen          string
 	)
 	f.clickhouse(&ch)
 	f.String(&srv.Listen, "listen", srv.Listen, "address to listen on")
@@ -82,6 +83,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.String(&logFormat, "log-format", "text", "log format: text or json")
 	f.String(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.String(&memLimit, "memory-limit", "auto", "the memory the edge may use, such as 12GiB: the Go heap's soft limit is set to it less a tenth and the answer cache (auto: the cgroup's memory limit; off: none; GOMEMLIMIT, when set, wins)")
+	f.String(&debugListen, "debug-listen", "", "address of Go's profiles (/debug/pprof/), such as 127.0.0.1:6060; empty: none. Loopback or private only")
 	f.fs.SetOutput(stderr)
 	if err := f.parse(args); err != nil {
 		return err
@@ -110,6 +112,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Info("memory limit", "source", source, "heap_limit_mib", limit>>20)
 	}
 
+	if debugListen != "" {
+		if err := serveDebug(ctx, debugListen, log); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", srv.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", srv.Listen, err)

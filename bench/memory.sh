@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The edge's memory as an operator provisions it (issue 20): RSS, steady
+# and at its peak through a full reload under load, with the times from
+# start to first answer, to published figures and to every edition.
+#
+#   bench/memory.sh DB [LISTINGS]     e.g. bench/memory.sh bench_1m 1000000
+#
+# Starts `edge serve` over database DB (seeded by bench/run.sh), samples
+# the process's RSS (VmRSS) every second into bench/out/memory-DB.csv,
+# waits for the figures and the editions, takes the steady RSS (median of
+# a minute of samples under no load), then forces a full reload (the full
+# job scheduled every RELOAD_EVERY, default 2m, so the second run falls
+# inside the load) while wrk sends cached and uncached answers, and
+# reports the peak (VmHWM: the largest RSS since start, the first load
+# included). Ranks are off: they live in ClickHouse and cost the edge one
+# store's sizes (8 bytes a listing) while they run. Traffic goes to
+# loopback only, for bounded durations.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+db=${1:?usage: bench/memory.sh DB [LISTINGS]}
+port=${PORT:-18093}
+cache_mb=${CACHE_MB:-256}
+reload_every=${RELOAD_EVERY:-2m}
+out=bench/out
+mkdir -p "$out"
+csv=$out/memory-$db.csv
+log=$out/memory-$db.log
+if [ -z "${EDGE_CH_ADDR:-}" ]; then deploy/clickhouse.sh start; export EDGE_CH_ADDR=127.0.0.1:19000; fi
+command -v wrk >/dev/null 2>&1 || { sudo=""; [ "$(id -u)" != 0 ] && sudo=sudo; $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+GOEXPERIMENT=simd go build -o bin/edge ./cmd/edge
+bin/edge migrate --ch-database "$db" >/dev/null
+
+start=$(date +%s.%N)
+EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 EDGE_SEARCH_RATE=0 \
+  bin/edge serve --ch-database "$db" --listen "127.0.0.1:$port" --log-level info --log-format json \
+  --ranks-schedule off --full-schedule "@every $reload_every" --cache-mb "$cache_mb" ${EDGE_ARGS:-} >"$log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null || true; kill $sampler 2>/dev/null || true' EXIT
+(
+  echo "seconds,rss_kib"
+  while kill -0 $pid 2>/dev/null; do
+    r=$(awk '/VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null || true)
+    [ -n "$r" ] && echo "$(echo "$(date +%s.%N) - $start" | bc),$r"
+    sleep 1
+  done
+) >"$csv" &
+sampler=$!
+elapsed() { echo "$(date +%s.%N) - $start" | bc; }
+
+first=""
+for _ in $(seq 1 3600); do
+  if [ -z "$first" ] && curl -fs "127.0.0.1:$port/api/v1/listings?store=chrome&limit=1" >/dev/null 2>&1; then first=$(elapsed); fi
+  if curl -fs "127.0.0.1:$port/readyz" | grep -q '"figures":true'; then break; fi
+  sleep 0.5
+done
+figures=$(elapsed)
+for _ in $(seq 1 3600); do
+  # the job publishes after each edition: wait until its first run is done
+  if grep -q '"msg":"job done","job":"editions"' "$log"; then break; fi
+  sleep 1
+done
+editions=$(elapsed)
+n=$(curl -fs "127.0.0.1:$port/readyz" | sed -n 's/.*"editions":\([0-9]*\).*/\1/p')
+listings=${2:-$(curl -fs "127.0.0.1:$port/readyz" | sed -n 's/.*"listings":\([0-9]*\).*/\1/p')}
+
+# Steady: a minute without load after everything is published.
+sleep 60
+steady=$(tail -n 60 "$csv" | cut -d, -f2 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+
+# Through a full reload under load: wait for the next full job to start,
+# then load until it has published.
+fulls() { grep -c '"kind":"full"' "$log" || true; }
+before=$(fulls)
+cat >/tmp/edge-memory-urls.lua <<'EOF'
+local paths = {"/api/summary", "/api/v1/stats", "/api/v1/listings?store=chrome&limit=50", "/api/extensions?page=1"}
+local n = 0
+request = function()
+  n = n + 1
+  if n % 4 == 0 then
+    return wrk.format("GET", "/api/v1/listings?store=googleplay&limit=20&minSize=" .. math.random(1, 100000))
+  end
+  return wrk.format("GET", paths[(n % #paths) + 1])
+end
+EOF
+wrk -t2 -c8 -d600s -s /tmp/edge-memory-urls.lua "http://127.0.0.1:$port" >"$out/memory-$db-wrk.txt" 2>&1 &
+wrkpid=$!
+for _ in $(seq 1 1200); do
+  [ "$(fulls)" -gt "$before" ] && break
+  sleep 0.5
+done
+kill -INT $wrkpid 2>/dev/null || true
+wait $wrkpid 2>/dev/null || true
+peak=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
+reload=$(grep '"kind":"full"' "$log" | tail -1 | sed -n 's/.*"load_time":"\([^"]*\)".*/\1/p')
+build=$(grep '"kind":"full"' "$log" | tail -1 | sed -n 's/.*"build_time":"\([^"]*\)".*/\1/p')
+reqs=$(awk '/requests in/ {print $1}' "$out/memory-$db-wrk.txt")
+non2xx=$(awk '/Non-2xx/ {print $NF}' "$out/memory-$db-wrk.txt")
+{
+  echo "== $db: $listings listings, cache ${cache_mb} MiB, $(date -u +%FT%TZ)"
+  printf 'start to first answer   %.1f s\n' "$first"
+  printf 'figures published       %.1f s\n' "$figures"
+  printf 'editions published      %.1f s (%s editions)\n' "$editions" "$n"
+  printf 'steady RSS              %.0f MiB = %.0f B a listing\n' "$(echo "$steady/1024" | bc -l)" "$(echo "$steady*1024/$listings" | bc -l)"
+  printf 'peak RSS (VmHWM)        %.0f MiB = %.0f B a listing\n' "$(echo "$peak/1024" | bc -l)" "$(echo "$peak*1024/$listings" | bc -l)"
+  echo "full reload             load $reload, build $build"
+  echo "requests during reload  ${reqs:-0}, non-2xx ${non2xx:-0}"
+} | tee -a "$out/memory.txt"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -18,14 +19,20 @@ import (
 // publishes after each one, so the latest edition is served first. A week
 // is complete when the data covers it from Monday 00:00 to Sunday 24:00 UTC.
 // At most max editions are kept built. Each edition is a deterministic
-// function of the data up to the end of its week.
-func EditionsJob(db *analytics.Lazy, pub *views.Published[editions.Set], schedule string, max int, log *slog.Logger) Job {
+// function of the data up to the end of its week. Each week state is read
+// holding heavy (when not nil; see Views.Heavy), so that it never adds to
+// the memory of a full reload.
+func EditionsJob(db *analytics.Lazy, pub *views.Published[editions.Set], schedule string, max int, heavy sync.Locker, log *slog.Logger) Job {
 	return Job{Name: "editions", Schedule: schedule, Run: func(ctx context.Context) error {
 		conn, first, last, err := dataSpan(ctx, db)
 		if err != nil || conn == nil {
 			return err // nil: no data yet
 		}
 		return BuildEditions(ctx, pub, max, first, last, func(ctx context.Context, at time.Time) (*editions.State, error) {
+			if heavy != nil {
+				heavy.Lock()
+				defer heavy.Unlock()
+			}
 			return analytics.LoadWeekState(ctx, conn, at, db.PartSize())
 		}, log)
 	}}

@@ -23,6 +23,9 @@ type Views struct {
 	pub *views.Published[views.State]
 	log *slog.Logger
 	mu  sync.Mutex
+	// heavy is held by a full load, and by other jobs for their large
+	// reads (week states), so that their memory never adds up.
+	heavy sync.Mutex
 
 	// memory returns the live heap after the last collection and the
 	// process's memory limit (math.MaxInt64: none); tests replace it.
@@ -82,6 +85,8 @@ func (v *Views) FullJob(schedule string) Job {
 func (v *Views) full(ctx context.Context) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.heavy.Lock()
+	defer v.heavy.Unlock()
 	conn, err := v.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -144,6 +149,11 @@ func (v *Views) progress(gen uint64) func(done, total int) {
 		}
 	}
 }
+
+// Heavy returns the lock a full load holds: another job that reads a
+// state of every listing holds it too, so that the two never hold their
+// memory at once.
+func (v *Views) Heavy() sync.Locker { return &v.heavy }
 
 // ReloadsWaiting returns how many full reloads were put off because a
 // second state would not have fit under the memory limit.

@@ -34,6 +34,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		backoffMin, backoffM time.Duration
 		memLimit             string
 		debugListen          string
+		gcPercent            int
 	)
 	f.clickhouse(&ch)
 	f.String(&srv.Listen, "listen", srv.Listen, "address to listen on")
@@ -83,6 +84,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.String(&logFormat, "log-format", "text", "log format: text or json")
 	f.String(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.String(&memLimit, "memory-limit", "auto", "the memory the edge may use, such as 12GiB: the Go heap's soft limit is set to it less a tenth and the answer cache (auto: the cgroup's memory limit; off: none; GOMEMLIMIT, when set, wins)")
+	f.Int(&gcPercent, "gc-percent", 25, "the Go collector's GOGC: how far the heap may grow past the live state before a collection. The state is large and long-lived and requests allocate little, so a low value costs little CPU and keeps RSS near the live heap (GOGC, when set, wins)")
 	f.String(&debugListen, "debug-listen", "", "address of Go's profiles (/debug/pprof/), such as 127.0.0.1:6060; empty: none. Loopback or private only")
 	f.fs.SetOutput(stderr)
 	if err := f.parse(args); err != nil {
@@ -112,6 +114,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Info("memory limit", "source", source, "heap_limit_mib", limit>>20)
 	}
 
+	if os.Getenv("GOGC") == "" {
+		if gcPercent < 1 {
+			return fmt.Errorf("--gc-percent %d: use a positive percentage (GOGC=off turns the collector off, which an edge should not)", gcPercent)
+		}
+		debug.SetGCPercent(gcPercent)
+		log.Info("collector", "gc_percent", gcPercent)
+	} else {
+		log.Info("collector", "source", "GOGC", "value", os.Getenv("GOGC"))
+	}
 	if debugListen != "" {
 		if err := serveDebug(ctx, debugListen, log); err != nil {
 			return err
@@ -133,7 +144,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	editions := &views.Published[editions.Set]{}
 	if editionsSchedule != "off" {
-		if err := jobs.Add(cron.EditionsJob(db, editions, editionsSchedule, maxEditions, log)); err != nil {
+		if err := jobs.Add(cron.EditionsJob(db, editions, editionsSchedule, maxEditions, vb.Heavy(), log)); err != nil {
 			return err
 		}
 	}

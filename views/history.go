@@ -1,6 +1,7 @@
 package views
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"time"
@@ -174,11 +175,14 @@ type SparkPoint struct {
 
 // EncodeSparkline packs points (oldest first, one per day) into bytes:
 // varint day gaps and zigzag varint value changes, a few bytes a point.
+// The result is exactly as long as it needs to be: a replica holds one
+// per listing.
 func EncodeSparkline(points []SparkPoint) []byte {
 	if len(points) == 0 {
 		return nil
 	}
-	buf := make([]byte, 0, 3*len(points)+8)
+	var scratch [20 * (SparkDays + 1)]byte
+	buf := scratch[:0]
 	var prevDay Day
 	var prevVal int64
 	for i, p := range points {
@@ -190,7 +194,7 @@ func EncodeSparkline(points []SparkPoint) []byte {
 		buf = binary.AppendVarint(buf, p.Value-prevVal)
 		prevDay, prevVal = p.Day, p.Value
 	}
-	return buf
+	return bytes.Clone(buf)
 }
 
 // Sparkline calls fn with each day of l's sparkline, oldest first.

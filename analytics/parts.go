@@ -51,31 +51,43 @@ func (p Part) String() string {
 // picked by hash (about 32 a part), so finding them needs little memory
 // however many listings there are.
 func SplitParts(ctx context.Context, conn driver.Conn, size int) ([]Part, error) {
+	parts, _, err := splitParts(ctx, conn, size)
+	return parts, err
+}
+
+// splitParts is SplitParts, also returning how many listings there are.
+// It counts them exactly (FINAL merges unmerged versions as it streams,
+// in little memory), so that a replica is allocated at its size.
+func splitParts(ctx context.Context, conn driver.Conn, size int) ([]Part, int, error) {
 	if size <= 0 {
 		size = DefaultPartSize
 	}
 	counts := make([]uint64, views.NumStores)
-	rows, err := conn.Query(ctx, "SELECT store, count() FROM listings_latest GROUP BY store")
+	rows, err := conn.Query(ctx, "SELECT store, count() FROM listings_latest FINAL GROUP BY store")
 	if err != nil {
-		return nil, fmt.Errorf("split parts: %w", err)
+		return nil, 0, fmt.Errorf("split parts: %w", err)
 	}
 	for rows.Next() {
 		var s uint8
 		var n uint64
 		if err := rows.Scan(&s, &n); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("split parts: %w", err)
+			return nil, 0, fmt.Errorf("split parts: %w", err)
 		}
 		if int(s) < len(counts) {
-			counts[s] = n // count() counts unmerged versions too: an upper bound, fine for sizing
+			counts[s] = n
 		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("split parts: %w", err)
+		return nil, 0, fmt.Errorf("split parts: %w", err)
 	}
-	var parts []Part
+	var (
+		parts []Part
+		total int
+	)
 	for s, n := range counts {
+		total += int(n)
 		store := views.Store(s)
 		k := int((n + uint64(size) - 1) / uint64(size))
 		if k <= 1 {
@@ -84,7 +96,7 @@ func SplitParts(ctx context.Context, conn driver.Conn, size int) ([]Part, error)
 		}
 		bounds, err := sampleBounds(ctx, conn, store, n, k)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		from := ""
 		for _, b := range bounds {
@@ -93,7 +105,7 @@ func SplitParts(ctx context.Context, conn driver.Conn, size int) ([]Part, error)
 		}
 		parts = append(parts, Part{Store: store, From: from})
 	}
-	return parts, nil
+	return parts, total, nil
 }
 
 // sampleBounds returns up to k-1 ascending ids that split the store's n

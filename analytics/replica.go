@@ -144,16 +144,13 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*view
 	if err != nil {
 		return nil, err
 	}
-	parts, err := SplitParts(ctx, conn, o.PartSize)
+	parts, n, err := splitParts(ctx, conn, o.PartSize)
 	if err != nil {
 		return nil, err
 	}
-	var n uint64
-	if err := conn.QueryRow(ctx, "SELECT count() FROM listings_latest").Scan(&n); err != nil {
-		return nil, fmt.Errorf("count listings: %w", err)
-	}
-	// Unmerged versions make count() an upper bound: a good capacity.
-	b := views.NewReplicaBuilder(int(n))
+	// The exact count: listings arriving during the load (the next
+	// refresh's) may make the array grow once.
+	b := views.NewReplicaBuilder(n)
 	info := views.ReplicaInfo{Generation: o.Generation, ListingsMark: wm.Listings, ReadingsMark: wm.Readings,
 		ClimbAt: wm.Readings.Add(-7 * 24 * time.Hour), HasHistory: o.History}
 	in := views.NewInterner()

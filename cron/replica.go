@@ -34,6 +34,19 @@ type Views struct {
 	afterPart func() // test hook: runs after the first part of a full load
 }
 
+// ReloadGCPercent is the collector's GOGC while a full reload runs.
+const ReloadGCPercent = 10
+
+// lowerGC lowers the collector's GOGC to at most to (leaving a lower
+// setting, or GOGC=off, alone) and returns what restores it.
+func lowerGC(to int) (restore func()) {
+	prev := debug.SetGCPercent(to)
+	if prev < to {
+		debug.SetGCPercent(prev)
+	}
+	return func() { debug.SetGCPercent(prev) }
+}
+
 // heapNow reads the live heap of the last collection and the soft memory
 // limit (GOMEMLIMIT, --memory-limit or the cgroup's, see cmd/edge).
 func heapNow() (live, limit int64) {
@@ -103,6 +116,10 @@ func (v *Views) full(ctx context.Context) error {
 		// sharing unchanged strings with the replica it replaces: the old
 		// state and one new replica are all that coexist.
 		o.History, o.Share = true, cur.Replica
+		// Two states are live until the new one is published: the
+		// collector runs closer to the live heap meanwhile, which costs
+		// the job CPU and keeps the peak RSS near the two states.
+		defer lowerGC(ReloadGCPercent)()
 		full, err := analytics.LoadReplica(ctx, conn, o)
 		if err != nil {
 			return fmt.Errorf("generation %d: %w", gen, err)

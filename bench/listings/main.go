@@ -22,7 +22,12 @@ import (
 func main() {
 	base := flag.String("base", "http://127.0.0.1:18092", "edge to measure")
 	deep := flag.Int("pages", 3, "pages to follow by cursor for each combination without q")
+	legacy := flag.Bool("legacy", false, "measure the legacy /api/extensions instead (every platform, sort and filter set, pages 1 and 3, and text searches)")
 	flag.Parse()
+	run := run
+	if *legacy {
+		run = runLegacy
+	}
 	if err := run(*base, *deep); err != nil {
 		fmt.Fprintln(os.Stderr, "listings:", err)
 		os.Exit(1)
@@ -70,10 +75,6 @@ func run(base string, deep int) error {
 			return err
 		}
 		cats[s] = c.Categories[len(c.Categories)/2].Name
-	}
-	type sample struct {
-		kind, url string
-		d         time.Duration
 	}
 	var samples []sample
 	ask := func(kind string, q url.Values, pages int) error {
@@ -153,6 +154,19 @@ func run(base string, deep int) error {
 			}
 		}
 	}
+	report(samples)
+	return nil
+}
+
+// sample is one answer's latency.
+type sample struct {
+	kind, url string
+	d         time.Duration
+}
+
+// report prints the latency percentiles per kind of query, overall, and
+// the slowest answers.
+func report(samples []sample) {
 	pct := func(ds []time.Duration, p float64) time.Duration {
 		slices.Sort(ds)
 		return ds[min(len(ds)-1, int(float64(len(ds))*p))]
@@ -187,5 +201,75 @@ func run(base string, deep int) error {
 	}()
 	fmt.Printf("%-22s %7d %9v %9v %9v\n", "ALL", len(all), pct(all, 0.5).Round(10*time.Microsecond),
 		pct(all, 0.99).Round(10*time.Microsecond), pct(all, 1).Round(10*time.Microsecond))
+}
+
+// runLegacy asks /api/extensions every combination of platform, sort and
+// filter set, pages 1 and 3, once each, and text searches.
+func runLegacy(base string, _ int) error {
+	platforms := []string{"", "0", "1", "2", "3", "4"}
+	sorts := []string{"installs", "name", "rating", "ratingcount", "updated", "firstseen", "growth7d", "growthpct30d"}
+	cats := map[string]string{}
+	for _, p := range platforms[1:] {
+		var c []string
+		if _, err := getJSON(base+"/api/categories?platform="+p, &c); err != nil {
+			return err
+		}
+		if len(c) > 0 {
+			cats[p] = c[len(c)/2]
+		}
+	}
+	filters := []struct {
+		kind string
+		set  func(q url.Values, p string)
+	}{
+		{"no filter", func(url.Values, string) {}},
+		{"category", func(q url.Values, p string) { q.Set("category", cats[p]) }},
+		{"minInstalls+maxInstalls", func(q url.Values, _ string) { q.Set("minInstalls", "100"); q.Set("maxInstalls", "50000") }},
+		{"minRating+rated", func(q url.Values, _ string) { q.Set("minRating", "4"); q.Set("rated", "yes") }},
+		{"updatedAfter+minVersion", func(q url.Values, _ string) { q.Set("updatedAfter", "2025-01-01"); q.Set("minVersion", "2") }},
+	}
+	var samples []sample
+	ask := func(kind string, q url.Values) error {
+		u := base + "/api/extensions?" + q.Encode()
+		d, err := getJSON(u, nil)
+		if err != nil {
+			return err
+		}
+		samples = append(samples, sample{kind, u[len(base):], d})
+		return nil
+	}
+	for _, p := range platforms {
+		for _, srt := range sorts {
+			for _, f := range filters {
+				if f.kind == "category" && p == "" {
+					continue
+				}
+				for _, page := range []string{"1", "3"} {
+					q := url.Values{"sort": {srt}, "page": {page}}
+					if p != "" {
+						q.Set("platform", p)
+					}
+					f.set(q, p)
+					if err := ask(f.kind, q); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	for _, text := range []string{"ab", "Pro", "tab", "dark mode", "Manager", "xq", "photo editor", "Ärger"} {
+		for _, p := range []string{"", "0", "4"} {
+			for _, srt := range sorts[:3] {
+				q := url.Values{"sort": {srt}, "q": {text}}
+				if p != "" {
+					q.Set("platform", p)
+				}
+				if err := ask("q", q); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	report(samples)
 	return nil
 }

@@ -37,6 +37,8 @@ func main() {
 	builds := flag.Int("builds", 3, "builds to time")
 	changed := flag.Float64("changed", 0.01, "share of listings the refresh treats as changed")
 	editions := flag.Int("editions", 0, "only time building this many weekly editions, newest first")
+	ranks := flag.Int("ranks", 0, "only time ranking this many days, newest first (writes daily_ranks)")
+	flag.IntVar(&cfg.PartSize, "part-size", cfg.PartSize, "listings one read of a load covers")
 	search := flag.Int("search", 0, "only time text searches, this many runs of each")
 	only := flag.String("q", "", "with --search: time only this query")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed work to this file")
@@ -59,6 +61,13 @@ func main() {
 		if err := timeSearch(cfg, *search); err != nil {
 			fmt.Fprintln(os.Stderr, "views bench:", err)
 			pprof.StopCPUProfile()
+			os.Exit(1)
+		}
+		return
+	}
+	if *ranks > 0 {
+		if err := timeRanks(cfg, *ranks); err != nil {
+			fmt.Fprintln(os.Stderr, "views bench:", err)
 			os.Exit(1)
 		}
 		return
@@ -239,6 +248,31 @@ func timeSearch(cfg analytics.Config, runs int) error {
 		}
 		fmt.Printf("%-22q legacy total %7d  p50 %8v p99 %8v | v1 page %2d  p50 %8v p99 %8v\n",
 			q, total, pct(legacy, 0.5), pct(legacy, 0.99), page, pct(v1, 0.5), pct(v1, 0.99))
+	}
+	return nil
+}
+
+// timeRanks ranks the newest n days of data, one at a time, and prints
+// each day's time and the Go heap it left.
+func timeRanks(cfg analytics.Config, n int) error {
+	ctx := context.Background()
+	conn, err := analytics.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_, last, err := analytics.DataSpan(ctx, conn)
+	if err != nil {
+		return err
+	}
+	day := last.UTC().Truncate(24 * time.Hour)
+	for i := range n {
+		d := analytics.RankDay{Day: day.AddDate(0, 0, -i)}
+		start := time.Now()
+		if err := analytics.RankOneDay(ctx, conn, d, cfg.PartSize); err != nil {
+			return err
+		}
+		fmt.Printf("rank %s: %v\n", d.Day.Format(time.DateOnly), time.Since(start).Round(time.Millisecond))
 	}
 	return nil
 }

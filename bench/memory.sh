@@ -8,9 +8,8 @@
 # Starts `edge serve` over database DB (seeded by bench/run.sh), samples
 # the process's RSS (VmRSS) every second into bench/out/memory-DB.csv,
 # waits for the figures and the editions, takes the steady RSS (median of
-# a minute of samples under no load), then forces a full reload (the full
-# job scheduled every RELOAD_EVERY, default 2m, so the second run falls
-# inside the load) while wrk sends cached and uncached answers, and
+# a minute of samples under no load), then forces a full reload (SIGHUP)
+# while wrk sends cached and uncached answers, and
 # reports the peak (VmHWM: the largest RSS since start, the first load
 # included). Ranks are off: they live in ClickHouse and cost the edge one
 # store's sizes (8 bytes a listing) while they run. Traffic goes to
@@ -21,7 +20,6 @@ cd "$root"
 db=${1:?usage: bench/memory.sh DB [LISTINGS]}
 port=${PORT:-18093}
 cache_mb=${CACHE_MB:-256}
-reload_every=${RELOAD_EVERY:-2m}
 out=bench/out
 mkdir -p "$out"
 csv=$out/memory-$db.csv
@@ -34,7 +32,7 @@ bin/edge migrate --ch-database "$db" >/dev/null
 start=$(date +%s.%N)
 EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 EDGE_SEARCH_RATE=0 \
   bin/edge serve --ch-database "$db" --listen "127.0.0.1:$port" --log-level info --log-format json \
-  --ranks-schedule off --full-schedule "@every $reload_every" --cache-mb "$cache_mb" ${EDGE_ARGS:-} >"$log" 2>&1 &
+  --ranks-schedule off --full-schedule "@every 24h" --cache-mb "$cache_mb" ${EDGE_ARGS:-} >"$log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true; kill $sampler 2>/dev/null || true' EXIT
 (
@@ -50,7 +48,8 @@ elapsed() { echo "$(date +%s.%N) - $start" | bc; }
 
 first=""
 for _ in $(seq 1 3600); do
-  if [ -z "$first" ] && curl -fs "127.0.0.1:$port/api/v1/listings?store=chrome&limit=1" >/dev/null 2>&1; then first=$(elapsed); fi
+  # the first answer: the bare replica is published (listing documents, /readyz 200)
+  if [ -z "$first" ] && curl -fs "127.0.0.1:$port/readyz" >/dev/null 2>&1; then first=$(elapsed); fi
   if curl -fs "127.0.0.1:$port/readyz" | grep -q '"figures":true'; then break; fi
   sleep 0.5
 done
@@ -68,12 +67,12 @@ listings=${2:-$(curl -fs "127.0.0.1:$port/readyz" | sed -n 's/.*"listings":\([0-
 sleep 60
 steady=$(tail -n 60 "$csv" | cut -d, -f2 | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 
-# Through a full reload under load: wait for the next full job to start,
-# then load until it has published.
+# Through a full reload under load: SIGHUP starts one; load until it has
+# published.
 fulls() { grep -c '"kind":"full"' "$log" || true; }
 before=$(fulls)
 cat >/tmp/edge-memory-urls.lua <<'EOF'
-local paths = {"/api/summary", "/api/v1/stats", "/api/v1/listings?store=chrome&limit=50", "/api/extensions?page=1"}
+local paths = {"/api/summary", "/api/v1/stores/chrome/stats", "/api/v1/listings?store=chrome&limit=50", "/api/extensions?page=1"}
 local n = 0
 request = function()
   n = n + 1
@@ -85,6 +84,8 @@ end
 EOF
 wrk -t2 -c8 -d600s -s /tmp/edge-memory-urls.lua "http://127.0.0.1:$port" >"$out/memory-$db-wrk.txt" 2>&1 &
 wrkpid=$!
+sleep 5
+kill -HUP $pid
 for _ in $(seq 1 1200); do
   [ "$(fulls)" -gt "$before" ] && break
   sleep 0.5
@@ -92,8 +93,9 @@ done
 kill -INT $wrkpid 2>/dev/null || true
 wait $wrkpid 2>/dev/null || true
 peak=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
-reload=$(grep '"kind":"full"' "$log" | tail -1 | sed -n 's/.*"load_time":"\([^"]*\)".*/\1/p')
-build=$(grep '"kind":"full"' "$log" | tail -1 | sed -n 's/.*"build_time":"\([^"]*\)".*/\1/p')
+ns() { grep '"kind":"full"' "$log" | tail -1 | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" | awk '{printf "%.1f s", $1/1e9}'; }
+reload=$(ns load_time)
+build=$(ns build_time)
 reqs=$(awk '/requests in/ {print $1}' "$out/memory-$db-wrk.txt")
 non2xx=$(awk '/Non-2xx/ {print $NF}' "$out/memory-$db-wrk.txt")
 {

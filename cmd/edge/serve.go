@@ -174,6 +174,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	jobs.Start()
+	reloadOnHangup(ctx, jobs.RunNow, log)
 	log.Info("edge listening", "addr", ln.Addr().String(), "clickhouse", ch.Addr, "database", ch.Database)
 	err = server.Serve(ctx, ln)
 	log.Info("edge stopping: waiting for background jobs")

@@ -142,3 +142,62 @@ func sampleBounds(ctx context.Context, conn driver.Conn, store views.Store, n ui
 	}
 	return bounds, nil
 }
+
+// loadWorkers is how many parts a load reads at once: while the edge
+// decodes one part, ClickHouse computes the next.
+const loadWorkers = 2
+
+// inOrder calls fetch for parts 0 … n-1, at most workers at once and at
+// most workers ahead of the next one used, and then use with each result
+// in part order. worker (0 … workers-1) tells fetch which of the workers
+// runs it, for per-worker state. The first error stops it and is returned.
+func inOrder[T any](ctx context.Context, n, workers int, fetch func(ctx context.Context, part, worker int) (T, error),
+	use func(part int, v T) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		v   T
+		w   int
+		err error
+	}
+	results := make([]chan result, n)
+	for i := range results {
+		results[i] = make(chan result, 1)
+	}
+	free := make(chan int, workers)
+	for w := range workers {
+		free <- w
+	}
+	go func() {
+		for i := range n {
+			var w int
+			select {
+			case w = <-free:
+			case <-ctx.Done():
+				return
+			}
+			go func(i, w int) {
+				v, err := fetch(ctx, i, w)
+				results[i] <- result{v, w, err}
+			}(i, w)
+		}
+	}()
+	for i := range n {
+		var r result
+		select {
+		case r = <-results[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if r.err != nil {
+			return r.err
+		}
+		if err := use(i, r.v); err != nil {
+			return err
+		}
+		// The worker is free again once its result is used, so that at
+		// most workers results wait in memory.
+		free <- r.w
+	}
+	return nil
+}

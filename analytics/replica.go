@@ -153,18 +153,27 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*view
 	b := views.NewReplicaBuilder(n)
 	info := views.ReplicaInfo{Generation: o.Generation, ListingsMark: wm.Listings, ReadingsMark: wm.Readings,
 		ClimbAt: wm.Readings.Add(-7 * 24 * time.Hour), HasHistory: o.History}
-	in := views.NewInterner()
-	for i, p := range parts {
+	interners := make([]*views.Interner, loadWorkers)
+	for w := range interners {
+		interners[w] = views.NewInterner()
+	}
+	err = inOrder(ctx, len(parts), loadWorkers, func(ctx context.Context, i, w int) (*views.ReplicaBuilder, error) {
 		pb := views.NewReplicaBuilder(0)
-		if err := load(ctx, conn, pb, in, selectPart(p), info, o.Share); err != nil {
-			return nil, fmt.Errorf("load part %s: %w", p, err)
+		if err := load(ctx, conn, pb, interners[w], selectPart(parts[i]), info, o.Share); err != nil {
+			return nil, fmt.Errorf("load part %s: %w", parts[i], err)
 		}
+		return pb, nil
+	}, func(i int, pb *views.ReplicaBuilder) error {
 		if err := b.AddPart(pb); err != nil {
-			return nil, fmt.Errorf("load part %s: %w", p, err)
+			return fmt.Errorf("load part %s: %w", parts[i], err)
 		}
 		if o.Progress != nil {
 			o.Progress(i+1, len(parts))
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	info.LoadedAt, info.LoadTime = time.Now().UTC(), time.Since(start)
 	return b.Build(info), nil
@@ -202,12 +211,17 @@ func AddHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, 
 	if err != nil {
 		return err
 	}
-	for _, p := range parts {
-		if err := addHistory(ctx, conn, b, selectPart(p), info); err != nil {
-			return fmt.Errorf("history of part %s: %w", p, err)
-		}
+	// Each part fills its own range of b, so parts load at once.
+	ranges := make([]*views.ReplicaBuilder, len(parts))
+	for i, p := range parts {
+		ranges[i] = b.Range(p.Store, p.From, p.To)
 	}
-	return nil
+	return inOrder(ctx, len(parts), loadWorkers, func(ctx context.Context, i, _ int) (struct{}, error) {
+		if err := addHistory(ctx, conn, ranges[i], selectPart(parts[i]), info); err != nil {
+			return struct{}{}, fmt.Errorf("history of part %s: %w", parts[i], err)
+		}
+		return struct{}{}, nil
+	}, func(int, struct{}) error { return nil })
 }
 
 func addHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, sel selection, info views.ReplicaInfo) error {

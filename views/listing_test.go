@@ -1,6 +1,7 @@
 package views
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -115,5 +116,52 @@ func TestListingDocNulls(t *testing.T) {
 	l.SetRating(4.369999885559082, true)
 	if d := NewListingDoc(&l, nil); d.AccessLevel == nil || *d.AccessLevel != 0 || d.Rating == nil || *d.Rating != 4.37 {
 		t.Errorf("chrome doc: access level %v rating %v", d.AccessLevel, d.Rating)
+	}
+}
+
+// TestBuilderRangesAndParts checks the builder's key ranges (one store,
+// [from, to), sharing the builder's listings) and that parts added in key
+// order keep it sorted while a part out of order is refused.
+func TestBuilderRangesAndParts(t *testing.T) {
+	part := func(s Store, ids ...string) *ReplicaBuilder {
+		b := NewReplicaBuilder(0)
+		for i := len(ids) - 1; i >= 0; i-- { // out of order within a part
+			b.Add(&Listing{Store: s, ID: ids[i]})
+		}
+		return b
+	}
+	b := NewReplicaBuilder(0)
+	for _, p := range []*ReplicaBuilder{part(Chrome, "a", "b", "c"), part(Chrome, "d"), part(Edge, "a", "x")} {
+		if err := b.AddPart(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.AddPart(part(Chrome, "z")); err == nil {
+		t.Fatal("a part before the builder's last key was added")
+	}
+	ids := func(r *ReplicaBuilder) (out []string) {
+		for _, l := range r.listings {
+			out = append(out, l.Store.String()+"/"+l.ID)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		s        Store
+		from, to string
+		want     string
+	}{
+		{Chrome, "", "", "[chrome/a chrome/b chrome/c chrome/d]"},
+		{Chrome, "b", "d", "[chrome/b chrome/c]"},
+		{Chrome, "c", "", "[chrome/c chrome/d]"},
+		{Edge, "", "b", "[edge/a]"},
+		{Firefox, "", "", "[]"},
+	} {
+		if got := fmt.Sprint(ids(b.Range(c.s, c.from, c.to))); got != c.want {
+			t.Errorf("Range(%s, %q, %q) = %s, want %s", c.s, c.from, c.to, got, c.want)
+		}
+	}
+	b.Range(Chrome, "b", "c").Find(Chrome, "b").ReadAt = 42
+	if b.Find(Chrome, "b").ReadAt != 42 {
+		t.Error("a range does not share the builder's listings")
 	}
 }

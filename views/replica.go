@@ -202,6 +202,28 @@ func (b *ReplicaBuilder) AddPart(part *ReplicaBuilder) error {
 	return nil
 }
 
+// Range returns a builder over the listings of store s whose id is in
+// [from, to) (to "": to the store's end), sharing b's memory: filling in
+// listings through it fills them in b. Ranges that do not overlap can be
+// filled at once by different goroutines. b must not be added to while a
+// range is in use.
+func (b *ReplicaBuilder) Range(s Store, from, to string) *ReplicaBuilder {
+	if !b.sorted {
+		b.listings = sortDedup(b.listings)
+		b.sorted = true
+	}
+	at := func(id string, end bool) int {
+		if end && id == "" {
+			i, _ := slices.BinarySearchFunc(b.listings, s+1, func(l Listing, st Store) int { return cmp.Compare(l.Store, st) })
+			return i
+		}
+		i, _ := slices.BinarySearchFunc(b.listings, key{s, id}, compareToKey)
+		return i
+	}
+	lo, hi := at(from, false), at(to, true)
+	return &ReplicaBuilder{listings: b.listings[lo:hi:hi], sorted: true}
+}
+
 // Build returns the replica; the builder must not be used afterwards.
 func (b *ReplicaBuilder) Build(info ReplicaInfo) *Replica {
 	ls := b.listings

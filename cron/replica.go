@@ -31,7 +31,7 @@ type Views struct {
 	// process's memory limit (math.MaxInt64: none); tests replace it.
 	memory    func() (live, limit int64)
 	waits     atomic.Int64 // full reloads put off for memory
-	afterPart func() // test hook: runs after the first part of a full load
+	afterPart func()       // test hook: runs after the first part of a full load
 }
 
 // ReloadGCPercent is the collector's GOGC while a full reload runs.

@@ -2,6 +2,7 @@ package views
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -136,9 +137,15 @@ func (f *Figures) buildSortOrders() {
 	ls := f.replica.listings
 	n := numSorts
 	f.orders = sortOrders{order: make([][]int32, n), present: make([]int, n)}
+	// At most one sort per core at once: each holds its keys and a radix
+	// scratch (32 bytes a listing) while it runs, and 25 at once would
+	// hold them all.
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i := range n {
 		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			var with []keyed
 			var without []int32
 			switch {
@@ -147,6 +154,7 @@ func (f *Figures) buildSortOrders() {
 			case i < len(SortNames) && SortNames[i] == "category":
 				with = f.categoryKeys()
 			default:
+				with = make([]keyed, 0, len(ls)) // no regrowth: one allocation
 				for j := range ls {
 					if !ls[j].Crawled() {
 						continue

@@ -4,6 +4,7 @@
 # start to first answer, to published figures and to every edition.
 #
 #   bench/memory.sh DB [LISTINGS]     e.g. bench/memory.sh bench_1m 1000000
+#   EDGE_ARGS="--editions-schedule off" bench/memory.sh …   without editions
 #
 # Starts `edge serve` over database DB (seeded by bench/run.sh), samples
 # the process's RSS (VmRSS) every second into bench/out/memory-DB.csv,
@@ -55,6 +56,7 @@ for _ in $(seq 1 3600); do
 done
 figures=$(elapsed)
 for _ in $(seq 1 3600); do
+  case " ${EDGE_ARGS:-} " in *" --editions-schedule off "*) break ;; esac
   # the job publishes after each edition: wait until its first run is done
   if grep -q '"msg":"job done","job":"editions"' "$log"; then break; fi
   sleep 1

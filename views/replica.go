@@ -75,7 +75,17 @@ func sortDedup(listings []Listing) []Listing {
 }
 
 func newSorted(listings []Listing, info ReplicaInfo) *Replica {
-	r := &Replica{listings: listings, info: info, text: buildText(listings)}
+	return newSortedFrom(listings, info, nil)
+}
+
+// newSortedFrom is newSorted sharing prev's name and description text
+// when listings hold exactly prev's names and descriptions, in order.
+func newSortedFrom(listings []Listing, info ReplicaInfo, prev *Replica) *Replica {
+	var prevText *textIndex
+	if prev != nil {
+		prevText = &prev.text
+	}
+	r := &Replica{listings: listings, info: info, text: buildText(listings, prevText)}
 	for s := range NumStores + 1 {
 		r.storeStart[s], _ = slices.BinarySearchFunc(r.listings, Store(s), func(l Listing, st Store) int {
 			return cmp.Compare(l.Store, st)
@@ -147,6 +157,7 @@ func (r *Replica) Counts() [NumStores]int {
 type ReplicaBuilder struct {
 	listings []Listing
 	sorted   bool
+	from     *Replica // the replica BuilderFrom copied, whose text the new one may share
 }
 
 // NewReplicaBuilder returns a builder with room for n listings.
@@ -231,7 +242,7 @@ func (b *ReplicaBuilder) Build(info ReplicaInfo) *Replica {
 		ls = sortDedup(ls)
 	}
 	b.listings = nil
-	return newSorted(ls, info)
+	return newSortedFrom(ls, info, b.from)
 }
 
 type key struct {
@@ -359,7 +370,7 @@ func (in *Interner) Strings(ss []string) []string {
 // BuilderFrom returns a builder holding a copy of r's listings, to which a
 // loader can add history before building a new replica. r is not changed.
 func BuilderFrom(r *Replica) *ReplicaBuilder {
-	return &ReplicaBuilder{listings: slices.Clone(r.listings), sorted: true}
+	return &ReplicaBuilder{listings: slices.Clone(r.listings), sorted: true, from: r}
 }
 
 // WithInfo returns a replica sharing r's listings with other info, such as

@@ -41,6 +41,22 @@ type textArena struct {
 	end  []uint32
 }
 
+// holds reports whether segment i of a is, for every i, field of
+// listings[i] itself (the same bytes at the same address), so that a can
+// be shared as their arena.
+func (a *textArena) holds(listings []Listing, field func(*Listing) string) bool {
+	if len(a.end) != len(listings) {
+		return false
+	}
+	for i := range listings {
+		s, seg := field(&listings[i]), a.seg(i)
+		if len(s) != len(seg) || (len(s) > 0 && unsafe.StringData(s) != unsafe.StringData(seg)) {
+			return false
+		}
+	}
+	return true
+}
+
 func (a *textArena) seg(i int) string {
 	from := uint32(0)
 	if i > 0 {
@@ -57,7 +73,12 @@ func (a *textArena) seg(i int) string {
 // nothing else reads listings. When the text exceeds what 32-bit offsets
 // address (4 GiB), it keeps the strings where they are and search falls
 // back to testing each listing.
-func buildText(listings []Listing) textIndex {
+//
+// When prev (the text of the replica the listings were copied from) holds
+// exactly their names, or descriptions, in order, its arena is shared
+// instead of copied: a replica built from another with history added
+// costs no second copy of its text.
+func buildText(listings []Listing, prev *textIndex) textIndex {
 	var names, descs int
 	for i := range listings {
 		names += len(listings[i].Name)
@@ -67,16 +88,33 @@ func buildText(listings []Listing) textIndex {
 		return textIndex{}
 	}
 	t := textIndex{ok: true, listingLen: len(listings)}
-	t.names = textArena{data: make([]byte, 0, names), end: make([]uint32, len(listings))}
-	t.descs = textArena{data: make([]byte, 0, descs), end: make([]uint32, len(listings))}
+	var shareNames, shareDescs bool
+	if prev != nil && prev.ok && prev.listingLen == len(listings) {
+		shareNames = prev.names.holds(listings, func(l *Listing) string { return l.Name })
+		shareDescs = prev.descs.holds(listings, func(l *Listing) string { return l.Description })
+	}
+	if shareNames {
+		t.names = prev.names
+	} else {
+		t.names = textArena{data: make([]byte, 0, names), end: make([]uint32, len(listings))}
+	}
+	if shareDescs {
+		t.descs = prev.descs
+	} else {
+		t.descs = textArena{data: make([]byte, 0, descs), end: make([]uint32, len(listings))}
+	}
 	devOf := make([]uint32, len(listings))
 	devID := make(map[string]uint32)
 	for i := range listings {
 		l := &listings[i]
-		t.names.data = append(t.names.data, l.Name...)
-		t.names.end[i] = uint32(len(t.names.data))
-		t.descs.data = append(t.descs.data, l.Description...)
-		t.descs.end[i] = uint32(len(t.descs.data))
+		if !shareNames {
+			t.names.data = append(t.names.data, l.Name...)
+			t.names.end[i] = uint32(len(t.names.data))
+		}
+		if !shareDescs {
+			t.descs.data = append(t.descs.data, l.Description...)
+			t.descs.end[i] = uint32(len(t.descs.data))
+		}
 		id, ok := devID[l.Developer]
 		if !ok {
 			id = uint32(len(t.devs.end))

@@ -157,3 +157,34 @@ func TestTextSearchDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestTextSharedWithTheReplicaItCameFrom checks that a replica built from
+// another's listings (history added, as after a restart) shares its name
+// and description arenas instead of copying them, searches the same, and
+// that a renamed listing makes the names be copied again.
+func TestTextSharedWithTheReplicaItCameFrom(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	bare := textReplica(r, 2000)
+	b := BuilderFrom(bare)
+	b.Find(bare.listings[7].Store, bare.listings[7].ID).Hist.SetClimbBase(Base{Value: 1, At: 1})
+	full := b.Build(ReplicaInfo{})
+	if &full.text.names.data[0] != &bare.text.names.data[0] || &full.text.descs.data[0] != &bare.text.descs.data[0] {
+		t.Fatal("the replica's text was copied, not shared")
+	}
+	for _, q := range []string{"ab", "li", "üb", "日日"} {
+		a, _ := bare.text.search(q, true, time.Time{})
+		c, _ := full.text.search(q, true, time.Time{})
+		if !slices.Equal(a, c) {
+			t.Fatalf("search %q differs between the replica and the one sharing its text", q)
+		}
+	}
+	b = BuilderFrom(full)
+	b.Find(full.listings[3].Store, full.listings[3].ID).Name = "Renamed"
+	renamed := b.Build(ReplicaInfo{})
+	if &renamed.text.names.data[0] == &full.text.names.data[0] || &renamed.text.descs.data[0] != &full.text.descs.data[0] {
+		t.Fatal("after a rename the names must be copied and the descriptions still shared")
+	}
+	if got, _ := renamed.text.search("Renamed", false, time.Time{}); got[3>>6]&(1<<3) == 0 {
+		t.Fatal("the renamed listing is not found by its new name")
+	}
+}

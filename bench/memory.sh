@@ -76,6 +76,11 @@ before=$(fulls)
 cat >/tmp/edge-memory-urls.lua <<'EOF'
 local paths = {"/api/summary", "/api/v1/stores/chrome/stats", "/api/v1/listings?store=chrome&limit=50", "/api/extensions?page=1"}
 local n = 0
+-- about 1,000 requests a second a connection: an origin's load, not a
+-- saturating one (the reload shares the two cores with it)
+delay = function()
+  return 1
+end
 request = function()
   n = n + 1
   if n % 4 == 0 then
@@ -84,11 +89,11 @@ request = function()
   return wrk.format("GET", paths[(n % #paths) + 1])
 end
 EOF
-wrk -t2 -c8 -d600s -s /tmp/edge-memory-urls.lua "http://127.0.0.1:$port" >"$out/memory-$db-wrk.txt" 2>&1 &
+wrk -t1 -c4 -d1200s -s /tmp/edge-memory-urls.lua "http://127.0.0.1:$port" >"$out/memory-$db-wrk.txt" 2>&1 &
 wrkpid=$!
 sleep 5
 kill -HUP $pid
-for _ in $(seq 1 1200); do
+for _ in $(seq 1 2400); do
   [ "$(fulls)" -gt "$before" ] && break
   sleep 0.5
 done

@@ -111,15 +111,19 @@ func (v *Views) full(ctx context.Context) error {
 		v.waits.Add(1)
 		return nil
 	}
+	// Two states are live until the new one is published: the collector
+	// runs closer to the live heap meanwhile, which costs the job CPU and
+	// keeps the peak RSS near the two states. Once the old state is
+	// released, what the load freed goes back to the system at once
+	// rather than over the scavenger's minutes, so RSS settles at the
+	// state's size.
+	defer debug.FreeOSMemory()
+	defer lowerGC(ReloadGCPercent)()
 	if cur != nil {
 		// A reload reads listings and history in one pass over the parts,
 		// sharing unchanged strings with the replica it replaces: the old
 		// state and one new replica are all that coexist.
 		o.History, o.Share = true, cur.Replica
-		// Two states are live until the new one is published: the
-		// collector runs closer to the live heap meanwhile, which costs
-		// the job CPU and keeps the peak RSS near the two states.
-		defer lowerGC(ReloadGCPercent)()
 		full, err := analytics.LoadReplica(ctx, conn, o)
 		if err != nil {
 			return fmt.Errorf("generation %d: %w", gen, err)

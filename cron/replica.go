@@ -47,6 +47,16 @@ func lowerGC(to int) (restore func()) {
 	return func() { debug.SetGCPercent(prev) }
 }
 
+// setGC sets the collector's GOGC to to, unless GOGC=off, and returns
+// what restores it.
+func setGC(to int) (restore func()) {
+	prev := debug.SetGCPercent(to)
+	if prev < 0 {
+		debug.SetGCPercent(prev)
+	}
+	return func() { debug.SetGCPercent(prev) }
+}
+
 // heapNow reads the live heap of the last collection and the soft memory
 // limit (GOMEMLIMIT, --memory-limit or the cgroup's, see cmd/edge).
 func heapNow() (live, limit int64) {
@@ -111,19 +121,18 @@ func (v *Views) full(ctx context.Context) error {
 		v.waits.Add(1)
 		return nil
 	}
-	// Two states are live until the new one is published: the collector
-	// runs closer to the live heap meanwhile, which costs the job CPU and
-	// keeps the peak RSS near the two states. Once the old state is
-	// released, what the load freed goes back to the system at once
-	// rather than over the scavenger's minutes, so RSS settles at the
-	// state's size.
+	// What a load frees goes back to the system when the job ends, rather
+	// than over the scavenger's minutes, so RSS settles at the state's size.
 	defer debug.FreeOSMemory()
-	defer lowerGC(ReloadGCPercent)()
 	if cur != nil {
 		// A reload reads listings and history in one pass over the parts,
 		// sharing unchanged strings with the replica it replaces: the old
 		// state and one new replica are all that coexist.
 		o.History, o.Share = true, cur.Replica
+		// Two states are live until the new one is published: the
+		// collector runs closer to the live heap meanwhile, which costs
+		// the job CPU and keeps the peak RSS near the two states.
+		defer lowerGC(ReloadGCPercent)()
 		full, err := analytics.LoadReplica(ctx, conn, o)
 		if err != nil {
 			return fmt.Errorf("generation %d: %w", gen, err)
@@ -135,14 +144,19 @@ func (v *Views) full(ctx context.Context) error {
 		return v.publish(full, snapshots, "full")
 	}
 	// After a restart, the bare replica first: listings are served while
-	// history and figures load.
+	// history and figures load. Nothing else is in memory yet, and a
+	// heap that only grows is scanned by every collection: the collector
+	// runs at Go's default meanwhile (at GOGC 10 it took most of the CPU).
+	restore := setGC(100)
 	r, err := analytics.LoadReplica(ctx, conn, o)
+	restore()
 	if err != nil {
 		return fmt.Errorf("replica generation %d: %w", gen, err)
 	}
 	v.pub.Publish(&views.State{Replica: r})
 	v.log.Info("replica published", "generation", gen, "listings", r.Len(), "load_time", r.Info().LoadTime.Round(time.Millisecond))
 	gen++
+	defer lowerGC(ReloadGCPercent)() // the bare replica and the full one are both live
 	start := time.Now()
 	b := views.BuilderFrom(r)
 	info := r.Info()

@@ -4,7 +4,8 @@
 #
 #   bench/run.sh foundation   seeder throughput, replica load time and memory at 100k and 1M listings
 #   bench/run.sh go           the Go benchmarks (no ClickHouse needed)
-#   bench/run.sh listings     uncached GET /api/v1/listings over HTTP at 1M listings (bench_1m)
+#   bench/run.sh listings [DB]  uncached GET /api/v1/listings and /api/extensions over HTTP (bench_1m unless DB)
+#   bench/run.sh 5m           seeds bench_5m (5M listings, 365 days, the stores' real shares)
 #
 # Results go to bench/out/ and are summarized by hand in bench/README.md.
 set -euo pipefail
@@ -44,13 +45,18 @@ case "${1:-foundation}" in
   go)
     GOEXPERIMENT=simd go test -run '^$' -bench . -benchmem ./... | tee "$out/go-bench.txt"
     ;;
+  5m)
+    ch
+    dataset bench_5m 5000000 365
+    ;;
   listings)
     ch
-    dataset bench_1m 1000000 365
-    bin/edge migrate --ch-database bench_1m >/dev/null
+    db=${2:-bench_1m}
+    [ "$db" = bench_1m ] && dataset bench_1m 1000000 365
+    bin/edge migrate --ch-database "$db" >/dev/null
     # Only the views: editions and ranks would share the CPU with the requests.
     EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 EDGE_SEARCH_RATE=0 \
-      bin/edge serve --ch-database bench_1m --listen 127.0.0.1:18092 --log-level warn \
+      bin/edge serve --ch-database "$db" --listen 127.0.0.1:18092 --log-level warn \
       --editions-schedule off --ranks-schedule off --cache-mb 1024 &
     pid=$!
     trap 'kill $pid 2>/dev/null || true' EXIT
@@ -58,8 +64,10 @@ case "${1:-foundation}" in
       if curl -fs 127.0.0.1:18092/readyz | grep -q '"figures":true'; then break; fi
       sleep 1
     done
-    echo "== uncached /api/v1/listings, bench_1m, $(date -u +%FT%TZ)" | tee -a "$out/listings.txt"
+    echo "== uncached /api/v1/listings, $db, $(date -u +%FT%TZ)" | tee -a "$out/listings.txt"
     go run ./bench/listings --base http://127.0.0.1:18092 | tee -a "$out/listings.txt"
+    echo "== uncached /api/extensions, $db, $(date -u +%FT%TZ)" | tee -a "$out/listings.txt"
+    go run ./bench/listings --legacy --base http://127.0.0.1:18092 | tee -a "$out/listings.txt"
     ;;
-  *) echo "usage: $0 foundation|go|listings" >&2; exit 2 ;;
+  *) echo "usage: $0 foundation|go|listings [DB]|5m" >&2; exit 2 ;;
 esac

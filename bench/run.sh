@@ -57,7 +57,7 @@ case "${1:-foundation}" in
     # Only the views: editions and ranks would share the CPU with the requests.
     EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 EDGE_SEARCH_RATE=0 \
       bin/edge serve --ch-database "$db" --listen 127.0.0.1:18092 --log-level warn \
-      --editions-schedule off --ranks-schedule off --cache-mb 1024 &
+      --editions-schedule off --ranks-schedule off --cache-mb 1024 --no-limits &
     pid=$!
     trap 'kill $pid 2>/dev/null || true' EXIT
     for _ in $(seq 1 600); do

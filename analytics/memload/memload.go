@@ -120,7 +120,7 @@ func (d *Data) Replica(gen uint64, computedAt time.Time) *views.Replica {
 	return b.Build(info)
 }
 
-// listing is a metadata version as analytics.StreamListings reads it. Its
+// listing is a metadata version as analytics.LoadReplica reads it. Its
 // string slices are copies: the interner writes into them, and a replica
 // published before may hold the rows' own.
 func listing(r *analytics.ListingRow, in *views.Interner) views.Listing {
@@ -158,7 +158,7 @@ func read(l *views.Listing, s *analytics.SnapshotRow) {
 }
 
 // history sets the growth bases, the climb base and the sparkline, as
-// analytics.LoadHistory and analytics.LoadSparklines do: a base is the
+// analytics.LoadReplica and analytics.AddHistory read them: a base is the
 // newest reading with the figure at least one window before the newest
 // reading (readAt); a sparkline point is each day's latest reading, when
 // it has a size.

@@ -2,15 +2,12 @@ package analytics_test
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
 	"unsafe"
-
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
@@ -124,11 +121,11 @@ func TestLoadsInBoundedMemory(t *testing.T) {
 	if err := analytics.RankOneDay(ctx, conn, day, whole); err != nil {
 		t.Fatal(err)
 	}
-	wantRanks := dayRanks(t, conn, at)
+	wantRanks := ranksOf(t, conn, at.Format(time.DateOnly))
 	if err := analytics.RankOneDay(ctx, low, day, part); err != nil {
 		t.Fatalf("ranks in parts under the cap: %v", err)
 	}
-	gotRanks := dayRanks(t, conn, at)
+	gotRanks := ranksOf(t, conn, at.Format(time.DateOnly))
 	if len(wantRanks) < o.Listings/2 || !reflect.DeepEqual(wantRanks, gotRanks) {
 		t.Fatalf("ranks: %d in one part, %d in parts, or they differ", len(wantRanks), len(gotRanks))
 	}
@@ -156,28 +153,4 @@ func sameReplica(t *testing.T, want, got *views.Replica) {
 	if bad > 0 {
 		t.Fatalf("%d of %d listings differ", bad, want.Len())
 	}
-}
-
-// dayRanks returns the newest rank of every listing ranked on day.
-func dayRanks(t *testing.T, conn driver.Conn, day time.Time) map[string]uint32 {
-	t.Helper()
-	rows, err := conn.Query(context.Background(), `SELECT store, id, argMax(rank, version) FROM daily_ranks
-		WHERE day = toDate(?) GROUP BY store, id`, day.Format(time.DateOnly))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string]uint32{}
-	for rows.Next() {
-		var (
-			s    uint8
-			id   string
-			rank uint32
-		)
-		if err := rows.Scan(&s, &id, &rank); err != nil {
-			t.Fatal(err)
-		}
-		out[fmt.Sprintf("%d/%s", s, id)] = rank
-	}
-	return out
 }

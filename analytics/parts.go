@@ -14,8 +14,8 @@ import (
 // unless told otherwise: the memory a read needs inside ClickHouse grows
 // with its part, not with the whole dataset. The heaviest read is the
 // sparklines' (a group per listing and day): on ClickHouse 18.16 about
-// 4.8 KiB a listing of the part, so about 240 MiB at 50,000, plus a fixed
-// cost per column and data part read.
+// 300 MiB for a part of 50,000 (measured on bench_5m), part of it a
+// fixed cost per column and data part read.
 const DefaultPartSize = 50_000
 
 // A Part is a contiguous key range of one store's listings: those whose

@@ -25,6 +25,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
@@ -164,15 +166,11 @@ func run(cfg analytics.Config, builds int, share float64) error {
 // state per week end, each reused as the next older week's end.
 func timeEditions(cfg analytics.Config, n int) error {
 	ctx := context.Background()
-	conn, err := analytics.Open(ctx, cfg)
+	conn, last, err := openWithSpan(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	_, last, err := analytics.DataSpan(ctx, conn)
-	if err != nil {
-		return err
-	}
 	w := editions.WeekOf(views.DayOf(last)).Prev()
 	start := time.Now()
 	cur, err := analytics.LoadWeekState(ctx, conn, w.End(), cfg.PartSize)
@@ -253,18 +251,14 @@ func timeSearch(cfg analytics.Config, runs int) error {
 }
 
 // timeRanks ranks the newest n days of data, one at a time, and prints
-// each day's time and the Go heap it left.
+// each day's time.
 func timeRanks(cfg analytics.Config, n int) error {
 	ctx := context.Background()
-	conn, err := analytics.Open(ctx, cfg)
+	conn, last, err := openWithSpan(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	_, last, err := analytics.DataSpan(ctx, conn)
-	if err != nil {
-		return err
-	}
 	day := last.UTC().Truncate(24 * time.Hour)
 	for i := range n {
 		d := analytics.RankDay{Day: day.AddDate(0, 0, -i)}
@@ -275,4 +269,18 @@ func timeRanks(cfg analytics.Config, n int) error {
 		fmt.Printf("rank %s: %v\n", d.Day.Format(time.DateOnly), time.Since(start).Round(time.Millisecond))
 	}
 	return nil
+}
+
+// openWithSpan connects and returns the time of the newest reading.
+func openWithSpan(ctx context.Context, cfg analytics.Config) (driver.Conn, time.Time, error) {
+	conn, err := analytics.Open(ctx, cfg)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	_, last, err := analytics.DataSpan(ctx, conn)
+	if err != nil {
+		conn.Close()
+		return nil, time.Time{}, err
+	}
+	return conn, last, nil
 }

@@ -12,7 +12,16 @@ import (
 // synthReplica builds a replica of n listings with realistic shapes
 // (power-law sizes, categories, topics, ratings, growth bases, a sparkline)
 // without any I/O, for benchmarks.
-func synthReplica(n int) *Replica {
+func synthReplica(n int) *Replica { return synthReplicaShares(n, nil) }
+
+// realShares is each store's share of the five stores' listings (the
+// seeder's --shares real: apple 44.6%, googleplay 49.3%, chrome 4.4%,
+// firefox 0.93%, edge 0.71%), indexed by Store.
+var realShares = []float64{Chrome: 0.0445, Edge: 0.0071, Firefox: 0.0093, Apple: 0.4462, GooglePlay: 0.4929}
+
+// synthReplicaShares is synthReplica with listings spread over the stores
+// by shares (indexed by Store; nil: evenly).
+func synthReplicaShares(n int, shares []float64) *Replica {
 	r := rand.New(rand.NewPCG(1, 2))
 	ref := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	in := NewInterner()
@@ -20,6 +29,12 @@ func synthReplica(n int) *Replica {
 	var spark []SparkPoint
 	for i := range n {
 		s := Store(r.IntN(NumStores))
+		if shares != nil {
+			x := r.Float64()
+			for s = 0; int(s) < len(shares)-1 && x >= shares[s]; s++ {
+				x -= shares[s]
+			}
+		}
 		l := Listing{Store: s, ID: fmt.Sprintf("%032x", r.Uint64()^uint64(i)), Name: "Listing " + fmt.Sprint(i),
 			Category:  in.String(fmt.Sprintf("Category %d", int(math.Pow(r.Float64(), 2)*15))),
 			FirstSeen: ref.Add(-time.Duration(r.IntN(400*24)) * time.Hour).Unix(),

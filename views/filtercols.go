@@ -20,12 +20,44 @@ type filterCols struct {
 	updated     []Day
 	firstSeen   []int64
 	delisted    []int64
-	version     []uint32 // 1 + ordinal among the distinct comparable versions; 0 not comparable
-	versions    []string // the distinct comparable versions, ascending (equal ones share an ordinal)
-	versionOrd  []uint32 // ordinal of versions[i]
-	category    map[string][]int32
-	permission  map[string][]int32
-	has         map[int][]uint64 // growth sort index -> bitmap of listings with the figure
+	version     []uint32           // 1 + ordinal among the distinct comparable versions; 0 not comparable
+	versions    []string           // the distinct comparable versions, ascending (equal ones share an ordinal)
+	versionOrd  []uint32           // ordinal of versions[i]
+	category    map[string][]int32 // listings by category, ascending
+	permission  map[string][]int32 // listings by permission, ascending
+	has         map[int][]uint64   // growth sort index -> bitmap of listings with the figure
+	// catOrd is each listing's category as 1 + its number in catID (0:
+	// none), so that a category is tested without reading the listing;
+	// nil when there are more categories than it counts.
+	catOrd     []uint16
+	catID      map[string]uint16
+	storeStart [NumStores + 1]int // listings of store s are [storeStart[s], storeStart[s+1])
+	// metaCount counts the crawled listings by their flag word, and
+	// hasMeta the same among those with a growth sort's figure: the total
+	// of a query that filters on flags alone is a sum over them.
+	metaCount *metaHist
+	hasMeta   map[int]*metaHist
+	// parallelMin is how many listings a scan covers before it splits
+	// over the cores (scanParallelMin; tests lower it).
+	parallelMin int
+	// strategy chooses between walking the order and sorting the matches
+	// of a query that has a bitmap of them: byCost, or one always (tests).
+	strategy int
+}
+
+// metaHist counts listings by flag word.
+type metaHist [1 << 15]int32
+
+// count returns how many listings counted in h have a flag word w with
+// w&mask == want and pass ok (nil: every one does).
+func (h *metaHist) count(mask, want uint16, ok func(uint16) bool) int {
+	total := 0
+	for w, n := range h {
+		if n != 0 && uint16(w)&mask == want && (ok == nil || ok(uint16(w))) {
+			total += int(n)
+		}
+	}
+	return total
 }
 
 const (
@@ -50,6 +82,9 @@ func (f *Figures) buildFilterCols() {
 	c.firstSeen, c.delisted = make([]int64, n), make([]int64, n)
 	c.version = make([]uint32, n)
 	c.category, c.permission = map[string][]int32{}, map[string][]int32{}
+	c.storeStart = f.replica.storeStart
+	c.parallelMin = scanParallelMin
+	c.metaCount = new(metaHist)
 	distinct := map[string]bool{}
 	for i := range ls {
 		l := &ls[i]
@@ -79,6 +114,7 @@ func (f *Figures) buildFilterCols() {
 			c.rating[i] = int16(math.Round(RoundRating(r) * 100))
 		}
 		c.meta[i] = m
+		c.metaCount[m]++
 		c.usage[i], c.ratingCount[i] = -1, -1
 		if u, ok := l.Usage(); ok {
 			c.usage[i] = u
@@ -93,6 +129,17 @@ func (f *Figures) buildFilterCols() {
 		c.category[l.Category] = append(c.category[l.Category], int32(i))
 		for _, p := range l.Permissions {
 			c.permission[p] = append(c.permission[p], int32(i))
+		}
+	}
+	if len(c.category) < 1<<16 {
+		c.catID = make(map[string]uint16, len(c.category))
+		c.catOrd = make([]uint16, n)
+		for name, list := range c.category {
+			id := uint16(len(c.catID))
+			c.catID[name] = id
+			for _, i := range list {
+				c.catOrd[i] = id + 1
+			}
 		}
 	}
 	for v := range distinct {
@@ -117,16 +164,21 @@ func (f *Figures) buildFilterCols() {
 	for i := range ls {
 		c.version[i] = ord[ls[i].Version]
 	}
-	c.has = map[int][]uint64{}
+	c.has, c.hasMeta = map[int][]uint64{}, map[int]*metaHist{}
 	for s := range SortNames {
 		if !growthSort(s) {
 			continue
 		}
 		bm := make([]uint64, (n+63)/64)
-		for _, j := range f.orders.order[s][:f.orders.present[s]] {
-			bm[j>>6] |= 1 << (j & 63)
+		h := new(metaHist)
+		for st := range NumStores {
+			from := f.orders.seg[s][st]
+			for _, j := range f.orders.order[s][from : from+f.orders.present[s][st]] {
+				bm[j>>6] |= 1 << (j & 63)
+				h[c.meta[j]]++
+			}
 		}
-		c.has[s] = bm
+		c.has[s], c.hasMeta[s] = bm, h
 	}
 }
 
@@ -168,6 +220,8 @@ type queryPlan struct {
 	text                   []uint64 // listings whose text matches q.Q; nil: test each
 	partial                bool     // the text search stopped at q.Deadline
 	topicListed            bool     // the candidates are the topic's listings: no need to test the topic
+	catListed              bool     // the candidates are the category's listings: no need to test the category
+	cat                    uint16   // the category's catOrd, when q.Category is set and catOrd is kept
 }
 
 func (c *filterCols) plan(q *ListingQuery) *queryPlan {
@@ -253,7 +307,57 @@ func (c *filterCols) plan(q *ListingQuery) *queryPlan {
 	if growthSort(q.Sort) {
 		p.has = c.has[q.Sort]
 	}
+	if q.Category != nil && c.catOrd != nil {
+		id, ok := c.catID[*q.Category]
+		if !ok {
+			p.none = true // no listing has it
+		}
+		p.cat = id + 1
+	}
 	return p
+}
+
+// flagsOnly reports whether p's query filters on nothing but the flag
+// word (store, kind, state, featured, rated, host access, manifest
+// version, access level) and a growth sort's figure: its total is then a
+// sum over metaCount or hasMeta, and its matches are tested one by one as
+// a walk meets them.
+func (p *queryPlan) flagsOnly() bool {
+	q := p.q
+	return q.Q == "" && q.Category == nil && q.Permission == nil && q.Topic == nil &&
+		q.MinInstalls == nil && q.MaxInstalls == nil && q.MinRating == nil && q.MaxRating == nil &&
+		q.MinRatingCount == nil && q.MaxRatingCount == nil && p.minVer == 0 && p.maxVer == 0 &&
+		q.UpdatedAfter == nil && q.UpdatedBefore == nil && q.FirstSeenAfter == nil && q.FirstSeenBefore == nil &&
+		q.DelistedAfter == nil && q.DelistedBefore == nil && q.MinSize == nil && q.MaxSize == nil
+}
+
+// flagsTotal returns the number of listings that match a query of which
+// flagsOnly holds.
+func (p *queryPlan) flagsTotal() int {
+	h := p.c.metaCount
+	if p.has != nil {
+		h = p.c.hasMeta[p.q.Sort]
+	}
+	var ok func(uint16) bool
+	if al := p.q.MinAccessLevel; al != nil {
+		ok = func(w uint16) bool {
+			l := uint8(w>>metaAccessShift) & 7
+			return l != 0 && l >= *al
+		}
+	}
+	return h.count(p.maskMeta, p.wantMeta, ok)
+}
+
+// storeRange returns the part of list (ascending listing indexes) that
+// lies in the query's store, or list itself without a store filter.
+func (p *queryPlan) storeRange(list []int32) []int32 {
+	if p.q.Store == nil {
+		return list
+	}
+	lo, hi := int32(p.c.storeStart[*p.q.Store]), int32(p.c.storeStart[*p.q.Store+1])
+	i, _ := slices.BinarySearch(list, lo)
+	j, _ := slices.BinarySearch(list[i:], hi)
+	return list[i : i+j]
 }
 
 // candidates returns the listing indexes a query must test: a posting list
@@ -275,15 +379,15 @@ func (p *queryPlan) candidates() ([]int32, bool) {
 		}
 	}
 	if p.q.Category != nil {
-		if cl := p.c.category[*p.q.Category]; !found || len(cl) < len(list) {
-			list, p.topicListed = cl, false
+		if cl := p.storeRange(p.c.category[*p.q.Category]); !found || len(cl) < len(list) {
+			list, p.topicListed, p.catListed = cl, false, true
 		}
 		found = true
 	}
 	if p.q.Permission != nil {
-		pl := p.c.permission[*p.q.Permission]
+		pl := p.storeRange(p.c.permission[*p.q.Permission])
 		if !found || len(pl) < len(list) {
-			list, p.topicListed = pl, false
+			list, p.topicListed, p.catListed = pl, false, false
 		}
 		found = true
 	}
@@ -357,8 +461,11 @@ func (p *queryPlan) match(ls []Listing, i int) bool {
 	if p.has != nil && p.has[i>>6]&(1<<(i&63)) == 0 {
 		return false
 	}
+	if q.Category != nil && !p.catListed && p.cat != 0 && c.catOrd[i] != p.cat {
+		return false
+	}
 	l := &ls[i]
-	if q.Category != nil && l.Category != *q.Category {
+	if q.Category != nil && !p.catListed && p.cat == 0 && l.Category != *q.Category {
 		return false
 	}
 	if q.Permission != nil && !slices.Contains(l.Permissions, *q.Permission) {
@@ -399,10 +506,7 @@ func (f *Figures) matching(p *queryPlan) (match []uint64, total int) {
 		lo, hi = f.replica.storeStart[*q.Store], f.replica.storeStart[*q.Store+1]
 	}
 	if p.text == nil {
-		for i := lo; i < hi; i++ {
-			test(i)
-		}
-		return match, total
+		return match, p.scan(ls, match, lo, hi)
 	}
 	for w := lo >> 6; w <= (hi-1)>>6 && w < len(p.text); w++ {
 		for b := p.text[w]; b != 0; b &= b - 1 {

@@ -1,9 +1,7 @@
 package views
 
 import (
-	"cmp"
 	"sort"
-	"strings"
 )
 
 // ListPos is where a page of /api/v1/listings ended: the last row's sort
@@ -38,16 +36,47 @@ func (f *Figures) List(q *ListingQuery, after *ListPos) (page []*Listing, last L
 			p.topic = &f.topics[i]
 		}
 	}
+	w := f.newWalk(q)
+	if after != nil {
+		w.seek(after)
+	}
+	pos := func(j int32, hasKey bool) ListPos {
+		l := &ls[j]
+		at := ListPos{HasKey: hasKey, Store: l.Store, ID: l.ID}
+		if hasKey {
+			if byText(q.Sort) {
+				at.Name = f.val(j, q.Sort).text
+			} else {
+				at.Key, _ = f.sortKey(int(j), q.Sort)
+			}
+		}
+		return at
+	}
 	// A query without text or a posting list to start from tests listings
 	// as the walk meets them: a page of a common query is found within a
 	// few hundred positions, where a bitmap of every match would test the
 	// whole store. A selective query that has not filled its page after
 	// lazyTests tests switches to the bitmap, so that it costs at most one
-	// pass more than the bitmap alone.
+	// pass more than the bitmap alone. A query with few matches for the
+	// positions it would walk sorts its matches instead.
 	var match []uint64
 	lazy := q.Q == "" && q.Topic == nil && q.Category == nil && q.Permission == nil
 	if !lazy {
-		match, _ = f.matching(p)
+		var total int
+		match, total = f.matching(p)
+		if w.sortCheaper(total, q.PageSize+1) {
+			vals := w.selectFirst(match, q.PageSize+1, after)
+			putBitmap(match)
+			for _, v := range vals[:min(len(vals), q.PageSize)] {
+				page = append(page, &ls[v.j])
+			}
+			if len(page) > 0 {
+				j := vals[len(page)-1].j
+				_, has := f.sortKey(int(j), q.Sort)
+				last = pos(j, has || byText(q.Sort))
+			}
+			return page, last, len(vals) > q.PageSize, p.partial
+		}
 	}
 	defer func() { putBitmap(match) }()
 	tests := 0
@@ -60,89 +89,15 @@ func (f *Figures) List(q *ListingQuery, after *ListPos) (page []*Listing, last L
 		}
 		return match[j>>6]&(1<<(j&63)) != 0
 	}
-	order, present := f.orders.order[q.Sort], f.orders.present[q.Sort]
-	isName := q.Sort == SortIndex("name")
-	// cmpAt compares the listing at order position pos with after, in the
-	// descending walk's order: -1 before it, 0 the same, +1 after it.
-	cmpAt := func(pos int) int {
-		j := int(order[pos])
-		l := &ls[j]
-		if pos < present {
-			if !after.HasKey {
-				return -1 // after sits in the missing part, which comes last
-			}
-			if isName {
-				if c := strings.Compare(after.Name, l.Name); c != 0 {
-					return c // descending: a greater name comes first
-				}
-			} else {
-				k, _ := f.sortKey(j, q.Sort)
-				if k != after.Key {
-					return cmp.Compare(after.Key, k)
-				}
-			}
-		} else if after.HasKey {
-			return 1
-		}
-		return cmp.Or(cmp.Compare(l.Store, after.Store), cmp.Compare(l.ID, after.ID))
-	}
-	take := func(pos int) bool { // reports whether the page is full
-		j := order[pos]
-		if !isMatch(j) {
-			return false
+	for {
+		j, hasKey, ok := w.next(isMatch)
+		if !ok {
+			return page, last, false, p.partial
 		}
 		if len(page) == q.PageSize {
-			more = true
-			return true
+			return page, last, true, p.partial
 		}
 		page = append(page, &ls[j])
-		l := &ls[j]
-		last = ListPos{HasKey: pos < present, Store: l.Store, ID: l.ID}
-		if last.HasKey {
-			if isName {
-				last.Name = l.Name
-			} else {
-				last.Key, _ = f.sortKey(int(j), q.Sort)
-			}
-		}
-		return false
+		last = pos(j, hasKey)
 	}
-	startWith, startMissing := 0, present // first positions to visit in each part
-	if q.Asc {
-		startWith = present - 1
-	}
-	if after != nil {
-		if after.HasKey {
-			if q.Asc {
-				startWith = sort.Search(present, func(p int) bool { return cmpAt(p) >= 0 }) - 1
-			} else {
-				startWith = sort.Search(present, func(p int) bool { return cmpAt(p) > 0 })
-			}
-		} else {
-			startWith = -1
-			if !q.Asc {
-				startWith = present
-			}
-			startMissing = present + sort.Search(len(order)-present, func(k int) bool { return cmpAt(present+k) > 0 })
-		}
-	}
-	if q.Asc {
-		for pos := startWith; pos >= 0; pos-- {
-			if take(pos) {
-				return page, last, more, p.partial
-			}
-		}
-	} else {
-		for pos := startWith; pos < present; pos++ {
-			if take(pos) {
-				return page, last, more, p.partial
-			}
-		}
-	}
-	for pos := startMissing; pos < len(order); pos++ {
-		if take(pos) {
-			return page, last, more, p.partial
-		}
-	}
-	return page, last, more, p.partial
 }

@@ -59,10 +59,20 @@ func bruteList(f *Figures, q *ListingQuery) []string {
 	return out
 }
 
-func pageAll(f *Figures, q *ListingQuery) []string {
+func pageAll(f *Figures, q *ListingQuery) []string { return pageAllWith(f, q, f.cols.strategy) }
+
+// pageAllWith pages through q by cursor with a strategy, or with
+// alternate, walking and sorting in turn (a cursor of one is resumed
+// by the other).
+func pageAllWith(f *Figures, q *ListingQuery, strategy int) []string {
+	defer func(s int) { f.cols.strategy = s }(f.cols.strategy)
 	var out []string
 	var after *ListPos
-	for {
+	for n := 0; ; n++ {
+		f.cols.strategy = strategy
+		if strategy == alternate {
+			f.cols.strategy = []int{walkAlways, sortAlways}[n%2]
+		}
 		page, last, more, _ := f.List(q, after)
 		for _, l := range page {
 			out = append(out, l.Store.String()+"/"+l.ID)
@@ -95,6 +105,8 @@ func TestListCursorPagingMatchesBruteForce(t *testing.T) {
 		{Topic: &topic},
 		{Topic: &topic, Store: &s1},
 		{Topic: &topic, Category: &cat},
+		{Topic: &topic, Category: &cat, Store: &s1},
+		{Category: &cat, Store: &s3},
 		{Category: &cat, Q: "TAB", NameOnly: true},
 	} {
 		for _, sort := range []int{SortSize, SortCreated, SortRankClimb, SortIndex("installs"), SortIndex("name"),
@@ -103,13 +115,19 @@ func TestListCursorPagingMatchesBruteForce(t *testing.T) {
 				q := base
 				q.Sort, q.Asc, q.PageSize, q.Page = sort, asc, 7, 1
 				want := bruteList(f, &q)
-				if got := pageAll(f, &q); !slices.Equal(got, want) {
-					t.Fatalf("query %+v sort %d asc %v: paged %d rows, want %d\n got %v\nwant %v", base, sort, asc, len(got), len(want), head(got), head(want))
+				for _, strategy := range []int{byCost, walkAlways, sortAlways, alternate} {
+					if got := pageAllWith(f, &q, strategy); !slices.Equal(got, want) {
+						t.Fatalf("query %+v sort %d asc %v strategy %d: paged %d rows, want %d\n got %v\nwant %v",
+							base, sort, asc, strategy, len(got), len(want), head(got), head(want))
+					}
 				}
 			}
 		}
 	}
 }
+
+// alternate is a test strategy: walk and sort, page by page in turn.
+const alternate = -1
 
 func head(s []string) []string { return s[:min(len(s), 12)] }
 

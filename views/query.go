@@ -81,42 +81,41 @@ func (f *Figures) Query(q *ListingQuery) (total int, page []*Listing, partial bo
 	if p.none {
 		return 0, nil, false
 	}
-	match, total := f.matching(p)
-	defer putBitmap(match)
+	// A query on flags alone counts its total from the flag histograms
+	// and tests listings as the walk meets them; any other builds the
+	// bitmap of its matches, which counts them.
+	var match []uint64
+	isMatch := func(j int32) bool { return p.match(ls, int(j)) }
+	if p.flagsOnly() {
+		total = p.flagsTotal()
+	} else {
+		match, total = f.matching(p)
+		defer putBitmap(match)
+		isMatch = func(j int32) bool { return match[j>>6]&(1<<(j&63)) != 0 }
+	}
 	partial = p.partial
 	skip := (q.Page - 1) * q.PageSize
 	if skip >= total {
 		return total, nil, partial
 	}
-	order, present := f.orders.order[q.Sort], f.orders.present[q.Sort]
-	take := func(j int32) bool {
-		if match[j>>6]&(1<<(j&63)) == 0 {
-			return false
+	w := f.newWalk(q)
+	if match != nil && w.sortCheaper(total, skip+q.PageSize) {
+		vals := w.selectFirst(match, skip+q.PageSize, nil)
+		for _, v := range vals[min(skip, len(vals)):] {
+			page = append(page, &ls[v.j])
+		}
+		return total, page, partial
+	}
+	for len(page) < q.PageSize {
+		j, _, ok := w.next(isMatch)
+		if !ok {
+			break
 		}
 		if skip > 0 {
 			skip--
-			return false
+			continue
 		}
 		page = append(page, &ls[j])
-		return len(page) == q.PageSize
-	}
-	if q.Asc {
-		for p := present - 1; p >= 0; p-- {
-			if take(order[p]) {
-				return total, page, partial
-			}
-		}
-	} else {
-		for p := 0; p < present; p++ {
-			if take(order[p]) {
-				return total, page, partial
-			}
-		}
-	}
-	for p := present; p < len(order); p++ { // missing values last, either way
-		if take(order[p]) {
-			return total, page, partial
-		}
 	}
 	return total, page, partial
 }

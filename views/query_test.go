@@ -28,6 +28,10 @@ func TestLegacyMatchesBruteForce(t *testing.T) {
 		if i%11 == 0 {
 			l.Featured = true
 		}
+		l.Kind = Kind(i % 4)
+		if i%13 == 0 {
+			l.Updated = NoDay // the store gives no date
+		}
 	}
 	r = NewReplica(r.listings, r.info) // a replica is immutable: build a new one from the edited listings
 	f := Build(r, 0)
@@ -40,10 +44,27 @@ func TestLegacyMatchesBruteForce(t *testing.T) {
 	day := DayOf(r.info.ReadingsMark) - 300
 	yes, no := true, false
 	k1 := KindExtension
+	var al uint8 = 2
+	s0 := Chrome
+	unknown := "No Such Category"
+	minI, maxI, hugeI := 10.5, 3000.0, 1e300
+	var maxRC int64 = 40
+	early := day - 200
 	for _, base := range []ListingQuery{
 		{},
 		{Store: &s2},
 		{Store: &s3, Category: &cat},
+		{Store: &s0, Kind: &k1, MinAccessLevel: &al},              // flags only: the total from the flag histograms
+		{Store: &s0, Featured: &yes, IncludeDelisted: true},       // flags only
+		{Category: &cat, Permission: &perm},                       // one posting list, the other tested by column
+		{Store: &s0, Permission: &perm, Category: &cat},           // posting lists cut to the store
+		{Category: &unknown},                                      // no listing has it
+		{Store: &s3, Category: &cat, MinRating: &lo, Rated: &yes}, // the category's list, then the columns
+		{MinInstalls: &minI, MaxInstalls: &maxI, IncludeDelisted: true},
+		{MinInstalls: &hugeI},
+		{UpdatedBefore: &day, FirstSeenAfter: &early, MaxRatingCount: &maxRC, MinAccessLevel: &al},
+		{DelistedBefore: &day, Category: &cat, Rated: &yes},
+		{MaxVersion: &maxV, Store: &s0},
 		{IncludeDelisted: true},
 		{DelistedOnly: true},
 		{DelistedAfter: &day},
@@ -63,14 +84,19 @@ func TestLegacyMatchesBruteForce(t *testing.T) {
 					q := base
 					q.Sort, q.Asc, q.Page, q.PageSize = sort, asc, page.n, page.size
 					wantTotal, wantIDs := bruteQuery(f, &q)
-					total, rows, _ := f.Query(&q)
-					var ids []string
-					for _, l := range rows {
-						ids = append(ids, l.Store.String()+"/"+l.ID)
-					}
-					if total != wantTotal || !slices.Equal(ids, wantIDs) {
-						t.Fatalf("query %+v sort %s asc %v page %v:\n got %d %v\nwant %d %v",
-							base, SortNames[sort], asc, page, total, ids, wantTotal, wantIDs)
+					// Scans run on one core, and split over the cores
+					// from 64 listings on (at 2^20 and more otherwise).
+					for i, split := range []int{scanParallelMin, 64, scanParallelMin, scanParallelMin} {
+						f.cols.parallelMin, f.cols.strategy = split, []int{byCost, byCost, walkAlways, sortAlways}[i]
+						total, rows, _ := f.Query(&q)
+						var ids []string
+						for _, l := range rows {
+							ids = append(ids, l.Store.String()+"/"+l.ID)
+						}
+						if total != wantTotal || !slices.Equal(ids, wantIDs) {
+							t.Fatalf("query %+v sort %s asc %v page %v split %d strategy %d:\n got %d %v\nwant %d %v",
+								base, SortNames[sort], asc, page, split, f.cols.strategy, total, ids, wantTotal, wantIDs)
+						}
 					}
 				}
 			}

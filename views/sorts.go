@@ -122,12 +122,17 @@ func sortKeyOf(l *Listing, i int) (int64, bool) {
 	return c.Delta, true
 }
 
-// sortOrders holds, for every legacy sort, the crawled listings in
-// descending order: those with a value first (ties by store and id), then
-// those without (by store and id). present counts the first part.
+// sortOrders holds, for every sort, the crawled listings of each store in
+// descending order, one store after another: store s's listings are
+// order[i][seg[i][s]:seg[i][s+1]], those with a value first (ties by id),
+// then those without (by id), and present[i][s] counts the first part.
+// A query of one store walks its segment alone; a query of every store
+// merges the segments' first parts (see walk.go). Kept store by store,
+// the orders take no more memory than one order of every listing.
 type sortOrders struct {
 	order   [][]int32
-	present []int
+	seg     [][NumStores + 1]int
+	present [][NumStores]int
 }
 
 // buildSortOrders sorts the crawled listings once per sort key, in
@@ -136,7 +141,7 @@ type sortOrders struct {
 func (f *Figures) buildSortOrders() {
 	ls := f.replica.listings
 	n := numSorts
-	f.orders = sortOrders{order: make([][]int32, n), present: make([]int, n)}
+	f.orders = sortOrders{order: make([][]int32, n), seg: make([][NumStores + 1]int, n), present: make([][NumStores]int, n)}
 	// At most one sort per core at once: each holds its keys and a radix
 	// scratch (32 bytes a listing) while it runs, and 25 at once would
 	// hold them all.
@@ -170,12 +175,33 @@ func (f *Figures) buildSortOrders() {
 			if i == SortIndex("name") {
 				f.sortEqualNamePrefixes(with)
 			}
-			order := make([]int32, 0, len(with)+len(without))
+			// Each store's segment: its listings with a value, in the
+			// sort's order (a stable partition of the sorted whole),
+			// then those without, which are in index order already.
+			var seg [NumStores + 1]int
+			var present [NumStores]int
 			for _, r := range with {
-				order = append(order, r.idx)
+				present[ls[r.idx].Store]++
 			}
-			f.orders.present[i] = len(with)
-			f.orders.order[i] = append(order, without...)
+			for _, j := range without {
+				seg[ls[j].Store+1]++
+			}
+			for s := range NumStores {
+				seg[s+1] += seg[s] + present[s]
+			}
+			order := make([]int32, len(with)+len(without))
+			next := [NumStores]int(seg[:NumStores])
+			for _, r := range with {
+				s := ls[r.idx].Store
+				order[next[s]] = r.idx
+				next[s]++
+			}
+			for _, j := range without {
+				s := ls[j].Store
+				order[next[s]] = j
+				next[s]++
+			}
+			f.orders.order[i], f.orders.seg[i], f.orders.present[i] = order, seg, present
 		})
 	}
 	wg.Wait()

@@ -1,0 +1,313 @@
+package views
+
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// A walk visits the listings of a query's stores in the query's order:
+// first every listing with a value for the sort (descending, or ascending
+// with q.Asc; ties by store and id, reversed when ascending), then those
+// without one, by store and id. A walk of one store reads its segment of
+// the sort order in sequence; a walk of every store merges the segments'
+// first parts, comparing the sort values of their heads.
+type walk struct {
+	f     *Figures
+	order []int32
+	sort  int
+	asc   bool
+	segs  []walkSeg
+	m     int // the segment whose second part is being walked
+}
+
+// walkSeg is one store's segment of a walk: the next position of its
+// first part and where that part ends (next moves by step), and the range
+// of its second part still to visit.
+type walkSeg struct {
+	store           Store
+	next, end, step int
+	mFrom, mTo      int
+	head            sortVal // the sort value at next, once ready
+	ready           bool    // next is at a match (or the end), and head is its value
+}
+
+// sortVal is a listing's place in a sort: its index, and its value, as a
+// number or, for the name and category sorts, as text.
+type sortVal struct {
+	j    int32
+	key  int64
+	text string
+}
+
+// byText reports whether sort i orders by text.
+func byText(i int) bool { return i == SortIndex("name") || i == SortIndex("category") }
+
+// val returns listing j's sort value; it must have one.
+func (f *Figures) val(j int32, sort int) sortVal {
+	switch {
+	case sort == SortIndex("name"):
+		return sortVal{j: j, text: f.replica.listings[j].Name}
+	case sort == SortIndex("category"):
+		return sortVal{j: j, text: f.replica.listings[j].Category}
+	}
+	k, _ := f.sortKey(int(j), sort)
+	return sortVal{j: j, key: k}
+}
+
+// cmpText orders names as the sort order does: by their first 8 bytes,
+// then by the rest (see nameKeys).
+func cmpText(a, b string) int {
+	return cmp.Or(cmp.Compare(prefix8(a), prefix8(b)), strings.Compare(suffix(a, 8), suffix(b, 8)))
+}
+
+// before reports whether a comes before b among listings with a value:
+// the greater value first (descending; ties by index), or with asc the
+// smaller (ties by index, reversed).
+func (w *walk) before(a, b sortVal) bool {
+	var c int
+	if byText(w.sort) {
+		c = cmpText(a.text, b.text)
+	} else {
+		c = cmp.Compare(a.key, b.key)
+	}
+	if c == 0 {
+		c = cmp.Compare(b.j, a.j)
+	}
+	if w.asc {
+		return c < 0
+	}
+	return c > 0
+}
+
+// newWalk returns the walk of q's order over q's store (every store when
+// q.Store is nil), from the start. A growth sort lists only listings with
+// the figure: its walk has no second parts.
+func (f *Figures) newWalk(q *ListingQuery) *walk {
+	o := &f.orders
+	w := &walk{f: f, order: o.order[q.Sort], sort: q.Sort, asc: q.Asc}
+	seg, present := &o.seg[q.Sort], &o.present[q.Sort]
+	add := func(s Store) {
+		from := seg[s]
+		ws := walkSeg{store: s, next: from, end: from + present[s], step: 1, mFrom: from + present[s], mTo: seg[s+1]}
+		if q.Asc {
+			ws.next, ws.end, ws.step = from+present[s]-1, from-1, -1
+		}
+		if growthSort(q.Sort) {
+			ws.mTo = ws.mFrom
+		}
+		w.segs = append(w.segs, ws)
+	}
+	if q.Store != nil {
+		add(*q.Store)
+	} else {
+		w.segs = make([]walkSeg, 0, NumStores)
+		for _, s := range Stores {
+			add(s)
+		}
+	}
+	return w
+}
+
+// next returns the next listing of the walk that passes match, whether
+// it has a sort value (comes from a first part), and false at the end.
+// Each segment's head moves to its next match before it is compared, so
+// a merge reads the sort values of matches only.
+func (w *walk) next(match func(int32) bool) (j int32, hasKey, ok bool) {
+	best := -1
+	for k := range w.segs {
+		s := &w.segs[k]
+		if !s.ready {
+			for s.next != s.end && !match(w.order[s.next]) {
+				s.next += s.step
+			}
+			if s.next != s.end && len(w.segs) > 1 {
+				s.head = w.f.val(w.order[s.next], w.sort)
+			}
+			s.ready = true
+		}
+		if s.next == s.end {
+			continue
+		}
+		if best < 0 || w.before(s.head, w.segs[best].head) {
+			best = k
+		}
+	}
+	if best >= 0 {
+		s := &w.segs[best]
+		j = w.order[s.next]
+		s.next += s.step
+		s.ready = false
+		return j, true, true
+	}
+	for ; w.m < len(w.segs); w.m++ {
+		for s := &w.segs[w.m]; s.mFrom < s.mTo; {
+			j = w.order[s.mFrom]
+			s.mFrom++
+			if match(j) {
+				return j, false, true
+			}
+		}
+	}
+	return 0, false, false
+}
+
+// seek moves every segment of w to just after the position after, so
+// that the walk goes on with the first listing that follows it.
+func (w *walk) seek(after *ListPos) {
+	for k := range w.segs {
+		s := &w.segs[k]
+		if !after.HasKey { // after has no value: every first part is behind it
+			s.next = s.end
+			s.mFrom += sort.Search(s.mTo-s.mFrom, func(i int) bool { return w.cmpAfter(s.mFrom+i, false, after) > 0 })
+			continue
+		}
+		// The first part ascending by position, whichever way it is walked.
+		lo, n := s.next, s.end-s.next
+		if w.asc {
+			lo, n = s.end+1, s.next-s.end
+		}
+		if w.asc {
+			// Walked downward: go on from the last position that comes
+			// before after in the descending order.
+			s.next = lo + sort.Search(n, func(i int) bool { return w.cmpAfter(lo+i, true, after) >= 0 }) - 1
+		} else {
+			s.next = lo + sort.Search(n, func(i int) bool { return w.cmpAfter(lo+i, true, after) > 0 })
+		}
+	}
+}
+
+// cmpAfter compares the listing at position pos (in a first part when
+// present) with after, in the descending walk's order: -1 before it, 0
+// the same, +1 after it.
+func (w *walk) cmpAfter(pos int, present bool, after *ListPos) int {
+	j := w.order[pos]
+	l := &w.f.replica.listings[j]
+	if present {
+		if !after.HasKey {
+			return -1 // after sits in the second part, which comes last
+		}
+		if byText(w.sort) {
+			if c := cmpText(after.Name, l.Name); c != 0 {
+				return c // descending: a greater name comes first
+			}
+		} else {
+			k, _ := w.f.sortKey(int(j), w.sort)
+			if k != after.Key {
+				return cmp.Compare(after.Key, k)
+			}
+		}
+	} else if after.HasKey {
+		return 1
+	}
+	return cmp.Or(cmp.Compare(l.Store, after.Store), cmp.Compare(l.ID, after.ID))
+}
+
+// positions returns how many positions a walk of w covers at most.
+func (w *walk) positions() int {
+	n := 0
+	for _, s := range w.segs {
+		n += (s.end-s.next)*s.step + s.mTo - s.mFrom
+	}
+	return n
+}
+
+// sortMatchCost is what a match costs a sort of the matches (its sort
+// value, and its share of the sort), and what each listing a merging walk
+// returns costs it, in units of one step of a walk (a test of one
+// position against the bitmap). It chooses between walking a query's
+// order and sorting its matches (selectFirst).
+const sortMatchCost = 24
+
+// The strategies of a query with a bitmap of its matches: chosen by
+// cost, or always one (for tests, which compare the two).
+const (
+	byCost = iota
+	walkAlways
+	sortAlways
+)
+
+// sortCheaper reports whether sorting total matches costs less than
+// walking w until k of them are found, as estimated from their density.
+func (w *walk) sortCheaper(total, k int) bool {
+	switch w.f.cols.strategy {
+	case walkAlways:
+		return false
+	case sortAlways:
+		return true
+	}
+	n := w.positions()
+	steps := n // with the matches spread evenly, k of them lie within k*n/total
+	if total > 0 {
+		steps = min(n, (k*n)/total+k)
+	}
+	if len(w.segs) > 1 {
+		steps += k * sortMatchCost
+	}
+	return total*sortMatchCost < steps
+}
+
+// selectFirst returns the first k of the listings set in match, in w's
+// order, after the position after (nil: from the start).
+func (w *walk) selectFirst(match []uint64, k int, after *ListPos) []sortVal {
+	var with, without []sortVal
+	for _, s := range w.segs {
+		lo, hi := w.f.replica.storeStart[s.store], w.f.replica.storeStart[s.store+1]
+		for wd := lo >> 6; wd < len(match) && wd<<6 < hi; wd++ {
+			for b := match[wd]; b != 0; b &= b - 1 {
+				j := int32(wd<<6 | bits.TrailingZeros64(b))
+				if int(j) < lo || int(j) >= hi {
+					continue
+				}
+				if _, ok := w.f.sortKey(int(j), w.sort); ok || byText(w.sort) {
+					with = append(with, w.f.val(j, w.sort))
+				} else if !growthSort(w.sort) {
+					without = append(without, sortVal{j: j})
+				}
+			}
+		}
+	}
+	if after != nil {
+		with = slices.DeleteFunc(with, func(v sortVal) bool { return !w.follows(v, true, after) })
+		without = slices.DeleteFunc(without, func(v sortVal) bool { return !w.follows(v, false, after) })
+	}
+	slices.SortFunc(with, func(a, b sortVal) int {
+		if w.before(a, b) {
+			return -1
+		}
+		return 1 // no two listings are equal: ties go by index
+	})
+	// without is in index order: by store and id.
+	out := append(with[:min(k, len(with))], without[:min(k-min(k, len(with)), len(without))]...)
+	return out
+}
+
+// follows reports whether the listing of v comes after the position
+// after in w's order.
+func (w *walk) follows(v sortVal, present bool, after *ListPos) bool {
+	l := &w.f.replica.listings[v.j]
+	if present != after.HasKey {
+		return !present // the second part comes after the first
+	}
+	var c int
+	if present {
+		if byText(w.sort) {
+			c = cmpText(after.Name, v.text)
+		} else {
+			c = cmp.Compare(after.Key, v.key)
+		}
+		if c != 0 {
+			if w.asc {
+				return c < 0
+			}
+			return c > 0
+		}
+	}
+	c = cmp.Or(cmp.Compare(l.Store, after.Store), cmp.Compare(l.ID, after.ID))
+	if w.asc && present {
+		return c < 0
+	}
+	return c > 0
+}

@@ -37,6 +37,7 @@ func (f *Figures) List(q *ListingQuery, after *ListPos) (page []*Listing, last L
 		}
 	}
 	w := f.newWalk(q)
+	w.clipToFilter(q)
 	if after != nil {
 		w.seek(after)
 	}

@@ -99,6 +99,7 @@ func (f *Figures) Query(q *ListingQuery) (total int, page []*Listing, partial bo
 		return total, nil, partial
 	}
 	w := f.newWalk(q)
+	w.clipToFilter(q)
 	if match != nil && w.sortCheaper(total, skip+q.PageSize) {
 		vals := w.selectFirst(match, skip+q.PageSize, nil)
 		for _, v := range vals[min(skip, len(vals)):] {

@@ -181,10 +181,10 @@ func (f *Figures) buildSortOrders() {
 			var seg [NumStores + 1]int
 			var present [NumStores]int
 			for _, r := range with {
-				present[ls[r.idx].Store]++
+				present[f.replica.storeOf(r.idx)]++
 			}
 			for _, j := range without {
-				seg[ls[j].Store+1]++
+				seg[f.replica.storeOf(j)+1]++
 			}
 			for s := range NumStores {
 				seg[s+1] += seg[s] + present[s]
@@ -192,12 +192,12 @@ func (f *Figures) buildSortOrders() {
 			order := make([]int32, len(with)+len(without))
 			next := [NumStores]int(seg[:NumStores])
 			for _, r := range with {
-				s := ls[r.idx].Store
+				s := f.replica.storeOf(r.idx)
 				order[next[s]] = r.idx
 				next[s]++
 			}
 			for _, j := range without {
-				s := ls[j].Store
+				s := f.replica.storeOf(j)
 				order[next[s]] = j
 				next[s]++
 			}

@@ -2,6 +2,7 @@ package views
 
 import (
 	"cmp"
+	"math"
 	"math/bits"
 	"slices"
 	"sort"
@@ -152,6 +153,51 @@ func (w *walk) next(match func(int32) bool) (j int32, hasKey, ok bool) {
 		}
 	}
 	return 0, false, false
+}
+
+// clipToFilter narrows w to the listings whose sort value lies in the
+// range a filter of q asks of that same value (size bounds when sorted by
+// size, install bounds when sorted by installs): they are one run of each
+// segment's first part, found by binary search, and listings without the
+// value fail the filter. Such a walk visits no listing the range rules
+// out.
+func (w *walk) clipToFilter(q *ListingQuery) {
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	switch {
+	case q.Sort == SortSize && (q.MinSize != nil || q.MaxSize != nil):
+		if q.MinSize != nil {
+			lo = *q.MinSize
+		}
+		if q.MaxSize != nil {
+			hi = *q.MaxSize
+		}
+	case q.Sort == SortIndex("installs") && (q.MinInstalls != nil || q.MaxInstalls != nil):
+		var ok bool
+		if lo, hi, ok = installBounds(q.MinInstalls, q.MaxInstalls); !ok {
+			lo, hi = 1, 0 // nothing
+		}
+	default:
+		return
+	}
+	key := func(pos int) int64 {
+		k, _ := w.f.sortKey(int(w.order[pos]), w.sort)
+		return k
+	}
+	for i := range w.segs {
+		s := &w.segs[i]
+		a, b := s.next, s.end // the first part, ascending by position: values descending
+		if w.asc {
+			a, b = s.end+1, s.next+1
+		}
+		from := a + sort.Search(b-a, func(i int) bool { return key(a+i) <= hi })
+		to := from + sort.Search(b-from, func(i int) bool { return key(from+i) < lo })
+		if w.asc {
+			s.next, s.end = to-1, from-1
+		} else {
+			s.next, s.end = from, to
+		}
+		s.mFrom = s.mTo
+	}
 }
 
 // seek moves every segment of w to just after the position after, so

@@ -3,6 +3,7 @@ package analytics
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -68,10 +69,13 @@ const sizeExpr = "if(store = 3, rating_count, usage)"
 
 // historyQuery finds, in one scan of the snapshots, every growth base of
 // every selected listing: for each window, the newest reading with the
-// figure at least one window older than the listing's newest reading; and
-// the size as of the climb reference time. Aggregates skip NULL figures,
-// matching the isNotNull conditions on the base times.
-func historyQuery(where string, climbAt int64) string {
+// figure at least one window older than the listing's newest reading; the
+// size as of the climb reference time; and the readings of the sparkline
+// days [firstDay, lastDay] (their times and sizes, a missing size as
+// noSize), from which loadHistory keeps each day's latest with a size.
+// Aggregates skip
+// NULL figures, matching the isNotNull conditions on the base times.
+func historyQuery(where string, climbAt int64, firstDay, lastDay views.Day) string {
 	var cols []string
 	add := func(value, cond string) {
 		cols = append(cols,
@@ -85,6 +89,10 @@ func historyQuery(where string, climbAt int64) string {
 		add("rating_count", fmt.Sprintf("toUInt32(crawled_at) <= toUInt32(read_at) - %d", w.Days()*86400))
 	}
 	add("size", fmt.Sprintf("toUInt32(crawled_at) <= %d", climbAt))
+	spark := fmt.Sprintf("toUInt32(crawled_at) >= %d AND toUInt32(crawled_at) < %d", int64(firstDay)*86400, int64(lastDay+1)*86400)
+	// Both arrays take the same rows in the same order.
+	cols = append(cols, fmt.Sprintf("groupArrayIf(toUInt32(crawled_at), %s)", spark),
+		fmt.Sprintf("groupArrayIf(ifNull(size, %d), %s)", uint64(noSize), spark))
 	return `SELECT store, id, ` + strings.Join(cols, ",\n       ") + `
 FROM (
     SELECT store, id, crawled_at, ` + sizeExpr + ` AS size, rating_count FROM snapshots WHERE ` + where + `
@@ -94,10 +102,18 @@ FROM (
 GROUP BY store, id`
 }
 
-// loadHistory fills the growth and climb bases of the selected listings
-// in b. climbAt is the reference time of the 7-day rank climb.
-func loadHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, sel selection, climbAt time.Time) error {
-	rows, err := conn.Query(ctx, historyQuery(sel.where, climbAt.Unix()), sel.twice()...)
+// noSize stands for a reading without a size in the sparkline arrays of
+// historyQuery.
+const noSize = math.MaxUint64
+
+// loadHistory fills the growth bases, climb bases and sparklines of the
+// selected listings in b, in one scan of their history. climbAt is the
+// reference time of the 7-day rank climb; the sparkline covers the
+// SparkDays UTC days ending on lastDay, each with the day's latest
+// reading that has a size.
+func loadHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, sel selection, climbAt time.Time, lastDay views.Day) error {
+	firstDay := lastDay - views.SparkDays + 1
+	rows, err := conn.Query(ctx, historyQuery(sel.where, climbAt.Unix(), firstDay, lastDay), sel.twice()...)
 	if err != nil {
 		return fmt.Errorf("query growth bases: %w", err)
 	}
@@ -107,12 +123,16 @@ func loadHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder,
 		id       string
 		values   [7]*uint64
 		times    [7]time.Time
+		at       []uint32
+		sizes    []uint64
 		dest     = []any{&store, &id}
 		computed = time.Now()
+		sp       sparkDays
 	)
 	for i := range values {
 		dest = append(dest, &values[i], &times[i])
 	}
+	dest = append(dest, &at, &sizes)
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("scan growth bases: %w", err)
@@ -134,6 +154,9 @@ func loadHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder,
 		l.Hist.SetRatingBase(views.Window7d, base(5))
 		l.Hist.SetClimbBase(base(6))
 		l.Hist.SetComputedAt(computed)
+		if pts := sp.points(at, sizes); len(pts) > 0 {
+			l.Hist.SetSparkline(views.EncodeSparkline(pts))
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read growth bases: %w", err)
@@ -141,50 +164,35 @@ func loadHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder,
 	return nil
 }
 
-// loadSparklines fills the sparkline of the selected listings in b: for
-// each UTC day of the SparkDays days ending on lastDay, the day's latest
-// reading that has a size.
-func loadSparklines(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, sel selection, lastDay views.Day) error {
-	first := lastDay - views.SparkDays + 1
-	q := `SELECT store, id, groupArray(d), groupArray(v) FROM (
-    SELECT store, id, toUInt32(day) AS d, assumeNotNull(argMax(` + sizeExpr + `, crawled_at)) AS v
-    FROM snapshots_daily
-    WHERE toUInt32(day) >= ? AND toUInt32(day) <= ? AND ` + sel.where + `
-    GROUP BY store, id, day
-    HAVING isNotNull(argMax(` + sizeExpr + `, crawled_at))
-) GROUP BY store, id`
-	rows, err := conn.Query(ctx, q, append([]any{uint32(first), uint32(lastDay)}, sel.args...)...)
-	if err != nil {
-		return fmt.Errorf("query sparklines: %w", err)
+// sparkDays turns a listing's readings of the sparkline days into its
+// points: each day's latest reading that has a size (of two at the same
+// second, the larger), by day; days without one are left out. It reuses
+// its buffers from one listing to the next.
+type sparkDays struct {
+	latest map[views.Day]int // day -> index of its latest reading
+	pts    []views.SparkPoint
+}
+
+func (s *sparkDays) points(at []uint32, sizes []uint64) []views.SparkPoint {
+	if s.latest == nil {
+		s.latest = make(map[views.Day]int, views.SparkDays)
 	}
-	defer rows.Close()
-	var (
-		store  uint8
-		id     string
-		days   []uint32
-		vals   []uint64
-		points []views.SparkPoint
-	)
-	for rows.Next() {
-		if err := rows.Scan(&store, &id, &days, &vals); err != nil {
-			return fmt.Errorf("scan sparkline: %w", err)
-		}
-		l := b.Find(views.Store(store), id)
-		if l == nil {
+	clear(s.latest)
+	for i, t := range at {
+		if sizes[i] == noSize {
 			continue
 		}
-		points = points[:0]
-		for i := range days {
-			points = append(points, views.SparkPoint{Day: views.Day(days[i]), Value: int64(vals[i])})
+		d := views.Day(t / 86400)
+		if k, ok := s.latest[d]; !ok || t > at[k] || (t == at[k] && sizes[i] > sizes[k]) {
+			s.latest[d] = i
 		}
-		slices.SortFunc(points, func(a, b views.SparkPoint) int { return int(a.Day - b.Day) })
-		l.Hist.SetSparkline(views.EncodeSparkline(points))
-		days, vals = nil, nil
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read sparklines: %w", err)
+	s.pts = s.pts[:0]
+	for d, i := range s.latest {
+		s.pts = append(s.pts, views.SparkPoint{Day: d, Value: int64(sizes[i])})
 	}
-	return nil
+	slices.SortFunc(s.pts, func(a, b views.SparkPoint) int { return int(a.Day - b.Day) })
+	return s.pts
 }
 
 // CountSnapshots returns the number of history records kept.

@@ -225,10 +225,7 @@ func AddHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, 
 }
 
 func addHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, sel selection, info views.ReplicaInfo) error {
-	if err := loadHistory(ctx, conn, b, sel, info.ClimbAt); err != nil {
-		return err
-	}
-	return loadSparklines(ctx, conn, b, sel, views.DayOf(info.ReadingsMark))
+	return loadHistory(ctx, conn, b, sel, info.ClimbAt, views.DayOf(info.ReadingsMark))
 }
 
 // load reads the selected listings into b, with history when

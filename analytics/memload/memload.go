@@ -160,8 +160,8 @@ func read(l *views.Listing, s *analytics.SnapshotRow) {
 // history sets the growth bases, the climb base and the sparkline, as
 // analytics.LoadReplica and analytics.AddHistory read them: a base is the
 // newest reading with the figure at least one window before the newest
-// reading (readAt); a sparkline point is each day's latest reading, when
-// it has a size.
+// reading (readAt); a sparkline point is each day's latest reading that
+// has a size.
 func history(l *views.Listing, snaps []analytics.SnapshotRow, readAt time.Time, info views.ReplicaInfo) {
 	base := func(figure func(*analytics.SnapshotRow) *uint64, before int64) views.Base {
 		for i := len(snaps) - 1; i >= 0; i-- {
@@ -184,17 +184,22 @@ func history(l *views.Listing, snaps []analytics.SnapshotRow, readAt time.Time, 
 
 	lastDay := views.DayOf(info.ReadingsMark)
 	var points []views.SparkPoint
+	var lastAt time.Time
 	for i := range snaps {
 		day := views.DayOf(snaps[i].CrawledAt)
-		if day < lastDay-views.SparkDays+1 || day > lastDay {
+		v := size(&snaps[i])
+		if day < lastDay-views.SparkDays+1 || day > lastDay || v == nil {
 			continue
 		}
-		if i+1 < len(snaps) && views.DayOf(snaps[i+1].CrawledAt) == day {
-			continue // not the day's latest reading
+		if n := len(points); n > 0 && points[n-1].Day == day {
+			// A later reading of the day; of two at the same second, the larger.
+			if at := snaps[i].CrawledAt; at.After(lastAt) || int64(*v) > points[n-1].Value {
+				points[n-1].Value, lastAt = int64(*v), at
+			}
+			continue
 		}
-		if v := size(&snaps[i]); v != nil {
-			points = append(points, views.SparkPoint{Day: day, Value: int64(*v)})
-		}
+		points = append(points, views.SparkPoint{Day: day, Value: int64(*v)})
+		lastAt = snaps[i].CrawledAt
 	}
 	if len(points) > 0 {
 		l.Hist.SetSparkline(views.EncodeSparkline(points))

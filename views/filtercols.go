@@ -348,6 +348,17 @@ func (p *queryPlan) flagsTotal() int {
 	return h.count(p.maskMeta, p.wantMeta, ok)
 }
 
+// flagsTotalIn is flagsTotal within store s.
+func (p *queryPlan) flagsTotalIn(s Store) int {
+	if p.maskMeta&(7<<metaStoreShift) != 0 && Store(p.wantMeta>>metaStoreShift&7) != s {
+		return 0
+	}
+	q := *p
+	q.maskMeta |= 7 << metaStoreShift
+	q.wantMeta = q.wantMeta&^(7<<metaStoreShift) | uint16(s)<<metaStoreShift
+	return q.flagsTotal()
+}
+
 // storeRange returns the part of list (ascending listing indexes) that
 // lies in the query's store, or list itself without a store filter.
 func (p *queryPlan) storeRange(list []int32) []int32 {

@@ -78,6 +78,7 @@ func (f *Figures) List(q *ListingQuery, after *ListPos) (page []*Listing, last L
 			}
 			return page, last, len(vals) > q.PageSize, p.partial
 		}
+		w.listSparse(match, q.PageSize+1, after)
 	}
 	defer func() { putBitmap(match) }()
 	tests := 0

@@ -62,8 +62,8 @@ func bruteList(f *Figures, q *ListingQuery) []string {
 func pageAll(f *Figures, q *ListingQuery) []string { return pageAllWith(f, q, f.cols.strategy) }
 
 // pageAllWith pages through q by cursor with a strategy, or with
-// alternate, walking and sorting in turn (a cursor of one is resumed
-// by the other).
+// alternate, walking, sorting and listing in turn (a cursor of one is
+// resumed by another).
 func pageAllWith(f *Figures, q *ListingQuery, strategy int) []string {
 	defer func(s int) { f.cols.strategy = s }(f.cols.strategy)
 	var out []string
@@ -71,7 +71,7 @@ func pageAllWith(f *Figures, q *ListingQuery, strategy int) []string {
 	for n := 0; ; n++ {
 		f.cols.strategy = strategy
 		if strategy == alternate {
-			f.cols.strategy = []int{walkAlways, sortAlways}[n%2]
+			f.cols.strategy = []int{walkAlways, sortAlways, listAlways}[n%3]
 		}
 		page, last, more, _ := f.List(q, after)
 		for _, l := range page {
@@ -102,6 +102,7 @@ func TestListCursorPagingMatchesBruteForce(t *testing.T) {
 		{},
 		{Store: &s1},
 		{Store: &s3, MinSize: &lo, MaxSize: &hi},
+		{Store: &s3, MinSize: &hi, MaxSize: &lo}, // an empty range
 		{Topic: &topic},
 		{Topic: &topic, Store: &s1},
 		{Topic: &topic, Category: &cat},
@@ -115,7 +116,7 @@ func TestListCursorPagingMatchesBruteForce(t *testing.T) {
 				q := base
 				q.Sort, q.Asc, q.PageSize, q.Page = sort, asc, 7, 1
 				want := bruteList(f, &q)
-				for _, strategy := range []int{byCost, walkAlways, sortAlways, alternate} {
+				for _, strategy := range []int{byCost, walkAlways, sortAlways, listAlways, alternate} {
 					if got := pageAllWith(f, &q, strategy); !slices.Equal(got, want) {
 						t.Fatalf("query %+v sort %d asc %v strategy %d: paged %d rows, want %d\n got %v\nwant %v",
 							base, sort, asc, strategy, len(got), len(want), head(got), head(want))
@@ -126,7 +127,7 @@ func TestListCursorPagingMatchesBruteForce(t *testing.T) {
 	}
 }
 
-// alternate is a test strategy: walk and sort, page by page in turn.
+// alternate is a test strategy: walk, sort and list, page by page in turn.
 const alternate = -1
 
 func head(s []string) []string { return s[:min(len(s), 12)] }

@@ -179,3 +179,33 @@ func queryMix(f *Figures) (v1, legacy *mixSet) {
 	}
 	return v1, legacy
 }
+
+// BenchmarkScan5M times the full scans of legacy queries of every store
+// on the synthetic 5M replica: the flag word and one or two columns.
+func BenchmarkScan5M(b *testing.B) {
+	n := 5_000_000
+	if v, err := strconv.Atoi(os.Getenv("EDGE_BENCH_LISTINGS")); err == nil {
+		n = v
+	}
+	f := Build(synthReplicaShares(n, realShares), 0)
+	lo, hi, four := 100.0, 50_000.0, 4.0
+	yes := true
+	after := DayOf(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	one := "1"
+	for _, c := range []struct {
+		name string
+		q    ListingQuery
+	}{
+		{"installs", ListingQuery{MinInstalls: &lo, MaxInstalls: &hi}},
+		{"rating+rated", ListingQuery{MinRating: &four, Rated: &yes}},
+		{"updated+version", ListingQuery{UpdatedAfter: &after, MinVersion: &one}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			q := c.q
+			q.Page, q.PageSize, q.Sort = 1, 50, SortIndex("firstseen")
+			for b.Loop() {
+				f.Query(&q)
+			}
+		})
+	}
+}

@@ -107,6 +107,11 @@ func (f *Figures) Query(q *ListingQuery) (total int, page []*Listing, partial bo
 		}
 		return total, page, partial
 	}
+	if match != nil {
+		w.listSparse(match, skip+q.PageSize, nil)
+	} else {
+		w.dropEmpty(p.flagsTotalIn)
+	}
 	for len(page) < q.PageSize {
 		j, _, ok := w.next(isMatch)
 		if !ok {

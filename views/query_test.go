@@ -56,6 +56,7 @@ func TestLegacyMatchesBruteForce(t *testing.T) {
 		{Store: &s3, Category: &cat},
 		{Store: &s0, Kind: &k1, MinAccessLevel: &al},              // flags only: the total from the flag histograms
 		{Store: &s0, Featured: &yes, IncludeDelisted: true},       // flags only
+		{MinAccessLevel: &al},                                     // flags only, matched in two stores of five
 		{Category: &cat, Permission: &perm},                       // one posting list, the other tested by column
 		{Store: &s0, Permission: &perm, Category: &cat},           // posting lists cut to the store
 		{Category: &unknown},                                      // no listing has it
@@ -65,6 +66,9 @@ func TestLegacyMatchesBruteForce(t *testing.T) {
 		{UpdatedBefore: &day, FirstSeenAfter: &early, MaxRatingCount: &maxRC, MinAccessLevel: &al},
 		{DelistedBefore: &day, Category: &cat, Rated: &yes},
 		{MaxVersion: &maxV, Store: &s0},
+		{MinRating: &hi, MaxRating: &lo},            // an empty range
+		{MinVersion: &maxV, MaxVersion: &minV},      // an empty range
+		{UpdatedAfter: &day, UpdatedBefore: &early}, // an empty range
 		{IncludeDelisted: true},
 		{DelistedOnly: true},
 		{DelistedAfter: &day},
@@ -86,8 +90,8 @@ func TestLegacyMatchesBruteForce(t *testing.T) {
 					wantTotal, wantIDs := bruteQuery(f, &q)
 					// Scans run on one core, and split over the cores
 					// from 64 listings on (at 2^20 and more otherwise).
-					for i, split := range []int{scanParallelMin, 64, scanParallelMin, scanParallelMin} {
-						f.cols.parallelMin, f.cols.strategy = split, []int{byCost, byCost, walkAlways, sortAlways}[i]
+					for i, split := range []int{scanParallelMin, 64, scanParallelMin, scanParallelMin, scanParallelMin} {
+						f.cols.parallelMin, f.cols.strategy = split, []int{byCost, byCost, walkAlways, sortAlways, listAlways}[i]
 						total, rows, _ := f.Query(&q)
 						var ids []string
 						for _, l := range rows {

@@ -33,6 +33,14 @@ type walkSeg struct {
 	mFrom, mTo      int
 	head            sortVal // the sort value at next, once ready
 	ready           bool    // next is at a match (or the end), and head is its value
+	// A listed segment holds its matches themselves, found in the bitmap
+	// and sorted (see listSparse): those with a value in the walk's
+	// order, then those without by index. A store with few matches is
+	// cheaper sorted than walked: a merge looks ahead to each segment's
+	// next match, which in a sparse segment is far.
+	listed bool
+	pres   []sortVal
+	miss   []int32
 }
 
 // sortVal is a listing's place in a sort: its index, and its value, as a
@@ -120,6 +128,12 @@ func (w *walk) next(match func(int32) bool) (j int32, hasKey, ok bool) {
 	best := -1
 	for k := range w.segs {
 		s := &w.segs[k]
+		if s.listed {
+			if len(s.pres) > 0 && (best < 0 || w.before(s.pres[0], w.segs[best].head)) {
+				s.head, best = s.pres[0], k
+			}
+			continue
+		}
 		if !s.ready {
 			for s.next != s.end && !match(w.order[s.next]) {
 				s.next += s.step
@@ -136,6 +150,11 @@ func (w *walk) next(match func(int32) bool) (j int32, hasKey, ok bool) {
 			best = k
 		}
 	}
+	if best >= 0 && w.segs[best].listed {
+		s := &w.segs[best]
+		j, s.pres = s.pres[0].j, s.pres[1:]
+		return j, true, true
+	}
 	if best >= 0 {
 		s := &w.segs[best]
 		j = w.order[s.next]
@@ -144,6 +163,13 @@ func (w *walk) next(match func(int32) bool) (j int32, hasKey, ok bool) {
 		return j, true, true
 	}
 	for ; w.m < len(w.segs); w.m++ {
+		if s := &w.segs[w.m]; s.listed {
+			if len(s.miss) > 0 {
+				j, s.miss = s.miss[0], s.miss[1:]
+				return j, false, true
+			}
+			continue
+		}
 		for s := &w.segs[w.m]; s.mFrom < s.mTo; {
 			j = w.order[s.mFrom]
 			s.mFrom++
@@ -273,13 +299,14 @@ const (
 	byCost = iota
 	walkAlways
 	sortAlways
+	listAlways // walk, with every segment of a merge listed
 )
 
 // sortCheaper reports whether sorting total matches costs less than
 // walking w until k of them are found, as estimated from their density.
 func (w *walk) sortCheaper(total, k int) bool {
 	switch w.f.cols.strategy {
-	case walkAlways:
+	case walkAlways, listAlways:
 		return false
 	case sortAlways:
 		return true
@@ -300,34 +327,103 @@ func (w *walk) sortCheaper(total, k int) bool {
 func (w *walk) selectFirst(match []uint64, k int, after *ListPos) []sortVal {
 	var with, without []sortVal
 	for _, s := range w.segs {
-		lo, hi := w.f.replica.storeStart[s.store], w.f.replica.storeStart[s.store+1]
-		for wd := lo >> 6; wd < len(match) && wd<<6 < hi; wd++ {
-			for b := match[wd]; b != 0; b &= b - 1 {
-				j := int32(wd<<6 | bits.TrailingZeros64(b))
-				if int(j) < lo || int(j) >= hi {
-					continue
+		pres, miss := w.gather(match, s.store, after)
+		with = append(with, pres...)
+		for _, j := range miss {
+			without = append(without, sortVal{j: j})
+		}
+	}
+	w.sortVals(with)
+	// without is in index order: by store and id.
+	out := append(with[:min(k, len(with))], without[:min(k-min(k, len(with)), len(without))]...)
+	return out
+}
+
+// gather returns the listings of store st set in match that come after
+// the position after (nil: all): those with a sort value unsorted, those
+// without in index order (none for a growth sort).
+func (w *walk) gather(match []uint64, st Store, after *ListPos) (pres []sortVal, miss []int32) {
+	lo, hi := w.f.replica.storeStart[st], w.f.replica.storeStart[st+1]
+	for wd := lo >> 6; wd < len(match) && wd<<6 < hi; wd++ {
+		for b := match[wd]; b != 0; b &= b - 1 {
+			j := int32(wd<<6 | bits.TrailingZeros64(b))
+			if int(j) < lo || int(j) >= hi {
+				continue
+			}
+			if _, ok := w.f.sortKey(int(j), w.sort); ok || byText(w.sort) {
+				if v := w.f.val(j, w.sort); after == nil || w.follows(v, true, after) {
+					pres = append(pres, v)
 				}
-				if _, ok := w.f.sortKey(int(j), w.sort); ok || byText(w.sort) {
-					with = append(with, w.f.val(j, w.sort))
-				} else if !growthSort(w.sort) {
-					without = append(without, sortVal{j: j})
-				}
+			} else if !growthSort(w.sort) && (after == nil || w.follows(sortVal{j: j}, false, after)) {
+				miss = append(miss, j)
 			}
 		}
 	}
-	if after != nil {
-		with = slices.DeleteFunc(with, func(v sortVal) bool { return !w.follows(v, true, after) })
-		without = slices.DeleteFunc(without, func(v sortVal) bool { return !w.follows(v, false, after) })
-	}
-	slices.SortFunc(with, func(a, b sortVal) int {
+	return pres, miss
+}
+
+// sortVals sorts listings with a sort value into w's order.
+func (w *walk) sortVals(vs []sortVal) {
+	slices.SortFunc(vs, func(a, b sortVal) int {
 		if w.before(a, b) {
 			return -1
 		}
 		return 1 // no two listings are equal: ties go by index
 	})
-	// without is in index order: by store and id.
-	out := append(with[:min(k, len(with))], without[:min(k-min(k, len(with)), len(without))]...)
-	return out
+}
+
+// listSparse lists the segments of a merging walk whose stores have few
+// matches in match for what walking them to k matches would cost, and
+// empties those with none. Call it after seek: a listed segment keeps only
+// the matches after the position after.
+func (w *walk) listSparse(match []uint64, k int, after *ListPos) {
+	if len(w.segs) < 2 || w.f.cols.strategy == walkAlways {
+		return
+	}
+	for i := range w.segs {
+		s := &w.segs[i]
+		lo, hi := w.f.replica.storeStart[s.store], w.f.replica.storeStart[s.store+1]
+		count := countBits(match, lo, hi)
+		n := (s.end-s.next)*s.step + s.mTo - s.mFrom
+		steps := n
+		if count > 0 {
+			steps = min(n, (k*n)/count+k)
+		}
+		if count*sortMatchCost >= steps && w.f.cols.strategy != listAlways {
+			continue
+		}
+		s.listed = true
+		s.pres, s.miss = w.gather(match, s.store, after)
+		w.sortVals(s.pres)
+	}
+}
+
+// dropEmpty empties the segments of the stores where count finds no
+// match (a query on flags alone knows them from the flag histograms).
+func (w *walk) dropEmpty(count func(Store) int) {
+	for i := range w.segs {
+		if s := &w.segs[i]; count(s.store) == 0 {
+			s.next, s.mFrom = s.end, s.mTo
+		}
+	}
+}
+
+// countBits counts the bits of bm in [lo, hi).
+func countBits(bm []uint64, lo, hi int) int {
+	n := 0
+	for i := lo; i < hi; {
+		wd := i >> 6
+		if wd >= len(bm) {
+			break
+		}
+		b := bm[wd] >> (i & 63)
+		if end := (wd + 1) << 6; end > hi {
+			b &= 1<<(hi-i) - 1
+		}
+		n += bits.OnesCount64(b)
+		i = (wd + 1) << 6
+	}
+	return n
 }
 
 // follows reports whether the listing of v comes after the position

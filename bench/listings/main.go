@@ -201,6 +201,16 @@ func report(samples []sample) {
 	}()
 	fmt.Printf("%-22s %7d %9v %9v %9v\n", "ALL", len(all), pct(all, 0.5).Round(10*time.Microsecond),
 		pct(all, 0.99).Round(10*time.Microsecond), pct(all, 1).Round(10*time.Microsecond))
+	var noText []time.Duration
+	for _, s := range samples {
+		if s.kind != "q" {
+			noText = append(noText, s.d)
+		}
+	}
+	if len(noText) > 0 && len(noText) < len(all) {
+		fmt.Printf("%-22s %7d %9v %9v %9v\n", "ALL but q", len(noText), pct(noText, 0.5).Round(10*time.Microsecond),
+			pct(noText, 0.99).Round(10*time.Microsecond), pct(noText, 1).Round(10*time.Microsecond))
+	}
 }
 
 // runLegacy asks /api/extensions every combination of platform, sort and

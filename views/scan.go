@@ -50,7 +50,6 @@ func rangeKernel[T int64 | int16 | uint32 | Day](col []T, lo, hi T) kernel {
 	}
 }
 
-
 // bitmapKernel keeps the listings set in bm.
 func bitmapKernel(bm []uint64) kernel {
 	return func(base int, in uint64) uint64 {

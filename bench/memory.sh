@@ -63,7 +63,7 @@ for _ in $(seq 1 3600); do
 done
 editions=$(elapsed)
 n=$(curl -fs "127.0.0.1:$port/readyz" | sed -n 's/.*"editions":\([0-9]*\).*/\1/p')
-listings=${2:-$(curl -fs "127.0.0.1:$port/readyz" | sed -n 's/.*"listings":\([0-9]*\).*/\1/p')}
+listings=${2:-$(curl -fs "127.0.0.1:$port/readyz" | grep -o '"listings":{[^}]*}' | grep -o '[0-9][0-9]*' | paste -sd+ | bc)}
 
 # Steady: a minute without load after everything is published.
 sleep 60
@@ -97,6 +97,13 @@ for _ in $(seq 1 2400); do
   [ "$(fulls)" -gt "$before" ] && break
   sleep 0.5
 done
+# The load goes on through the job's end (the replaced state collected,
+# its pages returned to the system) and a little after.
+for _ in $(seq 1 600); do
+  [ "$(grep -c '"msg":"job done","job":"views"' "$log")" -gt "$before" ] && break
+  sleep 0.5
+done
+sleep 20
 kill -INT $wrkpid 2>/dev/null || true
 wait $wrkpid 2>/dev/null || true
 peak=$(awk '/VmHWM/ {print $2}' /proc/$pid/status)
@@ -113,5 +120,5 @@ non2xx=$(awk '/Non-2xx/ {print $NF}' "$out/memory-$db-wrk.txt")
   printf 'steady RSS              %.0f MiB = %.0f B a listing\n' "$(echo "$steady/1024" | bc -l)" "$(echo "$steady*1024/$listings" | bc -l)"
   printf 'peak RSS (VmHWM)        %.0f MiB = %.0f B a listing\n' "$(echo "$peak/1024" | bc -l)" "$(echo "$peak*1024/$listings" | bc -l)"
   echo "full reload             load $reload, build $build"
-  echo "requests during reload  ${reqs:-0}, non-2xx ${non2xx:-0}"
+  echo "requests during reload  ${reqs:-0}, non-2xx ${non2xx:-0}, latency max $(awk '/Latency/ {print $4}' "$out/memory-$db-wrk.txt")"
 } | tee -a "$out/memory.txt"

@@ -64,6 +64,9 @@ case "${1:-foundation}" in
       if curl -fs 127.0.0.1:18092/readyz | grep -q '"figures":true'; then break; fi
       sleep 1
     done
+    # The full load's job ends after it publishes (it collects the
+    # replaced state and returns its pages): measure the edge after that.
+    sleep 30
     echo "== uncached /api/v1/listings, $db, $(date -u +%FT%TZ)" | tee -a "$out/listings.txt"
     go run ./bench/listings --base http://127.0.0.1:18092 | tee -a "$out/listings.txt"
     echo "== uncached /api/extensions, $db, $(date -u +%FT%TZ)" | tee -a "$out/listings.txt"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -55,6 +56,20 @@ func setGC(to int) (restore func()) {
 		debug.SetGCPercent(prev)
 	}
 	return func() { debug.SetGCPercent(prev) }
+}
+
+// collectReplaced collects the state a full load replaced, once, when the
+// job ends (deferred after the collector's GOGC is restored), and returns
+// the freed pages to the system, so RSS settles at the state's size
+// rather than over the background scavenger's many minutes. Both
+// collections run at GOGC 100, so that their goal lies well above the
+// heap they start on: a forced collection whose goal is the heap itself
+// makes requests that allocate during its mark (15 s for a 6 GB heap)
+// wait on it.
+func collectReplaced() {
+	defer setGC(100)()
+	runtime.GC()
+	debug.FreeOSMemory()
 }
 
 // heapNow reads the live heap of the last collection and the soft memory
@@ -121,9 +136,9 @@ func (v *Views) full(ctx context.Context) error {
 		v.waits.Add(1)
 		return nil
 	}
-	// What a load frees goes back to the system when the job ends, rather
-	// than over the scavenger's minutes, so RSS settles at the state's size.
-	defer debug.FreeOSMemory()
+	// What a load frees is collected when the job ends, so RSS settles
+	// at the state's size.
+	defer collectReplaced()
 	if cur != nil {
 		// A reload reads listings and history in one pass over the parts,
 		// sharing unchanged strings with the replica it replaces: the old

@@ -9,11 +9,18 @@ type keyed struct {
 // radixSort sorts items by key, ascending, stably (equal keys keep their
 // order), in 16-bit digits; a digit that is the same for every item is
 // skipped. It uses one scratch slice of the same length.
-func radixSort(items []keyed) {
+func radixSort(items []keyed) { radixSortWith(items, nil) }
+
+// radixSortWith is radixSort with scratch as its scratch slice when it is
+// long enough; it returns the scratch it used, for the next sort.
+func radixSortWith(items, scratch []keyed) []keyed {
 	if len(items) < 2 {
-		return
+		return scratch
 	}
-	scratch := make([]keyed, len(items))
+	if cap(scratch) < len(items) {
+		scratch = make([]keyed, len(items))
+	}
+	scratch = scratch[:len(items)]
 	src, dst := items, scratch
 	var counts [1 << 16]int
 	for shift := uint(0); shift < 64; shift += 16 {
@@ -39,6 +46,7 @@ func radixSort(items []keyed) {
 	if &src[0] != &items[0] {
 		copy(items, src)
 	}
+	return scratch
 }
 
 // descKey maps a signed key to an unsigned one whose ascending order is the

@@ -144,22 +144,28 @@ func (f *Figures) buildSortOrders() {
 	f.orders = sortOrders{order: make([][]int32, n), seg: make([][NumStores + 1]int, n), present: make([][NumStores]int, n)}
 	// At most one sort per core at once: each holds its keys and a radix
 	// scratch (32 bytes a listing) while it runs, and 25 at once would
-	// hold them all.
+	// hold them all. Each core's buffers serve every sort it runs, so
+	// the sorts leave no garbage but their orders: at 5M listings, 4 GB
+	// less for the collector to chase while the heap holds two states.
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	slots := make(chan *sortBufs, runtime.GOMAXPROCS(0))
+	for range cap(slots) {
+		slots <- &sortBufs{}
+	}
 	for i := range n {
 		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			var with []keyed
-			var without []int32
+			buf := <-slots
+			defer func() { slots <- buf }()
+			with := buf.with[:0]
+			without := buf.without[:0]
+			defer func() { buf.with, buf.without = with[:0], without[:0] }()
 			switch {
 			case i < len(SortNames) && SortNames[i] == "name":
-				with = f.nameKeys()
+				with = f.nameKeys(with)
 			case i < len(SortNames) && SortNames[i] == "category":
-				with = f.categoryKeys()
+				with = f.categoryKeys(with)
 			default:
-				with = make([]keyed, 0, len(ls)) // no regrowth: one allocation
+				with = slices.Grow(with, len(ls)) // no regrowth: at most one allocation
 				for j := range ls {
 					if !ls[j].Crawled() {
 						continue
@@ -171,7 +177,7 @@ func (f *Figures) buildSortOrders() {
 					}
 				}
 			}
-			radixSort(with)
+			buf.scratch = radixSortWith(with, buf.scratch)
 			if i == SortIndex("name") {
 				f.sortEqualNamePrefixes(with)
 			}
@@ -225,8 +231,8 @@ func (f *Figures) sortKey(j, i int) (int64, bool) {
 }
 
 // categoryKeys keys crawled listings by their category's rank among the
-// distinct category names, descending (Z to A).
-func (f *Figures) categoryKeys() []keyed {
+// distinct category names, descending (Z to A), into out's memory.
+func (f *Figures) categoryKeys(out []keyed) []keyed {
 	ls := f.replica.listings
 	names := map[string]uint64{}
 	for j := range ls {
@@ -240,7 +246,7 @@ func (f *Figures) categoryKeys() []keyed {
 	for r, n := range sorted {
 		names[n] = uint64(len(sorted) - r) // descending
 	}
-	out := make([]keyed, 0, len(ls))
+	out = slices.Grow(out[:0], len(ls))
 	for j := range ls {
 		if ls[j].Crawled() {
 			out = append(out, keyed{key: names[ls[j].Category], idx: int32(j)})
@@ -250,16 +256,23 @@ func (f *Figures) categoryKeys() []keyed {
 }
 
 // nameKeys keys crawled listings by the first 8 bytes of their name,
-// descending; sortEqualNamePrefixes then orders names that share them.
-func (f *Figures) nameKeys() []keyed {
+// descending, into out's memory; sortEqualNamePrefixes then orders names
+// that share them.
+func (f *Figures) nameKeys(out []keyed) []keyed {
 	ls := f.replica.listings
-	out := make([]keyed, 0, len(ls))
+	out = slices.Grow(out[:0], len(ls))
 	for j := range ls {
 		if ls[j].Crawled() {
 			out = append(out, keyed{key: ^prefix8(ls[j].Name), idx: int32(j)})
 		}
 	}
 	return out
+}
+
+// sortBufs are one core's buffers for the sorts it runs.
+type sortBufs struct {
+	with, scratch []keyed
+	without       []int32
 }
 
 // sortEqualNamePrefixes orders each run of equal 8-byte name prefixes by

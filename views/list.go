@@ -15,9 +15,13 @@ type ListPos struct {
 	ID     string `json:"i"`
 }
 
-// lazyTests is how many listings a v1 query without text or posting list
-// tests one by one before it marks every match in a bitmap instead.
-const lazyTests = 1 << 15
+// lazyTests is how many listings a v1 query without a posting list tests
+// one by one before it marks every match in a bitmap instead; a query with
+// text, whose test reads the listing's strings, tests lazyTextTests.
+const (
+	lazyTests     = 1 << 15
+	lazyTextTests = 1 << 11
+)
 
 // List runs a v1 listing query: matching live listings in the order of
 // q.Sort and q.Asc (missing values last), up to q.PageSize of them after
@@ -53,15 +57,21 @@ func (f *Figures) List(q *ListingQuery, after *ListPos) (page []*Listing, last L
 		}
 		return at
 	}
-	// A query without text or a posting list to start from tests listings
-	// as the walk meets them: a page of a common query is found within a
-	// few hundred positions, where a bitmap of every match would test the
-	// whole store. A selective query that has not filled its page after
-	// lazyTests tests switches to the bitmap, so that it costs at most one
-	// pass more than the bitmap alone. A query with few matches for the
-	// positions it would walk sorts its matches instead.
+	// A query without a posting list to start from tests listings as the
+	// walk meets them: a page of a common query is found within a few
+	// hundred positions, where a bitmap of every match would test the
+	// whole store (and text search, verify every listing holding a common
+	// word). A selective query that has not filled its page after
+	// lazyTests tests (lazyTextTests with text) switches to the bitmap,
+	// so that it costs at most a little more than the bitmap alone. A
+	// query with few matches for the positions it would walk sorts its
+	// matches instead.
 	var match []uint64
-	lazy := q.Q == "" && q.Topic == nil && q.Category == nil && q.Permission == nil
+	lazy := q.Topic == nil && q.Category == nil && q.Permission == nil
+	budget := lazyTests
+	if q.Q != "" {
+		budget = lazyTextTests
+	}
 	if !lazy {
 		var total int
 		match, total = f.matching(p)
@@ -84,7 +94,7 @@ func (f *Figures) List(q *ListingQuery, after *ListPos) (page []*Listing, last L
 	tests := 0
 	isMatch := func(j int32) bool {
 		if match == nil {
-			if tests++; tests <= lazyTests {
+			if tests++; tests <= budget {
 				return p.match(ls, int(j))
 			}
 			match, _ = f.matching(p)

@@ -190,6 +190,9 @@ func TestListLazyAndBitmapAgree(t *testing.T) {
 		{ListingQuery{Store: &store}, SortIndex("rating")},
 		{ListingQuery{Store: &store, MaxSize: &small}, SortSize}, // bitmap after lazyTests
 		{ListingQuery{Store: &store, MaxSize: &small}, SortIndex("name")},
+		{ListingQuery{Q: "listing 1"}, SortIndex("rating")},         // text: lazy, the page fills at once
+		{ListingQuery{Q: "listing 399", Store: &store}, SortSize},   // text: the index after lazyTextTests
+		{ListingQuery{Q: "LISTING 3", NameOnly: true}, SortCreated}, // text, names only
 	} {
 		q := c.q
 		q.Sort, q.PageSize, q.Page = c.sort, 7, 1

@@ -2,6 +2,7 @@ package views
 
 import (
 	"sort"
+	"time"
 )
 
 // ListPos is where a page of /api/v1/listings ended: the last row's sort
@@ -92,9 +93,17 @@ func (f *Figures) List(q *ListingQuery, after *ListPos) (page []*Listing, last L
 	}
 	defer func() { putBitmap(match) }()
 	tests := 0
+	cut := false // text tested past q.Deadline: the walk stops, partial
 	isMatch := func(j int32) bool {
 		if match == nil {
 			if tests++; tests <= budget {
+				// Text tested listing by listing keeps the search's
+				// budget too: the clock is read every 256 tests.
+				if q.Q != "" && tests&255 == 1 && !q.Deadline.IsZero() && time.Now().After(q.Deadline) {
+					cut = true
+					w.halt()
+					return false
+				}
 				return p.match(ls, int(j))
 			}
 			match, _ = f.matching(p)
@@ -103,6 +112,9 @@ func (f *Figures) List(q *ListingQuery, after *ListPos) (page []*Listing, last L
 	}
 	for {
 		j, hasKey, ok := w.next(isMatch)
+		if cut {
+			return page, last, false, true
+		}
 		if !ok {
 			return page, last, false, p.partial
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // bruteList orders every match of q the obvious way, for comparison:
@@ -203,5 +204,21 @@ func TestListLazyAndBitmapAgree(t *testing.T) {
 		if got := pageAll(f, &q); !slices.Equal(got, want) {
 			t.Fatalf("query %+v sort %d: paged %d rows, want %d\n got %v\nwant %v", c.q, c.sort, len(got), len(want), head(got), head(want))
 		}
+	}
+}
+
+// TestListTextKeepsItsBudget: text tested listing by listing, before the
+// index, stops at the query's deadline too, and says the page is partial.
+func TestListTextKeepsItsBudget(t *testing.T) {
+	f := Build(synthReplica(3000), 0)
+	q := ListingQuery{Q: "listing", Sort: SortSize, PageSize: 10, Page: 1}
+	page, _, more, partial := f.List(&q, nil)
+	if len(page) != 10 || !more || partial {
+		t.Fatalf("without a deadline: %d rows, more %v, partial %v", len(page), more, partial)
+	}
+	q.Deadline = time.Now().Add(-time.Second)
+	page, _, more, partial = f.List(&q, nil)
+	if !partial || more || len(page) != 0 {
+		t.Fatalf("past its deadline: %d rows, more %v, partial %v; want a partial page with no next one", len(page), more, partial)
 	}
 }

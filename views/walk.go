@@ -16,13 +16,18 @@ import (
 // the sort order in sequence; a walk of every store merges the segments'
 // first parts, comparing the sort values of their heads.
 type walk struct {
-	f     *Figures
-	order []int32
-	sort  int
-	asc   bool
-	segs  []walkSeg
-	m     int // the segment whose second part is being walked
+	f      *Figures
+	order  []int32
+	sort   int
+	asc    bool
+	segs   []walkSeg
+	m      int  // the segment whose second part is being walked
+	halted bool // see halt
 }
+
+// halt ends the walk: called from next's match function, it makes next
+// return at once with no listing.
+func (w *walk) halt() { w.halted = true }
 
 // walkSeg is one store's segment of a walk: the next position of its
 // first part and where that part ends (next moves by step), and the range
@@ -136,6 +141,9 @@ func (w *walk) next(match func(int32) bool) (j int32, hasKey, ok bool) {
 		}
 		if !s.ready {
 			for s.next != s.end && !match(w.order[s.next]) {
+				if w.halted {
+					return 0, false, false
+				}
 				s.next += s.step
 			}
 			if s.next != s.end && len(w.segs) > 1 {
@@ -175,6 +183,9 @@ func (w *walk) next(match func(int32) bool) (j int32, hasKey, ok bool) {
 			s.mFrom++
 			if match(j) {
 				return j, false, true
+			}
+			if w.halted {
+				return 0, false, false
 			}
 		}
 	}

@@ -156,6 +156,28 @@ func TestToolCallsCountedOnce(t *testing.T) {
 	if _, _, refused := o.viaSDK([]byte(batch), "2025-03-26"); refused || o.charged.Load()-before != 10 {
 		t.Fatalf("a batch of 10 calls: refused %v, charged %d", refused, o.charged.Load()-before)
 	}
+	// Two requests of one id would both run while their answers collapse
+	// into one: such a batch is refused before anything runs. 1 and 1.0
+	// are one id, as the SDK reads numbers.
+	call := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"list_tags"}}`
+	}
+	for _, ids := range [][2]string{{"1", "1"}, {"1", "1.0"}, {`"a"`, `"a"`}} {
+		dup := "[" + call(ids[0]) + "," + call(ids[1]) + "]"
+		before := o.charged.Load()
+		if r := mcp.Screen([]byte(dup), ""); r == nil || !strings.Contains(string(r), "share the id") {
+			t.Errorf("batch with ids %s and %s: screened %s, want refused", ids[0], ids[1], r)
+		}
+		if _, _, refused := o.viaSDK([]byte(dup), ""); !refused || o.charged.Load() != before {
+			t.Errorf("batch with ids %s and %s: refused %v, charged %d", ids[0], ids[1], refused, o.charged.Load()-before)
+		}
+		checkCounted(t, o, []byte(dup), "2025-03-26")
+	}
+	// Distinct ids, and notifications (no id), pass.
+	ok := "[" + call("1") + "," + call(`"1"`) + `,{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`
+	if r := mcp.Screen([]byte(ok), ""); r != nil {
+		t.Errorf("batch with ids 1 and \"1\" and two notifications: refused %s", r)
+	}
 }
 
 // FuzzToolCallsCountedOnce is TestToolCallsCountedOnce's property over

@@ -9,8 +9,9 @@ import (
 
 // What runs and what is counted are decided by one parse. A request body
 // first passes Screen, which refuses what two JSON decoders could read in
-// two ways: more than one JSON value (trailing bytes), deep nesting, and
-// batches where the protocol has none. A body that passes is either a
+// two ways: more than one JSON value (trailing bytes), deep nesting,
+// batches where the protocol has none, and batches with two requests of
+// one id. A body that passes is either a
 // plain tools/call that FastCall answers (and the gate counts once) or
 // goes to the SDK, whose tool handlers charge each call they run (see
 // New): the count is taken where the tool runs, from the SDK's own parse.
@@ -61,7 +62,48 @@ func Screen(body []byte, version string) []byte {
 	if len(batch) > MaxBatch {
 		return rpcError(codeInvalidRequest, "A batch holds at most 32 messages; split it into several POSTs.")
 	}
+	// Answers are matched to requests by id: two requests of one id would
+	// both run (and count) while their answers collapse into one.
+	seen := make(map[string]bool, len(batch))
+	for _, m := range batch {
+		var msg struct {
+			ID     segjson.RawMessage `json:"id"`
+			Method *string            `json:"method"`
+		}
+		if segjson.Unmarshal(m, &msg) != nil || msg.Method == nil {
+			continue
+		}
+		id := idKey(msg.ID)
+		if id == "" {
+			continue // a notification
+		}
+		if seen[id] {
+			return rpcError(codeInvalidRequest, "Two requests in the batch share the id "+quoteVersion(string(bytes.TrimSpace(msg.ID)))+"; give each request its own id.")
+		}
+		seen[id] = true
+	}
 	return nil
+}
+
+// idKey returns a request id as the SDK compares it: a string by its
+// value, a number by its float64 value (1 and 1.0 are one id); "" for no
+// id or null.
+func idKey(raw segjson.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		if segjson.Unmarshal(raw, &s) == nil {
+			return "s" + s
+		}
+		return "r" + string(raw)
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+		return "n" + strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return "r" + string(raw)
 }
 
 // JSON-RPC's codes for a body that is not JSON and for one that is not a

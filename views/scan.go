@@ -79,13 +79,7 @@ func (p *queryPlan) kernels() (ks []kernel, rest bool) {
 		})
 	}
 	if q.MinSize != nil || q.MaxSize != nil {
-		lo, hi := int64(0), int64(math.MaxInt64)
-		if q.MinSize != nil {
-			lo = max(lo, *q.MinSize)
-		}
-		if q.MaxSize != nil {
-			hi = *q.MaxSize
-		}
+		lo, hi := countBounds(q.MinSize, q.MaxSize)
 		meta, usage, rc := c.meta, c.usage, c.ratingCount
 		ks = append(ks, func(base int, in uint64) uint64 {
 			out := in
@@ -114,13 +108,7 @@ func (p *queryPlan) kernels() (ks []kernel, rest bool) {
 		ks = append(ks, rangeKernel(c.rating, max(p.rMin, 0), p.rMax))
 	}
 	if q.MinRatingCount != nil || q.MaxRatingCount != nil {
-		lo, hi := int64(0), int64(math.MaxInt64)
-		if q.MinRatingCount != nil {
-			lo = max(lo, *q.MinRatingCount)
-		}
-		if q.MaxRatingCount != nil {
-			hi = *q.MaxRatingCount
-		}
+		lo, hi := countBounds(q.MinRatingCount, q.MaxRatingCount)
 		ks = append(ks, rangeKernel(c.rating, 0, math.MaxInt16), rangeKernel(c.ratingCount, lo, hi))
 	}
 	if p.minVer != 0 || p.maxVer != 0 {
@@ -196,6 +184,19 @@ func equalKernel(col []uint16, v uint16) kernel {
 		}
 		return out
 	}
+}
+
+// countBounds returns the range of counts that bounds minC and maxC
+// (nil: none) admit; a count is never negative (-1 marks a missing one).
+func countBounds(minC, maxC *int64) (lo, hi int64) {
+	lo, hi = 0, math.MaxInt64
+	if minC != nil {
+		lo = max(lo, *minC)
+	}
+	if maxC != nil {
+		hi = *maxC
+	}
+	return lo, hi
 }
 
 // installBounds turns the float bounds of minInstalls and maxInstalls into

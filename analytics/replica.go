@@ -181,8 +181,10 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*view
 
 // RefreshReplica returns a new replica: old with every listing whose metadata
 // or newest reading changed since old was loaded read again, with its
-// history. Its cost follows the number of changed listings; the climb
-// reference time stays old's until the next full load.
+// history, and how many were. Its cost follows the number of changed
+// listings plus one copy of old's (none when nothing changed: old itself
+// comes back); the climb reference time stays old's until the next full
+// load.
 func RefreshReplica(ctx context.Context, conn driver.Conn, old *views.Replica, generation uint64) (*views.Replica, int, error) {
 	start := time.Now()
 	prev := old.Info()
@@ -198,6 +200,9 @@ func RefreshReplica(ctx context.Context, conn driver.Conn, old *views.Replica, g
 		return nil, 0, err
 	}
 	n := b.Len()
+	if n == 0 {
+		return old, 0, nil // nothing changed: no copy of every listing
+	}
 	info.LoadedAt, info.LoadTime = time.Now().UTC(), time.Since(start)
 	return views.Merge(old, b, info), n, nil
 }

@@ -106,6 +106,10 @@ func TestRefreshReadsOnlyChangedListings(t *testing.T) {
 	if pub.Load() != before {
 		t.Fatal("a refresh with nothing new published a new state")
 	}
+	// Nor did it copy the replica: the one it had comes back.
+	if same, n, err := analytics.RefreshReplica(ctx, conn, before.Replica, 99); err != nil || n != 0 || same != before.Replica {
+		t.Fatalf("a refresh with nothing new: %d changed, the replica itself %v, err %v", n, same == before.Replica, err)
+	}
 	// The largest listing, read several times a day, so that its 1-day
 	// base stays within the window's tolerance once a new reading arrives
 	// (small listings are read every third day: their 1-day growth is null).

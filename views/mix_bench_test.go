@@ -112,10 +112,7 @@ func queryMix(f *Figures) (v1, legacy *mixSet) {
 	for _, s := range Stores {
 		stores = append(stores, &s)
 	}
-	cat := func(s *Store) *string {
-		c := "Category 3"
-		return &c
-	}
+	cat := "Category 3" // every store has it (synthReplica)
 	tag1, tag0 := "topic-13", "topic-0"
 	minS, maxS, ten := int64(100), int64(50_000), int64(10)
 	sorts := []int{SortIndex("installs"), SortIndex("ratingcount"), SortIndex("rating"), SortIndex("growth7d"),
@@ -128,10 +125,10 @@ func queryMix(f *Figures) (v1, legacy *mixSet) {
 	}
 	filters := []filter{
 		{"no filter", func(*ListingQuery) {}, false},
-		{"category", func(q *ListingQuery) { q.Category = cat(q.Store) }, true},
+		{"category", func(q *ListingQuery) { q.Category = &cat }, true},
 		{"tag", func(q *ListingQuery) { q.Topic = &tag1 }, false},
 		{"minSize+maxSize", func(q *ListingQuery) { q.MinSize, q.MaxSize = &minS, &maxS }, true},
-		{"tag+category+minSize", func(q *ListingQuery) { q.Topic, q.Category, q.MinSize = &tag0, cat(q.Store), &ten }, true},
+		{"tag+category+minSize", func(q *ListingQuery) { q.Topic, q.Category, q.MinSize = &tag0, &cat, &ten }, true},
 	}
 	for _, st := range stores {
 		for _, srt := range sorts {
@@ -158,7 +155,7 @@ func queryMix(f *Figures) (v1, legacy *mixSet) {
 	two := "2"
 	lfilters := []filter{
 		{"no filter", func(*ListingQuery) {}, false},
-		{"category", func(q *ListingQuery) { q.Category = cat(q.Store) }, true},
+		{"category", func(q *ListingQuery) { q.Category = &cat }, true},
 		{"minInstalls+maxInstalls", func(q *ListingQuery) { q.MinInstalls, q.MaxInstalls = &lo, &hi }, false},
 		{"minRating+rated", func(q *ListingQuery) { q.MinRating, q.Rated = &four, &yes }, false},
 		{"updatedAfter+minVersion", func(q *ListingQuery) { q.UpdatedAfter, q.MinVersion = &after, &two }, false},

@@ -170,6 +170,9 @@ func (v *Views) full(ctx context.Context) error {
 	}
 	v.pub.Publish(&views.State{Replica: r})
 	v.log.Info("replica published", "generation", gen, "listings", r.Len(), "load_time", r.Info().LoadTime.Round(time.Millisecond))
+	// Searches scan the text until its index is built: after the first
+	// answer, so that it does not wait for the index.
+	v.indexText(r)
 	gen++
 	defer lowerGC(ReloadGCPercent)() // the bare replica and the full one are both live
 	start := time.Now()
@@ -242,6 +245,7 @@ func (v *Views) refresh(ctx context.Context) error {
 }
 
 func (v *Views) publish(r *views.Replica, snapshots int64, kind string, attrs ...any) error {
+	v.indexText(r)
 	f := views.Build(r, snapshots)
 	v.pub.Publish(&views.State{Replica: r, Figures: f})
 	_, took := f.BuiltAt()
@@ -249,4 +253,14 @@ func (v *Views) publish(r *views.Replica, snapshots int64, kind string, attrs ..
 	v.log.Info("views published", append([]any{"kind", kind, "generation", info.Generation, "listings", r.Len(),
 		"load_time", info.LoadTime.Round(time.Millisecond), "build_time", took.Round(time.Millisecond)}, attrs...)...)
 	return nil
+}
+
+// indexText builds the text index of r (none when r shares it with the
+// replica it came from) and logs how long it took.
+func (v *Views) indexText(r *views.Replica) {
+	start := time.Now()
+	r.IndexText()
+	if took := time.Since(start); took > 10*time.Millisecond {
+		v.log.Info("text indexed", "generation", r.Info().Generation, "listings", r.Len(), "took", took.Round(time.Millisecond))
+	}
 }

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"bytes"
 	"math"
 	"math/bits"
 	"runtime"
@@ -39,6 +40,7 @@ type textIndex struct {
 type textArena struct {
 	data []byte
 	end  []uint32
+	slot *gramSlot // its trigram index, once built (see IndexText)
 }
 
 // holds reports whether segment i of a is, for every i, field of
@@ -96,12 +98,12 @@ func buildText(listings []Listing, prev *textIndex) textIndex {
 	if shareNames {
 		t.names = prev.names
 	} else {
-		t.names = textArena{data: make([]byte, 0, names), end: make([]uint32, len(listings))}
+		t.names = textArena{data: make([]byte, 0, names), end: make([]uint32, len(listings)), slot: new(gramSlot)}
 	}
 	if shareDescs {
 		t.descs = prev.descs
 	} else {
-		t.descs = textArena{data: make([]byte, 0, descs), end: make([]uint32, len(listings))}
+		t.descs = textArena{data: make([]byte, 0, descs), end: make([]uint32, len(listings)), slot: new(gramSlot)}
 	}
 	devOf := make([]uint32, len(listings))
 	devID := make(map[string]uint32)
@@ -123,6 +125,14 @@ func buildText(listings []Listing, prev *textIndex) textIndex {
 			t.devs.end = append(t.devs.end, uint32(len(t.devs.data)))
 		}
 		devOf[i] = id
+	}
+	// The same developers in the same order as prev's: share its arena,
+	// and so its trigram index.
+	if prev != nil && prev.ok && bytes.Equal(prev.devs.data, t.devs.data) && slices.Equal(prev.devs.end, t.devs.end) {
+		t.devs = prev.devs
+	} else {
+		t.devs.data, t.devs.end = slices.Clip(t.devs.data), slices.Clip(t.devs.end)
+		t.devs.slot = new(gramSlot)
 	}
 	// Postings by developer (a counting sort of listings by developer).
 	t.devStart = make([]uint32, len(t.devs.end)+1)
@@ -174,6 +184,7 @@ type textNeedle struct {
 	p0, p1  int    // byte offsets in q of the pair (p0 < p1)
 	v0, w0  byte   // the values the byte at p0 may take in matching text
 	v1, w1  byte   // the same at p1
+	grams   gramQuery
 }
 
 // newNeedle prepares q for scanning. Matching follows containsFold: a
@@ -193,11 +204,7 @@ func newNeedle(q string) textNeedle {
 			n.lower[i] = c + 'a' - 'A'
 		}
 	}
-	type slot struct {
-		ok   bool
-		v, w byte
-	}
-	slots := make([]slot, len(q))
+	slots := make([]needleSlot, len(q))
 	spanOf := make([]int, len(q)) // stretch number of each byte
 	span := 0
 	for i, r := range q {
@@ -235,7 +242,7 @@ func newNeedle(q string) textNeedle {
 			if len(vals) > 2 {
 				continue
 			}
-			sl := slot{ok: true}
+			sl := needleSlot{ok: true}
 			first := true
 			for v := range vals {
 				if first {
@@ -264,7 +271,15 @@ func newNeedle(q string) textNeedle {
 		n.v0, n.w0, n.v1, n.w1 = slots[i].v, slots[i].w, slots[j].v, slots[j].w
 		break
 	}
+	n.grams = gramsOf(q, n.ascii, slots, spanOf)
 	return n
+}
+
+// needleSlot is what newNeedle knows of one byte of a query: whether it can
+// filter (ok), and the one or two values it takes in matching text.
+type needleSlot struct {
+	ok   bool
+	v, w byte
 }
 
 // verifyAt reports whether an all-ASCII needle occurs in seg at offset at.
@@ -389,16 +404,35 @@ func (s *segScan) seek(pos int) {
 // that concurrent steps write disjoint bitmap words.
 const searchChunk = 1 << 14
 
+// IndexText builds the trigram indexes of r's names and developers if they
+// are not built yet (replicas that share an arena share its index). Until
+// it returns, a search scans the text instead: the index makes searches
+// faster, never different. It is safe to call while r is read, and more
+// than once.
+func (r *Replica) IndexText() {
+	if !r.text.ok {
+		return
+	}
+	r.text.names.indexGrams()
+	r.text.devs.indexGrams()
+}
+
 // search returns the listings (bit i for listing i) whose name or
 // developer contains q, or with withDesc and at least three characters in
 // q also whose description does on chrome, edge and firefox, ignoring
-// case. A nil result means the index is not built and the caller tests
-// each listing itself. The caller hands the result back with putBitmap.
+// case. Only listings in [lo, hi) are searched by name and description
+// (developers' matches may set bits outside it). A nil result means the
+// index is not built and the caller tests each listing itself. The caller
+// hands the result back with putBitmap.
 //
-// With a non-zero deadline, the scan stops at the first chunk boundary
+// Names and developers are searched in their trigram indexes once built
+// (IndexText), and scanned before, or when q has no trigram the index can
+// use; descriptions are scanned.
+//
+// With a non-zero deadline, the search stops at the first chunk boundary
 // past it and partial is true: the bitmap then holds the matches of the
-// text scanned so far.
-func (t *textIndex) search(q string, withDesc bool, deadline time.Time) (out []uint64, partial bool) {
+// text searched so far.
+func (t *textIndex) search(q string, withDesc bool, lo, hi int, deadline time.Time) (out []uint64, partial bool) {
 	if !t.ok {
 		return nil, false
 	}
@@ -408,14 +442,22 @@ func (t *textIndex) search(q string, withDesc bool, deadline time.Time) (out []u
 	defer putBitmap(devHit)
 	type chunk struct {
 		a         *textArena
+		g         *gramIndex // nil: scan
 		lo, hi    int
 		dst, skip []uint64
 	}
 	var chunks []chunk
 	split := func(a *textArena, lo, hi int, dst, skip []uint64) {
+		step := searchChunk
+		g := a.grams()
+		if g != nil && n.grams.usable() {
+			step = gramChunkLen
+		} else {
+			g = nil
+		}
 		for from := lo; from < hi; {
-			to := min(hi, (from+searchChunk)&^63)
-			chunks = append(chunks, chunk{a, from, to, dst, skip})
+			to := min(hi, (from+step)&^(step-1))
+			chunks = append(chunks, chunk{a, g, from, to, dst, skip})
 			from = to
 		}
 	}
@@ -423,6 +465,7 @@ func (t *textIndex) search(q string, withDesc bool, deadline time.Time) (out []u
 	run := func() {
 		var next atomic.Int64
 		work := func() {
+			var cand []uint16
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(chunks) || stopped.Load() {
@@ -433,7 +476,11 @@ func (t *textIndex) search(q string, withDesc bool, deadline time.Time) (out []u
 					return
 				}
 				c := chunks[i]
-				scanArena(c.a, c.lo, c.hi, &n, c.dst, c.skip)
+				if c.g != nil {
+					cand = c.g.searchChunk(c.a, c.lo/gramChunkLen, &n.grams, &n, c.lo, c.hi, c.dst, c.skip, cand)
+				} else {
+					scanArena(c.a, c.lo, c.hi, &n, c.dst, c.skip)
+				}
 			}
 		}
 		var wg sync.WaitGroup
@@ -446,7 +493,8 @@ func (t *textIndex) search(q string, withDesc bool, deadline time.Time) (out []u
 	}
 	// Names and developers first; then descriptions, skipping listings
 	// already found (descriptions often repeat the name).
-	split(&t.names, 0, t.listingLen, out, nil)
+	lo, hi = max(lo, 0), min(hi, t.listingLen)
+	split(&t.names, lo, hi, out, nil)
 	split(&t.devs, 0, len(t.devs.end), devHit, nil)
 	run()
 	for w, b := range devHit {
@@ -458,10 +506,11 @@ func (t *textIndex) search(q string, withDesc bool, deadline time.Time) (out []u
 		}
 	}
 	var descHit []uint64
-	if withDesc && !stopped.Load() && utf8.RuneCountInString(q) >= 3 && t.descFrom < t.descTo {
+	dlo, dhi := max(lo, t.descFrom), min(hi, t.descTo)
+	if withDesc && !stopped.Load() && utf8.RuneCountInString(q) >= 3 && dlo < dhi {
 		descHit = getBitmap(len(out))
 		defer putBitmap(descHit)
-		split(&t.descs, t.descFrom, t.descTo, descHit, out)
+		split(&t.descs, dlo, dhi, descHit, out)
 		run()
 	}
 	for w, b := range descHit {
@@ -471,12 +520,17 @@ func (t *textIndex) search(q string, withDesc bool, deadline time.Time) (out []u
 }
 
 // textMatches is the text filter of one query: the bitmap of listings that
-// match, or the per-listing test when the replica has no index.
+// match, or the per-listing test when the replica has no index. Only the
+// listings of the query's store are searched by name and description.
 func (r *Replica) textMatches(q *ListingQuery) (match []uint64, partial bool) {
 	if q.Q == "" {
 		return nil, false
 	}
-	return r.text.search(q.Q, !q.NameOnly, q.Deadline)
+	lo, hi := 0, len(r.listings)
+	if q.Store != nil {
+		lo, hi = r.storeStart[*q.Store], r.storeStart[*q.Store+1]
+	}
+	return r.text.search(q.Q, !q.NameOnly, lo, hi, q.Deadline)
 }
 
 // containsFold reports whether sub occurs in s under Unicode case folding.

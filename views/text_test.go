@@ -13,7 +13,7 @@ import (
 // digits, punctuation and multi-byte letters, so that short queries match
 // often, across segment boundaries too.
 func randomText(r *rand.Rand, n int) string {
-	parts := []string{"a", "B", "c", "L", "i", "I", "k", "s", "S", " ", "-", "9", "ü", "Ü", "П", "п", "ſ", "é", "É", "日"}
+	parts := []string{"a", "B", "c", "L", "i", "I", "k", "s", "S", " ", "-", "9", "ü", "Ü", "П", "п", "ſ", "é", "É", "日", "\u212a"}
 	var b strings.Builder
 	for range n {
 		b.WriteString(parts[r.IntN(len(parts))])
@@ -49,7 +49,7 @@ func TestTextSearchMatchesBruteForce(t *testing.T) {
 	}
 	for _, q := range queries {
 		for _, withDesc := range []bool{false, true} {
-			got, _ := rep.text.search(q, withDesc, time.Time{})
+			got, _ := rep.text.searchAll(q, withDesc, time.Time{})
 			lq := ListingQuery{Q: q, NameOnly: !withDesc}
 			for i := range rep.listings {
 				l := &rep.listings[i]
@@ -92,7 +92,7 @@ func TestTextSearchPaths(t *testing.T) {
 		{"zz", true, ""},
 	}
 	for _, c := range cases {
-		bits, _ := rep.text.search(c.q, c.withDesc, time.Time{})
+		bits, _ := rep.text.searchAll(c.q, c.withDesc, time.Time{})
 		var got strings.Builder
 		for i := range rep.listings {
 			if bits[i>>6]&(1<<(i&63)) != 0 {
@@ -139,15 +139,15 @@ func TestNewNeedle(t *testing.T) {
 func TestTextSearchDeadline(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	rep := textReplica(r, 3*searchChunk)
-	full, partial := rep.text.search("ab", true, time.Time{})
+	full, partial := rep.text.searchAll("ab", true, time.Time{})
 	if partial {
 		t.Fatal("a search without a deadline said partial")
 	}
-	spare, partial := rep.text.search("ab", true, time.Now().Add(time.Hour))
+	spare, partial := rep.text.searchAll("ab", true, time.Now().Add(time.Hour))
 	if partial || !slices.Equal(spare, full) {
 		t.Errorf("a search with time to spare: partial %v, same matches %v", partial, slices.Equal(spare, full))
 	}
-	late, partial := rep.text.search("ab", true, time.Now().Add(-time.Second))
+	late, partial := rep.text.searchAll("ab", true, time.Now().Add(-time.Second))
 	if !partial {
 		t.Fatal("a search past its deadline did not say partial")
 	}
@@ -172,8 +172,8 @@ func TestTextSharedWithTheReplicaItCameFrom(t *testing.T) {
 		t.Fatal("the replica's text was copied, not shared")
 	}
 	for _, q := range []string{"ab", "li", "üb", "日日"} {
-		a, _ := bare.text.search(q, true, time.Time{})
-		c, _ := full.text.search(q, true, time.Time{})
+		a, _ := bare.text.searchAll(q, true, time.Time{})
+		c, _ := full.text.searchAll(q, true, time.Time{})
 		if !slices.Equal(a, c) {
 			t.Fatalf("search %q differs between the replica and the one sharing its text", q)
 		}
@@ -184,7 +184,7 @@ func TestTextSharedWithTheReplicaItCameFrom(t *testing.T) {
 	if &renamed.text.names.data[0] == &full.text.names.data[0] || &renamed.text.descs.data[0] != &full.text.descs.data[0] {
 		t.Fatal("after a rename the names must be copied and the descriptions still shared")
 	}
-	if got, _ := renamed.text.search("Renamed", false, time.Time{}); got[3>>6]&(1<<3) == 0 {
+	if got, _ := renamed.text.searchAll("Renamed", false, time.Time{}); got[3>>6]&(1<<3) == 0 {
 		t.Fatal("the renamed listing is not found by its new name")
 	}
 }

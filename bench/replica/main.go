@@ -13,6 +13,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -27,9 +28,22 @@ func main() {
 	history := flag.Bool("history", false, "also load growth bases, climb bases and sparklines")
 	flag.StringVar(&cfg.Addr, "ch-addr", cfg.Addr, "ClickHouse native address")
 	flag.StringVar(&cfg.Database, "ch-database", cfg.Database, "database")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the loads to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "replica bench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(cfg, *runs, *history); err != nil {
 		fmt.Fprintln(os.Stderr, "replica bench:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }

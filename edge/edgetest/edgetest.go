@@ -185,6 +185,7 @@ func memoryJobs(d *memload.Data, h *Harness, log *slog.Logger) []cron.Job {
 				gen++
 			}
 			r := d.Replica(gen, time.Now())
+			r.IndexText() // as the views job does: searches read the trigram index
 			h.State.Publish(&views.State{Replica: r, Figures: views.Build(r, d.Snapshots())})
 			return nil
 		}},

@@ -29,6 +29,7 @@ targets=(
 	"./edge/clientip FuzzClientHeaders"
 	"./edge/account FuzzBasicCredentials"
 	"./edge/account FuzzSignUpBody"
+	"./views FuzzTextSearch"
 )
 for t in "${targets[@]}"; do
 	set -- $t

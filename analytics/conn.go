@@ -51,9 +51,12 @@ func open(ctx context.Context, cfg Config, database string) (driver.Conn, error)
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = DefaultConfig().MaxConns
 	}
-	var settings clickhouse.Settings
+	// Reads use buffers of 128 KiB a column stream instead of 1 MiB: a
+	// read of a load part opens some 30 streams, and their buffers were
+	// most of its memory (a part of 5,000 listings: 44–46 MiB, now 28–32).
+	settings := clickhouse.Settings{"max_read_buffer_size": readBufferSize}
 	if cfg.MaxQueryMemory > 0 {
-		settings = clickhouse.Settings{"max_memory_usage": int(cfg.MaxQueryMemory)}
+		settings["max_memory_usage"] = int(cfg.MaxQueryMemory)
 	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Settings: settings,
@@ -91,3 +94,6 @@ func quoteIdent(s string) string {
 	}
 	return string(append(out, '`'))
 }
+
+// readBufferSize is ClickHouse's max_read_buffer_size for the edge's reads.
+const readBufferSize = 128 << 10

@@ -30,6 +30,7 @@ targets=(
 	"./edge/account FuzzBasicCredentials"
 	"./edge/account FuzzSignUpBody"
 	"./views FuzzTextSearch"
+	"./analytics FuzzSplitJoined"
 )
 for t in "${targets[@]}"; do
 	set -- $t

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -190,7 +191,8 @@ func (b *ReplicaBuilder) Find(s Store, id string) *Listing {
 }
 
 // AddPart moves the listings of part (a builder of one key range, read
-// after every range before it) to the end of b and empties part. b stays
+// after every range before it) to the end of b and empties part, which
+// keeps its room for the next part. b stays
 // sorted, so finding a listing in it needs no sort, when the parts arrive
 // in key order and b held only earlier parts; AddPart refuses a part that
 // starts before b's last key.
@@ -199,7 +201,10 @@ func (b *ReplicaBuilder) AddPart(part *ReplicaBuilder) error {
 	if !part.sorted {
 		ls = sortDedup(ls)
 	}
-	part.listings, part.sorted = nil, false
+	defer func() {
+		clear(ls) // drop its strings: they live on in b
+		part.listings, part.sorted = ls[:0], false
+	}()
 	if len(ls) == 0 {
 		return nil
 	}
@@ -321,14 +326,35 @@ func (p *Published[T]) Publish(v *T) { p.p.Store(v) }
 // that a list repeated by many listings costs its slice header alone.
 // It is not safe for concurrent use.
 type Interner struct {
-	m     map[string]string
-	lists map[uint64][]string // by a hash of the list; a collision is simply not shared
-	h     maphash.Hash
+	m      map[string]string
+	lists  map[uint64][]string // by a hash of the list; a collision is simply not shared
+	h      maphash.Hash
+	byForm map[string][]string // lists by their serialised form (List)
 }
 
 // NewInterner returns an empty interner.
 func NewInterner() *Interner {
-	return &Interner{m: make(map[string]string), lists: make(map[uint64][]string)}
+	return &Interner{m: make(map[string]string), lists: make(map[uint64][]string), byForm: make(map[string][]string)}
+}
+
+// List returns the shared copy of the list whose serialised form is form,
+// calling parse only for a form not seen before: a list that many
+// listings repeat costs one map lookup a listing. An empty form is the
+// empty list (nil).
+func (in *Interner) List(form string, parse func(string) ([]string, error)) ([]string, error) {
+	if form == "" {
+		return nil, nil
+	}
+	if v, ok := in.byForm[form]; ok {
+		return v, nil
+	}
+	ss, err := parse(form)
+	if err != nil {
+		return nil, err
+	}
+	v := in.Strings(ss)
+	in.byForm[strings.Clone(form)] = v
+	return v, nil
 }
 
 // String returns the shared copy of s.

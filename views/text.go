@@ -105,18 +105,29 @@ func buildText(listings []Listing, prev *textIndex) textIndex {
 	} else {
 		t.descs = textArena{data: make([]byte, 0, descs), end: make([]uint32, len(listings)), slot: new(gramSlot)}
 	}
+	// Names and descriptions are copied (and the listings pointed at the
+	// copies) while developers are numbered: the two touch different
+	// fields of the listings.
+	var wg sync.WaitGroup
+	fill := func(a *textArena, field func(*Listing) *string) {
+		for i := range listings {
+			a.data = append(a.data, *field(&listings[i])...)
+			a.end[i] = uint32(len(a.data))
+		}
+		for i := range listings {
+			*field(&listings[i]) = a.seg(i)
+		}
+	}
+	if !shareNames {
+		wg.Go(func() { fill(&t.names, func(l *Listing) *string { return &l.Name }) })
+	}
+	if !shareDescs {
+		wg.Go(func() { fill(&t.descs, func(l *Listing) *string { return &l.Description }) })
+	}
 	devOf := make([]uint32, len(listings))
 	devID := make(map[string]uint32)
 	for i := range listings {
 		l := &listings[i]
-		if !shareNames {
-			t.names.data = append(t.names.data, l.Name...)
-			t.names.end[i] = uint32(len(t.names.data))
-		}
-		if !shareDescs {
-			t.descs.data = append(t.descs.data, l.Description...)
-			t.descs.end[i] = uint32(len(t.descs.data))
-		}
 		id, ok := devID[l.Developer]
 		if !ok {
 			id = uint32(len(t.devs.end))
@@ -148,10 +159,7 @@ func buildText(listings []Listing, prev *textIndex) textIndex {
 		t.devListings[next[d]] = uint32(i)
 		next[d]++
 	}
-	for i := range listings {
-		listings[i].Name = t.names.seg(i)
-		listings[i].Description = t.descs.seg(i)
-	}
+	wg.Wait()
 	t.descFrom, t.descTo = len(listings), len(listings)
 	for i := range listings {
 		if descSearched(listings[i].Store) {

@@ -38,6 +38,21 @@ type Views struct {
 // ReloadGCPercent is the collector's GOGC while a full reload runs.
 const ReloadGCPercent = 10
 
+// BuildGCPercent is the collector's GOGC while the figures are built: the
+// build allocates the state it keeps (sort orders, columns, charts) and
+// little garbage, so a collection during it would mark every live state
+// (two during a reload: 8 GB at 5M listings, seconds of CPU taken from the
+// build) to free almost nothing. A memory limit still starts one.
+const BuildGCPercent = 100
+
+// BareLoadGCPercent is the collector's GOGC while the bare replica loads
+// after a restart: the heap holds nothing else and only grows, so each
+// collection marks the replica read so far to free the read's buffers
+// alone. At 5M listings, 200 instead of 100 took the load from 53 to 47
+// seconds and its peak RSS from 1,454 to 1,968 B a listing, under the
+// 2.5 KiB of a reload's peak.
+const BareLoadGCPercent = 200
+
 // lowerGC lowers the collector's GOGC to at most to (leaving a lower
 // setting, or GOGC=off, alone) and returns what restores it.
 func lowerGC(to int) (restore func()) {
@@ -161,8 +176,8 @@ func (v *Views) full(ctx context.Context) error {
 	// After a restart, the bare replica first: listings are served while
 	// history and figures load. Nothing else is in memory yet, and a
 	// heap that only grows is scanned by every collection: the collector
-	// runs at Go's default meanwhile (at GOGC 10 it took most of the CPU).
-	restore := setGC(100)
+	// runs at BareLoadGCPercent meanwhile (at GOGC 10 it took most of the CPU).
+	restore := setGC(BareLoadGCPercent)
 	r, err := analytics.LoadReplica(ctx, conn, o)
 	restore()
 	if err != nil {
@@ -246,10 +261,17 @@ func (v *Views) refresh(ctx context.Context) error {
 
 func (v *Views) publish(r *views.Replica, snapshots int64, kind string, attrs ...any) error {
 	v.indexText(r)
+	restore := setGC(BuildGCPercent)
 	f := views.Build(r, snapshots)
+	restore()
 	v.pub.Publish(&views.State{Replica: r, Figures: f})
 	_, took := f.BuiltAt()
 	info := r.Info()
+	phases := make([]any, 0, 2*len(f.BuildPhases()))
+	for _, p := range f.BuildPhases() {
+		phases = append(phases, p.Name, p.Took.Round(time.Millisecond))
+	}
+	v.log.Debug("views built", phases...)
 	v.log.Info("views published", append([]any{"kind", kind, "generation", info.Generation, "listings", r.Len(),
 		"load_time", info.LoadTime.Round(time.Millisecond), "build_time", took.Round(time.Millisecond)}, attrs...)...)
 	return nil

@@ -67,6 +67,7 @@ type Figures struct {
 	replica   *Replica
 	builtAt   time.Time
 	buildTime time.Duration
+	phases    []BuildPhase
 
 	storeRank []int32 // per listing; NoRank when unranked
 	catRank   []int32
@@ -117,12 +118,34 @@ func Build(r *Replica, snapshots int64) *Figures {
 		}
 	}
 	f.sortPositions()
+	f.phase("ranks and charts", start)
 	f.aggregate(snapshots)
+	f.phase("aggregates", start)
 	f.buildSortOrders()
+	f.phase("sort orders", start)
 	f.buildFilterCols()
+	f.phase("filter columns", start)
 	f.builtAt, f.buildTime = time.Now().UTC(), time.Since(start)
 	return f
 }
+
+// BuildPhase is how long one phase of Build took.
+type BuildPhase struct {
+	Name string
+	Took time.Duration
+}
+
+// phase records the phase that ends now; start is Build's start.
+func (f *Figures) phase(name string, start time.Time) {
+	var before time.Duration
+	for _, p := range f.phases {
+		before += p.Took
+	}
+	f.phases = append(f.phases, BuildPhase{name, time.Since(start) - before})
+}
+
+// BuildPhases returns how long each phase of the build took, in order.
+func (f *Figures) BuildPhases() []BuildPhase { return f.phases }
 
 // Replica returns the replica the figures were computed from.
 func (f *Figures) Replica() *Replica { return f.replica }

@@ -74,8 +74,8 @@ func run(cfg analytics.Config, runs int, history bool) error {
 			i, r.Len(), took.Round(time.Millisecond), float64(r.Len())/took.Seconds(),
 			float64(live)/float64(r.Len()), float64(rss())/float64(r.Len()))
 	}
-	fmt.Printf("best: %v (%.0f listings/s) for %d listings\n", best.Round(time.Millisecond),
-		float64(keep.Len())/best.Seconds(), keep.Len())
+	fmt.Printf("best: %v (%.0f listings/s) for %d listings; peak RSS %.0f B/listing\n", best.Round(time.Millisecond),
+		float64(keep.Len())/best.Seconds(), keep.Len(), float64(status("VmHWM:"))/float64(keep.Len()))
 	runtime.KeepAlive(keep)
 	return nil
 }
@@ -90,13 +90,16 @@ func heap() uint64 {
 }
 
 // rss returns the resident set size of this process in bytes.
-func rss() uint64 {
+func rss() uint64 { return status("VmRSS:") }
+
+// status returns a size line of /proc/self/status in bytes.
+func status(field string) uint64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field {
 			kb, _ := strconv.ParseUint(f[1], 10, 64)
 			return kb * 1024
 		}

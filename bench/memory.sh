@@ -88,6 +88,22 @@ request = function()
   end
   return wrk.format("GET", paths[(n % #paths) + 1])
 end
+-- Non-2xx answers by status, path and detail (every error is problem+json
+-- naming its path in "instance"), printed at the end.
+failed = {}
+response = function(status, headers, body)
+  if status >= 200 and status < 300 or status == 304 then return end
+  local what = status .. " " .. (body:match('"instance":"([^"?]*)') or "?") .. " " .. (body:match('"detail":"([^"]*)') or body:sub(1, 80))
+  failed[what] = (failed[what] or 0) + 1
+end
+local threads = {}
+setup = function(t) table.insert(threads, t) end
+done = function()
+  for _, t in ipairs(threads) do
+    local f = t:get("failed")
+    for what, c in pairs(f or {}) do io.write(string.format("non-2xx %6d  %s\n", c, what)) end
+  end
+end
 EOF
 wrk -t1 -c4 -d1200s -s /tmp/edge-memory-urls.lua "http://127.0.0.1:$port" >"$out/memory-$db-wrk.txt" 2>&1 &
 wrkpid=$!
@@ -121,4 +137,5 @@ non2xx=$(awk '/Non-2xx/ {print $NF}' "$out/memory-$db-wrk.txt")
   printf 'peak RSS (VmHWM)        %.0f MiB = %.0f B a listing\n' "$(echo "$peak/1024" | bc -l)" "$(echo "$peak*1024/$listings" | bc -l)"
   echo "full reload             load $reload, build $build"
   echo "requests during reload  ${reqs:-0}, non-2xx ${non2xx:-0}, latency max $(awk '/Latency/ {print $4}' "$out/memory-$db-wrk.txt")"
+  grep '^non-2xx' "$out/memory-$db-wrk.txt" || true
 } | tee -a "$out/memory.txt"

@@ -516,7 +516,11 @@ func (f *Figures) matching(p *queryPlan) (match []uint64, total int) {
 	if q.Store != nil {
 		lo, hi = f.replica.storeStart[*q.Store], f.replica.storeStart[*q.Store+1]
 	}
-	if p.text == nil {
+	// Without text, or with text that many listings hold (a common word:
+	// "Pro" is in a fifth of the names), the column kernels test 64
+	// listings a step, the text bitmap one of them; with a rarer word,
+	// only its matches are tested.
+	if p.text == nil || denseIn(p.text, lo, hi) {
 		return match, p.scan(ls, match, lo, hi)
 	}
 	for w := lo >> 6; w <= (hi-1)>>6 && w < len(p.text); w++ {
@@ -527,4 +531,15 @@ func (f *Figures) matching(p *queryPlan) (match []uint64, total int) {
 		}
 	}
 	return match, total
+}
+
+// denseIn reports whether more than one listing in 64 of [lo, hi) is set
+// in b: then testing every listing by columns costs less than testing
+// each set one by its fields.
+func denseIn(b []uint64, lo, hi int) bool {
+	n := 0
+	for w := lo >> 6; w <= (hi-1)>>6 && w < len(b); w++ {
+		n += bits.OnesCount64(b[w])
+	}
+	return n > (hi-lo)/64
 }

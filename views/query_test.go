@@ -29,11 +29,13 @@ func TestLegacyMatchesBruteForce(t *testing.T) {
 			l.Featured = true
 		}
 		l.Kind = Kind(i % 4)
+		l.Developer = fmt.Sprintf("Dev %d", i%100)
 		if i%13 == 0 {
 			l.Updated = NoDay // the store gives no date
 		}
 	}
 	r = NewReplica(r.listings, r.info) // a replica is immutable: build a new one from the edited listings
+	r.IndexText()
 	f := Build(r, 0)
 	s2, s3 := Store(2), Store(3)
 	cat := "Category 1"
@@ -81,6 +83,10 @@ func TestLegacyMatchesBruteForce(t *testing.T) {
 		{FirstSeenBefore: &day, Kind: &k1},
 		{Q: "tab"},
 		{Q: "éCLAIR"},
+		{Q: "smart", Store: &s2, MinRating: &lo},          // a common word: tested by columns
+		{Q: "dev 42", Rated: &yes},                        // a rare one (1%): its matches tested alone
+		{Q: "dev 42", Store: &s3, Category: &cat},         // within a store, by the category's list
+		{Q: "Zed", Permission: &perm, MinInstalls: &minI}, // text, a posting list and columns
 	} {
 		for sort := range SortNames {
 			for _, asc := range []bool{false, true} {

@@ -148,7 +148,8 @@ func (p *queryPlan) kernels() (ks []kernel, rest bool) {
 		ks = append(ks, equalKernel(c.catOrd, p.cat))
 	}
 	if p.text != nil {
-		ks = append(ks, bitmapKernel(p.text))
+		// First: it clears most words at once.
+		ks = append([]kernel{bitmapKernel(p.text)}, ks...)
 	}
 	if p.none {
 		ks = []kernel{func(int, uint64) uint64 { return 0 }}

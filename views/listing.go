@@ -68,6 +68,34 @@ func floorDiv(a, b int64) int64 {
 // (zero times and NoDay mark missing times and dates); read and write them
 // with the accessor methods. In the zero Listing every figure is missing.
 type Listing struct {
+	// The fields every figure and sort reads come first, beside the
+	// history: a pass over all listings (a sort's keys, the filter
+	// columns) then touches their first three cache lines, not the
+	// strings after them.
+	FirstSeen int64 // unix seconds
+	Delisted  int64 // unix seconds; 0 while live
+	ReadAt    int64 // unix seconds of the newest reading; 0 when never read
+
+	// Figures are stored plus one, so that zero means missing.
+	usage1           int64
+	weeklyDownloads1 int64
+	ratingCount1     int64
+	rating1          float32
+
+	Updated Day // store's last-updated date
+	Created Day // store's creation date, where the store publishes one
+
+	Store           Store
+	Kind            Kind
+	AccessLevel     uint8 // 1-4; 0 when there is no manifest to judge
+	ManifestVersion uint8 // 2 or 3; 0 when unknown
+
+	Hist History // growth bases, climb base and sparkline
+
+	Featured bool
+	HasStars bool
+	Stars    [5]uint32 // count of 1..5 star ratings; see HasStars
+
 	ID          string
 	Slug        string // "" when the store has none
 	Name        string
@@ -79,29 +107,6 @@ type Listing struct {
 	Permissions []string // chrome and edge manifests only
 	HostAccess  []string // host patterns the listing may reach
 	Topics      []string // tag slugs
-
-	FirstSeen int64 // unix seconds
-	Delisted  int64 // unix seconds; 0 while live
-	ReadAt    int64 // unix seconds of the newest reading; 0 when never read
-
-	// Figures are stored plus one, so that zero means missing.
-	usage1           int64
-	weeklyDownloads1 int64
-	ratingCount1     int64
-	rating1          float32
-	Stars            [5]uint32 // count of 1..5 star ratings; see HasStars
-
-	Hist History // growth bases, climb base and sparkline
-
-	Updated Day // store's last-updated date
-	Created Day // store's creation date, where the store publishes one
-
-	Store           Store
-	Kind            Kind
-	AccessLevel     uint8 // 1-4; 0 when there is no manifest to judge
-	ManifestVersion uint8 // 2 or 3; 0 when unknown
-	Featured        bool
-	HasStars        bool
 }
 
 // ShareStrings replaces each string and string list of l that equals

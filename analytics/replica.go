@@ -186,6 +186,9 @@ type ReplicaOptions struct {
 	// Progress, when set, is called after each part with the number of
 	// parts read and their total.
 	Progress func(done, total int)
+	// Counted, when set, is called with the number of listings once they
+	// are counted, before the first part is read.
+	Counted func(listings int)
 }
 
 // LoadReplica reads the current state of every listing into a new replica,
@@ -199,6 +202,9 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*view
 	parts, n, err := splitParts(ctx, conn, o.PartSize)
 	if err != nil {
 		return nil, err
+	}
+	if o.Counted != nil {
+		o.Counted(n)
 	}
 	// The exact count: listings arriving during the load (the next
 	// refresh's) may make the array grow once.

@@ -45,14 +45,10 @@ const ReloadGCPercent = 10
 // build) to free almost nothing. A memory limit still starts one.
 const BuildGCPercent = 100
 
-// BareLoadGCPercent is the collector's GOGC while the bare replica loads
-// after a restart: Go's default. The heap holds nothing else and only
-// grows, so each collection marks the replica read so far to free the
-// read's buffers alone; a higher value saves some of that work (at 5M
-// listings, 200 took the load from 53 to 47 seconds on a busy machine) but
-// lets the heap reach three times the replica: the first load's peak RSS
-// went from about 1,450 to 2,445 B a listing.
-const BareLoadGCPercent = 100
+// bareLoadBytes is the heap a listing may take while the bare replica
+// loads after a restart (the replica is about 670 B a listing; the rest
+// is room for the read's garbage). See GrowGC.
+const bareLoadBytes = 1536
 
 // lowerGC lowers the collector's GOGC to at most to (leaving a lower
 // setting, or GOGC=off, alone) and returns what restores it.
@@ -62,6 +58,28 @@ func lowerGC(to int) (restore func()) {
 		debug.SetGCPercent(prev)
 	}
 	return func() { debug.SetGCPercent(prev) }
+}
+
+// GrowGC sets the collector for a heap that only grows to hold n
+// listings: no collection by GOGC, one when the heap reaches
+// bareLoadBytes a listing (or the memory limit, if lower). At GOGC 100 a
+// collection ran each time the heap doubled, each marking the whole
+// replica read so far (at 5M listings, about half the load's CPU); by the
+// goal, a few run, near its end, and the load's peak RSS is bounded by
+// the goal rather than by twice the replica. It returns what restores
+// both settings.
+func GrowGC(n int) (restore func()) {
+	prevLimit := debug.SetMemoryLimit(-1)
+	goal := int64(n)*bareLoadBytes + 256<<20
+	if prevLimit < goal {
+		goal = prevLimit // an operator's limit wins
+	}
+	prevPercent := debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(goal)
+	return func() {
+		debug.SetMemoryLimit(prevLimit)
+		debug.SetGCPercent(prevPercent)
+	}
 }
 
 // setGC sets the collector's GOGC to to, unless GOGC=off, and returns
@@ -176,9 +194,10 @@ func (v *Views) full(ctx context.Context) error {
 	}
 	// After a restart, the bare replica first: listings are served while
 	// history and figures load. Nothing else is in memory yet, and a
-	// heap that only grows is scanned by every collection: the collector
-	// runs at BareLoadGCPercent meanwhile (at GOGC 10 it took most of the CPU).
-	restore := setGC(BareLoadGCPercent)
+	// heap that only grows is marked whole by every collection: the
+	// collector runs by a memory goal meanwhile (GrowGC).
+	restore := func() {}
+	o.Counted = func(n int) { restore = GrowGC(n) }
 	r, err := analytics.LoadReplica(ctx, conn, o)
 	restore()
 	if err != nil {

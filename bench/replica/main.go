@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -29,6 +30,7 @@ func main() {
 	flag.StringVar(&cfg.Addr, "ch-addr", cfg.Addr, "ClickHouse native address")
 	flag.StringVar(&cfg.Database, "ch-database", cfg.Database, "database")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the loads to this file")
+	grow := flag.Bool("grow-gc", true, "collect by a memory goal while loading, as the edge does after a restart (cron.GrowGC); false: GOGC")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -41,14 +43,14 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(cfg, *runs, *history); err != nil {
+	if err := run(cfg, *runs, *history, *grow); err != nil {
 		fmt.Fprintln(os.Stderr, "replica bench:", err)
 		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
 
-func run(cfg analytics.Config, runs int, history bool) error {
+func run(cfg analytics.Config, runs int, history, grow bool) error {
 	ctx := context.Background()
 	conn, err := analytics.Open(ctx, cfg)
 	if err != nil {
@@ -62,7 +64,13 @@ func run(cfg analytics.Config, runs int, history bool) error {
 		keep = nil
 		runtime.GC()
 		start := time.Now()
-		r, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: uint64(i), History: history})
+		restore := func() {}
+		o := analytics.ReplicaOptions{Generation: uint64(i), History: history}
+		if grow {
+			o.Counted = func(n int) { restore = cron.GrowGC(n) }
+		}
+		r, err := analytics.LoadReplica(ctx, conn, o)
+		restore()
 		if err != nil {
 			return err
 		}

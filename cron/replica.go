@@ -303,6 +303,7 @@ func (v *Views) indexText(r *views.Replica) {
 	start := time.Now()
 	r.IndexText()
 	if took := time.Since(start); took > 10*time.Millisecond {
-		v.log.Info("text indexed", "generation", r.Info().Generation, "listings", r.Len(), "took", took.Round(time.Millisecond))
+		v.log.Info("text indexed", "generation", r.Info().Generation, "listings", r.Len(), "took", took.Round(time.Millisecond),
+			"index_mib", r.TextIndexBytes()>>20)
 	}
 }

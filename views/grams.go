@@ -360,3 +360,13 @@ func gramsOf(q string, ascii bool, slots []needleSlot, spanOf []int) gramQuery {
 	g.exact = ascii && len(q) == 3
 	return g
 }
+
+// size returns the bytes g holds.
+func (g *gramIndex) size() int {
+	n := 0
+	for i := range g.chunks {
+		c := &g.chunks[i]
+		n += 4*len(c.keys) + 4*len(c.offs) + len(c.data) + 2*len(c.short)
+	}
+	return n
+}

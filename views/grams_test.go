@@ -71,6 +71,9 @@ func TestGramSearchMatchesBruteForce(t *testing.T) {
 	if rep.text.names.grams() == nil || rep.text.devs.grams() == nil {
 		t.Fatal("IndexText built no index")
 	}
+	if b := rep.TextIndexBytes(); b < rep.Len() || b > 64*rep.Len() {
+		t.Errorf("the index holds %d bytes for %d listings of up to 11 characters", b, rep.Len())
+	}
 	for _, q := range queries {
 		for _, desc := range []bool{false, true} {
 			checkSearch(t, rep, q, desc, 0, rep.Len(), "index")

@@ -425,6 +425,18 @@ func (r *Replica) IndexText() {
 	r.text.devs.indexGrams()
 }
 
+// TextIndexBytes returns the bytes of r's trigram indexes, 0 while they
+// are not built.
+func (r *Replica) TextIndexBytes() int {
+	n := 0
+	for _, a := range []*textArena{&r.text.names, &r.text.devs} {
+		if g := a.grams(); g != nil {
+			n += g.size()
+		}
+	}
+	return n
+}
+
 // search returns the listings (bit i for listing i) whose name or
 // developer contains q, or with withDesc and at least three characters in
 // q also whose description does on chrome, edge and firefox, ignoring

@@ -93,7 +93,8 @@ func (f *Figures) List(q *ListingQuery, after *ListPos) (page []*Listing, last L
 	}
 	defer func() { putBitmap(match) }()
 	tests := 0
-	cut := false // text tested past q.Deadline: the walk stops, partial
+	cut := false    // text tested past q.Deadline: the walk stops, partial
+	resort := false // the bitmap holds few matches: sort them rather than walk on
 	isMatch := func(j int32) bool {
 		if match == nil {
 			if tests++; tests <= budget {
@@ -106,7 +107,13 @@ func (f *Figures) List(q *ListingQuery, after *ListPos) (page []*Listing, last L
 				}
 				return p.match(ls, int(j))
 			}
-			match, _ = f.matching(p)
+			var total int
+			match, total = f.matching(p)
+			if w.sortCheaper(total, q.PageSize+1-len(page)) {
+				resort = true
+				w.halt()
+				return false
+			}
 		}
 		return match[j>>6]&(1<<(j&63)) != 0
 	}
@@ -114,6 +121,23 @@ func (f *Figures) List(q *ListingQuery, after *ListPos) (page []*Listing, last L
 		j, hasKey, ok := w.next(isMatch)
 		if cut {
 			return page, last, false, true
+		}
+		if resort {
+			// A rare word: what the walk found so far, then the rest of
+			// the matches after it, sorted (the walk would cross every
+			// position of the order to find them).
+			from := after
+			if len(page) > 0 {
+				from = &last
+			}
+			need := q.PageSize + 1 - len(page)
+			vals := w.selectFirst(match, need, from)
+			for _, v := range vals[:min(len(vals), need-1)] {
+				page = append(page, &ls[v.j])
+				_, has := f.sortKey(int(v.j), q.Sort)
+				last = pos(v.j, has || byText(q.Sort))
+			}
+			return page, last, len(vals) == need, p.partial
 		}
 		if !ok {
 			return page, last, false, p.partial

@@ -194,6 +194,9 @@ func TestListLazyAndBitmapAgree(t *testing.T) {
 		{ListingQuery{Q: "listing 1"}, SortIndex("rating")},         // text: lazy, the page fills at once
 		{ListingQuery{Q: "listing 399", Store: &store}, SortSize},   // text: the index after lazyTextTests
 		{ListingQuery{Q: "LISTING 3", NameOnly: true}, SortCreated}, // text, names only
+		{ListingQuery{Q: "listing 123"}, SortIndex("rating")},       // a rare word in every store: its matches sorted
+		{ListingQuery{Q: "listing 77", Asc: true}, SortSize},        // the same, ascending
+		{ListingQuery{Q: "listing 2", Store: &store}, SortIndex("growth7d")},
 	} {
 		q := c.q
 		q.Sort, q.PageSize, q.Page = c.sort, 7, 1

@@ -38,12 +38,6 @@ type Views struct {
 // ReloadGCPercent is the collector's GOGC while a full reload runs.
 const ReloadGCPercent = 10
 
-// BuildGCPercent is the collector's GOGC while the figures are built: the
-// build allocates the state it keeps (sort orders, columns, charts) and
-// little garbage, so a collection during it would mark every live state
-// (two during a reload: 8 GB at 5M listings, seconds of CPU taken from the
-// build) to free almost nothing. A memory limit still starts one.
-const BuildGCPercent = 100
 
 // bareLoadBytes is the heap a listing may take while the bare replica
 // loads after a restart (the replica is about 670 B a listing; the rest
@@ -280,11 +274,12 @@ func (v *Views) refresh(ctx context.Context) error {
 }
 
 func (v *Views) publish(r *views.Replica, snapshots int64, kind string, attrs ...any) error {
-	v.indexText(r)
-	restore := setGC(BuildGCPercent)
 	f := views.Build(r, snapshots)
-	restore()
 	v.pub.Publish(&views.State{Replica: r, Figures: f})
+	// The text index after the publish (none to build when r shares the
+	// text of the replica it came from): built before, it would add to a
+	// reload's peak, where two states are live. Searches scan until then.
+	v.indexText(r)
 	_, took := f.BuiltAt()
 	info := r.Info()
 	phases := make([]any, 0, 2*len(f.BuildPhases()))

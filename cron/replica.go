@@ -33,6 +33,7 @@ type Views struct {
 	memory    func() (live, limit int64)
 	waits     atomic.Int64 // full reloads put off for memory
 	afterPart func()       // test hook: runs after the first part of a full load
+	onBuild   func()       // runs before a reload builds its figures (see OnReloadBuild)
 }
 
 // ReloadGCPercent is the collector's GOGC while a full reload runs.
@@ -132,6 +133,12 @@ func NewViews(db *analytics.Lazy, pub *views.Published[views.State], log *slog.L
 	return &Views{db: db, pub: pub, log: log, memory: heapNow}
 }
 
+// OnReloadBuild sets what a full reload runs before it builds the new
+// figures, where two states are live and its memory peaks: the server
+// drops its answer cache there, whose answers belong to the state being
+// replaced. Set it before the jobs start.
+func (v *Views) OnReloadBuild(f func()) { v.onBuild = f }
+
 func (v *Views) nextGeneration() uint64 {
 	if cur := v.pub.Load(); cur != nil {
 		return cur.Replica.Info().Generation + 1
@@ -183,6 +190,9 @@ func (v *Views) full(ctx context.Context) error {
 		snapshots, err := analytics.CountSnapshots(ctx, conn)
 		if err != nil {
 			return err
+		}
+		if v.onBuild != nil {
+			v.onBuild()
 		}
 		return v.publish(full, snapshots, "full")
 	}

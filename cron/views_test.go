@@ -160,6 +160,8 @@ func TestFullReloadWaitsForMemory(t *testing.T) {
 	v, r, pub, _ := setup(t, chtest.Need(t, srv), seed.Options{Seed: 3, Listings: 200, Days: 10, End: time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)})
 	live, limit := int64(600<<20), int64(1<<30)
 	v.memory = func() (int64, int64) { return live, limit }
+	drops := 0 // the answer cache is dropped before a reload's build, not a first load's
+	v.OnReloadBuild(func() { drops++ })
 	if err := r.RunNow("views"); err != nil { // the first load has nothing to fit beside
 		t.Fatal(err)
 	}
@@ -179,6 +181,9 @@ func TestFullReloadWaitsForMemory(t *testing.T) {
 	}
 	if next := pub.Load(); next == first || next.Replica.Info().Generation <= first.Replica.Info().Generation {
 		t.Fatal("a reload that fits did not publish")
+	}
+	if drops != 1 {
+		t.Fatalf("the answer cache was dropped %d times for one reload (and one first load, one put off)", drops)
 	}
 	limit = math.MaxInt64 // no limit: always fits
 	live = 1 << 40

@@ -218,6 +218,11 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 // App returns the fiber app, for tests.
 func (s *Server) App() *fiber.App { return s.app }
 
+// DropAnswers empties the answer cache (see answer.Cache.Drop): a full
+// reload calls it before it builds the new figures, where its memory
+// peaks.
+func (s *Server) DropAnswers() { s.answers.Drop() }
+
 // Serve answers on ln until ctx is done, then stops gracefully: it stops
 // accepting, lets requests in flight finish (up to ShutdownTimeout) and
 // returns.

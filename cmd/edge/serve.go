@@ -173,6 +173,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	vb.OnReloadBuild(server.DropAnswers)
 	jobs.Start()
 	reloadOnHangup(ctx, jobs.RunNow, log)
 	log.Info("edge listening", "addr", ln.Addr().String(), "clickhouse", ch.Addr, "database", ch.Database)

@@ -175,5 +175,18 @@ func (ac *Cache) Alias(alias, canonical Key) {
 }
 
 // Wait waits until every answer set so far is in the cache or refused
+// Drop removes every answer and alias, freeing their memory (memfds
+// included) once nothing sends them. Answers are keyed by view
+// generation: when a new state is about to replace the one they were
+// computed from, they will soon be dead weight, and the memory is better
+// spent on the new state. Answers asked for meanwhile are computed and
+// cached again.
+func (ac *Cache) Drop() {
+	ac.c.Clear()
+	for i := range ac.aliases {
+		ac.aliases[i].Store(nil)
+	}
+}
+
 // (ristretto sets asynchronously); for tests.
 func (ac *Cache) Wait() { ac.c.Wait() }

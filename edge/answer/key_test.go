@@ -148,3 +148,32 @@ func TestCacheGetAndAlias(t *testing.T) {
 		t.Fatalf("%d builds; a partial answer must be built again each time", builds)
 	}
 }
+
+// TestCacheDrop checks that Drop empties the cache and its aliases, and
+// that answers asked for afterwards are built and cached again.
+func TestCacheDrop(t *testing.T) {
+	c, err := NewCache(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builds := 0
+	build := func() (*Answer, error) { builds++; return JSON(map[string]int{"n": builds}) }
+	key := NewKey(nil, "/r", 1).Str("a", "b")
+	alias := AliasKey(nil, "/r", 1, []byte("a=b"))
+	c.Get(key, build)
+	c.Wait()
+	c.Alias(alias, key)
+	c.Drop()
+	if _, ok := c.Aliased(alias); ok {
+		t.Fatal("an alias outlived Drop")
+	}
+	c.Get(key, build)
+	c.Wait()
+	if builds != 2 {
+		t.Fatalf("%d builds: the answer outlived Drop", builds)
+	}
+	c.Get(key, build)
+	if builds != 2 {
+		t.Fatal("after Drop an answer is not cached again")
+	}
+}

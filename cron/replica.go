@@ -39,7 +39,6 @@ type Views struct {
 // ReloadGCPercent is the collector's GOGC while a full reload runs.
 const ReloadGCPercent = 10
 
-
 // bareLoadBytes is the heap a listing may take while the bare replica
 // loads after a restart (the replica is about 670 B a listing; the rest
 // is room for the read's garbage). See GrowGC.

@@ -3,6 +3,7 @@ package cron
 import (
 	"math"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 )
 
@@ -35,6 +36,43 @@ func TestGrowGC(t *testing.T) {
 	}
 	restore()
 	if l := debug.SetMemoryLimit(-1); l != 1<<30 {
+		t.Errorf("the operator's limit after = %d", l)
+	}
+}
+
+// TestBuildGC checks the collector's settings while a full build runs:
+// no GOGC, a memory goal of what the process holds plus buildBytes a
+// listing (an operator's lower limit wins), and both settings restored.
+func TestBuildGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+
+	const n = 1_000_000
+	restore := BuildGC(n)
+	if p := debug.SetGCPercent(-1); p != -1 {
+		t.Errorf("GOGC during the build = %d, want off", p)
+	}
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
+	metrics.Read(s)
+	held := int64(s[0].Value.Uint64())
+	if l := debug.SetMemoryLimit(-1); l < n*buildBytes || l > held+n*buildBytes {
+		t.Errorf("memory goal = %d, want the %d held (less what was returned) and %d", l, held, n*buildBytes)
+	}
+	restore()
+	if p := debug.SetGCPercent(10); p != 10 {
+		t.Errorf("GOGC after = %d, want 10", p)
+	}
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		t.Errorf("memory limit after = %d, want none", l)
+	}
+
+	debug.SetMemoryLimit(1 << 20)
+	restore = BuildGC(n)
+	if l := debug.SetMemoryLimit(-1); l != 1<<20 {
+		t.Errorf("an operator's limit of 1 MiB became %d", l)
+	}
+	restore()
+	if l := debug.SetMemoryLimit(-1); l != 1<<20 {
 		t.Errorf("the operator's limit after = %d", l)
 	}
 }

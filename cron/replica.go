@@ -76,6 +76,38 @@ func GrowGC(n int) (restore func()) {
 	}
 }
 
+// buildBytes is what a full build may add to the process's memory, a
+// listing, before the collector runs: the new figures (about 180 B) and
+// the build's garbage (about 180 B). See BuildGC.
+const buildBytes = 400
+
+// BuildGC sets the collector for a full build of n listings' figures,
+// which a reload runs with two states live: no collection by GOGC, one
+// when the process's memory grows by buildBytes a listing past what it
+// holds now (or reaches the memory limit, if lower). At GOGC 10 the
+// build's allocations ran two or three collections, each marking both
+// states (at 5M listings, 2.5 s of both cores each, and more under
+// load): by the goal, none runs unless the build outgrows its estimate,
+// and the peak stays where GOGC 10 put it. It returns what restores both
+// settings.
+func BuildGC(n int) (restore func()) {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	var held int64
+	if s[0].Value.Kind() == metrics.KindUint64 && s[1].Value.Kind() == metrics.KindUint64 {
+		held = int64(s[0].Value.Uint64() - s[1].Value.Uint64()) // what the memory limit counts
+	}
+	goal := held + int64(n)*buildBytes
+	prevLimit := debug.SetMemoryLimit(-1)
+	goal = min(goal, prevLimit) // an operator's limit wins
+	prevPercent := debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(goal)
+	return func() {
+		debug.SetMemoryLimit(prevLimit)
+		debug.SetGCPercent(prevPercent)
+	}
+}
+
 // setGC sets the collector's GOGC to to, unless GOGC=off, and returns
 // what restores it.
 func setGC(to int) (restore func()) {
@@ -193,7 +225,7 @@ func (v *Views) full(ctx context.Context) error {
 		if v.onBuild != nil {
 			v.onBuild()
 		}
-		return v.publish(full, snapshots, "full")
+		return v.publish(full, snapshots, "full", BuildGC)
 	}
 	// After a restart, the bare replica first: listings are served while
 	// history and figures load. Nothing else is in memory yet, and a
@@ -227,7 +259,7 @@ func (v *Views) full(ctx context.Context) error {
 	info.LoadTime += time.Since(start)
 	info.LoadedAt = time.Now().UTC()
 	full := b.Build(info)
-	return v.publish(full, snapshots, "full")
+	return v.publish(full, snapshots, "full", BuildGC)
 }
 
 // progress returns the part-by-part report of a full load: a debug log
@@ -279,11 +311,19 @@ func (v *Views) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return v.publish(r, snapshots, "refresh", "changed", changed)
+	return v.publish(r, snapshots, "refresh", nil, "changed", changed)
 }
 
-func (v *Views) publish(r *views.Replica, snapshots int64, kind string, attrs ...any) error {
+// publish builds r's figures and publishes them with r; gc, when not
+// nil, sets the collector for the build (BuildGC) and returns what
+// restores it.
+func (v *Views) publish(r *views.Replica, snapshots int64, kind string, gc func(n int) (restore func()), attrs ...any) error {
+	restore := func() {}
+	if gc != nil {
+		restore = gc(r.Len())
+	}
 	f := views.Build(r, snapshots)
+	restore()
 	v.pub.Publish(&views.State{Replica: r, Figures: f})
 	// The text index after the publish (none to build when r shares the
 	// text of the replica it came from): built before, it would add to a

@@ -47,3 +47,30 @@ func TestRadixSortMatchesStableSort(t *testing.T) {
 		t.Errorf("descending order %v", got)
 	}
 }
+
+func TestRadixSortBitsMatchesStableSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		n        int
+		from, to uint
+	}{{0, 0, 8}, {1, 3, 9}, {2, 0, 64}, {1000, 10, 19}, {70000, 17, 64}, {70000, 20, 41}, {5000, 0, 33}} {
+		items := make([]uint64, c.n)
+		for i := range items {
+			k := r.Uint64()
+			if c.to < 64 {
+				k &= 1<<c.to - 1 // bits from to up are zero
+			}
+			if r.IntN(3) == 0 && i > 0 {
+				k = items[i-1] // ties
+			}
+			items[i] = k
+		}
+		want := slices.Clone(items)
+		keyBits := func(x uint64) uint64 { return x >> c.from }
+		slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(keyBits(a), keyBits(b)) })
+		radixSortBits(items, nil, c.from, c.to)
+		if !slices.Equal(items, want) {
+			t.Fatalf("%+v: radix order differs from a stable sort of the bits", c)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package views
 
 import (
+	"cmp"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -135,84 +137,209 @@ type sortOrders struct {
 	present [][NumStores]int
 }
 
-// buildSortOrders sorts the crawled listings once per sort key, in
-// parallel, with a stable radix sort: listings are visited in store and id
-// order, so ties stay in that order.
+// buildSortOrders sorts the crawled listings once per sort key, store by
+// store, a few sorts at once on each core. Every sort orders the same
+// listings, so the stores' segments are the same in every order.
+//
+// Reading the listings is most of the work (each sort reads a cache line
+// or two of every listing), so one pass over a store keys it for every
+// sort of a group. Within a store, a listing's key and its index in the
+// store are packed into one word, the key above the index: a stable radix
+// sort of the key's bits alone then leaves ties in index order, and moves
+// half the bytes of a key and index kept apart.
 func (f *Figures) buildSortOrders() {
 	ls := f.replica.listings
-	n := numSorts
-	f.orders = sortOrders{order: make([][]int32, n), seg: make([][NumStores + 1]int, n), present: make([][NumStores]int, n)}
-	// At most one sort per core at once: each holds its keys and a radix
-	// scratch (32 bytes a listing) while it runs, and 25 at once would
-	// hold them all. Each core's buffers serve every sort it runs, so
-	// the sorts leave no garbage but their orders: at 5M listings, 4 GB
-	// less for the collector to chase while the heap holds two states.
+	f.orders = sortOrders{order: make([][]int32, numSorts), seg: make([][NumStores + 1]int, numSorts), present: make([][NumStores]int, numSorts)}
+	var seg [NumStores + 1]int
+	largest := 0
+	for s := range NumStores {
+		lo, hi := f.replica.storeStart[s], f.replica.storeStart[s+1]
+		crawled := 0
+		for j := lo; j < hi; j++ {
+			if ls[j].Crawled() {
+				crawled++
+			}
+		}
+		seg[s+1] = seg[s] + crawled
+		largest = max(largest, crawled)
+	}
+	// One group per core at once, each with its core's buffers (8 bytes
+	// a listing of the largest store for each sort of a group, and as
+	// many for a scratch), which serve every group it runs: the sorts
+	// leave no garbage but their orders.
 	var wg sync.WaitGroup
 	slots := make(chan *sortBufs, runtime.GOMAXPROCS(0))
 	for range cap(slots) {
-		slots <- &sortBufs{}
+		b := &sortBufs{scratch: make([]uint64, 0, largest)}
+		for g := range b.keys {
+			b.keys[g] = make([]uint64, 0, largest)
+		}
+		slots <- b
 	}
-	for i := range n {
+	for first := 0; first < numSorts; first += sortGroup {
+		group := make([]int, 0, sortGroup)
+		for i := first; i < min(first+sortGroup, numSorts); i++ {
+			group = append(group, i)
+		}
 		wg.Go(func() {
 			buf := <-slots
 			defer func() { slots <- buf }()
-			with := buf.with[:0]
-			without := buf.without[:0]
-			defer func() { buf.with, buf.without = with[:0], without[:0] }()
-			switch {
-			case i < len(SortNames) && SortNames[i] == "name":
-				with = f.nameKeys(with)
-			case i < len(SortNames) && SortNames[i] == "category":
-				with = f.categoryKeys(with)
-			default:
-				with = slices.Grow(with, len(ls)) // no regrowth: at most one allocation
-				for j := range ls {
-					if !ls[j].Crawled() {
-						continue
-					}
-					if k, ok := f.sortKey(j, i); ok {
-						with = append(with, keyed{key: descKey(k), idx: int32(j)})
-					} else {
-						without = append(without, int32(j))
-					}
-				}
+			for _, i := range group {
+				f.orders.order[i], f.orders.seg[i] = make([]int32, seg[NumStores]), seg
 			}
-			buf.scratch = radixSortWith(with, buf.scratch)
-			if i == SortIndex("name") {
-				f.sortEqualNamePrefixes(with)
-			}
-			// Each store's segment: its listings with a value, in the
-			// sort's order (a stable partition of the sorted whole),
-			// then those without, which are in index order already.
-			var seg [NumStores + 1]int
-			var present [NumStores]int
-			for _, r := range with {
-				present[f.replica.storeOf(r.idx)]++
-			}
-			for _, j := range without {
-				seg[f.replica.storeOf(j)+1]++
+			keys := make([]func(j int) (uint64, bool), len(group))
+			for g, i := range group {
+				keys[g] = f.sortKeyFunc(i)
 			}
 			for s := range NumStores {
-				seg[s+1] += seg[s] + present[s]
+				f.sortStore(buf, Store(s), group, keys)
 			}
-			order := make([]int32, len(with)+len(without))
-			next := [NumStores]int(seg[:NumStores])
-			for _, r := range with {
-				s := f.replica.storeOf(r.idx)
-				order[next[s]] = r.idx
-				next[s]++
-			}
-			for _, j := range without {
-				s := f.replica.storeOf(j)
-				order[next[s]] = j
-				next[s]++
-			}
-			f.orders.order[i], f.orders.seg[i], f.orders.present[i] = order, seg, present
 		})
 	}
 	wg.Wait()
 }
 
+// sortGroup is how many sorts one pass over a store keys.
+const sortGroup = 3
+
+// sortKeyFunc returns how sort i keys a listing: a key whose ascending
+// order is the sort's, and whether the listing has one (nil for names,
+// which sortStore keys itself).
+func (f *Figures) sortKeyFunc(i int) func(j int) (uint64, bool) {
+	switch {
+	case i == SortIndex("name"):
+		return nil
+	case i == SortIndex("category"):
+		ls := f.replica.listings
+		rank := f.categoryRanks()
+		return func(j int) (uint64, bool) { return rank[ls[j].Category], true }
+	}
+	return func(j int) (uint64, bool) {
+		k, ok := f.sortKey(j, i)
+		return descKey(k), ok
+	}
+}
+
+// sortStore writes store s's crawled listings into the segment of each
+// sort of group, in its order: those with a key first (ascending key,
+// ties by index), then those without (by index), and sets how many have
+// a key. keys parallels group.
+func (f *Figures) sortStore(buf *sortBufs, s Store, group []int, keys []func(j int) (uint64, bool)) {
+	ls := f.replica.listings
+	lo, hi := f.replica.storeStart[s], f.replica.storeStart[s+1]
+	idxBits := uint(bits.Len(uint(hi - lo)))
+	nameBytes := int(64-idxBits) / 8 // of a name's prefix that fit above the index
+	// A listing with a key goes to the front of a sort's segment as it is
+	// met, its key to buf.keys; one without, to the back, last first.
+	var outs [sortGroup][]int32
+	var back [sortGroup]int
+	var minK, maxK [sortGroup]uint64
+	for g, i := range group {
+		seg := f.orders.seg[i]
+		outs[g] = f.orders.order[i][seg[s]:seg[s+1]]
+		back[g], minK[g], maxK[g] = len(outs[g]), math.MaxUint64, 0
+		buf.keys[g] = buf.keys[g][:0]
+	}
+	for j := lo; j < hi; j++ {
+		if !ls[j].Crawled() {
+			continue
+		}
+		for g, key := range keys {
+			var k uint64
+			ok := true
+			if key == nil {
+				k = ^prefixBytes(ls[j].Name, nameBytes) & (1<<(8*nameBytes) - 1)
+			} else {
+				k, ok = key(j)
+			}
+			if !ok {
+				back[g]--
+				outs[g][back[g]] = int32(j)
+				continue
+			}
+			outs[g][len(buf.keys[g])] = int32(j)
+			buf.keys[g] = append(buf.keys[g], k)
+			minK[g], maxK[g] = min(minK[g], k), max(maxK[g], k)
+		}
+	}
+	for g, i := range group {
+		out, keys := outs[g], buf.keys[g]
+		m := len(keys)
+		f.orders.present[i][s] = m
+		slices.Reverse(out[m:])
+		byName := i == SortIndex("name")
+		if byName {
+			minK[g] = 0 // the name's bytes are the key as they are
+		}
+		if spanBits := uint(bits.Len64(maxK[g] - minK[g])); m > 0 && idxBits+spanBits <= 64 {
+			for r, k := range keys {
+				keys[r] = (k-minK[g])<<idxBits | uint64(int(out[r])-lo)
+			}
+			buf.scratch = radixSortBits(keys, buf.scratch, idxBits, idxBits+spanBits)
+			if byName {
+				f.sortNameRuns64(keys, idxBits, lo, nameBytes)
+			}
+			mask := uint64(1)<<idxBits - 1
+			for r, k := range keys {
+				out[r] = int32(int(k&mask) + lo)
+			}
+		} else if m > 0 {
+			// A key too wide to share a word with the index (a growth
+			// percent of billions): sorted beside it.
+			items := make([]keyed, m)
+			for r, k := range keys {
+				items[r] = keyed{key: k, idx: out[r]}
+			}
+			radixSort(items)
+			for r, it := range items {
+				out[r] = it.idx
+			}
+		}
+	}
+}
+
+// sortNameRuns64 orders each run of packed items (a name's first
+// nameBytes bytes, descending, above its index less lo) that share those
+// bytes by the rest of the name, descending, ties by index.
+func (f *Figures) sortNameRuns64(items []uint64, idxBits uint, lo, nameBytes int) {
+	ls := f.replica.listings
+	mask := uint64(1)<<idxBits - 1
+	name := func(it uint64) string { return ls[int(it&mask)+lo].Name }
+	for i := 0; i < len(items); {
+		j := i + 1
+		for j < len(items) && items[j]>>idxBits == items[i]>>idxBits {
+			j++
+		}
+		run := items[i:j]
+		i = j
+		switch {
+		case len(run) < 2:
+		case len(run) < 32:
+			slices.SortFunc(run, func(a, b uint64) int {
+				if c := strings.Compare(suffix(name(b), nameBytes), suffix(name(a), nameBytes)); c != 0 {
+					return c
+				}
+				return cmp.Compare(a, b) // the same key above: by index
+			})
+		default:
+			keyedRun := make([]keyed, len(run))
+			for r, it := range run {
+				keyedRun[r] = keyed{key: ^prefix8(suffix(name(it), nameBytes)), idx: int32(int(it&mask) + lo)}
+			}
+			if len(keyedRun) < 1<<12 {
+				// A radix pass clears 2^16 counters: more than a
+				// comparison sort of a few thousand.
+				slices.SortFunc(keyedRun, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.idx, b.idx)) })
+			} else {
+				radixSort(keyedRun)
+			}
+			f.sortNameRuns(keyedRun, nameBytes, 0)
+			for r, it := range keyedRun {
+				run[r] = run[r]&^mask | uint64(int(it.idx)-lo)
+			}
+		}
+	}
+}
 // sortKey is sortKeyOf with the figures' own keys (the rank climb, the
 // store rank).
 func (f *Figures) sortKey(j, i int) (int64, bool) {
@@ -230,9 +357,9 @@ func (f *Figures) sortKey(j, i int) (int64, bool) {
 	return sortKeyOf(&f.replica.listings[j], i)
 }
 
-// categoryKeys keys crawled listings by their category's rank among the
-// distinct category names, descending (Z to A), into out's memory.
-func (f *Figures) categoryKeys(out []keyed) []keyed {
+// categoryRanks maps each category name to its rank among the distinct
+// names, descending (Z to A first).
+func (f *Figures) categoryRanks() map[string]uint64 {
 	ls := f.replica.listings
 	names := map[string]uint64{}
 	for j := range ls {
@@ -246,41 +373,20 @@ func (f *Figures) categoryKeys(out []keyed) []keyed {
 	for r, n := range sorted {
 		names[n] = uint64(len(sorted) - r) // descending
 	}
-	out = slices.Grow(out[:0], len(ls))
-	for j := range ls {
-		if ls[j].Crawled() {
-			out = append(out, keyed{key: names[ls[j].Category], idx: int32(j)})
-		}
-	}
-	return out
-}
-
-// nameKeys keys crawled listings by the first 8 bytes of their name,
-// descending, into out's memory; sortEqualNamePrefixes then orders names
-// that share them.
-func (f *Figures) nameKeys(out []keyed) []keyed {
-	ls := f.replica.listings
-	out = slices.Grow(out[:0], len(ls))
-	for j := range ls {
-		if ls[j].Crawled() {
-			out = append(out, keyed{key: ^prefix8(ls[j].Name), idx: int32(j)})
-		}
-	}
-	return out
+	return names
 }
 
 // sortBufs are one core's buffers for the sorts it runs.
 type sortBufs struct {
-	with, scratch []keyed
-	without       []int32
+	keys    [sortGroup][]uint64
+	scratch []uint64
 }
 
-// sortEqualNamePrefixes orders each run of equal 8-byte name prefixes by
-// the rest of the name, descending, ties by index: big runs by radix on
-// the next 8 bytes, recursively; small ones by comparison.
-func (f *Figures) sortEqualNamePrefixes(items []keyed) { f.sortNameRuns(items, 0) }
-
-func (f *Figures) sortNameRuns(items []keyed, depth int) {
+// sortNameRuns orders each run of items that share a key, the 8 bytes of
+// their names from from (descending), by the rest of the name,
+// descending, ties by index: big runs by radix on the next 8 bytes,
+// recursively (depth counts how deep); small ones by comparison.
+func (f *Figures) sortNameRuns(items []keyed, from, depth int) {
 	ls := f.replica.listings
 	for i := 0; i < len(items); {
 		j := i + 1
@@ -292,29 +398,28 @@ func (f *Figures) sortNameRuns(items []keyed, depth int) {
 		if len(run) < 2 {
 			continue
 		}
+		next := from + 8
 		if len(run) < 512 || depth >= 6 {
-			from := 8 * (depth + 1)
 			slices.SortFunc(run, func(a, b keyed) int {
-				if c := strings.Compare(suffix(ls[b.idx].Name, from), suffix(ls[a.idx].Name, from)); c != 0 {
+				if c := strings.Compare(suffix(ls[b.idx].Name, next), suffix(ls[a.idx].Name, next)); c != 0 {
 					return c
 				}
 				return int(a.idx - b.idx)
 			})
 			continue
 		}
-		from := 8 * (depth + 1)
 		longer := false
 		for k := range run {
 			name := ls[run[k].idx].Name
-			run[k].key = ^prefix8(suffix(name, from))
-			longer = longer || len(name) > from
+			run[k].key = ^prefix8(suffix(name, next))
+			longer = longer || len(name) > next
 		}
 		if !longer {
 			slices.SortFunc(run, func(a, b keyed) int { return int(a.idx - b.idx) }) // equal names
 			continue
 		}
 		radixSort(run)
-		f.sortNameRuns(run, depth+1)
+		f.sortNameRuns(run, next, depth+1)
 	}
 }
 
@@ -327,9 +432,13 @@ func suffix(s string, from int) string {
 
 // prefix8 returns the first 8 bytes of s as a big-endian number, so that
 // numbers order like the strings' prefixes.
-func prefix8(s string) uint64 {
+func prefix8(s string) uint64 { return prefixBytes(s, 8) }
+
+// prefixBytes returns the first n (at most 8) bytes of s as a big-endian
+// number, so that numbers order like the strings' prefixes.
+func prefixBytes(s string, n int) uint64 {
 	var k uint64
-	for i := 0; i < 8; i++ {
+	for i := 0; i < n; i++ {
 		k <<= 8
 		if i < len(s) {
 			k |= uint64(s[i])

@@ -54,7 +54,7 @@ vet:
 # detector, against real ClickHouse servers the tests start themselves.
 test: deps fmt-check vet
 	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m ./...
-	GOEXPERIMENT= $(GO) test -count=1 -run 'Text|Needle|Legacy|List' ./views # the portable text scan
+	GOEXPERIMENT= $(GO) test -count=1 -run 'Text|Needle|Legacy|List|ScanKernels' ./views # the portable text scan and scan kernels
 	GO=$(GO) deploy/fuzz.sh 20000x # every fuzz target, briefly (a count: see deploy/fuzz.sh)
 
 # fuzz runs every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m).

@@ -29,7 +29,7 @@ func rangeKernel[T int64 | int16 | uint32 | Day](col []T, lo, hi T) kernel {
 	}
 	ulo := uint64(int64(lo))
 	span := uint64(int64(hi)) - ulo
-	return func(base int, in uint64) uint64 {
+	scalar := func(base int, in uint64) uint64 {
 		if bits.OnesCount64(in) >= denseMin {
 			vals := col[base:min(base+64, len(col))]
 			var keep uint64
@@ -48,6 +48,10 @@ func rangeKernel[T int64 | int16 | uint32 | Day](col []T, lo, hi T) kernel {
 		}
 		return out
 	}
+	if k := rangeKernelSIMD(col, lo, hi, scalar); k != nil {
+		return k
+	}
+	return scalar
 }
 
 // bitmapKernel keeps the listings set in bm.
@@ -281,15 +285,31 @@ func (p *queryPlan) scan(ls []Listing, match []uint64, lo, hi int) int {
 	return total
 }
 
+// flagBit is 1 when flag word w has w&mask == want, without a branch to
+// mispredict.
+func flagBit(w, mask, want uint16) uint64 { return (uint64(w&mask^want) - 1) >> 63 }
+
+// flagWordScalar is flagWord one listing at a time.
+func flagWordScalar(meta []uint16, base int, mask, want uint16) uint64 {
+	var in uint64
+	for k, w := range meta[base : base+64] {
+		in |= flagBit(w, mask, want) << k
+	}
+	return in
+}
+
 func (p *queryPlan) scanWords(ls []Listing, ks []kernel, rest bool, match []uint64, lo, hi int) int {
 	meta, mask, want := p.c.meta, p.maskMeta, p.wantMeta
 	total := 0
 	for base := lo &^ 63; base < hi; base += 64 {
 		from, to := max(base, lo), min(base+64, hi)
 		var in uint64
-		for i := from; i < to; i++ {
-			// 1 when the flags match, without a branch to mispredict.
-			in |= ((uint64(meta[i]&mask^want) - 1) >> 63) << (i - base)
+		if from == base && to == base+64 {
+			in = flagWord(meta, base, mask, want)
+		} else {
+			for i := from; i < to; i++ {
+				in |= flagBit(meta[i], mask, want) << (i - base)
+			}
 		}
 		for _, k := range ks {
 			if in == 0 {

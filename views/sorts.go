@@ -340,6 +340,7 @@ func (f *Figures) sortNameRuns64(items []uint64, idxBits uint, lo, nameBytes int
 		}
 	}
 }
+
 // sortKey is sortKeyOf with the figures' own keys (the rank climb, the
 // store rank).
 func (f *Figures) sortKey(j, i int) (int64, bool) {

@@ -127,9 +127,16 @@ func setGC(to int) (restore func()) {
 // makes requests that allocate during its mark (15 s for a 6 GB heap)
 // wait on it.
 func collectReplaced() {
+	collect()
+	defer setGC(100)()
+	debug.FreeOSMemory()
+}
+
+// collect runs one collection at GOGC 100 (see collectReplaced) and
+// waits for it.
+func collect() {
 	defer setGC(100)()
 	runtime.GC()
-	debug.FreeOSMemory()
 }
 
 // heapNow reads the live heap of the last collection and the soft memory
@@ -225,6 +232,10 @@ func (v *Views) full(ctx context.Context) error {
 		if v.onBuild != nil {
 			v.onBuild()
 		}
+		// The dropped answers and what the load left are garbage: one
+		// collection now, so that the build, which runs without one
+		// (BuildGC), starts from the two states alone.
+		collect()
 		return v.publish(full, snapshots, "full", BuildGC)
 	}
 	// After a restart, the bare replica first: listings are served while

@@ -28,6 +28,10 @@ import (
 // trigrams that begin or end with it, plus the segments of two bytes).
 type gramIndex struct {
 	chunks []gramChunk
+	// lo and hi bound the segments indexed, whole chunks: the chunks
+	// outside are empty (descriptions are indexed only where they are
+	// searched).
+	lo, hi int
 }
 
 const (
@@ -73,29 +77,41 @@ func (a *textArena) grams() *gramIndex {
 	return a.slot.p.Load()
 }
 
-// indexGrams builds a's trigram index if it is not built yet.
-func (a *textArena) indexGrams() {
+// indexGrams builds the trigram index of a's segments [lo, hi) (and the
+// rest of their chunks) if a's index is not built yet.
+func (a *textArena) indexGrams(lo, hi int) {
 	if a.slot == nil || a.slot.p.Load() != nil {
 		return
 	}
 	a.slot.mu.Lock()
 	defer a.slot.mu.Unlock()
 	if a.slot.p.Load() == nil {
-		a.slot.p.Store(buildGrams(a))
+		a.slot.p.Store(buildGrams(a, lo, hi))
 	}
 }
 
-// buildGrams indexes every segment of a, its chunks spread over the cores.
-func buildGrams(a *textArena) *gramIndex {
+// covers reports whether g indexes segments [lo, hi).
+func (g *gramIndex) covers(lo, hi int) bool { return lo >= g.lo && hi <= g.hi }
+
+// buildGrams indexes the chunks of a that hold segments [lo, hi), spread
+// over the cores.
+func buildGrams(a *textArena, lo, hi int) *gramIndex {
 	g := &gramIndex{chunks: make([]gramChunk, (len(a.end)+gramChunkLen-1)/gramChunkLen)}
-	var next atomic.Int64
+	lo, hi = max(lo, 0), min(hi, len(a.end))
+	if lo >= hi {
+		return g
+	}
+	first, last := lo/gramChunkLen, (hi-1)/gramChunkLen
+	g.lo, g.hi = first*gramChunkLen, min(len(a.end), (last+1)*gramChunkLen)
+	next := atomic.Int64{}
+	next.Store(int64(first))
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(g.chunks)) {
+	for range min(runtime.GOMAXPROCS(0), last-first+1) {
 		wg.Go(func() {
 			var b gramBuilder
 			for {
 				c := int(next.Add(1) - 1)
-				if c >= len(g.chunks) {
+				if c > last {
 					return
 				}
 				g.chunks[c] = b.chunk(a, c*gramChunkLen, min(len(a.end), (c+1)*gramChunkLen))

@@ -71,6 +71,9 @@ func TestGramSearchMatchesBruteForce(t *testing.T) {
 	if rep.text.names.grams() == nil || rep.text.devs.grams() == nil {
 		t.Fatal("IndexText built no index")
 	}
+	if g := rep.text.descs.grams(); rep.text.descFrom < rep.text.descTo && (g == nil || !g.covers(rep.text.descFrom, rep.text.descTo)) {
+		t.Fatal("IndexText left the searched descriptions without an index")
+	}
 	if b := rep.TextIndexBytes(); b < rep.Len() || b > 64*rep.Len() {
 		t.Errorf("the index holds %d bytes for %d listings of up to 11 characters", b, rep.Len())
 	}

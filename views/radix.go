@@ -8,20 +8,14 @@ type keyed struct {
 
 // radixSort sorts items by key, ascending, stably (equal keys keep their
 // order), in 16-bit digits; a digit that is the same for every item is
-// skipped. It uses one scratch slice of the same length.
-func radixSort(items []keyed) { radixSortWith(items, nil) }
-
-// radixSortWith is radixSort with scratch as its scratch slice when it is
-// long enough; it returns the scratch it used, for the next sort.
-func radixSortWith(items, scratch []keyed) []keyed {
+// skipped. It uses one scratch slice of the same length. Sort orders
+// sort packed words instead (radixSortBits); this serves a name sort's
+// long runs and keys too wide to pack.
+func radixSort(items []keyed) {
 	if len(items) < 2 {
-		return scratch
+		return
 	}
-	if cap(scratch) < len(items) {
-		scratch = make([]keyed, len(items))
-	}
-	scratch = scratch[:len(items)]
-	src, dst := items, scratch
+	src, dst := items, make([]keyed, len(items))
 	var counts [1 << 16]int
 	for shift := uint(0); shift < 64; shift += 16 {
 		clear(counts[:])
@@ -46,7 +40,6 @@ func radixSortWith(items, scratch []keyed) []keyed {
 	if &src[0] != &items[0] {
 		copy(items, src)
 	}
-	return scratch
 }
 
 // descKey maps a signed key to an unsigned one whose ascending order is the

@@ -407,12 +407,3 @@ func (r *Replica) WithInfo(info ReplicaInfo) *Replica {
 	return &c
 }
 
-// storeOf returns the store of listing j, from the store ranges alone
-// (without reading the listing).
-func (r *Replica) storeOf(j int32) Store {
-	s := Store(0)
-	for s < NumStores-1 && int(j) >= r.storeStart[s+1] {
-		s++
-	}
-	return s
-}

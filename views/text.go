@@ -412,8 +412,8 @@ func (s *segScan) seek(pos int) {
 // that concurrent steps write disjoint bitmap words.
 const searchChunk = 1 << 14
 
-// IndexText builds the trigram indexes of r's names and developers if they
-// are not built yet (replicas that share an arena share its index). Until
+// IndexText builds the trigram indexes of r's names, developers and
+// searched descriptions (chrome, edge and firefox) if they are not built yet (replicas that share an arena share its index). Until
 // it returns, a search scans the text instead: the index makes searches
 // faster, never different. It is safe to call while r is read, and more
 // than once.
@@ -421,15 +421,16 @@ func (r *Replica) IndexText() {
 	if !r.text.ok {
 		return
 	}
-	r.text.names.indexGrams()
-	r.text.devs.indexGrams()
+	r.text.names.indexGrams(0, len(r.text.names.end))
+	r.text.devs.indexGrams(0, len(r.text.devs.end))
+	r.text.descs.indexGrams(r.text.descFrom, r.text.descTo)
 }
 
 // TextIndexBytes returns the bytes of r's trigram indexes, 0 while they
 // are not built.
 func (r *Replica) TextIndexBytes() int {
 	n := 0
-	for _, a := range []*textArena{&r.text.names, &r.text.devs} {
+	for _, a := range []*textArena{&r.text.names, &r.text.devs, &r.text.descs} {
 		if g := a.grams(); g != nil {
 			n += g.size()
 		}
@@ -445,9 +446,9 @@ func (r *Replica) TextIndexBytes() int {
 // index is not built and the caller tests each listing itself. The caller
 // hands the result back with putBitmap.
 //
-// Names and developers are searched in their trigram indexes once built
-// (IndexText), and scanned before, or when q has no trigram the index can
-// use; descriptions are scanned.
+// Names, developers and descriptions are searched in their trigram
+// indexes once built (IndexText), and scanned before, or when q has no
+// trigram the index can use.
 //
 // With a non-zero deadline, the search stops at the first chunk boundary
 // past it and partial is true: the bitmap then holds the matches of the
@@ -470,7 +471,7 @@ func (t *textIndex) search(q string, withDesc bool, lo, hi int, deadline time.Ti
 	split := func(a *textArena, lo, hi int, dst, skip []uint64) {
 		step := searchChunk
 		g := a.grams()
-		if g != nil && n.grams.usable() {
+		if g != nil && n.grams.usable() && g.covers(lo, hi) {
 			step = gramChunkLen
 		} else {
 			g = nil

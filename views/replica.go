@@ -406,4 +406,3 @@ func (r *Replica) WithInfo(info ReplicaInfo) *Replica {
 	c.info = info
 	return &c
 }
-

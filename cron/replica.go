@@ -121,19 +121,18 @@ func setGC(to int) (restore func()) {
 // collectReplaced collects the state a full load replaced, once, when the
 // job ends (deferred after the collector's GOGC is restored), and returns
 // the freed pages to the system, so RSS settles at the state's size
-// rather than over the background scavenger's many minutes. Both
-// collections run at GOGC 100, so that their goal lies well above the
-// heap they start on: a forced collection whose goal is the heap itself
-// makes requests that allocate during its mark (15 s for a 6 GB heap)
-// wait on it.
+// rather than over the background scavenger's many minutes. The
+// collection (debug.FreeOSMemory runs one) runs at GOGC 100, so that its
+// goal lies well above the heap it starts on: a forced collection whose
+// goal is the heap itself makes requests that allocate during its mark
+// (15 s for a 6 GB heap) wait on it.
 func collectReplaced() {
-	collect()
 	defer setGC(100)()
 	debug.FreeOSMemory()
 }
 
 // collect runs one collection at GOGC 100 (see collectReplaced) and
-// waits for it.
+// waits for it, leaving the freed pages to the heap.
 func collect() {
 	defer setGC(100)()
 	runtime.GC()

@@ -413,9 +413,10 @@ func (s *segScan) seek(pos int) {
 const searchChunk = 1 << 14
 
 // IndexText builds the trigram indexes of r's names, developers and
-// searched descriptions (chrome, edge and firefox) if they are not built yet (replicas that share an arena share its index). Until
-// it returns, a search scans the text instead: the index makes searches
-// faster, never different. It is safe to call while r is read, and more
+// searched descriptions (chrome, edge and firefox) if they are not built
+// yet (replicas that share an arena share its index). Until it returns, a
+// search scans the text instead: the index makes searches faster, never
+// different. It is safe to call while r is read, and more
 // than once.
 func (r *Replica) IndexText() {
 	if !r.text.ok {

@@ -210,6 +210,16 @@ func (v *Views) full(ctx context.Context) error {
 	}
 	// What a load frees is collected when the job ends, so RSS settles
 	// at the state's size.
+	// The text index of the new state (none to build when it shares the
+	// text of the state it replaces) once the replaced state is
+	// collected: built before, it would add to the reload's peak, where
+	// two states are live. Searches scan until then.
+	var published *views.Replica
+	defer func() {
+		if published != nil {
+			v.indexText(published)
+		}
+	}()
 	defer collectReplaced()
 	if cur != nil {
 		// A reload reads listings and history in one pass over the parts,
@@ -235,7 +245,11 @@ func (v *Views) full(ctx context.Context) error {
 		// collection now, so that the build, which runs without one
 		// (BuildGC), starts from the two states alone.
 		collect()
-		return v.publish(full, snapshots, "full", BuildGC)
+		if err := v.publish(full, snapshots, "full", BuildGC); err != nil {
+			return err
+		}
+		published = full
+		return nil
 	}
 	// After a restart, the bare replica first: listings are served while
 	// history and figures load. Nothing else is in memory yet, and a
@@ -269,7 +283,11 @@ func (v *Views) full(ctx context.Context) error {
 	info.LoadTime += time.Since(start)
 	info.LoadedAt = time.Now().UTC()
 	full := b.Build(info)
-	return v.publish(full, snapshots, "full", BuildGC)
+	if err := v.publish(full, snapshots, "full", BuildGC); err != nil {
+		return err
+	}
+	published = full
+	return nil
 }
 
 // progress returns the part-by-part report of a full load: a debug log
@@ -321,7 +339,11 @@ func (v *Views) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return v.publish(r, snapshots, "refresh", nil, "changed", changed)
+	if err := v.publish(r, snapshots, "refresh", nil, "changed", changed); err != nil {
+		return err
+	}
+	v.indexText(r) // none to build when r shares the text of the replica it came from
+	return nil
 }
 
 // publish builds r's figures and publishes them with r; gc, when not
@@ -335,10 +357,6 @@ func (v *Views) publish(r *views.Replica, snapshots int64, kind string, gc func(
 	f := views.Build(r, snapshots)
 	restore()
 	v.pub.Publish(&views.State{Replica: r, Figures: f})
-	// The text index after the publish (none to build when r shares the
-	// text of the replica it came from): built before, it would add to a
-	// reload's peak, where two states are live. Searches scan until then.
-	v.indexText(r)
 	_, took := f.BuiltAt()
 	info := r.Info()
 	phases := make([]any, 0, 2*len(f.BuildPhases()))

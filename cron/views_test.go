@@ -169,6 +169,9 @@ func TestFullReloadWaitsForMemory(t *testing.T) {
 	if first == nil || first.Figures == nil {
 		t.Fatal("no first state")
 	}
+	if first.Replica.TextIndexBytes() == 0 {
+		t.Fatal("the first load left its text without an index")
+	}
 	if err := r.RunNow("views"); err != nil {
 		t.Fatalf("a reload put off for memory failed: %v", err)
 	}
@@ -179,8 +182,12 @@ func TestFullReloadWaitsForMemory(t *testing.T) {
 	if err := r.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	if next := pub.Load(); next == first || next.Replica.Info().Generation <= first.Replica.Info().Generation {
+	next := pub.Load()
+	if next == first || next.Replica.Info().Generation <= first.Replica.Info().Generation {
 		t.Fatal("a reload that fits did not publish")
+	}
+	if next.Replica.TextIndexBytes() == 0 {
+		t.Fatal("the reload left its text without an index")
 	}
 	if drops != 1 {
 		t.Fatalf("the answer cache was dropped %d times for one reload (and one first load, one put off)", drops)

@@ -209,6 +209,9 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*view
 	// The exact count: listings arriving during the load (the next
 	// refresh's) may make the array grow once.
 	b := views.NewReplicaBuilder(n)
+	if o.Share != nil {
+		b.ShareText(o.Share) // unchanged text, and its index, are not copied again
+	}
 	info := views.ReplicaInfo{Generation: o.Generation, ListingsMark: wm.Listings, ReadingsMark: wm.Readings,
 		ClimbAt: wm.Readings.Add(-7 * 24 * time.Hour), HasHistory: o.History}
 	// Each worker keeps its interner and its part's builder, with room for

@@ -189,6 +189,9 @@ func TestFullReloadWaitsForMemory(t *testing.T) {
 	if next.Replica.TextIndexBytes() == 0 {
 		t.Fatal("the reload left its text without an index")
 	}
+	if !next.Replica.SharesText(first.Replica) {
+		t.Fatal("a reload of unchanged listings copied their text again")
+	}
 	if drops != 1 {
 		t.Fatalf("the answer cache was dropped %d times for one reload (and one first load, one put off)", drops)
 	}

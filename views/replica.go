@@ -399,6 +399,17 @@ func BuilderFrom(r *Replica) *ReplicaBuilder {
 	return &ReplicaBuilder{listings: slices.Clone(r.listings), sorted: true, from: r}
 }
 
+// ShareText makes the replica b builds share r's name and description
+// text, and so their trigram indexes, where its listings hold exactly r's
+// strings, in order (a reload that took its unchanged strings from r).
+func (b *ReplicaBuilder) ShareText(r *Replica) { b.from = r }
+
+// SharesText reports whether r and o share their names' and descriptions'
+// text (and trigram indexes).
+func (r *Replica) SharesText(o *Replica) bool {
+	return r.text.ok && o.text.ok && r.text.names.slot == o.text.names.slot && r.text.descs.slot == o.text.descs.slot
+}
+
 // WithInfo returns a replica sharing r's listings with other info, such as
 // older watermarks (for benchmarks and tools).
 func (r *Replica) WithInfo(info ReplicaInfo) *Replica {

@@ -14,30 +14,48 @@ import (
 // and id.
 func bruteList(f *Figures, q *ListingQuery) []string {
 	r := f.replica
-	type row struct {
-		idx  int
-		key  int64
-		name string
-		has  bool
-	}
-	var rows []row
+	var rows []bruteRow
 	for i := range r.listings {
-		l := &r.listings[i]
-		if !q.match(l) {
-			continue
+		if q.match(&r.listings[i]) {
+			rows = append(rows, bruteRowOf(f, i, q.Sort))
 		}
-		rw := row{idx: i}
-		switch q.Sort {
-		case SortIndex("name"):
-			rw.name, rw.has = l.Name, true
-		case SortIndex("category"):
-			rw.name, rw.has = l.Category, true
-		default:
-			rw.key, rw.has = f.sortKey(i, q.Sort)
-		}
-		rows = append(rows, rw)
 	}
-	slices.SortStableFunc(rows, func(a, b row) int {
+	sortBrute(rows, q.Asc)
+	var out []string
+	for _, rw := range rows {
+		out = append(out, r.listings[rw.idx].Store.String()+"/"+r.listings[rw.idx].ID)
+	}
+	return out
+}
+
+// bruteRow is listing idx's value for one sort, for the brute-force
+// orders.
+type bruteRow struct {
+	idx  int
+	key  int64
+	name string
+	has  bool
+}
+
+// bruteRowOf reads listing i's value for sort (names and categories as
+// strings, every other sort by its key).
+func bruteRowOf(f *Figures, i, sort int) bruteRow {
+	l := &f.replica.listings[i]
+	switch sort {
+	case SortIndex("name"):
+		return bruteRow{idx: i, name: l.Name, has: true}
+	case SortIndex("category"):
+		return bruteRow{idx: i, name: l.Category, has: true}
+	}
+	k, has := f.sortKey(i, sort)
+	return bruteRow{idx: i, key: k, has: has}
+}
+
+// sortBrute orders rows with a comparison sort: values largest first
+// (strings Z to A), ties by index, all reversed for asc; rows without a
+// value last, by index.
+func sortBrute(rows []bruteRow, asc bool) {
+	slices.SortStableFunc(rows, func(a, b bruteRow) int {
 		if a.has != b.has {
 			if a.has {
 				return -1
@@ -48,16 +66,11 @@ func bruteList(f *Figures, q *ListingQuery) []string {
 			return cmp.Compare(a.idx, b.idx)
 		}
 		c := cmp.Or(strings.Compare(b.name, a.name), cmp.Compare(b.key, a.key), cmp.Compare(a.idx, b.idx))
-		if q.Asc {
+		if asc {
 			c = -c
 		}
 		return c
 	})
-	var out []string
-	for _, rw := range rows {
-		out = append(out, r.listings[rw.idx].Store.String()+"/"+r.listings[rw.idx].ID)
-	}
-	return out
 }
 
 func pageAll(f *Figures, q *ListingQuery) []string { return pageAllWith(f, q, f.cols.strategy) }

@@ -17,6 +17,8 @@ type Replica struct {
 	storeStart [NumStores + 1]int // listings of store s are listings[storeStart[s]:storeStart[s+1]]
 	info       ReplicaInfo
 	text       textIndex // names, descriptions and developers for search
+	strs       pack      // the listings' own strings (see ownStrings)
+	sparks     pack      // the listings' sparklines
 }
 
 // ReplicaInfo describes where a replica came from.
@@ -80,13 +82,18 @@ func newSorted(listings []Listing, info ReplicaInfo) *Replica {
 }
 
 // newSortedFrom is newSorted sharing prev's name and description text
-// when listings hold exactly prev's names and descriptions, in order.
+// when listings hold exactly prev's names and descriptions, in order, and
+// the chunks of prev's packs that the listings still mostly use.
 func newSortedFrom(listings []Listing, info ReplicaInfo, prev *Replica) *Replica {
-	var prevText *textIndex
+	var (
+		prevText            *textIndex
+		prevStrs, prevSpark *pack
+	)
 	if prev != nil {
-		prevText = &prev.text
+		prevText, prevStrs, prevSpark = &prev.text, &prev.strs, &prev.sparks
 	}
 	r := &Replica{listings: listings, info: info, text: buildText(listings, prevText)}
+	r.strs, r.sparks = packListings(listings, prevStrs, prevSpark)
 	for s := range NumStores + 1 {
 		r.storeStart[s], _ = slices.BinarySearchFunc(r.listings, Store(s), func(l Listing, st Store) int {
 			return cmp.Compare(l.Store, st)
@@ -296,7 +303,7 @@ func Merge(old *Replica, changed *ReplicaBuilder, info ReplicaInfo) *Replica {
 			}
 		}
 	}
-	return newSorted(out, info)
+	return newSortedFrom(out, info, old)
 }
 
 // State is everything the edge serves at one moment. It is immutable once

@@ -145,6 +145,11 @@ func buildText(listings []Listing, prev *textIndex) textIndex {
 		t.devs.data, t.devs.end = slices.Clip(t.devs.data), slices.Clip(t.devs.end)
 		t.devs.slot = new(gramSlot)
 	}
+	// Each listing's developer points into the arena: one copy of each
+	// name, in one object (see pack for why few objects matter).
+	for i := range listings {
+		listings[i].Developer = t.devs.seg(int(devOf[i]))
+	}
 	// Postings by developer (a counting sort of listings by developer).
 	t.devStart = make([]uint32, len(t.devs.end)+1)
 	for _, d := range devOf {

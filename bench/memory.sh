@@ -55,7 +55,7 @@ for _ in $(seq 1 3600); do
   sleep 0.5
 done
 figures=$(elapsed)
-for _ in $(seq 1 3600); do
+for _ in $(seq 1 7200); do
   case " ${EDGE_ARGS:-} " in *" --editions-schedule off "*) break ;; esac
   # the job publishes after each edition: wait until its first run is done
   if grep -q '"msg":"job done","job":"editions"' "$log"; then break; fi

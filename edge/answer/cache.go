@@ -174,7 +174,6 @@ func (ac *Cache) Alias(alias, canonical Key) {
 		h: xxhash.Sum64(canonical.b), check: maphash.Bytes(ac.seed, canonical.b)})
 }
 
-// Wait waits until every answer set so far is in the cache or refused
 // Drop removes every answer and alias, freeing their memory (memfds
 // included) once nothing sends them. Answers are keyed by view
 // generation: when a new state is about to replace the one they were
@@ -188,5 +187,6 @@ func (ac *Cache) Drop() {
 	}
 }
 
+// Wait waits until every answer set so far is in the cache or refused
 // (ristretto sets asynchronously); for tests.
 func (ac *Cache) Wait() { ac.c.Wait() }

@@ -1,7 +1,11 @@
 package mcp
 
 import (
+	"context"
 	stdjson "encoding/json"
+	"maps"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -86,6 +90,7 @@ func TestToolRequests(t *testing.T) {
 		{"search_reviews", args{"q": "crash", "stars": "all"}, "/reviews/search?q=crash&stars=all"},
 		{"search_reviews", args{"store": "firefox", "id": "x", "q": "crash"}, "/listings/firefox/x/reviews?q=crash"},
 		{"tag_listings", args{"slug": "ad-blocker", "store": "edge"}, "/tags/ad-blocker/edge?"},
+		{"search_listings", args{"limit": 5.0}, "/listings?limit=5"},
 	} {
 		tl := byToolName(c.tool)
 		if err := tl.check(c.args); err != nil {
@@ -107,6 +112,16 @@ func TestToolRequests(t *testing.T) {
 		{"list_tags", args{"x": 1.0}, "x: list_tags takes no arguments."},
 		{"search_reviews", args{"id": "x"}, "store: required with id"},
 		{"search_reviews", args{"store": "edge"}, "q: required without id"},
+		// Each argument has its schema's JSON type: no string for an
+		// integer, no fraction, no number for a string.
+		{"search_listings", args{"limit": "5"}, `limit: must be a JSON integer such as 5, not the string "5"`},
+		{"search_listings", args{"limit": "abc"}, `limit: must be a JSON integer such as 5, not the string "abc"`},
+		{"search_listings", args{"limit": 2.5}, "limit: must be a JSON integer such as 5, not the number 2.5"},
+		{"search_listings", args{"limit": true}, "limit: must be a JSON integer such as 5, not a boolean"},
+		{"search_listings", args{"limit": []any{5.0}}, "limit: must be a JSON integer such as 5, not an array"},
+		{"get_listing_history", args{"store": "apple", "id": "1", "days": map[string]any{}}, "days: must be a JSON integer such as 5, not an object"},
+		{"get_listing", args{"store": "apple", "id": 284882215.0}, "id: must be a JSON string, not the number 2.84882215e+08"},
+		{"get_listing", args{"store": true, "id": "x"}, "store: must be a JSON string, not a boolean"},
 	} {
 		err := byToolName(c.tool).check(c.args)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
@@ -116,7 +131,11 @@ func TestToolRequests(t *testing.T) {
 }
 
 func TestOutputSchemas(t *testing.T) {
-	openapi := []byte(`{"components":{"schemas":{"A":{"type":"object","properties":{"b":{"$ref":"#/components/schemas/B"}}},"B":{"type":"string"}}}}`)
+	openapi := []byte(`{"components":{"schemas":{
+		"A":{"type":"object","description":"An A.","properties":{"b":{"$ref":"#/components/schemas/B"},"description":{"type":"string","example":"x"}}},
+		"B":{"type":"object","properties":{"c":{"$ref":"#/components/schemas/C"}}},
+		"C":{"type":"string","description":"A C."},
+		"D":{"type":"string"}}}}`)
 	defs, err := schemaDefs(openapi)
 	if err != nil {
 		t.Fatal(err)
@@ -129,10 +148,21 @@ func TestOutputSchemas(t *testing.T) {
 	if !strings.Contains(string(b), `"$ref":"#/$defs/B"`) || strings.Contains(string(b), "components") {
 		t.Fatalf("references not rewritten: %s", b)
 	}
+	// Only the definitions A uses, through B too; no prose, but the
+	// property named description stays.
+	if got := slices.Sorted(maps.Keys(s["$defs"].(map[string]any))); !slices.Equal(got, []string{"B", "C"}) {
+		t.Fatalf("$defs %v, want [B C]", got)
+	}
+	if want := `{"$defs":{"B":{"properties":{"c":{"$ref":"#/$defs/C"}},"type":"object"},"C":{"type":"string"}},"properties":{"b":{"$ref":"#/$defs/B"},"description":{"type":"string"}},"type":"object"}`; string(b) != want {
+		t.Fatalf("schema\n%s\nwant\n%s", b, want)
+	}
+	if s, _ := outputSchema(defs, "C|D"); len(s["$defs"].(map[string]any)) != 2 {
+		t.Fatalf("either: $defs %v, want C and D", s["$defs"])
+	}
 	if s, err := outputSchema(defs, "A|B"); err != nil || s["oneOf"] == nil || s["type"] != "object" {
 		t.Fatalf("either: %v %v", s, err)
 	}
-	if _, err := outputSchema(defs, "C"); err == nil {
+	if _, err := outputSchema(defs, "E"); err == nil {
 		t.Fatal("an unknown schema was accepted")
 	}
 	if _, err := schemaDefs([]byte(`{}`)); err == nil {
@@ -147,5 +177,19 @@ func TestOutputSchemas(t *testing.T) {
 				t.Errorf("tool %s argument %s lacks a type or description", tl.name, name)
 			}
 		}
+	}
+}
+
+// TestNullArgumentIsAbsent: an argument sent as null is left out, as if
+// not sent, rather than read as an empty value.
+func TestNullArgumentIsAbsent(t *testing.T) {
+	var asked string
+	answer := func(_ context.Context, path string, q url.Values) (int, []byte, bool) {
+		asked = path + "?" + q.Encode()
+		return 200, []byte(`{}`), true
+	}
+	body, detail, _ := byToolName("search_listings").call(context.Background(), answer, []byte(`{"store":null,"limit":5}`))
+	if body == nil || asked != "/listings?limit=5" {
+		t.Fatalf("asked %q (detail %q), want /listings?limit=5", asked, detail)
 	}
 }

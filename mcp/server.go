@@ -110,6 +110,11 @@ func (t *tool) call(ctx context.Context, answer Answerer, raw json.RawMessage) (
 			return nil, "arguments: not a JSON object; pass the arguments as an object.", false
 		}
 	}
+	for k, v := range a {
+		if v == nil {
+			delete(a, k) // null: not sent
+		}
+	}
 	if err := t.check(a); err != nil {
 		return nil, err.Error(), false
 	}
@@ -188,6 +193,81 @@ func outputSchema(defs map[string]any, name string) (map[string]any, error) {
 			out[k] = v
 		}
 	}
-	out["$defs"] = defs
-	return out, nil
+	out["$defs"] = usedDefs(defs, out)
+	return bare(out).(map[string]any), nil
+}
+
+// bare returns a copy of schema v without its prose (description,
+// example, examples): what a client needs to read a result is its shape,
+// and tools/list, which an agent reads whole into its context, stays
+// small. The fields are described in the OpenAPI description that the
+// schemas come from (docs/mcp.md). A property that is named
+// "description" stays: only keywords go.
+func bare(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			switch k {
+			case "description", "example", "examples":
+				continue
+			case "properties", "$defs":
+				named, ok := x.(map[string]any)
+				if !ok {
+					out[k] = x
+					continue
+				}
+				m := make(map[string]any, len(named))
+				for name, sub := range named {
+					m[name] = bare(sub)
+				}
+				out[k] = m
+			default:
+				out[k] = bare(x)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = bare(x)
+		}
+		return out
+	}
+	return v
+}
+
+// usedDefs returns the schemas of defs that schema refers to, directly or
+// through one another: a tool's output schema carries those alone, so
+// that tools/list stays small in an agent's context.
+func usedDefs(defs map[string]any, schema any) map[string]any {
+	used := map[string]any{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if k == "$defs" {
+					continue
+				}
+				if ref, ok := x.(string); ok && k == "$ref" {
+					name, ok := strings.CutPrefix(ref, "#/$defs/")
+					if _, seen := used[name]; ok && !seen {
+						if d, ok := defs[name]; ok {
+							used[name] = d
+							walk(d)
+						}
+					}
+					continue
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(schema)
+	return used
 }

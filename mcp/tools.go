@@ -3,6 +3,7 @@ package mcp
 import (
 	"fmt"
 	"maps"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -235,6 +236,51 @@ func (a args) query() url.Values {
 
 // check refuses unknown and missing arguments, with the REST API's kind of
 // detail.
+// checkType refuses an argument whose JSON type is not its schema's: an
+// integer sent as a string ("5") is refused as "abc" would be, since a
+// client that sends it does not follow the schema it was given, and
+// another server would refuse it. null stands for an absent argument.
+func checkType(name string, v any, schema map[string]any) error {
+	if v == nil {
+		return nil
+	}
+	switch schema["type"] {
+	case "string":
+		if _, ok := v.(string); !ok {
+			return fmt.Errorf("%s: must be a JSON string, not %s; %s", name, jsonKind(v), schema["description"])
+		}
+	case "integer":
+		if x, ok := v.(float64); !ok || x != math.Trunc(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("%s: must be a JSON integer such as 5, not %s; %s", name, jsonKind(v), schema["description"])
+		}
+	}
+	return nil
+}
+
+// jsonKind names v's JSON type (as decoded into any), quoting a string.
+func jsonKind(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "the string " + strconv.Quote(truncate(x, 20))
+	case float64:
+		return "the number " + strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return "null"
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
 func (t *tool) check(a args) error {
 	for _, k := range slices.Sorted(maps.Keys(a)) { // the first unknown argument by name: one detail for one call
 		if _, ok := t.args[k]; !ok {
@@ -247,6 +293,11 @@ func (t *tool) check(a args) error {
 				return fmt.Errorf("%s: %s takes no arguments.", k, t.name)
 			}
 			return fmt.Errorf("%s: not an argument of %s; use %s.", k, t.name, strings.Join(names, ", "))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(a)) {
+		if err := checkType(k, a[k], t.args[k]); err != nil {
+			return err
 		}
 	}
 	for _, k := range t.required {

@@ -198,6 +198,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	if !cfg.NoLimits {
 		limit = s.gate.Limit
 	}
+	s.app.Use("/api", apiCORS) // both APIs, before their keys and limits
 	s.v1.Routes(s.app.Group("/api/v1"), limit)
 	legacy.New(legacy.Config{PublicURL: cfg.PublicURL, PublicMaxAge: cfg.PublicMaxAge, FairUseRate: cfg.FairUseRate,
 		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies, TextBudget: cfg.TextBudget},

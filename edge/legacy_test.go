@@ -276,7 +276,7 @@ func TestLegacyCaching(t *testing.T) {
 	for _, path := range []string{"/api/extensions?platform=1", "/api/extensions.csv", "/api/summary", "/api/categories", "/api/categories?platform=2", "/api/permissions"} {
 		a := get(t, "GET", h.Base+path)
 		etag := a.header.Get("ETag")
-		if a.status != 200 || !strings.HasPrefix(etag, `W/"`) || a.header.Get("Cache-Control") != "public, max-age=60, stale-while-revalidate=300" {
+		if a.status != 200 || !strings.HasPrefix(etag, `W/"`) || a.header.Get("Cache-Control") != "public, max-age=60, stale-while-revalidate=300, stale-if-error=86400" {
 			t.Fatalf("%s: %d etag %q cache %q", path, a.status, etag, a.header.Get("Cache-Control"))
 		}
 		for _, inm := range []string{etag, strings.TrimPrefix(etag, "W/"), `"nope", ` + etag, "*"} {

@@ -17,9 +17,12 @@ const Private = "private, max-age=60"
 
 // Public returns the Cache-Control of the legacy API: no key, no
 // per-caller headers, built to sit behind a CDN, which may serve a stale
-// copy for five minutes while it revalidates with If-None-Match.
+// copy for five minutes while it revalidates with If-None-Match
+// (stale-while-revalidate), and for a day while the edge is down or
+// answers with an error (stale-if-error, RFC 5861): the figures change
+// once a day, and a day-old figure beats a dark dashboard.
 func Public(maxAge time.Duration) string {
-	return fmt.Sprintf("public, max-age=%d, stale-while-revalidate=300", int(maxAge.Seconds()))
+	return fmt.Sprintf("public, max-age=%d, stale-while-revalidate=300, stale-if-error=86400", int(maxAge.Seconds()))
 }
 
 // Send writes a with its ETag and cacheControl, or 304 with no body when

@@ -1,0 +1,85 @@
+package edge_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/edge-stats/edge/edge/limits"
+)
+
+// TestCORS: both APIs may be read from any origin, problems included;
+// a preflight answers 204 with what a page may send and counts against
+// no limit, however many come; /account allows no other origin.
+func TestCORS(t *testing.T) {
+	const origin = "https://dashboard.example"
+	h := start(t, synthetic(t), withLimits(limits.Policy{PerMinute: 3, PerDay: 1000}, limits.Policy{PerMinute: 1000, PerDay: 1000}))
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	fromPage := map[string]string{"Origin": origin}
+	readable := func(path string, a answer) {
+		t.Helper()
+		if got := a.header.Get("Access-Control-Allow-Origin"); got != "*" {
+			t.Fatalf("%s: Access-Control-Allow-Origin %q, want *", path, got)
+		}
+		exposed := a.header.Get("Access-Control-Expose-Headers")
+		for _, name := range []string{"ETag", "Last-Modified", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy", "Retry-After"} {
+			if !strings.Contains(exposed, name) {
+				t.Fatalf("%s: Access-Control-Expose-Headers %q lacks %s", path, exposed, name)
+			}
+		}
+		if strings.Contains(a.header.Get("Vary"), "Origin") {
+			t.Fatalf("%s: Vary %q: one copy serves every origin", path, a.header.Get("Vary"))
+		}
+	}
+	preflight := func(path, headers string) answer {
+		return call(t, "OPTIONS", h.Base+path, map[string]string{"Origin": origin,
+			"Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": headers}, "")
+	}
+
+	// Preflights, far more than the minute's 3 calls: each 204, none counted.
+	for i := range 20 {
+		path := []string{"/api/v1/listings", "/api/v1/tags", "/api/summary", "/api/extensions"}[i%4]
+		a := preflight(path, "authorization, if-none-match")
+		if a.status != http.StatusNoContent || len(a.body) != 0 || a.header.Get("Access-Control-Allow-Origin") != "*" ||
+			a.header.Get("Access-Control-Allow-Methods") != "GET, HEAD" ||
+			a.header.Get("Access-Control-Allow-Headers") != "Authorization, X-Api-Key, If-None-Match, If-Modified-Since" ||
+			a.header.Get("Access-Control-Max-Age") == "" || a.header.Get("RateLimit-Remaining") != "" {
+			t.Fatalf("preflight %d of %s: %d %v %q", i, path, a.status, a.header, a.body)
+		}
+	}
+	// Neither the minute nor the day was touched: the minute's three calls
+	// pass, with the day's first three (the headers give the day's count).
+	for i, path := range []string{"/api/v1/tags", "/api/v1/listings?limit=1", "/api/v1/stores/chrome/stats"} {
+		a := call(t, "GET", h.Base+path, fromPage, "")
+		if a.status != 200 || a.header.Get("RateLimit-Remaining") != []string{"999", "998", "997"}[i] {
+			t.Fatalf("%s after 20 preflights: %d, RateLimit-Remaining %q", path, a.status, a.header.Get("RateLimit-Remaining"))
+		}
+		readable(path, a)
+	}
+	// The fourth is refused, and the page can read why.
+	refused := call(t, "GET", h.Base+"/api/v1/tags", fromPage, "")
+	problem(t, refused, http.StatusTooManyRequests)
+	readable("refused /api/v1/tags", refused)
+	// The legacy API, and a 304 of it.
+	a := call(t, "GET", h.Base+"/api/summary", fromPage, "")
+	readable("/api/summary", a)
+	revalidated := call(t, "GET", h.Base+"/api/summary", map[string]string{"Origin": origin, "If-None-Match": a.header.Get("ETag")}, "")
+	if revalidated.status != http.StatusNotModified {
+		t.Fatalf("revalidation: %d", revalidated.status)
+	}
+	readable("304 /api/summary", revalidated)
+	if cc := a.header.Get("Cache-Control"); !strings.Contains(cc, "stale-while-revalidate=300") || !strings.Contains(cc, "stale-if-error=86400") {
+		t.Fatalf("/api/summary: Cache-Control %q, want stale-while-revalidate and stale-if-error", cc)
+	}
+
+	// /account: same origin only.
+	acct := call(t, "POST", h.Base+"/account", fromPage, `{"email":"cors@example.com","password":"long enough password"}`)
+	if acct.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("/account allows other origins: %v", acct.header)
+	}
+	if p := preflight("/account/keys", "authorization"); p.header.Get("Access-Control-Allow-Origin") != "" || p.status == http.StatusNoContent {
+		t.Fatalf("a preflight of /account/keys passed: %d %v", p.status, p.header)
+	}
+}

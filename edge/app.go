@@ -151,6 +151,14 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An answer's Last-Modified: the newest reading of the state it was
+	// built from (docs/api-v1.md, Caching).
+	answers.SetModified(func() time.Time {
+		if st := src.State.Load(); st != nil {
+			return st.Replica.Info().ReadingsMark
+		}
+		return time.Time{}
+	})
 	if src.DB == nil {
 		src.DB = analytics.NewLazy(analytics.DefaultConfig())
 	}

@@ -83,3 +83,28 @@ func TestCORS(t *testing.T) {
 		t.Fatalf("a preflight of /account/keys passed: %d %v", p.status, p.header)
 	}
 }
+
+// TestLastModified: cacheable answers of both APIs carry Last-Modified,
+// the data's newest reading (the same on every edge of a fleet), and
+// If-Modified-Since revalidates them when If-None-Match is absent.
+func TestLastModified(t *testing.T) {
+	h := start(t, synthetic(t))
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	want := h.State.Load().Replica.Info().ReadingsMark.UTC().Format(http.TimeFormat)
+	for _, path := range []string{"/api/v1/tags", "/api/v1/listings?limit=2", "/api/summary", "/api/extensions?page=2", "/api/v1/openapi.json"} {
+		a := call(t, "GET", h.Base+path, nil, "")
+		lm := a.header.Get("Last-Modified")
+		if a.status != 200 || lm == "" || (path != "/api/v1/openapi.json" && lm != want) {
+			t.Fatalf("%s: %d, Last-Modified %q, want %q", path, a.status, lm, want)
+		}
+		if again := call(t, "GET", h.Base+path, map[string]string{"If-Modified-Since": lm}, ""); again.status != http.StatusNotModified ||
+			again.header.Get("Last-Modified") != lm || len(again.body) != 0 {
+			t.Fatalf("%s with If-Modified-Since: %d, Last-Modified %q", path, again.status, again.header.Get("Last-Modified"))
+		}
+		if other := call(t, "GET", h.Base+path, map[string]string{"If-Modified-Since": lm, "If-None-Match": `W/"other"`}, ""); other.status != 200 {
+			t.Fatalf("%s: If-Modified-Since won over a stale If-None-Match: %d", path, other.status)
+		}
+	}
+}

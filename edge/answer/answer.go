@@ -3,7 +3,9 @@ package answer
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/gofiber/fiber/v2"
@@ -21,6 +23,29 @@ type Answer struct {
 	// kept in the cache nor cacheable by the client, and carries no ETag.
 	NoStore bool
 	file    *transport.File // the body in a memfd, sent by sendfile; nil for small or uncached answers
+	// modified is the answer's Last-Modified in unix seconds (0: none),
+	// and lastModified the same as an HTTP date, formatted once.
+	modified     int64
+	lastModified []byte
+}
+
+// SetModified sets the answer's Last-Modified to t (to the second); the
+// zero t leaves it without one. Call it before the answer is shared.
+func (a *Answer) SetModified(t time.Time) {
+	if t.IsZero() || a.NoStore {
+		a.modified, a.lastModified = 0, nil
+		return
+	}
+	a.modified = t.Unix()
+	a.lastModified = t.UTC().AppendFormat(nil, http.TimeFormat)
+}
+
+// Modified returns the answer's Last-Modified, or the zero time.
+func (a *Answer) Modified() time.Time {
+	if a.modified == 0 {
+		return time.Time{}
+	}
+	return time.Unix(a.modified, 0).UTC()
 }
 
 // New returns the answer for body. The ETag is a hash of the bytes, so an

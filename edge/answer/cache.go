@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync/atomic"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/ristretto/v2"
@@ -23,7 +24,8 @@ import (
 // bytes are neither kept nor copied, so a caller builds them in a buffer
 // of its own, on its stack (bench/README.md#the-cached-hot-path).
 type Cache struct {
-	c       *ristretto.Cache[uint64, *cached]
+	c        *ristretto.Cache[uint64, *cached]
+	modified func() time.Time // the Last-Modified of answers built now; nil: none
 	seed    maphash.Seed
 	hits    prometheus.Counter
 	misses  prometheus.Counter
@@ -79,10 +81,20 @@ func (ac *Cache) Get(key Key, build func() (*Answer, error)) (*Answer, error) {
 	if a.NoStore {
 		return a, nil
 	}
+	if ac.modified != nil && a.modified == 0 {
+		a.SetModified(ac.modified())
+	}
 	a.file = transport.NewFile(a.Body)
 	ac.c.Set(h, &cached{check: check, a: a}, cost(a))
 	return a, nil
 }
+
+// SetModified makes modified the source of the Last-Modified of every
+// answer built from now on (one that has none of its own): the time of
+// the newest data the published state holds, which is the same on every
+// edge of a fleet, so a CDN may revalidate against any of them. Call it
+// before the cache is used.
+func (ac *Cache) SetModified(modified func() time.Time) { ac.modified = modified }
 
 // cost is what keeping a costs the cache: its body and bookkeeping, and
 // the body again when a large answer is also in a memfd.

@@ -2,11 +2,13 @@ package answer
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
+	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/edge/transport"
 )
@@ -25,8 +27,9 @@ func Public(maxAge time.Duration) string {
 	return fmt.Sprintf("public, max-age=%d, stale-while-revalidate=300, stale-if-error=86400", int(maxAge.Seconds()))
 }
 
-// Send writes a with its ETag and cacheControl, or 304 with no body when
-// the request's If-None-Match matches. A NoStore answer is sent whole with
+// Send writes a with its ETag, Last-Modified (when it has one) and
+// cacheControl, or 304 with no body when the client's copy is current
+// (notModified). A NoStore answer is sent whole with
 // Cache-Control: no-store. A large answer goes out by sendfile from its
 // memfd when the connection allows (package transport).
 func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
@@ -38,7 +41,10 @@ func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 	h := &c.Response().Header
 	h.SetCanonical(headerETag, utils.UnsafeBytes(a.ETag))
 	h.SetCanonical(headerCacheControl, utils.UnsafeBytes(cacheControl))
-	if inm := c.Request().Header.PeekCanonical(headerIfNoneMatch); len(inm) > 0 && ETagMatches(utils.UnsafeString(inm), a.ETag) {
+	if a.lastModified != nil {
+		h.SetCanonical(headerLastModified, a.lastModified)
+	}
+	if notModified(&c.Request().Header, a) {
 		c.Response().SetStatusCode(fiber.StatusNotModified)
 		return nil
 	}
@@ -49,13 +55,34 @@ func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 	return c.Send(a.Body)
 }
 
+// notModified reports whether the client's copy is current, by RFC 9110
+// section 13.2.2: If-None-Match when the request has it (weak comparison);
+// only without it, If-Modified-Since against the answer's Last-Modified
+// (a date that is not a valid HTTP date is ignored).
+func notModified(req *fasthttp.RequestHeader, a *Answer) bool {
+	if inm := req.PeekCanonical(headerIfNoneMatch); len(inm) > 0 {
+		return ETagMatches(utils.UnsafeString(inm), a.ETag)
+	}
+	if a.modified == 0 {
+		return false
+	}
+	ims := req.PeekCanonical(headerIfModifiedSince)
+	if len(ims) == 0 {
+		return false
+	}
+	t, err := http.ParseTime(utils.UnsafeString(ims)) // the three forms RFC 9110 section 5.6.7 names
+	return err == nil && a.modified <= t.Unix()
+}
+
 // Header names in the canonical case fasthttp keeps them in, so that the
 // hot path neither normalizes nor allocates them
 // (bench/README.md#the-cached-hot-path).
 var (
-	headerETag         = []byte("Etag")
-	headerCacheControl = []byte("Cache-Control")
-	headerIfNoneMatch  = []byte("If-None-Match")
+	headerETag            = []byte("Etag")
+	headerCacheControl    = []byte("Cache-Control")
+	headerIfNoneMatch     = []byte("If-None-Match")
+	headerLastModified    = []byte("Last-Modified")
+	headerIfModifiedSince = []byte("If-Modified-Since")
 )
 
 // ETagMatches applies If-None-Match's weak comparison (RFC 9110 13.1.2):

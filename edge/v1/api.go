@@ -60,8 +60,13 @@ func New(cfg Config, src Sources) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
+	openapi := answer.New(spec, fiber.MIMEApplicationJSON)
+	// The description changes only with the binary: its Last-Modified is
+	// when this process started (an edge started later gives a later date,
+	// which costs a client at most one full answer).
+	openapi.SetModified(time.Now())
 	return &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
-		gate: src.Gate, log: src.Log, openapi: answer.New(spec, fiber.MIMEApplicationJSON)}, nil
+		gate: src.Gate, log: src.Log, openapi: openapi}, nil
 }
 
 // OpenAPIAnswer returns the served OpenAPI description.

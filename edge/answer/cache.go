@@ -26,10 +26,10 @@ import (
 type Cache struct {
 	c        *ristretto.Cache[uint64, *cached]
 	modified func() time.Time // the Last-Modified of answers built now; nil: none
-	seed    maphash.Seed
-	hits    prometheus.Counter
-	misses  prometheus.Counter
-	aliases *[aliasSlots]atomic.Pointer[aliasEntry]
+	seed     maphash.Seed
+	hits     prometheus.Counter
+	misses   prometheus.Counter
+	aliases  *[aliasSlots]atomic.Pointer[aliasEntry]
 }
 
 // cached is an answer in the cache with its key's second hash.

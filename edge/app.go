@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,6 +69,10 @@ type Config struct {
 	HashWait time.Duration
 	SignUps  int  // accounts one client address may make an hour
 	RawIO    bool // accepted connections use raw system calls and sendfile (package transport); false: the standard library's
+	// The bounds of a request: its URI (414 past it), its request line
+	// and headers together (431), its body (413). The request line and
+	// headers are read into a buffer of MaxHeaderBytes a connection.
+	MaxURIBytes, MaxHeaderBytes, MaxBodyBytes int
 }
 
 // DefaultConfig returns the settings used when none are given.
@@ -97,6 +102,9 @@ func DefaultConfig() Config {
 		SignUps:             5,
 		RawIO:               true,
 		IPv6Prefix:          clientip.DefaultIPv6Prefix,
+		MaxURIBytes:         8 << 10,
+		MaxHeaderBytes:      16 << 10,
+		MaxBodyBytes:        1 << 20,
 	}
 }
 
@@ -147,6 +155,11 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	if cfg.UsageEvery <= 0 {
 		cfg.UsageEvery = DefaultConfig().UsageEvery
 	}
+	if cfg.MaxURIBytes <= 0 || cfg.MaxHeaderBytes <= 0 || cfg.MaxBodyBytes <= 0 {
+		d := DefaultConfig()
+		cfg.MaxURIBytes, cfg.MaxHeaderBytes, cfg.MaxBodyBytes = cmp.Or(max(cfg.MaxURIBytes, 0), d.MaxURIBytes),
+			cmp.Or(max(cfg.MaxHeaderBytes, 0), d.MaxHeaderBytes), cmp.Or(max(cfg.MaxBodyBytes, 0), d.MaxBodyBytes)
+	}
 	answers, err := answer.NewCache(int64(cfg.CacheMB) << 20)
 	if err != nil {
 		return nil, err
@@ -186,7 +199,9 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	s.metrics = newMetrics(s)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edge",
-		ErrorHandler:          problem.Handler(log),
+		ErrorHandler:          s.requestBoundsProblem(problem.Handler(log)),
+		ReadBufferSize:        cfg.MaxHeaderBytes,
+		BodyLimit:             cfg.MaxBodyBytes,
 		DisableStartupMessage: true,
 		ReadTimeout:           cfg.ReadTimeout,
 		WriteTimeout:          cfg.WriteTimeout,
@@ -199,6 +214,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		log.Error("panic in handler", "method", c.Method(), "path", keys.Redact(c.Path()), "panic", e)
 	}}))
+	s.app.Use(s.checkURI)
 	s.app.Get("/healthz", s.healthz)
 	s.app.Get("/readyz", s.readyz)
 	s.app.Get("/metrics", s.metrics.handler())

@@ -29,7 +29,10 @@ func sendFile(ctx *fasthttp.RequestCtx, f *File) bool {
 }
 
 // rawListener wraps a listener's TCP connections in rawConn.
-type rawListener struct{ net.Listener }
+type rawListener struct {
+	net.Listener
+	sem chan struct{} // places of lingering connections (see Linger)
+}
 
 func (l rawListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
@@ -44,7 +47,7 @@ func (l rawListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return c, nil
 	}
-	sc := &rawConn{TCPConn: tc, raw: raw}
+	sc := &rawConn{TCPConn: tc, raw: raw, lingerSem: l.sem}
 	sc.onWrite, sc.onRead = sc.sendStep, sc.readStep
 	return sc, nil
 }
@@ -73,6 +76,9 @@ type rawConn struct {
 	more   bool       // mark writes as followed by more data
 	stream fileStream // the body stream of the response being sent
 
+	linger    bool          // close gently (see Linger)
+	lingerSem chan struct{} // the listener's places of lingering connections
+
 	onWrite, onRead func(fd uintptr) bool // sendStep and readStep
 
 	// Deadlines as set (want) and as the poller holds them (armed).
@@ -98,6 +104,16 @@ type rawConn struct {
 // as with net.Conn.
 type deadline struct {
 	want, armed time.Time
+}
+
+func (c *rawConn) lingerOnClose() { c.linger = true }
+
+// Close closes the connection, gently when it was marked to linger.
+func (c *rawConn) Close() error {
+	if !c.linger {
+		return c.TCPConn.Close()
+	}
+	return lingerClose(c.TCPConn, c.lingerSem)
 }
 
 // SetReadDeadline sets the deadline of future reads.

@@ -7,12 +7,14 @@ import (
 )
 
 // Listen wraps ln so that its TCP connections use the raw path when raw is
-// true (and the system has it); otherwise it returns ln unchanged.
+// true (and the system has it), and can linger on close (see Linger)
+// either way.
 func Listen(ln net.Listener, raw bool) net.Listener {
+	sem := make(chan struct{}, maxLingering)
 	if !raw || !rawSupported {
-		return ln
+		return lingerListener{ln, sem}
 	}
-	return rawListener{ln}
+	return rawListener{ln, sem}
 }
 
 // Send sets f as the body of ctx's response, to be sent from f's memfd by

@@ -28,6 +28,9 @@ func NewFile([]byte) *File { return nil }
 // Size returns the number of bytes in f.
 func (f *File) Size() int { return len(f.body) }
 
-type rawListener struct{ net.Listener }
+type rawListener struct {
+	net.Listener
+	sem chan struct{}
+}
 
 func sendFile(*fasthttp.RequestCtx, *File) bool { return false }

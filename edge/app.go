@@ -22,6 +22,7 @@ import (
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/account"
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/apidocs"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/legacy"
@@ -232,6 +233,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInEmailFailures: cfg.SignInEmailFailures, SignInWindow: cfg.SignInWindow,
 		SignUps: cfg.SignUps, DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second},
 		accounts, s.keys, log).Routes(s.app)
+	apidocs.Routes(s.app)
 	if err := s.mountTools(v1.Version); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 package edge_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -106,5 +108,39 @@ func TestLastModified(t *testing.T) {
 		if other := call(t, "GET", h.Base+path, map[string]string{"If-Modified-Since": lm, "If-None-Match": `W/"other"`}, ""); other.status != 200 {
 			t.Fatalf("%s: If-Modified-Since won over a stale If-None-Match: %d", path, other.status)
 		}
+	}
+}
+
+// TestHomeAndDocs: / points people (HTML) and programs (JSON) to the
+// reference, the description and the tool server; /docs is a page whose
+// only script is the embedded Redoc, under a policy that loads nothing
+// from another host; the script is cached for a year.
+func TestHomeAndDocs(t *testing.T) {
+	h := start(t, synthetic(t))
+	page := call(t, "GET", h.Base+"/", map[string]string{"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}, "")
+	if page.status != 200 || !strings.HasPrefix(page.header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(string(page.body), `href="/docs"`) || !strings.Contains(string(page.body), "/api/v1/openapi.json") ||
+		!strings.Contains(string(page.body), "/mcp") || !strings.Contains(page.header.Get("Vary"), "Accept") {
+		t.Fatalf("/ for a browser: %d %v %s", page.status, page.header, page.body)
+	}
+	var home struct{ Docs, OpenAPI, MCP string }
+	j := call(t, "GET", h.Base+"/", nil, "")
+	if j.status != 200 || json.Unmarshal(j.body, &home) != nil || home.Docs != "/docs" || home.OpenAPI != "/api/v1/openapi.json" || home.MCP != "/mcp" {
+		t.Fatalf("/ for a program: %d %s", j.status, j.body)
+	}
+	docs := call(t, "GET", h.Base+"/docs", nil, "")
+	csp := docs.header.Get("Content-Security-Policy")
+	if docs.status != 200 || !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "default-src 'none'") ||
+		strings.Contains(string(docs.body), "http://") || strings.Contains(string(docs.body), "https://") {
+		t.Fatalf("/docs: %d, CSP %q: %s", docs.status, csp, docs.body)
+	}
+	src := regexp.MustCompile(`<script src="([^"]+)"`).FindStringSubmatch(string(docs.body))
+	if src == nil {
+		t.Fatalf("/docs has no script: %s", docs.body)
+	}
+	script := call(t, "GET", h.Base+src[1], nil, "")
+	if script.status != 200 || !strings.HasPrefix(script.header.Get("Content-Type"), "text/javascript") ||
+		script.header.Get("Cache-Control") != "public, max-age=31536000, immutable" || len(script.body) < 500_000 {
+		t.Fatalf("%s: %d %v, %d bytes", src[1], script.status, script.header, len(script.body))
 	}
 }

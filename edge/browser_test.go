@@ -1,0 +1,134 @@
+package edge_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/edge/limits"
+	v1 "github.com/edge-stats/edge/edge/v1"
+)
+
+// chromium returns the path of Debian's chromium, failing the test in CI
+// (make deps installs it) and skipping it elsewhere when it is missing.
+func chromium(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed (make deps installs it)")
+		}
+		t.Skip("chromium is not installed")
+	}
+	return bin
+}
+
+// renderedDOM loads url in headless Chromium, lets its scripts run for up
+// to budget of virtual time, and returns the DOM it made. Chromium runs
+// with what this machine's closed network needs (no background
+// connections) and a profile of its own.
+func renderedDOM(t *testing.T, url string, budget time.Duration) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium(t), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir="+t.TempDir(), "--virtual-time-budget="+strings.TrimSuffix(budget.String(), "s")+"000", "--dump-dom", url)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium %s: %v", url, err)
+	}
+	return string(out)
+}
+
+// TestDocsRenderInChromium opens /docs in a real browser and checks that
+// the reference rendered every path of the OpenAPI description, from the
+// embedded Redoc alone.
+func TestDocsRenderInChromium(t *testing.T) {
+	h := start(t, synthetic(t))
+	dom := renderedDOM(t, h.Base+"/docs", 20*time.Second)
+	var spec struct {
+		Paths map[string]any `json:"paths"`
+	}
+	raw, err := v1.OpenAPI()
+	if err != nil || json.Unmarshal(raw, &spec) != nil || len(spec.Paths) == 0 {
+		t.Fatalf("openapi: %v", err)
+	}
+	for path := range spec.Paths {
+		if !strings.Contains(dom, path) {
+			t.Errorf("/docs did not render %s", path)
+		}
+	}
+	if t.Failed() {
+		t.Logf("DOM (%d bytes): %.2000s", len(dom), dom)
+	}
+}
+
+// crossOriginPage calls the APIs of api from a page of another origin: a
+// read without a key (no preflight), one with a key (Authorization: a
+// preflight; past the browser's cache, which would otherwise answer it
+// with the copy of the read without a key, whose body is the same but
+// whose RateLimit headers are not the key's), a revalidation with the ETag it read (If-None-Match: a
+// preflight), and a legacy read; it writes what it saw, as JavaScript
+// sees it, into #out.
+const crossOriginPage = `<!doctype html><html><body><pre id="out">pending</pre><script>
+const api = %q, key = %q;
+(async () => {
+  const out = {};
+  try {
+    const a = await fetch(api + "/api/v1/tags");
+    out.anon = a.status; out.etag = a.headers.get("ETag"); out.anonRemaining = a.headers.get("RateLimit-Remaining");
+    const k = await fetch(api + "/api/v1/tags", {headers: {"Authorization": "Bearer " + key}, cache: "no-store"});
+    out.keyed = k.status; out.keyedLimit = k.headers.get("RateLimit-Limit");
+    const r = await fetch(api + "/api/v1/tags", {headers: {"If-None-Match": out.etag}, cache: "no-store"});
+    out.revalidated = r.status;
+    const l = await fetch(api + "/api/summary");
+    out.legacy = l.status; out.legacyModified = l.headers.get("Last-Modified");
+  } catch (e) { out.error = String(e); }
+  document.getElementById("out").textContent = JSON.stringify(out);
+})();
+</script></body></html>`
+
+// TestCrossOriginPageInChromium runs crossOriginPage in headless Chromium,
+// served from a second origin, and checks what the page could read.
+func TestCrossOriginPageInChromium(t *testing.T) {
+	h := start(t, seeded(t), withLimits(limits.Policy{PerMinute: 100, PerDay: 700}, limits.Policy{PerMinute: 100, PerDay: 5000}))
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := signUpWithKey(t, h, "page@example.com")
+	keyLimit := call(t, "GET", h.Base+"/api/v1/tags", bearer(key), "").header.Get("RateLimit-Limit")
+	if keyLimit == "" || keyLimit == "700" {
+		t.Fatalf("the key's limit %q is not its own", keyLimit)
+	}
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, crossOriginPage, h.Base, key)
+	}))
+	defer page.Close()
+	dom := renderedDOM(t, page.URL, 20*time.Second)
+	_, rest, _ := strings.Cut(dom, `<pre id="out">`)
+	text, _, _ := strings.Cut(rest, "</pre>")
+	var saw struct {
+		Anon, Keyed, Revalidated, Legacy int
+		ETag, AnonRemaining, KeyedLimit  string
+		LegacyModified, Error            string
+	}
+	if err := json.Unmarshal([]byte(html.UnescapeString(text)), &saw); err != nil {
+		t.Fatalf("the page wrote %q: %v", text, err)
+	}
+	if saw.Error != "" || saw.Anon != 200 || saw.Keyed != 200 || saw.Revalidated != 304 || saw.Legacy != 200 {
+		t.Fatalf("the page saw %+v", saw)
+	}
+	if !strings.HasPrefix(saw.ETag, `W/"`) || saw.AnonRemaining != "699" || saw.KeyedLimit != keyLimit || saw.LegacyModified == "" {
+		t.Fatalf("the page could not read its headers: %+v", saw)
+	}
+}

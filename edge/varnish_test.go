@@ -19,9 +19,18 @@ import (
 
 // vcl puts Varnish in front of the edge: it caches by the origin's
 // Cache-Control, keeps objects past their TTL so it can revalidate them
-// with If-None-Match, and says in X-Cache whether it answered from cache.
+// with If-None-Match, says in X-Cache whether it answered from cache, and
+// purges by cache tag on a BAN request naming one in X-Purge-Tag (the
+// recipe of docs/operations.md, without the xkey module).
 const vcl = `vcl 4.1;
 backend edge { .host = "%s"; .port = "%s"; }
+sub vcl_recv {
+  if (req.method == "BAN") {
+    if (req.http.X-Purge-Tag !~ "^[a-z0-9-]+$") { return (synth(400, "X-Purge-Tag: one tag")); }
+    ban("obj.http.Cache-Tag ~ (^|,)" + req.http.X-Purge-Tag + "(,|$)");
+    return (synth(200, "Banned"));
+  }
+}
 sub vcl_backend_response { set beresp.keep = 1h; }
 sub vcl_deliver {
   if (obj.hits > 0) { set resp.http.X-Cache = "HIT"; } else { set resp.http.X-Cache = "MISS"; }
@@ -129,5 +138,61 @@ func TestBehindVarnish(t *testing.T) {
 	}
 	if resp, cache := fetch(); resp.StatusCode != 200 || cache != "HIT" {
 		t.Errorf("after revalidation: %d %s", resp.StatusCode, cache)
+	}
+}
+
+// TestPurgeByTagBehindVarnish: legacy answers carry cache tags, and an
+// operator's purge of one tag at Varnish drops exactly the answers that
+// carry it: a store's answers by the store's tag, every legacy answer by
+// edge-legacy.
+func TestPurgeByTagBehindVarnish(t *testing.T) {
+	h := legacyEdge(t)
+	cdn := startVarnish(t, strings.TrimPrefix(h.Base, "http://"))
+	fetch := func(path string) (*http.Response, string) {
+		t.Helper()
+		resp, err := http.Get(cdn + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d", path, resp.StatusCode)
+		}
+		return resp, resp.Header.Get("X-Cache")
+	}
+	purge := func(tag string) {
+		t.Helper()
+		req, _ := http.NewRequest("BAN", cdn+"/", nil)
+		req.Header.Set("X-Purge-Tag", tag)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("purge %s: %v %v", tag, resp, err)
+		}
+		resp.Body.Close()
+	}
+	chrome, summary := "/api/extensions?platform=0", "/api/summary"
+	for _, path := range []string{chrome, summary} {
+		fetch(path)
+		if _, cache := fetch(path); cache != "HIT" {
+			t.Fatalf("%s not cached: %s", path, cache)
+		}
+	}
+	resp, _ := fetch(chrome)
+	if got := resp.Header.Get("Surrogate-Key"); got != "edge edge-legacy api-extensions store-chrome" ||
+		resp.Header.Get("Cache-Tag") != "edge,edge-legacy,api-extensions,store-chrome" {
+		t.Fatalf("tags of %s: Surrogate-Key %q, Cache-Tag %q", chrome, got, resp.Header.Get("Cache-Tag"))
+	}
+	purge("store-chrome")
+	if _, cache := fetch(chrome); cache != "MISS" {
+		t.Fatalf("%s after purging store-chrome: %s", chrome, cache)
+	}
+	if _, cache := fetch(summary); cache != "HIT" {
+		t.Fatalf("%s after purging store-chrome: %s, but it has no store", summary, cache)
+	}
+	purge("edge-legacy")
+	for _, path := range []string{chrome, summary} {
+		if _, cache := fetch(path); cache != "MISS" {
+			t.Fatalf("%s after purging edge-legacy: %s", path, cache)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -27,6 +28,26 @@ type Answer struct {
 	// and lastModified the same as an HTTP date, formatted once.
 	modified     int64
 	lastModified []byte
+	// surrogate and cacheTag name what the answer derives from, for a
+	// CDN's purge by tag: Surrogate-Key (space-separated: Fastly, Varnish
+	// xkey) and Cache-Tag (comma-separated: Cloudflare, Akamai). nil: none.
+	surrogate, cacheTag []byte
+}
+
+// Tag sets the answer's cache tags (lower-case letters, digits and '-'
+// each) and returns it. Call it before the answer is shared.
+func (a *Answer) Tag(tags ...string) *Answer {
+	a.surrogate = []byte(strings.Join(tags, " "))
+	a.cacheTag = []byte(strings.Join(tags, ","))
+	return a
+}
+
+// Tags returns the answer's cache tags.
+func (a *Answer) Tags() []string {
+	if len(a.surrogate) == 0 {
+		return nil
+	}
+	return strings.Fields(string(a.surrogate))
 }
 
 // SetModified sets the answer's Last-Modified to t (to the second); the

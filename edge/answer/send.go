@@ -44,6 +44,10 @@ func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 	if a.lastModified != nil {
 		h.SetCanonical(headerLastModified, a.lastModified)
 	}
+	if a.surrogate != nil {
+		h.SetCanonical(headerSurrogateKey, a.surrogate)
+		h.SetCanonical(headerCacheTag, a.cacheTag)
+	}
 	if notModified(&c.Request().Header, a) {
 		c.Response().SetStatusCode(fiber.StatusNotModified)
 		return nil
@@ -83,6 +87,8 @@ var (
 	headerIfNoneMatch     = []byte("If-None-Match")
 	headerLastModified    = []byte("Last-Modified")
 	headerIfModifiedSince = []byte("If-Modified-Since")
+	headerSurrogateKey    = []byte("Surrogate-Key")
+	headerCacheTag        = []byte("Cache-Tag")
 )
 
 // ETagMatches applies If-None-Match's weak comparison (RFC 9110 13.1.2):

@@ -75,10 +75,10 @@ const contentSecurity = "default-src 'none'; script-src 'self'; style-src 'self'
 
 // Routes serves /, /docs and the script.
 func Routes(app *fiber.App) {
-	script := answer.New(redocJS, "text/javascript; charset=utf-8")
-	docs := answer.New([]byte(docsPage), fiber.MIMETextHTMLCharsetUTF8)
-	home := answer.New([]byte(homePage), fiber.MIMETextHTMLCharsetUTF8)
-	homeAsJSON := answer.New([]byte(homeJSON), fiber.MIMEApplicationJSON)
+	script := answer.New(redocJS, "text/javascript; charset=utf-8").Tag("edge", "docs")
+	docs := answer.New([]byte(docsPage), fiber.MIMETextHTMLCharsetUTF8).Tag("edge", "docs")
+	home := answer.New([]byte(homePage), fiber.MIMETextHTMLCharsetUTF8).Tag("edge", "docs")
+	homeAsJSON := answer.New([]byte(homeJSON), fiber.MIMEApplicationJSON).Tag("edge", "docs")
 	app.Get(redocPath, func(c *fiber.Ctx) error {
 		return answer.Send(c, script, "public, max-age=31536000, immutable")
 	})

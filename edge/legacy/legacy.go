@@ -265,7 +265,7 @@ func (s *API) getExtensions(c *fiber.Ctx) error {
 		for i, l := range ls {
 			page.Rows[i] = views.NewLegacyRow(l, today)
 		}
-		return answer.JSON(page)
+		return tagged(answer.JSON(page))("api-extensions", q.Store)
 	})
 	if err != nil {
 		return err
@@ -339,7 +339,7 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) error {
 		if err := w.Error(); err != nil {
 			return nil, err
 		}
-		return answer.New(buf.Bytes(), "text/csv; charset=utf-8"), nil
+		return answer.New(buf.Bytes(), "text/csv; charset=utf-8").Tag(tags("api-extensions-csv", q.Store)...), nil
 	})
 	if err != nil {
 		return err
@@ -415,7 +415,9 @@ func (s *API) getSummary(c *fiber.Ctx) error {
 		return err
 	}
 	var key [64]byte
-	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/summary", gen), func() (*answer.Answer, error) { return answer.JSON(f.Summary()) })
+	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/summary", gen), func() (*answer.Answer, error) {
+		return tagged(answer.JSON(f.Summary()))("api-summary", nil)
+	})
 	if err != nil {
 		return err
 	}
@@ -447,7 +449,12 @@ func (s *API) getLegacyCategories(c *fiber.Ctx) error {
 		for _, c := range counts {
 			names = append(names, c.Name)
 		}
-		return answer.JSON(names)
+		var st *views.Store
+		if store != nil {
+			s := views.Store(*store)
+			st = &s
+		}
+		return tagged(answer.JSON(names))("api-categories", st)
 	})
 	if err != nil {
 		return err
@@ -463,7 +470,7 @@ func (s *API) getPermissions(c *fiber.Ctx) error {
 	}
 	var key [64]byte
 	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/permissions", gen), func() (*answer.Answer, error) {
-		return answer.JSON(f.Permissions())
+		return tagged(answer.JSON(f.Permissions()))("api-permissions", nil)
 	})
 	if err != nil {
 		return err
@@ -488,4 +495,25 @@ func (s *API) fairUse(c *fiber.Ctx) error {
 			s.cfg.FairUseRate, secs).RetryAfter(secs)
 	}
 	return c.Next()
+}
+
+// tags are the cache tags of a legacy answer (docs/operations.md, *Behind
+// a CDN*): every answer of the edge ("edge"), every legacy answer
+// ("edge-legacy"), its route, and its store when it has one.
+func tags(route string, store *views.Store) []string {
+	t := []string{"edge", "edge-legacy", route}
+	if store != nil {
+		t = append(t, "store-"+store.String())
+	}
+	return t
+}
+
+// tagged tags the answer that build returned, unless it failed.
+func tagged(a *answer.Answer, err error) func(route string, store *views.Store) (*answer.Answer, error) {
+	return func(route string, store *views.Store) (*answer.Answer, error) {
+		if err != nil {
+			return nil, err
+		}
+		return a.Tag(tags(route, store)...), nil
+	}
 }

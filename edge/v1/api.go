@@ -65,6 +65,7 @@ func New(cfg Config, src Sources) (*API, error) {
 	// when this process started (an edge started later gives a later date,
 	// which costs a client at most one full answer).
 	openapi.SetModified(time.Now())
+	openapi.Tag("edge", "api-v1-openapi")
 	return &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
 		gate: src.Gate, log: src.Log, openapi: openapi}, nil
 }

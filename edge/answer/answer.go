@@ -42,14 +42,6 @@ func (a *Answer) Tag(tags ...string) *Answer {
 	return a
 }
 
-// Tags returns the answer's cache tags.
-func (a *Answer) Tags() []string {
-	if len(a.surrogate) == 0 {
-		return nil
-	}
-	return strings.Fields(string(a.surrogate))
-}
-
 // SetModified sets the answer's Last-Modified to t (to the second); the
 // zero t leaves it without one. Call it before the answer is shared.
 func (a *Answer) SetModified(t time.Time) {

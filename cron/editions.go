@@ -21,13 +21,29 @@ import (
 // At most max editions are kept built. Each edition is a deterministic
 // function of the data up to the end of its week. Each week state is read
 // holding heavy (when not nil; see Views.Heavy), so that it never adds to
-// the memory of a full reload.
-func EditionsJob(db *analytics.Lazy, pub *views.Published[editions.Set], schedule string, max int, heavy sync.Locker, log *slog.Logger) Job {
+// the memory of a full reload. The job first waits on ready (when not nil;
+// see Views.WaitFigures): after a restart, the listings and figures come
+// first. When it built an edition, it collects the week states it read and
+// returns their pages to the system, so RSS settles at the published
+// state's size.
+func EditionsJob(db *analytics.Lazy, pub *views.Published[editions.Set], schedule string, max int, heavy sync.Locker,
+	ready func(context.Context) error, log *slog.Logger) Job {
 	return Job{Name: "editions", Schedule: schedule, Run: func(ctx context.Context) error {
+		if ready != nil {
+			if err := ready(ctx); err != nil {
+				return err
+			}
+		}
 		conn, first, last, err := dataSpan(ctx, db)
 		if err != nil || conn == nil {
 			return err // nil: no data yet
 		}
+		before := pub.Load()
+		defer func() {
+			if pub.Load() != before {
+				collectReplaced()
+			}
+		}()
 		return BuildEditions(ctx, pub, max, first, last, func(ctx context.Context, at time.Time) (*editions.State, error) {
 			if heavy != nil {
 				heavy.Lock()

@@ -34,6 +34,8 @@ type Views struct {
 	waits     atomic.Int64 // full reloads put off for memory
 	afterPart func()       // test hook: runs after the first part of a full load
 	onBuild   func()       // runs before a reload builds its figures (see OnReloadBuild)
+	figures   chan struct{} // closed when the first state with figures is published
+	once      sync.Once
 }
 
 // ReloadGCPercent is the collector's GOGC while a full reload runs.
@@ -167,7 +169,20 @@ func (v *Views) reloadFits() bool {
 
 // NewViews returns the builder of the state published in pub.
 func NewViews(db *analytics.Lazy, pub *views.Published[views.State], log *slog.Logger) *Views {
-	return &Views{db: db, pub: pub, log: log, memory: heapNow}
+	return &Views{db: db, pub: pub, log: log, memory: heapNow, figures: make(chan struct{})}
+}
+
+// WaitFigures waits until the first state with figures is published, or
+// ctx ends. A job that would compete with the first full load for
+// ClickHouse and memory (the editions) waits on it, so that the listings
+// and then the figures are served as soon as a restart allows.
+func (v *Views) WaitFigures(ctx context.Context) error {
+	select {
+	case <-v.figures:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // OnReloadBuild sets what a full reload runs before it builds the new
@@ -357,6 +372,7 @@ func (v *Views) publish(r *views.Replica, snapshots int64, kind string, gc func(
 	f := views.Build(r, snapshots)
 	restore()
 	v.pub.Publish(&views.State{Replica: r, Figures: f})
+	v.once.Do(func() { close(v.figures) })
 	_, took := f.BuiltAt()
 	info := r.Info()
 	phases := make([]any, 0, 2*len(f.BuildPhases()))

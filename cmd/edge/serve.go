@@ -147,7 +147,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	editions := &views.Published[editions.Set]{}
 	if editionsSchedule != "off" {
-		if err := jobs.Add(cron.EditionsJob(db, editions, editionsSchedule, maxEditions, vb.Heavy(), log)); err != nil {
+		if err := jobs.Add(cron.EditionsJob(db, editions, editionsSchedule, maxEditions, vb.Heavy(), vb.WaitFigures, log)); err != nil {
 			return err
 		}
 	}

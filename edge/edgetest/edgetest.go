@@ -109,7 +109,7 @@ func Start(t testing.TB, d Dataset, log *slog.Logger, opts ...func(*edge.Config)
 		src.DB = analytics.NewLazy(*d.CH)
 		vb := cron.NewViews(src.DB, h.State, log)
 		jobs = []cron.Job{vb.FullJob("@every 1h"), vb.RefreshJob("@every 1h"),
-			cron.EditionsJob(src.DB, h.Editions, "@every 1h", 260, vb.Heavy(), log), cron.RanksJob(src.DB, "@every 1h", log)}
+			cron.EditionsJob(src.DB, h.Editions, "@every 1h", 260, vb.Heavy(), nil, log), cron.RanksJob(src.DB, "@every 1h", log)}
 	} else {
 		// Nothing listens on port 1 of loopback: every read fails at once.
 		chCfg := analytics.DefaultConfig()

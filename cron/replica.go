@@ -31,9 +31,9 @@ type Views struct {
 	// memory returns the live heap after the last collection and the
 	// process's memory limit (math.MaxInt64: none); tests replace it.
 	memory    func() (live, limit int64)
-	waits     atomic.Int64 // full reloads put off for memory
-	afterPart func()       // test hook: runs after the first part of a full load
-	onBuild   func()       // runs before a reload builds its figures (see OnReloadBuild)
+	waits     atomic.Int64  // full reloads put off for memory
+	afterPart func()        // test hook: runs after the first part of a full load
+	onBuild   func()        // runs before a reload builds its figures (see OnReloadBuild)
 	figures   chan struct{} // closed when the first state with figures is published
 	once      sync.Once
 }

@@ -79,16 +79,16 @@ func TestRawAndPlainAnswersIdentical(t *testing.T) {
 	}
 }
 
-// TestListenOff checks that Listen returns the listener unchanged when raw
-// I/O is off.
+// TestListenOff checks that with raw I/O off Listen keeps the standard
+// connections, wrapped only so that they can linger (see Linger).
 func TestListenOff(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	if Listen(ln, false) != ln {
-		t.Error("Listen(ln, false) wrapped the listener")
+	if l, ok := Listen(ln, false).(lingerListener); !ok || l.Listener != ln {
+		t.Error("Listen(ln, false) did not leave the standard connections, only able to linger")
 	}
 	if Send(nil, nil) {
 		t.Error("Send of no file reported success")

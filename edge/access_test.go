@@ -399,6 +399,7 @@ func TestSearchPool(t *testing.T) {
 	if a := call(t, "GET", h.Base+"/api/v1/listings?q=ab", nil, ""); a.status != 200 {
 		t.Fatalf("first search: %d %s", a.status, a.body)
 	}
+	h.Server.WaitAnswers() // the cache keeps answers asynchronously
 	for _, path := range []string{"/api/v1/listings?q=cd", "/api/v1/reviews/search?q=great"} {
 		a := call(t, "GET", h.Base+path, nil, "")
 		problem(t, a, http.StatusTooManyRequests)

@@ -250,6 +250,10 @@ func (s *Server) App() *fiber.App { return s.app }
 // peaks.
 func (s *Server) DropAnswers() { s.answers.Drop() }
 
+// WaitAnswers waits until every answer cached so far is kept or refused
+// (the cache keeps answers asynchronously); for tests.
+func (s *Server) WaitAnswers() { s.answers.Wait() }
+
 // Serve answers on ln until ctx is done, then stops gracefully: it stops
 // accepting, lets requests in flight finish (up to ShutdownTimeout) and
 // returns.
@@ -271,6 +275,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	var synced sync.WaitGroup
 	synced.Go(func() { s.keys.Run(syncCtx, s.cfg.KeysEvery, s.cfg.ReadBudget+5*time.Second, s.log) })
 	synced.Go(func() { s.limits.Usage.Run(syncCtx, s.cfg.UsageEvery, max(s.cfg.UsageEvery, 2*time.Second), s.log) })
+	synced.Go(func() { s.precompress(syncCtx) })
 	defer func() {
 		stopSync()
 		synced.Wait()

@@ -368,6 +368,7 @@ func TestLegacyTextSearchPoolAndBudget(t *testing.T) {
 	if a := get(t, "GET", h.Base+"/api/extensions?q=ab"); a.status != 200 {
 		t.Fatalf("first search: %d %s", a.status, a.body)
 	}
+	h.Server.WaitAnswers() // the cache keeps answers asynchronously
 	for _, path := range []string{"/api/extensions?q=cd", "/api/extensions.csv?q=cd", "/api/v1/listings?q=cd"} {
 		a := get(t, "GET", h.Base+path)
 		problem(t, a, http.StatusTooManyRequests)

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/edge-stats/edge/edge/access"
+	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
 )
@@ -25,6 +26,10 @@ type metrics struct {
 	requests  *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
 	toolCalls *prometheus.CounterVec
+	// precompressSeconds times each round of precompression, and
+	// precompressed counts its answers by how their variants were made.
+	precompressSeconds prometheus.Histogram
+	precompressed      *prometheus.CounterVec
 	// byRoute holds each route's latency histogram and request counts,
 	// so that a request neither hashes nor validates its labels. It is
 	// made once the routes are registered and never changes.
@@ -126,16 +131,26 @@ func newMetrics(s *Server) *metrics {
 			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}}, []string{"route"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_tool_calls_total",
 			Help: "tools/call requests to /mcp, by the path that answered them: fast (edge's own) or sdk."}, []string{"path"}),
+		precompressSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "edge_precompress_round_seconds",
+			Help:    "Time to encode the answers of a published state in every coding at the best level.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 60}}),
+		precompressed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_precompressed_answers_total",
+			Help: "Answers given their best variants when a state was published: compressed, or reused from an equal answer of the previous state."},
+			[]string{"how"}),
 	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		stateCollector{s}, m.requests, m.latency, m.toolCalls)
+		stateCollector{s}, m.requests, m.latency, m.toolCalls,
+		m.precompressSeconds, m.precompressed)
 	m.reg.MustRegister(s.answers.Collectors()...)
 	return m
 }
 
-// observe counts every request by route pattern (never the raw path, so
+// observe counts every request but the server's own by route pattern (never the raw path, so
 // the label set stays small) and status, and times it.
 func (m *metrics) observe(c *fiber.Ctx) error {
+	if answer.Capturing(c.Context()) {
+		return c.Next() // the server's own request, made to precompress answers
+	}
 	start := access.RequestTime(c) // when fasthttp read the request
 	err := c.Next()
 	status := c.Response().StatusCode()

@@ -371,7 +371,11 @@ func TestMetrics(t *testing.T) {
 
 	// Requests are counted by route pattern and status and timed by route;
 	// an unknown address counts as unmatched; the answer cache counts its
-	// hits and misses.
+	// hits and misses. The requests the edge makes itself to precompress
+	// the published answers (after the publish, in the background) count
+	// as lookups but not as requests: wait for them to end.
+	waitMetric(t, h.Base, "edge_precompress_round_seconds_count", 1)
+	lookups := metricOf(t, h.Base, "edge_answer_cache_hits_total") + metricOf(t, h.Base, "edge_answer_cache_misses_total")
 	first := get(t, "GET", h.Base+"/api/v1/categories/firefox")
 	get(t, "GET", h.Base+"/api/v1/categories/firefox")
 	req, _ := http.NewRequest("GET", h.Base+"/api/v1/categories/firefox", nil)
@@ -397,11 +401,11 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
-	// The cache stores asynchronously: the second read may miss too. Each
-	// of the three lookups is one hit or one miss.
+	// Each of the three lookups is one hit or one miss (the precompression
+	// cached the answer, but ristretto keeps it asynchronously).
 	hits, misses := metricValue(t, body, "edge_answer_cache_hits_total"), metricValue(t, body, "edge_answer_cache_misses_total")
-	if misses < 1 || hits+misses != 3 {
-		t.Errorf("answer cache: %v hits, %v misses; want 3 lookups, the first a miss", hits, misses)
+	if hits < 1 || hits+misses != lookups+3 {
+		t.Errorf("answer cache: %v hits, %v misses after %v lookups; want 3 lookups more, at least one a hit", hits, misses, lookups)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -318,14 +319,35 @@ type State struct {
 // Editions). The zero value holds none. Readers call Load without locking;
 // a builder calls Publish with a complete new value.
 type Published[T any] struct {
-	p atomic.Pointer[T]
+	p       atomic.Pointer[T]
+	mu      sync.Mutex
+	changed chan struct{} // closed at the next Publish; nil until asked for
 }
 
 // Load returns the current value, or nil before the first publish.
 func (p *Published[T]) Load() *T { return p.p.Load() }
 
 // Publish makes v the current value.
-func (p *Published[T]) Publish(v *T) { p.p.Store(v) }
+func (p *Published[T]) Publish(v *T) {
+	p.p.Store(v)
+	p.mu.Lock()
+	if p.changed != nil {
+		close(p.changed)
+		p.changed = nil
+	}
+	p.mu.Unlock()
+}
+
+// Changed returns a channel that is closed at the next Publish: take it
+// before loading the value, and a publish between the two is not missed.
+func (p *Published[T]) Changed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.changed == nil {
+		p.changed = make(chan struct{})
+	}
+	return p.changed
+}
 
 // Interner shares one copy of equal strings, such as category names,
 // developers, permissions and topics, across the listings of a replica,

@@ -50,6 +50,10 @@ var internalCall = internalCallKey{}
 // behalf, which Limit lets pass.
 func MarkInternal(rc *fasthttp.RequestCtx) { rc.SetUserValue(internalCall, true) }
 
+// Internal reports whether c is a request the server makes itself
+// (MarkInternal).
+func Internal(c *fiber.Ctx) bool { return c.Locals(internalCall) != nil }
+
 // Header names in the canonical case fasthttp keeps them in, so that
 // reading and setting them skips normalizing their names.
 var (
@@ -221,7 +225,7 @@ func headerKey(authz, xkey []byte) (key []byte, ok bool) {
 // on a caller's behalf (MarkInternal) passes: its /mcp request was
 // counted.
 func (g *Gate) Limit(c *fiber.Ctx) error {
-	if c.Locals(internalCall) != nil {
+	if Internal(c) {
 		return c.Next()
 	}
 	who, err := g.Identify(c)

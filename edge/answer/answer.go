@@ -6,16 +6,20 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/edge-stats/edge/edge/coding"
 	"github.com/edge-stats/edge/edge/transport"
 )
 
-// Answer is an encoded response body with its weak ETag. Answers are
-// immutable once made: the cache and every request share them.
+// Answer is an encoded response body with its weak ETag, and the same
+// body in each content coding (gzip, br, zstd) from MinCompressSize on.
+// Answers are immutable once made, but for variants added as they are
+// first asked for: the cache and every request share them.
 type Answer struct {
 	Body        []byte
 	ETag        string // weak: W/"<hash of the body>"
@@ -32,6 +36,14 @@ type Answer struct {
 	// CDN's purge by tag: Surrogate-Key (space-separated: Fastly, Varnish
 	// xkey) and Cache-Tag (comma-separated: Cloudflare, Akamai). nil: none.
 	surrogate, cacheTag []byte
+	// vars are the body in each content coding but identity (index 0),
+	// each set once, when first asked for or by a Precompressor; best
+	// says they are all there at the best level. home is the cache entry
+	// that holds the answer (nil: none), told when a variant adds to its
+	// cost.
+	vars [coding.Count]atomic.Pointer[variant]
+	best atomic.Bool
+	home *cached
 }
 
 // Tag sets the answer's cache tags (lower-case letters, digits and '-'

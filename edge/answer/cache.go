@@ -30,12 +30,15 @@ type Cache struct {
 	hits     prometheus.Counter
 	misses   prometheus.Counter
 	aliases  *[aliasSlots]atomic.Pointer[aliasEntry]
+	epoch    atomic.Uint64 // Drops so far
 }
 
-// cached is an answer in the cache with its key's second hash.
+// cached is an answer in the cache under its key's first hash h, with the
+// key's second hash, and the cache's epoch when it was kept.
 type cached struct {
-	check uint64
-	a     *Answer
+	h, check, epoch uint64
+	a               *Answer
+	cache           *Cache
 }
 
 // NewCache returns a cache of at most maxBytes of answers.
@@ -85,7 +88,8 @@ func (ac *Cache) Get(key Key, build func() (*Answer, error)) (*Answer, error) {
 		a.SetModified(ac.modified())
 	}
 	a.file = transport.NewFile(a.Body)
-	ac.c.Set(h, &cached{check: check, a: a}, cost(a))
+	a.home = &cached{h: h, check: check, epoch: ac.epoch.Load(), a: a, cache: ac}
+	ac.c.Set(h, a.home, cost(a))
 	return a, nil
 }
 
@@ -95,16 +99,6 @@ func (ac *Cache) Get(key Key, build func() (*Answer, error)) (*Answer, error) {
 // edge of a fleet, so a CDN may revalidate against any of them. Call it
 // before the cache is used.
 func (ac *Cache) SetModified(modified func() time.Time) { ac.modified = modified }
-
-// cost is what keeping a costs the cache: its body and bookkeeping, and
-// the body again when a large answer is also in a memfd.
-func cost(a *Answer) int64 {
-	n := int64(len(a.Body) + 128)
-	if a.file != nil {
-		n += int64(len(a.Body))
-	}
-	return n
-}
 
 // An alias is a second key of an answer: the request as it came (route,
 // generation and raw query), so that asking again the same way skips
@@ -193,6 +187,7 @@ func (ac *Cache) Alias(alias, canonical Key) {
 // spent on the new state. Answers asked for meanwhile are computed and
 // cached again.
 func (ac *Cache) Drop() {
+	ac.epoch.Add(1)
 	ac.c.Clear()
 	for i := range ac.aliases {
 		ac.aliases[i].Store(nil)

@@ -10,6 +10,8 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 	"github.com/valyala/fasthttp"
 
+	"github.com/edge-stats/edge/edge/coding"
+	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/transport"
 )
 
@@ -30,33 +32,85 @@ func Public(maxAge time.Duration) string {
 // Send writes a with its ETag, Last-Modified (when it has one) and
 // cacheControl, or 304 with no body when the client's copy is current
 // (notModified). A NoStore answer is sent whole with
-// Cache-Control: no-store. A large answer goes out by sendfile from its
-// memfd when the connection allows (package transport).
+// Cache-Control: no-store.
+//
+// The body goes out in the content coding the request's Accept-Encoding
+// prefers among those a offers (package coding; 406 when it accepts
+// none), with Vary: Accept-Encoding on every answer that has codings to
+// offer, 304s included. The v1 API's answers (cacheControl Private) also
+// vary by key: a browser must not answer a keyed request with the copy
+// of a request made without one (their RateLimit headers differ). Every
+// coding shares the answer's weak ETag (docs/api-v1.md, Compression). A
+// large body goes out by sendfile from its memfd when the connection
+// allows (package transport).
 func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
-	if a.NoStore {
-		c.Set(fiber.HeaderCacheControl, "no-store")
-		c.Set(fiber.HeaderContentType, a.ContentType)
-		return c.Send(a.Body)
-	}
 	h := &c.Response().Header
-	h.SetCanonical(headerETag, utils.UnsafeBytes(a.ETag))
-	h.SetCanonical(headerCacheControl, utils.UnsafeBytes(cacheControl))
-	if a.lastModified != nil {
-		h.SetCanonical(headerLastModified, a.lastModified)
+	offered := a.offered()
+	if offered != coding.IdentityOnly {
+		if cacheControl == Private {
+			h.SetCanonical(headerVary, varyEncodingAndKey)
+		} else {
+			h.SetCanonical(headerVary, varyEncoding)
+		}
+	} else if cacheControl == Private {
+		h.SetCanonical(headerVary, varyKey)
 	}
-	if a.surrogate != nil {
-		h.SetCanonical(headerSurrogateKey, a.surrogate)
-		h.SetCanonical(headerCacheTag, a.cacheTag)
+	if a.NoStore {
+		h.SetCanonical(headerCacheControl, noStore)
+	} else {
+		h.SetCanonical(headerETag, utils.UnsafeBytes(a.ETag))
+		h.SetCanonical(headerCacheControl, utils.UnsafeBytes(cacheControl))
+		if a.lastModified != nil {
+			h.SetCanonical(headerLastModified, a.lastModified)
+		}
+		if a.surrogate != nil {
+			h.SetCanonical(headerSurrogateKey, a.surrogate)
+			h.SetCanonical(headerCacheTag, a.cacheTag)
+		}
+		if !a.best.Load() {
+			if cp, ok := c.Context().UserValue(captureKey{}).(*Capture); ok {
+				cp.add(a)
+			}
+		}
+		if notModified(&c.Request().Header, a) {
+			c.Response().SetStatusCode(fiber.StatusNotModified)
+			return nil
+		}
 	}
-	if notModified(&c.Request().Header, a) {
-		c.Response().SetStatusCode(fiber.StatusNotModified)
-		return nil
+	ae := c.Request().Header.PeekCanonical(headerAcceptEncoding)
+	// An empty Accept-Encoding and none lead to the same choice (identity),
+	// so fasthttp's not telling them apart does not matter.
+	enc, ok := coding.Choose(ae, len(ae) > 0, offered)
+	if !ok {
+		return problem.Newf(http.StatusNotAcceptable,
+			"Accept-Encoding refuses every coding of this answer (%s): allow identity, or one of gzip, br and zstd for answers of %d bytes or more.",
+			offeredNames(offered), MinCompressSize)
 	}
 	h.SetContentType(a.ContentType)
-	if transport.Send(c.Context(), a.file) {
+	body, file := a.Body, a.file
+	if enc != coding.Identity {
+		v, err := a.variant(enc)
+		if err != nil {
+			return fmt.Errorf("answer in %v: %w", enc, err)
+		}
+		h.SetCanonical(headerContentEncoding, encodingNames[enc])
+		body, file = v.body, v.file
+	}
+	if transport.Send(c.Context(), file) {
 		return nil
 	}
-	return c.Send(a.Body)
+	return c.Send(body)
+}
+
+// offeredNames lists the codings of offered, for a problem's detail.
+func offeredNames(offered coding.Set) string {
+	var names []string
+	for c := coding.Identity; c < coding.Count; c++ {
+		if offered.Has(c) {
+			names = append(names, c.String())
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // notModified reports whether the client's copy is current, by RFC 9110
@@ -89,6 +143,20 @@ var (
 	headerIfModifiedSince = []byte("If-Modified-Since")
 	headerSurrogateKey    = []byte("Surrogate-Key")
 	headerCacheTag        = []byte("Cache-Tag")
+	headerVary            = []byte("Vary")
+	headerAcceptEncoding  = []byte("Accept-Encoding")
+	headerContentEncoding = []byte("Content-Encoding")
+
+	noStore            = []byte("no-store")
+	varyEncoding       = []byte("Accept-Encoding")
+	varyKey            = []byte("Authorization, X-Api-Key")
+	varyEncodingAndKey = []byte("Accept-Encoding, Authorization, X-Api-Key")
+	encodingNames      = func() (n [coding.Count][]byte) {
+		for c := range n {
+			n[c] = []byte(coding.Coding(c).String())
+		}
+		return n
+	}()
 )
 
 // ETagMatches applies If-None-Match's weak comparison (RFC 9110 13.1.2):

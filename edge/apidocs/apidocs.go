@@ -22,9 +22,9 @@ const redocSHA256 = "dcaf76612bc4a3fbcc923a8966dee2f6146a5f32e5ce1b6f02dd60cbbf8
 //go:embed assets/redoc.standalone-2.5.4.js
 var redocJS []byte
 
-// redocPath is where the script is served: its name carries the version,
+// ScriptPath is where the script is served: its name carries the version,
 // so it is cached for a year and a new release gets a new address.
-const redocPath = "/docs/redoc.standalone-" + RedocVersion + ".js"
+const ScriptPath = "/docs/redoc.standalone-" + RedocVersion + ".js"
 
 // docsPage renders the description at /api/v1/openapi.json.
 const docsPage = `<!doctype html>
@@ -37,7 +37,7 @@ const docsPage = `<!doctype html>
 </head>
 <body>
 <redoc spec-url="/api/v1/openapi.json"></redoc>
-<script src="` + redocPath + `"></script>
+<script src="` + ScriptPath + `"></script>
 </body>
 </html>
 `
@@ -79,7 +79,7 @@ func Routes(app *fiber.App) {
 	docs := answer.New([]byte(docsPage), fiber.MIMETextHTMLCharsetUTF8).Tag("edge", "docs")
 	home := answer.New([]byte(homePage), fiber.MIMETextHTMLCharsetUTF8).Tag("edge", "docs")
 	homeAsJSON := answer.New([]byte(homeJSON), fiber.MIMEApplicationJSON).Tag("edge", "docs")
-	app.Get(redocPath, func(c *fiber.Ctx) error {
+	app.Get(ScriptPath, func(c *fiber.Ctx) error {
 		return answer.Send(c, script, "public, max-age=31536000, immutable")
 	})
 	app.Get("/docs", func(c *fiber.Ctx) error {

@@ -479,9 +479,9 @@ func (s *API) getPermissions(c *fiber.Ctx) error {
 }
 
 // fairUse enforces the legacy API's fair use per address, except for
-// exempt (trusted CDN) addresses.
+// exempt (trusted CDN) addresses and the server's own requests.
 func (s *API) fairUse(c *fiber.Ctx) error {
-	if !s.fairuse.On() {
+	if !s.fairuse.On() || access.Internal(c) {
 		return c.Next()
 	}
 	a := s.cfg.Proxies.Of(c)

@@ -1,0 +1,96 @@
+package edge
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/edge-stats/edge/edge/access"
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/apidocs"
+	"github.com/edge-stats/edge/views"
+)
+
+// precompressedPaths are the answers encoded in every coding at the best
+// level whenever a state or an edition is published, before anyone asks:
+// those a published state alone determines (summary, categories, stats,
+// charts, tags, weeks) and the first pages dashboards ask for (every
+// store's first page of listings, in both APIs), and the static documents
+// (the OpenAPI description, /docs and its script, /). Every other answer
+// is compressed at the fast level when a client first asks for it in a
+// coding (docs/api-v1.md, Compression).
+func precompressedPaths() []string {
+	paths := []string{"/api/summary", "/api/permissions", "/api/categories", "/api/extensions",
+		"/api/v1/listings", "/api/v1/tags", "/api/v1/week", "/api/v1/weeks",
+		"/api/v1/openapi.json", "/", "/docs", apidocs.ScriptPath}
+	for _, st := range views.Stores {
+		name, n := st.String(), strconv.Itoa(int(st))
+		paths = append(paths, "/api/categories?platform="+n, "/api/extensions?platform="+n,
+			"/api/v1/listings?store="+name, "/api/v1/categories/"+name, "/api/v1/charts/"+name,
+			"/api/v1/stores/"+name+"/stats")
+	}
+	return paths
+}
+
+// precompressRound asks for every precompressed path in process, as the
+// tool server asks for its reads (no limits apply), and encodes each
+// answer sent that lacks its best variants.
+func (s *Server) precompressRound(ctx context.Context, p *answer.Precompressor) {
+	start := time.Now()
+	p.Round()
+	var capture answer.Capture
+	rc := new(fasthttp.RequestCtx)
+	compressed, reused := 0, 0
+	for _, path := range precompressedPaths() {
+		if ctx.Err() != nil {
+			return
+		}
+		rc.Request.Reset()
+		rc.Response.Reset()
+		rc.Request.Header.SetMethod(fiber.MethodGet)
+		rc.Request.SetRequestURI(path)
+		rc.Init2(nil, discardLogger{}, false)
+		rc.ResetUserValues()
+		access.MarkInternal(rc)
+		answer.CaptureAnswers(rc, &capture)
+		s.handler(rc)
+		for _, a := range capture.Answers() {
+			did, err := p.Compress(a)
+			if err != nil {
+				s.log.Error("precompress", "path", path, "err", err)
+				continue
+			}
+			if did {
+				compressed++
+			} else {
+				reused++
+			}
+		}
+	}
+	s.metrics.precompressSeconds.Observe(time.Since(start).Seconds())
+	s.metrics.precompressed.WithLabelValues("compressed").Add(float64(compressed))
+	s.metrics.precompressed.WithLabelValues("reused").Add(float64(reused))
+	s.log.Debug("answers precompressed", "compressed", compressed, "reused", reused, "took", time.Since(start))
+}
+
+// precompress runs a round after each publish of a state or an edition
+// set, from the first state with figures on (before it, the first load
+// needs the cores more), until ctx is done.
+func (s *Server) precompress(ctx context.Context) {
+	var p answer.Precompressor
+	for {
+		state, editions := s.state.Changed(), s.editions.Changed()
+		if st := s.state.Load(); st != nil && st.Figures != nil {
+			s.precompressRound(ctx, &p)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-state:
+		case <-editions:
+		}
+	}
+}

@@ -3,6 +3,7 @@
 package edge_test
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/http"
@@ -21,7 +22,10 @@ import (
 // Cache-Control, keeps objects past their TTL so it can revalidate them
 // with If-None-Match, says in X-Cache whether it answered from cache, and
 // purges by cache tag on a BAN request naming one in X-Purge-Tag (the
-// recipe of docs/operations.md, without the xkey module).
+// recipe of docs/operations.md, without the xkey module). Varnish asks
+// the origin for gzip and stores that, gunzipping for clients without
+// it; brotli passes through as an object of its own for clients that
+// accept it (docs/operations.md, Compression behind a CDN).
 const vcl = `vcl 4.1;
 backend edge { .host = "%s"; .port = "%s"; }
 sub vcl_recv {
@@ -30,6 +34,14 @@ sub vcl_recv {
     ban("obj.http.Cache-Tag ~ (^|,)" + req.http.X-Purge-Tag + "(,|$)");
     return (synth(200, "Banned"));
   }
+  if (req.http.Accept-Encoding ~ "(^|[ ,])br([ ,;]|$)") { set req.http.X-Brotli = "1"; }
+}
+sub vcl_hash {
+  if (req.http.X-Brotli) { hash_data("br"); }
+}
+sub vcl_backend_fetch {
+  if (bereq.http.X-Brotli) { set bereq.http.Accept-Encoding = "br"; }
+  unset bereq.http.X-Brotli;
 }
 sub vcl_backend_response { set beresp.keep = 1h; }
 sub vcl_deliver {
@@ -194,5 +206,63 @@ func TestPurgeByTagBehindVarnish(t *testing.T) {
 		if _, cache := fetch(path); cache != "MISS" {
 			t.Fatalf("%s after purging edge-legacy: %s", path, cache)
 		}
+	}
+}
+
+// TestCompressionBehindVarnish: through Varnish, a client that accepts
+// gzip and one that does not each get the right bytes from the one cached
+// object (Varnish stores the origin's gzip and gunzips for the other), a
+// brotli client gets the origin's brotli from an object of its own, and
+// once max-age has passed the compressed objects are revalidated with a
+// 304 from the origin.
+func TestCompressionBehindVarnish(t *testing.T) {
+	h := legacyEdge(t, func(c *edge.Config) { c.PublicMaxAge = time.Second })
+	cdn := startVarnish(t, strings.TrimPrefix(h.Base, "http://"))
+	const path = "/api/extensions?platform=1"
+	plain := fetch(t, "GET", h.Base+path)
+	if len(plain.raw) < 4<<10 {
+		t.Fatalf("%s: %d bytes, want an answer worth compressing", path, len(plain.raw))
+	}
+	via := func(accept, wantEncoding, wantCache string) coded {
+		t.Helper()
+		a := fetch(t, "GET", cdn+path, "Accept-Encoding", accept)
+		if a.status != 200 || a.header.Get("Content-Encoding") != wantEncoding || !bytes.Equal(a.decoded, plain.raw) {
+			t.Fatalf("Accept-Encoding %q via Varnish: %d, Content-Encoding %q (want %q), %d bytes decoding to %d (want %d)",
+				accept, a.status, a.header.Get("Content-Encoding"), wantEncoding, len(a.raw), len(a.decoded), len(plain.raw))
+		}
+		if wantCache != "" && a.header.Get("X-Cache") != wantCache {
+			t.Fatalf("Accept-Encoding %q via Varnish: X-Cache %q, want %s", accept, a.header.Get("X-Cache"), wantCache)
+		}
+		if a.header.Get("ETag") != plain.header.Get("ETag") {
+			t.Errorf("Accept-Encoding %q via Varnish: ETag %q, the origin's is %q", accept, a.header.Get("ETag"), plain.header.Get("ETag"))
+		}
+		return a
+	}
+	gz := via("gzip, deflate", "gzip", "MISS")
+	if len(gz.raw) > len(plain.raw)/3 {
+		t.Errorf("gzip via Varnish: %d of %d bytes", len(gz.raw), len(plain.raw))
+	}
+	via("gzip", "gzip", "HIT")
+	via("", "", "HIT")         // gunzipped by Varnish from the same object
+	via("identity", "", "HIT") // the same
+	via("gzip, br", "br", "MISS")
+	br := via("br", "br", "HIT")
+	if len(br.raw) >= len(gz.raw) {
+		t.Errorf("br via Varnish: %d bytes, gzip %d: brotli should be smaller", len(br.raw), len(gz.raw))
+	}
+
+	// Past max-age, each compressed object is revalidated: the origin
+	// answers 304 and Varnish goes on serving the bytes it holds.
+	for _, accept := range []string{"gzip", "br"} {
+		before := origin304s(t, h, "/api/extensions")
+		time.Sleep(1100 * time.Millisecond)
+		for deadline := time.Now().Add(10 * time.Second); origin304s(t, h, "/api/extensions") == before; {
+			if time.Now().After(deadline) {
+				t.Fatalf("Varnish never revalidated its %s object with a 304 from the origin", accept)
+			}
+			via(accept, accept, "")
+			time.Sleep(100 * time.Millisecond)
+		}
+		via(accept, accept, "HIT")
 	}
 }

@@ -17,6 +17,12 @@
 # median CPU time each server spent per request (from /proc, user plus
 # system).
 #
+# BENCH_ENCODING=gzip (or br) asks every answer compressed: the edge
+# serves its precompressed variant, and nginx the same bytes as a .gz (or
+# .br) file beside the plain one with gzip_static (brotli_static, from
+# Debian's libnginx-mod-http-brotli-static), as a static site serves
+# precompressed files.
+#
 # BENCH_PIN=1 gives each side a core of its own, as a server with remote
 # clients sees it: the edge (GOMAXPROCS=1) and one nginx worker on core 0,
 # a single-threaded wrk on core 1. Without it, all share both cores.
@@ -31,10 +37,17 @@ out=bench/out
 mkdir -p "$out"
 
 . bench/lib.sh
+enc=${BENCH_ENCODING:-identity}
+case $enc in identity | gzip | br) ;; *) echo "BENCH_ENCODING: identity, gzip or br" >&2; exit 2 ;; esac
+sudo=""; [ "$(id -u)" != 0 ] && sudo=sudo
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
   echo "cached.sh: installing nginx from Debian" >&2
-  sudo=""; [ "$(id -u)" != 0 ] && sudo=sudo
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null
+fi
+brotli_module=/usr/lib/nginx/modules/ngx_http_brotli_static_module.so
+if [ "$enc" = br ] && [ ! -f "$brotli_module" ]; then
+  echo "cached.sh: installing nginx's brotli_static module from Debian" >&2
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libnginx-mod-http-brotli-static >/dev/null
 fi
 bench_prepare
 
@@ -60,15 +73,31 @@ d = json.load(sys.stdin)
 sys.exit(0 if d.get("figures") and all(j["runs"] > 0 and not j["running"] for j in d["jobs"]) else 1)' 2>/dev/null; then break; fi
   sleep 1
 done
+# and once the published answers are precompressed (issue 21; an edge
+# without precompression has no such metric).
+for _ in $(seq 1 300); do
+  curl -fs 127.0.0.1:18090/metrics | grep -q '^edge_precompress_round_seconds_count [1-9]' && break
+  curl -fs 127.0.0.1:18090/metrics | grep -q '^edge_precompress_round_seconds' || break
+  sleep 1
+done
 
 # v1 small and large, legacy small and large.
 paths=("/api/v1/categories/chrome" "/api/v1/listings" "/api/summary" "/api/extensions?platform=0")
 files=("api/v1/categories/chrome" "api/v1/listings" "api/summary" "api/extensions-platform0")
 mkdir -p "$tmp/www/api/v1/categories"
+ext="" static="" module="" ae=()
+case $enc in
+  gzip) ext=.gz static="gzip_static on;" ;;
+  br) ext=.br static="brotli_static on;" module="load_module $brotli_module;" ;;
+esac
+[ "$enc" != identity ] && ae=(-H "Accept-Encoding: $enc")
 for i in "${!paths[@]}"; do
   curl -fs "127.0.0.1:18090${paths[$i]}" -o "$tmp/www/${files[$i]}"
+  # The edge's own compressed bytes, for nginx to serve as they are.
+  [ "$enc" != identity ] && curl -fs "${ae[@]}" "127.0.0.1:18090${paths[$i]}" -o "$tmp/www/${files[$i]}$ext"
 done
 cat > "$tmp/nginx.conf" <<CONF
+$module
 worker_processes $workers;
 pid $tmp/nginx.pid;
 error_log $tmp/error.log;
@@ -78,6 +107,7 @@ http {
   sendfile on; tcp_nopush on; keepalive_requests 1000000;
   default_type application/json;
   etag on;
+  $static
   server { listen 127.0.0.1:18091; root $tmp/www; }
 }
 CONF
@@ -85,7 +115,8 @@ nginx -c "$tmp/nginx.conf"
 sleep 0.5
 # Both must serve the same bytes with a 200, or the comparison means nothing.
 for i in "${!paths[@]}"; do
-  curl -fs "127.0.0.1:18091/${files[$i]}" | cmp -s - "$tmp/www/${files[$i]}" || { echo "nginx does not serve ${files[$i]} as edge does" >&2; exit 1; }
+  curl -fs "${ae[@]}" "127.0.0.1:18091/${files[$i]}" | cmp -s - "$tmp/www/${files[$i]}$ext" || { echo "nginx does not serve ${files[$i]} as edge does" >&2; exit 1; }
+  curl -fs "${ae[@]}" "127.0.0.1:18090${paths[$i]}" | cmp -s - "$tmp/www/${files[$i]}$ext" || { echo "the edge's ${paths[$i]} changed" >&2; exit 1; }
 done
 nginx_pids=$(pgrep -f "nginx: worker process" | tr '\n' ' ')
 
@@ -108,14 +139,14 @@ measure() {
 
 log="$tmp/rounds.txt"
 {
-  echo "== cached answers, ${wrk_cmd:-wrk -t2} -c$conns -d${secs}s, $rounds rounds, $mode, database $db, $(date -u +%FT%TZ)"
+  echo "== cached answers, ${wrk_cmd:-wrk -t2} -c$conns -d${secs}s, $rounds rounds, $mode, Accept-Encoding $enc, database $db, $(date -u +%FT%TZ)"
   for r in $(seq 1 "$rounds"); do
     for i in "${!paths[@]}"; do
-      e_tag=$(curl -sI "127.0.0.1:18090${paths[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
-      n_tag=$(curl -sI "127.0.0.1:18091/${files[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
+      e_tag=$(curl -sI "${ae[@]}" "127.0.0.1:18090${paths[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
+      n_tag=$(curl -sI "${ae[@]}" "127.0.0.1:18091/${files[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
       for status in 200 304; do
-        e_flags=() n_flags=()
-        [ "$status" = 304 ] && e_flags=(-H "If-None-Match: $e_tag") n_flags=(-H "If-None-Match: $n_tag")
+        e_flags=("${ae[@]}") n_flags=("${ae[@]}")
+        [ "$status" = 304 ] && e_flags+=(-H "If-None-Match: $e_tag") n_flags+=(-H "If-None-Match: $n_tag")
         order=(edge nginx)
         [ $((r % 2)) = 0 ] && order=(nginx edge)
         for server in "${order[@]}"; do
@@ -135,7 +166,7 @@ log="$tmp/rounds.txt"
 {
   echo "== medians of $rounds rounds"
   for i in "${!paths[@]}"; do
-    size=$(wc -c < "$tmp/www/${files[$i]}")
+    size=$(wc -c < "$tmp/www/${files[$i]}$ext")
     for status in 200 304; do
       echo "-- ${paths[$i]} (${size} B), $status"
       grep "^round [0-9]*  p$i-$status " "$log" | sed "s/  p$i-$status / /" > "$tmp/group.txt"

@@ -69,6 +69,11 @@ case "${1:-foundation}" in
     sleep 30
     echo "== uncached /api/v1/listings, $db, $(date -u +%FT%TZ)" | tee -a "$out/listings.txt"
     go run ./bench/listings --base http://127.0.0.1:18092 | tee -a "$out/listings.txt"
+    # The same queries with other page sizes (49 and 99), so that each is
+    # a miss again, asked in gzip or br: a miss's latency with its
+    # compression (issue 21).
+    echo "== uncached /api/v1/listings, Accept-Encoding: gzip, br, $db, $(date -u +%FT%TZ)" | tee -a "$out/listings.txt"
+    go run ./bench/listings --base http://127.0.0.1:18092 --accept-encoding "gzip, br" --limits 49,99 | tee -a "$out/listings.txt"
     echo "== uncached /api/extensions, $db, $(date -u +%FT%TZ)" | tee -a "$out/listings.txt"
     go run ./bench/listings --legacy --base http://127.0.0.1:18092 | tee -a "$out/listings.txt"
     ;;

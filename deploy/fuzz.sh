@@ -31,6 +31,7 @@ targets=(
 	"./edge/account FuzzSignUpBody"
 	"./views FuzzTextSearch"
 	"./analytics FuzzSplitJoined"
+	"./edge/coding FuzzChoose"
 )
 for t in "${targets[@]}"; do
 	set -- $t

@@ -102,8 +102,9 @@ func TestCompression(t *testing.T) {
 	}
 	etag := plain.header.Get("ETag")
 	for _, tt := range []struct{ accept, want string }{
-		{"", ""}, {"gzip", "gzip"}, {"x-gzip", "gzip"}, {"gzip, deflate, br, zstd", "br"}, {"gzip, zstd", "zstd"},
-		{"br;q=0.5, gzip;q=0.9", "gzip"}, {"*", "br"}, {"*;q=0.5, br;q=0", "zstd"}, {"identity;q=0, gzip", "gzip"},
+		// A miss: the cheapest coding first at equal weight (zstd).
+		{"", ""}, {"gzip", "gzip"}, {"x-gzip", "gzip"}, {"gzip, deflate, br, zstd", "zstd"}, {"gzip, br", "br"},
+		{"br;q=0.5, gzip;q=0.9", "gzip"}, {"*", "zstd"}, {"*;q=0.5, zstd;q=0", "br"}, {"identity;q=0, gzip", "gzip"},
 		{"deflate", ""}, {"gzip;q=0.1, identity", ""}, {"GZIP", "gzip"},
 	} {
 		var a coded
@@ -200,6 +201,15 @@ func TestPrecompressedOnPublish(t *testing.T) {
 			}
 		}
 	}
+	// A browser gets the smallest coding of a precompressed answer (br),
+	// the cheapest of one compressed at a miss (zstd).
+	if enc := fetch(t, "GET", h.Base+"/api/v1/listings", "Accept-Encoding", "gzip, deflate, br, zstd").header.Get("Content-Encoding"); enc != "br" {
+		t.Errorf("precompressed answer for a browser: %q, want br", enc)
+	}
+	if enc := fetch(t, "GET", h.Base+"/api/v1/listings?limit=58", "Accept-Encoding", "gzip, deflate, br, zstd").header.Get("Content-Encoding"); enc != "zstd" {
+		t.Errorf("answer of a miss for a browser: %q, want zstd", enc)
+	}
+
 	// A miss: the fast level.
 	path := "/api/v1/listings?limit=57&sort=rating"
 	plain := fetch(t, "GET", h.Base+path)

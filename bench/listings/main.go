@@ -2,11 +2,13 @@
 // asks a running edge every combination of store, sort, order, filters and
 // page size once (so that every answer is a cache miss), follows cursors a
 // few pages deep, and prints latency percentiles per kind of query and
-// overall. Requests go one at a time: this measures latency, not
+// overall (with --accept-encoding, of compressed answers, and the bytes
+// saved). Requests go one at a time: this measures latency, not
 // throughput.
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -16,14 +18,22 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"time"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 )
 
 func main() {
 	base := flag.String("base", "http://127.0.0.1:18092", "edge to measure")
 	deep := flag.Int("pages", 3, "pages to follow by cursor for each combination without q")
 	legacy := flag.Bool("legacy", false, "measure the legacy /api/extensions instead (every platform, sort and filter set, pages 1 and 3, and text searches)")
+	limitList := flag.String("limits", "50,100", "page sizes to ask (comma-separated)")
+	flag.StringVar(&acceptEncoding, "accept-encoding", "", "send this Accept-Encoding (gzip, br, zstd...) and time the compressed answer; empty: ask for the plain body")
 	flag.Parse()
+	limits = strings.Split(*limitList, ",")
 	run := run
 	if *legacy {
 		run = runLegacy
@@ -34,9 +44,30 @@ func main() {
 	}
 }
 
+// limits are the page sizes asked.
+var limits []string
+
+// acceptEncoding is the Accept-Encoding every request sends ("": none,
+// and Go's client adds none).
+var acceptEncoding string
+
+// wire and plain count the bytes received and the bytes they decode to.
+var wire, plain int64
+
+// client asks without Go's transparent gzip: what it times is what
+// arrives.
+var client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
+
 func getJSON(u string, v any) (time.Duration, error) {
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		return 0, err
+	}
+	if acceptEncoding != "" {
+		req.Header.Set("Accept-Encoding", acceptEncoding)
+	}
 	start := time.Now()
-	resp, err := http.Get(u)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err
 	}
@@ -46,6 +77,11 @@ func getJSON(u string, v any) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
+	wire += int64(len(body))
+	if body, err = decode(resp.Header.Get("Content-Encoding"), body); err != nil {
+		return 0, fmt.Errorf("GET %s: %w", u, err)
+	}
+	plain += int64(len(body))
 	if resp.StatusCode != 200 {
 		return 0, fmt.Errorf("GET %s: %d %s", u, resp.StatusCode, body)
 	}
@@ -119,7 +155,7 @@ func run(base string, deep int) error {
 					if f.needStore && store == "" {
 						continue
 					}
-					for _, limit := range []string{"50", "100"} {
+					for _, limit := range limits {
 						q := url.Values{"sort": {srt}, "limit": {limit}}
 						if store != "" {
 							q.Set("store", store)
@@ -211,6 +247,10 @@ func report(samples []sample) {
 		fmt.Printf("%-22s %7d %9v %9v %9v\n", "ALL but q", len(noText), pct(noText, 0.5).Round(10*time.Microsecond),
 			pct(noText, 0.99).Round(10*time.Microsecond), pct(noText, 1).Round(10*time.Microsecond))
 	}
+	if plain > 0 {
+		fmt.Printf("Accept-Encoding %q: %d bytes on the wire for %d of answers (%.1f%%)\n", acceptEncoding, wire, plain,
+			100*float64(wire)/float64(plain))
+	}
 }
 
 // runLegacy asks /api/extensions every combination of platform, sort and
@@ -282,4 +322,31 @@ func runLegacy(base string, _ int) error {
 	}
 	report(samples)
 	return nil
+}
+
+// decode undoes a Content-Encoding.
+func decode(enc string, b []byte) ([]byte, error) {
+	var r io.Reader
+	switch enc {
+	case "":
+		return b, nil
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		r = zr
+	case "br":
+		r = brotli.NewReader(bytes.NewReader(b))
+	case "zstd":
+		zr, err := zstd.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		defer zr.Close()
+		r = zr
+	default:
+		return nil, fmt.Errorf("Content-Encoding %q", enc)
+	}
+	return io.ReadAll(r)
 }

@@ -67,7 +67,7 @@ func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 			h.SetCanonical(headerSurrogateKey, a.surrogate)
 			h.SetCanonical(headerCacheTag, a.cacheTag)
 		}
-		if !a.best.Load() {
+		if offered != coding.IdentityOnly && !a.best.Load() {
 			if cp, ok := c.Context().UserValue(captureKey{}).(*Capture); ok {
 				cp.add(a)
 			}
@@ -80,7 +80,11 @@ func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 	ae := c.Request().Header.PeekCanonical(headerAcceptEncoding)
 	// An empty Accept-Encoding and none lead to the same choice (identity),
 	// so fasthttp's not telling them apart does not matter.
-	enc, ok := coding.Choose(ae, len(ae) > 0, offered)
+	order := coding.FastFirst
+	if a.best.Load() {
+		order = coding.SmallFirst
+	}
+	enc, ok := coding.Choose(ae, len(ae) > 0, offered, order)
 	if !ok {
 		return problem.Newf(http.StatusNotAcceptable,
 			"Accept-Encoding refuses every coding of this answer (%s): allow identity, or one of gzip, br and zstd for answers of %d bytes or more.",

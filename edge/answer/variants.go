@@ -70,13 +70,13 @@ func (a *Answer) recost() {
 // variant's bytes, and the bytes again of those also in a memfd.
 func cost(a *Answer) int64 {
 	n := int64(len(a.Body) + 128)
-	if a.file != nil {
+	if a.file != nil && a.file.Memfd() {
 		n += int64(len(a.Body))
 	}
 	for c := range a.vars {
 		if v := a.vars[c].Load(); v != nil {
 			n += int64(len(v.body) + 32)
-			if v.file != nil {
+			if v.file != nil && v.file.Memfd() {
 				n += int64(len(v.body))
 			}
 		}

@@ -20,9 +20,7 @@ import (
 // Coding is a content coding of an answer.
 type Coding uint8
 
-// The codings, in the server's order of preference among codings the
-// client weighs alike: brotli makes the smallest JSON, zstd decodes
-// fastest, gzip every client has.
+// The codings (their order of preference is an Order).
 const (
 	Identity Coding = iota
 	Brotli

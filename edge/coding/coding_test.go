@@ -137,6 +137,6 @@ func BenchmarkCompress(b *testing.B) {
 func BenchmarkChoose(b *testing.B) {
 	h := []byte("gzip, deflate, br, zstd")
 	for b.Loop() {
-		Choose(h, true, All)
+		Choose(h, true, All, SmallFirst)
 	}
 }

@@ -60,11 +60,11 @@ func TestChoose(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := Choose([]byte(tt.header), !tt.absent, tt.offered)
+			got, ok := Choose([]byte(tt.header), !tt.absent, tt.offered, SmallFirst)
 			if got != tt.want || ok != tt.ok {
 				t.Errorf("Choose(%q) = %v, %v; want %v, %v", tt.header, got, ok, tt.want, tt.ok)
 			}
-			ref, refOK := reference(tt.header, !tt.absent, tt.offered)
+			ref, refOK := reference(tt.header, !tt.absent, tt.offered, SmallFirst)
 			if ref != tt.want || refOK != tt.ok {
 				t.Errorf("reference(%q) = %v, %v; want %v, %v", tt.header, ref, refOK, tt.want, tt.ok)
 			}
@@ -72,9 +72,24 @@ func TestChoose(t *testing.T) {
 	}
 }
 
+func TestChooseOrder(t *testing.T) {
+	for _, tt := range []struct {
+		header string
+		order  Order
+		want   Coding
+	}{
+		{"gzip, deflate, br, zstd", SmallFirst, Brotli}, {"gzip, deflate, br, zstd", FastFirst, Zstd},
+		{"gzip, br", FastFirst, Brotli}, {"gzip, br;q=0.5, zstd;q=0.5", FastFirst, Gzip}, {"*", FastFirst, Zstd},
+	} {
+		if got, ok := Choose([]byte(tt.header), true, All, tt.order); got != tt.want || !ok {
+			t.Errorf("Choose(%q, %v) = %v, %v; want %v", tt.header, tt.order, got, ok, tt.want)
+		}
+	}
+}
+
 func TestChooseDoesNotAllocate(t *testing.T) {
 	h := []byte("gzip;q=0.8, deflate, BR;q=0.9, zstd;q=0.7, *;q=0.1, identity;q=0")
-	if n := testing.AllocsPerRun(100, func() { Choose(h, true, All) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { Choose(h, true, All, FastFirst) }); n != 0 {
 		t.Errorf("Choose allocates %v times a call", n)
 	}
 }
@@ -88,8 +103,12 @@ func FuzzChoose(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, header string, present bool) {
 		for _, offered := range []Set{All, IdentityOnly} {
-			got, ok := Choose([]byte(header), present, offered)
-			want, wantOK := reference(header, present, offered)
+			order := SmallFirst
+			if len(header)%2 == 1 {
+				order = FastFirst
+			}
+			got, ok := Choose([]byte(header), present, offered, order)
+			want, wantOK := reference(header, present, offered, order)
 			if got != want || ok != wantOK {
 				t.Fatalf("Choose(%q, %v) = %v, %v; the reference says %v, %v", header, offered, got, ok, want, wantOK)
 			}
@@ -101,7 +120,7 @@ func FuzzChoose(f *testing.F) {
 }
 
 // reference is Choose written for reading, not speed.
-func reference(header string, present bool, offered Set) (Coding, bool) {
+func reference(header string, present bool, offered Set, order Order) (Coding, bool) {
 	if !present {
 		return Identity, true
 	}
@@ -133,7 +152,7 @@ func reference(header string, present bool, offered Set) (Coding, bool) {
 		}
 	}
 	best, bestQ := Identity, 0
-	for _, c := range []Coding{Brotli, Zstd, Gzip, Identity} {
+	for _, c := range []Coding{order[0], order[1], order[2], Identity} {
 		if !offered.Has(c) {
 			continue
 		}

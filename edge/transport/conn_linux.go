@@ -282,8 +282,8 @@ type fileStream struct {
 }
 
 // WriteTo sends the headers marked as followed by more data, then the body
-// from the memfd. A writer other than fasthttp's write buffer gets the
-// bytes from memory.
+// from the memfd, or in one write from memory for a File without one. A
+// writer other than fasthttp's write buffer gets the bytes from memory.
 func (s *fileStream) WriteTo(w io.Writer) (int64, error) {
 	if s.f == nil {
 		return 0, nil
@@ -300,6 +300,12 @@ func (s *fileStream) WriteTo(w io.Writer) (int64, error) {
 	s.conn.more = false
 	if err != nil {
 		return 0, err
+	}
+	if !s.f.Memfd() {
+		n, err := s.conn.Write(s.f.body[s.off:])
+		s.off += int64(n)
+		s.f = nil
+		return int64(n), err
 	}
 	n, err := s.conn.sendFile(s.f, s.off)
 	s.off += n

@@ -35,7 +35,8 @@ func sendBody(c *fiber.Ctx, b testBody) error {
 // TestSendfilePath serves large answers through Listen's connections
 // and checks that they take the sendfile path (a body stream from the
 // memfd) and arrive whole, byte for byte, on one keep-alive connection:
-// an answer just above the threshold, and one of 8 MB read by a client
+// an answer just above the threshold, a middle one (a stream written from
+// memory, no memfd), and one of 8 MB read by a client
 // that waits first, so that the socket fills and the send waits in the
 // poller. A small answer is sent from memory.
 func TestSendfilePath(t *testing.T) {
@@ -48,9 +49,14 @@ func TestSendfilePath(t *testing.T) {
 		return b
 	}
 	answers := map[string]testBody{}
-	for path, size := range map[string]int{"/small": 1000, "/threshold": MinFileSize, "/large": 8 << 20} {
+	for path, size := range map[string]int{"/small": 1000, "/middle": 12 << 10, "/threshold": MinFileSize, "/large": 8 << 20} {
 		a := testBody{Body: body(size)}
-		if size >= MinFileSize {
+		if size >= MinStreamSize && size < MinFileSize {
+			// A stream from memory: no memfd.
+			if a.file = NewFile(a.Body); a.file == nil || a.file.Memfd() {
+				t.Fatalf("a %d-byte body: %+v, want a stream from memory", size, a.file)
+			}
+		} else if size >= MinFileSize {
 			if a.file = NewFile(a.Body); a.file == nil {
 				t.Fatal("no memfd")
 			}
@@ -88,7 +94,7 @@ func TestSendfilePath(t *testing.T) {
 	defer conn.Close()
 	conn.(*net.TCPConn).SetReadBuffer(16 << 10)
 	r := bufio.NewReader(conn)
-	for _, path := range []string{"/threshold", "/small", "/large", "/threshold"} {
+	for _, path := range []string{"/threshold", "/small", "/middle", "/large", "/threshold", "/middle"} {
 		if _, err := io.WriteString(conn, "GET "+path+" HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
 			t.Fatal(err)
 		}
@@ -105,8 +111,8 @@ func TestSendfilePath(t *testing.T) {
 			t.Fatalf("%s: %d, %d bytes, err %v; want %d bytes", path, resp.StatusCode, len(got), err, len(answers[path].Body))
 		}
 	}
-	if n := streamed.Load(); n != 3 {
-		t.Errorf("%d answers took the sendfile path; want the 3 large ones", n)
+	if n := streamed.Load(); n != 5 {
+		t.Errorf("%d answers were sent as streams; want the 3 large ones (sendfile) and the 2 middle ones (one write)", n)
 	}
 }
 

@@ -13,6 +13,10 @@ import (
 // arm64); elsewhere every answer is sent from memory.
 const MinFileSize = math.MaxInt
 
+// MinStreamSize is the smallest body sent as a stream of its own on Linux
+// (amd64 and arm64).
+const MinStreamSize = math.MaxInt
+
 // rawSupported says the raw connections exist on this system: only on
 // Linux (amd64 and arm64).
 const rawSupported = false
@@ -27,6 +31,9 @@ func NewFile([]byte) *File { return nil }
 
 // Size returns the number of bytes in f.
 func (f *File) Size() int { return len(f.body) }
+
+// Memfd reports whether f's bytes are also in a memfd: never here.
+func (f *File) Memfd() bool { return false }
 
 type rawListener struct {
 	net.Listener

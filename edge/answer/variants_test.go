@@ -1,0 +1,164 @@
+package answer
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/edge-stats/edge/edge/coding"
+)
+
+// jsonBody returns a JSON array of n objects, some kilobytes that
+// compress as answers do.
+func jsonBody(n int) []byte {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":"listing-%d","name":"Listing %d","size":%d,"rating":%d.%d}`, i, i*7919%1000, i*104729%99991, i%5, i%10)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// TestVariantsCountAgainstTheCache: each variant made for a cached answer
+// adds its bytes to what the answer costs the cache, and an answer of a
+// state the cache was emptied of is not brought back by a late variant.
+func TestVariantsCountAgainstTheCache(t *testing.T) {
+	ac, err := NewCache(4 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf [64]byte
+	body := jsonBody(300)
+	a, err := ac.Get(NewKey(buf[:0], "/x", 1), func() (*Answer, error) { return New(body, "application/json"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac.Wait()
+	used := func() int64 { return ac.c.MaxCost() - ac.c.RemainingCost() }
+	if got, want := used(), int64(len(body)+128); got != want {
+		t.Fatalf("identity answer costs %d, want %d", got, want)
+	}
+	total := int64(len(body) + 128)
+	for _, c := range []coding.Coding{coding.Gzip, coding.Brotli, coding.Zstd} {
+		v, err := a.variant(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := a.variant(c); again != v {
+			t.Fatalf("%v compressed twice", c)
+		}
+		ac.Wait()
+		total += int64(len(v.body) + 32)
+		if got := used(); got != total {
+			t.Errorf("after the %v variant (%d bytes): the cache holds %d, want %d", c, len(v.body), got, total)
+		}
+		if plain := decodeForTest(t, c, v.body); !bytes.Equal(plain, body) {
+			t.Errorf("%v variant does not decode to the answer", c)
+		}
+	}
+
+	b, _ := ac.Get(NewKey(buf[:0], "/y", 1), func() (*Answer, error) { return New(jsonBody(200), "application/json"), nil })
+	ac.Wait()
+	ac.Drop()
+	ac.Wait()
+	if _, err := b.variant(coding.Gzip); err != nil {
+		t.Fatal(err)
+	}
+	ac.Wait()
+	if got := used(); got != 0 {
+		t.Errorf("a variant made after the cache was emptied brought %d bytes back", got)
+	}
+}
+
+// TestPrecompressor: an answer gets every coding at the best level; an
+// equal answer of the next round takes the same variants without
+// compressing; small and no-store answers get none.
+func TestPrecompressor(t *testing.T) {
+	var p Precompressor
+	body := jsonBody(400)
+	a := New(body, "application/json")
+	p.Round()
+	if did, err := p.Compress(a); err != nil || !did {
+		t.Fatalf("first answer: compressed %v, %v", did, err)
+	}
+	for c := coding.Brotli; c < coding.Count; c++ {
+		want, err := coding.Compress(c, coding.Best, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := a.vars[c].Load(); v == nil || !bytes.Equal(v.body, want) {
+			t.Errorf("%v: not the best level's bytes", c)
+		}
+	}
+	if did, _ := p.Compress(a); did {
+		t.Error("an answer with its best variants was compressed again")
+	}
+
+	p.Round()
+	same := New(bytes.Clone(body), "application/json")
+	if did, err := p.Compress(same); err != nil || did {
+		t.Fatalf("an unchanged answer: compressed %v, %v; want its variants reused", did, err)
+	}
+	for c := coding.Brotli; c < coding.Count; c++ {
+		if same.vars[c].Load() != a.vars[c].Load() {
+			t.Errorf("%v: the unchanged answer's variant is not the one made before", c)
+		}
+	}
+	changed := New(jsonBody(401), "application/json")
+	if did, _ := p.Compress(changed); !did {
+		t.Error("a changed answer was not compressed")
+	}
+	// Two rounds on, the first round's answers are forgotten.
+	p.Round()
+	p.Round()
+	if did, _ := p.Compress(New(bytes.Clone(body), "application/json")); !did {
+		t.Error("an answer two rounds old was reused: the precompressor keeps more than one round")
+	}
+
+	small := New([]byte(`{"a":1}`), "application/json")
+	cut, _ := Search(map[string]any{"items": jsonBody(100)}, true)
+	for _, x := range []*Answer{small, cut} {
+		if did, _ := p.Compress(x); did || x.best.Load() {
+			t.Errorf("%d-byte answer (no-store %v) was precompressed", len(x.Body), x.NoStore)
+		}
+	}
+}
+
+// decodeForTest undoes coding c.
+func decodeForTest(t *testing.T, c coding.Coding, b []byte) []byte {
+	t.Helper()
+	var r io.Reader
+	switch c {
+	case coding.Gzip:
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	case coding.Brotli:
+		r = brotli.NewReader(bytes.NewReader(b))
+	case coding.Zstd:
+		zr, err := zstd.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zr.Close()
+		r = zr
+	default:
+		return b
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -74,6 +74,10 @@ type Config struct {
 	// and headers together (431), its body (413). The request line and
 	// headers are read into a buffer of MaxHeaderBytes a connection.
 	MaxURIBytes, MaxHeaderBytes, MaxBodyBytes int
+	// NoPrecompress turns off the encoding of the published answers at the
+	// best level after each publish (they are then compressed at the fast
+	// level when first asked for in a coding); for tests.
+	NoPrecompress bool
 }
 
 // DefaultConfig returns the settings used when none are given.
@@ -275,7 +279,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	var synced sync.WaitGroup
 	synced.Go(func() { s.keys.Run(syncCtx, s.cfg.KeysEvery, s.cfg.ReadBudget+5*time.Second, s.log) })
 	synced.Go(func() { s.limits.Usage.Run(syncCtx, s.cfg.UsageEvery, max(s.cfg.UsageEvery, 2*time.Second), s.log) })
-	synced.Go(func() { s.precompress(syncCtx) })
+	if !s.cfg.NoPrecompress {
+		synced.Go(func() { s.precompress(syncCtx) })
+	}
 	defer func() {
 		stopSync()
 		synced.Wait()

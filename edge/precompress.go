@@ -12,6 +12,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/apidocs"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
 )
 
 // precompressedPaths are the answers encoded in every coding at the best
@@ -76,21 +77,32 @@ func (s *Server) precompressRound(ctx context.Context, p *answer.Precompressor) 
 	s.log.Debug("answers precompressed", "compressed", compressed, "reused", reused, "took", time.Since(start))
 }
 
-// precompress runs a round after each publish of a state or an edition
-// set, from the first state with figures on (before it, the first load
-// needs the cores more), until ctx is done.
+// precompress runs a round after each publish of a state with figures or
+// of an edition set (before the first figures, the first load needs the
+// cores more), until ctx is done. A publish that changes neither the
+// views' generation nor the editions (the figures of a replica published
+// just before them) starts no round: a round with nothing new to encode
+// would make the precompressor forget the previous round's encodings.
 func (s *Server) precompress(ctx context.Context) {
 	var p answer.Precompressor
+	type published struct {
+		gen      uint64
+		editions *editions.Set
+	}
+	var last published
 	for {
-		state, editions := s.state.Changed(), s.editions.Changed()
+		state, eds := s.state.Changed(), s.editions.Changed()
 		if st := s.state.Load(); st != nil && st.Figures != nil {
-			s.precompressRound(ctx, &p)
+			if now := (published{st.Replica.Info().Generation, s.editions.Load()}); now != last {
+				s.precompressRound(ctx, &p)
+				last = now
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-state:
-		case <-editions:
+		case <-eds:
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/edge/access"
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/coding"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/mcp"
 )
@@ -38,7 +41,37 @@ func (s *Server) mountTools(version string) error {
 		ExposeHeaders: "Mcp-Session-Id, WWW-Authenticate, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy",
 		MaxAge:        3600,
 	}))
-	s.app.All("/mcp", s.toolGate, adaptor.HTTPHandler(tools))
+	s.app.All("/mcp", compressFast, s.toolGate, adaptor.HTTPHandler(tools))
+	return nil
+}
+
+// compressFast compresses the answer of a request to /mcp, made for that
+// request alone, at the fast level in the coding its Accept-Encoding
+// prefers (coding.Choose; zstd first at equal weight), when it is 1 KiB or
+// more (tools/list is some 30 KB). A request that refuses identity and
+// every coding gets the answer as it is: a tool call is never refused for
+// its Accept-Encoding. Problems go out as they are.
+func compressFast(c *fiber.Ctx) error {
+	if err := c.Next(); err != nil {
+		return err
+	}
+	resp := &c.Response().Header
+	body := c.Response().Body()
+	if c.Response().IsBodyStream() || len(resp.Peek(fiber.HeaderContentEncoding)) > 0 || len(body) < answer.MinCompressSize {
+		return nil
+	}
+	resp.Add(fiber.HeaderVary, fiber.HeaderAcceptEncoding)
+	ae := c.Request().Header.Peek(fiber.HeaderAcceptEncoding)
+	enc, ok := coding.Choose(ae, len(ae) > 0, coding.All, coding.FastFirst)
+	if !ok || enc == coding.Identity {
+		return nil
+	}
+	z, err := coding.Compress(enc, coding.Fast, body)
+	if err != nil {
+		return fmt.Errorf("compress the tool server's answer: %w", err)
+	}
+	c.Response().SetBodyRaw(z)
+	resp.Set(fiber.HeaderContentEncoding, enc.String())
 	return nil
 }
 

@@ -79,7 +79,8 @@ func TestChooseOrder(t *testing.T) {
 		want   Coding
 	}{
 		{"gzip, deflate, br, zstd", SmallFirst, Brotli}, {"gzip, deflate, br, zstd", FastFirst, Zstd},
-		{"gzip, br", FastFirst, Brotli}, {"gzip, br;q=0.5, zstd;q=0.5", FastFirst, Gzip}, {"*", FastFirst, Zstd},
+		{"gzip, br", FastFirst, Gzip}, {"gzip, br", SmallFirst, Brotli}, {"br, zstd;q=0.5", FastFirst, Brotli},
+		{"gzip;q=0.4, br;q=0.5, zstd;q=0.5", FastFirst, Zstd}, {"*", FastFirst, Zstd},
 	} {
 		if got, ok := Choose([]byte(tt.header), true, All, tt.order); got != tt.want || !ok {
 			t.Errorf("Choose(%q, %v) = %v, %v; want %v", tt.header, tt.order, got, ok, tt.want)

@@ -86,6 +86,10 @@ func Config() edge.Config {
 	cfg.Limits.Keyed = limits.Policy{PerMinute: 1 << 30, PerDay: 1 << 40}
 	cfg.Limits.SearchSlots, cfg.Limits.SearchRate = 64, 0
 	cfg.KeysEvery, cfg.UsageEvery = 100*time.Millisecond, 100*time.Millisecond
+	// Precompression at the best level after each publish costs seconds
+	// of a core under the race detector, in every test's edge: the tests
+	// of compression turn it on.
+	cfg.NoPrecompress = true
 	return cfg
 }
 

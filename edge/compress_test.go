@@ -9,10 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/andybalholm/brotli"
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/coding"
 )
@@ -57,31 +53,9 @@ func fetch(t testing.TB, method, url string, headers ...string) coded {
 // decodeAs decodes raw in the named content coding.
 func decodeAs(t testing.TB, enc string, raw []byte) []byte {
 	t.Helper()
-	var r io.Reader
-	switch enc {
-	case "":
-		return raw
-	case "gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(raw))
-		if err != nil {
-			t.Fatalf("gzip: %v", err)
-		}
-		r = zr
-	case "br":
-		r = brotli.NewReader(bytes.NewReader(raw))
-	case "zstd":
-		zr, err := zstd.NewReader(bytes.NewReader(raw))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer zr.Close()
-		r = zr
-	default:
-		t.Fatalf("Content-Encoding %q", enc)
-	}
-	out, err := io.ReadAll(r)
+	out, err := coding.Decode(enc, raw)
 	if err != nil {
-		t.Fatalf("decode %s: %v", enc, err)
+		t.Fatal(err)
 	}
 	return out
 }

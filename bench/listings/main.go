@@ -8,7 +8,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -21,9 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/andybalholm/brotli"
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
+	"github.com/edge-stats/edge/edge/coding"
 )
 
 func main() {
@@ -78,7 +75,7 @@ func getJSON(u string, v any) (time.Duration, error) {
 		return 0, err
 	}
 	wire += int64(len(body))
-	if body, err = decode(resp.Header.Get("Content-Encoding"), body); err != nil {
+	if body, err = coding.Decode(resp.Header.Get("Content-Encoding"), body); err != nil {
 		return 0, fmt.Errorf("GET %s: %w", u, err)
 	}
 	plain += int64(len(body))
@@ -322,31 +319,4 @@ func runLegacy(base string, _ int) error {
 	}
 	report(samples)
 	return nil
-}
-
-// decode undoes a Content-Encoding.
-func decode(enc string, b []byte) ([]byte, error) {
-	var r io.Reader
-	switch enc {
-	case "":
-		return b, nil
-	case "gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return nil, err
-		}
-		r = zr
-	case "br":
-		r = brotli.NewReader(bytes.NewReader(b))
-	case "zstd":
-		zr, err := zstd.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return nil, err
-		}
-		defer zr.Close()
-		r = zr
-	default:
-		return nil, fmt.Errorf("Content-Encoding %q", enc)
-	}
-	return io.ReadAll(r)
 }

@@ -3,12 +3,7 @@ package answer
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"testing"
-
-	"github.com/andybalholm/brotli"
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/edge-stats/edge/edge/coding"
 )
@@ -136,27 +131,7 @@ func TestPrecompressor(t *testing.T) {
 // decodeForTest undoes coding c.
 func decodeForTest(t *testing.T, c coding.Coding, b []byte) []byte {
 	t.Helper()
-	var r io.Reader
-	switch c {
-	case coding.Gzip:
-		zr, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = zr
-	case coding.Brotli:
-		r = brotli.NewReader(bytes.NewReader(b))
-	case coding.Zstd:
-		zr, err := zstd.NewReader(bytes.NewReader(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer zr.Close()
-		r = zr
-	default:
-		return b
-	}
-	out, err := io.ReadAll(r)
+	out, err := coding.Decode(c.String(), b)
 	if err != nil {
 		t.Fatal(err)
 	}

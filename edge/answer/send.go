@@ -55,6 +55,21 @@ func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 	} else if cacheControl == Private {
 		h.SetCanonical(headerVary, varyKey)
 	}
+	// The coding first: a refusal (406) carries none of the answer's
+	// validators. An empty Accept-Encoding and none lead to the same
+	// choice (identity), so fasthttp's not telling them apart does not
+	// matter.
+	ae := c.Request().Header.PeekCanonical(headerAcceptEncoding)
+	order := coding.FastFirst
+	if a.best.Load() {
+		order = coding.SmallFirst
+	}
+	enc, ok := coding.Choose(ae, len(ae) > 0, offered, order)
+	if !ok {
+		return problem.Newf(http.StatusNotAcceptable,
+			"Accept-Encoding refuses every coding of this answer (%s): allow identity, or one of gzip, br and zstd for answers of %d bytes or more.",
+			offeredNames(offered), MinCompressSize)
+	}
 	if a.NoStore {
 		h.SetCanonical(headerCacheControl, noStore)
 	} else {
@@ -76,19 +91,6 @@ func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 			c.Response().SetStatusCode(fiber.StatusNotModified)
 			return nil
 		}
-	}
-	ae := c.Request().Header.PeekCanonical(headerAcceptEncoding)
-	// An empty Accept-Encoding and none lead to the same choice (identity),
-	// so fasthttp's not telling them apart does not matter.
-	order := coding.FastFirst
-	if a.best.Load() {
-		order = coding.SmallFirst
-	}
-	enc, ok := coding.Choose(ae, len(ae) > 0, offered, order)
-	if !ok {
-		return problem.Newf(http.StatusNotAcceptable,
-			"Accept-Encoding refuses every coding of this answer (%s): allow identity, or one of gzip, br and zstd for answers of %d bytes or more.",
-			offeredNames(offered), MinCompressSize)
 	}
 	h.SetContentType(a.ContentType)
 	body, file := a.Body, a.file

@@ -337,6 +337,50 @@ func LoadUsageSince(ctx context.Context, conn driver.Conn, day, since time.Time)
 	return out, nil
 }
 
+// LoadUsageEdges returns the edges that wrote to the usage log at or
+// after since (ClickHouse's clock).
+func LoadUsageEdges(ctx context.Context, conn driver.Conn, since time.Time) ([]string, error) {
+	rows, err := conn.Query(ctx, "SELECT DISTINCT edge FROM usage_log WHERE day >= toDate(?) AND at >= ?",
+		since.UTC().Format(time.DateOnly), since.UTC())
+	if err != nil {
+		return nil, fmt.Errorf("read usage edges: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var e string
+		if err := rows.Scan(&e); err != nil {
+			return nil, fmt.Errorf("read usage edges: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read usage edges: %w", err)
+	}
+	return out, nil
+}
+
+// HasUsageBatch reports whether the usage log holds batch, whose rows
+// are of days (a batch is one insert: all its rows or none).
+func HasUsageBatch(ctx context.Context, conn driver.Conn, batch UsageBatch, days []time.Time) (bool, error) {
+	if len(days) == 0 {
+		return false, nil
+	}
+	marks := strings.TrimSuffix(strings.Repeat("toDate(?), ", len(days)), ", ")
+	args := make([]any, 0, len(days)+2)
+	for _, d := range days {
+		args = append(args, d.UTC().Format(time.DateOnly))
+	}
+	args = append(args, batch.Edge, batch.Seq)
+	var n uint64
+	err := conn.QueryRow(ctx, "SELECT count() FROM usage_log WHERE day IN ("+marks+") AND edge = ? AND seq = ?",
+		args...).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("check usage batch: %w", err)
+	}
+	return n > 0, nil
+}
+
 // LoadUsage returns every caller's calls on the UTC day of day, summed over
 // every edge of the fleet.
 func LoadUsage(ctx context.Context, conn driver.Conn, day time.Time) (map[string]uint64, error) {

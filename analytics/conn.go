@@ -16,6 +16,12 @@ type Config struct {
 	User        string        // user name
 	Password    string        // password; never logged
 	DialTimeout time.Duration // how long a connection attempt may take
+	// IdleTimeout is how long a query may go without a byte from the
+	// server before it fails (DefaultConfig's when 0). A running query
+	// sends progress several times a second, so only a server that hangs
+	// (or a network that drops everything) reaches it: a job's read then
+	// fails and retries instead of waiting.
+	IdleTimeout time.Duration
 	MaxConns    int           // open connections at most
 	// PartSize is how many listings one read of a full load covers
 	// (DefaultPartSize when 0); see SplitParts.
@@ -34,6 +40,7 @@ func DefaultConfig() Config {
 		Database:    "edge",
 		User:        "default",
 		DialTimeout: 5 * time.Second,
+		IdleTimeout: 30 * time.Second,
 		MaxConns:    8,
 		PartSize:    DefaultPartSize,
 	}
@@ -51,6 +58,9 @@ func open(ctx context.Context, cfg Config, database string) (driver.Conn, error)
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = DefaultConfig().MaxConns
 	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultConfig().IdleTimeout
+	}
 	// Reads use buffers of 128 KiB a column stream instead of 1 MiB: a
 	// read of a load part opens some 30 streams, and their buffers were
 	// most of its memory (a part of 5,000 listings: 44–46 MiB, now 28–32).
@@ -67,7 +77,8 @@ func open(ctx context.Context, cfg Config, database string) (driver.Conn, error)
 			Password: cfg.Password,
 		},
 		DialTimeout:     cfg.DialTimeout,
-		ReadTimeout:     2 * time.Minute,
+		DialContext:     dialContext(cfg.DialTimeout),
+		ReadTimeout:     cfg.IdleTimeout,
 		MaxOpenConns:    cfg.MaxConns,
 		MaxIdleConns:    cfg.MaxConns,
 		ConnMaxLifetime: time.Hour,

@@ -3,6 +3,7 @@ package analytics_test
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -156,5 +157,59 @@ func TestDropUsageBefore(t *testing.T) {
 	}
 	if again, err := analytics.DropUsageBefore(ctx, conn, today.AddDate(0, 0, -35)); err != nil || len(again) != 0 {
 		t.Fatalf("a second drop: %v %v, want nothing", again, err)
+	}
+}
+
+// TestUsageBatchesAndEdges: a batch written is found by its name on its
+// days (and not on others, nor under another sequence number), and the
+// edges that wrote usage recently are listed once each.
+func TestUsageBatchesAndEdges(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	_, conn := srv.Migrated(t)
+	ctx := context.Background()
+	now, err := analytics.ServerNow(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	today := now.UTC().Truncate(24 * time.Hour)
+	yesterday := today.AddDate(0, 0, -1)
+	batch := analytics.UsageBatch{Edge: "edge-a", Seq: 7}
+	deltas := []analytics.UsageDelta{{Day: yesterday, Subject: "addr:192.0.2.1", Calls: 3}, {Day: today, Subject: "key:k1", Calls: 2}}
+	if err := analytics.WriteUsage(ctx, conn, batch, deltas); err != nil {
+		t.Fatal(err)
+	}
+	if err := analytics.WriteUsage(ctx, conn, analytics.UsageBatch{Edge: "edge-b", Seq: 1}, deltas[1:]); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		batch analytics.UsageBatch
+		days  []time.Time
+		want  bool
+	}{
+		{batch, []time.Time{yesterday, today}, true},
+		{batch, []time.Time{today}, true},
+		{batch, []time.Time{today.AddDate(0, 0, -5)}, false},
+		{analytics.UsageBatch{Edge: "edge-a", Seq: 8}, []time.Time{yesterday, today}, false},
+		{analytics.UsageBatch{Edge: "edge-c", Seq: 7}, []time.Time{today}, false},
+		{batch, nil, false},
+	} {
+		got, err := analytics.HasUsageBatch(ctx, conn, tc.batch, tc.days)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("HasUsageBatch(%v, %v) = %v, want %v", tc.batch, tc.days, got, tc.want)
+		}
+	}
+	edges, err := analytics.LoadUsageEdges(ctx, conn, now.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(edges)
+	if !slices.Equal(edges, []string{"edge-a", "edge-b"}) {
+		t.Errorf("edges of the last hour: %v", edges)
+	}
+	if later, err := analytics.LoadUsageEdges(ctx, conn, now.Add(time.Hour)); err != nil || len(later) != 0 {
+		t.Errorf("edges from an hour ahead: %v %v", later, err)
 	}
 }

@@ -578,10 +578,12 @@ func TestTwoEdgesShareKeysAndTheDay(t *testing.T) {
 	}
 }
 
-// TestUsageStaleAnswers503: with ClickHouse down, once the day's totals
-// are older than the bound every call answers 503 Retry-After: 5; they
-// recover when it is back.
-func TestUsageStaleAnswers503(t *testing.T) {
+// TestUsageStaleFailsOpen: with ClickHouse down, calls go on being
+// admitted from the last usage totals and this edge's own counts once
+// the totals are stale (issue 22), with their RateLimit headers; only an
+// edge that never read the day's totals answers 503 Retry-After: 5, and
+// it admits calls as soon as ClickHouse is back.
+func TestUsageStaleFailsOpen(t *testing.T) {
 	srv := srvNeed(t)
 	ch := chtestMigrated(t)
 	h := start(t, ch, func(c *edge.Config) { c.Limits.StaleAfter = time.Second })
@@ -596,16 +598,25 @@ func TestUsageStaleAnswers503(t *testing.T) {
 			srv.Resume()
 		}
 	}()
-	var down answer
-	waitFor(t, func() bool { down = call(t, "GET", url, nil, ""); return down.status == 503 })
-	if d := problem(t, down, 503); !strings.Contains(d, "usage") || down.header.Get("Retry-After") != "5" {
-		t.Fatalf("stale usage: %q Retry-After %q", d, down.header.Get("Retry-After"))
+	waitFor(t, func() bool { return !usageFresh(t, h, 1500*time.Millisecond) })
+	for range 5 {
+		a := call(t, "GET", url, nil, "")
+		if a.status != 404 || a.header.Get("RateLimit-Remaining") == "" {
+			t.Fatalf("stale usage: %d %s, RateLimit-Remaining %q", a.status, a.body, a.header.Get("RateLimit-Remaining"))
+		}
+	}
+	// A new edge cannot read the day at all.
+	cold := start(t, ch)
+	a := call(t, "GET", cold.Base+"/api/v1/no-such-route", nil, "")
+	if d := problem(t, a, 503); !strings.Contains(d, "usage") || a.header.Get("Retry-After") != "5" {
+		t.Fatalf("never read: %q Retry-After %q", d, a.header.Get("Retry-After"))
 	}
 	if err := srv.Resume(); err != nil {
 		t.Fatal(err)
 	}
 	resumed = true
-	waitFor(t, func() bool { return call(t, "GET", url, nil, "").status == 404 })
+	waitFor(t, func() bool { return call(t, "GET", cold.Base+"/api/v1/no-such-route", nil, "").status == 404 })
+	waitFor(t, func() bool { return usageFresh(t, h, time.Second) })
 }
 
 // waitFor polls cond for up to 15 seconds.

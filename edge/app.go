@@ -120,7 +120,10 @@ type Sources struct {
 	Editions *views.Published[editions.Set]
 	Jobs     func() []cron.Status // may be nil
 	DB       *analytics.Lazy      // for reads that go to ClickHouse per request (history, reviews, accounts); may be nil
-	Usage    limits.Store         // the fleet's daily usage; nil: the usage table of DB
+	// SyncDB is the pool of the usage sync and of the keys' refresh, apart
+	// from DB so that slow per-request reads cannot starve them (nil: DB).
+	SyncDB *analytics.Lazy
+	Usage  limits.Store // the fleet's daily usage; nil: the usage tables of SyncDB
 }
 
 // Server is the edge's HTTP server: it wires the APIs (packages v1,
@@ -180,8 +183,11 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	if src.DB == nil {
 		src.DB = analytics.NewLazy(analytics.DefaultConfig())
 	}
+	if src.SyncDB == nil {
+		src.SyncDB = src.DB
+	}
 	if src.Usage == nil {
-		src.Usage = limits.ClickHouse(src.DB)
+		src.Usage = limits.ClickHouse(src.SyncDB)
 	}
 	forwarded, err := clientip.ParseHeader(cfg.ClientHeader)
 	if err != nil {
@@ -192,7 +198,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	}
 	proxies := clientip.Proxies{Trusted: cfg.TrustedProxies, Forwarded: forwarded, IPv6Prefix: cfg.IPv6Prefix}
 	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, answers: answers}
-	s.keys = keys.NewRegistry(src.DB)
+	s.keys = keys.NewRegistry(src.SyncDB)
 	s.limits = limits.New(cfg.Limits, src.Usage)
 	s.gate = access.New(access.Config{Proxies: proxies, InvalidKeys: cfg.Limits.InvalidKeys}, s.keys, s.limits)
 	s.v1, err = v1.New(v1.Config{ReadBudget: cfg.ReadBudget, TextBudget: cfg.TextBudget, SearchBudget: cfg.SearchBudget,

@@ -135,11 +135,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", srv.Listen, err)
 	}
-	db := analytics.NewLazy(ch)
+	// Three pools: the jobs', the usage sync's and the keys' refresh, and
+	// the per-request reads', so that none can starve another
+	// (docs/operations.md, Faults).
+	db, jobsDB, syncDB := analytics.NewLazy(ch), analytics.NewLazy(ch), analytics.NewLazy(syncConfig(ch))
 	defer db.Close()
+	defer jobsDB.Close()
+	defer syncDB.Close()
 	state := &views.Published[views.State]{}
 	jobs := cron.New(ctx, log, cron.Backoff{Initial: backoffMin, Max: backoffM})
-	vb := cron.NewViews(db, state, log)
+	vb := cron.NewViews(jobsDB, state, log)
 	for _, j := range []cron.Job{vb.FullJob(fullSchedule), vb.RefreshJob(refreshSchedule)} {
 		if err := jobs.Add(j); err != nil {
 			return err
@@ -147,14 +152,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	editions := &views.Published[editions.Set]{}
 	if editionsSchedule != "off" {
-		if err := jobs.Add(cron.EditionsJob(db, editions, editionsSchedule, maxEditions, vb.Heavy(), vb.WaitFigures, log)); err != nil {
+		if err := jobs.Add(cron.EditionsJob(jobsDB, editions, editionsSchedule, maxEditions, vb.Heavy(), vb.WaitFigures, log)); err != nil {
 			return err
 		}
 	}
 	// In a fleet, one edge is enough to rank: the ranks are stored in
 	// ClickHouse, which every edge reads.
 	if ranksSchedule != "off" {
-		if err := jobs.Add(cron.RanksJob(db, ranksSchedule, log)); err != nil {
+		if err := jobs.Add(cron.RanksJob(jobsDB, ranksSchedule, log)); err != nil {
 			return err
 		}
 	}
@@ -162,7 +167,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if usageRetentionDays < 1 {
 			return fmt.Errorf("--usage-retention-days %d: keep at least today (1)", usageRetentionDays)
 		}
-		if err := jobs.Add(cron.UsageRetentionJob(db, retentionSchedule, usageRetentionDays, log)); err != nil {
+		if err := jobs.Add(cron.UsageRetentionJob(jobsDB, retentionSchedule, usageRetentionDays, log)); err != nil {
 			return err
 		}
 	}
@@ -188,4 +193,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log.Info("edge stopped")
 	return nil
+}
+
+// syncConfig is the configuration of the usage sync's and keys' refresh's
+// pool: two connections are enough for reads of a few rows every few
+// seconds.
+func syncConfig(ch analytics.Config) analytics.Config {
+	ch.MaxConns = 2
+	return ch
 }

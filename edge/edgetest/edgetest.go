@@ -109,11 +109,14 @@ func Start(t testing.TB, d Dataset, log *slog.Logger, opts ...func(*edge.Config)
 	h.Jobs = cron.New(ctx, log, cron.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond})
 	src := edge.Sources{State: h.State, Editions: h.Editions, Jobs: h.Jobs.Status}
 	var jobs []cron.Job
+	var jobsDB *analytics.Lazy
 	if d.CH != nil {
-		src.DB = analytics.NewLazy(*d.CH)
-		vb := cron.NewViews(src.DB, h.State, log)
+		// Three pools, as cmd/edge has them: per-request reads, the usage
+		// sync and keys' refresh, and the jobs.
+		src.DB, src.SyncDB, jobsDB = analytics.NewLazy(*d.CH), analytics.NewLazy(*d.CH), analytics.NewLazy(*d.CH)
+		vb := cron.NewViews(jobsDB, h.State, log)
 		jobs = []cron.Job{vb.FullJob("@every 1h"), vb.RefreshJob("@every 1h"),
-			cron.EditionsJob(src.DB, h.Editions, "@every 1h", 260, vb.Heavy(), nil, log), cron.RanksJob(src.DB, "@every 1h", log)}
+			cron.EditionsJob(jobsDB, h.Editions, "@every 1h", 260, vb.Heavy(), nil, log), cron.RanksJob(jobsDB, "@every 1h", log)}
 	} else {
 		// Nothing listens on port 1 of loopback: every read fails at once.
 		chCfg := analytics.DefaultConfig()
@@ -152,7 +155,11 @@ func Start(t testing.TB, d Dataset, log *slog.Logger, opts ...func(*edge.Config)
 		cancel()
 		err := <-done
 		h.Jobs.Stop()
-		src.DB.Close()
+		for _, db := range []*analytics.Lazy{src.DB, src.SyncDB, jobsDB} {
+			if db != nil {
+				db.Close()
+			}
+		}
 		return err
 	}
 	t.Cleanup(func() { h.Stop() })

@@ -19,7 +19,7 @@ type Config struct {
 	InvalidKeys int           // invalid keys a minute from one address before its keys are refused unread
 	SearchSlots int           // searches running at once, across every caller
 	SearchRate  float64       // searches started a second, across every caller (0: no bound)
-	StaleAfter  time.Duration // how old the fleet's daily totals may be before calls answer 503
+	StaleAfter  time.Duration // how old the fleet's daily totals may be before each caller gets only this edge's share of its day
 	// MaxActive bounds the callers held with their minute's window
 	// (DefaultMaxActive when 0); MaxSubjects bounds the callers of the day
 	// held in the fleet's totals (DefaultMaxSubjects when 0).
@@ -95,7 +95,7 @@ const (
 	Admitted     Outcome = iota
 	MinuteFull           // the per-minute limit is used: not counted against the day
 	DayFull              // the day's limit is used
-	UsageUnknown         // the day's usage cannot be checked (totals stale)
+	UsageUnknown         // the day's usage cannot be checked (its totals were never read)
 )
 
 // Decision is the outcome of a call and the figures of its RateLimit
@@ -140,10 +140,15 @@ func (l *Limiter) AdmitMinute(s Subject, dayLimit uint64, now time.Time) Decisio
 func (l *Limiter) CountDay(s Subject, dayLimit uint64, now time.Time) Decision {
 	now = l.at(now)
 	d := l.decision(s, dayLimit, now)
+	if !l.Usage.loaded() {
+		d.Outcome, d.RetryAfter = UsageUnknown, 5*time.Second
+		return d
+	}
 	e := l.Usage.lock(s, now)
-	n, ok := e.take(d.Limit)
+	limit := l.Usage.DayLimit(e, d.Limit, now)
+	n, ok := e.take(limit)
 	e.mu.Unlock()
-	d.Remaining = d.Limit - min(d.Limit, n)
+	d.Remaining = limit - min(limit, n)
 	if !ok {
 		d.Outcome, d.RetryAfter = DayFull, d.Reset
 	}
@@ -174,13 +179,17 @@ func (l *Limiter) decision(s Subject, dayLimit uint64, now time.Time) Decision {
 func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) Decision {
 	now = l.at(now)
 	d := l.decision(s, dayLimit, now)
-	if !l.Usage.fresh(now) {
+	// Only an edge that never read the day's totals cannot tell a caller's
+	// day: one whose totals are stale goes on with its share of each
+	// caller's remainder (Usage.DayLimit).
+	if !l.Usage.loaded() {
 		d.Outcome, d.RetryAfter = UsageUnknown, 5*time.Second
 		return d
 	}
 	// One lock for both counts: the minute's first, then the day's. A call
 	// the day refuses still counts against the minute.
 	e := l.Usage.lock(s, now)
+	limit := l.Usage.DayLimit(e, d.Limit, now)
 	ok, wait := e.minute.allow(limit32(d.PerMinute), minuteWidth, now.UnixNano())
 	var n uint64
 	switch {
@@ -190,13 +199,13 @@ func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) De
 	case !day:
 		n = e.used()
 	default:
-		n, ok = e.take(d.Limit)
+		n, ok = e.take(limit)
 		if !ok {
 			d.Outcome, d.RetryAfter = DayFull, d.Reset
 		}
 	}
 	e.mu.Unlock()
-	d.Remaining = d.Limit - min(d.Limit, n)
+	d.Remaining = limit - min(limit, n)
 	return d
 }
 

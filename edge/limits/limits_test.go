@@ -129,10 +129,72 @@ func TestLimiterReadsTheFleetsTotals(t *testing.T) {
 	if d := l.Admit(s, 0, time.Time{}); d.Remaining != 20-15-2 {
 		t.Fatalf("after the fleet's totals: %+v", d)
 	}
-	// Stale totals: every call is refused as unknown.
+	// Stale totals, this edge alone in the fleet: it goes on to the
+	// day's limit from the last totals and its own counts.
 	now = now.Add(2 * time.Hour)
-	if d := l.Admit(s, 0, time.Time{}); d.Outcome != UsageUnknown {
+	if d := l.Admit(s, 0, time.Time{}); d.Outcome != Admitted || d.Remaining != 20-15-3 {
 		t.Fatalf("stale totals: %+v", d)
+	}
+	// An edge that never read the day's totals cannot tell a caller's day.
+	fresh := New(l.cfg, Memory())
+	if d := fresh.Admit(s, 0, time.Time{}); d.Outcome != UsageUnknown || d.RetryAfter != 5*time.Second {
+		t.Fatalf("never read: %+v", d)
+	}
+	if d := fresh.CountDay(s, 0, time.Time{}); d.Outcome != UsageUnknown {
+		t.Fatalf("never read, CountDay: %+v", d)
+	}
+}
+
+// TestStaleTotalsShareTheRemainder: while the fleet's totals cannot be
+// read, each edge admits a caller at most its share of what was left of
+// the day (issue 22): with N edges cut off alike, the fleet admits no
+// more than the limit. Fresh totals bring the whole day back.
+func TestStaleTotalsShareTheRemainder(t *testing.T) {
+	for _, tc := range []struct {
+		fleet    int64
+		used     uint64 // the caller's calls in the last totals
+		admitted int    // calls admitted while the totals are stale
+	}{
+		{fleet: 1, used: 8, admitted: 12},
+		{fleet: 2, used: 8, admitted: 6},
+		{fleet: 3, used: 8, admitted: 4},
+		{fleet: 5, used: 8, admitted: 2},
+		{fleet: 13, used: 8, admitted: 0}, // a share under one call admits none
+		{fleet: 2, used: 20, admitted: 0},
+		{fleet: 2, used: 25, admitted: 0}, // over the limit (a raised limit lowered)
+	} {
+		now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+		l := testLimiter(t, 1000, 20, &now)
+		s := Subject{Addr: netip.MustParseAddr("192.0.2.44")}
+		publishTotals(l.Usage, dayOf(now), map[Subject]uint64{s: tc.used}, now)
+		l.Usage.fleet.Store(tc.fleet)
+		now = now.Add(l.cfg.StaleAfter + time.Second)
+		if !l.Usage.Stale(now) {
+			t.Fatal("the totals should be stale")
+		}
+		admitted := 0
+		for i := range 30 {
+			d := l.Admit(s, 0, time.Time{})
+			if d.Outcome == Admitted {
+				admitted++
+				if want := uint64(tc.admitted - admitted); d.Remaining != want {
+					t.Errorf("fleet %d, call %d: remaining %d, want %d", tc.fleet, i, d.Remaining, want)
+				}
+				continue
+			}
+			if d.Outcome != DayFull || d.Remaining != 0 {
+				t.Errorf("fleet %d, call %d: %+v, want DayFull", tc.fleet, i, d)
+			}
+		}
+		if admitted != tc.admitted {
+			t.Errorf("fleet %d, %d used: %d calls admitted while stale, want %d", tc.fleet, tc.used, admitted, tc.admitted)
+		}
+		// The store is back: the next read holds what the fleet counted.
+		publishTotals(l.Usage, dayOf(now), map[Subject]uint64{s: tc.used}, now)
+		own := uint64(admitted)
+		if d := l.Admit(s, 0, time.Time{}); tc.used+own < 20 && (d.Outcome != Admitted || d.Remaining != 20-tc.used-own-1) {
+			t.Errorf("fleet %d: after recovery %+v, want admitted with %d left", tc.fleet, d, 20-tc.used-own-1)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package limits
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,6 +26,9 @@ type Store interface {
 	// to ask from next. A change may come again in a later call (readers
 	// apply each batch once).
 	Since(ctx context.Context, day time.Time, pos Pos) ([]analytics.UsageChange, Pos, error)
+	// Has reports whether the store holds batch, whose calls are of days:
+	// a write whose outcome is unknown is settled by asking.
+	Has(ctx context.Context, batch analytics.UsageBatch, days []time.Time) (bool, error)
 }
 
 // DayRead is a day's totals read whole.
@@ -32,6 +36,7 @@ type DayRead struct {
 	Totals   map[string]uint64
 	Pos      Pos
 	Included []analytics.UsageBatch
+	Edges    []string // the edges that wrote usage in the last FleetWindow
 }
 
 // Pos is a position in a store's log of batches.
@@ -80,7 +85,11 @@ func (s chStore) Day(ctx context.Context, day time.Time) (DayRead, error) {
 	if err != nil {
 		return DayRead{}, err
 	}
-	read := DayRead{Totals: totals, Pos: pos}
+	edges, err := analytics.LoadUsageEdges(ctx, conn, now.Add(-FleetWindow))
+	if err != nil {
+		return DayRead{}, err
+	}
+	read := DayRead{Totals: totals, Pos: pos, Edges: edges}
 	seen := map[analytics.UsageBatch]bool{}
 	for _, c := range recent {
 		if !seen[c.Batch] {
@@ -105,6 +114,14 @@ func (s chStore) Since(ctx context.Context, day time.Time, pos Pos) ([]analytics
 		return nil, pos, err
 	}
 	return changes, Pos{at: now.Add(-logOverlap)}, nil
+}
+
+func (s chStore) Has(ctx context.Context, batch analytics.UsageBatch, days []time.Time) (bool, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	return analytics.HasUsageBatch(ctx, conn, batch, days)
 }
 
 // Memory returns a store in this process's memory: the limits of one
@@ -147,8 +164,20 @@ func (s *memStore) Day(ctx context.Context, day time.Time) (DayRead, error) {
 		if c.day.Equal(dayKey(day)) {
 			read.Totals[c.Subject] += c.Calls
 		}
+		if !slices.Contains(read.Edges, c.Batch.Edge) {
+			read.Edges = append(read.Edges, c.Batch.Edge)
+		}
 	}
 	return read, nil
+}
+
+func (s *memStore) Has(ctx context.Context, batch analytics.UsageBatch, _ []time.Time) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("check usage batch: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.ContainsFunc(s.log, func(c memChange) bool { return c.Batch == batch }), nil
 }
 
 func (s *memStore) Since(ctx context.Context, day time.Time, pos Pos) ([]analytics.UsageChange, Pos, error) {

@@ -2,6 +2,7 @@ package limits
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"testing"
 	"time"
@@ -127,5 +128,161 @@ func TestSyncReadsOnlyWhatChanged(t *testing.T) {
 	sync(b)
 	if d := b.Admit(own, 0, time.Time{}); d.Outcome != Admitted || d.Remaining != 1 {
 		t.Fatalf("the second of 3 calls after a sync: %v, remaining %d, want 1", d.Outcome, d.Remaining)
+	}
+}
+
+// flakyStore fails the next writes it is told to: before the batch is
+// stored (the insert never reached the server) or after (the server took
+// it, the answer was lost: an outcome the writer cannot know).
+type flakyStore struct {
+	Store
+	failBefore, failAfter, failHas int
+	adds                           int
+}
+
+var errFlaky = errors.New("connection reset by peer")
+
+func (f *flakyStore) Add(ctx context.Context, batch analytics.UsageBatch, deltas []analytics.UsageDelta) error {
+	f.adds++
+	if f.failBefore > 0 {
+		f.failBefore--
+		return errFlaky
+	}
+	if err := f.Store.Add(ctx, batch, deltas); err != nil {
+		return err
+	}
+	if f.failAfter > 0 {
+		f.failAfter--
+		return errFlaky
+	}
+	return nil
+}
+
+func (f *flakyStore) Has(ctx context.Context, batch analytics.UsageBatch, days []time.Time) (bool, error) {
+	if f.failHas > 0 {
+		f.failHas--
+		return false, errFlaky
+	}
+	return f.Store.Has(ctx, batch, days)
+}
+
+// TestUnknownWriteOutcomes: a batch whose write failed is settled by
+// asking the store whether it holds it, then written again under the
+// same name only if it does not (issue 22): whatever the failure, the
+// fleet's count of a caller equals the calls admitted, none lost and
+// none counted twice, and this edge's own count agrees once read back.
+func TestUnknownWriteOutcomes(t *testing.T) {
+	for _, tc := range []struct {
+		name                           string
+		failBefore, failAfter, failHas int
+		adds                           int // writes the store is asked for
+	}{
+		{name: "lost before the store", failBefore: 1, adds: 3},
+		{name: "stored, answer lost", failAfter: 1, adds: 2},
+		{name: "stored, answer lost, the check fails once", failAfter: 1, failHas: 1, adds: 2},
+		{name: "lost twice, then stored with the answer lost", failBefore: 2, failAfter: 1, adds: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+			cfg := DefaultConfig()
+			cfg.Anonymous = Policy{PerMinute: 1000, PerDay: 1000}
+			cfg.Now = func() time.Time { return now }
+			mem := Memory()
+			store := &flakyStore{Store: mem}
+			l := New(cfg, store)
+			ctx := context.Background()
+			if err := l.Usage.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			s := Subject{Addr: netip.MustParseAddr("198.51.100.7")}
+			admitted := 0
+			admit := func(n int) {
+				for range n {
+					if d := l.Admit(s, 0, time.Time{}); d.Outcome == Admitted {
+						admitted++
+					}
+				}
+			}
+			store.failBefore, store.failAfter, store.failHas = tc.failBefore, tc.failAfter, tc.failHas
+			admit(5)
+			// Sync until the failures are spent, calls arriving between.
+			for i := 0; i < 8; i++ {
+				_ = l.Usage.Sync(ctx)
+				admit(2)
+			}
+			if err := l.Usage.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Usage.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			read, err := mem.Day(ctx, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := read.Totals[s.String()]; got != uint64(admitted) {
+				t.Errorf("the store counts %d calls, %d were admitted", got, admitted)
+			}
+			if d := l.Admit(s, 0, time.Time{}); d.Remaining != uint64(1000-admitted-1) {
+				t.Errorf("this edge counts %d calls before this one, want %d", 1000-d.Remaining-1, admitted)
+			}
+			if store.adds < tc.adds {
+				t.Errorf("%d writes, want at least %d", store.adds, tc.adds)
+			}
+		})
+	}
+}
+
+// TestFleetCountsTheEdgesWriting: the edges that share a caller's
+// remainder while the totals are stale are those seen writing usage in
+// the last FleetWindow.
+func TestFleetCountsTheEdgesWriting(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	cfg := DefaultConfig()
+	cfg.Now = func() time.Time { return now }
+	store := Memory()
+	ctx := context.Background()
+	edges := []*Limiter{New(cfg, store), New(cfg, store), New(cfg, store)}
+	for _, l := range edges {
+		if err := l.Usage.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if l.Usage.Fleet() != 1 {
+			t.Fatalf("a fleet of %d before any write", l.Usage.Fleet())
+		}
+	}
+	// Two of the three write; every one of them reads both.
+	for i, l := range edges[:2] {
+		l.Admit(Subject{Addr: netip.AddrFrom4([4]byte{10, 0, 0, byte(i)})}, 0, time.Time{})
+	}
+	for range 2 {
+		for _, l := range edges {
+			if err := l.Usage.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, want := range []int{2, 2, 3} {
+		if got := edges[i].Usage.Fleet(); got != want {
+			t.Errorf("edge %d counts a fleet of %d, want %d", i, got, want)
+		}
+	}
+	// An edge started now learns the fleet from its first read of the day.
+	late := New(cfg, store)
+	if err := late.Usage.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := late.Usage.Fleet(); got != 3 {
+		t.Errorf("a new edge counts a fleet of %d, want 3 (the two writers and itself)", got)
+	}
+	// An hour without writes: each is alone again.
+	now = now.Add(FleetWindow + time.Minute)
+	for _, l := range edges {
+		if err := l.Usage.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := edges[2].Usage.Fleet(); got != 1 {
+		t.Errorf("after an hour without writes, a fleet of %d, want 1", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,11 +67,34 @@ type Usage struct {
 	carryMu sync.Mutex
 	carry   []analytics.UsageDelta // counts of past days still to write
 
+	// fleet is the number of edges seen writing usage in the last
+	// FleetWindow, this one included: while the totals are stale, each
+	// caller's remainder of the day is shared among them.
+	fleet atomic.Int64
+
 	syncMu  sync.Mutex // one Sync or Flush at a time; guards the fields below
 	seq     uint64
 	pending map[analytics.UsageBatch][]pending // own batches written, not yet read back
 	applied map[analytics.UsageBatch]time.Time // batches added to the totals, and when
+	retry   *failedBatch                       // a batch whose write failed, its outcome unknown
+	edges   map[string]time.Time               // edges seen writing usage, and when
 }
+
+// failedBatch is a batch whose write failed. The insert may have landed
+// all the same (a connection cut after the server took it), so its calls
+// stay counted as in flight, and the next sync asks the store whether it
+// holds the batch before writing it again under the same name: no call
+// is lost, and none is counted twice.
+type failedBatch struct {
+	id     analytics.UsageBatch
+	deltas []analytics.UsageDelta
+	taken  []pending
+}
+
+// FleetWindow is how recently an edge must have written usage to count
+// as one of the fleet's edges that share a caller's day while the totals
+// are stale.
+const FleetWindow = time.Hour
 
 // dayTotals are the fleet's counts of one day: the day read whole, plus
 // every batch read since. Syncs add to it; calls read it.
@@ -207,18 +231,23 @@ type entry struct {
 }
 
 // NewUsage returns a Usage that syncs with store. Until its first successful
-// Sync, and whenever the last one is older than staleAfter, the day's
-// counts cannot be trusted and the Limiter refuses every call
-// (UsageUnknown). now may be nil (time.Now).
+// Sync the day's counts are unknown and the Limiter refuses every call
+// (UsageUnknown). Whenever the last Sync is older than staleAfter, the
+// Limiter goes on from the last totals read and this edge's own counts,
+// admitting each caller at most its share of what was left of its day
+// (Usage.DayLimit). now may be nil (time.Now).
 func NewUsage(store Store, staleAfter time.Duration, now func() time.Time) *Usage {
 	if now == nil {
 		now = time.Now
 	}
 	var name [8]byte
 	_, _ = rand.Read(name[:])
-	return &Usage{store: store, now: now, staleAfter: staleAfter, name: hex.EncodeToString(name[:]),
+	u := &Usage{store: store, now: now, staleAfter: staleAfter, name: hex.EncodeToString(name[:]),
 		maxActive: DefaultMaxActive, maxSubjects: DefaultMaxSubjects,
-		pending: map[analytics.UsageBatch][]pending{}, applied: map[analytics.UsageBatch]time.Time{}}
+		pending: map[analytics.UsageBatch][]pending{}, applied: map[analytics.UsageBatch]time.Time{},
+		edges: map[string]time.Time{}}
+	u.fleet.Store(1)
+	return u
 }
 
 func dayOf(t time.Time) int64 { return t.UTC().Unix() / 86400 }
@@ -236,6 +265,31 @@ func (u *Usage) fresh(now time.Time) bool {
 	t := u.totals.Load()
 	return t != nil && now.UnixNano()-t.read.Load() <= int64(u.staleAfter)
 }
+
+// loaded reports whether the day's totals were ever read.
+func (u *Usage) loaded() bool { return u.totals.Load() != nil }
+
+// Fleet returns the number of edges seen writing usage in the last
+// FleetWindow, this one included.
+func (u *Usage) Fleet() int { return int(u.fleet.Load()) }
+
+// DayLimit returns the day's limit that applies to e's subject at now:
+// limit while the fleet's totals are fresh. While they are stale (the
+// store out of reach), it is the fleet's count as last read plus this
+// edge's share of what remained of the day, the remainder divided by the
+// edges of the fleet: if every edge is cut off alike, the fleet admits no
+// more than the day's limit. e must be locked, by lock at now.
+func (u *Usage) DayLimit(e *entry, limit uint64, now time.Time) uint64 {
+	if u.fresh(now) {
+		return limit
+	}
+	base := min(e.base, limit)
+	return base + (limit-base)/uint64(max(u.fleet.Load(), 1))
+}
+
+// Stale reports whether the fleet's totals are older, at now, than the
+// staleness bound (but were read once).
+func (u *Usage) Stale(now time.Time) bool { return u.loaded() && !u.fresh(now) }
 
 // ReadAt returns when the fleet's totals were last read; zero before the
 // first read.
@@ -282,8 +336,9 @@ func (u *Usage) entryOf(s Subject, today int64) *entry {
 				u.carry = append(u.carry, analytics.UsageDelta{Day: dayTime(c.day), Subject: s.String(), Calls: c.unsent})
 				u.carryMu.Unlock()
 			}
-			c.day, c.unsent, c.sent = today, 0, 0
-			// inflight stays: the Sync writing it settles it.
+			// What is in flight belongs to the old day: the write of it
+			// settles only entries still on that day.
+			c.day, c.unsent, c.inflight, c.sent = today, 0, 0, 0
 		}
 		return c
 	}
@@ -367,6 +422,10 @@ func (u *Usage) Sync(ctx context.Context) error {
 			u.applied[b] = now
 		}
 		u.totals.Store(nt)
+		for _, e := range read.Edges {
+			u.edges[e] = now
+		}
+		u.countFleet(now)
 		// Every batch this edge wrote is in a day read after it.
 		for b, ps := range u.pending {
 			settle(ps)
@@ -390,7 +449,9 @@ func (u *Usage) Sync(ctx context.Context) error {
 			added = append(added, c.Batch)
 		}
 		t.add(subjectHash(c.Subject), c.Calls)
+		u.edges[c.Batch.Edge] = now
 	}
+	u.countFleet(now)
 	for _, b := range added {
 		u.applied[b] = now
 	}
@@ -414,6 +475,21 @@ func (u *Usage) Sync(ctx context.Context) error {
 	}
 	u.forget(now)
 	return nil
+}
+
+// countFleet forgets the edges not seen for FleetWindow and counts the
+// others, this one included. u.syncMu must be held.
+func (u *Usage) countFleet(now time.Time) {
+	n := int64(1)
+	for e, at := range u.edges {
+		switch {
+		case now.Sub(at) > FleetWindow:
+			delete(u.edges, e)
+		case e != u.name:
+			n++
+		}
+	}
+	u.fleet.Store(n)
 }
 
 // settle takes the calls of a batch read back out of its entries' sent
@@ -504,6 +580,11 @@ func (u *Usage) each(f func(Subject, *entry)) {
 }
 
 func (u *Usage) flush(ctx context.Context) error {
+	if u.retry != nil {
+		if err := u.resolve(ctx); err != nil {
+			return err
+		}
+	}
 	var batch []analytics.UsageDelta
 	var taken []pending
 	u.each(func(s Subject, c *entry) {
@@ -517,44 +598,72 @@ func (u *Usage) flush(ctx context.Context) error {
 		c.mu.Unlock()
 	})
 	u.carryMu.Lock()
-	carry := u.carry
+	batch = append(batch, u.carry...)
 	u.carry = nil
 	u.carryMu.Unlock()
-	batch = append(batch, carry...)
 	if len(batch) == 0 {
 		return nil
 	}
 	u.seq++
-	id := analytics.UsageBatch{Edge: u.name, Seq: u.seq}
-	err := u.store.Add(ctx, id, batch)
-	if err != nil {
-		err = fmt.Errorf("write usage: %w", err)
+	return u.write(ctx, analytics.UsageBatch{Edge: u.name, Seq: u.seq}, batch, taken)
+}
+
+// write writes a batch. When the write fails its outcome is unknown: the
+// batch is kept, its calls in flight, for resolve.
+func (u *Usage) write(ctx context.Context, id analytics.UsageBatch, batch []analytics.UsageDelta, taken []pending) error {
+	if err := u.store.Add(ctx, id, batch); err != nil {
+		u.retry = &failedBatch{id: id, deltas: batch, taken: taken}
+		return fmt.Errorf("write usage: %w", err)
 	}
-	for i, p := range taken {
+	u.written(id, taken)
+	return nil
+}
+
+// resolve settles the batch whose write failed: written if the store
+// holds it, else written again under its own name.
+func (u *Usage) resolve(ctx context.Context) error {
+	r := u.retry
+	has, err := u.store.Has(ctx, r.id, batchDays(r.deltas))
+	if err != nil {
+		return fmt.Errorf("check usage batch %s/%d: %w", r.id.Edge, r.id.Seq, err)
+	}
+	u.retry = nil
+	if has {
+		u.written(r.id, r.taken)
+		return nil
+	}
+	return u.write(ctx, r.id, r.deltas, r.taken)
+}
+
+// written moves the calls of a batch the store holds from in flight to
+// sent, until a read brings the batch back into the totals (at once if a
+// read brought it already).
+func (u *Usage) written(id analytics.UsageBatch, taken []pending) {
+	for _, p := range taken {
 		p.c.mu.Lock()
-		p.c.inflight -= p.calls
-		switch {
-		case err == nil && p.c.day == p.day:
+		if p.c.day == p.day {
+			p.c.inflight -= min(p.c.inflight, p.calls)
 			p.c.sent += p.calls
-		case err == nil:
-			// written for a day that has passed: nothing to keep
-		case p.c.day == p.day:
-			p.c.unsent += p.calls
-		default:
-			u.carryMu.Lock()
-			u.carry = append(u.carry, batch[i])
-			u.carryMu.Unlock()
 		}
 		p.c.mu.Unlock()
 	}
-	if err != nil {
-		u.carryMu.Lock()
-		u.carry = append(u.carry, carry...)
-		u.carryMu.Unlock()
-		return err
+	u.edges[u.name] = u.now()
+	if _, read := u.applied[id]; read {
+		settle(taken)
+		return
 	}
 	u.pending[id] = taken
-	return nil
+}
+
+// batchDays returns the days of deltas, each once.
+func batchDays(deltas []analytics.UsageDelta) []time.Time {
+	var days []time.Time
+	for _, d := range deltas {
+		if !slices.ContainsFunc(days, d.Day.Equal) {
+			days = append(days, d.Day)
+		}
+	}
+	return days
 }
 
 // Run syncs u every interval until ctx ends, each Sync within timeout;

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/analytics"
@@ -57,11 +58,9 @@ func (s *API) getHistory(c *fiber.Ctx) error {
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
 		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
 		defer cancel()
-		conn, err := s.db.Conn(ctx)
-		var h analytics.DailyHistory
-		if err == nil {
-			h, err = analytics.LoadDailyHistory(ctx, conn, store, id, from.Time(), historyMaxCrawls)
-		}
+		h, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (analytics.DailyHistory, error) {
+			return analytics.LoadDailyHistory(ctx, conn, store, id, from.Time(), historyMaxCrawls)
+		})
 		if err != nil {
 			return nil, s.readProblem("the history", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/analytics"
@@ -98,10 +99,15 @@ func (s *API) getReviews(c *fiber.Ctx) error {
 		}
 		ctx, cancel := context.WithTimeout(c.UserContext(), timeout)
 		defer cancel()
-		conn, err := s.db.Conn(ctx)
-		if err == nil {
-			out.Reviews, out.Partial, err = analytics.LoadReviews(ctx, conn, q)
+		type read struct {
+			reviews []analytics.Review
+			partial bool
 		}
+		r, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (r read, err error) {
+			r.reviews, r.partial, err = analytics.LoadReviews(ctx, conn, q)
+			return r, err
+		})
+		out.Reviews, out.Partial = r.reviews, r.partial
 		if err != nil {
 			return nil, s.readProblem("the reviews", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/analytics"
@@ -112,12 +113,15 @@ func (s *API) getReviewSearch(c *fiber.Ctx) error {
 		defer release()
 		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget+s.cfg.SearchBudget)
 		defer cancel()
-		conn, err := s.db.Conn(ctx)
-		var hits []analytics.ReviewHit
-		var partial bool
-		if err == nil {
-			hits, partial, err = analytics.SearchReviews(ctx, conn, search)
+		type read struct {
+			hits    []analytics.ReviewHit
+			partial bool
 		}
+		r, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (r read, err error) {
+			r.hits, r.partial, err = analytics.SearchReviews(ctx, conn, search)
+			return r, err
+		})
+		hits, partial := r.hits, r.partial
 		if err != nil {
 			return nil, s.readProblem("the review search", err)
 		}

@@ -22,7 +22,7 @@ type Config struct {
 	// (or a network that drops everything) reaches it: a job's read then
 	// fails and retries instead of waiting.
 	IdleTimeout time.Duration
-	MaxConns    int           // open connections at most
+	MaxConns    int // open connections at most
 	// PartSize is how many listings one read of a full load covers
 	// (DefaultPartSize when 0); see SplitParts.
 	PartSize int

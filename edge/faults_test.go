@@ -27,9 +27,9 @@ type faultLoad struct {
 	// memory: answers built from memory (v1 and legacy, with and without
 	// the key); backed: ClickHouse-backed reads (history).
 	memory, memoryOK, backed, backedOK, backed503 int
-	backedSlowest                                  time.Duration
-	other                                          []string // anything else: the test fails
-	keyed                                          atomic.Int64
+	backedSlowest                                 time.Duration
+	other                                         []string // anything else: the test fails
+	keyed                                         atomic.Int64
 }
 
 // TestFaultInjection puts a fault-injection proxy between the edge and
@@ -264,4 +264,3 @@ func usageFresh(t *testing.T, h *harness, within time.Duration) bool {
 	t.Fatal("no edge_usage_read_timestamp_seconds in /metrics")
 	return false
 }
-

@@ -120,6 +120,7 @@ func (e *envFlags) clickhouse(cfg *analytics.Config) {
 	e.String(&cfg.User, "ch-user", d.User, "ClickHouse user")
 	e.Secret(&cfg.Password, "ch-password", "ClickHouse password (prefer the variable: flags show in process lists)")
 	e.Duration(&cfg.DialTimeout, "ch-dial-timeout", d.DialTimeout, "how long connecting to ClickHouse may take")
+	e.Duration(&cfg.IdleTimeout, "ch-idle-timeout", d.IdleTimeout, "how long a ClickHouse query may go without a byte from the server (a running query sends progress) before it fails")
 	e.Int(&cfg.MaxConns, "ch-max-conns", d.MaxConns, "open ClickHouse connections at most")
 	e.Int(&cfg.PartSize, "ch-part-size", d.PartSize, "listings one read of a full load covers: ClickHouse memory per read grows with it")
 	e.Uint64(&cfg.MaxQueryMemory, "ch-max-query-memory", 0, "max_memory_usage (bytes) of every ClickHouse query; 0 keeps the server's")

@@ -27,6 +27,7 @@ import (
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/legacy"
 	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/transport"
 	v1 "github.com/edge-stats/edge/edge/v1"
@@ -78,6 +79,10 @@ type Config struct {
 	// best level after each publish (they are then compressed at the fast
 	// level when first asked for in a coding); for tests.
 	NoPrecompress bool
+	// Misses bounds the uncached answers to queries (listings, legacy
+	// pages, CSV) computed at once: their share of the CPU and how long
+	// one waits for its turn (package missgate).
+	Misses missgate.Config
 }
 
 // DefaultConfig returns the settings used when none are given.
@@ -98,6 +103,7 @@ func DefaultConfig() Config {
 		SearchBudget:        time.Second,
 		SearchMaxRows:       200_000_000,
 		Limits:              limits.DefaultConfig(),
+		Misses:              missgate.DefaultConfig(),
 		KeysEvery:           10 * time.Second,
 		UsageEvery:          2 * time.Second,
 		SignInFailures:      10,
@@ -138,6 +144,7 @@ type Server struct {
 	app      *fiber.App
 	metrics  *metrics
 	answers  *answer.Cache
+	misses   *missgate.Gate
 	keys     *keys.Registry
 	limits   *limits.Limiter
 	gate     *access.Gate
@@ -172,6 +179,8 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	misses := missgate.New(cfg.Misses)
+	answers.SetGate(misses)
 	// An answer's Last-Modified: the newest reading of the state it was
 	// built from (docs/api-v1.md, Caching).
 	answers.SetModified(func() time.Time {
@@ -197,7 +206,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("IPv6 prefix /%d: use 32 to 128 (a caller is its /64 by default)", cfg.IPv6Prefix)
 	}
 	proxies := clientip.Proxies{Trusted: cfg.TrustedProxies, Forwarded: forwarded, IPv6Prefix: cfg.IPv6Prefix}
-	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, answers: answers}
+	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, answers: answers, misses: misses}
 	s.keys = keys.NewRegistry(src.SyncDB)
 	s.limits = limits.New(cfg.Limits, src.Usage)
 	s.gate = access.New(access.Config{Proxies: proxies, InvalidKeys: cfg.Limits.InvalidKeys}, s.keys, s.limits)
@@ -251,6 +260,10 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	s.handler = s.app.Handler()
 	return s, nil
 }
+
+// MissGate returns the gate of the uncached answers to queries (for
+// tests: holding its turns makes every such miss wait).
+func (s *Server) MissGate() *missgate.Gate { return s.misses }
 
 // App returns the fiber app, for tests.
 func (s *Server) App() *fiber.App { return s.app }

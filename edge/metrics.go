@@ -144,6 +144,7 @@ func newMetrics(s *Server) *metrics {
 		stateCollector{s}, m.requests, m.latency, m.toolCalls,
 		m.precompressSeconds, m.precompressed)
 	m.reg.MustRegister(s.answers.Collectors()...)
+	m.reg.MustRegister(s.misses.Collectors()...)
 	return m
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/transport"
 	"github.com/edge-stats/edge/views"
 )
@@ -30,7 +31,8 @@ type Cache struct {
 	hits     prometheus.Counter
 	misses   prometheus.Counter
 	aliases  *[aliasSlots]atomic.Pointer[aliasEntry]
-	epoch    atomic.Uint64 // Drops so far
+	epoch    atomic.Uint64  // Drops so far
+	gate     *missgate.Gate // the turns of GetQuery's misses; nil: none
 }
 
 // cached is an answer in the cache under its key's first hash h, with the
@@ -68,15 +70,41 @@ func (ac *Cache) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{ac.hits, ac.misses}
 }
 
+// SetGate makes g the gate that GetQuery's misses pass (package
+// missgate). Call it before the cache is used.
+func (ac *Cache) SetGate(g *missgate.Gate) { ac.gate = g }
+
 // Get returns the cached answer for key, or builds, caches and returns it.
-// key is only read during the call.
+// key is only read during the call. Its misses are few (an answer of a
+// published state: summary, categories, a week) or wait on ClickHouse
+// under budgets of their own (history, reviews): they pass no gate.
 func (ac *Cache) Get(key Key, build func() (*Answer, error)) (*Answer, error) {
+	return ac.get(key, build, false)
+}
+
+// GetQuery is Get for the answer to one query of the long tail (filters,
+// sorts, pages, searches): a miss is computed only in a turn of the
+// cache's gate, or refused (503, Retry-After: 1) when none comes in time,
+// so that a flood of distinct queries cannot take the CPU from the
+// answers cached (docs/operations.md, Overload).
+func (ac *Cache) GetQuery(key Key, build func() (*Answer, error)) (*Answer, error) {
+	return ac.get(key, build, true)
+}
+
+func (ac *Cache) get(key Key, build func() (*Answer, error), gated bool) (*Answer, error) {
 	h, check := xxhash.Sum64(key.b), maphash.Bytes(ac.seed, key.b)
 	if e, ok := ac.c.Get(h); ok && e.check == check {
 		ac.hits.Inc()
 		return e.a, nil
 	}
 	ac.misses.Inc()
+	if gated && ac.gate != nil {
+		leave, err := ac.gate.Enter()
+		if err != nil {
+			return nil, err
+		}
+		defer leave()
+	}
 	a, err := build()
 	if err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
 )
@@ -90,6 +91,10 @@ func Config() edge.Config {
 	// of a core under the race detector, in every test's edge: the tests
 	// of compression turn it on.
 	cfg.NoPrecompress = true
+	// Tests ask many misses at once, slowly under the race detector: the
+	// gate's turns are many and waited for long (the gate's tests set
+	// their own).
+	cfg.Misses = missgate.Config{Share: 32, Wait: 30 * time.Second, Queue: 64}
 	return cfg
 }
 

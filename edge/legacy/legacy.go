@@ -254,7 +254,7 @@ func (s *API) getExtensions(c *fiber.Ctx) error {
 	}
 	var keyBuf [256]byte
 	key := answer.NewKey(keyBuf[:0], "/api/extensions", gen).Query(&q)
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+	a, err := s.answers.GetQuery(key, func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		total, ls, err := s.query(f, &q)
 		if err != nil {
@@ -320,7 +320,7 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) error {
 		return err
 	}
 	var key [256]byte
-	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/extensions.csv", gen).Query(&q), func() (*answer.Answer, error) {
+	a, err := s.answers.GetQuery(answer.NewKey(key[:0], "/api/extensions.csv", gen).Query(&q), func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		_, ls, err := s.query(f, &q)
 		if err != nil {

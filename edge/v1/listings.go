@@ -239,7 +239,7 @@ func (s *API) getListings(c *fiber.Ctx) error {
 	}
 	var buf [256]byte
 	key := answer.NewKey(buf[:0], "/api/v1/listings", st.Replica.Info().Generation).Query(&q).Str("cursor", rawCursor)
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+	a, err := s.answers.GetQuery(key, func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		if q.Q != "" {
 			release, err := s.gate.SearchSlot()

@@ -301,6 +301,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if !s.cfg.NoPrecompress {
 		synced.Go(func() { s.precompress(syncCtx) })
 	}
+	synced.Go(func() { s.misses.Watch(syncCtx) })
 	defer func() {
 		stopSync()
 		synced.Wait()

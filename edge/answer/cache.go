@@ -115,7 +115,14 @@ func (ac *Cache) get(key Key, build func() (*Answer, error), gated bool) (*Answe
 	if ac.modified != nil && a.modified == 0 {
 		a.SetModified(ac.modified())
 	}
-	a.file = transport.NewFile(a.Body)
+	if gated {
+		// An answer of the long tail is seldom asked twice: it is sent
+		// from memory, with no memfd to make (and no file descriptor
+		// held) for it.
+		a.file = transport.NewStream(a.Body)
+	} else {
+		a.file = transport.NewFile(a.Body)
+	}
 	a.home = &cached{h: h, check: check, epoch: ac.epoch.Load(), a: a, cache: ac}
 	ac.c.Set(h, a.home, cost(a))
 	return a, nil

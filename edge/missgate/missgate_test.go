@@ -1,7 +1,9 @@
 package missgate
 
 import (
+	"context"
 	"errors"
+	"math"
 	"net/http"
 	"runtime"
 	"sync"
@@ -20,7 +22,9 @@ func TestSlotsFollowTheShare(t *testing.T) {
 		{0.0001, 1}, // never none
 		{1, procs},
 		{2, 2 * procs},
-		{0, max(1, int(float64(procs)*DefaultConfig().Share+0.5))}, // the default
+		{0.6 / float64(procs), 1},
+		{1.5, (3*procs + 1) / 2},
+		{0, max(1, int(math.Ceil(float64(procs)*DefaultConfig().Share-1e-9)))}, // the default
 	} {
 		if got := New(Config{Share: tc.share}).Slots(); got != tc.want {
 			t.Errorf("share %v on %d procs: %d slots, want %d", tc.share, procs, got, tc.want)
@@ -77,5 +81,98 @@ func TestWaitAndQueue(t *testing.T) {
 		t.Fatalf("a turn freed: %v", err)
 	} else {
 		l()
+	}
+}
+
+// TestShareOfTheCPU: misses spend their computing time from a budget
+// that grows at the share's rate up to the burst: once a miss has spent
+// more than the budget holds, the next waits for the budget (refused when
+// that is longer than the gate's Wait), and the budget grows back.
+func TestShareOfTheCPU(t *testing.T) {
+	g := New(Config{Share: 0.01 / float64(runtime.GOMAXPROCS(0)), Burst: 10 * time.Millisecond, Wait: 5 * time.Millisecond, Queue: 1})
+	leave, err := g.Enter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Millisecond) // a miss of 30 ms: 20 ms past the burst
+	leave()
+	// At 1% of a core, 20 ms of computing takes 2 s to earn back.
+	_, err = g.Enter()
+	refusal(t, err)
+	// Time passes (as the budget sees it): the credit is back.
+	g.mu.Lock()
+	g.at = g.at.Add(-3 * time.Second)
+	g.mu.Unlock()
+	if l, err := g.Enter(); err != nil {
+		t.Fatalf("after the budget grew back: %v", err)
+	} else {
+		l()
+	}
+	// A wide share never waits: a burst of misses runs at once.
+	wide := New(Config{Share: 1, Burst: time.Second, Wait: time.Millisecond})
+	for range 100 {
+		l, err := wide.Enter()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l()
+	}
+}
+
+// TestIdleCPUIsTaken: while no goroutine waits for a core, misses run
+// at once, as many as GOMAXPROCS, whatever their budget (the CPU is
+// idle); once the scheduler shows work waiting, the share applies again.
+func TestIdleCPUIsTaken(t *testing.T) {
+	g := New(Config{Share: 0.0001, Burst: time.Millisecond, Wait: time.Millisecond, Queue: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go g.Watch(ctx)
+	for deadline := time.Now().Add(10 * time.Second); g.Contended(time.Now()); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("an idle test process never seen idle")
+		}
+	}
+	var leaves []func()
+	for range runtime.GOMAXPROCS(0) {
+		l, err := g.Enter()
+		if err != nil {
+			t.Fatalf("idle CPU: %v", err)
+		}
+		leaves = append(leaves, l)
+	}
+	time.Sleep(5 * time.Millisecond) // far past the budget of 1 ms
+	for _, l := range leaves {
+		l()
+	}
+	if l, err := g.Enter(); err != nil {
+		t.Fatalf("idle CPU, the budget spent: %v", err)
+	} else {
+		l()
+	}
+	// Work waiting for a core: every core busy four times over.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 * runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for i := 0; i < 1e5; i++ {
+					_ = i * i
+				}
+			}
+		})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !g.Contended(time.Now()) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	if !g.Contended(time.Now()) {
+		t.Fatal("busy cores never seen as contended")
 	}
 }

@@ -76,6 +76,16 @@ func NewFile(body []byte) *File {
 	return f
 }
 
+// NewStream returns body to be sent as a stream of its own from memory,
+// never in a memfd (nil under MinStreamSize): for a body unlikely to be
+// sent twice, which is not worth a file descriptor and a second copy.
+func NewStream(body []byte) *File {
+	if len(body) < MinStreamSize {
+		return nil
+	}
+	return &File{fd: -1, body: body}
+}
+
 // Size returns the number of bytes in f.
 func (f *File) Size() int { return len(f.body) }
 

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Overload: cached answers while distinct cache misses arrive faster than
+# the edge can compute them (issue 22), on this machine, loopback only,
+# bounded runs.
+#
+#   bench/overload.sh [database] [seconds]
+#
+# Starts an edge on 127.0.0.1:18093 over the database (default bench_1m)
+# and measures, each for the given seconds (default 15):
+#   1. the cached /api/summary alone (wrk -t1 -c16 --latency);
+#   2. the edge's capacity for misses: distinct queries from 32
+#      connections as fast as they are answered (bench/misses);
+#   3. both at once, the misses paced at 10x that capacity from 256
+#      connections.
+# Then the same three with the miss gate opened wide (EDGE_MISS_SHARE=64,
+# a minute of waiting: every miss computed at once), as the edge was before
+# the gate. Results go to bench/out/overload.txt.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+db=${1:-bench_1m}
+secs=${2:-15}
+out=bench/out
+mkdir -p "$out"
+. bench/lib.sh
+bench_prepare
+go build -o bin/misses ./bench/misses
+edge_pid=""
+cleanup() { [ -n "$edge_pid" ] && kill "$edge_pid" 2>/dev/null || true; }
+trap cleanup EXIT
+
+hits() { wrk -t1 -c16 -d"${secs}s" --latency http://127.0.0.1:18093/api/summary |
+  awk '/Requests\/sec/ {r=$2} /^ +99%/ {p=$2} /^ +50%/ {m=$2} /Non-2xx/ {e=$0} END {printf "hits  %s req/s  p50 %s  p99 %s %s\n", r, m, p, e}'; }
+
+measure() {
+  local label=$1
+  shift
+  env EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 EDGE_SEARCH_RATE=0 "$@" \
+    bin/edge serve --ch-database "$db" --listen 127.0.0.1:18093 --log-level warn \
+    --editions-schedule off --ranks-schedule off --cache-mb 1024 &
+  edge_pid=$!
+  wait_ready 18093
+  # once the first precompression round is done
+  for _ in $(seq 1 120); do
+    curl -fs 127.0.0.1:18093/metrics | grep -q '^edge_precompress_round_seconds_count [1-9]' && break
+    sleep 1
+  done
+  curl -fs 127.0.0.1:18093/api/summary >/dev/null
+  echo "== $label: $db, $(date -u +%FT%TZ), $(nproc) cores"
+  echo "-- 1. cached /api/summary alone"
+  hits
+  echo "-- 2. misses alone, 32 connections, as fast as answered"
+  bin/misses --base http://127.0.0.1:18093 --conns 32 --duration "${secs}s" | tee "$out/overload-capacity.txt"
+  local capacity
+  capacity=$(awk '$1 == "200" {sub("/s", "", $3); print $3}' "$out/overload-capacity.txt")
+  local rate
+  rate=$(awk -v c="$capacity" 'BEGIN {printf "%d", (c < 10 ? 10 : c) * 10}')
+  echo "-- 3. cached /api/summary while misses arrive at $rate/s (10x $capacity/s), 256 connections"
+  bin/misses --base http://127.0.0.1:18093 --conns 256 --rate "$rate" --duration "$((secs + 2))s" > "$out/overload-flood.txt" &
+  local flood=$!
+  sleep 1
+  hits
+  wait "$flood"
+  cat "$out/overload-flood.txt"
+  curl -fs 127.0.0.1:18093/metrics | grep '^edge_miss_gate' || true
+  kill "$edge_pid"
+  wait "$edge_pid" 2>/dev/null || true
+  edge_pid=""
+}
+
+{
+  measure "miss gate on (EDGE_MISS_SHARE=${OVERLOAD_SHARE:-default})" ${OVERLOAD_SHARE:+EDGE_MISS_SHARE=$OVERLOAD_SHARE}
+  [ "${OVERLOAD_WIDE:-1}" = 1 ] && measure "miss gate opened wide (as before the gate)" EDGE_MISS_SHARE=64 EDGE_MISS_WAIT=1m EDGE_MISS_QUEUE=1000
+} 2>&1 | tee -a "$out/overload.txt"

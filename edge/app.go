@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -43,6 +44,11 @@ type Config struct {
 	WriteTimeout    time.Duration     // whole response
 	IdleTimeout     time.Duration     // keep-alive connections
 	ShutdownTimeout time.Duration     // how long a graceful stop may wait for requests in flight
+	// DrainTimeout is how long a stopping server keeps its open
+	// connections, answering each one's next request with Connection:
+	// close, before it closes those still idle (a client's next request
+	// then goes to the process that took over the listener).
+	DrainTimeout time.Duration
 	CacheMB         int               // answer cache size in MiB
 	PublicURL       string            // the service's public address, for links such as the CSV's url column
 	TrustedProxies  clientip.Prefixes // connections from these may name the client in ClientHeader
@@ -93,6 +99,7 @@ func DefaultConfig() Config {
 		WriteTimeout:        30 * time.Second,
 		IdleTimeout:         2 * time.Minute,
 		ShutdownTimeout:     15 * time.Second,
+		DrainTimeout:        5 * time.Second,
 		CacheMB:             256,
 		PublicURL:           "http://127.0.0.1:8080",
 		FairUseRate:         1,
@@ -153,6 +160,9 @@ type Server struct {
 	handler  fasthttp.RequestHandler // the app's, for the tool server's internal reads
 	// internalCtxs are request contexts for the tool server's reads.
 	internalCtxs sync.Pool
+	// draining is set once the server stops accepting: every answer then
+	// closes its connection.
+	draining atomic.Bool
 }
 
 // New returns a server answering from src.
@@ -278,8 +288,9 @@ func (s *Server) DropAnswers() { s.answers.Drop() }
 func (s *Server) WaitAnswers() { s.answers.Wait() }
 
 // Serve answers on ln until ctx is done, then stops gracefully: it stops
-// accepting, lets requests in flight finish (up to ShutdownTimeout) and
-// returns.
+// accepting, answers each open connection's next request with
+// Connection: close for up to DrainTimeout, lets requests in flight
+// finish (up to ShutdownTimeout) and returns.
 //
 // Before it answers, it loads the keys and the fleet's usage of the day
 // (waiting at most a few seconds: while ClickHouse is out of reach, v1
@@ -319,12 +330,22 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	// Stop accepting (a process that took over the listener accepts from
+	// now on), answer each open connection's next request with
+	// Connection: close, and wait for them to go, up to DrainTimeout: a
+	// client of a keep-alive connection sees it closed after an answer,
+	// never under a request it is sending.
+	s.draining.Store(true)
+	ln.Close()
+	for deadline := time.Now().Add(s.cfg.DrainTimeout); s.app.Server().GetOpenConnectionsCount() > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	err := s.app.ShutdownWithContext(sctx)
-	// A stop that comes before the listener was handed to fasthttp finds
-	// nothing to shut down: closing it makes that late start return.
-	ln.Close()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil // the listener closed above
+	}
 	if lerr := <-errc; err == nil && lerr != nil && !errors.Is(lerr, net.ErrClosed) {
 		err = lerr
 	}

@@ -34,6 +34,8 @@ type metrics struct {
 	// so that a request neither hashes nor validates its labels. It is
 	// made once the routes are registered and never changes.
 	byRoute map[string]*routeMetrics
+	// draining is the server's: set, every answer closes its connection.
+	draining *atomic.Bool
 }
 
 // routeMetrics is one route's latency histogram and its request counts by
@@ -125,7 +127,8 @@ func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
 
 func newMetrics(s *Server) *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
+		draining: &s.draining,
+		reg:      prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_http_requests_total",
 			Help: "HTTP requests by route and status."}, []string{"route", "status"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "edge_http_request_duration_seconds",
@@ -155,6 +158,9 @@ func (m *metrics) observe(c *fiber.Ctx) error {
 		return c.Next() // the server's own request, made to precompress answers
 	}
 	start := access.RequestTime(c) // when fasthttp read the request
+	if m.draining.Load() {
+		c.Context().SetConnectionClose()
+	}
 	err := c.Next()
 	status := c.Response().StatusCode()
 	if err != nil {

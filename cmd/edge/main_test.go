@@ -19,7 +19,17 @@ import (
 
 var srv *chtest.Server
 
-func TestMain(m *testing.M) { chtest.Main(m, &srv) }
+func TestMain(m *testing.M) {
+	if os.Getenv(envTestAsEdge) == "1" {
+		main() // the test binary as the edge command: a process of TestReplaceUnderLoad
+		return
+	}
+	chtest.Main(m, &srv)
+}
+
+// envTestAsEdge makes the test binary run as the edge command.
+const envTestAsEdge = "EDGE_TEST_AS_EDGE"
+
 
 func runCmd(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
 	t.Helper()

@@ -35,6 +35,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		memLimit             string
 		debugListen          string
 		gcPercent            int
+		replaceWait          time.Duration
 	)
 	f.clickhouse(&ch)
 	f.String(&srv.Listen, "listen", srv.Listen, "address to listen on")
@@ -42,12 +43,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.Duration(&srv.WriteTimeout, "write-timeout", srv.WriteTimeout, "longest time to write a response")
 	f.Duration(&srv.IdleTimeout, "idle-timeout", srv.IdleTimeout, "how long an idle keep-alive connection stays open")
 	f.Duration(&srv.ShutdownTimeout, "shutdown-timeout", srv.ShutdownTimeout, "how long a graceful stop waits for requests in flight")
+	f.Duration(&srv.DrainTimeout, "drain-timeout", srv.DrainTimeout, "how long a stopping edge keeps its connections, closing each after its next answer, before it closes those still idle")
+	f.Duration(&replaceWait, "replace-wait", 10*time.Minute, "on SIGUSR2, how long the new process may take to load before the replacement is given up")
 	f.Duration(&srv.ReadBudget, "read-budget", srv.ReadBudget, "longest a per-request ClickHouse read (reviews) may take")
 	f.Duration(&srv.TextBudget, "text-budget", srv.TextBudget, "time budget of a text search (q) on /api/v1/listings; past it the answer is partial")
 	f.Duration(&srv.SearchBudget, "search-budget", srv.SearchBudget, "time budget of a review search in ClickHouse, in whole seconds; past it the answer is partial")
 	f.Uint64(&srv.SearchMaxRows, "search-max-rows", srv.SearchMaxRows, "rows a review search may read in ClickHouse before its answer is partial (0: no bound)")
 	f.Int(&srv.CacheMB, "cache-mb", srv.CacheMB, "size of the encoded-answer cache in MiB")
-	f.Float(&srv.Misses.Share, "miss-share", srv.Misses.Share, "share of the CPU (GOMAXPROCS) that uncached answers to queries may take at once: max(1, round(GOMAXPROCS × share)) are computed at a time")
+	f.Float(&srv.Misses.Share, "miss-share", srv.Misses.Share, "share of the CPU (GOMAXPROCS) that uncached answers to queries may take while other work waits for a core: ceil(GOMAXPROCS × share) at a time, within GOMAXPROCS × share seconds of computing a second; they take the idle CPU otherwise")
 	f.Duration(&srv.Misses.Wait, "miss-wait", srv.Misses.Wait, "longest an uncached answer to a query waits for its turn before it answers 503 Retry-After: 1")
 	f.Int(&srv.Misses.Queue, "miss-queue", srv.Misses.Queue, "uncached answers to queries that may wait at once, per turn; past it they answer 503 at once")
 	f.Int(&srv.MaxURIBytes, "max-uri-bytes", srv.MaxURIBytes, "longest request URI; longer ones answer 414")
@@ -134,9 +137,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", srv.Listen)
+	// The listener: handed over by the process this one replaces (or by
+	// systemd), else our own.
+	ln, ready, err := inheritedListener()
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", srv.Listen, err)
+		return err
+	}
+	if ln == nil {
+		if ln, err = net.Listen("tcp", srv.Listen); err != nil {
+			return fmt.Errorf("listen on %s: %w", srv.Listen, err)
+		}
 	}
 	// Three pools: the jobs', the usage sync's and the keys' refresh, and
 	// the per-request reads', so that none can starve another
@@ -187,8 +197,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	vb.OnReloadBuild(server.DropAnswers)
 	jobs.Start()
 	reloadOnHangup(ctx, jobs.RunNow, log)
+	if ready != nil {
+		// Taking over from a running process: it answers until this one
+		// has its figures, then stops accepting.
+		log.Info("taking over a listener: loading before answering", "addr", ln.Addr().String())
+		if err := vb.WaitFigures(ctx); err != nil {
+			ln.Close()
+			return fmt.Errorf("take over: %w", err)
+		}
+		reportReady(ready)
+	}
+	serveCtx, handover := context.WithCancel(ctx)
+	defer handover()
+	replaceOnUSR2(serveCtx, ln, replaceWait, func() { handover() }, log)
 	log.Info("edge listening", "addr", ln.Addr().String(), "clickhouse", ch.Addr, "database", ch.Database)
-	err = server.Serve(ctx, ln)
+	err = server.Serve(serveCtx, ln)
 	log.Info("edge stopping: waiting for background jobs")
 	jobs.Stop()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,8 +167,9 @@ func TestFaultInjection(t *testing.T) {
 					t.Errorf("generation %d published during the fault (was %d)", g, gen)
 				}
 			}
-			// Long enough for the usage totals to go stale.
-			time.Sleep(max(0, 2*time.Second-time.Since(faultAt)))
+			// Long enough for the usage totals to go stale (longer with
+			// EDGE_TEST_FAULT_HOLD, such as 10m for the docs' figure).
+			time.Sleep(max(0, faultHold(t)-time.Since(faultAt)))
 			stale := !usageFresh(t, h, 500*time.Millisecond)
 			proxy.Set(faultproxy.None, 0, 0)
 			healed := time.Now()
@@ -263,4 +265,17 @@ func usageFresh(t *testing.T, h *harness, within time.Duration) bool {
 	}
 	t.Fatal("no edge_usage_read_timestamp_seconds in /metrics")
 	return false
+}
+
+// faultHold is how long each fault lasts: 2 s, or EDGE_TEST_FAULT_HOLD.
+func faultHold(t *testing.T) time.Duration {
+	v := os.Getenv("EDGE_TEST_FAULT_HOLD")
+	if v == "" {
+		return 2 * time.Second
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 2*time.Second || d > time.Hour {
+		t.Fatalf("EDGE_TEST_FAULT_HOLD %q: a duration from 2s to 1h", v)
+	}
+	return d
 }

@@ -145,7 +145,7 @@ func (l *Limiter) CountDay(s Subject, dayLimit uint64, now time.Time) Decision {
 		return d
 	}
 	e := l.Usage.lock(s, now)
-	limit := l.Usage.DayLimit(e, d.Limit, now)
+	limit := l.Usage.dayLimit(e, d.Limit, now)
 	n, ok := e.take(limit)
 	e.mu.Unlock()
 	d.Remaining = limit - min(limit, n)
@@ -181,7 +181,7 @@ func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) De
 	d := l.decision(s, dayLimit, now)
 	// Only an edge that never read the day's totals cannot tell a caller's
 	// day: one whose totals are stale goes on with its share of each
-	// caller's remainder (Usage.DayLimit).
+	// caller's remainder (Usage.dayLimit).
 	if !l.Usage.loaded() {
 		d.Outcome, d.RetryAfter = UsageUnknown, 5*time.Second
 		return d
@@ -189,7 +189,7 @@ func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) De
 	// One lock for both counts: the minute's first, then the day's. A call
 	// the day refuses still counts against the minute.
 	e := l.Usage.lock(s, now)
-	limit := l.Usage.DayLimit(e, d.Limit, now)
+	limit := l.Usage.dayLimit(e, d.Limit, now)
 	ok, wait := e.minute.allow(limit32(d.PerMinute), minuteWidth, now.UnixNano())
 	var n uint64
 	switch {

@@ -235,7 +235,7 @@ type entry struct {
 // (UsageUnknown). Whenever the last Sync is older than staleAfter, the
 // Limiter goes on from the last totals read and this edge's own counts,
 // admitting each caller at most its share of what was left of its day
-// (Usage.DayLimit). now may be nil (time.Now).
+// (Usage.dayLimit). now may be nil (time.Now).
 func NewUsage(store Store, staleAfter time.Duration, now func() time.Time) *Usage {
 	if now == nil {
 		now = time.Now
@@ -273,13 +273,13 @@ func (u *Usage) loaded() bool { return u.totals.Load() != nil }
 // FleetWindow, this one included.
 func (u *Usage) Fleet() int { return int(u.fleet.Load()) }
 
-// DayLimit returns the day's limit that applies to e's subject at now:
+// dayLimit returns the day's limit that applies to e's subject at now:
 // limit while the fleet's totals are fresh. While they are stale (the
 // store out of reach), it is the fleet's count as last read plus this
 // edge's share of what remained of the day, the remainder divided by the
 // edges of the fleet: if every edge is cut off alike, the fleet admits no
 // more than the day's limit. e must be locked, by lock at now.
-func (u *Usage) DayLimit(e *entry, limit uint64, now time.Time) uint64 {
+func (u *Usage) dayLimit(e *entry, limit uint64, now time.Time) uint64 {
 	if u.fresh(now) {
 		return limit
 	}

@@ -30,7 +30,6 @@ func TestMain(m *testing.M) {
 // envTestAsEdge makes the test binary run as the edge command.
 const envTestAsEdge = "EDGE_TEST_AS_EDGE"
 
-
 func runCmd(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
 	t.Helper()
 	return runIn(t, ctx, "", args...)

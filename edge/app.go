@@ -39,36 +39,36 @@ import (
 
 // Config holds the server's settings.
 type Config struct {
-	Listen          string            // address to listen on
-	ReadTimeout     time.Duration     // whole request, headers and body
-	WriteTimeout    time.Duration     // whole response
-	IdleTimeout     time.Duration     // keep-alive connections
-	ShutdownTimeout time.Duration     // how long a graceful stop may wait for requests in flight
+	Listen          string        // address to listen on
+	ReadTimeout     time.Duration // whole request, headers and body
+	WriteTimeout    time.Duration // whole response
+	IdleTimeout     time.Duration // keep-alive connections
+	ShutdownTimeout time.Duration // how long a graceful stop may wait for requests in flight
 	// DrainTimeout is how long a stopping server keeps its open
 	// connections, answering each one's next request with Connection:
 	// close, before it closes those still idle (a client's next request
 	// then goes to the process that took over the listener).
-	DrainTimeout time.Duration
-	CacheMB         int               // answer cache size in MiB
-	PublicURL       string            // the service's public address, for links such as the CSV's url column
-	TrustedProxies  clientip.Prefixes // connections from these may name the client in ClientHeader
-	ClientHeader    string            // the header trusted proxies name the client in: x-forwarded-for (default) or forwarded (RFC 7239)
-	IPv6Prefix      int               // leading bits of an IPv6 address that name one caller for every per-address limit (default 64)
-	FairUseRate     float64           // legacy API: requests a second per address (0 turns it off)
-	FairUseBurst    int               // legacy API: requests an address may make at once
-	FairUseExempt   clientip.Prefixes // legacy API: addresses without fair use, such as a CDN's
-	PublicMaxAge    time.Duration     // legacy API: max-age of its public Cache-Control
-	ReadBudget      time.Duration     // longest a per-request ClickHouse read may take
-	TextBudget      time.Duration     // time budget of q on /api/v1/listings, searched in memory
-	SearchBudget    time.Duration     // time budget of review searches in ClickHouse (whole seconds on 18.16)
-	SearchMaxRows   uint64            // rows a review search may read in ClickHouse (0: no bound)
-	Limits          limits.Config     // the v1 API's limits and search pool
-	NoLimits        bool              // serve v1 without keys and limits (an internal edge behind a gateway that applies them; benchmarks)
-	SDKOnlyTools    bool              // answer every /mcp request through the MCP SDK, without the fast tools/call path (for comparison)
-	KeysEvery       time.Duration     // how often the key list is reloaded from ClickHouse
-	UsageEvery      time.Duration     // how often the day's usage is flushed to ClickHouse and the fleet's totals read back
-	SignInFailures  int               // failed sign-ins at one e-mail address from one client address in SignInWindow (a client address may fail three times as many at any)
-	SignInWindow    time.Duration     // the window of the sign-in limits
+	DrainTimeout   time.Duration
+	CacheMB        int               // answer cache size in MiB
+	PublicURL      string            // the service's public address, for links such as the CSV's url column
+	TrustedProxies clientip.Prefixes // connections from these may name the client in ClientHeader
+	ClientHeader   string            // the header trusted proxies name the client in: x-forwarded-for (default) or forwarded (RFC 7239)
+	IPv6Prefix     int               // leading bits of an IPv6 address that name one caller for every per-address limit (default 64)
+	FairUseRate    float64           // legacy API: requests a second per address (0 turns it off)
+	FairUseBurst   int               // legacy API: requests an address may make at once
+	FairUseExempt  clientip.Prefixes // legacy API: addresses without fair use, such as a CDN's
+	PublicMaxAge   time.Duration     // legacy API: max-age of its public Cache-Control
+	ReadBudget     time.Duration     // longest a per-request ClickHouse read may take
+	TextBudget     time.Duration     // time budget of q on /api/v1/listings, searched in memory
+	SearchBudget   time.Duration     // time budget of review searches in ClickHouse (whole seconds on 18.16)
+	SearchMaxRows  uint64            // rows a review search may read in ClickHouse (0: no bound)
+	Limits         limits.Config     // the v1 API's limits and search pool
+	NoLimits       bool              // serve v1 without keys and limits (an internal edge behind a gateway that applies them; benchmarks)
+	SDKOnlyTools   bool              // answer every /mcp request through the MCP SDK, without the fast tools/call path (for comparison)
+	KeysEvery      time.Duration     // how often the key list is reloaded from ClickHouse
+	UsageEvery     time.Duration     // how often the day's usage is flushed to ClickHouse and the fleet's totals read back
+	SignInFailures int               // failed sign-ins at one e-mail address from one client address in SignInWindow (a client address may fail three times as many at any)
+	SignInWindow   time.Duration     // the window of the sign-in limits
 	// SignInEmailFailures is the failed sign-ins at one e-mail address
 	// from every client address together in SignInWindow.
 	SignInEmailFailures int

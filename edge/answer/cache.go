@@ -1,6 +1,7 @@
 package answer
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/transport"
@@ -33,6 +35,11 @@ type Cache struct {
 	aliases  *[aliasSlots]atomic.Pointer[aliasEntry]
 	epoch    atomic.Uint64  // Drops so far
 	gate     *missgate.Gate // the turns of GetQuery's misses; nil: none
+	// building holds GetQuery's misses being built, by key: a request
+	// that misses while the same answer is being built waits for it
+	// instead of taking a turn of its own (a hot page after a state is
+	// published, asked by many at once).
+	building singleflight.Group
 }
 
 // cached is an answer in the cache under its key's first hash h, with the
@@ -99,12 +106,28 @@ func (ac *Cache) get(key Key, build func() (*Answer, error), gated bool) (*Answe
 	}
 	ac.misses.Inc()
 	if gated && ac.gate != nil {
-		leave, err := ac.gate.Enter()
+		var id [16]byte
+		binary.LittleEndian.PutUint64(id[:8], h)
+		binary.LittleEndian.PutUint64(id[8:], check)
+		v, err, _ := ac.building.Do(string(id[:]), func() (any, error) {
+			leave, err := ac.gate.Enter()
+			if err != nil {
+				return nil, err
+			}
+			defer leave()
+			return ac.made(h, check, build, true)
+		})
 		if err != nil {
 			return nil, err
 		}
-		defer leave()
+		return v.(*Answer), nil
 	}
+	return ac.made(h, check, build, gated)
+}
+
+// made builds the answer of the key hashed (h, check) and keeps it; an
+// answer to a query (gated) is sent from memory.
+func (ac *Cache) made(h, check uint64, build func() (*Answer, error), gated bool) (*Answer, error) {
 	a, err := build()
 	if err != nil {
 		return nil, err

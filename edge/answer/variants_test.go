@@ -3,9 +3,13 @@ package answer
 import (
 	"bytes"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/edge-stats/edge/edge/coding"
+	"github.com/edge-stats/edge/edge/missgate"
 )
 
 // jsonBody returns a JSON array of n objects, some kilobytes that
@@ -136,4 +140,46 @@ func decodeForTest(t *testing.T, c coding.Coding, b []byte) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestConcurrentMissesBuildOnce: requests that miss the same answer of a
+// query while it is being built wait for that build instead of each
+// taking a turn of the miss gate (a hot page after a state is published,
+// asked by many at once): one build, no refusal, one answer for all.
+func TestConcurrentMissesBuildOnce(t *testing.T) {
+	c, err := NewCache(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetGate(missgate.New(missgate.Config{Share: 0.0001, Wait: time.Millisecond, Queue: 1}))
+	var builds atomic.Int32
+	started := make(chan struct{})
+	build := func() (*Answer, error) {
+		if builds.Add(1) == 1 {
+			close(started)
+		}
+		time.Sleep(50 * time.Millisecond)
+		return New([]byte(`{"page":1}`), "application/json"), nil
+	}
+	var wg sync.WaitGroup
+	answers := make([]*Answer, 20)
+	errs := make([]error, 20)
+	var buf [64]byte
+	wg.Go(func() { answers[0], errs[0] = c.GetQuery(NewKey(buf[:0], "/q", 1).Str("a", "b"), build) })
+	<-started
+	for i := 1; i < len(answers); i++ {
+		wg.Go(func() {
+			var buf [64]byte
+			answers[i], errs[i] = c.GetQuery(NewKey(buf[:0], "/q", 1).Str("a", "b"), build)
+		})
+	}
+	wg.Wait()
+	for i := range answers {
+		if errs[i] != nil || answers[i] != answers[0] {
+			t.Fatalf("request %d: %v (the same answer: %v)", i, errs[i], answers[i] == answers[0])
+		}
+	}
+	if n := builds.Load(); n != 1 {
+		t.Fatalf("%d builds, want 1", n)
+	}
 }

@@ -95,6 +95,9 @@ func Config() edge.Config {
 	// gate's turns are many and waited for long (the gate's tests set
 	// their own).
 	cfg.Misses = missgate.Config{Share: 32, Wait: 30 * time.Second, Queue: 64}
+	// The clients of tests keep idle connections: a stop need not wait
+	// the production drain for them.
+	cfg.DrainTimeout = 100 * time.Millisecond
 	return cfg
 }
 

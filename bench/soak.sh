@@ -56,10 +56,11 @@ for m in $(seq 5 5 $((minutes - 1))); do
     done
   fi
   at $((m * 60))
-  event "ClickHouse restart"
-  deploy/clickhouse.sh stop >/dev/null
-  deploy/clickhouse.sh start >/dev/null
-  event "ClickHouse back"
+  t0=$(date +%s)
+  deploy/clickhouse.sh stop >/dev/null 2>&1
+  deploy/clickhouse.sh start >/dev/null 2>&1
+  echo "$t0 ClickHouse restarted ($(($(date +%s) - t0)) s down)" >> "$events"
+  echo "soak: $(( (t0 - start) / 60 )) min: ClickHouse restarted"
 done
 wait "$soak"
 cat "$out/soak-summary.txt"

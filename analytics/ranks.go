@@ -11,6 +11,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/series"
 )
 
 // HistoryDays is how far back listing histories reach, and so how many days
@@ -210,6 +211,17 @@ type Snapshot struct {
 	Rating          *float64  `json:"rating"`
 	RatingCount     *int64    `json:"ratingCount"`
 	StoreRank       *int64    `json:"storeRank"` // null until the ranks job has ranked the day, or without a size
+	// DaysSincePrevious and Flags say what to know before trusting a
+	// trend through the day (package series); set by the API.
+	DaysSincePrevious int      `json:"daysSincePrevious"`
+	Flags             []string `json:"flags"`
+}
+
+// Reading returns the snapshot as a reading of package series.
+func (s *Snapshot) Reading() series.Reading {
+	d, _ := time.Parse(time.DateOnly, s.Day)
+	return series.Reading{Day: views.DayOf(d), At: s.ReadAt, Crawls: s.Crawls, Usage: s.Usage,
+		WeeklyDownloads: s.WeeklyDownloads, Rating: s.Rating, RatingCount: s.RatingCount}
 }
 
 // DailyHistory is a listing's history: one snapshot a day, oldest first.

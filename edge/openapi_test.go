@@ -71,7 +71,8 @@ func TestOpenAPIDescriptionIsValid(t *testing.T) {
 	}
 	want := []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",
 		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",
-		"/week", "/week/{id}", "/weeks", "/openapi.json"}
+		"/week", "/week/{id}", "/weeks", "/openapi.json", "/listings/{store}/{id}/growth", "/listings/{store}/{id}/history.csv",
+		"/compare", "/compare.csv", "/definitions"}
 	if len(doc.Paths) != len(want) {
 		t.Errorf("%d paths, want %d", len(doc.Paths), len(want))
 	}
@@ -171,7 +172,15 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		"/week/" + week,
 		"/weeks",
 		"/openapi.json",
+		"/definitions",
+		"/listings/firefox/" + firefox.ID + "/growth?from=" + (views.DayOf(st.Replica.Info().ReadingsMark) - 5).String(),
+		"/compare?listings=" + url.QueryEscape("firefox:"+firefox.ID+",chrome:"+chrome.ID) + "&days=20",
+		"/compare.csv?listings=" + url.QueryEscape("firefox:"+firefox.ID+",chrome:"+chrome.ID),
+		"/listings/firefox/" + firefox.ID + "/history.csv",
 		// Errors.
+		"/listings/firefox/" + firefox.ID + "/growth",
+		"/listings/firefox/" + firefox.ID + "/growth?from=2020-13-01",
+		"/compare?listings=chrome:x",
 		"/listings?limit=0",
 		"/listings?sort=best",
 		"/listings?minSize=5",
@@ -261,7 +270,8 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 	}
 	for _, p := range []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",
 		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",
-		"/week", "/week/{id}", "/weeks", "/openapi.json"} {
+		"/week", "/week/{id}", "/weeks", "/openapi.json", "/definitions", "/listings/{store}/{id}/growth", "/compare",
+		"/compare.csv", "/listings/{store}/{id}/history.csv"} {
 		if !covered[p] {
 			t.Errorf("no 200 of %s was validated", p)
 		}
@@ -274,6 +284,8 @@ func template(path string) string {
 	path, _, _ = strings.Cut(path, "?")
 	for _, r := range []struct{ re, tmpl string }{
 		{`^/listings/[^/]+/[^/]+/history$`, "/listings/{store}/{id}/history"},
+		{`^/listings/[^/]+/[^/]+/growth$`, "/listings/{store}/{id}/growth"},
+		{`^/listings/[^/]+/[^/]+/history\.csv$`, "/listings/{store}/{id}/history.csv"},
 		{`^/listings/[^/]+/[^/]+/reviews$`, "/listings/{store}/{id}/reviews"},
 		{`^/listings/[^/]+/[^/]+$`, "/listings/{store}/{id}"},
 		{`^/charts/[^/]+$`, "/charts/{store}"},

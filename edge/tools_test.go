@@ -60,7 +60,9 @@ type toolCase struct {
 	rest string // the same question as a v1 path and query
 }
 
-func toolCases(tag, category string, firefox views.Listing) []toolCase {
+func toolCases(tag, category string, firefox, chrome views.Listing, newest views.Day) []toolCase {
+	from := (newest - 10).String()
+	pair := "firefox:" + firefox.ID + ",chrome:" + chrome.ID
 	return []toolCase{
 		{"search_listings", map[string]any{"store": "firefox", "sort": "rating", "limit": 5}, "/listings?store=firefox&sort=rating&limit=5"},
 		{"search_listings", map[string]any{"q": prefix2(firefox.Name)}, "/listings?q=" + url.QueryEscape(prefix2(firefox.Name))},
@@ -74,6 +76,9 @@ func toolCases(tag, category string, firefox views.Listing) []toolCase {
 		{"list_tags", nil, "/tags"},
 		{"tag_listings", map[string]any{"slug": tag, "store": "chrome"}, "/tags/" + url.PathEscape(tag) + "/chrome"},
 		{"store_stats", map[string]any{"store": "apple"}, "/stores/apple/stats"},
+		{"listing_growth", map[string]any{"store": "firefox", "id": firefox.ID, "from": from}, "/listings/firefox/" + firefox.ID + "/growth?from=" + from},
+		{"compare_listings", map[string]any{"listings": pair, "days": 30}, "/compare?days=30&listings=" + url.QueryEscape(pair)},
+		{"get_definitions", nil, "/definitions"},
 	}
 }
 
@@ -96,7 +101,15 @@ func toolFixture(t *testing.T) (*harness, []toolCase, views.Listing) {
 			break
 		}
 	}
-	return h, toolCases(st.Figures.Topics()[0].Slug, st.Figures.Categories(views.Chrome)[0].Name, firefox), firefox
+	var chrome views.Listing
+	for _, l := range st.Replica.OfStore(views.Chrome) {
+		if l.Live() {
+			chrome = l
+			break
+		}
+	}
+	return h, toolCases(st.Figures.Topics()[0].Slug, st.Figures.Categories(views.Chrome)[0].Name, firefox, chrome,
+		views.DayOf(st.Replica.Info().ReadingsMark)), firefox
 }
 
 func TestToolServerWithTheGoSDKClient(t *testing.T) {
@@ -127,7 +140,8 @@ func TestToolServerWithTheGoSDKClient(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"search_listings", "get_listing", "get_listing_history", "top_charts", "climbers", "search_reviews", "list_tags", "tag_listings", "store_stats"}
+	want := []string{"search_listings", "get_listing", "get_listing_history", "top_charts", "climbers", "search_reviews", "list_tags", "tag_listings", "store_stats",
+		"listing_growth", "compare_listings", "get_definitions"}
 	slices.Sort(names)
 	slices.Sort(want)
 	if !slices.Equal(names, want) || !slices.Equal(names, sorted(mcp.ToolNames())) {
@@ -155,7 +169,7 @@ func TestToolServerWithTheGoSDKClient(t *testing.T) {
 		}
 		called[c.tool] = true
 	}
-	if len(called) != 9 {
+	if len(called) != len(want) {
 		t.Fatalf("called %d tools", len(called))
 	}
 
@@ -402,7 +416,7 @@ func nodeDir(t *testing.T) string {
 
 // TestToolServerWithTheTypeScriptClients runs the TypeScript SDK v1 client
 // (protocol 2025-11-25) and the v2 client pinned to 2026-07-28, from
-// mcp/testdata/clients: each lists the nine tools and calls every one, and
+// mcp/testdata/clients: each lists the twelve tools and calls every one, and
 // each result must equal the REST answer to the same question.
 func TestToolServerWithTheTypeScriptClients(t *testing.T) {
 	dir := nodeDir(t)
@@ -461,7 +475,7 @@ func TestToolServerWithTheTypeScriptClients(t *testing.T) {
 			for _, tool := range got.Tools {
 				names = append(names, tool.Name)
 			}
-			if !slices.Equal(sorted(names), sorted(mcp.ToolNames())) || len(names) != 9 {
+			if !slices.Equal(sorted(names), sorted(mcp.ToolNames())) || len(names) != 12 {
 				t.Fatalf("tools %v", names)
 			}
 			for i, c := range cases {

@@ -198,7 +198,7 @@ func outputSchema(defs map[string]any, name string) (map[string]any, error) {
 }
 
 // bare returns a copy of schema v without its prose (description,
-// example, examples): what a client needs to read a result is its shape,
+// example, examples, and x- extensions): what a client needs to read a result is its shape,
 // and tools/list, which an agent reads whole into its context, stays
 // small. The fields are described in the OpenAPI description that the
 // schemas come from (docs/mcp.md). A property that is named
@@ -208,6 +208,9 @@ func bare(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, x := range v {
+			if len(k) > 2 && k[:2] == "x-" { // extensions, such as x-definition
+				continue
+			}
 			switch k {
 			case "description", "example", "examples":
 				continue

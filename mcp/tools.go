@@ -49,7 +49,8 @@ func storeArg(description string) map[string]any { return str(description, "enum
 
 var cursorArg = str("The nextCursor of the previous result, to get the next page; repeat the other arguments unchanged with it.")
 
-// tools are the nine tools, in the order tools/list gives them.
+// tools are the tools, in the order tools/list gives them: the nine of
+// the first API, then those of the analysts' reads.
 var tools = []tool{
 	{
 		name:  "search_listings",
@@ -194,6 +195,44 @@ var tools = []tool{
 		request: func(a args) (string, url.Values) {
 			return "/stores/" + a.path("store") + "/stats", a.query()
 		},
+	},
+	{
+		name:  "listing_growth",
+		title: "A listing's growth between two dates",
+		description: "A listing's size, usage, ratings count and rating at two dates and their change and percent: each end is the latest reading on or before its date (at most 7 days before; readAt says when). " +
+			"Same as GET /api/v1/listings/{store}/{id}/growth.",
+		args: map[string]map[string]any{
+			"store": storeArg("The listing's store."),
+			"id":    str("The listing's id in its store."),
+			"from":  str("The first date, yyyy-MM-dd (UTC).", "format", "date"),
+			"to":    str("The second date, yyyy-MM-dd, at most 730 days after from; default the data's newest day.", "format", "date"),
+		},
+		required: []string{"store", "id", "from"},
+		output:   "Growth",
+		request: func(a args) (string, url.Values) {
+			return "/listings/" + a.path("store") + "/" + a.path("id") + "/growth", a.query()
+		},
+	},
+	{
+		name:  "compare_listings",
+		title: "Compare listings",
+		description: "2 to 10 listings of any stores side by side: their daily size, ratings count and rating over the same days (null on a day without a reading) and each one's growth over the window. Sizes of different stores count different things (sizeMeasure). " +
+			"Same as GET /api/v1/compare.",
+		args: map[string]map[string]any{
+			"listings": str("The listings as store:id, comma-separated, such as chrome:<id>,firefox:<slug>.", "minLength", 3),
+			"days":     integer("Days, ending with the data's newest day.", 1, 730, 90),
+		},
+		required: []string{"listings"},
+		output:   "Comparison",
+		request:  func(a args) (string, url.Values) { return "/compare", a.query() },
+	},
+	{
+		name:        "get_definitions",
+		title:       "Definitions of the figures",
+		description: "What every figure measures (size, growth, ranks, history flags...), its window, cadence and when it is null. Same as GET /api/v1/definitions.",
+		args:        map[string]map[string]any{},
+		output:      "Definitions",
+		request:     func(a args) (string, url.Values) { return "/definitions", a.query() },
 	},
 }
 

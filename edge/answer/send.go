@@ -92,6 +92,7 @@ func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 			return nil
 		}
 	}
+	h.SetCanonical(headerLink, linkDefinitions)
 	h.SetContentType(a.ContentType)
 	body, file := a.Body, a.file
 	if enc != coding.Identity {
@@ -142,7 +143,11 @@ func notModified(req *fasthttp.RequestHeader, a *Answer) bool {
 // hot path neither normalizes nor allocates them
 // (bench/README.md#the-cached-hot-path).
 var (
-	headerETag            = []byte("Etag")
+	headerETag = []byte("Etag")
+	headerLink = []byte("Link")
+	// linkDefinitions is the Link of every answer with a body: where the
+	// figures it carries are defined (GET /api/v1/definitions).
+	linkDefinitions       = []byte(`</api/v1/definitions>; rel="describedby"`)
 	headerCacheControl    = []byte("Cache-Control")
 	headerIfNoneMatch     = []byte("If-None-Match")
 	headerLastModified    = []byte("Last-Modified")

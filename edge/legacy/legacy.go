@@ -398,15 +398,8 @@ func (s *API) csvRecord(r views.LegacyRow, l *views.Listing) []string {
 }
 
 // CSVText returns store-supplied text for a CSV cell that a spreadsheet
-// will not run as a formula: a cell beginning with =, +, -, @, a tab or a
-// carriage return gets a leading apostrophe (OWASP's rule against CSV
-// injection), which spreadsheets show as text and do not display.
-func CSVText(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
+// will not run as a formula (answer.CSVText).
+func CSVText(s string) string { return answer.CSVText(s) }
 
 // getSummary answers GET /api/summary.
 func (s *API) getSummary(c *fiber.Ctx) error {

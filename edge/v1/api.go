@@ -52,6 +52,8 @@ type API struct {
 	gate     *access.Gate
 	log      *slog.Logger
 	openapi  *answer.Answer
+	// definitions is the answer of /definitions, made once.
+	definitions *answer.Answer
 }
 
 // New returns the API answering from src.
@@ -66,18 +68,26 @@ func New(cfg Config, src Sources) (*API, error) {
 	// which costs a client at most one full answer).
 	openapi.SetModified(time.Now())
 	openapi.Tag("edge", "api-v1-openapi")
+	defs, err := definitionsAnswer()
+	if err != nil {
+		return nil, err
+	}
+	defs.SetModified(time.Now())
+	defs.Tag("edge", "api-v1-definitions")
 	return &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
-		gate: src.Gate, log: src.Log, openapi: openapi}, nil
+		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs}, nil
 }
 
 // OpenAPIAnswer returns the served OpenAPI description.
 func (s *API) OpenAPIAnswer() *answer.Answer { return s.openapi }
 
 // Routes adds the API's routes to r (the /api/v1 group). The description
-// needs no key and counts against no limit: it is routed before limit,
+// and the figures' definitions need no key and count against no limit:
+// they are routed before limit,
 // the middleware that checks keys and limits (nil: none).
 func (s *API) Routes(r fiber.Router, limit fiber.Handler) {
 	r.Get("/openapi.json", s.getOpenAPI)
+	r.Get("/definitions", s.getDefinitions)
 	if limit != nil {
 		r.Use(limit)
 	}
@@ -85,6 +95,10 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler) {
 	r.Get("/listings/:store/:id", s.getListing)
 	r.Get("/listings/:store/:id/reviews", s.getReviews)
 	r.Get("/listings/:store/:id/history", s.getHistory)
+	r.Get("/listings/:store/:id/history.csv", s.getHistory)
+	r.Get("/listings/:store/:id/growth", s.getGrowth)
+	r.Get("/compare", s.getCompare)
+	r.Get("/compare.csv", s.getCompare)
 	r.Get("/reviews/search", s.getReviewSearch)
 	r.Get("/categories/:store", s.getCategories)
 	r.Get("/charts/:store", s.getChart)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -13,6 +14,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/series"
 )
 
 // historyMaxCrawls is the most crawls a history answer covers; past it the
@@ -55,24 +57,66 @@ func (s *API) getHistory(c *fiber.Ctx) error {
 	var buf [128]byte
 	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id/history", st.Replica.Info().Generation).
 		Int("s", int64(store)).Str("id", id).Int("days", int64(days))
+	asCSV := wantsCSV(c)
+	key = key.Int("csv", b2i(asCSV))
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
 		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
 		defer cancel()
-		h, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (analytics.DailyHistory, error) {
-			return analytics.LoadDailyHistory(ctx, conn, store, id, from.Time(), historyMaxCrawls)
+		type read struct {
+			h        analytics.DailyHistory
+			relisted []views.Day
+		}
+		r, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (read, error) {
+			h, err := analytics.LoadDailyHistory(ctx, conn, store, id, from.Time(), historyMaxCrawls)
+			if err != nil {
+				return read{}, err
+			}
+			relisted, err := analytics.LoadRelistings(ctx, conn, store, id, from)
+			return read{h, relisted}, err
 		})
 		if err != nil {
 			return nil, s.readProblem("the history", err)
 		}
+		h := r.h
+		flagHistory(store, h.Snapshots, r.relisted)
 		out := historyAnswer{Store: store.String(), ID: id, Days: days, From: from.Time().Format(time.DateOnly),
 			Truncated: h.Truncated, Snapshots: h.Snapshots}
 		if out.Snapshots == nil {
 			out.Snapshots = []analytics.Snapshot{}
+		}
+		if asCSV {
+			return historyCSV(&out)
 		}
 		return answer.JSON(out)
 	})
 	if err != nil {
 		return err
 	}
-	return answer.Send(c, a, answer.Private)
+	return sendNegotiated(c, a)
+}
+
+// flagHistory sets each snapshot's flags (package series).
+func flagHistory(store views.Store, snaps []analytics.Snapshot, relisted []views.Day) {
+	rs := make([]series.Reading, len(snaps))
+	for i := range snaps {
+		rs[i] = snaps[i].Reading()
+	}
+	for i, f := range series.Flag(store, rs, relisted) {
+		snaps[i].DaysSincePrevious, snaps[i].Flags = f.DaysSincePrevious, f.Flags
+		if snaps[i].Flags == nil {
+			snaps[i].Flags = []string{}
+		}
+	}
+}
+
+// historyCSV is a history as a table: one row a day.
+func historyCSV(h *historyAnswer) (*answer.Answer, error) {
+	rows := make([][]string, len(h.Snapshots))
+	for i, s := range h.Snapshots {
+		rows[i] = []string{s.Day, h.Store, answer.CSVText(h.ID), s.ReadAt.Format(time.RFC3339), strconv.Itoa(s.Crawls),
+			csvInt(s.Size), csvInt(s.Usage), csvInt(s.WeeklyDownloads), csvFloat(s.Rating), csvInt(s.RatingCount),
+			csvInt(s.StoreRank), strconv.Itoa(s.DaysSincePrevious), strings.Join(s.Flags, " ")}
+	}
+	return answer.CSV([]string{"day", "store", "id", "read_at", "crawls", "size", "usage", "weekly_downloads",
+		"rating", "rating_count", "store_rank", "days_since_previous", "flags"}, rows)
 }

@@ -15,6 +15,8 @@ var schemaKeywords = map[string]bool{
 	"maxLength": true, "minItems": true, "maxItems": true, "uniqueItems": true, "oneOf": true, "anyOf": true,
 	"allOf": true, "not": true, "additionalProperties": true, "default": true, "examples": true, "example": true,
 	"deprecated": true, "readOnly": true, "contentMediaType": true, "propertyNames": true,
+	// The definition of the figure a field carries (/api/v1/definitions).
+	"x-definition": true,
 }
 
 // TestOpenAPIHasNoNullOrUnknownKeyword fails on a null value anywhere in

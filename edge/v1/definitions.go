@@ -1,0 +1,91 @@
+package v1
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/views/series"
+)
+
+// Definition is what one figure means: what it measures, over which
+// window, how often it changes, and when it is null. The OpenAPI
+// description names it from each field that carries the figure
+// (x-definition), and docs/definitions.md is made from the same text.
+type Definition struct {
+	Name     string `json:"name"`
+	Measures string `json:"measures"`
+	Window   string `json:"window"`
+	Cadence  string `json:"cadence"`
+	Null     string `json:"null"`
+}
+
+const (
+	viewsCadence   = "Rebuilt in the background from the stored crawls every few minutes; changes when a new reading arrives."
+	historyCadence = "Read from the stored crawls when asked for, and cached until the next rebuild; a past day changes only if a late crawl of it arrives."
+)
+
+// Definitions are every figure's definition, in the order the docs list
+// them.
+var Definitions = []Definition{
+	{"size", "A listing's size: its usage figure (users on chrome, installs on edge and googleplay, daily users on firefox), or on apple its ratings count. sizeMeasure names the unit; sizes of different stores are never compared.",
+		"The listing's newest reading.", viewsCadence, "Never read, or no figure in the reading (an apple app without ratings)."},
+	{"usage", "The usage figure as the store publishes it: users (chrome), installs (edge, googleplay), daily users (firefox).",
+		"The listing's newest reading.", viewsCadence, "The store publishes none (apple), or the reading lacks it."},
+	{"weeklyDownloads", "firefox: the downloads of the last week as the store publishes them.", "The store's week, as of the newest reading.", viewsCadence, "Every store but firefox."},
+	{"rating", "The average rating, 0 to 5, two decimals.", "All ratings ever given, as of the newest reading.", viewsCadence, "Unrated."},
+	{"ratingCount", "The number of ratings.", "All ratings ever given, as of the newest reading.", viewsCadence, "The store publishes none."},
+	{"stars", "Ratings by stars, 1 star first.", "All ratings ever given, as of the newest reading.", viewsCadence, "The store does not publish them."},
+	{"readAt", "When the reading whose figures are shown was taken (a listing's newest, a history day's latest).", "An instant (RFC 3339, UTC).", viewsCadence, "Never read."},
+	{"growth", "Size growth over 1, 7, 30 and 365 days: the size now minus the newest reading with a size at least one window before the listing's newest reading; percent is the change as a percent of that base, two decimals; since is the base's time.",
+		"1, 7, 30 or 365 days, with a tolerance: at most 48 hours, 10, 33 and 372 days between base and newest reading.", viewsCadence,
+		"No base reading within the tolerance, or the listing is not live; percent is null when the base is 0."},
+	{"ratingGrowth", "Ratings-count growth over 1 and 7 days, by the rule of growth.", "1 or 7 days, with growth's tolerance.", viewsCadence, "As growth; always null on apple, whose size is its ratings count."},
+	{"storeRank", "1 plus the number of the store's live listings with a larger size (ties share a rank: 1, 2, 2, 4). In a history, a day's rank counts the listings not delisted by the day's end by their newest size in the 7 days up to the day.",
+		"The newest readings (a history: the day).", viewsCadence + " A history's days are ranked by a daily background job.", "No size, or a day not ranked yet."},
+	{"categoryRank", "The store rank within the listing's category.", "The newest readings.", viewsCadence, "No size."},
+	{"rankClimb7d", "Store rank 7 days ago minus store rank now: positive is a climb. \"7 days ago\" is the data's newest reading minus 7 days.", "7 days.", viewsCadence, "Unranked then or now."},
+	{"charts", "Positions in the store's charts (top, trending, rising, new, top-rated, climbers), 100 places each, live listings only; rising and climbers count only listings of size 1,000 or more (100 ratings on apple), top-rated only those with 50 ratings or more.",
+		"trending, rising and climbers: the week ending at the data's newest reading; new: first seen in the last 30 days.", viewsCadence, "Never null: an empty list when the listing is in no chart."},
+	{"crawls", "How many times the listing was read that UTC day; the day's figures are those of its latest reading.", "A UTC day.", historyCadence, "Never null."},
+	{"daysSincePrevious", "Days since the previous day of the history that had a reading; 1 on consecutive days.", "Between two days of a history.", historyCadence, "0 on the first day of the history."},
+	{"flags.gap", "The listing was not read for longer than usual before this day: more days passed since its previous reading (daysSincePrevious) than its usual spacing in the answered window (the median, at least 1 day). A trend through the gap is interpolated by whoever draws it. A listing the crawler reads every third day is not flagged every third day.", "Between two days of a history.", historyCadence, "An empty flags list when there is nothing to know."},
+	{"flags.jump", fmt.Sprintf("The size moved from the previous reading by more than the listing's own history makes plausible: at least %d, and in log terms a day (|ln((b+1)/(a+1))| / days) more than %d times the median of the same over the answered window's days and more than a 25%% move in a day. Often a store's recount, a delisting elsewhere, or a bulk install; read the trend on either side of it.", series.JumpMinChange, series.JumpFactor),
+		"Between two days with a size.", historyCadence, "An empty flags list when there is nothing to know."},
+	{"flags.rounding", fmt.Sprintf("The store changed how it rounds the size: from this day on (this day and the next) sizes are multiples of a power of ten of at least %d and a hundred times the largest that divides the two sizes before (or the other way round). Part of the day's change is the rounding, not the listing. Sizes under %d are not judged.", series.RoundingUnit, series.RoundingMin),
+		"Between four days with a size.", historyCadence, "An empty flags list when there is nothing to know."},
+	{"flags.relisted", "The listing came back to its store that day (or on a day without a reading before it) after having been delisted: days before it may read as a departure.", "A metadata version live after a delisted one.", historyCadence, "An empty flags list when there is nothing to know."},
+	{"growthBetweenDates", fmt.Sprintf("A listing's figures at two dates and their change: each end is the latest reading on or before its date, and at most %d days before it; change is the end's figure minus the start's, percent the change as a percent of the start (two decimals).", series.Lookback),
+		"Any two dates at most 730 days apart, up to the data's newest day.", historyCadence, "An end without a reading in its 7 days has null figures, and so has the change; percent is null when the start is 0."},
+	{"compareGrowth", "In a comparison, each listing's size at the last day of the window with a size minus its size at the first such day.", "The days of the comparison's window that have a reading with a size.", historyCadence, "Fewer than two days with a size in the window."},
+	{"changedAt", "When a listing last changed for the change feed: the later of its newest metadata crawl and its newest reading.", "An instant (RFC 3339, UTC).", viewsCadence, "Never null: a listing is in the feed once it has been crawled."},
+}
+
+// definitionsAnswer is the answer of GET /api/v1/definitions.
+func definitionsAnswer() (*answer.Answer, error) {
+	return answer.JSON(struct {
+		Definitions []Definition `json:"definitions"`
+	}{Definitions})
+}
+
+// getDefinitions answers GET /api/v1/definitions.
+func (s *API) getDefinitions(c *fiber.Ctx) error {
+	return answer.Send(c, s.definitions, answer.Private)
+}
+
+// DefinitionsMarkdown returns the definitions as the Markdown of
+// docs/definitions.md.
+func DefinitionsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("# Definitions of the figures\n\n")
+	b.WriteString("Made from the same text as `GET /api/v1/definitions` (edge/v1/definitions.go);\n")
+	b.WriteString("`go test ./edge/v1 -run TestDefinitionsDoc` checks that it is current, and\n")
+	b.WriteString("`EDGE_UPDATE_DOCS=1` with the same command rewrites it. The OpenAPI\n")
+	b.WriteString("description names each field's definition in `x-definition`.\n")
+	for _, d := range Definitions {
+		fmt.Fprintf(&b, "\n## `%s`\n\n%s\n\n- **Window:** %s\n- **Cadence:** %s\n- **Null when:** %s\n", d.Name, d.Measures, d.Window, d.Cadence, d.Null)
+	}
+	return b.String()
+}

@@ -1,0 +1,339 @@
+package v1
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/series"
+)
+
+// maxSpanDays is the most days a growth's two dates and a comparison's
+// window may span.
+const maxSpanDays = analytics.HistoryDays
+
+// growthEnd is one end of a growth between two dates.
+type growthEnd struct {
+	Day         string     `json:"day"`    // the date asked for
+	ReadAt      *time.Time `json:"readAt"` // the reading that stands for it; null when none
+	Size        *int64     `json:"size"`
+	Usage       *int64     `json:"usage"`
+	RatingCount *int64     `json:"ratingCount"`
+	Rating      *float64   `json:"rating"`
+}
+
+// figureChange is a figure's change between two readings.
+type figureChange struct {
+	Change  float64  `json:"change"`
+	Percent *float64 `json:"percent"`
+}
+
+// growthAnswer is the answer of GET /api/v1/listings/{store}/{id}/growth.
+type growthAnswer struct {
+	Store       string    `json:"store"`
+	ID          string    `json:"id"`
+	SizeMeasure string    `json:"sizeMeasure"`
+	From        string    `json:"from"`
+	To          string    `json:"to"`
+	Days        int       `json:"days"`
+	Start       growthEnd `json:"start"`
+	End         growthEnd `json:"end"`
+	Change      struct {
+		Size        *figureChange `json:"size"`
+		Usage       *figureChange `json:"usage"`
+		RatingCount *figureChange `json:"ratingCount"`
+		Rating      *figureChange `json:"rating"`
+	} `json:"change"`
+}
+
+// change converts a series change, rounding it to places decimals.
+func change(c *series.Change, places int) *figureChange {
+	if c == nil {
+		return nil
+	}
+	f := math.Pow10(places)
+	return &figureChange{Change: math.Round(c.Change*f) / f, Percent: c.Percent}
+}
+
+// endOf returns the growth end of day from the listing's readings.
+func endOf(s views.Store, rs []series.Reading, day views.Day) growthEnd {
+	e := growthEnd{Day: day.String()}
+	if r := series.At(rs, day); r != nil {
+		at := r.At
+		e.ReadAt, e.Size, e.Usage, e.RatingCount, e.Rating = &at, r.Size(s), r.Usage, r.RatingCount, r.Rating
+	}
+	return e
+}
+
+// dateParam reads a yyyy-MM-dd query parameter; ok is false when absent.
+func dateParam(c *fiber.Ctx, name string) (d views.Day, ok bool, err error) {
+	raw := c.Query(name)
+	if raw == "" {
+		return 0, false, nil
+	}
+	t, perr := time.Parse(time.DateOnly, raw)
+	if perr != nil || t.Year() < 2000 {
+		return 0, false, problem.Newf(http.StatusBadRequest, "%s: %q is not a date: send yyyy-MM-dd (UTC), such as 2026-01-31.", name, raw)
+	}
+	return views.DayOf(t), true, nil
+}
+
+// getGrowth answers GET /api/v1/listings/{store}/{id}/growth: the
+// listing's figures at two dates (each the latest reading on or before
+// the date, at most series.Lookback days before it) and their change.
+// Read from ClickHouse under the read budget, cached per view generation.
+func (s *API) getGrowth(c *fiber.Ctx) error {
+	st, l, err := s.listingParams(c)
+	if err != nil {
+		return err
+	}
+	newest := views.DayOf(st.Replica.Info().ReadingsMark)
+	from, ok, err := dateParam(c, "from")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return problem.New(http.StatusBadRequest, "from: send the first date, yyyy-MM-dd (UTC); to defaults to the data's newest day.")
+	}
+	to, ok, err := dateParam(c, "to")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		to = newest
+	}
+	switch {
+	case to > newest:
+		return problem.Newf(http.StatusBadRequest, "to: %s is after the data's newest day, %s; send that day or an earlier one.", to, newest)
+	case from > to:
+		return problem.Newf(http.StatusBadRequest, "from: %s is after to (%s); send from on or before to.", from, to)
+	case int(to-from) > maxSpanDays:
+		return problem.Newf(http.StatusBadRequest, "from and to are %d days apart; at most %d are allowed: move from to %s or later.", int(to-from), maxSpanDays, to-maxSpanDays)
+	}
+	store, id := l.Store, l.ID
+	var buf [128]byte
+	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id/growth", st.Replica.Info().Generation).
+		Int("s", int64(store)).Str("id", id).Int("from", int64(from)).Int("to", int64(to))
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
+		defer cancel()
+		readings, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (map[analytics.ListingKey][]series.Reading, error) {
+			return analytics.LoadDailyReadings(ctx, conn, []analytics.ListingKey{{Store: store, ID: id}}, from-series.Lookback, to)
+		})
+		if err != nil {
+			return nil, s.readProblem("the growth", err)
+		}
+		rs := readings[analytics.ListingKey{Store: store, ID: id}]
+		out := growthAnswer{Store: store.String(), ID: id, SizeMeasure: store.SizeMeasure(),
+			From: from.String(), To: to.String(), Days: int(to - from),
+			Start: endOf(store, rs, from), End: endOf(store, rs, to)}
+		out.Change.Size = change(series.Delta(out.Start.Size, out.End.Size), 0)
+		out.Change.Usage = change(series.Delta(out.Start.Usage, out.End.Usage), 0)
+		out.Change.RatingCount = change(series.Delta(out.Start.RatingCount, out.End.RatingCount), 0)
+		out.Change.Rating = change(series.Delta(out.Start.Rating, out.End.Rating), 2)
+		return answer.JSON(out)
+	})
+	if err != nil {
+		return err
+	}
+	return answer.Send(c, a, answer.Private)
+}
+
+// compareListing is one listing of a comparison.
+type compareListing struct {
+	Store       string     `json:"store"`
+	ID          string     `json:"id"`
+	Name        string     `json:"name"`
+	SizeMeasure string     `json:"sizeMeasure"`
+	Size        []*int64   `json:"size"`
+	RatingCount []*int64   `json:"ratingCount"`
+	Rating      []*float64 `json:"rating"`
+	Growth      *struct {
+		From    string   `json:"from"`
+		To      string   `json:"to"`
+		Change  int64    `json:"change"`
+		Percent *float64 `json:"percent"`
+	} `json:"growth"`
+}
+
+// compareAnswer is the answer of GET /api/v1/compare.
+type compareAnswer struct {
+	Days     int              `json:"days"`
+	From     string           `json:"from"`
+	To       string           `json:"to"`
+	Dates    []string         `json:"dates"`
+	Listings []compareListing `json:"listings"`
+}
+
+// compareParams reads /compare's listings and days.
+func (s *API) compareParams(c *fiber.Ctx, st *views.State) ([]*views.Listing, int, error) {
+	raw := c.Query("listings")
+	parts := strings.Split(raw, ",")
+	if raw == "" || len(parts) < 2 || len(parts) > analytics.MaxSeriesListings {
+		return nil, 0, problem.Newf(http.StatusBadRequest,
+			"listings: send 2 to %d listings as store:id, comma-separated, such as listings=chrome:<id>,firefox:<slug>.", analytics.MaxSeriesListings)
+	}
+	var ls []*views.Listing
+	for _, p := range parts {
+		name, id, ok := strings.Cut(p, ":")
+		store, err := views.ParseStore(name)
+		if !ok || err != nil || id == "" {
+			return nil, 0, problem.Newf(http.StatusBadRequest, "listings: %.80q is not store:id; the store is one of chrome, edge, firefox, apple, googleplay.", p)
+		}
+		l := st.Replica.Lookup(store, id)
+		if l == nil || !l.Crawled() {
+			return nil, 0, problem.Newf(http.StatusNotFound, "There is no listing %.80q in store %s (in listings); use the store's own id, as /api/v1/listings gives it.", id, store)
+		}
+		for _, seen := range ls {
+			if seen == l {
+				return nil, 0, problem.Newf(http.StatusBadRequest, "listings: %s:%.80s is named twice; name each listing once.", store, id)
+			}
+		}
+		ls = append(ls, l)
+	}
+	days := 90
+	if raw := c.Query("days"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > maxSpanDays {
+			return nil, 0, problem.Newf(http.StatusBadRequest, "days: %.40q is not a whole number of days from 1 to %d (default 90).", raw, maxSpanDays)
+		}
+		days = n
+	}
+	return ls, days, nil
+}
+
+// getCompare answers GET /api/v1/compare: the daily series of 2 to 10
+// listings of any stores over the same days (a day without a reading is
+// null), with each listing's growth over the window. Read from
+// ClickHouse under the read budget, cached per view generation; CSV on
+// /compare.csv or with Accept: text/csv.
+func (s *API) getCompare(c *fiber.Ctx) error {
+	st, err := s.current()
+	if err != nil {
+		return err
+	}
+	ls, days, err := s.compareParams(c, st)
+	if err != nil {
+		return err
+	}
+	asCSV := wantsCSV(c)
+	last := views.DayOf(st.Replica.Info().ReadingsMark)
+	first := last - views.Day(days-1)
+	var buf [512]byte
+	key := answer.NewKey(buf[:0], "/api/v1/compare", st.Replica.Info().Generation).Int("days", int64(days)).Int("csv", b2i(asCSV))
+	keys := make([]analytics.ListingKey, len(ls))
+	for i, l := range ls {
+		keys[i] = analytics.ListingKey{Store: l.Store, ID: l.ID}
+		key = key.Int("s", int64(l.Store)).Str("id", l.ID)
+	}
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
+		defer cancel()
+		readings, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (map[analytics.ListingKey][]series.Reading, error) {
+			return analytics.LoadDailyReadings(ctx, conn, keys, first, last)
+		})
+		if err != nil {
+			return nil, s.readProblem("the comparison", err)
+		}
+		out := compareAnswer{Days: days, From: first.String(), To: last.String(), Dates: make([]string, days)}
+		for d := first; d <= last; d++ {
+			out.Dates[d-first] = d.String()
+		}
+		for i, l := range ls {
+			aligned := series.Align(readings[keys[i]], first, last)
+			cl := compareListing{Store: l.Store.String(), ID: l.ID, Name: l.Name, SizeMeasure: l.Store.SizeMeasure(),
+				Size: make([]*int64, days), RatingCount: make([]*int64, days), Rating: make([]*float64, days)}
+			for j, r := range aligned {
+				if r != nil {
+					cl.Size[j], cl.RatingCount[j], cl.Rating[j] = r.Size(l.Store), r.RatingCount, r.Rating
+				}
+			}
+			if f, t, ok := series.Ends(aligned, l.Store); ok && f < t {
+				d := series.Delta(cl.Size[f], cl.Size[t])
+				cl.Growth = &struct {
+					From    string   `json:"from"`
+					To      string   `json:"to"`
+					Change  int64    `json:"change"`
+					Percent *float64 `json:"percent"`
+				}{out.Dates[f], out.Dates[t], int64(d.Change), d.Percent}
+			}
+			out.Listings = append(out.Listings, cl)
+		}
+		if asCSV {
+			return compareCSV(&out)
+		}
+		return answer.JSON(out)
+	})
+	if err != nil {
+		return err
+	}
+	return sendNegotiated(c, a)
+}
+
+// compareCSV is a comparison as a table: one row a listing and day.
+func compareCSV(out *compareAnswer) (*answer.Answer, error) {
+	rows := make([][]string, 0, len(out.Listings)*len(out.Dates))
+	for _, l := range out.Listings {
+		for j, day := range out.Dates {
+			rows = append(rows, []string{day, l.Store, answer.CSVText(l.ID), l.SizeMeasure,
+				csvInt(l.Size[j]), csvInt(l.RatingCount[j]), csvFloat(l.Rating[j])})
+		}
+	}
+	return answer.CSV([]string{"day", "store", "id", "size_measure", "size", "rating_count", "rating"}, rows)
+}
+
+func csvInt(v *int64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+func csvFloat(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
+}
+
+// wantsCSV reports whether the request asks for CSV: an address ending in
+// .csv, or an Accept header that prefers text/csv to JSON.
+func wantsCSV(c *fiber.Ctx) bool {
+	if strings.HasSuffix(c.Path(), ".csv") {
+		return true
+	}
+	accept := c.Get(fiber.HeaderAccept)
+	return accept != "" && strings.Contains(accept, "text/csv") && c.Accepts(fiber.MIMEApplicationJSON, "text/csv") == "text/csv"
+}
+
+// sendNegotiated sends a, an answer offered as JSON and CSV by the
+// request's Accept header: it adds Accept to Vary.
+func sendNegotiated(c *fiber.Ctx, a *answer.Answer) error {
+	if err := answer.Send(c, a, answer.Private); err != nil {
+		return err
+	}
+	h := &c.Response().Header
+	if v := h.Peek(fiber.HeaderVary); len(v) > 0 {
+		h.Set(fiber.HeaderVary, string(v)+", Accept")
+	} else {
+		h.Set(fiber.HeaderVary, "Accept")
+	}
+	return nil
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -24,7 +24,7 @@ import (
 const listingsQuery = `
 SELECT store, id, slug, name, developer, category, kind, description, icon, version,
        store_updated, store_created, first_seen, delisted_at, featured, manifest_version,
-       ` + joinedPermissions + `, ` + joinedHosts + `, access_level, ` + joinedTopics + `
+       ` + joinedPermissions + `, ` + joinedHosts + `, access_level, ` + joinedTopics + `, toUInt32(crawled_at)
 FROM listings_latest FINAL WHERE %s`
 
 const readingsQuery = `
@@ -76,12 +76,13 @@ func streamListings(ctx context.Context, conn driver.Conn, in *views.Interner, s
 		slug                                       *string
 		updated, created, delisted                 *time.Time
 		firstSeen                                  time.Time
+		metaAt                                     uint32
 		l                                          views.Listing
 	)
 	for rows.Next() {
 		if err := rows.Scan(&store, &id, &slug, &name, &developer, &category, &kind, &description,
 			&icon, &version, &updated, &created, &firstSeen, &delisted, &featured, &manifest,
-			&permissions, &hosts, &access, &topics); err != nil {
+			&permissions, &hosts, &access, &topics, &metaAt); err != nil {
 			return fmt.Errorf("scan listing: %w", err)
 		}
 		l = views.Listing{
@@ -97,6 +98,7 @@ func streamListings(ctx context.Context, conn driver.Conn, in *views.Interner, s
 			Updated:         dayOf(updated),
 			Created:         dayOf(created),
 			FirstSeen:       firstSeen.Unix(),
+			MetaAt:          int64(metaAt),
 			Featured:        featured != 0,
 			ManifestVersion: manifest,
 			AccessLevel:     access,

@@ -72,7 +72,7 @@ func TestOpenAPIDescriptionIsValid(t *testing.T) {
 	want := []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",
 		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",
 		"/week", "/week/{id}", "/weeks", "/openapi.json", "/listings/{store}/{id}/growth", "/listings/{store}/{id}/history.csv",
-		"/compare", "/compare.csv", "/definitions"}
+		"/compare", "/compare.csv", "/definitions", "/changes"}
 	if len(doc.Paths) != len(want) {
 		t.Errorf("%d paths, want %d", len(doc.Paths), len(want))
 	}
@@ -173,6 +173,8 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		"/weeks",
 		"/openapi.json",
 		"/definitions",
+		"/changes?limit=3",
+		"/changes?since=2026-02-27",
 		"/listings/firefox/" + firefox.ID + "/growth?from=" + (views.DayOf(st.Replica.Info().ReadingsMark) - 5).String(),
 		"/compare?listings=" + url.QueryEscape("firefox:"+firefox.ID+",chrome:"+chrome.ID) + "&days=20",
 		"/compare.csv?listings=" + url.QueryEscape("firefox:"+firefox.ID+",chrome:"+chrome.ID),
@@ -181,6 +183,7 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		"/listings/firefox/" + firefox.ID + "/growth",
 		"/listings/firefox/" + firefox.ID + "/growth?from=2020-13-01",
 		"/compare?listings=chrome:x",
+		"/changes?since=nonsense",
 		"/listings?limit=0",
 		"/listings?sort=best",
 		"/listings?minSize=5",
@@ -271,7 +274,7 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 	for _, p := range []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",
 		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",
 		"/week", "/week/{id}", "/weeks", "/openapi.json", "/definitions", "/listings/{store}/{id}/growth", "/compare",
-		"/compare.csv", "/listings/{store}/{id}/history.csv"} {
+		"/compare.csv", "/listings/{store}/{id}/history.csv", "/changes"} {
 		if !covered[p] {
 			t.Errorf("no 200 of %s was validated", p)
 		}

@@ -227,6 +227,18 @@ var tools = []tool{
 		request:  func(a args) (string, url.Values) { return "/compare", a.query() },
 	},
 	{
+		name:  "list_changes",
+		title: "List changes",
+		description: "The listings whose metadata or newest reading changed after since, oldest change first, 100 a page: to keep a local copy in step, call again with nextCursor as since. " +
+			"Same as GET /api/v1/changes.",
+		args: map[string]map[string]any{
+			"since": str("The previous nextCursor, or a time (RFC 3339) or date (yyyy-MM-dd); absent: from the beginning."),
+			"limit": integer("Changes per page.", 1, 1000, 100),
+		},
+		output:  "ChangePage",
+		request: func(a args) (string, url.Values) { return "/changes", a.query() },
+	},
+	{
 		name:        "get_definitions",
 		title:       "Definitions of the figures",
 		description: "What every figure measures (size, growth, ranks, history flags...), its window, cadence and when it is null. Same as GET /api/v1/definitions.",

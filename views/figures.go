@@ -85,6 +85,7 @@ type Figures struct {
 	permissions   []PermissionCount
 	orders        sortOrders
 	cols          filterCols
+	changes       []int32 // the change feed: listings by ChangedAt, then key
 }
 
 // Build computes every figure of r. It is pure and deterministic.
@@ -125,6 +126,8 @@ func Build(r *Replica, snapshots int64) *Figures {
 	f.phase("sort orders", start)
 	f.buildFilterCols()
 	f.phase("filter columns", start)
+	f.buildChanges()
+	f.phase("change feed", start)
 	f.builtAt, f.buildTime = time.Now().UTC(), time.Since(start)
 	return f
 }

@@ -63,6 +63,10 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
+// ChangedAt returns when the listing last changed, in unix seconds: the
+// later of its newest metadata crawl and its newest reading.
+func (l *Listing) ChangedAt() int64 { return max(l.MetaAt, l.ReadAt) }
+
 // Listing is the current state of one listing: its newest metadata version
 // and its newest reading. Figures are held compactly with their presence
 // (zero times and NoDay mark missing times and dates); read and write them
@@ -95,6 +99,8 @@ type Listing struct {
 	Featured bool
 	HasStars bool
 	Stars    [5]uint32 // count of 1..5 star ratings; see HasStars
+
+	MetaAt int64 // unix seconds of the newest metadata version's crawl; 0 when unknown
 
 	ID          string
 	Slug        string // "" when the store has none

@@ -99,6 +99,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler) {
 	r.Get("/listings/:store/:id/growth", s.getGrowth)
 	r.Get("/compare", s.getCompare)
 	r.Get("/compare.csv", s.getCompare)
+	r.Get("/changes", s.getChanges)
 	r.Get("/reviews/search", s.getReviewSearch)
 	r.Get("/categories/:store", s.getCategories)
 	r.Get("/charts/:store", s.getChart)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -175,31 +176,49 @@ type compareAnswer struct {
 	Listings []compareListing `json:"listings"`
 }
 
-// compareParams reads /compare's listings and days.
-func (s *API) compareParams(c *fiber.Ctx, st *views.State) ([]*views.Listing, int, error) {
-	raw := c.Query("listings")
+// listingRef is a listing named in a request, as store:id.
+type listingRef struct {
+	store views.Store
+	id    string
+}
+
+// parseListingRefs reads a comma-separated list of 2 to
+// analytics.MaxSeriesListings listings, each store:id and each once.
+func parseListingRefs(raw string) ([]listingRef, error) {
 	parts := strings.Split(raw, ",")
 	if raw == "" || len(parts) < 2 || len(parts) > analytics.MaxSeriesListings {
-		return nil, 0, problem.Newf(http.StatusBadRequest,
+		return nil, problem.Newf(http.StatusBadRequest,
 			"listings: send 2 to %d listings as store:id, comma-separated, such as listings=chrome:<id>,firefox:<slug>.", analytics.MaxSeriesListings)
 	}
-	var ls []*views.Listing
+	refs := make([]listingRef, 0, len(parts))
 	for _, p := range parts {
 		name, id, ok := strings.Cut(p, ":")
 		store, err := views.ParseStore(name)
 		if !ok || err != nil || id == "" {
-			return nil, 0, problem.Newf(http.StatusBadRequest, "listings: %.80q is not store:id; the store is one of chrome, edge, firefox, apple, googleplay.", p)
+			return nil, problem.Newf(http.StatusBadRequest, "listings: %.80q is not store:id; the store is one of chrome, edge, firefox, apple, googleplay.", p)
 		}
-		l := st.Replica.Lookup(store, id)
+		r := listingRef{store, id}
+		if slices.Contains(refs, r) {
+			return nil, problem.Newf(http.StatusBadRequest, "listings: %s:%.80s is named twice; name each listing once.", store, id)
+		}
+		refs = append(refs, r)
+	}
+	return refs, nil
+}
+
+// compareParams reads /compare's listings and days.
+func (s *API) compareParams(c *fiber.Ctx, st *views.State) ([]*views.Listing, int, error) {
+	refs, err := parseListingRefs(c.Query("listings"))
+	if err != nil {
+		return nil, 0, err
+	}
+	ls := make([]*views.Listing, len(refs))
+	for i, r := range refs {
+		l := st.Replica.Lookup(r.store, r.id)
 		if l == nil || !l.Crawled() {
-			return nil, 0, problem.Newf(http.StatusNotFound, "There is no listing %.80q in store %s (in listings); use the store's own id, as /api/v1/listings gives it.", id, store)
+			return nil, 0, problem.Newf(http.StatusNotFound, "There is no listing %.80q in store %s (in listings); use the store's own id, as /api/v1/listings gives it.", r.id, r.store)
 		}
-		for _, seen := range ls {
-			if seen == l {
-				return nil, 0, problem.Newf(http.StatusBadRequest, "listings: %s:%.80s is named twice; name each listing once.", store, id)
-			}
-		}
-		ls = append(ls, l)
+		ls[i] = l
 	}
 	days := 90
 	if raw := c.Query("days"); raw != "" {

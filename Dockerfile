@@ -13,5 +13,7 @@ COPY --from=build /out/edge /edge
 USER nonroot:nonroot
 EXPOSE 8080
 ENV EDGE_LISTEN=0.0.0.0:8080
+# The daily exports: mount a volume here (shared by the fleet, or one an edge).
+ENV EDGE_EXPORTS_DIR=/home/nonroot/exports
 ENTRYPOINT ["/edge"]
 CMD ["serve"]

@@ -137,6 +137,8 @@ type Sources struct {
 	// from DB so that slow per-request reads cannot starve them (nil: DB).
 	SyncDB *analytics.Lazy
 	Usage  limits.Store // the fleet's daily usage; nil: the usage tables of SyncDB
+	// Exports are the daily bulk exports to list and serve (nil: none).
+	Exports v1.Exports
 }
 
 // Server is the edge's HTTP server: it wires the APIs (packages v1,
@@ -222,7 +224,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	s.gate = access.New(access.Config{Proxies: proxies, InvalidKeys: cfg.Limits.InvalidKeys}, s.keys, s.limits)
 	s.v1, err = v1.New(v1.Config{ReadBudget: cfg.ReadBudget, TextBudget: cfg.TextBudget, SearchBudget: cfg.SearchBudget,
 		SearchMaxRows: cfg.SearchMaxRows}, v1.Sources{State: src.State, Editions: src.Editions, DB: src.DB, Answers: answers,
-		Gate: s.gate, Log: log})
+		Gate: s.gate, Log: log, Exports: src.Exports})
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ func TestOpenAPIDescriptionIsValid(t *testing.T) {
 	want := []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",
 		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",
 		"/week", "/week/{id}", "/weeks", "/openapi.json", "/listings/{store}/{id}/growth", "/listings/{store}/{id}/history.csv",
-		"/compare", "/compare.csv", "/definitions", "/changes"}
+		"/compare", "/compare.csv", "/definitions", "/changes", "/exports", "/exports/{day}/{file}"}
 	if len(doc.Paths) != len(want) {
 		t.Errorf("%d paths, want %d", len(doc.Paths), len(want))
 	}
@@ -174,6 +174,7 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		"/openapi.json",
 		"/definitions",
 		"/changes?limit=3",
+		"/exports",
 		"/changes?since=2026-02-27",
 		"/listings/firefox/" + firefox.ID + "/growth?from=" + (views.DayOf(st.Replica.Info().ReadingsMark) - 5).String(),
 		"/compare?listings=" + url.QueryEscape("firefox:"+firefox.ID+",chrome:"+chrome.ID) + "&days=20",
@@ -274,7 +275,7 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 	for _, p := range []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",
 		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",
 		"/week", "/week/{id}", "/weeks", "/openapi.json", "/definitions", "/listings/{store}/{id}/growth", "/compare",
-		"/compare.csv", "/listings/{store}/{id}/history.csv", "/changes"} {
+		"/compare.csv", "/listings/{store}/{id}/history.csv", "/changes", "/exports"} {
 		if !covered[p] {
 			t.Errorf("no 200 of %s was validated", p)
 		}

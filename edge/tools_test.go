@@ -80,6 +80,7 @@ func toolCases(tag, category string, firefox, chrome views.Listing, newest views
 		{"compare_listings", map[string]any{"listings": pair, "days": 30}, "/compare?days=30&listings=" + url.QueryEscape(pair)},
 		{"get_definitions", nil, "/definitions"},
 		{"list_changes", map[string]any{"limit": 3}, "/changes?limit=3"},
+		{"list_exports", nil, "/exports"},
 	}
 }
 
@@ -142,7 +143,7 @@ func TestToolServerWithTheGoSDKClient(t *testing.T) {
 		}
 	}
 	want := []string{"search_listings", "get_listing", "get_listing_history", "top_charts", "climbers", "search_reviews", "list_tags", "tag_listings", "store_stats",
-		"listing_growth", "compare_listings", "get_definitions", "list_changes"}
+		"listing_growth", "compare_listings", "get_definitions", "list_changes", "list_exports"}
 	slices.Sort(names)
 	slices.Sort(want)
 	if !slices.Equal(names, want) || !slices.Equal(names, sorted(mcp.ToolNames())) {
@@ -417,7 +418,7 @@ func nodeDir(t *testing.T) string {
 
 // TestToolServerWithTheTypeScriptClients runs the TypeScript SDK v1 client
 // (protocol 2025-11-25) and the v2 client pinned to 2026-07-28, from
-// mcp/testdata/clients: each lists the thirteen tools and calls every one, and
+// mcp/testdata/clients: each lists the fourteen tools and calls every one, and
 // each result must equal the REST answer to the same question.
 func TestToolServerWithTheTypeScriptClients(t *testing.T) {
 	dir := nodeDir(t)
@@ -476,7 +477,7 @@ func TestToolServerWithTheTypeScriptClients(t *testing.T) {
 			for _, tool := range got.Tools {
 				names = append(names, tool.Name)
 			}
-			if !slices.Equal(sorted(names), sorted(mcp.ToolNames())) || len(names) != 13 {
+			if !slices.Equal(sorted(names), sorted(mcp.ToolNames())) || len(names) != 14 {
 				t.Fatalf("tools %v", names)
 			}
 			for i, c := range cases {

@@ -239,6 +239,14 @@ var tools = []tool{
 		request: func(a args) (string, url.Values) { return "/changes", a.query() },
 	},
 	{
+		name:        "list_exports",
+		title:       "List daily exports",
+		description: "The daily bulk exports, newest first: per day and store, gzip NDJSON and CSV files of every listing's state and the day's readings, with size, rows, SHA-256 and url (downloading needs a key). Same as GET /api/v1/exports.",
+		args:        map[string]map[string]any{},
+		output:      "ExportList",
+		request:     func(a args) (string, url.Values) { return "/exports", a.query() },
+	},
+	{
 		name:        "get_definitions",
 		title:       "Definitions of the figures",
 		description: "What every figure measures (size, growth, ranks, history flags...), its window, cadence and when it is null. Same as GET /api/v1/definitions.",

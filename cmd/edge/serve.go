@@ -36,6 +36,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		debugListen          string
 		gcPercent            int
 		replaceWait          time.Duration
+		exportsCfg           = cron.ExportsConfig{Dir: "data/exports", Keep: 30, Grace: 2 * time.Hour, PerRun: 2}
+		exportsSchedule      string
 	)
 	f.clickhouse(&ch)
 	f.String(&srv.Listen, "listen", srv.Listen, "address to listen on")
@@ -88,6 +90,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.Int(&maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")
 	f.String(&retentionSchedule, "usage-retention-schedule", "30 3 * * *", "cron spec (UTC) of the job that drops old days of the usage table; off: none (keep every day)")
 	f.Int(&usageRetentionDays, "usage-retention-days", 35, "days of the usage table kept (the day's count is all the limits need)")
+	f.String(&exportsSchedule, "exports-schedule", "40 * * * *", "cron spec (UTC) of the job that builds the daily exports of the days closed since (at most two a run) and prunes old ones; off: none on this edge (/api/v1/exports answers 503)")
+	f.String(&exportsCfg.Dir, "exports-dir", exportsCfg.Dir, "directory of the daily exports: this edge's own, or one shared by the fleet (each day is built once and published by an atomic rename)")
+	f.Int(&exportsCfg.Keep, "exports-keep", exportsCfg.Keep, "days of exports kept")
+	f.Duration(&exportsCfg.Grace, "exports-grace", exportsCfg.Grace, "how long after a day's end its late readings are awaited before the day is exported")
 	f.Duration(&backoffMin, "retry-min", time.Second, "first wait before a failed job is retried")
 	f.Duration(&backoffM, "retry-max", time.Minute, "longest wait between retries of a failed job")
 	f.String(&logFormat, "log-format", "text", "log format: text or json")
@@ -184,13 +190,30 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	var exp *cron.Exports
+	if exportsSchedule != "off" {
+		if exportsCfg.Keep < 1 {
+			return fmt.Errorf("--exports-keep %d: keep at least one day", exportsCfg.Keep)
+		}
+		exp = cron.NewExports(exportsCfg, jobsDB, log)
+		if err := jobs.Add(exp.Job(exportsSchedule)); err != nil {
+			return err
+		}
+	}
 	if srv.TrustedProxies, err = clientip.ParsePrefixes(trusted); err != nil {
 		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	if srv.FairUseExempt, err = clientip.ParsePrefixes(exempt); err != nil {
 		return fmt.Errorf("--fair-use-exempt: %w", err)
 	}
-	server, err := edge.New(srv, edge.Sources{State: state, Editions: editions, Jobs: jobs.Status, DB: db}, log)
+	src := edge.Sources{State: state, Editions: editions, Jobs: jobs.Status, DB: db}
+	if exp != nil {
+		src.Exports = exp
+		if err := exp.Refresh(); err != nil { // the days already there, before the job's first run
+			log.Warn("exports", "err", err)
+		}
+	}
+	server, err := edge.New(srv, src, log)
 	if err != nil {
 		return err
 	}

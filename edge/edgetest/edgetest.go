@@ -75,6 +75,9 @@ type Harness struct {
 	// Stop stops the server gracefully and returns what Serve returned;
 	// the test's cleanup calls it too.
 	Stop func() error
+	// Exports are the daily exports of an edge over ClickHouse, built in
+	// a temporary directory by the "exports" job (nil in memory).
+	Exports *cron.Exports
 }
 
 // Config returns the settings tests start from: the defaults with fair
@@ -125,6 +128,9 @@ func Start(t testing.TB, d Dataset, log *slog.Logger, opts ...func(*edge.Config)
 		vb := cron.NewViews(jobsDB, h.State, log)
 		jobs = []cron.Job{vb.FullJob("@every 1h"), vb.RefreshJob("@every 1h"),
 			cron.EditionsJob(jobsDB, h.Editions, "@every 1h", 260, vb.Heavy(), nil, log), cron.RanksJob(jobsDB, "@every 1h", log)}
+		h.Exports = cron.NewExports(cron.ExportsConfig{Dir: t.TempDir(), Keep: 30, PerRun: 30}, jobsDB, log)
+		jobs = append(jobs, h.Exports.Job("@every 1h"))
+		src.Exports = h.Exports
 	} else {
 		// Nothing listens on port 1 of loopback: every read fails at once.
 		chCfg := analytics.DefaultConfig()

@@ -40,6 +40,7 @@ type Sources struct {
 	Answers  *answer.Cache
 	Gate     *access.Gate // limits (nil: none) and the search pool
 	Log      *slog.Logger
+	Exports  Exports // the daily bulk exports (nil: none on this edge)
 }
 
 // API answers /api/v1.
@@ -54,6 +55,7 @@ type API struct {
 	openapi  *answer.Answer
 	// definitions is the answer of /definitions, made once.
 	definitions *answer.Answer
+	exports     Exports
 }
 
 // New returns the API answering from src.
@@ -75,7 +77,7 @@ func New(cfg Config, src Sources) (*API, error) {
 	defs.SetModified(time.Now())
 	defs.Tag("edge", "api-v1-definitions")
 	return &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
-		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs}, nil
+		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports}, nil
 }
 
 // OpenAPIAnswer returns the served OpenAPI description.
@@ -83,8 +85,8 @@ func (s *API) OpenAPIAnswer() *answer.Answer { return s.openapi }
 
 // Routes adds the API's routes to r (the /api/v1 group). The description
 // and the figures' definitions need no key and count against no limit:
-// they are routed before limit,
-// the middleware that checks keys and limits (nil: none).
+// they are routed before limit, the middleware that checks keys and
+// limits (nil: none).
 func (s *API) Routes(r fiber.Router, limit fiber.Handler) {
 	r.Get("/openapi.json", s.getOpenAPI)
 	r.Get("/definitions", s.getDefinitions)
@@ -100,6 +102,8 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler) {
 	r.Get("/compare", s.getCompare)
 	r.Get("/compare.csv", s.getCompare)
 	r.Get("/changes", s.getChanges)
+	r.Get("/exports", s.getExports)
+	r.Get("/exports/:day/:file", s.getExportFile)
 	r.Get("/reviews/search", s.getReviewSearch)
 	r.Get("/categories/:store", s.getCategories)
 	r.Get("/charts/:store", s.getChart)

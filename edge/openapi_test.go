@@ -174,6 +174,7 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		"/openapi.json",
 		"/definitions",
 		"/changes?limit=3",
+		"/listings?alsoIn=firefox&store=chrome",
 		"/exports",
 		"/changes?since=2026-02-27",
 		"/listings/firefox/" + firefox.ID + "/growth?from=" + (views.DayOf(st.Replica.Info().ReadingsMark) - 5).String(),

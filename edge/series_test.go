@@ -426,3 +426,62 @@ func regexpAll(re string, b []byte) []string {
 	}
 	return out
 }
+
+// TestAlsoIn checks the links across stores over HTTP: a linked listing's
+// document names its twin and the twin names it back, with the same
+// confidence; alsoIn on /listings gives only listings linked to the
+// store; and the seeded twins are found.
+func TestAlsoIn(t *testing.T) {
+	h := start(t, seeded(t))
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	type doc struct {
+		Store, ID string
+		AlsoIn    []struct {
+			Store, ID  string
+			Confidence float64
+		}
+	}
+	var pairs int
+	st := h.State.Load()
+	for _, l := range st.Replica.OfStore(views.Chrome) {
+		links := st.Figures.Links(&l)
+		if len(links) == 0 {
+			continue
+		}
+		pairs++
+		d := getOK[doc](t, h.Base+"/api/v1/listings/chrome/"+l.ID)
+		if len(d.AlsoIn) != len(links) {
+			t.Fatalf("%s: alsoIn %+v", l.ID, d.AlsoIn)
+		}
+		for _, a := range d.AlsoIn {
+			back := getOK[doc](t, h.Base+"/api/v1/listings/"+a.Store+"/"+url.PathEscape(a.ID))
+			if len(back.AlsoIn) == 0 || back.AlsoIn[0].Store != "chrome" || back.AlsoIn[0].ID != l.ID || back.AlsoIn[0].Confidence != a.Confidence ||
+				a.Confidence < views.LinkThreshold || a.Confidence > 1 {
+				t.Errorf("%s links to %s/%s (%.2f), which links back to %+v", l.ID, a.Store, a.ID, a.Confidence, back.AlsoIn)
+			}
+		}
+		if pairs >= 5 {
+			break
+		}
+	}
+	if pairs == 0 {
+		t.Fatal("no chrome listing of the seeded data is linked: the seeder's twins are not found")
+	}
+	page := getOK[struct{ Listings []doc }](t, h.Base+"/api/v1/listings?store=chrome&alsoIn=firefox&limit=100")
+	if len(page.Listings) == 0 {
+		t.Fatal("alsoIn=firefox: no chrome listing")
+	}
+	for _, d := range page.Listings {
+		if !slices.ContainsFunc(d.AlsoIn, func(a struct {
+			Store, ID  string
+			Confidence float64
+		}) bool {
+			return a.Store == "firefox"
+		}) {
+			t.Errorf("alsoIn=firefox listed %s, linked to %+v", d.ID, d.AlsoIn)
+		}
+	}
+	problem(t, get(t, "GET", h.Base+"/api/v1/listings?alsoIn=apple"), 400)
+}

@@ -198,7 +198,8 @@ func outputSchema(defs map[string]any, name string) (map[string]any, error) {
 }
 
 // bare returns a copy of schema v without its prose (description,
-// example, examples, and x- extensions): what a client needs to read a result is its shape,
+// example, examples, x- extensions, and additionalProperties: false):
+// what a client needs to read a result is its shape,
 // and tools/list, which an agent reads whole into its context, stays
 // small. The fields are described in the OpenAPI description that the
 // schemas come from (docs/mcp.md). A property that is named
@@ -214,6 +215,13 @@ func bare(v any) any {
 			switch k {
 			case "description", "example", "examples":
 				continue
+			case "additionalProperties":
+				// Closed objects are the description's promise, checked by
+				// its own tests; a client reading a result needs the
+				// fields it names, and tools/list stays within its bound.
+				if x == false {
+					continue
+				}
 			case "properties", "$defs":
 				named, ok := x.(map[string]any)
 				if !ok {

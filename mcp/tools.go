@@ -64,6 +64,7 @@ var tools = []tool{
 			"minSize":  integer("Smallest size (users or installs; ratings count on apple). Needs store.", 0, 0, nil),
 			"maxSize":  integer("Largest size. Needs store.", 0, 0, nil),
 			"q":        str("Text to find in the name or developer, ignoring case; 2 or more characters. Searches share a small pool: when it is full the result is an error saying to retry in 5 seconds.", "minLength", 2),
+			"alsoIn":   str("Only listings linked to the same extension in this store (see alsoIn on a listing).", "enum", []any{"chrome", "edge", "firefox"}),
 			"sort": str("What to rank by; default installs (the size). rankclimb needs store.", "enum",
 				[]any{"installs", "ratingcount", "rating", "growth7d", "growthpct7d", "growth30d", "ratinggrowth7d", "updated", "created", "firstseen", "name", "rankclimb"}),
 			"order":  str("desc (default; A to Z for name) or asc.", "enum", []any{"asc", "desc"}),

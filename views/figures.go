@@ -85,7 +85,9 @@ type Figures struct {
 	permissions   []PermissionCount
 	orders        sortOrders
 	cols          filterCols
-	changes       []int32 // the change feed: listings by ChangedAt, then key
+	changes       []int32          // the change feed: listings by ChangedAt, then key
+	links         map[int32][]Link // listings linked to the same extension in other stores
+	linked        []int32          // the listings that have links, ascending
 }
 
 // Build computes every figure of r. It is pure and deterministic.
@@ -128,6 +130,8 @@ func Build(r *Replica, snapshots int64) *Figures {
 	f.phase("filter columns", start)
 	f.buildChanges()
 	f.phase("change feed", start)
+	f.buildLinks()
+	f.phase("links across stores", start)
 	f.builtAt, f.buildTime = time.Now().UTC(), time.Since(start)
 	return f
 }

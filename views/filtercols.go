@@ -13,6 +13,11 @@ import (
 // candidate and only the columns its filters name, instead of whole
 // listings. Category and permission filters start from posting lists.
 type filterCols struct {
+	// links and linked are the figures' links across stores (see
+	// Figures.buildLinks), for the alsoIn filter.
+	links  map[int32][]Link
+	linked []int32
+
 	meta        []uint16 // see the meta* bits
 	usage       []int64  // -1 without a usage figure
 	rating      []int16  // rating ×100, rounded; -1 unrated
@@ -324,7 +329,7 @@ func (c *filterCols) plan(q *ListingQuery) *queryPlan {
 // a walk meets them.
 func (p *queryPlan) flagsOnly() bool {
 	q := p.q
-	return q.Q == "" && q.Category == nil && q.Permission == nil && q.Topic == nil &&
+	return q.Q == "" && q.Category == nil && q.Permission == nil && q.Topic == nil && q.AlsoIn == nil &&
 		q.MinInstalls == nil && q.MaxInstalls == nil && q.MinRating == nil && q.MaxRating == nil &&
 		q.MinRatingCount == nil && q.MaxRatingCount == nil && p.minVer == 0 && p.maxVer == 0 &&
 		q.UpdatedAfter == nil && q.UpdatedBefore == nil && q.FirstSeenAfter == nil && q.FirstSeenBefore == nil &&
@@ -402,6 +407,13 @@ func (p *queryPlan) candidates() ([]int32, bool) {
 		}
 		found = true
 	}
+	if p.q.AlsoIn != nil {
+		// The linked listings: match tests the store they link to.
+		if ll := p.storeRange(p.c.linked); !found || len(ll) < len(list) {
+			list, p.topicListed, p.catListed = ll, false, false
+		}
+		found = true
+	}
 	return list, found
 }
 
@@ -428,6 +440,9 @@ func (p *queryPlan) match(ls []Listing, i int) bool {
 		}
 	}
 	if q.Topic != nil && !p.topicListed && !slices.Contains(ls[i].Topics, *q.Topic) {
+		return false
+	}
+	if q.AlsoIn != nil && !c.linksTo(ls, i, *q.AlsoIn) {
 		return false
 	}
 	if q.MinInstalls != nil || q.MaxInstalls != nil {

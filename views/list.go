@@ -68,7 +68,7 @@ func (f *Figures) List(q *ListingQuery, after *ListPos) (page []*Listing, last L
 	// query with few matches for the positions it would walk sorts its
 	// matches instead.
 	var match []uint64
-	lazy := q.Topic == nil && q.Category == nil && q.Permission == nil
+	lazy := q.Topic == nil && q.Category == nil && q.Permission == nil && q.AlsoIn == nil
 	budget := lazyTests
 	if q.Q != "" {
 		budget = lazyTextTests

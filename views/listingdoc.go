@@ -49,6 +49,14 @@ type ListingDoc struct {
 	CategoryRank     *int          `json:"categoryRank"`
 	RankClimb7d      *int          `json:"rankClimb7d"`
 	Charts           []ChartPosDoc `json:"charts"`
+	AlsoIn           []AlsoInDoc   `json:"alsoIn"`
+}
+
+// AlsoInDoc is a listing of another store judged the same extension.
+type AlsoInDoc struct {
+	Store      string  `json:"store"`
+	ID         string  `json:"id"`
+	Confidence float64 `json:"confidence"`
 }
 
 // ChangeDoc is a growth figure: the change since the base reading, the
@@ -153,7 +161,12 @@ func NewListingDoc(l *Listing, f *Figures) ListingDoc {
 		d.GrowthComputedAt = &t
 	}
 	d.Charts = []ChartPosDoc{}
+	d.AlsoIn = []AlsoInDoc{}
 	if f != nil {
+		for _, k := range f.Links(l) {
+			o := f.Listing(k.Index)
+			d.AlsoIn = append(d.AlsoIn, AlsoInDoc{Store: o.Store.String(), ID: o.ID, Confidence: k.Confidence})
+		}
 		st, cat, climb, ok := f.Ranks(l)
 		if st != NoRank {
 			d.StoreRank, d.CategoryRank = &st, &cat

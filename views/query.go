@@ -47,6 +47,7 @@ type ListingQuery struct {
 	MinSize  *int64  // bounds on size (needs Store: size means ratings on apple)
 	MaxSize  *int64  //
 	Topic    *string // live listings with this tag
+	AlsoIn   *Store  // listings linked to the same extension in this store (Figures.Links)
 
 	// Deadline, when not zero, is the text search's time budget: past it
 	// the search stops and the answer is partial (see Figures.List).

@@ -164,11 +164,139 @@ type plan struct {
 	midnight  bool      // crawls on the stroke of midnight UTC
 }
 
+// kindOf draws what a listing of store s is, as the first draw after its
+// plan.
+func kindOf(r *rand.Rand, s views.Store) views.Kind {
+	switch s {
+	case views.Apple, views.GooglePlay:
+		return views.KindApp
+	}
+	switch u := r.Float64(); {
+	case u < 0.005:
+		return views.KindUnknown
+	case u < 0.10:
+		return views.KindTheme
+	default:
+		return views.KindExtension
+	}
+}
+
+// rng returns listing i's random source: the same for every generator of
+// the dataset.
+func (g *Generator) rng(i int) *rand.Rand {
+	return rand.New(rand.NewPCG(g.o.Seed, uint64(i)*0x9E3779B97F4A7C15+1))
+}
+
+// twinShare is the share of the edge and firefox extensions that are a
+// chrome extension published again (a twin), with small differences in
+// name, developer and description.
+const twinShare = 0.25
+
+// wantsTwin says whether listing i, if an edge or firefox extension, is a
+// twin (from a source of its own, so that the rest of the dataset does not
+// change with it).
+func (g *Generator) wantsTwin(i int) bool {
+	return rand.New(rand.NewPCG(g.o.Seed^0x7477696e73, uint64(i))).Float64() < twinShare
+}
+
+// twinOf returns the chrome extension that listing i (an extension of
+// store s) is the twin of: the nearest one before it, unless a listing of
+// store s between them wants it (one twin a store).
+func (g *Generator) twinOf(i int, s views.Store) (int, bool) {
+	if (s != views.Edge && s != views.Firefox) || !g.wantsTwin(i) {
+		return 0, false
+	}
+	for j := i - 1; j >= max(0, i-60); j-- {
+		rj := g.rng(j)
+		pj := g.plan(rj, j)
+		switch {
+		case pj.store == s && g.wantsTwin(j):
+			return 0, false
+		case pj.store == views.Chrome && !pj.pending && kindOf(rj, pj.store) == views.KindExtension:
+			return j, true
+		}
+	}
+	return 0, false
+}
+
+// Twin is a pair of listings of the dataset that are the same extension.
+type Twin struct{ A, B analytics.ListingKey }
+
+// Twins returns the dataset's twins: the truth that linking across stores
+// is measured against.
+func Twins(o Options) []Twin {
+	g := NewGenerator(o)
+	var out []Twin
+	for i := range o.Listings {
+		r := g.rng(i)
+		p := g.plan(r, i)
+		if p.pending {
+			continue
+		}
+		meta := g.listingRow(r, &p)
+		if meta.Kind != views.KindExtension {
+			continue
+		}
+		if j, ok := g.twinOf(i, p.store); ok {
+			rj := g.rng(j)
+			pj := g.plan(rj, j)
+			out = append(out, Twin{analytics.ListingKey{Store: views.Chrome, ID: pj.id}, analytics.ListingKey{Store: p.store, ID: meta.ID}})
+		}
+	}
+	return out
+}
+
+// twin makes l the twin of chrome listing j: its name, developer and
+// description, each with a small difference or none.
+func (g *Generator) twin(l *analytics.ListingRow, j int) {
+	rj := g.rng(j)
+	pj := g.plan(rj, j)
+	src := g.listingRow(rj, &pj)
+	r := rand.New(rand.NewPCG(g.o.Seed^0x646966, uint64(l.FirstSeen.Unix())^uint64(len(src.Name))))
+	store := "Firefox"
+	if l.Store == views.Edge {
+		store = "Edge"
+	}
+	name := src.Name
+	switch r.IntN(4) {
+	case 1:
+		name += " for " + store
+	case 2:
+		name = strings.ToLower(name)
+	case 3:
+		name += " - Browser Extension"
+	}
+	dev := src.Developer
+	switch r.IntN(3) {
+	case 1:
+		if !strings.HasSuffix(dev, "Inc.") {
+			dev += " Inc."
+		}
+	case 2:
+		dev = strings.ToUpper(dev)
+	}
+	desc := name + strings.TrimPrefix(src.Description, src.Name)
+	switch r.IntN(3) {
+	case 1:
+		desc += " Now available for " + store + "."
+	case 2:
+		if k := strings.LastIndex(desc, ". "); k > 0 {
+			desc = desc[:k+1]
+		}
+	}
+	l.Name, l.Developer, l.Description = name, dev, desc
+}
+
 // Append generates listing i and appends its rows to dst.
 func (g *Generator) Append(dst *Rows, i int) {
-	r := rand.New(rand.NewPCG(g.o.Seed, uint64(i)*0x9E3779B97F4A7C15+1))
+	r := g.rng(i)
 	p := g.plan(r, i)
 	meta := g.listingRow(r, &p)
+	if !p.pending && meta.Kind == views.KindExtension {
+		if j, ok := g.twinOf(i, p.store); ok {
+			g.twin(&meta, j)
+		}
+	}
 	if p.pending {
 		dst.Listings = append(dst.Listings, meta)
 		return
@@ -274,19 +402,7 @@ func makeID(r *rand.Rand, s views.Store, i int) string {
 
 func (g *Generator) listingRow(r *rand.Rand, p *plan) analytics.ListingRow {
 	l := analytics.ListingRow{Store: p.store, ID: p.id, FirstSeen: p.startAt, CrawledAt: p.startAt}
-	switch p.store {
-	case views.Apple, views.GooglePlay:
-		l.Kind = views.KindApp
-	default:
-		switch u := r.Float64(); {
-		case u < 0.005:
-			l.Kind = views.KindUnknown
-		case u < 0.10:
-			l.Kind = views.KindTheme
-		default:
-			l.Kind = views.KindExtension
-		}
-	}
+	l.Kind = kindOf(r, p.store)
 	if p.startAt.Equal(g.start) {
 		// Found before the window: the crawler knew it earlier.
 		l.FirstSeen = g.start.Add(-time.Duration(r.IntN(700*24)) * time.Hour)

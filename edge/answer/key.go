@@ -133,5 +133,6 @@ func (k Key) Query(q *views.ListingQuery) Key {
 	k = optInt(k, "z0", q.MinSize)
 	k = optInt(k, "z1", q.MaxSize)
 	k = optStr(k, "tg", q.Topic)
+	k = optInt(k, "ai", q.AlsoIn)
 	return k
 }

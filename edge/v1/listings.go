@@ -88,6 +88,13 @@ func parseList(args *fasthttp.Args, q *views.ListingQuery) error {
 		kept := strings.Clone(v) // only a present value is moved to the heap
 		q.Topic = &kept
 	}
+	if v := queryArg(args, "alsoIn"); v != "" {
+		s, err := views.ParseStore(v)
+		if err != nil || (s != views.Chrome && s != views.Edge && s != views.Firefox) {
+			return bad("alsoIn: %.20q is not one of the linked stores chrome, edge and firefox.", v)
+		}
+		q.AlsoIn = s.Ref()
+	}
 	for _, name := range []string{"minSize", "maxSize"} {
 		v := queryArg(args, name)
 		if v == "" {

@@ -51,7 +51,7 @@ func TestReplicaMatchesDatabase(t *testing.T) {
 	// Every field of a sample: every 7th listing of each store.
 	meta, err := conn.Query(ctx, `SELECT store, id, slug, name, developer, category, kind, description, icon,
 		version, store_updated, store_created, first_seen, delisted_at, featured, manifest_version, permissions,
-		host_access, access_level, topics
+		host_access, access_level, topics, crawled_at
 		FROM (SELECT * FROM listings ORDER BY store, id, crawled_at DESC LIMIT 1 BY store, id)
 		WHERE cityHash64(id) % 7 = 0`)
 	if err != nil {
@@ -66,11 +66,11 @@ func TestReplicaMatchesDatabase(t *testing.T) {
 			icon, version                 string
 			slug                          *string
 			upd, cre, del                 *time.Time
-			first                         time.Time
+			first, crawled                time.Time
 			perms, hosts, topics          []string
 		)
 		if err := meta.Scan(&store, &id, &slug, &name, &dev, &cat, &kind, &desc, &icon, &version, &upd, &cre,
-			&first, &del, &featured, &mv, &perms, &hosts, &al, &topics); err != nil {
+			&first, &del, &featured, &mv, &perms, &hosts, &al, &topics, &crawled); err != nil {
 			t.Fatal(err)
 		}
 		l := r.Lookup(views.Store(store), id)
@@ -79,7 +79,7 @@ func TestReplicaMatchesDatabase(t *testing.T) {
 		}
 		wantL := views.Listing{Store: views.Store(store), ID: id, Name: name, Developer: dev, Category: cat,
 			Kind: views.Kind(kind), Description: firstRunes(desc, views.DescriptionLimit), Icon: icon,
-			Version: version, Updated: day(upd), Created: day(cre), FirstSeen: first.Unix(),
+			Version: version, Updated: day(upd), Created: day(cre), FirstSeen: first.Unix(), MetaAt: crawled.Unix(),
 			Featured: featured == 1, ManifestVersion: mv, AccessLevel: al,
 			Permissions: nilIfEmpty(perms), HostAccess: nilIfEmpty(hosts), Topics: nilIfEmpty(topics)}
 		if slug != nil {

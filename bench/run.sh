@@ -6,6 +6,7 @@
 #   bench/run.sh go           the Go benchmarks (no ClickHouse needed)
 #   bench/run.sh listings [DB]  uncached GET /api/v1/listings and /api/extensions over HTTP (bench_1m unless DB)
 #   bench/run.sh 5m           seeds bench_5m (5M listings, 365 days, the stores' real shares)
+#   bench/run.sh analysts [DB]  growth between dates, comparisons, the change feed (uncached, over HTTP) and a day's exports (bench_1m unless DB)
 #
 # Results go to bench/out/ and are summarized by hand in bench/README.md.
 set -euo pipefail
@@ -77,5 +78,30 @@ case "${1:-foundation}" in
     echo "== uncached /api/extensions, $db, $(date -u +%FT%TZ)" | tee -a "$out/listings.txt"
     go run ./bench/listings --legacy --base http://127.0.0.1:18092 | tee -a "$out/listings.txt"
     ;;
-  *) echo "usage: $0 foundation|go|listings [DB]|5m" >&2; exit 2 ;;
+  analysts)
+    ch
+    db=${2:-bench_1m}
+    [ "$db" = bench_1m ] && dataset bench_1m 1000000 365
+    bin/edge migrate --ch-database "$db" >/dev/null
+    EDGE_FAIR_USE_RATE=0 bin/edge serve --ch-database "$db" --listen 127.0.0.1:18092 --log-level warn \
+      --editions-schedule off --ranks-schedule off --exports-schedule off --cache-mb 1024 --no-limits &
+    pid=$!
+    trap 'kill $pid 2>/dev/null || true' EXIT
+    for _ in $(seq 1 600); do
+      if curl -fs 127.0.0.1:18092/readyz | grep -q '"figures":true'; then break; fi
+      sleep 1
+    done
+    sleep 30 # the full load's job ends after it publishes
+    echo "== analysts' reads, uncached, $db, $(date -u +%FT%TZ)" | tee -a "$out/analysts.txt"
+    go run ./bench/analysts --base http://127.0.0.1:18092 | tee -a "$out/analysts.txt"
+    kill $pid; wait $pid 2>/dev/null || true
+    # A day's exports, built as the job does, with nothing else running.
+    dir=$(mktemp -d)
+    echo "== a day's exports, $db, $(date -u +%FT%TZ)" | tee -a "$out/analysts.txt"
+    /usr/bin/time -f "export wall %es, max RSS %MkB" bin/edge export --ch-database "$db" --exports-dir "$dir" \
+      --exports-grace 0s 2>&1 | tee -a "$out/analysts.txt"
+    du -sb "$dir"/* | tee -a "$out/analysts.txt"
+    rm -rf "$dir"
+    ;;
+  *) echo "usage: $0 foundation|go|listings [DB]|5m|analysts [DB]" >&2; exit 2 ;;
 esac

@@ -30,6 +30,7 @@ func commands(stdin io.Reader) []command {
 	return []command{
 		{"serve", "Load the listing replica from ClickHouse and answer the API on the listen address.", runServe},
 		{"migrate", "Create the ClickHouse database and tables, or upgrade them; safe to run again.", runMigrate},
+		{"export", "Build one day's exports now (the serve's exports job does it every day).", runExport},
 		{"seed", "Write a deterministic synthetic dataset into the upstream tables.", runSeed},
 		{"account", "Create, disable or enable an account (an e-mail address and a password).", runAccount(stdin)},
 		{"key", "Create, list or revoke an account's API keys, or set a key's daily limit.", runKey},

@@ -73,11 +73,17 @@ func splitStatements(sql string) []string {
 	return out
 }
 
+// migrationTimeout is the longest one statement of a migration may take.
+const migrationTimeout = 2 * time.Hour
+
 // Migrate creates the database if needed and applies every migration not
 // yet recorded in schema_migrations. Every statement is idempotent (IF NOT
 // EXISTS), so a migration cut short is simply run again; running Migrate
 // twice leaves the schema unchanged. It returns the versions it applied.
 func Migrate(ctx context.Context, cfg Config, log *slog.Logger) ([]int, error) {
+	// A migration may copy a table (0007 copies the readings, a minute at
+	// 1M listings): its statement answers only when done.
+	cfg.IdleTimeout = max(cfg.IdleTimeout, migrationTimeout)
 	root, err := open(ctx, cfg, "default")
 	if err != nil {
 		return nil, err

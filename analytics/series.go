@@ -23,7 +23,8 @@ const MaxSeriesListings = 10
 
 // LoadDailyReadings reads the daily readings of each listing of keys (at
 // most MaxSeriesListings) from day first to day last, both included: each
-// UTC day's latest reading, oldest first. A listing without readings in
+// UTC day's latest reading, oldest first, from series_daily (Crawls is not
+// set: that table keeps one reading a day). A listing without readings in
 // the window is absent from the map.
 func LoadDailyReadings(ctx context.Context, conn driver.Conn, keys []ListingKey, first, last views.Day) (map[ListingKey][]series.Reading, error) {
 	if len(keys) == 0 || len(keys) > MaxSeriesListings {
@@ -37,14 +38,16 @@ func LoadDailyReadings(ctx context.Context, conn driver.Conn, keys []ListingKey,
 		conds = append(conds, "(store = ? AND id = ?)")
 		args = append(args, uint8(k.Store), k.ID)
 	}
-	args = append(args, first.Time(), (last + 1).Time())
+	args = append(args, first.Time().Format(time.DateOnly), last.Time().Format(time.DateOnly))
+	// series_daily holds each day's latest reading (more than one until
+	// merged): the day's latest of them is the day's.
 	rows, err := conn.Query(ctx, `
-		SELECT store, id, toDate(crawled_at, 'UTC') AS d, toUInt64(count()), max(crawled_at),
+		SELECT store, id, day, toUInt64(0), max(crawled_at),
 			argMax(tuple(usage), crawled_at).1, argMax(tuple(weekly_downloads), crawled_at).1,
 			argMax(tuple(rating), crawled_at).1, argMax(tuple(rating_count), crawled_at).1
-		FROM snapshots
-		WHERE (`+strings.Join(conds, " OR ")+`) AND crawled_at >= ? AND crawled_at < ?
-		GROUP BY store, id, d ORDER BY store, id, d`, args...)
+		FROM series_daily
+		WHERE (`+strings.Join(conds, " OR ")+`) AND day >= toDate(?) AND day <= toDate(?)
+		GROUP BY store, id, day ORDER BY store, id, day`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("load daily readings: %w", err)
 	}

@@ -93,8 +93,9 @@ case "${1:-foundation}" in
     done
     sleep 30 # the full load's job ends after it publishes
     echo "== analysts' reads, uncached, $db, $(date -u +%FT%TZ)" | tee -a "$out/analysts.txt"
-    go run ./bench/analysts --base http://127.0.0.1:18092 | tee -a "$out/analysts.txt"
-    kill $pid; wait $pid 2>/dev/null || true
+    go run ./bench/analysts --base http://127.0.0.1:18092 ${ANALYSTS_ONLY:+--only "$ANALYSTS_ONLY"} | tee -a "$out/analysts.txt"
+    kill $pid
+    [ -n "${ANALYSTS_ONLY:-}" ] && exit 0; wait $pid 2>/dev/null || true
     # A day's exports, built as the job does, with nothing else running.
     dir=$(mktemp -d)
     echo "== a day's exports, $db, $(date -u +%FT%TZ)" | tee -a "$out/analysts.txt"

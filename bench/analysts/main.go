@@ -23,6 +23,7 @@ import (
 func main() {
 	base := flag.String("base", "http://127.0.0.1:18092", "edge to measure")
 	n := flag.Int("n", 500, "requests of each kind")
+	flag.StringVar(&only, "only", "", "measure only this read after sampling the feed: growth or compare")
 	flag.Parse()
 	if err := run(*base, *n); err != nil {
 		fmt.Fprintln(os.Stderr, "analysts:", err)
@@ -31,6 +32,9 @@ func main() {
 }
 
 var client = &http.Client{Timeout: 30 * time.Second}
+
+// only names the one read to measure ("": all).
+var only string
 
 // get asks u and returns the body and the time to the last byte.
 func get(u string) ([]byte, time.Duration, error) {
@@ -59,6 +63,7 @@ func report(name string, d []time.Duration, bytes int64) {
 type change struct {
 	Store, ID string
 	ChangedAt time.Time
+	ReadAt    *time.Time
 }
 
 type changePage struct {
@@ -90,7 +95,7 @@ func run(base string, n int) error {
 		}
 		feed, bytes = append(feed, took), bytes+int64(len(b))
 		for _, c := range p.Changes {
-			if rng.IntN(20) == 0 {
+			if c.ReadAt != nil && rng.IntN(20) == 0 { // read at least once: the others answer 404
 				sample = append(sample, c)
 			}
 		}
@@ -128,6 +133,9 @@ func run(base string, n int) error {
 	var growth []time.Duration
 	bytes = 0
 	for range n {
+		if only == "compare" {
+			break
+		}
 		l := sample[rng.IntN(len(sample))]
 		to := newest.AddDate(0, 0, -rng.IntN(30))
 		from := to.AddDate(0, 0, -1-rng.IntN(364))
@@ -139,7 +147,12 @@ func run(base string, n int) error {
 		}
 		growth, bytes = append(growth, took), bytes+int64(len(b))
 	}
-	report("growth between two dates", growth, bytes)
+	if len(growth) > 0 {
+		report("growth between two dates", growth, bytes)
+	}
+	if only == "growth" {
+		return nil
+	}
 
 	var compare []time.Duration
 	bytes = 0

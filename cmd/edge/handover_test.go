@@ -90,7 +90,7 @@ func TestReplaceUnderLoad(t *testing.T) {
 	}
 	defer logFile.Close()
 	cmd := exec.Command(os.Args[0], "serve", "--listen", addr, "--log-format", "json", "--cache-mb", "64",
-		"--editions-schedule", "off", "--ranks-schedule", "off", "--drain-timeout", "2s",
+		"--editions-schedule", "off", "--ranks-schedule", "off", "--exports-schedule", "off", "--drain-timeout", "2s",
 		"--miss-wait", "10s") // the first misses of the new process wait their turns (the gate is not under test)
 	cmd.Env = append(os.Environ(), envTestAsEdge+"=1", "EDGE_FAIR_USE_RATE=0",
 		"EDGE_ANON_PER_MINUTE=1000000000", "EDGE_ANON_PER_DAY=1000000000000")

@@ -120,8 +120,10 @@ func TestMigrateSeedServe(t *testing.T) {
 	done := make(chan int, 1)
 	var errs bytes.Buffer
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1)) // serve sets the process's limit: put it back
+	exportsDir := t.TempDir()
 	go func() {
-		done <- run(sctx, []string{"serve", "--listen", addr, "--log-format", "json", "--memory-limit", "2GiB", "--cache-mb", "256"},
+		done <- run(sctx, []string{"serve", "--listen", addr, "--log-format", "json", "--memory-limit", "2GiB", "--cache-mb", "256",
+			"--exports-dir", exportsDir},
 			strings.NewReader(""), &bytes.Buffer{}, &errs)
 	}()
 

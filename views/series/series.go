@@ -19,7 +19,7 @@ import (
 type Reading struct {
 	Day             views.Day
 	At              time.Time // when the reading was taken
-	Crawls          int       // readings of the listing that day
+	Crawls          int       // readings of the listing that day (0 when the source keeps only the latest)
 	Usage           *int64
 	WeeklyDownloads *int64
 	Rating          *float64

@@ -32,6 +32,8 @@ targets=(
 	"./views FuzzTextSearch"
 	"./analytics FuzzSplitJoined"
 	"./edge/coding FuzzChoose"
+	"./edge/v1 FuzzParseListingRefs"
+	"./edge/v1 FuzzSincePos"
 )
 for t in "${targets[@]}"; do
 	set -- $t

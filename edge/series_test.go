@@ -230,7 +230,7 @@ func TestCompare(t *testing.T) {
 		}
 	}
 
-	three := list + ",apple:" + seriesListingAny(t, h, views.Apple).ID
+	three := list + ",apple:" + firstLive(t, h, views.Apple).ID
 	for q, status := range map[string]int{
 		"":                         400,
 		"?listings=chrome:" + a.ID: 400,
@@ -253,17 +253,6 @@ func TestCompare(t *testing.T) {
 		}
 		problem(t, got, status)
 	}
-}
-
-func seriesListingAny(t *testing.T, h *harness, s views.Store) views.Listing {
-	t.Helper()
-	for _, l := range h.State.Load().Replica.OfStore(s) {
-		if l.Live() {
-			return l
-		}
-	}
-	t.Fatalf("no live %s listing", s)
-	return views.Listing{}
 }
 
 func readCSV(t *testing.T, body []byte) [][]string {

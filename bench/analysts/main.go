@@ -77,52 +77,51 @@ func run(base string, n int) error {
 	rng := rand.New(rand.NewPCG(7, 8))
 	// The change feed from its beginning: every page a miss (each cursor
 	// is asked once); its listings are the sample of the other reads.
+	// walk pages the feed from since for at most pages pages, calling
+	// each with every page.
+	walk := func(since string, pages int, each func(*changePage)) ([]time.Duration, int64, error) {
+		var (
+			feed  []time.Duration
+			bytes int64
+		)
+		for len(feed) < pages {
+			b, took, err := get(base + "/api/v1/changes?limit=100&since=" + url.QueryEscape(since))
+			if err != nil {
+				return nil, 0, err
+			}
+			var p changePage
+			if err := json.Unmarshal(b, &p); err != nil {
+				return nil, 0, err
+			}
+			feed, bytes = append(feed, took), bytes+int64(len(b))
+			each(&p)
+			if p.Remaining == 0 {
+				break
+			}
+			since = p.NextCursor
+		}
+		return feed, bytes, nil
+	}
 	var (
-		feed   []time.Duration
-		bytes  int64
 		sample []change
-		since  string
 		asOf   time.Time
 	)
-	for len(feed) < 4*n {
-		b, took, err := get(base + "/api/v1/changes?limit=100&since=" + url.QueryEscape(since))
-		if err != nil {
-			return err
-		}
-		var p changePage
-		if err := json.Unmarshal(b, &p); err != nil {
-			return err
-		}
-		feed, bytes = append(feed, took), bytes+int64(len(b))
+	feed, bytes, err := walk("", 4*n, func(p *changePage) {
 		for _, c := range p.Changes {
 			if c.ReadAt != nil && rng.IntN(20) == 0 { // read at least once: the others answer 404
 				sample = append(sample, c)
 			}
 		}
 		asOf = p.AsOf.Readings
-		if p.Remaining == 0 {
-			break
-		}
-		since = p.NextCursor
+	})
+	if err != nil {
+		return err
 	}
 	report("changes, limit 100, from the start", feed, bytes)
 	// From a time a few hours before the data's newest reading: the
 	// pages a client keeping in step asks for.
-	feed, bytes, since = nil, 0, asOf.Add(-6*time.Hour).Format(time.RFC3339)
-	for range n {
-		b, took, err := get(base + "/api/v1/changes?limit=100&since=" + url.QueryEscape(since))
-		if err != nil {
-			return err
-		}
-		var p changePage
-		if err := json.Unmarshal(b, &p); err != nil {
-			return err
-		}
-		feed, bytes = append(feed, took), bytes+int64(len(b))
-		if p.Remaining == 0 {
-			break
-		}
-		since = p.NextCursor
+	if feed, bytes, err = walk(asOf.Add(-6*time.Hour).Format(time.RFC3339), n, func(*changePage) {}); err != nil {
+		return err
 	}
 	report("changes, limit 100, recent", feed, bytes)
 	if len(sample) < 20 {

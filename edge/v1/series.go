@@ -152,19 +152,23 @@ func (s *API) getGrowth(c *fiber.Ctx) error {
 
 // compareListing is one listing of a comparison.
 type compareListing struct {
-	Store       string     `json:"store"`
-	ID          string     `json:"id"`
-	Name        string     `json:"name"`
-	SizeMeasure string     `json:"sizeMeasure"`
-	Size        []*int64   `json:"size"`
-	RatingCount []*int64   `json:"ratingCount"`
-	Rating      []*float64 `json:"rating"`
-	Growth      *struct {
-		From    string   `json:"from"`
-		To      string   `json:"to"`
-		Change  int64    `json:"change"`
-		Percent *float64 `json:"percent"`
-	} `json:"growth"`
+	Store       string        `json:"store"`
+	ID          string        `json:"id"`
+	Name        string        `json:"name"`
+	SizeMeasure string        `json:"sizeMeasure"`
+	Size        []*int64      `json:"size"`
+	RatingCount []*int64      `json:"ratingCount"`
+	Rating      []*float64    `json:"rating"`
+	Growth      *windowGrowth `json:"growth"`
+}
+
+// windowGrowth is a compared listing's growth over the window: from its
+// first day with a size to its last.
+type windowGrowth struct {
+	From    string   `json:"from"`
+	To      string   `json:"to"`
+	Change  int64    `json:"change"`
+	Percent *float64 `json:"percent"`
 }
 
 // compareAnswer is the answer of GET /api/v1/compare.
@@ -279,12 +283,7 @@ func (s *API) getCompare(c *fiber.Ctx) error {
 			}
 			if f, t, ok := series.Ends(aligned, l.Store); ok && f < t {
 				d := series.Delta(cl.Size[f], cl.Size[t])
-				cl.Growth = &struct {
-					From    string   `json:"from"`
-					To      string   `json:"to"`
-					Change  int64    `json:"change"`
-					Percent *float64 `json:"percent"`
-				}{out.Dates[f], out.Dates[t], int64(d.Change), d.Percent}
+				cl.Growth = &windowGrowth{out.Dates[f], out.Dates[t], int64(d.Change), d.Percent}
 			}
 			out.Listings = append(out.Listings, cl)
 		}

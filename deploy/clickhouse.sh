@@ -41,8 +41,10 @@ install() {
 }
 
 answers() {
-  # HTTP /ping answers "Ok." when the server is up; bash's /dev/tcp needs no curl.
-  (exec 3<>"/dev/tcp/127.0.0.1/$http" && printf 'GET /ping HTTP/1.0\r\n\r\n' >&3 && grep -q 'Ok' <&3) 2>/dev/null
+  # HTTP /ping answers "Ok." when the server is up; bash's /dev/tcp needs no
+  # curl. A server still loading its tables may accept the connection and
+  # answer nothing: give up on that try after 2 s (seen hanging for good).
+  timeout 2 bash -c '(exec 3<>"/dev/tcp/127.0.0.1/$1" && printf "GET /ping HTTP/1.0\r\n\r\n" >&3 && grep -q Ok <&3) 2>/dev/null' _ "$http"
 }
 
 start() {

@@ -23,6 +23,11 @@
 # Debian's libnginx-mod-http-brotli-static), as a static site serves
 # precompressed files.
 #
+# BENCH_FLOOR=1 also measures bench/floor, the leanest Go server this
+# benchmark has (no framework, no limits: the request line, one header,
+# fixed headers, sendfile from 16 KB), serving the same bytes on
+# 127.0.0.1:18097: what any Go server can reach on this machine.
+#
 # BENCH_PIN=1 gives each side a core of its own, as a server with remote
 # clients sees it: the edge (GOMAXPROCS=1) and one nginx worker on core 0,
 # a single-threaded wrk on core 1. Without it, all share both cores.
@@ -53,7 +58,8 @@ bench_prepare
 
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # nginx's workers run as another user: they must read the files
-cleanup() { kill "$edge_pid" 2>/dev/null || true; [ -f "$tmp/nginx.pid" ] && kill "$(cat "$tmp/nginx.pid")" 2>/dev/null || true; rm -rf "$tmp"; }
+floor=${BENCH_FLOOR:-0} floor_pid=""
+cleanup() { kill "$edge_pid" $floor_pid 2>/dev/null || true; [ -f "$tmp/nginx.pid" ] && kill "$(cat "$tmp/nginx.pid")" 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 
 pin=() workers=auto mode="wrk, edge and nginx share the cores"
@@ -63,7 +69,7 @@ if [ "${BENCH_PIN:-}" = 1 ]; then
 fi
 # Limits far above what wrk sends: every call does the full accounting and is admitted.
 EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 \
-  "${pin[@]}" bin/edge serve --ch-database "$db" --listen 127.0.0.1:18090 --log-level warn &
+  "${pin[@]}" bin/edge serve --ch-database "$db" --listen 127.0.0.1:18090 --log-level warn --exports-schedule off &
 edge_pid=$!
 # Measure once every background job has run and is idle: the first
 # editions and ranks builds take the CPU for tens of seconds.
@@ -119,6 +125,22 @@ for i in "${!paths[@]}"; do
   curl -fs "${ae[@]}" "127.0.0.1:18090${paths[$i]}" | cmp -s - "$tmp/www/${files[$i]}$ext" || { echo "the edge's ${paths[$i]} changed" >&2; exit 1; }
 done
 nginx_pids=$(pgrep -f "nginx: worker process" | tr '\n' ' ')
+servers=(edge nginx)
+if [ "$floor" = 1 ]; then
+  go build -o "$tmp/floor" ./bench/floor
+  for i in "${!paths[@]}"; do
+    mkdir -p "$(dirname "$tmp/floor-www/${files[$i]}")"
+    cp "$tmp/www/${files[$i]}$ext" "$tmp/floor-www/${files[$i]}"
+  done
+  fenc=""; [ "$enc" != identity ] && fenc=$enc
+  "${pin[@]}" "$tmp/floor" --dir "$tmp/floor-www" --listen 127.0.0.1:18097 --encoding "$fenc" &
+  floor_pid=$!
+  sleep 0.3
+  for i in "${!paths[@]}"; do
+    curl -fs "127.0.0.1:18097/${files[$i]}" | cmp -s - "$tmp/www/${files[$i]}$ext" || { echo "floor does not serve ${files[$i]} as edge does" >&2; exit 1; }
+  done
+  servers=(edge floor nginx)
+fi
 
 # cpu_ticks <pid...> prints the processes' user plus system clock ticks.
 cpu_ticks() { for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat"; done | awk '{t += $1} END {print t}'; }
@@ -144,14 +166,18 @@ log="$tmp/rounds.txt"
     for i in "${!paths[@]}"; do
       e_tag=$(curl -sI "${ae[@]}" "127.0.0.1:18090${paths[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
       n_tag=$(curl -sI "${ae[@]}" "127.0.0.1:18091/${files[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
+      f_tag=""
+      [ "$floor" = 1 ] && f_tag=$(curl -sI "127.0.0.1:18097/${files[$i]}" | awk -F': ' 'tolower($1)=="etag" {print $2}' | tr -d '\r')
       for status in 200 304; do
-        e_flags=("${ae[@]}") n_flags=("${ae[@]}")
-        [ "$status" = 304 ] && e_flags+=(-H "If-None-Match: $e_tag") n_flags+=(-H "If-None-Match: $n_tag")
-        order=(edge nginx)
-        [ $((r % 2)) = 0 ] && order=(nginx edge)
+        e_flags=("${ae[@]}") n_flags=("${ae[@]}") f_flags=("${ae[@]}")
+        [ "$status" = 304 ] && e_flags+=(-H "If-None-Match: $e_tag") n_flags+=(-H "If-None-Match: $n_tag") f_flags+=(-H "If-None-Match: $f_tag")
+        order=("${servers[@]}")
+        [ $((r % 2)) = 0 ] && order=($(printf '%s\n' "${servers[@]}" | tac))
         for server in "${order[@]}"; do
           if [ "$server" = edge ]; then
             measure "round $r  p$i-$status edge" "http://127.0.0.1:18090${paths[$i]}" "$edge_pid" "${e_flags[@]}"
+          elif [ "$server" = floor ]; then
+            measure "round $r  p$i-$status floor" "http://127.0.0.1:18097/${files[$i]}" "$floor_pid" "${f_flags[@]}"
           else
             measure "round $r  p$i-$status nginx" "http://127.0.0.1:18091/${files[$i]}" "$nginx_pids" "${n_flags[@]}"
           fi
@@ -171,10 +197,13 @@ log="$tmp/rounds.txt"
       echo "-- ${paths[$i]} (${size} B), $status"
       grep "^round [0-9]*  p$i-$status " "$log" | sed "s/  p$i-$status / /" > "$tmp/group.txt"
       medians nginx < "$tmp/group.txt"
-      awk '{v = $3; for (i = 4; i <= NF; i++) if ($i ~ /^[0-9.]+$/) { r = $i; break }; rate[$2, v] = r; rounds[$2] = 1}
-        END { m = 0; for (k in rounds) if (rate[k, "nginx"] > 0) a[++m] = rate[k, "edge"] / rate[k, "nginx"]
-          for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-          printf "paired edge/nginx, median of %d rounds  %.3fx (lowest %.3fx, highest %.3fx)\n", m, (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2, a[1], a[m] }' "$tmp/group.txt"
+      for who in "${servers[@]}"; do
+        [ "$who" = nginx ] && continue
+        awk -v who="$who" '{v = $3; for (i = 4; i <= NF; i++) if ($i ~ /^[0-9.]+$/) { r = $i; break }; rate[$2, v] = r; rounds[$2] = 1}
+          END { m = 0; for (k in rounds) if (rate[k, "nginx"] > 0) a[++m] = rate[k, who] / rate[k, "nginx"]
+            for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            printf "paired %s/nginx, median of %d rounds  %.3fx (lowest %.3fx, highest %.3fx)\n", who, m, (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2, a[1], a[m] }' "$tmp/group.txt"
+      done
       awk '{v[$3] = v[$3] " " $(NF-1)} END {for (w in v) print w, v[w]}' "$tmp/group.txt" |
         awk '{m = NF - 1; for (i = 1; i <= m; i++) a[i] = $(i + 1)
           for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }

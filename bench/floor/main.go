@@ -7,9 +7,9 @@
 // parsing beyond the request line and one header. It assumes each read
 // holds exactly one whole request, as wrk sends them.
 //
-// A body of 16 KB or more leaves as nginx sends a static file: the
+// On Linux, a body of 16 KB or more leaves as nginx sends a static file: the
 // headers marked as followed by more data (MSG_MORE), then sendfile(2)
-// from a sealed memfd. A smaller one leaves with its headers in one write.
+// from a memfd. A smaller one leaves with its headers in one write.
 //
 //	go run ./bench/floor --dir www --listen 127.0.0.1:18097
 //
@@ -28,10 +28,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // file is one answer: its headers for a 200 and a 304, and its body.
@@ -93,14 +89,9 @@ func load(dir, encoding string) (map[string]*file, error) {
 		}
 		f.whole = append(append([]byte{}, f.ok...), body...)
 		if len(body) >= 16<<10 {
-			fd, err := unix.MemfdCreate("floor", unix.MFD_CLOEXEC)
-			if err != nil {
+			if f.memfd, err = newMemfd(body); err != nil {
 				return err
 			}
-			if _, err := unix.Write(fd, body); err != nil {
-				return err
-			}
-			f.memfd = fd
 		}
 		files["/"+filepath.ToSlash(rel)] = f
 		return nil
@@ -144,34 +135,7 @@ func serve(c *net.TCPConn, files map[string]*file) {
 			}
 			continue
 		}
-		var serr error
-		sentHeaders, off := false, int64(0)
-		// The callback runs again, after a wait in the poller, while the
-		// socket is full.
-		rc.Write(func(fd uintptr) bool {
-			if !sentHeaders {
-				_, _, errno := syscall.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&f.ok[0])), uintptr(len(f.ok)), unix.MSG_MORE|unix.MSG_NOSIGNAL, 0, 0)
-				if errno == unix.EAGAIN {
-					return false
-				}
-				if errno != 0 {
-					serr = errno
-					return true
-				}
-				sentHeaders = true
-			}
-			for off < int64(len(f.body)) {
-				_, err := unix.Sendfile(int(fd), f.memfd, &off, len(f.body)-int(off))
-				if err == unix.EAGAIN {
-					return false
-				}
-				if err != nil {
-					serr = err
-					return true
-				}
-			}
-			return true
-		})
+		serr := sendFile(rc, f)
 		if serr != nil {
 			return
 		}

@@ -43,7 +43,8 @@ install() {
 answers() {
   # HTTP /ping answers "Ok." when the server is up; bash's /dev/tcp needs no
   # curl. A server still loading its tables may accept the connection and
-  # answer nothing: give up on that try after 2 s (seen hanging for good).
+  # answer nothing: give up on that try after 2 s (one such try held start
+  # for 15 minutes).
   timeout 2 bash -c '(exec 3<>"/dev/tcp/127.0.0.1/$1" && printf "GET /ping HTTP/1.0\r\n\r\n" >&3 && grep -q Ok <&3) 2>/dev/null' _ "$http"
 }
 

@@ -46,13 +46,22 @@ func TestToolCallsCountOnceOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	// remaining reads the day's remainder; tools/list counts against the
+	// minute only. While a usage sync runs, a call may see a batch of
+	// calls twice for a moment (limits.Usage.Sync: that can only refuse,
+	// never admit too many), so one read can be one low: the highest of
+	// three reads is the count.
 	remaining := func() int {
-		a := rpc(t, h, nil, list)
-		n, err := strconv.Atoi(a.header.Get("RateLimit-Remaining"))
-		if a.status != 200 || err != nil {
-			t.Fatalf("tools/list: %d %q", a.status, a.header.Get("RateLimit-Remaining"))
+		best := -1
+		for range 3 {
+			a := rpc(t, h, nil, list)
+			n, err := strconv.Atoi(a.header.Get("RateLimit-Remaining"))
+			if a.status != 200 || err != nil {
+				t.Fatalf("tools/list: %d %q", a.status, a.header.Get("RateLimit-Remaining"))
+			}
+			best = max(best, n)
 		}
-		return n
+		return best
 	}
 	bodies := mcptest.Seeds
 	for i, b := range mcptest.Bodies(300) {

@@ -30,6 +30,7 @@ import (
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/replay"
 	"github.com/edge-stats/edge/edge/transport"
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/mcp"
@@ -77,6 +78,10 @@ type Config struct {
 	HashWait time.Duration
 	SignUps  int  // accounts one client address may make an hour
 	RawIO    bool // accepted connections use raw system calls and sendfile (package transport); false: the standard library's
+	// Replay answers a cached answer's repeated requests on the raw
+	// connection, before fasthttp and fiber read them, from a record of
+	// the slow path's answer (package replay; needs RawIO).
+	Replay bool
 	// The bounds of a request: its URI (414 past it), its request line
 	// and headers together (431), its body (413). The request line and
 	// headers are read into a buffer of MaxHeaderBytes a connection.
@@ -119,6 +124,7 @@ func DefaultConfig() Config {
 		HashWait:            keys.HashWait,
 		SignUps:             5,
 		RawIO:               true,
+		Replay:              true,
 		IPv6Prefix:          clientip.DefaultIPv6Prefix,
 		MaxURIBytes:         8 << 10,
 		MaxHeaderBytes:      16 << 10,
@@ -153,6 +159,7 @@ type Server struct {
 	app      *fiber.App
 	metrics  *metrics
 	answers  *answer.Cache
+	replay   *replay.Table // nil without the replay path
 	misses   *missgate.Gate
 	keys     *keys.Registry
 	limits   *limits.Limiter
@@ -270,6 +277,14 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	}
 	s.metrics.routesRegistered(s.app)
 	s.handler = s.app.Handler()
+	if cfg.Replay && cfg.RawIO {
+		s.replay = replay.New(replay.Config{Proxies: proxies, Draining: &s.draining,
+			Seq: func() uint64 { return src.State.Seq() + src.Editions.Seq() }})
+		s.metrics.reg.MustRegister(s.replay.Collectors()...)
+		// Every request from a connection goes through the recorder;
+		// the tool server's internal reads (s.handler) do not.
+		s.app.Server().Handler = s.replay.Wrap(s.handler)
+	}
 	return s, nil
 }
 
@@ -326,7 +341,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 	}()
 	errc := make(chan error, 1)
-	go func() { errc <- s.app.Listener(transport.Listen(ln, s.cfg.RawIO)) }()
+	opts := transport.Options{Raw: s.cfg.RawIO, ReadTimeout: s.cfg.ReadTimeout, IdleTimeout: s.cfg.IdleTimeout, WriteTimeout: s.cfg.WriteTimeout}
+	if s.replay != nil {
+		opts.Replay = s.replay
+	}
+	go func() { errc <- s.app.Listener(transport.Listen(ln, opts)) }()
 	select {
 	case err := <-errc:
 		return err
@@ -339,7 +358,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// never under a request it is sending.
 	s.draining.Store(true)
 	ln.Close()
-	for deadline := time.Now().Add(s.cfg.DrainTimeout); s.app.Server().GetOpenConnectionsCount() > 0 && time.Now().Before(deadline); {
+	// The accept loop ends at once. fasthttp counts it as an open
+	// connection while it runs and takes one off the count it reports
+	// for it (GetOpenConnectionsCount): once the loop has ended, the
+	// count it reports is one short until Shutdown begins.
+	lerr := <-errc
+	for deadline := time.Now().Add(s.cfg.DrainTimeout); s.app.Server().GetOpenConnectionsCount()+1 > 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
@@ -348,7 +372,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if errors.Is(err, net.ErrClosed) {
 		err = nil // the listener closed above
 	}
-	if lerr := <-errc; err == nil && lerr != nil && !errors.Is(lerr, net.ErrClosed) {
+	if err == nil && lerr != nil && !errors.Is(lerr, net.ErrClosed) {
 		err = lerr
 	}
 	return err

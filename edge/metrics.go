@@ -15,6 +15,7 @@ import (
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/replay"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -194,6 +195,7 @@ func (m *metrics) observe(c *fiber.Ctx) error {
 	}
 	(*count).Inc()
 	rm.latency.Observe(time.Since(start).Seconds())
+	replay.Observed(c.Context(), *count, rm.latency)
 	return err
 }
 

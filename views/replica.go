@@ -320,6 +320,7 @@ type State struct {
 // a builder calls Publish with a complete new value.
 type Published[T any] struct {
 	p       atomic.Pointer[T]
+	seq     atomic.Uint64 // publishes so far
 	mu      sync.Mutex
 	changed chan struct{} // closed at the next Publish; nil until asked for
 }
@@ -327,9 +328,15 @@ type Published[T any] struct {
 // Load returns the current value, or nil before the first publish.
 func (p *Published[T]) Load() *T { return p.p.Load() }
 
+// Seq returns the number of publishes so far. Read before Load, it
+// tells whether what was loaded is still current: Publish stores the
+// value before it counts it.
+func (p *Published[T]) Seq() uint64 { return p.seq.Load() }
+
 // Publish makes v the current value.
 func (p *Published[T]) Publish(v *T) {
 	p.p.Store(v)
+	p.seq.Add(1)
 	p.mu.Lock()
 	if p.changed != nil {
 		close(p.changed)

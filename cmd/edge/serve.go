@@ -78,6 +78,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.Duration(&srv.Limits.StaleAfter, "usage-stale-after", srv.Limits.StaleAfter, "age of the fleet's daily usage past which v1 calls answer 503 (ClickHouse out of reach)")
 	f.Duration(&srv.UsageEvery, "usage-every", srv.UsageEvery, "how often counted calls are flushed to ClickHouse and the fleet's totals read back")
 	f.Duration(&srv.KeysEvery, "keys-every", srv.KeysEvery, "how often the key list is reloaded (a new or revoked key takes effect within it); at most 30s")
+	f.Bool(&srv.Replay, "replay", srv.Replay, "answer a cached answer's repeated requests on the raw connection from a record of its answer, before fasthttp and fiber read them (needs --raw-io; docs/operations.md, The replay path); false: every request takes the full path, the same bytes")
 	f.Bool(&srv.RawIO, "raw-io", srv.RawIO, "accepted connections read and write by raw system calls and send large answers by sendfile (Linux amd64 and arm64); false: the standard library's connections, the same bytes")
 	f.Bool(&srv.NoLimits, "no-limits", false, "serve /api/v1 without keys and limits: only for an internal edge behind a gateway that applies them, or to benchmark their cost")
 	f.Int(&srv.SignInFailures, "signin-failures", srv.SignInFailures, "failed sign-ins to /account at one e-mail address from one client address in 15 minutes before they are throttled (three times as many from one address at any)")

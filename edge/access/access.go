@@ -7,6 +7,7 @@ package access
 import (
 	"bytes"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/replay"
 )
 
 // Config holds what the gate needs to know beyond the keys and limits.
@@ -32,11 +34,16 @@ type Gate struct {
 	cfg    Config
 	keys   *keys.Registry
 	limits *limits.Limiter
+	replay replay.Admit // the anonymous limits of a replayed call
 }
 
 // New returns the gate of the given keys and limits.
 func New(cfg Config, k *keys.Registry, l *limits.Limiter) *Gate {
-	return &Gate{cfg: cfg, keys: k, limits: l}
+	g := &Gate{cfg: cfg, keys: k, limits: l}
+	g.replay = func(caller netip.Addr, now time.Time) (limits.Decision, bool) {
+		return l.TryAdmit(limits.Subject{Addr: cfg.Proxies.Subject(caller)}, 0, now)
+	}
+	return g
 }
 
 // internalCallKey marks a v1 request the tool server makes on a caller's
@@ -234,6 +241,11 @@ func (g *Gate) Limit(c *fiber.Ctx) error {
 	}
 	if err := g.Admit(c, who); err != nil {
 		return err
+	}
+	if who.Key.ID == "" {
+		// An anonymous call's answer may be replayed to the same caller,
+		// under the same limits (package replay).
+		replay.Limited(c.Context(), g.cfg.Proxies.Of(c), g.replay)
 	}
 	return c.Next()
 }

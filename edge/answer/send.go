@@ -12,6 +12,7 @@ import (
 
 	"github.com/edge-stats/edge/edge/coding"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/replay"
 	"github.com/edge-stats/edge/edge/transport"
 )
 
@@ -89,6 +90,9 @@ func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 		}
 		if notModified(&c.Request().Header, a) {
 			c.Response().SetStatusCode(fiber.StatusNotModified)
+			if a.home != nil {
+				replay.Answered(c.Context(), a, int(enc), order == coding.SmallFirst, nil)
+			}
 			return nil
 		}
 	}
@@ -102,6 +106,9 @@ func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 		}
 		h.SetCanonical(headerContentEncoding, encodingNames[enc])
 		body, file = v.body, v.file
+	}
+	if a.home != nil && !a.NoStore {
+		replay.Answered(c.Context(), a, int(enc), order == coding.SmallFirst, body)
 	}
 	if transport.Send(c.Context(), file) {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/replay"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -41,6 +42,8 @@ type API struct {
 	search      func() (func(), error)
 	fairuse     *limits.FairUse
 	publicCache string // Cache-Control of every answer
+	// replayAdmit is replayFairUse, made once (package replay keeps it).
+	replayAdmit replay.Admit
 }
 
 // New returns the API answering from src.
@@ -51,8 +54,10 @@ func New(cfg Config, src Sources) *API {
 	if src.Search == nil {
 		src.Search = func() (func(), error) { return func() {}, nil }
 	}
-	return &API{cfg: cfg, state: src.State, answers: src.Answers, search: src.Search,
+	s := &API{cfg: cfg, state: src.State, answers: src.Answers, search: src.Search,
 		fairuse: limits.NewFairUse(cfg.FairUseRate, cfg.FairUseBurst), publicCache: answer.Public(cfg.PublicMaxAge)}
+	s.replayAdmit = s.replayFairUse
+	return s
 }
 
 // Routes adds the API's routes to app, each behind fair use (not a group

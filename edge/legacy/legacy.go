@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +20,9 @@ import (
 
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/replay"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -474,11 +477,16 @@ func (s *API) getPermissions(c *fiber.Ctx) error {
 // fairUse enforces the legacy API's fair use per address, except for
 // exempt (trusted CDN) addresses and the server's own requests.
 func (s *API) fairUse(c *fiber.Ctx) error {
-	if !s.fairuse.On() || access.Internal(c) {
+	if access.Internal(c) {
+		return c.Next()
+	}
+	if !s.fairuse.On() {
+		replay.Limited(c.Context(), s.cfg.Proxies.Of(c), s.replayAdmit)
 		return c.Next()
 	}
 	a := s.cfg.Proxies.Of(c)
 	if s.cfg.FairUseExempt.Contains(a) {
+		replay.Limited(c.Context(), a, s.replayAdmit)
 		return c.Next()
 	}
 	if ok, wait := s.fairuse.Allow(s.cfg.Proxies.Subject(a), access.RequestTime(c)); !ok {
@@ -487,7 +495,20 @@ func (s *API) fairUse(c *fiber.Ctx) error {
 			"Fair use is about %.3g requests a second per address; wait %d s before the next one, or cache answers (they carry ETags).",
 			s.cfg.FairUseRate, secs).RetryAfter(secs)
 	}
+	replay.Limited(c.Context(), a, s.replayAdmit)
 	return c.Next()
+}
+
+// replayFairUse applies fair use to a replayed call of caller (package
+// replay): admitted when fair use is off or the caller exempt, or with a
+// token taken; a call without a token is left to fairUse, which refuses
+// it.
+func (s *API) replayFairUse(caller netip.Addr, now time.Time) (limits.Decision, bool) {
+	if !s.fairuse.On() || s.cfg.FairUseExempt.Contains(caller) {
+		return limits.Decision{}, true
+	}
+	ok, _ := s.fairuse.Allow(s.cfg.Proxies.Subject(caller), now)
+	return limits.Decision{}, ok
 }
 
 // tags are the cache tags of a legacy answer (docs/operations.md, *Behind

@@ -128,6 +128,33 @@ func (l *Limiter) Admit(s Subject, dayLimit uint64, now time.Time) Decision {
 	return l.decide(s, dayLimit, now, true)
 }
 
+// TryAdmit admits a call of s made at now when both of its limits have
+// room, as Admit does, and reports true; otherwise it counts nothing and
+// reports false, for the caller to decide the call with Admit (which
+// counts a refusal as Admit does). It is Admit for a path that answers
+// admitted calls only (the replay path, package replay).
+func (l *Limiter) TryAdmit(s Subject, dayLimit uint64, now time.Time) (Decision, bool) {
+	now = l.at(now)
+	d := l.decision(s, dayLimit, now)
+	if !l.Usage.loaded() {
+		return d, false
+	}
+	e := l.Usage.lock(s, now)
+	limit := l.Usage.dayLimit(e, d.Limit, now)
+	if e.used() >= limit {
+		e.mu.Unlock()
+		return d, false
+	}
+	if ok, _ := e.minute.allow(limit32(d.PerMinute), minuteWidth, now.UnixNano()); !ok {
+		e.mu.Unlock()
+		return d, false
+	}
+	n, _ := e.take(limit)
+	e.mu.Unlock()
+	d.Remaining = limit - min(limit, n)
+	return d, true
+}
+
 // AdmitMinute decides a request of s against the minute's limit only; the
 // day is left as it is (the tool server counts only tool calls against
 // the day: see CountDay).

@@ -248,3 +248,42 @@ func publishTotals(u *Usage, day int64, m map[Subject]uint64, read time.Time) {
 	t.read.Store(read.UnixNano())
 	u.totals.Store(t)
 }
+
+// TestTryAdmit checks the replay path's admission: a call with room in
+// both windows is admitted and counted as Admit counts it; one without is
+// refused with nothing counted, the minute's refusal included, so that
+// Admit decides it next as if TryAdmit had not been called.
+func TestTryAdmit(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	s := Subject{Addr: netip.MustParseAddr("192.0.2.7")}
+
+	l := testLimiter(t, 3, 1000, &now)
+	for i := range 3 {
+		d, ok := l.TryAdmit(s, 0, time.Time{})
+		if !ok || d.Remaining != uint64(1000-i-1) || d.Outcome != Admitted {
+			t.Fatalf("call %d: %v, %+v", i+1, ok, d)
+		}
+	}
+	if _, ok := l.TryAdmit(s, 0, time.Time{}); ok {
+		t.Fatal("admitted past the minute")
+	}
+	// Nothing counted: Admit refuses for the minute and the day has 997.
+	if d := l.Admit(s, 0, time.Time{}); d.Outcome != MinuteFull || d.Remaining != 997 {
+		t.Fatalf("after a refused TryAdmit: %+v", d)
+	}
+
+	l = testLimiter(t, 100, 2, &now)
+	l.TryAdmit(s, 0, time.Time{})
+	l.TryAdmit(s, 0, time.Time{})
+	if _, ok := l.TryAdmit(s, 0, time.Time{}); ok {
+		t.Fatal("admitted past the day")
+	}
+	// The day's refusal did not count against the minute: Admit counts it
+	// once (the minute's third call) and refuses it for the day.
+	if d := l.Admit(s, 0, time.Time{}); d.Outcome != DayFull {
+		t.Fatalf("past the day: %+v", d)
+	}
+	if d := l.AdmitMinute(s, 0, time.Time{}); d.Outcome != Admitted {
+		t.Fatalf("the minute counted the refused TryAdmit: %+v", d)
+	}
+}

@@ -31,7 +31,8 @@ func sendFile(ctx *fasthttp.RequestCtx, f *File) bool {
 // rawListener wraps a listener's TCP connections in rawConn.
 type rawListener struct {
 	net.Listener
-	sem chan struct{} // places of lingering connections (see Linger)
+	sem  chan struct{} // places of lingering connections (see Linger)
+	opts Options
 }
 
 func (l rawListener) Accept() (net.Conn, error) {
@@ -49,6 +50,12 @@ func (l rawListener) Accept() (net.Conn, error) {
 	}
 	sc := &rawConn{TCPConn: tc, raw: raw, lingerSem: l.sem}
 	sc.onWrite, sc.onRead = sc.sendStep, sc.readStep
+	if l.opts.Replay != nil {
+		sc.replay = &replayState{opts: &l.opts, aligned: true}
+		if a, ok := tc.RemoteAddr().(*net.TCPAddr); ok {
+			sc.replay.peer = a.AddrPort().Addr().Unmap()
+		}
+	}
 	return sc, nil
 }
 
@@ -93,6 +100,8 @@ type rawConn struct {
 	rbuf []byte
 	got  int
 	rerr error
+
+	replay *replayState // nil: the connection does not answer on the replay path
 }
 
 // deadline is a read or write deadline of a rawConn. fasthttp sets
@@ -162,7 +171,17 @@ func (c *rawConn) Write(p []byte) (int, error) {
 }
 
 // Read reads into p; it returns io.EOF once the peer has closed its side.
+// On a connection with a Replayer, it first offers it the requests read
+// (see replayState.read).
 func (c *rawConn) Read(p []byte) (int, error) {
+	if c.replay != nil {
+		return c.replay.read(c, p)
+	}
+	return c.readRaw(p)
+}
+
+// readRaw reads into p from the socket.
+func (c *rawConn) readRaw(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}

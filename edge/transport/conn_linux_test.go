@@ -84,7 +84,7 @@ func TestSendfilePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go app.Listener(Listen(ln, true))
+	go app.Listener(Listen(ln, Options{Raw: true}))
 	t.Cleanup(func() { app.Shutdown() })
 
 	conn, err := net.Dial("tcp", ln.Addr().String())
@@ -135,7 +135,7 @@ func TestRawConnDeadlines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go app.Listener(Listen(ln, true))
+	go app.Listener(Listen(ln, Options{Raw: true}))
 	t.Cleanup(func() { app.Shutdown() })
 	dial := func() (net.Conn, *bufio.Reader) {
 		conn, err := net.Dial("tcp", ln.Addr().String())
@@ -217,7 +217,7 @@ func TestRawConnWriteDeadline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		go app.Listener(Listen(ln, true))
+		go app.Listener(Listen(ln, Options{Raw: true}))
 		t.Cleanup(func() { app.Shutdown() })
 		return ln.Addr().String()
 	}

@@ -6,6 +6,11 @@
 // library's and every answer is sent from memory: the bytes on the wire
 // are the same either way.
 //
+// A raw connection may also answer requests before fasthttp reads them,
+// through a Replayer (the replay path, package replay): it frames the
+// requests it reads (Frame) to know where each one starts, and offers the
+// Replayer each whole request at a request boundary.
+//
 // Why each trick is here, and what it measured:
 // bench/README.md#the-cached-hot-path.
 package transport

@@ -41,7 +41,12 @@ func (f *File) Memfd() bool { return false }
 
 type rawListener struct {
 	net.Listener
-	sem chan struct{}
+	sem  chan struct{}
+	opts Options
 }
 
 func sendFile(*fasthttp.RequestCtx, *File) bool { return false }
+
+func candidate(*fasthttp.RequestCtx) []byte { return nil }
+
+func note(*fasthttp.RequestCtx) *any { return nil }

@@ -42,7 +42,7 @@ func TestRawAndPlainAnswersIdentical(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		go app.Listener(Listen(ln, raw))
+		go app.Listener(Listen(ln, Options{Raw: raw}))
 		t.Cleanup(func() { app.Shutdown() })
 		return ln.Addr().String()
 	}
@@ -87,7 +87,7 @@ func TestListenOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	if l, ok := Listen(ln, false).(lingerListener); !ok || l.Listener != ln {
+	if l, ok := Listen(ln, Options{}).(lingerListener); !ok || l.Listener != ln {
 		t.Error("Listen(ln, false) did not leave the standard connections, only able to linger")
 	}
 	if Send(nil, nil) {

@@ -242,7 +242,7 @@ func (g *Gate) Limit(c *fiber.Ctx) error {
 	if err := g.Admit(c, who); err != nil {
 		return err
 	}
-	if who.Key.ID == "" {
+	if who.Key.ID == "" && replay.Noting(c.Context()) {
 		// An anonymous call's answer may be replayed to the same caller,
 		// under the same limits (package replay).
 		replay.Limited(c.Context(), g.cfg.Proxies.Of(c), g.replay)

@@ -25,15 +25,11 @@ type replaySource struct {
 
 // Payload returns the body to send, unless the answer is gone or was
 // given its best variants since (its coding may then be chosen
-// otherwise, and its variant's bytes are others); it counts a hit of the
-// cache that holds the answer.
+// otherwise, and its variant's bytes are others).
 func (s *replaySource) Payload() ([]byte, *transport.File, bool) {
 	a := s.a.Value()
 	if a == nil || a.best.Load() != s.best {
 		return nil, nil, false
-	}
-	if h := a.home; h != nil {
-		h.cache.hits.Inc()
 	}
 	if s.enc == coding.Identity {
 		return a.Body, a.file, true
@@ -43,4 +39,11 @@ func (s *replaySource) Payload() ([]byte, *transport.File, bool) {
 		return nil, nil, false
 	}
 	return v.body, v.file, true
+}
+
+// Hit counts a hit of the cache that holds the answer.
+func (s *replaySource) Hit() {
+	if a := s.a.Value(); a != nil && a.home != nil {
+		a.home.cache.hits.Inc()
+	}
 }

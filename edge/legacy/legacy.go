@@ -481,7 +481,9 @@ func (s *API) fairUse(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	if !s.fairuse.On() {
-		replay.Limited(c.Context(), s.cfg.Proxies.Of(c), s.replayAdmit)
+		if replay.Noting(c.Context()) {
+			replay.Limited(c.Context(), s.cfg.Proxies.Of(c), s.replayAdmit)
+		}
 		return c.Next()
 	}
 	a := s.cfg.Proxies.Of(c)

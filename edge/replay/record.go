@@ -37,6 +37,10 @@ func noteOf(ctx *fasthttp.RequestCtx) *note {
 	return n
 }
 
+// Noting reports whether the request ctx serves may be recorded, so that
+// a caller works out what it would tell the table only then.
+func Noting(ctx *fasthttp.RequestCtx) bool { return noteOf(ctx) != nil }
+
 // Limited tells the table that the route applied its limit to the
 // request ctx serves, for the client at caller (clientip.Proxies.Of),
 // and admitted it; admit applies the same limit to a replayed call. A

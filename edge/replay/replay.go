@@ -74,9 +74,11 @@ type Admit func(caller netip.Addr, now time.Time) (d limits.Decision, ok bool)
 // Source is a recorded answer as the table resolves it per request.
 type Source interface {
 	// Payload returns the body and file to send, and whether the answer
-	// is still the one recorded; it counts an answer cache hit when it
-	// is.
+	// is still the one recorded.
 	Payload() (body []byte, f *transport.File, ok bool)
+	// Hit counts a hit of the cache that holds the answer, for an answer
+	// replayed.
+	Hit()
 }
 
 // Table holds the records. It is safe for concurrent use.
@@ -202,6 +204,7 @@ func (t *Table) Replay(c transport.Conn, req []byte) (bool, error) {
 		body, f = nil, nil
 	}
 	err := c.Respond(head, body, f)
+	r.src.Hit()
 	t.replayed.Inc()
 	r.count.Inc()
 	r.latency.Observe(time.Since(now).Seconds())

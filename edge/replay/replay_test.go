@@ -88,9 +88,11 @@ func (c *fakeConn) Respond(head, body []byte, _ *transport.File) error {
 type fakeSource struct {
 	body  []byte
 	holds atomic.Bool
+	hits  atomic.Int64
 }
 
 func (s *fakeSource) Payload() ([]byte, *transport.File, bool) { return s.body, nil, s.holds.Load() }
+func (s *fakeSource) Hit()                                     { s.hits.Add(1) }
 
 // TestReplay replays a record made by hand and checks each reason a
 // record is left to the slow path.
@@ -151,5 +153,9 @@ func TestReplay(t *testing.T) {
 	}
 	if ok, _ := tb.Replay(c, req); !ok {
 		t.Error("not replayed once restored")
+	}
+	// Hits are counted for answers replayed only.
+	if n := src.hits.Load(); n != 2 {
+		t.Errorf("%d cache hits counted, want 2", n)
 	}
 }

@@ -90,7 +90,9 @@ type rawConn struct {
 
 	// Deadlines as set (want) and as the poller holds them (armed).
 	read, write deadline
-	// The send in progress: buf or file, from off to end.
+	// The send in progress: head (marked as followed by more), then buf
+	// or file from off to end.
+	head     []byte
 	buf      []byte
 	file     *File
 	off, end int64
@@ -111,8 +113,25 @@ type rawConn struct {
 // end a call the set one allows: a call that needs no wait never needed
 // the deadline. Every call that waits, waits under the deadline last set,
 // as with net.Conn.
+//
+// A deadline is armed rounded up to the next multiple of slack: the
+// deadlines a busy connection sets, each a little later than the last,
+// share one arming of the poller's timer for slack, and a wait may end up
+// to slack later than asked.
 type deadline struct {
 	want, armed time.Time
+}
+
+// slack is how much later than set a deadline may be armed.
+const slack = 100 * time.Millisecond
+
+// covered reports whether the armed deadline serves the one set: both
+// none, or armed up to slack after it.
+func (d *deadline) covered() bool {
+	if d.want.IsZero() {
+		return d.armed.IsZero()
+	}
+	return !d.armed.IsZero() && !d.armed.Before(d.want) && d.armed.Sub(d.want) <= slack
 }
 
 func (c *rawConn) lingerOnClose() { c.linger = true }
@@ -144,21 +163,32 @@ func (c *rawConn) SetDeadline(t time.Time) error {
 }
 
 // early reports whether the armed deadline would refuse a call the set
-// one allows: it must be armed again before the call.
+// one allows: it must be armed again before the call. Only a deadline
+// already past refuses a call that does not wait (the poller checks it
+// before the call); a call that waits arms the set one first (waits). So
+// an armed deadline still ahead is left as it is, and a connection whose
+// every request moves its deadlines on does not re-arm the poller's
+// timers for each one.
 func (d *deadline) early() bool {
-	return !d.armed.IsZero() && !d.armed.Equal(d.want) && (d.want.IsZero() || d.armed.Before(d.want))
+	return !d.armed.IsZero() && !d.covered() && (d.want.IsZero() || d.armed.Before(d.want)) &&
+		!d.armed.After(time.Now())
 }
 
-// arm gives the poller c's read or write deadline as set.
+// arm gives the poller c's read or write deadline as set, rounded up to
+// a multiple of slack.
 func (c *rawConn) arm(d *deadline) error {
+	t := d.want
+	if !t.IsZero() {
+		t = t.Truncate(slack).Add(slack)
+	}
 	var err error
 	if d == &c.read {
-		err = c.TCPConn.SetReadDeadline(d.want)
+		err = c.TCPConn.SetReadDeadline(t)
 	} else {
-		err = c.TCPConn.SetWriteDeadline(d.want)
+		err = c.TCPConn.SetWriteDeadline(t)
 	}
 	if err == nil {
-		d.armed = d.want
+		d.armed = t
 	}
 	return err
 }
@@ -224,7 +254,7 @@ func (c *rawConn) readStep(fd uintptr) bool {
 // (wait in the poller and call again) once d is armed, true with *err
 // set if it cannot be.
 func (c *rawConn) waits(d *deadline, err *error) bool {
-	if d.armed.Equal(d.want) {
+	if d.covered() {
 		return false
 	}
 	if *err = c.arm(d); *err != nil {
@@ -255,9 +285,39 @@ func (c *rawConn) send() (int64, error) {
 	return c.sent, err
 }
 
+// sendHead sends head marked as followed by more data, then f's bytes by
+// sendfile when f is not nil, else body, in one call of the poller.
+func (c *rawConn) sendHead(head, body []byte, f *File) (int64, error) {
+	c.head, c.buf, c.file, c.off, c.end = head, body, f, 0, int64(len(body))
+	if f != nil {
+		c.buf, c.end = nil, int64(len(f.body))
+	}
+	n, err := c.send()
+	c.head = nil
+	return n, err
+}
+
 // sendStep sends from c's fields until done; false (wait in the poller
 // and call again) when the socket is full.
 func (c *rawConn) sendStep(fd uintptr) bool {
+	for len(c.head) > 0 {
+		n, _, errno := syscall.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&c.head[0])), uintptr(len(c.head)),
+			uintptr(unix.MSG_NOSIGNAL|unix.MSG_MORE), 0, 0)
+		switch {
+		case errno == unix.EAGAIN:
+			return c.waits(&c.write, &c.err)
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			c.err = &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: errno}
+			return true
+		case n == 0:
+			c.err = io.ErrUnexpectedEOF
+			return true
+		}
+		c.head = c.head[n:]
+		c.sent += int64(n)
+	}
 	for c.off < c.end {
 		var n uintptr
 		var errno syscall.Errno

@@ -167,22 +167,12 @@ func (r *replayState) Respond(head, body []byte, f *File) error {
 	var err error
 	switch {
 	case f != nil && f.Memfd():
-		c.more = true
-		_, err = c.Write(head)
-		c.more = false
-		if err == nil {
-			_, err = c.sendFile(f, 0)
-		}
+		_, err = c.sendHead(head, nil, f)
 	case len(body) == 0 || len(head)+len(body) <= MinStreamSize:
 		head = append(head, body...)
 		_, err = c.Write(head)
 	default:
-		c.more = true
-		_, err = c.Write(head)
-		c.more = false
-		if err == nil {
-			_, err = c.Write(body)
-		}
+		_, err = c.sendHead(head, body, nil)
 	}
 	// The buffer is kept for the next answer, unless a large body made
 	// it large: a connection holds at most a few kilobytes for it.

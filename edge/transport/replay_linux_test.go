@@ -17,21 +17,31 @@ import (
 )
 
 // fakeReplayer answers GET /fast with "fast" (the slow path answers it
-// "FAST"), from any connection.
-type fakeReplayer struct{ replayed atomic.Int64 }
+// "FAST"), from any connection, and GET /large/<n> with its large
+// bodies (large[n]).
+type fakeReplayer struct {
+	replayed atomic.Int64
+	large    []testBody
+}
 
 func (f *fakeReplayer) Replay(c Conn, req []byte) (bool, error) {
-	if !strings.HasPrefix(string(req), "GET /fast ") {
+	body, file := []byte("fast"), (*File)(nil)
+	switch {
+	case strings.HasPrefix(string(req), "GET /fast "):
+	case strings.HasPrefix(string(req), "GET /large/"):
+		b := f.large[req[len("GET /large/")]-'0']
+		body, file = b.Body, b.file
+	default:
 		return false, nil
 	}
 	f.replayed.Add(1)
-	head := append(c.Scratch(), "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n"...)
-	return true, c.Respond(head, []byte("fast"), nil)
+	head := append(c.Scratch(), "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"...)
+	return true, c.Respond(head, body, file)
 }
 
 // replayServer serves /fast and /slow through Listen with a fakeReplayer;
 // /slow answers "slow <length of its Candidate>".
-func replayServer(t *testing.T, timeout time.Duration) (string, *fakeReplayer) {
+func replayServer(t *testing.T, timeout time.Duration, large ...testBody) (string, *fakeReplayer) {
 	t.Helper()
 	app := fiber.New(fiber.Config{DisableStartupMessage: true, ReadTimeout: timeout, IdleTimeout: timeout})
 	app.Get("/fast", func(c *fiber.Ctx) error { return c.SendString("FAST") })
@@ -43,7 +53,7 @@ func replayServer(t *testing.T, timeout time.Duration) (string, *fakeReplayer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeReplayer{}
+	f := &fakeReplayer{large: large}
 	go app.Listener(Listen(ln, Options{Raw: true, Replay: f, ReadTimeout: timeout, IdleTimeout: timeout}))
 	t.Cleanup(func() { app.Shutdown() })
 	return ln.Addr().String(), f
@@ -136,6 +146,57 @@ func TestReplayPath(t *testing.T) {
 				t.Errorf("%d answers replayed, want %d", n, fast)
 			}
 		})
+	}
+}
+
+// TestReplayPathLargeBodies replays bodies past the write buffer: one
+// from memory in two parts, one from a memfd by sendfile, and one of 8 MB
+// to a client that waits before it reads, so that the socket fills and
+// the send waits in the poller. Each arrives whole, in order.
+func TestReplayPathLargeBodies(t *testing.T) {
+	var large []testBody
+	for _, n := range []int{12 << 10, MinFileSize, 8 << 20} {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('a' + i%23)
+		}
+		large = append(large, testBody{Body: b, file: NewFile(b)})
+	}
+	addr, f := replayServer(t, 5*time.Second, large...)
+	if f.large[0].file.Memfd() || !f.large[1].file.Memfd() || !f.large[2].file.Memfd() {
+		t.Fatal("the bodies are not sent the ways this test means")
+	}
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var reqs string
+	for i := range f.large {
+		reqs += "GET /large/" + strconv.Itoa(i) + " HTTP/1.1\r\nHost: x\r\n\r\n"
+	}
+	br := bufio.NewReader(conn)
+	for round := range 2 { // the second time at a request boundary, one at a time
+		if round == 0 {
+			conn.Write([]byte(reqs + fastReq))
+			time.Sleep(200 * time.Millisecond) // the 8 MB body fills the socket
+			got := bodies(t, br, 4)
+			for i, b := range f.large {
+				if got[i] != string(b.Body) {
+					t.Fatalf("pipelined body %d: %d bytes, want %d", i, len(got[i]), len(b.Body))
+				}
+			}
+			continue
+		}
+		for i, b := range f.large {
+			conn.Write([]byte("GET /large/" + strconv.Itoa(i) + " HTTP/1.1\r\nHost: x\r\n\r\n"))
+			if got := bodies(t, br, 1); got[0] != string(b.Body) {
+				t.Fatalf("body %d: %d bytes, want %d", i, len(got[0]), len(b.Body))
+			}
+		}
+	}
+	if n := f.replayed.Load(); n != 7 {
+		t.Errorf("%d answers replayed, want 7", n)
 	}
 }
 

@@ -80,6 +80,12 @@ func (r *replayState) read(c *rawConn, p []byte) (int, error) {
 			served = true
 		}
 		if n > 0 {
+			// A request begun is framed again only once it may be whole
+			// (or too long): a client sending a byte at a time costs a
+			// search for the empty line a byte, not a framing.
+			if partial && n < MaxFrame && bytes.Index(p[:n], crlfcrlf) < 0 {
+				goto more
+			}
 			if k := r.handoff(p[:n]); k > 0 {
 				return k, nil
 			}
@@ -103,6 +109,7 @@ func (r *replayState) read(c *rawConn, p []byte) (int, error) {
 				c.read.want = time.Now().Add(d)
 			}
 		}
+	more:
 		m, err := c.readRaw(p[n:])
 		if err != nil {
 			if n > 0 {

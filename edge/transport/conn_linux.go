@@ -300,32 +300,18 @@ func (c *rawConn) sendHead(head, body []byte, f *File) (int64, error) {
 // sendStep sends from c's fields until done; false (wait in the poller
 // and call again) when the socket is full.
 func (c *rawConn) sendStep(fd uintptr) bool {
-	for len(c.head) > 0 {
-		n, _, errno := syscall.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&c.head[0])), uintptr(len(c.head)),
-			uintptr(unix.MSG_NOSIGNAL|unix.MSG_MORE), 0, 0)
-		switch {
-		case errno == unix.EAGAIN:
-			return c.waits(&c.write, &c.err)
-		case errno == unix.EINTR:
-			continue
-		case errno != 0:
-			c.err = &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: errno}
-			return true
-		case n == 0:
-			c.err = io.ErrUnexpectedEOF
-			return true
-		}
-		c.head = c.head[n:]
-		c.sent += int64(n)
-	}
-	for c.off < c.end {
+	for len(c.head) > 0 || c.off < c.end {
 		var n uintptr
 		var errno syscall.Errno
-		if c.file != nil {
+		switch {
+		case len(c.head) > 0:
+			n, _, errno = syscall.RawSyscall6(unix.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&c.head[0])), uintptr(len(c.head)),
+				uintptr(unix.MSG_NOSIGNAL|unix.MSG_MORE), 0, 0)
+		case c.file != nil:
 			off := c.off
 			n, _, errno = syscall.RawSyscall6(unix.SYS_SENDFILE, fd, uintptr(c.file.fd),
 				uintptr(unsafe.Pointer(&off)), uintptr(c.end-c.off), 0, 0)
-		} else {
+		default:
 			p := c.buf[c.off:]
 			flags := unix.MSG_NOSIGNAL
 			if c.more {
@@ -346,7 +332,11 @@ func (c *rawConn) sendStep(fd uintptr) bool {
 			c.err = io.ErrUnexpectedEOF
 			return true
 		}
-		c.off += int64(n)
+		if len(c.head) > 0 {
+			c.head = c.head[n:]
+		} else {
+			c.off += int64(n)
+		}
 		c.sent += int64(n)
 	}
 	return true

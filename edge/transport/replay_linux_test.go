@@ -64,6 +64,17 @@ const (
 	slowReq = "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"
 )
 
+// dialTest connects to addr for the test's length.
+func dialTest(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn, bufio.NewReader(conn)
+}
+
 // bodies reads n answers from br and returns their bodies (an answer to
 // HEAD when head).
 func bodies(t *testing.T, br *bufio.Reader, n int, head ...bool) []string {
@@ -112,12 +123,7 @@ func TestReplayPath(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			addr, f := replayServer(t, 5*time.Second)
-			conn, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			br := bufio.NewReader(conn)
+			conn, br := dialTest(t, addr)
 			var got []string
 			for i, w := range c.writes {
 				if _, err := conn.Write([]byte(w)); err != nil {
@@ -166,16 +172,11 @@ func TestReplayPathLargeBodies(t *testing.T) {
 	if f.large[0].file.Memfd() || !f.large[1].file.Memfd() || !f.large[2].file.Memfd() {
 		t.Fatal("the bodies are not sent the ways this test means")
 	}
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn, br := dialTest(t, addr)
 	var reqs string
 	for i := range f.large {
 		reqs += "GET /large/" + strconv.Itoa(i) + " HTTP/1.1\r\nHost: x\r\n\r\n"
 	}
-	br := bufio.NewReader(conn)
 	for round := range 2 { // the second time at a request boundary, one at a time
 		if round == 0 {
 			conn.Write([]byte(reqs + fastReq))
@@ -204,12 +205,7 @@ func TestReplayPathLargeBodies(t *testing.T) {
 // keeps the connection on the replay path.
 func TestReplayPathHead(t *testing.T) {
 	addr, f := replayServer(t, 5*time.Second)
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	br := bufio.NewReader(conn)
+	conn, br := dialTest(t, addr)
 	conn.Write([]byte("HEAD /slow HTTP/1.1\r\nHost: x\r\n\r\n"))
 	bodies(t, br, 1, true)
 	conn.Write([]byte(fastReq))
@@ -230,12 +226,7 @@ func TestReplayPathTimeouts(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			addr, _ := replayServer(t, 300*time.Millisecond)
-			conn, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			br := bufio.NewReader(conn)
+			conn, br := dialTest(t, addr)
 			if c.first != "" {
 				conn.Write([]byte(c.first))
 				if got := bodies(t, br, 1); got[0] != "fast" {

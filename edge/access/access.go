@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 
@@ -175,9 +174,9 @@ func (g *Gate) Apply(c *fiber.Ctx, who Caller, d limits.Decision) error {
 	}
 	h := &c.Response().Header
 	var buf [20]byte
-	h.SetCanonical(headerRateLimitLimit, strconv.AppendUint(buf[:0], d.Limit, 10))
-	h.SetCanonical(headerRateLimitRemaining, strconv.AppendUint(buf[:0], d.Remaining, 10))
-	h.SetCanonical(headerRateLimitReset, strconv.AppendInt(buf[:0], int64(problem.Seconds(d.Reset)), 10))
+	h.SetCanonical(headerRateLimitLimit, d.AppendField(buf[:0], limits.FieldLimit))
+	h.SetCanonical(headerRateLimitRemaining, d.AppendField(buf[:0], limits.FieldRemaining))
+	h.SetCanonical(headerRateLimitReset, d.AppendField(buf[:0], limits.FieldReset))
 	h.SetCanonical(headerRateLimitPolicy, utils.UnsafeBytes(d.Policy))
 	if p := Refusal(who, d); p != nil {
 		return p

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strconv"
 	"time"
+
+	"github.com/edge-stats/edge/edge/problem"
 )
 
 // Policy is a class of callers' limits.
@@ -110,6 +112,32 @@ type Decision struct {
 	// Policy is the RateLimit-Policy header (IETF draft-06 form): both
 	// windows, in seconds.
 	Policy string
+}
+
+// Field is one of the RateLimit headers a Decision fills.
+type Field uint8
+
+// The RateLimit headers, in the order answers carry them.
+const (
+	FieldLimit     Field = iota // RateLimit-Limit: the day's limit
+	FieldRemaining              // RateLimit-Remaining: calls left today
+	FieldReset                  // RateLimit-Reset: seconds until the day restarts
+	FieldPolicy                 // RateLimit-Policy: both windows
+)
+
+// AppendField appends the value of the RateLimit header f for d, as
+// every answer writes it (the reset in whole seconds, rounded up): the
+// full path's headers and the replay path's (package replay) alike.
+func (d *Decision) AppendField(b []byte, f Field) []byte {
+	switch f {
+	case FieldLimit:
+		return strconv.AppendUint(b, d.Limit, 10)
+	case FieldRemaining:
+		return strconv.AppendUint(b, d.Remaining, 10)
+	case FieldReset:
+		return strconv.AppendInt(b, int64(problem.Seconds(d.Reset)), 10)
+	}
+	return append(b, d.Policy...)
 }
 
 // at returns now, or the configured clock's time when there is one

@@ -32,7 +32,6 @@ package replay
 
 import (
 	"net/netip"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -42,7 +41,6 @@ import (
 
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/limits"
-	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/transport"
 )
 
@@ -145,15 +143,16 @@ type record struct {
 	latency        prometheus.Observer
 }
 
-// field is a dynamic value of an answer's head.
+// field is a dynamic value of an answer's head: the date, or one of the
+// RateLimit headers (1 + its limits.Field).
 type field uint8
 
 const (
-	fieldDate field = iota
-	fieldLimit
-	fieldRemaining
-	fieldReset
-	fieldPolicy
+	fieldDate      field = 0
+	fieldLimit           = field(1 + limits.FieldLimit)
+	fieldRemaining       = field(1 + limits.FieldRemaining)
+	fieldReset           = field(1 + limits.FieldReset)
+	fieldPolicy          = field(1 + limits.FieldPolicy)
 )
 
 // dynamic are the header lines whose values a replay fills in, as
@@ -203,12 +202,14 @@ func (t *Table) Replay(c transport.Conn, req []byte) (bool, error) {
 	if r.noBody {
 		body, f = nil, nil
 	}
-	err := c.Respond(head, body, f)
+	// Counted before the answer is sent, as the full path counts (its
+	// metrics middleware runs before fasthttp writes): a client that
+	// reads /metrics once answered finds its call counted.
 	r.src.Hit()
 	t.replayed.Inc()
 	r.count.Inc()
 	r.latency.Observe(time.Since(now).Seconds())
-	return true, err
+	return true, c.Respond(head, body, f)
 }
 
 // hashOf is the hash a request's record is found by.
@@ -234,22 +235,15 @@ func (r *record) callerOf(peer netip.Addr, trusted clientip.Prefixes) (netip.Add
 }
 
 // appendField appends a dynamic value of a head, as the slow path writes
-// it (fasthttp's Date, package access's RateLimit headers).
+// it (fasthttp's Date, limits.Decision.AppendField).
 func (t *Table) appendField(b []byte, f field, d *limits.Decision, now time.Time) []byte {
-	switch f {
-	case fieldDate:
-		s := t.date.Load()
-		if sec := now.Unix(); s == nil || s.sec != sec {
-			s = &stamp{sec: sec, b: fasthttp.AppendHTTPDate(nil, now)}
-			t.date.Store(s)
-		}
-		return append(b, s.b...)
-	case fieldLimit:
-		return strconv.AppendUint(b, d.Limit, 10)
-	case fieldRemaining:
-		return strconv.AppendUint(b, d.Remaining, 10)
-	case fieldReset:
-		return strconv.AppendInt(b, int64(problem.Seconds(d.Reset)), 10)
+	if f != fieldDate {
+		return d.AppendField(b, limits.Field(f-1))
 	}
-	return append(b, d.Policy...)
+	s := t.date.Load()
+	if sec := now.Unix(); s == nil || s.sec != sec {
+		s = &stamp{sec: sec, b: fasthttp.AppendHTTPDate(nil, now)}
+		t.date.Store(s)
+	}
+	return append(b, s.b...)
 }

@@ -3,6 +3,7 @@ package analytics
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
@@ -11,10 +12,21 @@ import (
 // ClickHouse derives from them.
 var UpstreamTables = []string{"listings", "snapshots", "reviews", "listings_latest", "snapshots_latest", "snapshots_daily"}
 
-// TableCounts returns the number of rows in each upstream table.
+// rawTables are the tables the crawler writes, whose rows are never
+// replaced or summed by a merge.
+var rawTables = []string{"listings", "snapshots", "reviews"}
+
+// derivedTables are the tables the edge derives from the upstream ones
+// (the daily series for reads of a few listings, the daily ranks).
+var derivedTables = []string{"series_daily", "daily_ranks", "daily_ranks_days"}
+
+// TableCounts returns the number of rows in the tables the crawler writes
+// (listings, snapshots, reviews). The derived tables are not counted:
+// how many rows they hold depends on how far their parts are merged,
+// which differs between releases and over time.
 func TableCounts(ctx context.Context, conn driver.Conn) (map[string]uint64, error) {
-	out := make(map[string]uint64, len(UpstreamTables))
-	for _, t := range UpstreamTables {
+	out := make(map[string]uint64, len(rawTables))
+	for _, t := range rawTables {
 		var n uint64
 		if err := conn.QueryRow(ctx, "SELECT count() FROM "+t).Scan(&n); err != nil {
 			return nil, fmt.Errorf("count %s: %w", t, err)
@@ -28,17 +40,21 @@ func TableCounts(ctx context.Context, conn driver.Conn) (map[string]uint64, erro
 // no rows.
 func IsEmpty(ctx context.Context, conn driver.Conn) (bool, error) {
 	var n uint64
-	err := conn.QueryRow(ctx, `SELECT (SELECT count() FROM listings) + (SELECT count() FROM snapshots)
-		+ (SELECT count() FROM reviews)`).Scan(&n)
+	// A sum of counts, not of scalar subqueries: those are Nullable on
+	// current releases and plain on 18.16.
+	err := conn.QueryRow(ctx, `SELECT sum(n) FROM (SELECT count() AS n FROM listings
+		UNION ALL SELECT count() AS n FROM snapshots UNION ALL SELECT count() AS n FROM reviews)`).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("check for existing data: %w", err)
 	}
 	return n == 0, nil
 }
 
-// Reset removes every row of the upstream tables and their derived tables.
+// Reset removes every row of the upstream tables and of every table
+// derived from them (the daily series and ranks too: a dataset seeded
+// again must not meet the old one's).
 func Reset(ctx context.Context, conn driver.Conn) error {
-	for _, t := range UpstreamTables {
+	for _, t := range append(slices.Clip(UpstreamTables), derivedTables...) {
 		if err := conn.Exec(ctx, "TRUNCATE TABLE "+t); err != nil {
 			return fmt.Errorf("truncate %s: %w", t, err)
 		}

@@ -25,7 +25,10 @@ type Watermarks struct {
 // incremental refresh.
 func ReadWatermarks(ctx context.Context, conn driver.Conn) (Watermarks, error) {
 	var w Watermarks
-	err := conn.QueryRow(ctx, `SELECT (SELECT max(crawled_at) FROM listings_latest), (SELECT max(crawled_at) FROM snapshots_latest)`).
+	// Two aggregates joined, not scalar subqueries: those are Nullable on
+	// current releases and plain on 18.16.
+	err := conn.QueryRow(ctx, `SELECT l.m, s.m FROM (SELECT max(crawled_at) AS m FROM listings_latest) AS l
+		CROSS JOIN (SELECT max(crawled_at) AS m FROM snapshots_latest) AS s`).
 		Scan(&w.Listings, &w.Readings)
 	if err != nil {
 		return w, fmt.Errorf("read watermarks: %w", err)
@@ -73,14 +76,20 @@ const sizeExpr = "if(store = 3, rating_count, usage)"
 // size as of the climb reference time; and the readings of the sparkline
 // days [firstDay, lastDay] (their times and sizes, a missing size as
 // noSize), from which loadHistory keeps each day's latest with a size.
-// Aggregates skip
-// NULL figures, matching the isNotNull conditions on the base times.
+// The join is ALL, not ANY: the right side has one row a listing, and
+// ANY INNER JOIN keeps one left row a key on current releases (every row
+// on 18.16). Subqueries are named, as current releases require.
 func historyQuery(where string, climbAt int64, firstDay, lastDay views.Day) string {
 	var cols []string
+	// A base's value is read only where a reading matches (a NULL figure
+	// never does), as a plain number: argMaxIf of a Nullable with no row
+	// is 0 on ClickHouse 18.16 and NULL on current releases, so neither
+	// is asked for; the base's time (0 for none) says whether there is one.
 	add := func(value, cond string) {
+		cond = fmt.Sprintf("%s AND isNotNull(%s)", cond, value)
 		cols = append(cols,
-			fmt.Sprintf("argMaxIf(%s, crawled_at, %s)", value, cond),
-			fmt.Sprintf("maxIf(crawled_at, %s AND isNotNull(%s))", cond, value))
+			fmt.Sprintf("argMaxIf(assumeNotNull(%s), crawled_at, %s)", value, cond),
+			fmt.Sprintf("maxIf(crawled_at, %s)", cond))
 	}
 	for _, w := range views.Windows {
 		add("size", fmt.Sprintf("toUInt32(crawled_at) <= toUInt32(read_at) - %d", w.Days()*86400))
@@ -90,15 +99,18 @@ func historyQuery(where string, climbAt int64, firstDay, lastDay views.Day) stri
 	}
 	add("size", fmt.Sprintf("toUInt32(crawled_at) <= %d", climbAt))
 	spark := fmt.Sprintf("toUInt32(crawled_at) >= %d AND toUInt32(crawled_at) < %d", int64(firstDay)*86400, int64(lastDay+1)*86400)
-	// Both arrays take the same rows in the same order.
-	cols = append(cols, fmt.Sprintf("groupArrayIf(toUInt32(crawled_at), %s)", spark),
-		fmt.Sprintf("groupArrayIf(ifNull(size, %d), %s)", uint64(noSize), spark))
+	// Both arrays take the same rows in the same order, then both are
+	// sorted by time (the order of a group's rows is the engine's: sorted,
+	// the answer is the same on every release).
+	times := fmt.Sprintf("groupArrayIf(toUInt32(crawled_at), %s)", spark)
+	cols = append(cols, "arraySort("+times+")",
+		fmt.Sprintf("arraySort((v, t) -> t, groupArrayIf(ifNull(size, %d), %s), %s)", uint64(noSize), spark, times))
 	return `SELECT store, id, ` + strings.Join(cols, ",\n       ") + `
 FROM (
     SELECT store, id, crawled_at, ` + sizeExpr + ` AS size, rating_count FROM snapshots WHERE ` + where + `
-) ANY INNER JOIN (
+) AS history ALL INNER JOIN (
     SELECT store, id, crawled_at AS read_at FROM snapshots_latest FINAL WHERE ` + where + `
-) USING (store, id)
+) AS newest USING (store, id)
 GROUP BY store, id`
 }
 
@@ -121,7 +133,7 @@ func loadHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder,
 	var (
 		store    uint8
 		id       string
-		values   [7]*uint64
+		values   [7]uint64
 		times    [7]time.Time
 		at       []uint32
 		sizes    []uint64
@@ -142,10 +154,10 @@ func loadHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder,
 			continue // arrived after the listings were read; the next refresh has it
 		}
 		base := func(i int) views.Base {
-			if values[i] == nil || times[i].Unix() <= 0 {
+			if times[i].Unix() <= 0 {
 				return views.Base{}
 			}
-			return views.Base{Value: int64(*values[i]), At: times[i].Unix()}
+			return views.Base{Value: int64(values[i]), At: times[i].Unix()}
 		}
 		for i, w := range views.Windows {
 			l.Hist.SetSizeBase(w, base(i))

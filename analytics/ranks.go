@@ -38,9 +38,9 @@ func DaysToRank(ctx context.Context, conn driver.Conn, from time.Time) ([]RankDa
 	rows, err := conn.Query(ctx, `
 		SELECT d, c, done FROM (
 			SELECT toDate(crawled_at, 'UTC') AS d, count() AS c FROM snapshots
-			WHERE crawled_at >= ? GROUP BY d)
+			WHERE crawled_at >= ? GROUP BY d) AS crawled
 		ANY LEFT JOIN (
-			SELECT day AS d, argMax(crawls, version) AS done FROM daily_ranks_days GROUP BY d)
+			SELECT day AS d, argMax(crawls, version) AS done FROM daily_ranks_days GROUP BY d) AS ranked
 		USING d
 		ORDER BY d DESC`, from.UTC())
 	if err != nil {

@@ -52,7 +52,7 @@ FROM (
            argMax(tuple(delisted_at), crawled_at).1 AS delisted
     FROM listings WHERE toUInt32(crawled_at) < %[1]d AND %[4]s
     GROUP BY store, id
-) ANY LEFT JOIN (
+) AS meta ANY LEFT JOIN (
     SELECT store, id, toUInt8(1) AS has_reading, max(crawled_at) AS read_at,
            argMax(size, crawled_at) AS size, argMax(rating, crawled_at) AS rating,
            argMax(rating_count, crawled_at) AS rating_count
@@ -61,7 +61,7 @@ FROM (
         WHERE toUInt32(crawled_at) < %[1]d AND toUInt32(crawled_at) >= %[2]d AND %[4]s
     )
     GROUP BY store, id
-) USING (store, id)`, end, from, sizeExpr, sel.where)
+) AS reading USING (store, id)`, end, from, sizeExpr, sel.where)
 	rows, err := conn.Query(ctx, q, sel.twice()...)
 	if err != nil {
 		return fmt.Errorf("query state at %s: %w", at.Format(time.RFC3339), err)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Makes Node.js 20 or newer available for the MCP client tests and
-# installs the pinned clients (mcp/testdata/clients/package-lock.json).
+# installs the pinned clients (mcp/testdata/clients/package-lock.json) and
+# the current ClickHouse engine the SQL tests replay statements on (npm's
+# chdb: analytics/chtest/chdb/node/package-lock.json).
 #
 #   deploy/node.sh   prints the directory holding the node to use
 #
@@ -30,5 +32,10 @@ clients="$root/mcp/testdata/clients"
 if [ ! -d "$clients/node_modules/@modelcontextprotocol/client" ] || [ "$clients/package-lock.json" -nt "$clients/node_modules/.package-lock.json" ]; then
   echo "node.sh: installing the pinned MCP clients (npm ci)" >&2
   (cd "$clients" && PATH="$bindir:$PATH" npm ci --no-audit --no-fund --loglevel=error >&2)
+fi
+runner="$root/analytics/chtest/chdb/node"
+if [ ! -f "$runner/node_modules/chdb/package.json" ] || [ "$runner/package-lock.json" -nt "$runner/node_modules/.package-lock.json" ]; then
+  echo "node.sh: installing the current ClickHouse engine (npm's chdb; npm ci)" >&2
+  (cd "$runner" && PATH="$bindir:$PATH" npm ci --no-audit --no-fund --loglevel=error >&2)
 fi
 echo "$bindir"

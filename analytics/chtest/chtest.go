@@ -28,13 +28,16 @@ var ErrNoBinary = errors.New("no clickhouse server binary found (install the cli
 
 // Server is a running ClickHouse server owned by a test binary.
 type Server struct {
-	Addr    string // native protocol host:port
-	dir     string
-	binary  []string
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	tcpPort int
-	dbSeq   atomic.Int64
+	Addr string // native protocol host:port
+	// HTTPAddr is the host:port of the HTTP interface (it changes when a
+	// paused server resumes).
+	HTTPAddr string
+	dir      string
+	binary   []string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	tcpPort  int
+	dbSeq    atomic.Int64
 }
 
 // findBinary returns the command that runs a ClickHouse server: the
@@ -85,6 +88,7 @@ func (s *Server) launch() error {
 	if err != nil {
 		return err
 	}
+	s.HTTPAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
 	cfg := ConfigXML(s.dir, s.tcpPort, httpPort)
 	cfgPath := filepath.Join(s.dir, "config.xml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {

@@ -66,8 +66,32 @@ ORDER BY (store, listing_id, review_id);
 
 -- The newest metadata version of every listing (read with FINAL): the
 -- columns of listings, one row per listing once merged.
-CREATE TABLE IF NOT EXISTS listings_latest AS listings
-ENGINE = ReplacingMergeTree(crawled_at)
+-- Its columns are spelled out, not copied (AS listings): a table made AS
+-- another inherits the other's PARTITION BY on current releases (not on
+-- 18.16), which would keep a row per listing per partition.
+CREATE TABLE IF NOT EXISTS listings_latest (
+    store            UInt8,
+    id               String,
+    crawled_at       DateTime,
+    slug             Nullable(String),
+    name             String,
+    developer        String,
+    category         String,
+    kind             UInt8,
+    description      String,
+    icon             String,
+    version          String,
+    store_updated    Nullable(Date),
+    store_created    Nullable(Date),
+    first_seen       DateTime,
+    delisted_at      Nullable(DateTime),
+    featured         UInt8,
+    manifest_version UInt8,
+    permissions      Array(String),
+    host_access      Array(String),
+    access_level     UInt8,
+    topics           Array(String)
+) ENGINE = ReplacingMergeTree(crawled_at)
 ORDER BY (store, id);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS listings_latest_mv TO listings_latest AS
@@ -78,8 +102,18 @@ FROM listings;
 
 -- The newest reading of every listing (read with FINAL): the columns of
 -- snapshots, one row per listing once merged.
-CREATE TABLE IF NOT EXISTS snapshots_latest AS snapshots
-ENGINE = ReplacingMergeTree(crawled_at)
+-- Spelled out for the same reason: snapshots is partitioned by month, and
+-- this table must hold one row a listing, not one a listing and month.
+CREATE TABLE IF NOT EXISTS snapshots_latest (
+    store            UInt8,
+    id               String,
+    crawled_at       DateTime,
+    usage            Nullable(UInt64),
+    weekly_downloads Nullable(UInt64),
+    rating           Nullable(Float64),
+    rating_count     Nullable(UInt64),
+    stars            Array(UInt32)
+) ENGINE = ReplacingMergeTree(crawled_at)
 ORDER BY (store, id);
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS snapshots_latest_mv TO snapshots_latest AS

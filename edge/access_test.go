@@ -37,6 +37,9 @@ func call(t testing.TB, method, url string, hdr map[string]string, body string) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json") // the bodies sent here are JSON unless hdr says otherwise
+	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
@@ -617,6 +620,101 @@ func TestUsageStaleFailsOpen(t *testing.T) {
 	resumed = true
 	waitFor(t, func() bool { return call(t, "GET", cold.Base+"/api/v1/no-such-route", nil, "").status == 404 })
 	waitFor(t, func() bool { return usageFresh(t, h, time.Second) })
+}
+
+// TestNewCallersAtTheBoundGetAnAnswer (issue 37): with
+// EDGE_LIMITS_MAX_ACTIVE callers holding calls not yet in the fleet's
+// totals, a new caller got no answer while the edge spun a core (until
+// ClickHouse came back, in an outage). Now it gets one: admitted once a
+// sync lets others go, else 503 with Retry-After; with ClickHouse cut,
+// nothing can be let go, so a 503.
+func TestNewCallersAtTheBoundGetAnAnswer(t *testing.T) {
+	srv := srvNeed(t)
+	ch := chtestMigrated(t)
+	proxy := clientip.Prefixes{netip.MustParsePrefix("127.0.0.1/32")}
+	h := start(t, ch, func(c *edge.Config) {
+		c.Limits.MaxActive, c.Limits.StaleAfter, c.TrustedProxies = 40, time.Hour, proxy
+	})
+	client := &http.Client{Timeout: 10 * time.Second}
+	ask := func(i int) (int, http.Header, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", h.Base+"/api/v1/no-such-route", nil) // a 404 once admitted
+		req.Header.Set("X-Forwarded-For", fmt.Sprintf("198.18.%d.%d", i>>8, i&255))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("caller %d got no answer: %v", i, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, b
+	}
+	crowded := func(i int, status int, hdr http.Header, body []byte) {
+		t.Helper()
+		d := problem(t, answer{status, hdr, body}, 503)
+		if !strings.Contains(d, "as many callers") || hdr.Get("Retry-After") == "" {
+			t.Fatalf("caller %d: %q, Retry-After %q", i, d, hdr.Get("Retry-After"))
+		}
+	}
+	// Store up: every new caller gets an answer, admitted or asked to
+	// come back.
+	for i := range 60 {
+		if status, hdr, body := ask(i); status != 404 {
+			crowded(i, status, hdr, body)
+		}
+	}
+	// Store down: the callers' calls stay unwritten, nothing can be let go.
+	srv.Pause()
+	resumed := false
+	defer func() {
+		if !resumed {
+			srv.Resume()
+		}
+	}()
+	for i := 100; i < 160; i++ {
+		ask(i)
+	}
+	for i := 200; i < 210; i++ {
+		status, hdr, body := ask(i)
+		crowded(i, status, hdr, body)
+	}
+	if err := srv.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	// ClickHouse back: the calls are written, the callers let go, and a
+	// new caller is counted again.
+	waitFor(t, func() bool { status, _, _ := ask(300); return status == 404 })
+}
+
+// TestSignUpTakesJSONOnly (issue 37): a sign-up body of any other type
+// is refused with 415, before anything is counted or made: a page
+// elsewhere can make its visitors' browsers post a form or text/plain
+// body without a preflight, each visitor's address with its own sign-up
+// budget.
+func TestSignUpTakesJSONOnly(t *testing.T) {
+	h := start(t, chtestMigrated(t))
+	body := `{"email":"cross-site@example.com","password":"long enough password"}`
+	for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+		"multipart/form-data; boundary=x", "", "application/jsonx", "json", "application/json;;;"} {
+		hdr := map[string]string{"Content-Type": ct}
+		b := body
+		if strings.HasPrefix(ct, "multipart/") { // a form's text field holding the JSON
+			b = "--x\r\nContent-Disposition: form-data; name=\"" + body + "\"\r\n\r\nx\r\n--x--\r\n"
+		}
+		a := call(t, "POST", h.Base+"/account", hdr, b)
+		if d := problem(t, a, http.StatusUnsupportedMediaType); !strings.Contains(d, "Content-Type: application/json") ||
+			a.header.Get("Accept-Post") != "application/json" {
+			t.Fatalf("Content-Type %q: %q, Accept-Post %q", ct, d, a.header.Get("Accept-Post"))
+		}
+	}
+	// Nothing was made: the address is still free, and JSON works.
+	for i, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON", "application/merge-patch+json"} {
+		hdr := map[string]string{"Content-Type": ct}
+		email := fmt.Sprintf("json%d@example.com", i)
+		if a := call(t, "POST", h.Base+"/account", hdr, `{"email":"`+email+`","password":"long enough password"}`); a.status != 201 {
+			t.Fatalf("Content-Type %q: %d %s", ct, a.status, a.body)
+		}
+	}
 }
 
 // waitFor polls cond for up to 15 seconds.

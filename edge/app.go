@@ -269,7 +269,8 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	accounts := keys.NewAccounts(src.DB, runtime.GOMAXPROCS(0), nil)
 	accounts.Wait = cfg.HashWait
 	account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInEmailFailures: cfg.SignInEmailFailures, SignInWindow: cfg.SignInWindow,
-		SignUps: cfg.SignUps, DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second},
+		SignUps: cfg.SignUps, DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second,
+		MaxAddresses: cfg.Limits.MaxAddresses},
 		accounts, s.keys, log).Routes(s.app)
 	apidocs.Routes(s.app)
 	if err := s.mountTools(v1.Version); err != nil {

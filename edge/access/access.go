@@ -169,8 +169,8 @@ func (g *Gate) Admit(c *fiber.Ctx, who Caller) error {
 // Apply sets the RateLimit headers of d and returns the problem to answer
 // when d refuses the call.
 func (g *Gate) Apply(c *fiber.Ctx, who Caller, d limits.Decision) error {
-	if d.Outcome == limits.UsageUnknown {
-		return Refusal(who, d)
+	if d.Outcome == limits.UsageUnknown || d.Outcome == limits.Crowded {
+		return Refusal(who, d) // no count to report
 	}
 	h := &c.Response().Header
 	var buf [20]byte
@@ -192,6 +192,10 @@ func Refusal(who Caller, d limits.Decision) *problem.Problem {
 	case limits.UsageUnknown:
 		return problem.New(http.StatusServiceUnavailable,
 			"The day's usage cannot be checked for a moment (the usage store is out of reach). Retry in 5 seconds.").RetryAfter(5)
+	case limits.Crowded:
+		return problem.Newf(http.StatusServiceUnavailable,
+			"This edge is counting as many callers as it can hold, and none of their calls can be let go until they reach the fleet's totals (the usage store may be out of reach). Retry in %d seconds.",
+			problem.Seconds(d.RetryAfter)).RetryAfter(problem.Seconds(d.RetryAfter))
 	case limits.MinuteFull:
 		advice := "send a key for higher limits"
 		if who.Key.ID != "" {

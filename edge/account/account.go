@@ -11,6 +11,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -57,13 +58,18 @@ func hashPair(seed maphash.Seed, p pair) uint64 {
 	return h.Sum64()
 }
 
+// newSignInGuard returns the guard of cfg: each of its windows holds at
+// most cfg.MaxAddresses keys (EDGE_LIMITS_MAX_ADDRESSES). The ceiling of
+// an e-mail address lets go its addresses with the fewest failures
+// first, so a flood of sign-ins at other addresses from many clients
+// cannot push out the count of one under attack and restart its ceiling.
 func newSignInGuard(cfg Config) *signInGuard {
 	return &signInGuard{
-		byPair:  limits.NewWindows(cfg.SignInFailures, cfg.SignInWindow, hashPair),
-		byEmail: limits.NewWindows(cfg.SignInEmailFailures, cfg.SignInWindow, limits.HashString),
+		byPair:  limits.NewWindows(cfg.SignInFailures, cfg.SignInWindow, hashPair).Bound(cfg.MaxAddresses),
+		byEmail: limits.NewWindows(cfg.SignInEmailFailures, cfg.SignInWindow, limits.HashString).Bound(cfg.MaxAddresses).EvictFewest(),
 		// One address may try a few accounts (a shared office), not many.
-		byAddr:  limits.NewWindows(cfg.SignInFailures*3, cfg.SignInWindow, limits.HashAddr),
-		signUps: limits.NewWindows(cfg.SignUps, time.Hour, limits.HashAddr),
+		byAddr:  limits.NewWindows(cfg.SignInFailures*3, cfg.SignInWindow, limits.HashAddr).Bound(cfg.MaxAddresses),
+		signUps: limits.NewWindows(cfg.SignUps, time.Hour, limits.HashAddr).Bound(cfg.MaxAddresses),
 	}
 }
 
@@ -102,6 +108,9 @@ type Config struct {
 	DefaultDailyLimit   uint64           // a key's daily limit when it has none of its own
 	Proxies             clientip.Proxies // which connections may name the client, and in which header
 	ReloadBudget        time.Duration    // how long the key list's reload after a change may take
+	// MaxAddresses bounds the keys each of the sign-in and sign-up
+	// counters holds (limits.DefaultMaxKeys when 0).
+	MaxAddresses int
 }
 
 // API answers /account.
@@ -206,6 +215,14 @@ func (s *API) accountProblem(err error) error {
 func (s *API) signUp(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	addr := s.cfg.Proxies.Caller(c)
+	// JSON only, declared so: a page elsewhere can make its visitors'
+	// browsers post a form or text/plain body without a preflight, and
+	// each visitor's address has a sign-up budget of its own.
+	if !isJSON(c.Get(fiber.HeaderContentType)) {
+		return problem.New(http.StatusUnsupportedMediaType,
+			`Send the body as JSON with the header Content-Type: application/json: {"email": "name@example.com", "password": "at least 10 characters"}.`).
+			WithHeader("Accept-Post", "application/json")
+	}
 	var in accountCredentials
 	if err := json.Unmarshal(c.Body(), &in); err != nil {
 		return problem.New(http.StatusBadRequest, `The body must be JSON: {"email": "name@example.com", "password": "at least 10 characters"}.`)
@@ -219,6 +236,13 @@ func (s *API) signUp(c *fiber.Ctx) error {
 		return s.accountProblem(err)
 	}
 	return c.Status(http.StatusCreated).JSON(fiber.Map{"email": email, "maxKeys": keys.MaxKeys})
+}
+
+// isJSON reports whether a Content-Type names JSON: application/json or
+// a +json type, parameters (a charset) allowed.
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
 // signIn checks the request's HTTP Basic credentials (e-mail address and

@@ -98,7 +98,15 @@ const (
 	MinuteFull           // the per-minute limit is used: not counted against the day
 	DayFull              // the day's limit is used
 	UsageUnknown         // the day's usage cannot be checked (its totals were never read)
+	// Crowded: the edge holds as many callers as it may (MaxActive), each
+	// with calls not yet in the fleet's totals, so it cannot count a new
+	// one until a Sync lets some go.
+	Crowded
 )
+
+// crowdedRetry is how long a Crowded caller is asked to wait: about a
+// Sync's interval.
+const crowdedRetry = 5 * time.Second
 
 // Decision is the outcome of a call and the figures of its RateLimit
 // headers.
@@ -168,6 +176,9 @@ func (l *Limiter) TryAdmit(s Subject, dayLimit uint64, now time.Time) (Decision,
 		return d, false
 	}
 	e := l.Usage.lock(s, now)
+	if e == nil {
+		return d, false
+	}
 	limit := l.Usage.dayLimit(e, d.Limit, now)
 	if e.used() >= limit {
 		e.mu.Unlock()
@@ -200,6 +211,10 @@ func (l *Limiter) CountDay(s Subject, dayLimit uint64, now time.Time) Decision {
 		return d
 	}
 	e := l.Usage.lock(s, now)
+	if e == nil {
+		d.Outcome, d.RetryAfter = Crowded, crowdedRetry
+		return d
+	}
 	limit := l.Usage.dayLimit(e, d.Limit, now)
 	n, ok := e.take(limit)
 	e.mu.Unlock()
@@ -244,6 +259,10 @@ func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) De
 	// One lock for both counts: the minute's first, then the day's. A call
 	// the day refuses still counts against the minute.
 	e := l.Usage.lock(s, now)
+	if e == nil {
+		d.Outcome, d.RetryAfter = Crowded, crowdedRetry
+		return d
+	}
 	limit := l.Usage.dayLimit(e, d.Limit, now)
 	ok, wait := e.minute.allow(limit32(d.PerMinute), minuteWidth, now.UnixNano())
 	var n uint64

@@ -59,6 +59,11 @@ type Usage struct {
 	entries sync.Map     // Subject → *entry
 	active  atomic.Int64 // entries held
 	evictMu sync.Mutex   // one eviction of entries at a time
+	// full is set when an eviction could not bring the entries under
+	// their bound (every entry held calls not yet in the fleet's totals):
+	// until the next Sync, which may let some go, a new caller is refused
+	// at once instead of scanning every entry again.
+	full atomic.Bool
 
 	// maxActive bounds the entries (callers of the last minute, or with
 	// calls not yet in the totals); maxSubjects bounds the day's totals.
@@ -312,15 +317,20 @@ func (u *Usage) Subjects() int {
 	return 0
 }
 
-// entryOf returns s's entry, locked, moved to today.
+// entryOf returns s's entry, locked, moved to today; nil when s has none
+// and none can be made (the entries are at their bound and none can be
+// let go: see makeRoom).
 func (u *Usage) entryOf(s Subject, today int64) *entry {
 	for {
 		v, ok := u.entries.Load(s)
 		if !ok {
+			if u.active.Load() >= int64(u.maxActive) && !u.makeRoom() {
+				return nil
+			}
 			var loaded bool
 			v, loaded = u.entries.LoadOrStore(s, &entry{day: today, hash: subjectHash(s.String())})
-			if !loaded && u.active.Add(1) > int64(u.maxActive) {
-				u.evict()
+			if !loaded {
+				u.active.Add(1)
 			}
 		}
 		c := v.(*entry)
@@ -364,10 +374,13 @@ func (e *entry) used() uint64 {
 }
 
 // lock returns s's entry for the day of now, locked, its fleet total
-// taken from the totals.
+// taken from the totals; nil when s has no entry and none can be made.
 func (u *Usage) lock(s Subject, now time.Time) *entry {
 	today := dayOf(now)
 	e := u.entryOf(s, today)
+	if e == nil {
+		return nil
+	}
 	// Read under e's lock: a Sync bumps the totals' generation after it
 	// adds a batch and before it takes that batch's calls out of e, so e
 	// never pairs totals without the batch with a sent count already
@@ -402,6 +415,9 @@ const appliedFor = 3 * logOverlap
 func (u *Usage) Sync(ctx context.Context) error {
 	u.syncMu.Lock()
 	defer u.syncMu.Unlock()
+	// Whatever it achieves, a Sync may let entries go: the next new
+	// caller at the bound tries an eviction again (one scan a Sync).
+	defer u.full.Store(false)
 	if err := u.flush(ctx); err != nil {
 		return err
 	}
@@ -536,17 +552,40 @@ const (
 	DefaultMaxSubjects = 8 << 20
 )
 
+// makeRoom makes room for a new entry when the entries are at their
+// bound, and reports whether there is room. One new caller in an eighth
+// of the bound pays for a scan of the entries (evict brings them down to
+// 7/8); when a scan cannot get under the bound, every entry holding calls
+// the fleet's totals lack, the entries stay full until the next Sync and
+// new callers are refused at once (Crowded), so a new caller never costs
+// more than a look at a flag.
+func (u *Usage) makeRoom() bool {
+	if u.full.Load() {
+		return false
+	}
+	u.evictMu.Lock()
+	defer u.evictMu.Unlock()
+	if u.active.Load() < int64(u.maxActive) {
+		return true // another caller made room
+	}
+	if u.full.Load() {
+		return false
+	}
+	u.evict()
+	if u.active.Load() < int64(u.maxActive) {
+		return true
+	}
+	u.full.Store(true)
+	return false
+}
+
 // evict brings the entries down to 7/8 of their bound: first those with
 // no call in the last minute and none the totals lack (what a Sync
 // forgets), then those with no call the totals lack. An entry whose day
 // calls are not all in the fleet's totals is never evicted, so an
 // eviction cannot admit a call past a day; an evicted caller's minute
-// window restarts.
+// window restarts. u.evictMu must be held.
 func (u *Usage) evict() {
-	if !u.evictMu.TryLock() {
-		return // another call is evicting
-	}
-	defer u.evictMu.Unlock()
 	target := int64(u.maxActive / 8 * 7)
 	part := u.now().UnixNano() / minuteWidth
 	for pass := 0; pass < 2 && u.active.Load() > target; pass++ {

@@ -27,6 +27,7 @@ type Windows[K comparable] struct {
 	hash     func(maphash.Seed, K) uint64
 	keys     atomic.Int64 // keys held, so that Full on an empty counter takes no lock
 	perShard int          // most keys a shard holds
+	fewest   bool         // at a full shard, let the sampled key with the fewest events go first
 	shards   [64]wshard[K]
 }
 
@@ -48,6 +49,21 @@ func (w *Windows[K]) Bound(max int) *Windows[K] {
 	w.perShard = (max + len(w.shards) - 1) / len(w.shards)
 	return w
 }
+
+// EvictFewest makes w, at a full shard, let go the sampled key with the
+// fewest events in the window (of those, the one whose newest event is
+// oldest) instead of the one whose newest event is oldest, and returns w;
+// call it before w is used. A ceiling that must survive a flood of new
+// keys (the failed sign-ins at one e-mail address, when an attacker
+// floods other addresses to push it out) then goes last: a flood's keys
+// each hold few events.
+func (w *Windows[K]) EvictFewest() *Windows[K] {
+	w.fewest = true
+	return w
+}
+
+// Len returns the number of keys w holds.
+func (w *Windows[K]) Len() int { return int(w.keys.Load()) }
 
 // HashString hashes a string key of Windows.
 func HashString(seed maphash.Seed, s string) uint64 { return maphash.String(seed, s) }
@@ -217,16 +233,22 @@ func (r *ring) allow(limit uint32, width, now int64) (bool, time.Duration) {
 
 // makeRoom frees a place in the full shard s: the keys whose events all
 // left the window, or else the sampled key with the oldest newest event.
+// A shard is swept at most once a part of the window, so a flood of new
+// keys at the bound costs each a sample of 16, not a scan of the shard.
 func (w *Windows[K]) makeRoom(s *wshard[K], part int64) {
-	w.sweep(s, part)
-	if len(s.m) < w.perShard {
-		return
+	if part != s.swept {
+		w.sweep(s, part)
+		if len(s.m) < w.perShard {
+			return
+		}
 	}
 	var victim K
-	oldest, seen := int64(math.MaxInt64), 0
+	oldest, fewest, seen := int64(math.MaxInt64), uint32(math.MaxUint32), 0
 	for k, r := range s.m { // a map's order is random: a sample
-		if r.last < oldest {
-			victim, oldest = k, r.last
+		r.advance(part)
+		if w.fewest && (r.total < fewest || r.total == fewest && r.last < oldest) ||
+			!w.fewest && r.last < oldest {
+			victim, oldest, fewest = k, r.last, r.total
 		}
 		if seen++; seen == 16 {
 			break

@@ -1,0 +1,62 @@
+package account
+
+import (
+	"fmt"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// TestSignInGuardIsBounded: every counter of the sign-ins and sign-ups
+// holds at most MaxAddresses keys (EDGE_LIMITS_MAX_ADDRESSES), however
+// many clients and addresses are tried.
+func TestSignInGuardIsBounded(t *testing.T) {
+	g := newSignInGuard(Config{SignInFailures: 5, SignInEmailFailures: 50, SignInWindow: 15 * time.Minute,
+		SignUps: 5, MaxAddresses: 640})
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	for i := range 20_000 {
+		addr := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		g.reserve(fmt.Sprintf("user%d@example.com", i), addr, now)
+		g.signUps.Allow(addr, now)
+	}
+	for name, n := range map[string]int{"pairs": g.byPair.Len(), "e-mails": g.byEmail.Len(),
+		"addresses": g.byAddr.Len(), "sign-ups": g.signUps.Len()} {
+		if n > 640 {
+			t.Errorf("%s: %d keys held, bound 640", name, n)
+		}
+	}
+}
+
+// TestEmailCeilingSurvivesAFlood: guesses at one account from rotating
+// addresses reach its ceiling; a flood of failed sign-ins at thousands
+// of other addresses, from thousands of clients (which fills the
+// e-mail counter), does not push the account's count out and restart
+// its ceiling (issue 37).
+func TestEmailCeilingSurvivesAFlood(t *testing.T) {
+	const ceiling = 50
+	g := newSignInGuard(Config{SignInFailures: 5, SignInEmailFailures: ceiling, SignInWindow: 15 * time.Minute,
+		SignUps: 5, MaxAddresses: 640})
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	client := func(i int) netip.Addr { return netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, byte(i >> 8), byte(i)}) }
+	const target = "owner@example.com"
+	for i := range ceiling - 1 {
+		if ok, _ := g.reserve(target, client(i), now); !ok {
+			t.Fatalf("guess %d refused before the ceiling", i)
+		}
+	}
+	// The flood: 2,000 clients, 5 other addresses each, later.
+	later := now.Add(time.Minute)
+	for i := range 2000 {
+		for k := range 5 {
+			g.reserve(fmt.Sprintf("flood%d-%d@example.com", i, k), client(10_000+i), later)
+		}
+	}
+	if ok, _ := g.reserve(target, client(5000), later); !ok {
+		t.Fatal("the last guess under the ceiling was refused")
+	}
+	for i := range 20 {
+		if ok, _ := g.reserve(target, client(6000+i), later); ok {
+			t.Fatalf("guess %d past the ceiling admitted: the flood restarted the account's count", ceiling+i)
+		}
+	}
+}

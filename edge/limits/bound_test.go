@@ -1,0 +1,77 @@
+package limits
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// TestNewCallerAtTheBound: with the entries at their bound and every one
+// holding calls not yet in the fleet's totals (nothing can be evicted), a
+// new caller gets an answer (Crowded, with a wait), store up or down; it
+// never loops (issue 37: entryOf stored it, evict dropped it, forever).
+// Once a Sync writes the calls, a new caller is counted again.
+func TestNewCallerAtTheBound(t *testing.T) {
+	for _, down := range []bool{false, true} {
+		now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+		cfg := DefaultConfig()
+		cfg.Anonymous = Policy{PerMinute: 100, PerDay: 1000}
+		cfg.MaxActive = 40
+		cfg.StaleAfter = time.Hour
+		cfg.Now = func() time.Time { return now }
+		store := &flakyStore{Store: Memory()}
+		l := New(cfg, store)
+		ctx := context.Background()
+		if err := l.Usage.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		addr := func(i int) Subject { return Subject{Addr: netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)})} }
+		for i := range 40 {
+			if d := l.Admit(addr(i), 0, time.Time{}); d.Outcome != Admitted {
+				t.Fatalf("down %v: caller %d: %+v", down, i, d)
+			}
+		}
+		if down {
+			store.failBefore = 1 << 30
+			if err := l.Usage.Sync(ctx); err == nil {
+				t.Fatal("a sync with the store down succeeded")
+			}
+		}
+		answered := make(chan Decision, 1)
+		go func() { answered <- l.Admit(addr(40), 0, time.Time{}) }()
+		select {
+		case d := <-answered:
+			if d.Outcome != Crowded || d.RetryAfter <= 0 {
+				t.Fatalf("down %v: the 41st caller: %+v, want Crowded with a wait", down, d)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("down %v: the 41st caller got no answer: the bound loops", down)
+		}
+		// Every further new caller is refused at once (no scan: the flag).
+		for i := 41; i < 200; i++ {
+			if d := l.Admit(addr(i), 0, time.Time{}); d.Outcome != Crowded {
+				t.Fatalf("down %v: caller %d: %+v", down, i, d)
+			}
+		}
+		if l.Usage.Active() > 40 {
+			t.Fatalf("down %v: %d entries held, bound 40", down, l.Usage.Active())
+		}
+		// Callers already counted go on.
+		if d := l.Admit(addr(3), 0, time.Time{}); d.Outcome != Admitted {
+			t.Fatalf("down %v: a counted caller: %+v", down, d)
+		}
+		// The store back: a Sync writes the calls, the entries can go,
+		// and a new caller is counted.
+		store.failBefore = 0
+		if err := l.Usage.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if d := l.Admit(addr(300), 0, time.Time{}); d.Outcome != Admitted {
+			t.Fatalf("down %v: a new caller after the sync: %+v", down, d)
+		}
+		if d := l.Admit(addr(3), 0, time.Time{}); d.Outcome != Admitted || d.Remaining != 1000-3 {
+			t.Fatalf("down %v: caller 3 after the sync: %+v, want 997 left (its count kept)", down, d)
+		}
+	}
+}

@@ -77,13 +77,17 @@ func (r *replayState) read(c *rawConn, p []byte) (int, error) {
 				break
 			}
 			n = copy(p, p[end+4:n])
-			served = true
+			// The next request begun gets a ReadTimeout of its own: a
+			// client pipelining without a pause ends most reads inside
+			// a request, and must not run into the first one's deadline.
+			served, partial = true, false
 		}
 		if n > 0 {
 			// A request begun is framed again only once it may be whole
-			// (or too long): a client sending a byte at a time costs a
-			// search for the empty line a byte, not a framing.
-			if partial && n < MaxFrame && bytes.Index(p[:n], crlfcrlf) < 0 {
+			// (or too long, or the buffer is full): a client sending a
+			// byte at a time costs a search for the empty line a byte,
+			// not a framing.
+			if partial && n < min(len(p), MaxFrame) && bytes.Index(p[:n], crlfcrlf) < 0 {
 				goto more
 			}
 			if k := r.handoff(p[:n]); k > 0 {

@@ -4,12 +4,14 @@ package transport
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,7 +45,14 @@ func (f *fakeReplayer) Replay(c Conn, req []byte) (bool, error) {
 // /slow answers "slow <length of its Candidate>".
 func replayServer(t *testing.T, timeout time.Duration, large ...testBody) (string, *fakeReplayer) {
 	t.Helper()
-	app := fiber.New(fiber.Config{DisableStartupMessage: true, ReadTimeout: timeout, IdleTimeout: timeout})
+	return replayServerBuffer(t, timeout, 0, large...)
+}
+
+// replayServerBuffer is replayServer with fasthttp's read buffer (the
+// edge's EDGE_MAX_HEADER_BYTES) of size bytes (fasthttp's default when 0).
+func replayServerBuffer(t *testing.T, timeout time.Duration, size int, large ...testBody) (string, *fakeReplayer) {
+	t.Helper()
+	app := fiber.New(fiber.Config{DisableStartupMessage: true, ReadTimeout: timeout, IdleTimeout: timeout, ReadBufferSize: size})
 	app.Get("/fast", func(c *fiber.Ctx) error { return c.SendString("FAST") })
 	app.Get("/slow", func(c *fiber.Ctx) error {
 		return c.SendString("slow " + strconv.Itoa(len(Candidate(c.Context()))))
@@ -245,5 +254,79 @@ func TestReplayPathTimeouts(t *testing.T) {
 				t.Errorf("after the timeout: %q", rest)
 			}
 		})
+	}
+}
+
+// TestReplayPathSmallBuffer (issue 37): with fasthttp's read buffer
+// smaller than MaxFrame (EDGE_MAX_HEADER_BYTES under 4096), a request
+// begun that fills the buffer without its empty line made the read loop
+// spin a core with an empty slice, and the connection was never closed.
+// Now fasthttp gets the full buffer and refuses the request; the
+// connection is answered or closed, and the server stops.
+func TestReplayPathSmallBuffer(t *testing.T) {
+	for _, size := range []int{64, 1024, 4000} {
+		addr, _ := replayServerBuffer(t, 2*time.Second, size)
+		conn, br := dialTest(t, addr)
+		conn.Write([]byte(fastReq))
+		if got := bodies(t, br, 1); got[0] != "fast" {
+			t.Fatalf("buffer %d: %q", size, got)
+		}
+		// A request begun (read alone), then more of it than the buffer holds.
+		conn.Write([]byte("GET /fast HTTP/1.1\r\nHo"))
+		time.Sleep(50 * time.Millisecond)
+		conn.Write([]byte("st: x\r\nX-Long: " + strings.Repeat("a", 2*size)))
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		rest, err := io.ReadAll(br)
+		if err != nil && !errors.Is(err, syscall.ECONNRESET) { // closed with the request unread: a reset
+			t.Fatalf("buffer %d: the connection was neither answered nor closed: %v", size, err)
+		}
+		if len(rest) > 0 && !strings.HasPrefix(string(rest), "HTTP/1.1 4") {
+			t.Errorf("buffer %d: %q", size, rest)
+		}
+	}
+}
+
+// TestReplayPathPipelinesPastReadTimeout (issue 37): a client that
+// pipelines without a pause for twice ReadTimeout, each request whole
+// within its own timeout but most reads ending inside the next request,
+// gets every answer: each request begun has a ReadTimeout of its own.
+func TestReplayPathPipelinesPastReadTimeout(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	addr, f := replayServer(t, timeout)
+	conn, br := dialTest(t, addr)
+	done := make(chan int)
+	go func() {
+		n := 0
+		for {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Logf("after %d answers: %v", n, err)
+				done <- n
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			n++
+		}
+	}()
+	// Each write finishes a request and begins the next.
+	half := len(fastReq) / 2
+	conn.Write([]byte(fastReq[:half]))
+	sent := 0
+	end := time.Now().Add(2 * timeout)
+	for time.Now().Before(end) {
+		time.Sleep(timeout / 10)
+		conn.Write([]byte(fastReq[half:] + fastReq[:half]))
+		sent++
+	}
+	conn.Write([]byte(fastReq[half:]))
+	sent++
+	time.Sleep(50 * time.Millisecond)
+	conn.(*net.TCPConn).CloseWrite()
+	if got := <-done; got != sent {
+		t.Fatalf("%d answers to %d requests: the connection was cut while requests kept coming", got, sent)
+	}
+	if f.replayed.Load() == 0 {
+		t.Fatal("nothing was replayed: the test does not exercise the replay path")
 	}
 }

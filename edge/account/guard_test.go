@@ -37,7 +37,9 @@ func TestEmailCeilingSurvivesAFlood(t *testing.T) {
 	g := newSignInGuard(Config{SignInFailures: 5, SignInEmailFailures: ceiling, SignInWindow: 15 * time.Minute,
 		SignUps: 5, MaxAddresses: 640})
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	client := func(i int) netip.Addr { return netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, byte(i >> 8), byte(i)}) }
+	client := func(i int) netip.Addr {
+		return netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, byte(i >> 8), byte(i)})
+	}
 	const target = "owner@example.com"
 	for i := range ceiling - 1 {
 		if ok, _ := g.reserve(target, client(i), now); !ok {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ func (s *Server) mountTools(version string) error {
 		ExposeHeaders: "Mcp-Session-Id, WWW-Authenticate, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy",
 		MaxAge:        3600,
 	}))
-	s.app.All("/mcp", compressFast, s.toolGate, adaptor.HTTPHandler(tools))
+	s.app.All("/mcp", compressFast, s.toolGate, adaptor.HTTPHandler(s.boundTools(tools)))
 	return nil
 }
 
@@ -75,23 +76,66 @@ func compressFast(c *fiber.Ctx) error {
 	return nil
 }
 
-// toolGate applies keys and limits to a request to /mcp: every request
-// counts against the caller's minute, and each tool call it runs against
-// the day. GET and DELETE (streams and sessions, which a stateless server
-// has not) answer 405. What runs and what counts follow from one parse:
-// the body is screened (one JSON value, shallow, batches only where the
-// protocol has them); a plain tools/call is then counted here and
-// answered by mcp.FastCall, and anything else goes to the SDK, whose tool
-// handlers charge each call they run through chargeTool.
+// toolGate applies keys and limits to a request to /mcp, and answers
+// its refusals as JSON-RPC errors (see toolRefusal). A request that runs
+// something (a POST with a request in it) counts against the caller's
+// minute, and each tool call it runs against the day; a GET or DELETE
+// probe (streams and sessions, which a stateless server has not: 405)
+// and a POST of notifications only (202) run nothing and count nothing,
+// though a key they send is still checked. What runs and what counts
+// follow from one parse: the body is screened (one JSON value, shallow,
+// batches only where the protocol has them); a plain tools/call is then
+// counted here and answered by mcp.FastCall, and anything else goes to
+// the SDK, whose tool handlers charge each call they run through
+// chargeTool.
 func (s *Server) toolGate(c *fiber.Ctx) error {
+	err := s.gateTools(c)
+	var p *problem.Problem
+	if errors.As(err, &p) {
+		return s.toolRefusal(c, p)
+	}
+	return err
+}
+
+// toolRefusal answers a refused request to /mcp with the problem's HTTP
+// status and headers (Retry-After, WWW-Authenticate, RateLimit-*) and a
+// JSON-RPC error body that carries the detail, for the request's id: a
+// JSON-RPC client reads why it was refused (problem+json reached them as
+// "unexpected end of JSON input"). A 401 names the Bearer scheme with
+// error="invalid_token" and no resource_metadata, and the OAuth metadata
+// paths answer 404: the edge offers no OAuth, and a client following the
+// MCP authorization spec finds nothing to start a flow with.
+func (s *Server) toolRefusal(c *fiber.Ctx, p *problem.Problem) error {
+	retry, _ := strconv.Atoi(p.Header(fiber.HeaderRetryAfter))
+	body := mcp.Refusal(c.Body(), p.Status, p.Detail, retry)
+	if c.Method() != fiber.MethodPost {
+		body = mcp.Refusal(nil, p.Status, p.Detail, retry)
+	}
+	return problem.WriteAs(c, p, fiber.MIMEApplicationJSON, body)
+}
+
+// maxToolHold bounds how long a request to /mcp may run, beyond the read
+// budgets of the reads it may make: a request the SDK would hold open
+// (a subscription on a server with nothing to push) is answered by then.
+const maxToolHold = 5 * time.Second
+
+// boundTools runs the tool server's handler under a deadline: its reads'
+// budgets plus maxToolHold.
+func (s *Server) boundTools(h http.Handler) http.Handler {
+	hold := s.cfg.ReadBudget + s.cfg.SearchBudget + maxToolHold
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), hold)
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func (s *Server) gateTools(c *fiber.Ctx) error {
 	who, err := s.gate.Identify(c)
 	if err != nil {
 		return err
 	}
 	now := access.RequestTime(c)
-	if err := s.gate.Apply(c, who, s.limits.AdmitMinute(who.Subject, who.Key.DailyLimit, now)); err != nil {
-		return err
-	}
 	if c.Method() != fiber.MethodPost {
 		c.Set(fiber.HeaderAllow, "POST, OPTIONS")
 		return problem.New(http.StatusMethodNotAllowed,
@@ -100,6 +144,11 @@ func (s *Server) toolGate(c *fiber.Ctx) error {
 	if refusal := mcp.Screen(c.Body(), c.Get("Mcp-Protocol-Version")); refusal != nil {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 		return c.Status(http.StatusBadRequest).Send(refusal)
+	}
+	if !mcp.OnlyNotifications(c.Body()) {
+		if err := s.gate.Apply(c, who, s.limits.AdmitMinute(who.Subject, who.Key.DailyLimit, now)); err != nil {
+			return err
+		}
 	}
 	var call *mcp.Call
 	if !s.cfg.SDKOnlyTools && strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) {

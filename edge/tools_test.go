@@ -3,6 +3,8 @@ package edge_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -293,7 +295,7 @@ func TestToolServerHTTPRules(t *testing.T) {
 
 	// Keys: a bad key is 401 with WWW-Authenticate; a good one works.
 	bad := rpc(t, h, map[string]string{"Authorization": "Bearer wrong"}, list)
-	problem(t, bad, http.StatusUnauthorized)
+	rpcRefused(t, bad, http.StatusUnauthorized)
 	if !strings.HasPrefix(bad.header.Get("WWW-Authenticate"), "Bearer") {
 		t.Fatalf("WWW-Authenticate %q", bad.header.Get("WWW-Authenticate"))
 	}
@@ -305,7 +307,7 @@ func TestToolServerHTTPRules(t *testing.T) {
 	// GET and DELETE: 405. No OAuth: 404 with a JSON body.
 	for _, m := range []string{"GET", "DELETE"} {
 		a := call(t, m, h.Base+"/mcp", nil, "")
-		problem(t, a, http.StatusMethodNotAllowed)
+		rpcRefused(t, a, http.StatusMethodNotAllowed)
 	}
 	for _, p := range []string{"/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
 		a := call(t, "GET", h.Base+p, nil, "")
@@ -332,7 +334,7 @@ func TestToolServerHTTPRules(t *testing.T) {
 	for remaining(rpc(t, h, nil, callTags)) > 0 {
 	}
 	a = rpc(t, h, nil, callTags)
-	problem(t, a, http.StatusTooManyRequests)
+	rpcRefused(t, a, http.StatusTooManyRequests)
 	if a.header.Get("Retry-After") == "" {
 		t.Fatal("no Retry-After past the day")
 	}
@@ -340,6 +342,25 @@ func TestToolServerHTTPRules(t *testing.T) {
 	if a := rpc(t, h, nil, list); a.status != 200 {
 		t.Fatalf("tools/list past the day: %d", a.status)
 	}
+}
+
+// rpcRefused checks that a is a refusal of /mcp with status: a JSON-RPC
+// error with a detail, in a JSON body.
+func rpcRefused(t *testing.T, a answer, status int) string {
+	t.Helper()
+	var body struct {
+		JSONRPC string
+		Error   struct {
+			Code    int
+			Message string
+			Data    struct{ Status int }
+		}
+	}
+	if a.status != status || a.header.Get("Content-Type") != "application/json" || json.Unmarshal(a.body, &body) != nil ||
+		body.JSONRPC != "2.0" || body.Error.Code >= -31999 || len(body.Error.Message) < 10 || body.Error.Data.Status != status {
+		t.Fatalf("want a JSON-RPC refusal with status %d: %d %v %s", status, a.status, a.header, a.body)
+	}
+	return body.Error.Message
 }
 
 // TestReviewTextStaysData: a review written as instructions comes back only
@@ -608,8 +629,146 @@ func TestToolServerMinuteAndSearchPool(t *testing.T) {
 		t.Fatalf("tools/list: %d", a.status)
 	}
 	a = rpc(t, h, nil, list)
-	problem(t, a, http.StatusTooManyRequests)
+	rpcRefused(t, a, http.StatusTooManyRequests)
 	if a.header.Get("Retry-After") == "" {
 		t.Fatal("no Retry-After past the minute")
+	}
+}
+
+// TestToolServerRefusalsAsJSONRPC (issue 37): a request to /mcp refused
+// by the keys or the limits keeps its HTTP status and headers, and its
+// body is a JSON-RPC error with the request's id and the detail, so that
+// a JSON-RPC client can say why: the Go SDK client and both TypeScript
+// clients report the detail. A 401 offers no OAuth to start.
+func TestToolServerRefusalsAsJSONRPC(t *testing.T) {
+	h := start(t, seeded(t), withLimits(limits.Policy{PerMinute: 1000, PerDay: 3}, limits.Policy{PerMinute: 1000, PerDay: 1000}))
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	const badKey = "edge_wrongkey_0123456789abcdef0123456789abcdef"
+	// Raw: the status, the headers, and the JSON-RPC body.
+	bad := rpc(t, h, map[string]string{"Authorization": "Bearer " + badKey}, `{"jsonrpc":"2.0","id":"list-1","method":"tools/list"}`)
+	var body struct {
+		ID    any
+		Error struct {
+			Code    int
+			Message string
+			Data    struct{ Status, RetryAfter int }
+		}
+	}
+	if err := json.Unmarshal(bad.body, &body); err != nil || bad.status != 401 || body.ID != "list-1" ||
+		body.Error.Code != mcp.CodeUnauthorized || !strings.Contains(body.Error.Message, "The key is not valid") ||
+		!strings.HasPrefix(bad.header.Get("WWW-Authenticate"), "Bearer") || strings.Contains(bad.header.Get("WWW-Authenticate"), "resource_metadata") ||
+		bad.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("a wrong key: %d %v %s", bad.status, bad.header, bad.body)
+	}
+	callTags := func(id int) answer {
+		return rpc(t, h, nil, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"list_tags","arguments":{}}}`, id))
+	}
+	for i := range 3 {
+		if a := callTags(i); a.status != 200 {
+			t.Fatalf("call %d: %d %s", i, a.status, a.body)
+		}
+	}
+	a := callTags(42)
+	body.ID = nil
+	if err := json.Unmarshal(a.body, &body); err != nil || a.status != 429 || body.ID != float64(42) || body.Error.Code != mcp.CodeLimited ||
+		!strings.Contains(body.Error.Message, "calls are used") || a.header.Get("Retry-After") == "" ||
+		body.Error.Data.Status != 429 || strconv.Itoa(body.Error.Data.RetryAfter) != a.header.Get("Retry-After") {
+		t.Fatalf("past the day: %d %v %s", a.status, a.header, a.body)
+	}
+
+	// The Go SDK client reports both details.
+	client := sdk.NewClient(&sdk.Implementation{Name: "edge-test", Version: "1"}, nil)
+	_, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: h.Base + "/mcp",
+		HTTPClient: &http.Client{Transport: headerTransport{map[string]string{"Authorization": "Bearer " + badKey}}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err == nil || !strings.Contains(err.Error(), "The key is not valid") {
+		t.Errorf("Go SDK client, a wrong key: %v", err)
+	}
+	// It takes a 429 for a passing fault (it reads no body of 429, 5xx).
+	cs := connectTools(t, h, nil)
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "list_tags", Arguments: map[string]any{}}); err == nil ||
+		!strings.Contains(err.Error(), "Too Many Requests") {
+		t.Errorf("Go SDK client, past the day: %v", err)
+	}
+
+	// The TypeScript clients too.
+	dir := nodeDir(t)
+	for _, which := range []string{"v1", "v2"} {
+		cmd := exec.Command(filepath.Join(dir, "node"), "refusals.mjs", which, h.Base+"/mcp", badKey, "list_tags", "5")
+		cmd.Dir = "../mcp/testdata/clients"
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("node %s: %v\n%s", which, err, stderr.String())
+		}
+		var got struct{ BadKey, Limited string }
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%s: %v: %s", which, err, out)
+		}
+		// v2 reports a 401 at its version negotiation by status alone.
+		wantBadKey := map[string]string{"v1": "The key is not valid", "v2": "(HTTP 401)"}[which]
+		if !strings.Contains(got.BadKey, wantBadKey) || strings.Contains(strings.ToLower(got.BadKey), "oauth") ||
+			!strings.Contains(got.Limited, "calls are used") {
+			t.Errorf("TypeScript %s: a wrong key %q; past the day %q", which, got.BadKey, got.Limited)
+		}
+	}
+}
+
+// TestToolServerListenAndProbes (issue 37): subscriptions/listen of
+// protocol 2026-07-28 is answered at once (the server has nothing to
+// push and says so: no listChanged, no logging), a client that would
+// listen for tool list changes connects, and probes that run nothing (GET,
+// notifications) cost nothing against the minute.
+func TestToolServerListenAndProbes(t *testing.T) {
+	h := start(t, synthetic(t), withLimits(limits.Policy{PerMinute: 6, PerDay: 100}, limits.Policy{PerMinute: 6, PerDay: 100}))
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	client := &http.Client{Timeout: 10 * time.Second}
+	post := func(method, body string) (int, string) {
+		req, _ := http.NewRequest("POST", h.Base+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s got no answer: %v", method, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, body := post("server/discover", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`)
+	if status != 200 || strings.Contains(body, "listChanged") || strings.Contains(body, `"logging"`) {
+		t.Fatalf("server/discover: %d %s", status, body)
+	}
+	status, body = post("subscriptions/listen", `{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{`+meta+`,"notifications":{"toolsListChanged":true}}}`)
+	if status != 200 || !strings.Contains(body, `"notifications/subscriptions/acknowledged"`) || !strings.Contains(body, `"id":2,"result"`) {
+		t.Fatalf("subscriptions/listen: %d %s", status, body)
+	}
+	// The minute is 6: GET probes and notifications are free, requests
+	// are not (two above, three of the client below).
+	for range 5 {
+		if a := call(t, "GET", h.Base+"/mcp", map[string]string{"Accept": "text/event-stream"}, ""); a.status != 405 {
+			t.Fatalf("GET: %d %s", a.status, a.body)
+		}
+		if a := rpc(t, h, nil, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); a.status != 202 {
+			t.Fatalf("a notification: %d %s", a.status, a.body)
+		}
+	}
+	// The Go SDK client, wanting tool list changes, connects (it opened a
+	// listen stream at 2026-07-28 when offered listChanged).
+	sdkClient := sdk.NewClient(&sdk.Implementation{Name: "edge-test", Version: "1"},
+		&sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := sdkClient.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: h.Base + "/mcp", DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatalf("tools/list, the fifth request that ran: %v", err)
 	}
 }

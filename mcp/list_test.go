@@ -45,6 +45,14 @@ func TestToolsListIsSmall(t *testing.T) {
 	if len(body) > maxToolsList {
 		t.Errorf("tools/list is %d bytes, over its bound of %d", len(body), maxToolsList)
 	}
+	// One type a schema: a nullable value is anyOf its type and null,
+	// never a type array (docs/mcp.md, Output schemas).
+	if n := strings.Count(string(body), `"type":[`); n > 0 {
+		t.Errorf("tools/list has %d type arrays", n)
+	}
+	if !strings.Contains(string(body), `{"type":"null"}`) {
+		t.Error("tools/list has no nullable value: the test no longer checks their form")
+	}
 	var res struct {
 		Result struct {
 			Tools []struct {

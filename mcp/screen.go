@@ -122,11 +122,99 @@ func quoteVersion(v string) string {
 
 // rpcError is a JSON-RPC error response with a null id.
 func rpcError(code int, message string) []byte {
-	out := []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":`)
+	return rpcErrorID([]byte("null"), code, message, 0, 0)
+}
+
+// rpcErrorID is a JSON-RPC error response to the request of id (raw
+// JSON), with the HTTP status and Retry-After seconds that refused it as
+// its data when not 0.
+func rpcErrorID(id []byte, code int, message string, status, retryAfter int) []byte {
+	out := []byte(`{"jsonrpc":"2.0","id":`)
+	out = append(out, id...)
+	out = append(out, `,"error":{"code":`...)
 	out = strconv.AppendInt(out, int64(code), 10)
 	out = append(out, `,"message":`...)
 	out = appendString(out, message)
+	if status != 0 {
+		out = append(out, `,"data":{"status":`...)
+		out = strconv.AppendInt(out, int64(status), 10)
+		if retryAfter > 0 {
+			out = append(out, `,"retryAfter":`...)
+			out = strconv.AppendInt(out, int64(retryAfter), 10)
+		}
+		out = append(out, '}')
+	}
 	return append(out, "}}\n"...)
+}
+
+// JSON-RPC codes of a request the HTTP layer refused before it ran (in
+// the range JSON-RPC reserves for servers): see Refusal.
+const (
+	// CodeUnauthorized: the key is missing where one is needed, wrong,
+	// revoked, or refused unread (HTTP 401).
+	CodeUnauthorized = -32001
+	// CodeUnavailable: the edge cannot decide the call for a moment
+	// (HTTP 503: the day's usage or the key list cannot be read).
+	CodeUnavailable = -32003
+	// CodeRefused: any other refusal (HTTP 4xx).
+	CodeRefused = -32000
+)
+
+// Refusal returns the JSON-RPC error response to body (a request to /mcp)
+// refused by the HTTP layer with status and the detail message: the
+// request's own id when body is one request with an id, else null (a
+// batch, or a body that could not be read); the code follows the status
+// (CodeLimited for 429); the status and Retry-After go in its data too.
+// A JSON-RPC client then reads why, where an empty or problem+json body
+// left it with "unexpected end of JSON input".
+func Refusal(body []byte, status int, message string, retryAfter int) []byte {
+	id := []byte("null")
+	var msg struct {
+		ID segjson.RawMessage `json:"id"`
+	}
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '{' && segjson.Unmarshal(b, &msg) == nil && idKey(msg.ID) != "" {
+		id = bytes.TrimSpace(msg.ID)
+	}
+	code := CodeRefused
+	switch status {
+	case 429:
+		code = CodeLimited
+	case 401, 403:
+		code = CodeUnauthorized
+	case 503:
+		code = CodeUnavailable
+	}
+	return rpcErrorID(id, code, message, status, retryAfter)
+}
+
+// OnlyNotifications reports whether body (screened) holds notifications
+// only: one JSON-RPC message without an id, or a batch of them. Nothing
+// runs for them on a stateless server (they are answered 202), so they
+// are not counted against a caller's limits.
+func OnlyNotifications(body []byte) bool {
+	b := bytes.TrimSpace(body)
+	var msgs []segjson.RawMessage
+	switch {
+	case len(b) > 0 && b[0] == '{':
+		msgs = []segjson.RawMessage{b}
+	case len(b) > 0 && b[0] == '[':
+		if segjson.Unmarshal(b, &msgs) != nil {
+			return false
+		}
+	}
+	if len(msgs) == 0 {
+		return false
+	}
+	for _, m := range msgs {
+		var msg struct {
+			ID     *segjson.RawMessage `json:"id"`
+			Method *string             `json:"method"`
+		}
+		if segjson.Unmarshal(m, &msg) != nil || msg.ID != nil || msg.Method == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // depth returns how deeply body nests arrays and objects (outside

@@ -9,9 +9,10 @@ import (
 
 // TestNewCallerAtTheBound: with the entries at their bound and every one
 // holding calls not yet in the fleet's totals (nothing can be evicted), a
-// new caller gets an answer (Crowded, with a wait), store up or down; it
-// never loops (issue 37: entryOf stored it, evict dropped it, forever).
-// Once a Sync writes the calls, a new caller is counted again.
+// new caller gets an answer, store up or down; it never loops (issue 37:
+// entryOf stored it, evict dropped it, forever). It waits for the next
+// Sync: when that Sync writes the calls (store up), it is counted; when
+// it cannot (store down), it is refused (Crowded, with a wait to retry).
 func TestNewCallerAtTheBound(t *testing.T) {
 	for _, down := range []bool{false, true} {
 		now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -34,25 +35,14 @@ func TestNewCallerAtTheBound(t *testing.T) {
 		}
 		if down {
 			store.failBefore = 1 << 30
-			if err := l.Usage.Sync(ctx); err == nil {
-				t.Fatal("a sync with the store down succeeded")
-			}
 		}
-		answered := make(chan Decision, 1)
-		go func() { answered <- l.Admit(addr(40), 0, time.Time{}) }()
-		select {
-		case d := <-answered:
-			if d.Outcome != Crowded || d.RetryAfter <= 0 {
-				t.Fatalf("down %v: the 41st caller: %+v, want Crowded with a wait", down, d)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("down %v: the 41st caller got no answer: the bound loops", down)
+		// Without a Sync, a new caller waits its while and is refused.
+		if d := l.Admit(addr(40), 0, time.Time{}); d.Outcome != Crowded || d.RetryAfter <= 0 {
+			t.Fatalf("down %v: the 41st caller: %+v, want Crowded with a wait", down, d)
 		}
-		// Every further new caller is refused at once (no scan: the flag).
-		for i := 41; i < 200; i++ {
-			if d := l.Admit(addr(i), 0, time.Time{}); d.Outcome != Crowded {
-				t.Fatalf("down %v: caller %d: %+v", down, i, d)
-			}
+		// The replay path's admission never waits.
+		if _, ok := l.TryAdmit(addr(41), 0, time.Time{}); ok {
+			t.Fatalf("down %v: TryAdmit admitted a caller at the bound", down)
 		}
 		if l.Usage.Active() > 40 {
 			t.Fatalf("down %v: %d entries held, bound 40", down, l.Usage.Active())
@@ -61,8 +51,28 @@ func TestNewCallerAtTheBound(t *testing.T) {
 		if d := l.Admit(addr(3), 0, time.Time{}); d.Outcome != Admitted {
 			t.Fatalf("down %v: a counted caller: %+v", down, d)
 		}
-		// The store back: a Sync writes the calls, the entries can go,
-		// and a new caller is counted.
+		// New callers waiting when a Sync comes: counted when it writes
+		// the calls, refused when it cannot.
+		answered := make(chan Decision, 3)
+		for i := range 3 {
+			go func() { answered <- l.Admit(addr(100+i), 0, time.Time{}) }()
+		}
+		time.Sleep(50 * time.Millisecond) // they wait for the Sync
+		err := l.Usage.Sync(ctx)
+		if down != (err != nil) {
+			t.Fatalf("down %v: sync: %v", down, err)
+		}
+		for range 3 {
+			select {
+			case d := <-answered:
+				if want := map[bool]Outcome{false: Admitted, true: Crowded}[down]; d.Outcome != want {
+					t.Fatalf("down %v: a caller waiting for the Sync: %+v, want %v", down, d, want)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("down %v: a new caller got no answer: the bound loops", down)
+			}
+		}
+		// The store back: a Sync writes the calls, and a new caller is counted.
 		store.failBefore = 0
 		if err := l.Usage.Sync(ctx); err != nil {
 			t.Fatal(err)

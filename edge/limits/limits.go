@@ -99,8 +99,9 @@ const (
 	DayFull              // the day's limit is used
 	UsageUnknown         // the day's usage cannot be checked (its totals were never read)
 	// Crowded: the edge holds as many callers as it may (MaxActive), each
-	// with calls not yet in the fleet's totals, so it cannot count a new
-	// one until a Sync lets some go.
+	// with calls not yet in the fleet's totals, and a Sync waited for let
+	// none go (the usage store is out of reach): it cannot count a new
+	// caller for now.
 	Crowded
 )
 
@@ -175,7 +176,7 @@ func (l *Limiter) TryAdmit(s Subject, dayLimit uint64, now time.Time) (Decision,
 	if !l.Usage.loaded() {
 		return d, false
 	}
-	e := l.Usage.lock(s, now)
+	e := l.Usage.lock(s, now, false) // the replay path never waits
 	if e == nil {
 		return d, false
 	}
@@ -210,7 +211,7 @@ func (l *Limiter) CountDay(s Subject, dayLimit uint64, now time.Time) Decision {
 		d.Outcome, d.RetryAfter = UsageUnknown, 5*time.Second
 		return d
 	}
-	e := l.Usage.lock(s, now)
+	e := l.Usage.lock(s, now, true)
 	if e == nil {
 		d.Outcome, d.RetryAfter = Crowded, crowdedRetry
 		return d
@@ -258,7 +259,7 @@ func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) De
 	}
 	// One lock for both counts: the minute's first, then the day's. A call
 	// the day refuses still counts against the minute.
-	e := l.Usage.lock(s, now)
+	e := l.Usage.lock(s, now, true)
 	if e == nil {
 		d.Outcome, d.RetryAfter = Crowded, crowdedRetry
 		return d

@@ -61,9 +61,14 @@ type Usage struct {
 	evictMu sync.Mutex   // one eviction of entries at a time
 	// full is set when an eviction could not bring the entries under
 	// their bound (every entry held calls not yet in the fleet's totals):
-	// until the next Sync, which may let some go, a new caller is refused
-	// at once instead of scanning every entry again.
+	// until the next Sync, which may let some go, a new caller waits for
+	// it (room) instead of scanning every entry again.
 	full atomic.Bool
+	// room is closed, and replaced, by each Sync: new callers waiting at
+	// the bound wake and try again.
+	room atomic.Pointer[chan struct{}]
+	// every is how often Sync runs (Run's interval; 0 before Run).
+	every atomic.Int64
 
 	// maxActive bounds the entries (callers of the last minute, or with
 	// calls not yet in the totals); maxSubjects bounds the day's totals.
@@ -252,6 +257,8 @@ func NewUsage(store Store, staleAfter time.Duration, now func() time.Time) *Usag
 		pending: map[analytics.UsageBatch][]pending{}, applied: map[analytics.UsageBatch]time.Time{},
 		edges: map[string]time.Time{}}
 	u.fleet.Store(1)
+	room := make(chan struct{})
+	u.room.Store(&room)
 	return u
 }
 
@@ -319,12 +326,12 @@ func (u *Usage) Subjects() int {
 
 // entryOf returns s's entry, locked, moved to today; nil when s has none
 // and none can be made (the entries are at their bound and none can be
-// let go: see makeRoom).
-func (u *Usage) entryOf(s Subject, today int64) *entry {
+// let go: see makeRoom, which waits for a Sync when wait is set).
+func (u *Usage) entryOf(s Subject, today int64, wait bool) *entry {
 	for {
 		v, ok := u.entries.Load(s)
 		if !ok {
-			if u.active.Load() >= int64(u.maxActive) && !u.makeRoom() {
+			if u.active.Load() >= int64(u.maxActive) && !u.makeRoom(wait) {
 				return nil
 			}
 			var loaded bool
@@ -374,10 +381,11 @@ func (e *entry) used() uint64 {
 }
 
 // lock returns s's entry for the day of now, locked, its fleet total
-// taken from the totals; nil when s has no entry and none can be made.
-func (u *Usage) lock(s Subject, now time.Time) *entry {
+// taken from the totals; nil when s has no entry and none can be made
+// (after waiting for a Sync to let some go, when wait is set).
+func (u *Usage) lock(s Subject, now time.Time, wait bool) *entry {
 	today := dayOf(now)
-	e := u.entryOf(s, today)
+	e := u.entryOf(s, today, wait)
 	if e == nil {
 		return nil
 	}
@@ -415,9 +423,14 @@ const appliedFor = 3 * logOverlap
 func (u *Usage) Sync(ctx context.Context) error {
 	u.syncMu.Lock()
 	defer u.syncMu.Unlock()
-	// Whatever it achieves, a Sync may let entries go: the next new
-	// caller at the bound tries an eviction again (one scan a Sync).
-	defer u.full.Store(false)
+	// Whatever it achieves, a Sync may let entries go: the callers
+	// waiting at the bound, and the next new one, try an eviction again
+	// (one scan a Sync).
+	defer func() {
+		u.full.Store(false)
+		room := make(chan struct{})
+		close(*u.room.Swap(&room))
+	}()
 	if err := u.flush(ctx); err != nil {
 		return err
 	}
@@ -555,11 +568,45 @@ const (
 // makeRoom makes room for a new entry when the entries are at their
 // bound, and reports whether there is room. One new caller in an eighth
 // of the bound pays for a scan of the entries (evict brings them down to
-// 7/8); when a scan cannot get under the bound, every entry holding calls
-// the fleet's totals lack, the entries stay full until the next Sync and
-// new callers are refused at once (Crowded), so a new caller never costs
-// more than a look at a flag.
-func (u *Usage) makeRoom() bool {
+// 7/8). When a scan cannot get under the bound (every entry holds calls
+// the fleet's totals lack), the entries are full until the next Sync: a
+// new caller then costs a look at a flag, and, when wait is set, waits
+// for that Sync (at most roomWait) and tries once more; still none, it
+// is refused (Crowded). It never spins: the caller that found no room
+// in an outage waits, then gets its answer.
+func (u *Usage) makeRoom(wait bool) bool {
+	if u.tryRoom() {
+		return true
+	}
+	if !wait {
+		return false
+	}
+	// Load the channel before looking at the flag: a Sync clears the
+	// flag, then closes the channel it replaces.
+	room := *u.room.Load()
+	if u.full.Load() {
+		t := time.NewTimer(u.roomWait())
+		select {
+		case <-room:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	return u.tryRoom()
+}
+
+// roomWait is how long a new caller at the bound waits for a Sync: two
+// of Run's intervals (a second before Run), within 100 ms and 5 s.
+func (u *Usage) roomWait() time.Duration {
+	every := time.Duration(u.every.Load())
+	if every <= 0 {
+		return time.Second
+	}
+	return min(max(2*every, 100*time.Millisecond), 5*time.Second)
+}
+
+// tryRoom is one attempt of makeRoom, without waiting.
+func (u *Usage) tryRoom() bool {
 	if u.full.Load() {
 		return false
 	}
@@ -708,6 +755,7 @@ func batchDays(deltas []analytics.UsageDelta) []time.Time {
 // Run syncs u every interval until ctx ends, each Sync within timeout;
 // it logs the first failure of a run of them, and the recovery.
 func (u *Usage) Run(ctx context.Context, every, timeout time.Duration, log *slog.Logger) {
+	u.every.Store(int64(every))
 	cron.Every(ctx, every, log, "usage", func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()

@@ -55,6 +55,10 @@ func (p *Problem) WithHeader(name, value string) *Problem {
 	return p
 }
 
+// Header returns the value of a response header p sends along ("" for
+// none).
+func (p *Problem) Header(name string) string { return p.headers[name] }
+
 // RetryAfter returns p with a Retry-After header of the given seconds.
 func (p *Problem) RetryAfter(seconds int) *Problem {
 	return p.WithHeader(fiber.HeaderRetryAfter, strconv.Itoa(seconds))
@@ -92,6 +96,18 @@ func Write(c *fiber.Ctx, p *Problem) error {
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderContentType, "application/problem+json")
+	return c.Status(p.Status).Send(body)
+}
+
+// WriteAs writes p's status and headers with a body of another shape
+// than problem+json (a JSON-RPC error, for the tool server's clients),
+// never cached.
+func WriteAs(c *fiber.Ctx, p *Problem, contentType string, body []byte) error {
+	for k, v := range p.headers {
+		c.Set(k, v)
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderContentType, contentType)
 	return c.Status(p.Status).Send(body)
 }
 

@@ -19,6 +19,11 @@ func TestEveryFlagIsDocumented(t *testing.T) {
 	flagLine := regexp.MustCompile(`(?m)^\s+-([a-z0-9-]+)`)
 	seen := 0
 	for _, c := range commands(strings.NewReader("")) {
+		// Every command has its row in the command table.
+		if !bytes.Contains(doc, []byte("| `edge "+c.name+"`")) && !bytes.Contains(doc, []byte("`edge "+c.name+"`, ")) &&
+			!bytes.Contains(doc, []byte(", `edge "+c.name+"` |")) {
+			t.Errorf("edge %s is not in docs/configuration.md's command table", c.name)
+		}
 		var out bytes.Buffer
 		run(context.Background(), []string{c.name, "--help"}, strings.NewReader(""), &out, &out)
 		for _, m := range flagLine.FindAllStringSubmatch(out.String(), -1) {

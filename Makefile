@@ -10,7 +10,7 @@ export PATH := $(dir $(GO)):$(PATH)
 # needs this experiment; builds without it use a portable scan (views/textscan*.go).
 export GOEXPERIMENT ?= simd
 
-.PHONY: all build run test deps vet fmt-check fuzz clickhouse clickhouse-stop docker bench clean
+.PHONY: all build run test deps vet fmt-check fuzz clickhouse clickhouse-stop cdn docker bench clean
 
 all: build
 
@@ -32,6 +32,11 @@ run: build
 	$(BIN) migrate
 	$(BIN) seed --if-empty --listings $(LISTINGS) --days $(DAYS)
 	exec $(BIN) serve
+
+# cdn runs Varnish (deploy/varnish.vcl) on 127.0.0.1:6081 in front of
+# the edge of `make run`, in the foreground.
+cdn:
+	deploy/varnish.sh
 
 clickhouse:
 	deploy/clickhouse.sh start

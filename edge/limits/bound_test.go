@@ -85,3 +85,31 @@ func TestNewCallerAtTheBound(t *testing.T) {
 		}
 	}
 }
+
+// TestFloodsAtTheBoundDoNotSweep: a flood of new keys at a full bound,
+// all within one instant, costs each a sample, not a sweep of every key
+// held (issue 37: each new caller past the bound scanned every entry,
+// under the fair use's one lock).
+func TestFloodsAtTheBoundDoNotSweep(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	addr := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}) }
+	w := NewWindows(5, time.Minute, HashAddr).Bound(640)
+	for i := range 20_000 {
+		w.Allow(addr(i), now)
+	}
+	sweeps := 0
+	for i := range w.shards {
+		sweeps += w.shards[i].sweeps
+	}
+	if w.Len() > 640 || sweeps > 2*len(w.shards) {
+		t.Errorf("windows: %d keys held (bound 640), %d sweeps of %d shards for 20,000 new keys in one instant", w.Len(), sweeps, len(w.shards))
+	}
+	f := NewFairUse(1, 5)
+	f.max = 640
+	for i := range 20_000 {
+		f.Allow(addr(i), now)
+	}
+	if f.Len() > 640 || f.sweeps > 2 {
+		t.Errorf("fair use: %d addresses held (bound 640), %d sweeps for 20,000 new addresses in one instant", f.Len(), f.sweeps)
+	}
+}

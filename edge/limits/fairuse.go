@@ -21,6 +21,7 @@ type FairUse struct {
 	mu      sync.Mutex
 	buckets map[netip.Addr]*rate.Limiter
 	swept   time.Time
+	sweeps  int // sweeps so far (tests)
 }
 
 // NewFairUse returns a limiter of perSecond requests a second per
@@ -66,11 +67,15 @@ func (f *FairUse) Allow(a netip.Addr, now time.Time) (bool, time.Duration) {
 }
 
 // makeRoom frees a place: the refilled buckets, or else the fullest
-// sampled one. f.mu is held.
+// sampled one. The buckets are swept at most once a second: a flood of
+// new addresses at the bound costs each a sample of 16, not a sweep of
+// every bucket under the lock. f.mu is held.
 func (f *FairUse) makeRoom(now time.Time) {
-	f.sweep(now)
-	if len(f.buckets) < f.max {
-		return
+	if now.Sub(f.swept) >= time.Second {
+		f.sweep(now)
+		if len(f.buckets) < f.max {
+			return
+		}
 	}
 	var victim netip.Addr
 	most, seen := -1.0, 0
@@ -93,6 +98,7 @@ func (f *FairUse) sweep(now time.Time) {
 		}
 	}
 	f.swept = now
+	f.sweeps++
 }
 
 // Len returns the number of addresses with a bucket.

@@ -75,9 +75,10 @@ func HashAddr(seed maphash.Seed, a netip.Addr) uint64 {
 }
 
 type wshard[K comparable] struct {
-	mu    sync.Mutex
-	m     map[K]*ring
-	swept int64 // part index of the last sweep
+	mu     sync.Mutex
+	m      map[K]*ring
+	swept  int64 // part index of the last sweep
+	sweeps int   // sweeps so far (tests)
 }
 
 type ring struct {
@@ -267,4 +268,5 @@ func (w *Windows[K]) sweep(s *wshard[K], part int64) {
 		}
 	}
 	s.swept = part
+	s.sweeps++
 }

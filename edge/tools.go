@@ -120,11 +120,15 @@ func (s *Server) toolRefusal(c *fiber.Ctx, p *problem.Problem) error {
 const maxToolHold = 5 * time.Second
 
 // boundTools runs the tool server's handler under a deadline: its reads'
-// budgets plus maxToolHold.
+// budgets plus maxToolHold. The deadline's context keeps the request's
+// values (the caller the gate identified) but not its cancellation: the
+// request's context is fasthttp's RequestCtx, whose Done may not be
+// watched from another goroutine while the server shuts down (a data
+// race in fasthttp), and the deadline bounds the handler anyway.
 func (s *Server) boundTools(h http.Handler) http.Handler {
 	hold := s.cfg.ReadBudget + s.cfg.SearchBudget + maxToolHold
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), hold)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), hold)
 		defer cancel()
 		h.ServeHTTP(w, r.WithContext(ctx))
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/apikey"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/edgetest"
 	"github.com/edge-stats/edge/edge/keys"
@@ -119,7 +120,7 @@ func TestAccountSelfService(t *testing.T) {
 			DailyLimit int
 		}
 		json.Unmarshal(a.body, &k)
-		if id, ok := keys.KeyID(k.Key); !ok || id != k.ID || k.DailyLimit != 20000 {
+		if id, ok := apikey.ID(k.Key); !ok || id != k.ID || k.DailyLimit != 20000 {
 			t.Fatalf("key answer %s", a.body)
 		}
 		made = append(made, k.Key)
@@ -146,7 +147,7 @@ func TestAccountSelfService(t *testing.T) {
 			t.Fatal("the key list shows a key")
 		}
 	}
-	revokeID, _ := keys.KeyID(made[0])
+	revokeID, _ := apikey.ID(made[0])
 	if a := call(t, "DELETE", h.Base+"/account/keys/"+revokeID, cred, ""); a.status != 204 {
 		t.Fatalf("revoke: %d %s", a.status, a.body)
 	}
@@ -161,7 +162,7 @@ func TestAccountSelfService(t *testing.T) {
 
 	// Another account cannot revoke Ana's keys.
 	signUp(`{"email":"bo@example.com","password":"` + pw + `"}`)
-	otherID, _ := keys.KeyID(made[1])
+	otherID, _ := apikey.ID(made[1])
 	problem(t, call(t, "DELETE", h.Base+"/account/keys/"+otherID, basic("bo@example.com", pw), ""), http.StatusNotFound)
 
 	// Wrong credentials: 401 with a Basic challenge; then throttled per address.
@@ -252,7 +253,7 @@ func TestKeyRules(t *testing.T) {
 
 	// A revocation written on a machine whose clock is an hour behind
 	// still wins over the key's row (item 7 of issue 19).
-	keyID, _ := keys.KeyID(key)
+	keyID, _ := apikey.ID(key)
 	behind := keys.NewAccounts(analytics.NewLazy(*ch.CH), 1, func() time.Time { return time.Now().Add(-time.Hour) })
 	if err := behind.Revoke(context.Background(), "", keyID); err != nil {
 		t.Fatal(err)

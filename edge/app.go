@@ -24,6 +24,7 @@ import (
 	"github.com/edge-stats/edge/edge/account"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/apidocs"
+	"github.com/edge-stats/edge/edge/apikey"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/legacy"
@@ -251,7 +252,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	})
 	s.app.Use(s.metrics.observe)
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
-		log.Error("panic in handler", "method", c.Method(), "path", keys.Redact(c.Path()), "panic", e)
+		log.Error("panic in handler", "method", c.Method(), "path", apikey.Redact(c.Path()), "panic", e)
 	}}))
 	s.app.Use(s.checkURI)
 	s.app.Get("/healthz", s.healthz)

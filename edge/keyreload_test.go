@@ -10,6 +10,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/apikey"
 	"github.com/edge-stats/edge/edge/keys"
 )
 
@@ -39,15 +40,15 @@ func TestKeyReloadReadsOnlyChanges(t *testing.T) {
 		}
 	}
 	// Every account has a key; two of them are real.
-	live, liveID := keys.NewKey()
-	doomed, doomedID := keys.NewKey()
+	live, liveID := apikey.New()
+	doomed, doomedID := apikey.New()
 	if err := conn.Exec(ctx, fmt.Sprintf(`INSERT INTO api_keys (key_id, email, key_hash, daily_limit, revoked, created_at, version)
 		SELECT concat('edge_', toString(number)), concat('u', toString(number), '@example.com'), '0000000000000000000000000000000000000000000000000000000000000000', 0, 0, now(), 1 FROM numbers(%d)`, n)); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
 	for i, k := range []struct{ id, key string }{{liveID, live}, {doomedID, doomed}} {
-		row := analytics.KeyRow{ID: k.id, Email: fmt.Sprintf("u%d@example.com", i), Hash: keys.HashKey(k.key).String(), CreatedAt: now}
+		row := analytics.KeyRow{ID: k.id, Email: fmt.Sprintf("u%d@example.com", i), Hash: apikey.Sum(k.key).String(), CreatedAt: now}
 		if err := analytics.WriteKey(ctx, conn, row, now); err != nil {
 			t.Fatal(err)
 		}

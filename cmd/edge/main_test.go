@@ -14,6 +14,7 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/edge/apikey"
 	"github.com/edge-stats/edge/edge/keys"
 )
 
@@ -195,7 +196,7 @@ func TestAccountAndKeyCommands(t *testing.T) {
 	}
 	code, key, errs := runCmd(t, ctx, "key", "create", "--email", "ops@example.com")
 	key = strings.TrimSpace(key)
-	id, ok := keys.KeyID(key)
+	id, ok := apikey.ID(key)
 	if code != 0 || !ok || strings.Contains(errs, key) || !strings.Contains(errs, id) {
 		t.Fatalf("key create: %d %q %q", code, key, errs)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 	"github.com/valyala/fasthttp"
 
+	"github.com/edge-stats/edge/edge/apikey"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/limits"
@@ -97,7 +98,7 @@ func keyInURL(c *fiber.Ctx) string {
 				return
 			}
 		}
-		if keys.LooksLikeKey(utils.UnsafeString(v)) || keys.LooksLikeKey(name) {
+		if apikey.LooksLikeKey(utils.UnsafeString(v)) || apikey.LooksLikeKey(name) {
 			found = strings.Clone(name)
 		}
 	})
@@ -124,7 +125,7 @@ func unauthorized(code, detail string) *problem.Problem {
 func (g *Gate) Identify(c *fiber.Ctx) (Caller, error) {
 	addr := g.cfg.Proxies.Caller(c)
 	if name := keyInURL(c); name != "" {
-		if keys.LooksLikeKey(name) {
+		if apikey.LooksLikeKey(name) {
 			name = "A query parameter"
 		}
 		return Caller{}, problem.Newf(http.StatusBadRequest,

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/apikey"
 )
 
 // MaxKeys is the number of active keys an account may hold.
@@ -231,8 +232,8 @@ func (a *Accounts) CreateKey(ctx context.Context, email string) (string, analyti
 	if active >= MaxKeys {
 		return "", analytics.KeyRow{}, ErrTooManyKeys
 	}
-	key, id := NewKey()
-	row := analytics.KeyRow{ID: id, Email: email, Hash: HashKey(key).String(), CreatedAt: a.now().UTC().Truncate(time.Second)}
+	key, id := apikey.New()
+	row := analytics.KeyRow{ID: id, Email: email, Hash: apikey.Sum(key).String(), CreatedAt: a.now().UTC().Truncate(time.Second)}
 	if err := analytics.WriteKey(ctx, conn, row, a.now()); err != nil {
 		return "", analytics.KeyRow{}, fmt.Errorf("create key: %w", err)
 	}

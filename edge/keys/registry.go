@@ -14,7 +14,8 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/cron/every"
+	"github.com/edge-stats/edge/edge/apikey"
 )
 
 // Key is an active key as the request path sees it.
@@ -82,13 +83,13 @@ const (
 )
 
 type entry struct {
-	hash Hash
+	hash apikey.Hash
 	key  Key
 }
 
 // dummy is compared against when no key has the id asked for, so that an
 // unknown key costs the same work as a wrong one.
-var dummy = HashKey("edge_00000000_00000000000000000000000000000000")
+var dummy = apikey.Sum("edge_00000000_00000000000000000000000000000000")
 
 // NewStaticRegistry returns a registry holding these accounts and keys,
 // which never loads (for tests of the key check).
@@ -249,7 +250,7 @@ func (r *Registry) publish(touched map[string]bool, now time.Time) {
 // active returns k's entry when k is active.
 func (r *Registry) active(k analytics.KeyRow) (entry, bool) {
 	disabled, exists := r.disabled[k.Email]
-	h, ok := parseHash(k.Hash)
+	h, ok := apikey.ParseHash(k.Hash)
 	if k.Revoked || !exists || disabled || !ok {
 		return entry{}, false
 	}
@@ -285,15 +286,15 @@ func (r *Registry) Verify(key string) (Key, Verdict) {
 	// The id's characters need no check: a key whose hash matches the
 	// stored one is the key that was made.
 	var id string
-	wellFormed := len(key) == KeyLen && key[:len(keyPrefix)] == keyPrefix && key[len(keyPrefix)+idLen] == '_'
-	var h Hash
+	wellFormed := len(key) == apikey.KeyLen && key[:len(apikey.Prefix)] == apikey.Prefix && key[apikey.IDLen] == '_'
+	var h apikey.Hash
 	if wellFormed {
-		id = key[:len(keyPrefix)+idLen]
-		var buf [KeyLen]byte
+		id = key[:apikey.IDLen]
+		var buf [apikey.KeyLen]byte
 		copy(buf[:], key)
 		h = sha256.Sum256(buf[:])
 	} else {
-		h = HashKey(key)
+		h = apikey.Sum(key)
 	}
 	e, found := s.shards[shardOf(id)][id]
 	want := e.hash
@@ -310,8 +311,8 @@ func (r *Registry) Verify(key string) (Key, Verdict) {
 // Run reloads the key list every interval until ctx ends, each load
 // within timeout; it logs the first failure of a run of them, and the
 // recovery.
-func (r *Registry) Run(ctx context.Context, every, timeout time.Duration, log *slog.Logger) {
-	cron.Every(ctx, every, log, "keys", func(ctx context.Context) error {
+func (r *Registry) Run(ctx context.Context, interval, timeout time.Duration, log *slog.Logger) {
+	every.Run(ctx, interval, log, "keys", func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		return r.Load(ctx)

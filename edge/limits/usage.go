@@ -15,7 +15,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/cron/every"
 )
 
 // Subject is who a day's calls are counted for: a key (by its public id)
@@ -754,9 +754,9 @@ func batchDays(deltas []analytics.UsageDelta) []time.Time {
 
 // Run syncs u every interval until ctx ends, each Sync within timeout;
 // it logs the first failure of a run of them, and the recovery.
-func (u *Usage) Run(ctx context.Context, every, timeout time.Duration, log *slog.Logger) {
-	u.every.Store(int64(every))
-	cron.Every(ctx, every, log, "usage", func(ctx context.Context) error {
+func (u *Usage) Run(ctx context.Context, interval, timeout time.Duration, log *slog.Logger) {
+	u.every.Store(int64(interval))
+	every.Run(ctx, interval, log, "usage", func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		return u.Sync(ctx)

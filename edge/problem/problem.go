@@ -18,7 +18,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/edge-stats/edge/edge/keys"
+	"github.com/edge-stats/edge/edge/apikey"
 )
 
 // Problem is an RFC 9457 problem detail. It is also an error, so handlers
@@ -76,7 +76,7 @@ func Handler(log *slog.Logger) fiber.ErrorHandler {
 		case errors.As(err, &fe):
 			p = New(fe.Code, fiberDetail(c, fe))
 		default:
-			log.Error("request failed", "method", c.Method(), "path", keys.Redact(c.Path()), "err", err)
+			log.Error("request failed", "method", c.Method(), "path", apikey.Redact(c.Path()), "err", err)
 			p = New(http.StatusInternalServerError, "The server failed to answer. Try again later; if it persists, report it with the time of the request.")
 		}
 		p.Instance = c.Path()

@@ -1,4 +1,9 @@
-package keys
+// Package apikey is the text form of an API key: making a key, reading
+// its public id, hashing it as it is stored, and finding keys in text
+// (to refuse them in URLs and redact them from logs). It needs nothing
+// beyond the standard library, so that leaves such as package problem
+// can redact keys without the key registry's ClickHouse.
+package apikey
 
 import (
 	"crypto/rand"
@@ -14,11 +19,15 @@ import (
 // random, so a fast hash is as safe as a slow one, and checking it costs
 // the request path well under a microsecond.
 const (
-	keyPrefix = "edge_"
-	idLen     = 8  // base32 characters of the id
+	// Prefix starts every key and every key id.
+	Prefix = "edge_"
+	// IDLen is the length of a key's public id: Prefix and 8 base32
+	// characters.
+	IDLen     = len(Prefix) + idChars
+	idChars   = 8  // base32 characters of the id
 	secretLen = 32 // base32 characters of the secret
 	// KeyLen is the length of every key.
-	KeyLen = len(keyPrefix) + idLen + 1 + secretLen
+	KeyLen = IDLen + 1 + secretLen
 )
 
 var b32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
@@ -26,14 +35,14 @@ var b32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(bas
 // Hash is the SHA-256 of a key.
 type Hash [sha256.Size]byte
 
-// HashKey returns the hash of key.
-func HashKey(key string) Hash { return sha256.Sum256([]byte(key)) }
+// Sum returns the hash of key.
+func Sum(key string) Hash { return sha256.Sum256([]byte(key)) }
 
 // String returns the hash in hex, as stored.
 func (h Hash) String() string { return hex.EncodeToString(h[:]) }
 
-// parseHash reads a stored hex hash.
-func parseHash(s string) (Hash, bool) {
+// ParseHash reads a stored hex hash.
+func ParseHash(s string) (Hash, bool) {
 	var h Hash
 	b, err := hex.DecodeString(s)
 	if err != nil || len(b) != len(h) {
@@ -43,39 +52,39 @@ func parseHash(s string) (Hash, bool) {
 	return h, true
 }
 
-// NewKey returns a new random key and its public id.
-func NewKey() (key, id string) {
+// New returns a new random key and its public id.
+func New() (key, id string) {
 	var buf [5 + 20]byte
 	rand.Read(buf[:]) // never fails (crypto/rand panics on a broken source)
-	id = keyPrefix + b32.EncodeToString(buf[:5])
+	id = Prefix + b32.EncodeToString(buf[:5])
 	return id + "_" + b32.EncodeToString(buf[5:]), id
 }
 
-// KeyID returns the public id of a well-formed key, and false for anything
+// ID returns the public id of a well-formed key, and false for anything
 // else.
-func KeyID(key string) (string, bool) {
-	if len(key) != KeyLen || !strings.HasPrefix(key, keyPrefix) || key[len(keyPrefix)+idLen] != '_' {
+func ID(key string) (string, bool) {
+	if len(key) != KeyLen || !strings.HasPrefix(key, Prefix) || key[IDLen] != '_' {
 		return "", false
 	}
-	for i := len(keyPrefix); i < len(key); i++ {
-		if c := key[i]; i != len(keyPrefix)+idLen && !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
+	for i := len(Prefix); i < len(key); i++ {
+		if c := key[i]; i != IDLen && !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
 			return "", false
 		}
 	}
-	return key[:len(keyPrefix)+idLen], true
+	return key[:IDLen], true
 }
 
 // LooksLikeKey reports whether s holds something that looks like an API
 // key: one of ours anywhere in it, so that a key pasted into a URL is
 // refused and never logged.
 func LooksLikeKey(s string) bool {
-	for i := strings.Index(s, keyPrefix); i >= 0; {
+	for i := strings.Index(s, Prefix); i >= 0; {
 		if len(s)-i >= KeyLen {
-			if _, ok := KeyID(s[i : i+KeyLen]); ok {
+			if _, ok := ID(s[i : i+KeyLen]); ok {
 				return true
 			}
 		}
-		j := strings.Index(s[i+1:], keyPrefix)
+		j := strings.Index(s[i+1:], Prefix)
 		if j < 0 {
 			break
 		}
@@ -87,16 +96,16 @@ func LooksLikeKey(s string) bool {
 // Redact returns s with anything that looks like a key replaced by
 // "[key]", for logs.
 func Redact(s string) string {
-	if !strings.Contains(s, keyPrefix) {
+	if !strings.Contains(s, Prefix) {
 		return s
 	}
 	var b strings.Builder
 	for {
-		i := strings.Index(s, keyPrefix)
+		i := strings.Index(s, Prefix)
 		if i < 0 || len(s)-i < KeyLen {
 			break
 		}
-		if _, ok := KeyID(s[i : i+KeyLen]); ok {
+		if _, ok := ID(s[i : i+KeyLen]); ok {
 			b.WriteString(s[:i] + "[key]")
 			s = s[i+KeyLen:]
 			continue

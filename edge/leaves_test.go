@@ -1,0 +1,50 @@
+package edge_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestLeavesStayLeaves: the packages every request passes through, and
+// the two that hold no I/O, import neither ClickHouse nor the jobs nor
+// the published state, so that a change there cannot pull a database
+// driver or a job into a problem+json answer (the layout of README.md,
+// A map of the code). Each rule names what a package may not depend on,
+// directly or through another.
+func TestLeavesStayLeaves(t *testing.T) {
+	const (
+		module     = "github.com/edge-stats/edge"
+		clickhouse = "github.com/ClickHouse/clickhouse-go"
+	)
+	heavy := []string{clickhouse, module + "/analytics", module + "/cron", module + "/views"}
+	rules := map[string][]string{
+		"edge/problem":   heavy,
+		"edge/clientip":  heavy,
+		"edge/coding":    heavy,
+		"edge/missgate":  heavy,
+		"edge/apikey":    heavy,
+		"edge/transport": heavy,
+		"cron/every":     heavy,
+		// The state and the tool server import nothing of the project but
+		// their own subpackages.
+		"views": {module + "/analytics", module + "/cron", module + "/edge", module + "/mcp", clickhouse},
+		"mcp":   {module + "/analytics", module + "/cron", module + "/edge", module + "/views", clickhouse},
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	for pkg, banned := range rules {
+		out, err := exec.Command(goBin, "list", "-deps", "../"+pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for dep := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+			for _, b := range banned {
+				if dep == b || strings.HasPrefix(dep, b+"/") && !strings.HasPrefix(dep, module+"/"+pkg) {
+					t.Errorf("%s depends on %s (it may not depend on %s)", pkg, dep, b)
+				}
+			}
+		}
+	}
+}

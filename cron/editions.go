@@ -10,6 +10,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
 )
@@ -41,7 +42,7 @@ func EditionsJob(db *analytics.Lazy, pub *views.Published[editions.Set], schedul
 		before := pub.Load()
 		defer func() {
 			if pub.Load() != before {
-				collectReplaced()
+				memory.CollectReplaced()
 			}
 		}()
 		return BuildEditions(ctx, pub, max, first, last, func(ctx context.Context, at time.Time) (*editions.State, error) {

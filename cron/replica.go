@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -38,119 +36,6 @@ type Views struct {
 	once      sync.Once
 }
 
-// ReloadGCPercent is the collector's GOGC while a full reload runs.
-const ReloadGCPercent = 10
-
-// bareLoadBytes is the heap a listing may take while the bare replica
-// loads after a restart (the replica is about 670 B a listing; the rest
-// is room for the read's garbage). See GrowGC.
-const bareLoadBytes = 1536
-
-// lowerGC lowers the collector's GOGC to at most to (leaving a lower
-// setting, or GOGC=off, alone) and returns what restores it.
-func lowerGC(to int) (restore func()) {
-	prev := debug.SetGCPercent(to)
-	if prev < to {
-		debug.SetGCPercent(prev)
-	}
-	return func() { debug.SetGCPercent(prev) }
-}
-
-// GrowGC sets the collector for a heap that only grows to hold n
-// listings: no collection by GOGC, one when the heap reaches
-// bareLoadBytes a listing (or the memory limit, if lower). At GOGC 100 a
-// collection ran each time the heap doubled, each marking the whole
-// replica read so far (at 5M listings, about half the load's CPU); by the
-// goal, a few run, near its end, and the load's peak RSS is bounded by
-// the goal rather than by twice the replica. It returns what restores
-// both settings.
-func GrowGC(n int) (restore func()) {
-	prevLimit := debug.SetMemoryLimit(-1)
-	goal := int64(n)*bareLoadBytes + 256<<20
-	if prevLimit < goal {
-		goal = prevLimit // an operator's limit wins
-	}
-	prevPercent := debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(goal)
-	return func() {
-		debug.SetMemoryLimit(prevLimit)
-		debug.SetGCPercent(prevPercent)
-	}
-}
-
-// buildBytes is what a full build may add to the process's memory, a
-// listing, before the collector runs: the new figures (about 180 B) and
-// the build's garbage (about 180 B). See BuildGC.
-const buildBytes = 400
-
-// BuildGC sets the collector for a full build of n listings' figures,
-// which a reload runs with two states live: no collection by GOGC, one
-// when the process's memory grows by buildBytes a listing past what it
-// holds now (or reaches the memory limit, if lower). At GOGC 10 the
-// build's allocations ran two or three collections, each marking both
-// states (at 5M listings, 2.5 s of both cores each, and more under
-// load): by the goal, none runs unless the build outgrows its estimate,
-// and the peak stays where GOGC 10 put it. It returns what restores both
-// settings.
-func BuildGC(n int) (restore func()) {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	metrics.Read(s)
-	var held int64
-	if s[0].Value.Kind() == metrics.KindUint64 && s[1].Value.Kind() == metrics.KindUint64 {
-		held = int64(s[0].Value.Uint64() - s[1].Value.Uint64()) // what the memory limit counts
-	}
-	goal := held + int64(n)*buildBytes
-	prevLimit := debug.SetMemoryLimit(-1)
-	goal = min(goal, prevLimit) // an operator's limit wins
-	prevPercent := debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(goal)
-	return func() {
-		debug.SetMemoryLimit(prevLimit)
-		debug.SetGCPercent(prevPercent)
-	}
-}
-
-// setGC sets the collector's GOGC to to, unless GOGC=off, and returns
-// what restores it.
-func setGC(to int) (restore func()) {
-	prev := debug.SetGCPercent(to)
-	if prev < 0 {
-		debug.SetGCPercent(prev)
-	}
-	return func() { debug.SetGCPercent(prev) }
-}
-
-// collectReplaced collects the state a full load replaced, once, when the
-// job ends (deferred after the collector's GOGC is restored), and returns
-// the freed pages to the system, so RSS settles at the state's size
-// rather than over the background scavenger's many minutes. The
-// collection (debug.FreeOSMemory runs one) runs at GOGC 100, so that its
-// goal lies well above the heap it starts on: a forced collection whose
-// goal is the heap itself makes requests that allocate during its mark
-// (15 s for a 6 GB heap) wait on it.
-func collectReplaced() {
-	defer setGC(100)()
-	debug.FreeOSMemory()
-}
-
-// collect runs one collection at GOGC 100 (see collectReplaced) and
-// waits for it, leaving the freed pages to the heap.
-func collect() {
-	defer setGC(100)()
-	runtime.GC()
-}
-
-// heapNow reads the live heap of the last collection and the soft memory
-// limit (GOMEMLIMIT, --memory-limit or the cgroup's, see cmd/edge).
-func heapNow() (live, limit int64) {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() == metrics.KindUint64 {
-		live = int64(s[0].Value.Uint64())
-	}
-	return live, debug.SetMemoryLimit(-1)
-}
-
 // reloadFits reports whether a full reload fits beside the published
 // state under the memory limit: while it runs, the old state and a new
 // one about as large are both live, so it needs about the live heap again.
@@ -169,7 +54,7 @@ func (v *Views) reloadFits() bool {
 
 // NewViews returns the builder of the state published in pub.
 func NewViews(db *analytics.Lazy, pub *views.Published[views.State], log *slog.Logger) *Views {
-	return &Views{db: db, pub: pub, log: log, memory: heapNow, figures: make(chan struct{})}
+	return &Views{db: db, pub: pub, log: log, memory: memory.HeapNow, figures: make(chan struct{})}
 }
 
 // WaitFigures waits until the first state with figures is published, or
@@ -235,7 +120,7 @@ func (v *Views) full(ctx context.Context) error {
 			v.indexText(published)
 		}
 	}()
-	defer collectReplaced()
+	defer memory.CollectReplaced()
 	if cur != nil {
 		// A reload reads listings and history in one pass over the parts,
 		// sharing unchanged strings with the replica it replaces: the old
@@ -244,7 +129,7 @@ func (v *Views) full(ctx context.Context) error {
 		// Two states are live until the new one is published: the
 		// collector runs closer to the live heap meanwhile, which costs
 		// the job CPU and keeps the peak RSS near the two states.
-		defer lowerGC(ReloadGCPercent)()
+		defer memory.LowerGC(memory.ReloadGCPercent)()
 		full, err := analytics.LoadReplica(ctx, conn, o)
 		if err != nil {
 			return fmt.Errorf("generation %d: %w", gen, err)
@@ -258,9 +143,9 @@ func (v *Views) full(ctx context.Context) error {
 		}
 		// The dropped answers and what the load left are garbage: one
 		// collection now, so that the build, which runs without one
-		// (BuildGC), starts from the two states alone.
-		collect()
-		if err := v.publish(full, snapshots, "full", BuildGC); err != nil {
+		// (memory.BuildGC), starts from the two states alone.
+		memory.Collect()
+		if err := v.publish(full, snapshots, "full", memory.BuildGC); err != nil {
 			return err
 		}
 		published = full
@@ -269,9 +154,9 @@ func (v *Views) full(ctx context.Context) error {
 	// After a restart, the bare replica first: listings are served while
 	// history and figures load. Nothing else is in memory yet, and a
 	// heap that only grows is marked whole by every collection: the
-	// collector runs by a memory goal meanwhile (GrowGC).
+	// collector runs by a memory goal meanwhile (memory.GrowGC).
 	restore := func() {}
-	o.Counted = func(n int) { restore = GrowGC(n) }
+	o.Counted = func(n int) { restore = memory.GrowGC(n) }
 	r, err := analytics.LoadReplica(ctx, conn, o)
 	restore()
 	if err != nil {
@@ -283,7 +168,7 @@ func (v *Views) full(ctx context.Context) error {
 	// answer, so that it does not wait for the index.
 	v.indexText(r)
 	gen++
-	defer lowerGC(ReloadGCPercent)() // the bare replica and the full one are both live
+	defer memory.LowerGC(memory.ReloadGCPercent)() // the bare replica and the full one are both live
 	start := time.Now()
 	b := views.BuilderFrom(r)
 	info := r.Info()
@@ -298,7 +183,7 @@ func (v *Views) full(ctx context.Context) error {
 	info.LoadTime += time.Since(start)
 	info.LoadedAt = time.Now().UTC()
 	full := b.Build(info)
-	if err := v.publish(full, snapshots, "full", BuildGC); err != nil {
+	if err := v.publish(full, snapshots, "full", memory.BuildGC); err != nil {
 		return err
 	}
 	published = full
@@ -362,7 +247,7 @@ func (v *Views) refresh(ctx context.Context) error {
 }
 
 // publish builds r's figures and publishes them with r; gc, when not
-// nil, sets the collector for the build (BuildGC) and returns what
+// nil, sets the collector for the build (memory.BuildGC) and returns what
 // restores it.
 func (v *Views) publish(r *views.Replica, snapshots int64, kind string, gc func(n int) (restore func()), attrs ...any) error {
 	restore := func() {}

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -30,7 +30,7 @@ func main() {
 	flag.StringVar(&cfg.Addr, "ch-addr", cfg.Addr, "ClickHouse native address")
 	flag.StringVar(&cfg.Database, "ch-database", cfg.Database, "database")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the loads to this file")
-	grow := flag.Bool("grow-gc", true, "collect by a memory goal while loading, as the edge does after a restart (cron.GrowGC); false: GOGC")
+	grow := flag.Bool("grow-gc", true, "collect by a memory goal while loading, as the edge does after a restart (memory.GrowGC); false: GOGC")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -67,7 +67,7 @@ func run(cfg analytics.Config, runs int, history, grow bool) error {
 		restore := func() {}
 		o := analytics.ReplicaOptions{Generation: uint64(i), History: history}
 		if grow {
-			o.Counted = func(n int) { restore = cron.GrowGC(n) }
+			o.Counted = func(n int) { restore = memory.GrowGC(n) }
 		}
 		r, err := analytics.LoadReplica(ctx, conn, o)
 		restore()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/views"
@@ -120,7 +121,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Info("memory limit", "source", "GOMEMLIMIT", "value", v)
 	} else {
 		self, _ := os.ReadFile("/proc/self/cgroup")
-		limit, source, err := memoryLimit(memLimit, os.DirFS("/sys/fs/cgroup"), string(self), int64(srv.CacheMB)<<20)
+		limit, source, err := memory.Limit(memLimit, os.DirFS("/sys/fs/cgroup"), string(self), int64(srv.CacheMB)<<20)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package main
+package memory
 
 import (
 	"fmt"
@@ -18,12 +18,12 @@ import (
 // the answer cache's copies of large answers in memfds (at most the
 // cache's size).
 
-// memoryLimit returns the Go heap's soft limit and where it came from, or
+// Limit returns the Go heap's soft limit and where it came from, or
 // 0 when there is none to set. flag is --memory-limit ("" or "auto": the
 // cgroup's; "off": none; else a size such as 12GiB); cgroupFS is the
 // root of the cgroup file system (/sys/fs/cgroup) and selfCgroup the
 // content of /proc/self/cgroup; cacheBytes is the answer cache's size.
-func memoryLimit(flag string, cgroupFS fs.FS, selfCgroup string, cacheBytes int64) (limit int64, source string, err error) {
+func Limit(flag string, cgroupFS fs.FS, selfCgroup string, cacheBytes int64) (limit int64, source string, err error) {
 	var total int64
 	switch flag = strings.TrimSpace(flag); strings.ToLower(flag) {
 	case "off":

@@ -1,14 +1,10 @@
-package cron
+package memory
 
 import (
-	"context"
-	"log/slog"
 	"math"
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
-
-	"github.com/edge-stats/edge/views"
 )
 
 // TestGrowGC checks the collector's settings while a bare replica loads:
@@ -78,28 +74,5 @@ func TestBuildGC(t *testing.T) {
 	restore()
 	if l := debug.SetMemoryLimit(-1); l != 1<<20 {
 		t.Errorf("the operator's limit after = %d", l)
-	}
-}
-
-// TestWaitFigures: a job waiting on the first figures (the editions after
-// a restart) waits until a state with figures is published, and no
-// longer than its context.
-func TestWaitFigures(t *testing.T) {
-	v := NewViews(nil, &views.Published[views.State]{}, slog.New(slog.DiscardHandler))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := v.WaitFigures(ctx); err == nil {
-		t.Fatal("WaitFigures returned before any figures")
-	}
-	done := make(chan error, 1)
-	go func() { done <- v.WaitFigures(context.Background()) }()
-	if err := v.publish(views.NewReplica(nil, views.ReplicaInfo{}), 0, "test", nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if err := v.WaitFigures(context.Background()); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package memory
 
 import (
 	"strings"
@@ -37,7 +37,7 @@ func TestMemoryLimit(t *testing.T) {
 		if fs == nil {
 			fs = fstest.MapFS{}
 		}
-		got, source, err := memoryLimit(c.flag, fs, c.self, c.cache)
+		got, source, err := Limit(c.flag, fs, c.self, c.cache)
 		switch {
 		case c.err != "":
 			if err == nil || !strings.Contains(err.Error(), c.err) {

@@ -1,0 +1,127 @@
+// Package memory is the edge process's memory policy: the soft limit of
+// the Go heap (a flag, GOMEMLIMIT or the cgroup's, less the answer
+// cache's share: Limit), and the collector's settings around the large
+// allocations of the jobs (a bare replica loading, a full build with two
+// states live) and the collections that give a replaced state's pages
+// back. The jobs (package cron) and the binary (cmd/edge) use it; it
+// uses only the runtime.
+package memory
+
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+)
+
+// ReloadGCPercent is the collector's GOGC while a full reload runs.
+const ReloadGCPercent = 10
+
+// bareLoadBytes is the heap a listing may take while the bare replica
+// loads after a restart (the replica is about 670 B a listing; the rest
+// is room for the read's garbage). See GrowGC.
+const bareLoadBytes = 1536
+
+// LowerGC lowers the collector's GOGC to at most to (leaving a lower
+// setting, or GOGC=off, alone) and returns what restores it.
+func LowerGC(to int) (restore func()) {
+	prev := debug.SetGCPercent(to)
+	if prev < to {
+		debug.SetGCPercent(prev)
+	}
+	return func() { debug.SetGCPercent(prev) }
+}
+
+// GrowGC sets the collector for a heap that only grows to hold n
+// listings: no collection by GOGC, one when the heap reaches
+// bareLoadBytes a listing (or the memory limit, if lower). At GOGC 100 a
+// collection ran each time the heap doubled, each marking the whole
+// replica read so far (at 5M listings, about half the load's CPU); by the
+// goal, a few run, near its end, and the load's peak RSS is bounded by
+// the goal rather than by twice the replica. It returns what restores
+// both settings.
+func GrowGC(n int) (restore func()) {
+	prevLimit := debug.SetMemoryLimit(-1)
+	goal := int64(n)*bareLoadBytes + 256<<20
+	if prevLimit < goal {
+		goal = prevLimit // an operator's limit wins
+	}
+	prevPercent := debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(goal)
+	return func() {
+		debug.SetMemoryLimit(prevLimit)
+		debug.SetGCPercent(prevPercent)
+	}
+}
+
+// buildBytes is what a full build may add to the process's memory, a
+// listing, before the collector runs: the new figures (about 180 B) and
+// the build's garbage (about 180 B). See BuildGC.
+const buildBytes = 400
+
+// BuildGC sets the collector for a full build of n listings' figures,
+// which a reload runs with two states live: no collection by GOGC, one
+// when the process's memory grows by buildBytes a listing past what it
+// holds now (or reaches the memory limit, if lower). At GOGC 10 the
+// build's allocations ran two or three collections, each marking both
+// states (at 5M listings, 2.5 s of both cores each, and more under
+// load): by the goal, none runs unless the build outgrows its estimate,
+// and the peak stays where GOGC 10 put it. It returns what restores both
+// settings.
+func BuildGC(n int) (restore func()) {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	var held int64
+	if s[0].Value.Kind() == metrics.KindUint64 && s[1].Value.Kind() == metrics.KindUint64 {
+		held = int64(s[0].Value.Uint64() - s[1].Value.Uint64()) // what the memory limit counts
+	}
+	goal := held + int64(n)*buildBytes
+	prevLimit := debug.SetMemoryLimit(-1)
+	goal = min(goal, prevLimit) // an operator's limit wins
+	prevPercent := debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(goal)
+	return func() {
+		debug.SetMemoryLimit(prevLimit)
+		debug.SetGCPercent(prevPercent)
+	}
+}
+
+// setGC sets the collector's GOGC to to, unless GOGC=off, and returns
+// what restores it.
+func setGC(to int) (restore func()) {
+	prev := debug.SetGCPercent(to)
+	if prev < 0 {
+		debug.SetGCPercent(prev)
+	}
+	return func() { debug.SetGCPercent(prev) }
+}
+
+// CollectReplaced collects the state a full load replaced, once, when the
+// job ends (deferred after the collector's GOGC is restored), and returns
+// the freed pages to the system, so RSS settles at the state's size
+// rather than over the background scavenger's many minutes. The
+// collection (debug.FreeOSMemory runs one) runs at GOGC 100, so that its
+// goal lies well above the heap it starts on: a forced collection whose
+// goal is the heap itself makes requests that allocate during its mark
+// (15 s for a 6 GB heap) wait on it.
+func CollectReplaced() {
+	defer setGC(100)()
+	debug.FreeOSMemory()
+}
+
+// Collect runs one collection at GOGC 100 (see CollectReplaced) and
+// waits for it, leaving the freed pages to the heap.
+func Collect() {
+	defer setGC(100)()
+	runtime.GC()
+}
+
+// HeapNow reads the live heap of the last collection and the soft memory
+// limit (GOMEMLIMIT, --memory-limit or the cgroup's, see Limit).
+func HeapNow() (live, limit int64) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		live = int64(s[0].Value.Uint64())
+	}
+	return live, debug.SetMemoryLimit(-1)
+}

@@ -1,0 +1,32 @@
+package cron
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/edge-stats/edge/views"
+)
+
+// TestWaitFigures: a job waiting on the first figures (the editions after
+// a restart) waits until a state with figures is published, and no
+// longer than its context.
+func TestWaitFigures(t *testing.T) {
+	v := NewViews(nil, &views.Published[views.State]{}, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := v.WaitFigures(ctx); err == nil {
+		t.Fatal("WaitFigures returned before any figures")
+	}
+	done := make(chan error, 1)
+	go func() { done <- v.WaitFigures(context.Background()) }()
+	if err := v.publish(views.NewReplica(nil, views.ReplicaInfo{}), 0, "test", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := v.WaitFigures(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -304,4 +306,73 @@ func template(path string) string {
 		}
 	}
 	return path
+}
+
+// TestSortsFollowTheCatalogue: every surface that names the v1 sorts
+// names the catalogue's (views.V1SortNames), in its order: the OpenAPI
+// description's enum, the search_listings tool's enum, and the text of
+// the 400 an unknown sort gets; the legacy API's page names every
+// legacy sort.
+func TestSortsFollowTheCatalogue(t *testing.T) {
+	want := views.V1SortNames()
+	spec, err := v1.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name   string
+				Schema struct{ Enum []string }
+			}
+		}
+	}
+	if err := json.Unmarshal(spec, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var openapi []string
+	for _, p := range doc.Paths["/api/v1/listings"]["get"].Parameters {
+		if p.Name == "sort" {
+			openapi = p.Schema.Enum
+		}
+	}
+	if !slices.Equal(openapi, want) {
+		t.Errorf("the OpenAPI description's sorts %v, the catalogue's %v", openapi, want)
+	}
+	h := start(t, synthetic(t))
+	list := rpc(t, h, nil, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	var tools struct {
+		Result struct {
+			Tools []struct {
+				Name        string
+				InputSchema struct {
+					Properties map[string]struct{ Enum []string }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(list.body, &tools); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Result.Tools {
+		if tool.Name == "search_listings" && !slices.Equal(tool.InputSchema.Properties["sort"].Enum, want) {
+			t.Errorf("search_listings' sorts %v, the catalogue's %v", tool.InputSchema.Properties["sort"].Enum, want)
+		}
+	}
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	d := problem(t, get(t, "GET", h.Base+"/api/v1/listings?sort=size"), 400)
+	if !strings.Contains(d, strings.Join(want, ", ")) {
+		t.Errorf("the 400 of an unknown sort: %q, want the catalogue's %v", d, want)
+	}
+	legacyPage, err := os.ReadFile("../docs/api-legacy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range views.SortNames {
+		if !strings.Contains(string(legacyPage), "`"+name+"`") {
+			t.Errorf("docs/api-legacy.md does not name the legacy sort %s", name)
+		}
+	}
 }

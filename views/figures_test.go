@@ -150,7 +150,7 @@ func TestClimbersHaveAFloor(t *testing.T) {
 		t.Errorf("climbers %v, want [big]: tiny climbed past 20 ties but is below the floor", got)
 	}
 	chrome := Chrome
-	for _, sort := range []int{SortRising, SortRankClimb} {
+	for _, sort := range []Sort{SortRising, SortRankClimb} {
 		page, _, _, _ := f.List(&ListingQuery{Store: &chrome, Sort: sort, PageSize: 3}, nil)
 		if got := ids(page); len(got) == 0 || got[0] != "big" {
 			t.Errorf("sort %d: %v, want big first (tiny's climb and +33%% are below the floor)", sort, got)

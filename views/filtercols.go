@@ -30,7 +30,7 @@ type filterCols struct {
 	versionOrd  []uint32           // ordinal of versions[i]
 	category    map[string][]int32 // listings by category, ascending
 	permission  map[string][]int32 // listings by permission, ascending
-	has         map[int][]uint64   // growth sort index -> bitmap of listings with the figure
+	has         map[Sort][]uint64  // growth sort -> bitmap of listings with the figure
 	// catOrd is each listing's category as 1 + its number in catID (0:
 	// none), so that a category is tested without reading the listing;
 	// nil when there are more categories than it counts.
@@ -41,7 +41,7 @@ type filterCols struct {
 	// hasMeta the same among those with a growth sort's figure: the total
 	// of a query that filters on flags alone is a sum over them.
 	metaCount *metaHist
-	hasMeta   map[int]*metaHist
+	hasMeta   map[Sort]*metaHist
 	// parallelMin is how many listings a scan covers before it splits
 	// over the cores (scanParallelMin; tests lower it).
 	parallelMin int
@@ -169,8 +169,8 @@ func (f *Figures) buildFilterCols() {
 	for i := range ls {
 		c.version[i] = ord[ls[i].Version]
 	}
-	c.has, c.hasMeta = map[int][]uint64{}, map[int]*metaHist{}
-	for s := range SortNames {
+	c.has, c.hasMeta = map[Sort][]uint64{}, map[Sort]*metaHist{}
+	for s := range Sort(len(SortNames)) {
 		if !growthSort(s) {
 			continue
 		}

@@ -99,7 +99,7 @@ func TestAlsoInQuery(t *testing.T) {
 	}
 	for _, s := range []Store{Chrome, Edge, Firefox} {
 		for _, store := range []*Store{nil, Chrome.Ref(), Firefox.Ref()} {
-			q := ListingQuery{AlsoIn: s.Ref(), Store: store, Sort: SortIndex("installs"), PageSize: 1, Page: 1}
+			q := ListingQuery{AlsoIn: s.Ref(), Store: store, Sort: SortInstalls, PageSize: 1, Page: 1}
 			base := q
 			base.AlsoIn = nil
 			byKey := map[string]*Listing{}

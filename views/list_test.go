@@ -39,12 +39,12 @@ type bruteRow struct {
 
 // bruteRowOf reads listing i's value for sort (names and categories as
 // strings, every other sort by its key).
-func bruteRowOf(f *Figures, i, sort int) bruteRow {
+func bruteRowOf(f *Figures, i int, sort Sort) bruteRow {
 	l := &f.replica.listings[i]
 	switch sort {
-	case SortIndex("name"):
+	case SortName:
 		return bruteRow{idx: i, name: l.Name, has: true}
-	case SortIndex("category"):
+	case SortCategory:
 		return bruteRow{idx: i, name: l.Category, has: true}
 	}
 	k, has := f.sortKey(i, sort)
@@ -124,8 +124,8 @@ func TestListCursorPagingMatchesBruteForce(t *testing.T) {
 		{Category: &cat, Store: &s3},
 		{Category: &cat, Q: "TAB", NameOnly: true},
 	} {
-		for _, sort := range []int{SortSize, SortCreated, SortRankClimb, SortIndex("installs"), SortIndex("name"),
-			SortIndex("rating"), SortIndex("growth7d"), SortIndex("growthpct7d"), SortIndex("updated")} {
+		for _, sort := range []Sort{SortSize, SortCreated, SortRankClimb, SortInstalls, SortName,
+			SortRating, SortGrowth7d, SortGrowthPct7d, SortUpdated} {
 			for _, asc := range []bool{false, true} {
 				q := base
 				q.Sort, q.Asc, q.PageSize, q.Page = sort, asc, 7, 1
@@ -197,19 +197,19 @@ func TestListLazyAndBitmapAgree(t *testing.T) {
 	small := sizes[11]
 	for _, c := range []struct {
 		q    ListingQuery
-		sort int
+		sort Sort
 	}{
-		{ListingQuery{}, SortSize},          // lazy: pages fill at once
-		{ListingQuery{}, SortIndex("name")}, // lazy
-		{ListingQuery{Store: &store}, SortIndex("rating")},
+		{ListingQuery{}, SortSize}, // lazy: pages fill at once
+		{ListingQuery{}, SortName}, // lazy
+		{ListingQuery{Store: &store}, SortRating},
 		{ListingQuery{Store: &store, MaxSize: &small}, SortSize}, // bitmap after lazyTests
-		{ListingQuery{Store: &store, MaxSize: &small}, SortIndex("name")},
-		{ListingQuery{Q: "listing 1"}, SortIndex("rating")},         // text: lazy, the page fills at once
+		{ListingQuery{Store: &store, MaxSize: &small}, SortName},
+		{ListingQuery{Q: "listing 1"}, SortRating},                  // text: lazy, the page fills at once
 		{ListingQuery{Q: "listing 399", Store: &store}, SortSize},   // text: the index after lazyTextTests
 		{ListingQuery{Q: "LISTING 3", NameOnly: true}, SortCreated}, // text, names only
-		{ListingQuery{Q: "listing 123"}, SortIndex("rating")},       // a rare word in every store: its matches sorted
+		{ListingQuery{Q: "listing 123"}, SortRating},                // a rare word in every store: its matches sorted
 		{ListingQuery{Q: "listing 77", Asc: true}, SortSize},        // the same, ascending
-		{ListingQuery{Q: "listing 2", Store: &store}, SortIndex("growth7d")},
+		{ListingQuery{Q: "listing 2", Store: &store}, SortGrowth7d},
 	} {
 		q := c.q
 		q.Sort, q.PageSize, q.Page = c.sort, 7, 1

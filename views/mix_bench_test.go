@@ -76,14 +76,7 @@ func (s *mixSet) add(m mixQuery, q *ListingQuery, d time.Duration) {
 		st = q.Store.String()
 	}
 	s.which = append(s.which, fmt.Sprintf("%v %s %s sort=%s asc=%v page=%d", d.Round(10*time.Microsecond), m.kind, st,
-		sortLabel(q.Sort), q.Asc, q.Page))
-}
-
-func sortLabel(i int) string {
-	if i < len(SortNames) {
-		return SortNames[i]
-	}
-	return strconv.Itoa(i)
+		q.Sort, q.Asc, q.Page))
 }
 
 func (s *mixSet) pct(p float64) float64 {
@@ -115,9 +108,9 @@ func queryMix(f *Figures) (v1, legacy *mixSet) {
 	cat := "Category 3" // every store has it (synthReplica)
 	tag1, tag0 := "topic-13", "topic-0"
 	minS, maxS, ten := int64(100), int64(50_000), int64(10)
-	sorts := []int{SortIndex("installs"), SortIndex("ratingcount"), SortIndex("rating"), SortIndex("growth7d"),
-		SortRising, SortIndex("growth30d"), SortIndex("ratinggrowth7d"), SortIndex("updated"), SortCreated,
-		SortIndex("firstseen"), SortIndex("name"), SortRankClimb}
+	sorts := []Sort{SortInstalls, SortRatingCount, SortRating, SortGrowth7d,
+		SortRising, SortGrowth30d, SortRatingGrowth7d, SortUpdated, SortCreated,
+		SortFirstSeen, SortName, SortRankClimb}
 	type filter struct {
 		kind      string
 		set       func(q *ListingQuery)
@@ -167,7 +160,7 @@ func queryMix(f *Figures) (v1, legacy *mixSet) {
 					continue
 				}
 				for _, page := range []int{1, 3} {
-					q := ListingQuery{Store: st, Sort: SortIndex(srt), Page: page, PageSize: 50}
+					q := ListingQuery{Store: st, Sort: legacySort(srt), Page: page, PageSize: 50}
 					fl.set(&q)
 					legacy.queries = append(legacy.queries, mixQuery{fl.kind, q, 0})
 				}
@@ -199,10 +192,12 @@ func BenchmarkScan5M(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			q := c.q
-			q.Page, q.PageSize, q.Sort = 1, 50, SortIndex("firstseen")
+			q.Page, q.PageSize, q.Sort = 1, 50, SortFirstSeen
 			for b.Loop() {
 				f.Query(&q)
 			}
 		})
 	}
 }
+
+func legacySort(name string) Sort { s, _ := LegacySort(name); return s }

@@ -37,7 +37,7 @@ type ListingQuery struct {
 	Permission      *string
 	HostAccessAll   bool
 	MinAccessLevel  *uint8
-	Sort            int  // index in SortNames, or one of the v1-only Sort* orders
+	Sort            Sort // the order (see catalogue)
 	Asc             bool // ascending; missing values still last
 	Page            int  // from 1
 	PageSize        int  // 1 to 200

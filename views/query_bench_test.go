@@ -28,18 +28,18 @@ func BenchmarkLegacy1M(b *testing.B) {
 	queries := map[string]ListingQuery{
 		"default":           {},
 		"platform":          {Store: &s2},
-		"category+rating":   {Store: &s0, Category: &cat, MinRating: &lo, Sort: SortIndex("rating")},
-		"permission+access": {Permission: &perm, HostAccessAll: true, Sort: SortIndex("access")},
-		"growth7d":          {Sort: SortIndex("growth7d")},
-		"growthpct30d asc":  {Sort: SortIndex("growthpct30d"), Asc: true},
-		"name asc":          {Sort: SortIndex("name"), Asc: true},
-		"updated+version":   {UpdatedAfter: &day, MinVersion: &minV, Sort: SortIndex("updated")},
+		"category+rating":   {Store: &s0, Category: &cat, MinRating: &lo, Sort: SortRating},
+		"permission+access": {Permission: &perm, HostAccessAll: true, Sort: SortAccess},
+		"growth7d":          {Sort: SortGrowth7d},
+		"growthpct30d asc":  {Sort: SortGrowthPct30d, Asc: true},
+		"name asc":          {Sort: SortName, Asc: true},
+		"updated+version":   {UpdatedAfter: &day, MinVersion: &minV, Sort: SortUpdated},
 		"delisted":          {IncludeDelisted: true, MinRatingCount: &minRC, Rated: &yes},
 		"q name (2 chars)":  {Q: "li"},
 		"q description":     {Q: "listing 99"},
 		"deep page":         {Page: 2000, PageSize: 200},
-		"pageSize 200":      {PageSize: 200, Sort: SortIndex("ratingcount")},
-		"csv 1000 rows":     {PageSize: 1000, Sort: SortIndex("name")},
+		"pageSize 200":      {PageSize: 200, Sort: SortRatingCount},
+		"csv 1000 rows":     {PageSize: 1000, Sort: SortName},
 	}
 	names := make([]string, 0, len(queries))
 	for n := range queries {

@@ -88,7 +88,7 @@ func TestLegacyMatchesBruteForce(t *testing.T) {
 		{Q: "dev 42", Store: &s3, Category: &cat},         // within a store, by the category's list
 		{Q: "Zed", Permission: &perm, MinInstalls: &minI}, // text, a posting list and columns
 	} {
-		for sort := range SortNames {
+		for sort := range Sort(len(SortNames)) {
 			for _, asc := range []bool{false, true} {
 				for _, page := range []struct{ n, size int }{{1, 50}, {3, 7}, {1000, 200}} {
 					q := base

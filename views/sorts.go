@@ -6,43 +6,180 @@ import (
 	"math/bits"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
 
-// SortNames are the sort keys of /api/extensions, in a fixed order; the
-// v1 sorts map onto them (and onto the Sort* orders below).
-var SortNames = []string{"installs", "name", "category", "rating", "ratingcount", "updated", "firstseen",
-	"access", "growth1d", "growth7d", "growth30d", "growth365d", "growthpct1d", "growthpct7d", "growthpct30d",
-	"growthpct365d", "ratinggrowth1d", "ratinggrowth7d", "ratinggrowthpct1d", "ratinggrowthpct7d"}
+// Sort is an order of the listing query engine (ListingQuery.Sort). Its
+// specs are one table, catalogue: the name each API gives it, whether it
+// is a growth sort, whether a floor applies. Every surface (the v1
+// parameter and its error text, the legacy mapping, the tool's enum, the
+// OpenAPI description's enum, the benches) takes its names from it, so a
+// new sort is a constant, a line in catalogue and its key in sortKeyOf
+// (or in Figures.sortKey for a figure of the figures).
+type Sort int
 
-// SortIndex returns the index of a sort key in SortNames; an
-// unknown key means installs (index 0), as the spec says.
-func SortIndex(key string) int {
-	if i := slices.Index(SortNames, key); i >= 0 {
-		return i
-	}
-	return 0
-}
-
-// Sort orders that only the v1 API uses, kept after the legacy ones.
+// The sorts. The legacy API's come first, in the order of its contract;
+// those after them are the v1 API's own.
 const (
-	SortSize      = 20 // size: usage figure, or rating count on apple
-	SortCreated   = 21 // store's creation date
-	SortRankClimb = 22 // 7-day store-rank climb, among listings of at least RisingMinSize
+	SortInstalls Sort = iota // the usage figure (legacy "installs")
+	SortName
+	SortCategory
+	SortRating
+	SortRatingCount
+	SortUpdated
+	SortFirstSeen
+	SortAccess
+	SortGrowth1d
+	SortGrowth7d
+	SortGrowth30d
+	SortGrowth365d
+	SortGrowthPct1d
+	SortGrowthPct7d
+	SortGrowthPct30d
+	SortGrowthPct365d
+	SortRatingGrowth1d
+	SortRatingGrowth7d
+	SortRatingGrowthPct1d
+	SortRatingGrowthPct7d
+	// SortSize is the size: the usage figure, or the rating count on
+	// apple (v1's installs).
+	SortSize
+	// SortCreated is the store's creation date.
+	SortCreated
+	// SortRankClimb is the 7-day store-rank climb, among listings of at
+	// least RisingMinSize.
+	SortRankClimb
 	// SortRising is the 7-day growth percent among listings of at least
 	// RisingMinSize (v1's growthpct7d); smaller listings have no value.
-	SortRising = 23
+	SortRising
 	// SortStoreRank is the position within the listing's own store (rank
 	// 1 of every store first, then every rank 2, ...): the order by size
 	// across stores, whose sizes count different things.
-	SortStoreRank = 24
-	numSorts      = 25
+	SortStoreRank
+	numSorts
 )
 
-// growthSort reports whether sort index i is a growth sort, which
-// lists only listings that have the figure.
-func growthSort(i int) bool { return i >= 8 && i < len(SortNames) }
+// SortSpec is what the catalogue says of a sort.
+type SortSpec struct {
+	Sort Sort
+	// Legacy is its name on /api/extensions; "" when not offered there.
+	Legacy string
+	// V1 is its name on /api/v1/listings and the search_listings tool;
+	// "" when not offered there.
+	V1 string
+	// Growth: a growth sort, which lists only the listings that have the
+	// figure.
+	Growth bool
+	// Floor: only listings of at least RisingMinSize have a value.
+	Floor bool
+	// NeedsStore: on v1, the sort needs a store (ranks are per store).
+	NeedsStore bool
+	// ByText: the sort orders text (names, categories), A to Z when
+	// ascending, and v1 lists it A to Z unless asked otherwise.
+	ByText bool
+
+	def sortDef // how it reads a listing, for the legacy keys
+}
+
+// catalogue is every sort, in Sort order.
+var catalogue = [numSorts]SortSpec{
+	{Sort: SortInstalls, Legacy: "installs", def: sortDef{plain: "installs"}},
+	{Sort: SortName, Legacy: "name", V1: "name", ByText: true, def: sortDef{plain: "name"}},
+	{Sort: SortCategory, Legacy: "category", ByText: true, def: sortDef{plain: "category"}},
+	{Sort: SortRating, Legacy: "rating", V1: "rating", def: sortDef{plain: "rating"}},
+	{Sort: SortRatingCount, Legacy: "ratingcount", V1: "ratingcount", def: sortDef{plain: "ratingcount"}},
+	{Sort: SortUpdated, Legacy: "updated", V1: "updated", def: sortDef{plain: "updated"}},
+	{Sort: SortFirstSeen, Legacy: "firstseen", V1: "firstseen", def: sortDef{plain: "firstseen"}},
+	{Sort: SortAccess, Legacy: "access", def: sortDef{plain: "access"}},
+	{Sort: SortGrowth1d, Legacy: "growth1d", Growth: true, def: sortDef{window: Window1d}},
+	{Sort: SortGrowth7d, Legacy: "growth7d", V1: "growth7d", Growth: true, def: sortDef{window: Window7d}},
+	{Sort: SortGrowth30d, Legacy: "growth30d", V1: "growth30d", Growth: true, def: sortDef{window: Window30d}},
+	{Sort: SortGrowth365d, Legacy: "growth365d", Growth: true, def: sortDef{window: Window365d}},
+	{Sort: SortGrowthPct1d, Legacy: "growthpct1d", Growth: true, def: sortDef{window: Window1d, pct: true}},
+	{Sort: SortGrowthPct7d, Legacy: "growthpct7d", Growth: true, def: sortDef{window: Window7d, pct: true}},
+	{Sort: SortGrowthPct30d, Legacy: "growthpct30d", Growth: true, def: sortDef{window: Window30d, pct: true}},
+	{Sort: SortGrowthPct365d, Legacy: "growthpct365d", Growth: true, def: sortDef{window: Window365d, pct: true}},
+	{Sort: SortRatingGrowth1d, Legacy: "ratinggrowth1d", Growth: true, def: sortDef{window: Window1d, rating: true}},
+	{Sort: SortRatingGrowth7d, Legacy: "ratinggrowth7d", V1: "ratinggrowth7d", Growth: true, def: sortDef{window: Window7d, rating: true}},
+	{Sort: SortRatingGrowthPct1d, Legacy: "ratinggrowthpct1d", Growth: true, def: sortDef{window: Window1d, rating: true, pct: true}},
+	{Sort: SortRatingGrowthPct7d, Legacy: "ratinggrowthpct7d", Growth: true, def: sortDef{window: Window7d, rating: true, pct: true}},
+	{Sort: SortSize, V1: "installs"},
+	{Sort: SortCreated, V1: "created"},
+	{Sort: SortRankClimb, V1: "rankclimb", Floor: true, NeedsStore: true},
+	{Sort: SortRising, V1: "growthpct7d", Floor: true},
+	{Sort: SortStoreRank},
+}
+
+// String names s: its legacy name, else its v1 name ("size" for v1's
+// installs), else "storerank".
+func (s Sort) String() string {
+	switch {
+	case s < 0 || s >= numSorts:
+		return "sort(" + strconv.Itoa(int(s)) + ")"
+	case s == SortSize:
+		return "size"
+	case catalogue[s].Legacy != "":
+		return catalogue[s].Legacy
+	case catalogue[s].V1 != "":
+		return catalogue[s].V1
+	}
+	return "storerank"
+}
+
+// Spec returns the catalogue's spec of s.
+func (s Sort) Spec() SortSpec { return catalogue[s] }
+
+// Sorts returns every sort's spec, in Sort order.
+func Sorts() []SortSpec { return catalogue[:] }
+
+// LegacySort returns the sort /api/extensions names name, and false for
+// an unknown name (the legacy contract then sorts by installs).
+func LegacySort(name string) (Sort, bool) {
+	for _, s := range catalogue {
+		if s.Legacy != "" && s.Legacy == name {
+			return s.Sort, true
+		}
+	}
+	return SortInstalls, false
+}
+
+// V1Sort returns the sort /api/v1 names name, and false for an unknown
+// name.
+func V1Sort(name string) (Sort, bool) {
+	for _, s := range catalogue {
+		if s.V1 != "" && s.V1 == name {
+			return s.Sort, true
+		}
+	}
+	return 0, false
+}
+
+// V1SortNames returns the names /api/v1 offers, in the catalogue's order
+// of the v1 table (its parameter's enum, error text and tool enum).
+func V1SortNames() []string { return v1SortNames }
+
+// v1SortNames is the v1 API's order of its sorts, as its contract lists
+// them; TestSortCatalogue checks that it holds every V1 name once.
+var v1SortNames = []string{"installs", "ratingcount", "rating", "growth7d", "growthpct7d", "growth30d",
+	"ratinggrowth7d", "updated", "created", "firstseen", "name", "rankclimb"}
+
+// SortNames are the sort keys of /api/extensions, in the order of its
+// contract (each sort's Legacy name, in Sort order).
+var SortNames = func() []string {
+	var out []string
+	for _, s := range catalogue {
+		if s.Legacy != "" {
+			out = append(out, s.Legacy)
+		}
+	}
+	return out
+}()
+
+// growthSort reports whether s is a growth sort, which lists only
+// listings that have the figure.
+func growthSort(s Sort) bool { return s >= 0 && s < numSorts && catalogue[s].Growth }
 
 // sortDef says how one legacy sort key reads a listing.
 type sortDef struct {
@@ -52,26 +189,9 @@ type sortDef struct {
 	pct    bool // the percent rather than the change
 }
 
-// sortDefs parallels SortNames.
-var sortDefs = func() []sortDef {
-	windows := map[string]Window{"1d": Window1d, "7d": Window7d, "30d": Window30d, "365d": Window365d}
-	out := make([]sortDef, len(SortNames))
-	for i, k := range SortNames {
-		if i < 8 {
-			out[i] = sortDef{plain: k}
-			continue
-		}
-		rest, rating := strings.CutPrefix(k, "rating")
-		rest = strings.TrimPrefix(rest, "growth")
-		rest, pct := strings.CutPrefix(rest, "pct")
-		out[i] = sortDef{window: windows[rest], rating: rating, pct: pct}
-	}
-	return out
-}()
-
 // sortKeyOf returns a listing's value for sort index i as an integer that
 // orders like it (larger first), and whether the listing has one.
-func sortKeyOf(l *Listing, i int) (int64, bool) {
+func sortKeyOf(l *Listing, i Sort) (int64, bool) {
 	switch i {
 	case SortSize:
 		return l.Size()
@@ -83,9 +203,9 @@ func sortKeyOf(l *Listing, i int) (int64, bool) {
 		if size, ok := l.Size(); !ok || size < RisingMinSize(l.Store) {
 			return 0, false
 		}
-		return sortKeyOf(l, SortIndex("growthpct7d"))
+		return sortKeyOf(l, SortGrowthPct7d)
 	}
-	s := &sortDefs[i]
+	s := &catalogue[i].def
 	switch s.plain {
 	case "installs":
 		return l.Usage()
@@ -176,8 +296,8 @@ func (f *Figures) buildSortOrders() {
 		}
 		slots <- b
 	}
-	for first := 0; first < numSorts; first += sortGroup {
-		group := make([]int, 0, sortGroup)
+	for first := Sort(0); first < numSorts; first += sortGroup {
+		group := make([]Sort, 0, sortGroup)
 		for i := first; i < min(first+sortGroup, numSorts); i++ {
 			group = append(group, i)
 		}
@@ -205,11 +325,11 @@ const sortGroup = 3
 // sortKeyFunc returns how sort i keys a listing: a key whose ascending
 // order is the sort's, and whether the listing has one (nil for names,
 // which sortStore keys itself).
-func (f *Figures) sortKeyFunc(i int) func(j int) (uint64, bool) {
+func (f *Figures) sortKeyFunc(i Sort) func(j int) (uint64, bool) {
 	switch {
-	case i == SortIndex("name"):
+	case i == SortName:
 		return nil
-	case i == SortIndex("category"):
+	case i == SortCategory:
 		ls := f.replica.listings
 		rank := f.categoryRanks()
 		return func(j int) (uint64, bool) { return rank[ls[j].Category], true }
@@ -224,7 +344,7 @@ func (f *Figures) sortKeyFunc(i int) func(j int) (uint64, bool) {
 // sort of group, in its order: those with a key first (ascending key,
 // ties by index), then those without (by index), and sets how many have
 // a key. keys parallels group.
-func (f *Figures) sortStore(buf *sortBufs, s Store, group []int, keys []func(j int) (uint64, bool)) {
+func (f *Figures) sortStore(buf *sortBufs, s Store, group []Sort, keys []func(j int) (uint64, bool)) {
 	ls := f.replica.listings
 	lo, hi := f.replica.storeStart[s], f.replica.storeStart[s+1]
 	idxBits := uint(bits.Len(uint(hi - lo)))
@@ -267,7 +387,7 @@ func (f *Figures) sortStore(buf *sortBufs, s Store, group []int, keys []func(j i
 		m := len(keys)
 		f.orders.present[i][s] = m
 		slices.Reverse(out[m:])
-		byName := i == SortIndex("name")
+		byName := i == SortName
 		if byName {
 			minK[g] = 0 // the name's bytes are the key as they are
 		}
@@ -343,7 +463,7 @@ func (f *Figures) sortNameRuns64(items []uint64, idxBits uint, lo, nameBytes int
 
 // sortKey is sortKeyOf with the figures' own keys (the rank climb, the
 // store rank).
-func (f *Figures) sortKey(j, i int) (int64, bool) {
+func (f *Figures) sortKey(j int, i Sort) (int64, bool) {
 	switch i {
 	case SortRankClimb:
 		// As the climbers chart: below the floor, climbs are ties passed.

@@ -61,3 +61,54 @@ func TestSortOrdersMatchBruteForce(t *testing.T) {
 		}
 	}
 }
+
+// TestSortCatalogue checks the catalogue against itself: one spec a
+// sort, in Sort order; each API's names once each; the legacy sorts in
+// the order of the legacy contract; the v1 order naming every v1 sort.
+func TestSortCatalogue(t *testing.T) {
+	legacy, v1 := map[string]bool{}, map[string]bool{}
+	for i, s := range Sorts() {
+		if s.Sort != Sort(i) {
+			t.Fatalf("catalogue[%d] is the spec of %v", i, s.Sort)
+		}
+		for name, seen := range map[string]map[string]bool{s.Legacy: legacy, s.V1: v1} {
+			if name != "" && seen[name] {
+				t.Errorf("%q names two sorts", name)
+			}
+			seen[name] = true
+		}
+		if got, ok := LegacySort(s.Legacy); s.Legacy != "" && (!ok || got != s.Sort) {
+			t.Errorf("LegacySort(%q) = %v %v", s.Legacy, got, ok)
+		}
+		if got, ok := V1Sort(s.V1); s.V1 != "" && (!ok || got != s.Sort) {
+			t.Errorf("V1Sort(%q) = %v %v", s.V1, got, ok)
+		}
+		if s.Legacy == "" && s.V1 == "" && s.Sort != SortStoreRank {
+			t.Errorf("%v is offered by no API", s.Sort)
+		}
+		if s.Growth != (s.Legacy != "" && s.def.plain == "") {
+			t.Errorf("%v: growth %v, but its key reads %+v", s.Sort, s.Growth, s.def)
+		}
+	}
+	delete(v1, "")
+	if len(V1SortNames()) != len(v1) {
+		t.Errorf("V1SortNames %v, the catalogue's v1 names %v", V1SortNames(), v1)
+	}
+	for _, n := range V1SortNames() {
+		if !v1[n] {
+			t.Errorf("V1SortNames has %q, which no sort is named on v1", n)
+		}
+	}
+	contract := []string{"installs", "name", "category", "rating", "ratingcount", "updated", "firstseen", "access", "growth1d",
+		"growth7d", "growth30d", "growth365d", "growthpct1d", "growthpct7d", "growthpct30d", "growthpct365d", "ratinggrowth1d",
+		"ratinggrowth7d", "ratinggrowthpct1d", "ratinggrowthpct7d"}
+	if !slices.Equal(SortNames, contract) {
+		t.Errorf("legacy sorts %v, the contract's %v", SortNames, contract)
+	}
+	if s, ok := V1Sort("size"); ok {
+		t.Errorf("an unknown v1 name gave %v", s)
+	}
+	if s, ok := LegacySort("nope"); ok || s != SortInstalls {
+		t.Errorf("an unknown legacy name gave %v %v, want installs and false", s, ok)
+	}
+}

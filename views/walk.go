@@ -18,7 +18,7 @@ import (
 type walk struct {
 	f      *Figures
 	order  []int32
-	sort   int
+	sort   Sort
 	asc    bool
 	segs   []walkSeg
 	m      int  // the segment whose second part is being walked
@@ -57,14 +57,14 @@ type sortVal struct {
 }
 
 // byText reports whether sort i orders by text.
-func byText(i int) bool { return i == SortIndex("name") || i == SortIndex("category") }
+func byText(s Sort) bool { return s >= 0 && s < numSorts && catalogue[s].ByText }
 
 // val returns listing j's sort value; it must have one.
-func (f *Figures) val(j int32, sort int) sortVal {
+func (f *Figures) val(j int32, sort Sort) sortVal {
 	switch {
-	case sort == SortIndex("name"):
+	case sort == SortName:
 		return sortVal{j: j, text: f.replica.listings[j].Name}
-	case sort == SortIndex("category"):
+	case sort == SortCategory:
 		return sortVal{j: j, text: f.replica.listings[j].Category}
 	}
 	k, _ := f.sortKey(int(j), sort)
@@ -208,7 +208,7 @@ func (w *walk) clipToFilter(q *ListingQuery) {
 		if q.MaxSize != nil {
 			hi = *q.MaxSize
 		}
-	case q.Sort == SortIndex("installs") && (q.MinInstalls != nil || q.MaxInstalls != nil):
+	case q.Sort == SortInstalls && (q.MinInstalls != nil || q.MaxInstalls != nil):
 		var ok bool
 		if lo, hi, ok = installBounds(q.MinInstalls, q.MaxInstalls); !ok {
 			lo, hi = 1, 0 // nothing

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/edge/coding"
+	"github.com/edge-stats/edge/views"
 )
 
 func main() {
@@ -95,8 +96,7 @@ func getJSON(u string, v any) (time.Duration, error) {
 
 func run(base string, deep int) error {
 	stores := []string{"", "chrome", "edge", "firefox", "apple", "googleplay"}
-	sorts := []string{"installs", "ratingcount", "rating", "growth7d", "growthpct7d", "growth30d", "ratinggrowth7d",
-		"updated", "created", "firstseen", "name", "rankclimb"}
+	sorts := views.V1SortNames() // every v1 sort, from the catalogue
 	var tags struct{ Tags []struct{ Slug string } }
 	if _, err := getJSON(base+"/api/v1/tags", &tags); err != nil {
 		return err

@@ -199,7 +199,7 @@ func parseLegacy(c *fiber.Ctx, q *views.ListingQuery, paging bool) error {
 		al := uint8(*n)
 		q.MinAccessLevel = &al
 	}
-	q.Sort = views.SortIndex(p.get("sort"))
+	q.Sort, _ = views.LegacySort(p.get("sort")) // an unknown name is installs, as the contract says
 	switch v := p.get("dir"); v {
 	case "", "desc":
 	case "asc":

@@ -16,24 +16,6 @@ import (
 	"github.com/edge-stats/edge/views"
 )
 
-// listSorts maps the v1 sort names to the figures' orders. Every sort
-// lists largest (newest, highest) first unless order=asc; name lists A to Z
-// unless order=desc.
-var listSorts = map[string]int{
-	"installs":       views.SortSize,
-	"ratingcount":    views.SortIndex("ratingcount"),
-	"rating":         views.SortIndex("rating"),
-	"growth7d":       views.SortIndex("growth7d"),
-	"growthpct7d":    views.SortRising,
-	"growth30d":      views.SortIndex("growth30d"),
-	"ratinggrowth7d": views.SortIndex("ratinggrowth7d"),
-	"updated":        views.SortIndex("updated"),
-	"created":        views.SortCreated,
-	"firstseen":      views.SortIndex("firstseen"),
-	"name":           views.SortIndex("name"),
-	"rankclimb":      views.SortRankClimb,
-}
-
 const (
 	listDefaultLimit = 50
 	listMaxLimit     = 100
@@ -120,14 +102,14 @@ func parseList(args *fasthttp.Args, q *views.ListingQuery) error {
 	q.Sort = views.SortSize
 	sortName := queryArg(args, "sort")
 	if sortName != "" {
-		i, ok := listSorts[sortName]
+		sort, ok := views.V1Sort(sortName)
 		if !ok {
-			return bad("sort: %q is not a sort; use one of installs, ratingcount, rating, growth7d, growthpct7d, growth30d, ratinggrowth7d, updated, created, firstseen, name, rankclimb.", sortName)
+			return bad("sort: %q is not a sort; use one of %s.", sortName, strings.Join(views.V1SortNames(), ", "))
 		}
-		if sortName == "rankclimb" && q.Store == nil {
-			return bad("sort=rankclimb needs store: ranks are per store.")
+		if sort.Spec().NeedsStore && q.Store == nil {
+			return bad("sort=%s needs store: ranks are per store.", sortName)
 		}
-		q.Sort = i
+		q.Sort = sort
 	}
 	if q.Sort == views.SortSize && q.Store == nil {
 		// Sizes of different stores count different things (users,

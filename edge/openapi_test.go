@@ -331,7 +331,7 @@ func TestSortsFollowTheCatalogue(t *testing.T) {
 		t.Fatal(err)
 	}
 	var openapi []string
-	for _, p := range doc.Paths["/api/v1/listings"]["get"].Parameters {
+	for _, p := range doc.Paths["/listings"]["get"].Parameters {
 		if p.Name == "sort" {
 			openapi = p.Schema.Enum
 		}

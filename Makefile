@@ -55,10 +55,21 @@ vet:
 	$(GO) vet ./...
 	GOOS=freebsd GOARCH=386 $(GO) vet ./...
 
-# test is everything CI runs: formatting, vet, and every test with the race
-# detector, against real ClickHouse servers the tests start themselves.
+# NORACE are the tests that check behaviour at scale in one goroutine's
+# work (brute-force property checks of the listing query engine and the
+# text index, the tool calls' counting over many bodies, the answer cache
+# under 120,000 requests): they run in the race detector's pass at a
+# tenth of its speed for nothing it can find, so they run in a pass of
+# their own without it. Every code path they take also runs under the
+# race detector in other tests (docs/testing.md, Time).
+NORACE := TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers
+
+# test is everything CI runs: formatting, vet, and every test (with the
+# race detector but NORACE), against real ClickHouse servers the tests
+# start themselves.
 test: deps fmt-check vet
-	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m ./...
+	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -skip '^($(NORACE))$$' ./...
+	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -count=1 -timeout 10m -run '^($(NORACE))$$' ./edge ./views
 	GOEXPERIMENT= $(GO) test -count=1 -run 'Text|Needle|Legacy|List|ScanKernels' ./views # the portable text scan and scan kernels
 	GO=$(GO) deploy/fuzz.sh 20000x # every fuzz target, briefly (a count: see deploy/fuzz.sh)
 

@@ -35,7 +35,10 @@ if [ ! -d "$clients/node_modules/@modelcontextprotocol/client" ] || [ "$clients/
 fi
 runner="$root/analytics/chtest/chdb/node"
 if [ ! -f "$runner/node_modules/chdb/package.json" ] || [ "$runner/package-lock.json" -nt "$runner/node_modules/.package-lock.json" ]; then
-  echo "node.sh: installing the current ClickHouse engine (npm's chdb; npm ci)" >&2
-  (cd "$runner" && PATH="$bindir:$PATH" npm ci --no-audit --no-fund --loglevel=error >&2)
+  # npm install, not npm ci: the lock holds the one platform library npm
+  # resolved (chdb's are optional dependencies, one per platform), which
+  # npm ci refuses as out of step; npm install takes the lock's versions.
+  echo "node.sh: installing the current ClickHouse engine (npm's chdb, as the lock pins it)" >&2
+  (cd "$runner" && PATH="$bindir:$PATH" npm install --no-audit --no-fund --loglevel=error >&2)
 fi
 echo "$bindir"

@@ -20,7 +20,8 @@ build:
 # deps installs what the project needs on a fresh Debian machine: the
 # ClickHouse server package (for `make run` and the integration tests),
 # Varnish (for the CDN test), Node.js 20+ with the pinned MCP clients (for
-# the tool server's tests) and the Go modules.
+# the tool server's tests) and npm's chdb (a current ClickHouse release,
+# for the test that replays the SQL on it), and the Go modules.
 deps:
 	deploy/deps.sh
 	$(GO) mod download

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,6 +170,12 @@ func Start(t testing.TB, d Dataset, log *slog.Logger, opts ...func(*edge.Config)
 		stopped = true
 		cancel()
 		err := <-done
+		if err != nil {
+			// What held the graceful stop: every goroutine, for the log.
+			var stacks strings.Builder
+			pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+			t.Logf("the edge's stop failed (%v); goroutines:\n%s", err, stacks.String())
+		}
 		h.Jobs.Stop()
 		for _, db := range []*analytics.Lazy{src.DB, src.SyncDB, jobsDB} {
 			if db != nil {

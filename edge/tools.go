@@ -145,14 +145,17 @@ func (s *Server) gateTools(c *fiber.Ctx) error {
 		return problem.New(http.StatusMethodNotAllowed,
 			"The tool server is stateless: it offers no event stream (GET) and no session to end (DELETE). Send JSON-RPC requests with POST.")
 	}
-	if refusal := mcp.Screen(c.Body(), c.Get("Mcp-Protocol-Version")); refusal != nil {
-		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-		return c.Status(http.StatusBadRequest).Send(refusal)
-	}
-	if !mcp.OnlyNotifications(c.Body()) {
+	// A body refused by the screen counts against the minute, as a
+	// request does: only a well-formed POST of notifications is free.
+	refusal := mcp.Screen(c.Body(), c.Get("Mcp-Protocol-Version"))
+	if refusal != nil || !mcp.OnlyNotifications(c.Body()) {
 		if err := s.gate.Apply(c, who, s.limits.AdmitMinute(who.Subject, who.Key.DailyLimit, now)); err != nil {
 			return err
 		}
+	}
+	if refusal != nil {
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Status(http.StatusBadRequest).Send(refusal)
 	}
 	var call *mcp.Call
 	if !s.cfg.SDKOnlyTools && strings.HasPrefix(c.Get(fiber.HeaderContentType), fiber.MIMEApplicationJSON) {

@@ -757,6 +757,11 @@ func TestToolServerListenAndProbes(t *testing.T) {
 			t.Fatalf("a notification: %d %s", a.status, a.body)
 		}
 	}
+	// A body the screen refuses counts, as a request does.
+	bad := rpc(t, h, nil, `{"jsonrpc":"2.0","id":9,"method":"tools/list"} trailing`)
+	if bad.status != 400 || bad.header.Get("RateLimit-Remaining") == "" {
+		t.Fatalf("a refused body: %d, RateLimit-Remaining %q: it must count", bad.status, bad.header.Get("RateLimit-Remaining"))
+	}
 	// The Go SDK client, wanting tool list changes, connects (it opened a
 	// listen stream at 2026-07-28 when offered listChanged).
 	sdkClient := sdk.NewClient(&sdk.Implementation{Name: "edge-test", Version: "1"},

@@ -80,7 +80,7 @@ func TestSQLOnCurrentClickHouse(t *testing.T) {
 		if s.kind == kindRead {
 			// dropDaysBefore lists partitions, whose text differs between
 			// releases (18.16 quotes them): the code trims the quotes. Its
-			// effect is checked below by the tables' counts.
+			// effect is checked below by the tables' rows.
 			steps = append(steps, chdb.Step{SQL: s.sql})
 			checks = append(checks, check{stmt: s, ranOnly: true})
 			continue

@@ -107,11 +107,11 @@ func (s *Server) toolGate(c *fiber.Ctx) error {
 // MCP authorization spec finds nothing to start a flow with.
 func (s *Server) toolRefusal(c *fiber.Ctx, p *problem.Problem) error {
 	retry, _ := strconv.Atoi(p.Header(fiber.HeaderRetryAfter))
-	body := mcp.Refusal(c.Body(), p.Status, p.Detail, retry)
-	if c.Method() != fiber.MethodPost {
-		body = mcp.Refusal(nil, p.Status, p.Detail, retry)
+	var req []byte // a GET or DELETE has no request to answer: id null
+	if c.Method() == fiber.MethodPost {
+		req = c.Body()
 	}
-	return problem.WriteAs(c, p, fiber.MIMEApplicationJSON, body)
+	return problem.WriteAs(c, p, fiber.MIMEApplicationJSON, mcp.Refusal(req, p.Status, p.Detail, retry))
 }
 
 // maxToolHold bounds how long a request to /mcp may run, beyond the read

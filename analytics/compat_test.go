@@ -31,6 +31,7 @@ import (
 	"github.com/edge-stats/edge/analytics/chtest/chdb"
 	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/replica"
 )
 
 // TestSQLOnCurrentClickHouse runs every kind of statement the package
@@ -549,7 +550,7 @@ func (w *workload) run() {
 	w.note("LoadReplica", "ReadWatermarks")
 	noHist, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 2, PartSize: 1000})
 	w.must(err)
-	b := views.NewReplicaBuilder(noHist.Len())
+	b := replica.NewBuilder(noHist.Len())
 	for i := range noHist.All() {
 		b.Add(&noHist.All()[i])
 	}

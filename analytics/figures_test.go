@@ -13,9 +13,11 @@ import (
 	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
+	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views/replica"
 )
 
-func seededHistory(t *testing.T) (driver.Conn, *views.Replica, *views.Figures) {
+func seededHistory(t *testing.T) (driver.Conn, *replica.Replica, *figures.Figures) {
 	t.Helper()
 	o := seed.Options{Seed: 11, Listings: 1200, Days: 60, ReviewsPerListing: 0,
 		End: time.Date(2026, 7, 15, 9, 0, 0, 0, time.UTC)}
@@ -32,7 +34,7 @@ func seededHistory(t *testing.T) (driver.Conn, *views.Replica, *views.Figures) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return conn, r, views.Build(r, 0)
+	return conn, r, figures.Build(r, 0)
 }
 
 type reading struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/replica"
 )
 
 // Watermarks say how far a load has read: the newest crawled_at seen in the
@@ -123,7 +124,7 @@ const noSize = math.MaxUint64
 // reference time of the 7-day rank climb; the sparkline covers the
 // SparkDays UTC days ending on lastDay, each with the day's latest
 // reading that has a size.
-func loadHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, sel selection, climbAt time.Time, lastDay views.Day) error {
+func loadHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel selection, climbAt time.Time, lastDay views.Day) error {
 	firstDay := lastDay - views.SparkDays + 1
 	rows, err := conn.Query(ctx, historyQuery(sel.where, climbAt.Unix(), firstDay, lastDay), sel.twice()...)
 	if err != nil {

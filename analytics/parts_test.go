@@ -12,7 +12,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/seed"
-	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/replica"
 )
 
 // boundedCap is the ClickHouse memory cap of TestLoadsInBoundedMemory.
@@ -95,7 +95,7 @@ func TestLoadsInBoundedMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := views.BuilderFrom(bare)
+	b := replica.BuilderFrom(bare)
 	info := want.Info()
 	if err := analytics.AddHistory(ctx, low, b, info, part); err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestLoadsInBoundedMemory(t *testing.T) {
 
 // sameReplica fails unless both replicas hold the same listings with the
 // same figures and history.
-func sameReplica(t *testing.T, want, got *views.Replica) {
+func sameReplica(t *testing.T, want, got *replica.Replica) {
 	t.Helper()
 	if got.Len() != want.Len() || want.Len() == 0 {
 		t.Fatalf("%d listings, want %d", got.Len(), want.Len())

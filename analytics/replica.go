@@ -10,6 +10,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/replica"
 )
 
 // listingsQuery reads the newest metadata version of the selected
@@ -63,7 +64,7 @@ func splitJoined(s string) ([]string, error) {
 // addReadings). Strings shared between listings (category, developer,
 // permissions, hosts, topics) are interned through in. fn must not keep
 // the pointer it is given; it may copy the value.
-func streamListings(ctx context.Context, conn driver.Conn, in *views.Interner, sel selection, fn func(*views.Listing) error) error {
+func streamListings(ctx context.Context, conn driver.Conn, in *replica.Interner, sel selection, fn func(*views.Listing) error) error {
 	rows, err := conn.Query(ctx, fmt.Sprintf(listingsQuery, sel.where), sel.args...)
 	if err != nil {
 		return fmt.Errorf("query listings: %w", err)
@@ -133,7 +134,7 @@ func streamListings(ctx context.Context, conn driver.Conn, in *views.Interner, s
 
 // addReadings reads the newest reading of the selected listings and sets
 // it on each listing of b that has one.
-func addReadings(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, sel selection) error {
+func addReadings(ctx context.Context, conn driver.Conn, b *replica.Builder, sel selection) error {
 	rows, err := conn.Query(ctx, fmt.Sprintf(readingsQuery, sel.where), sel.args...)
 	if err != nil {
 		return fmt.Errorf("query readings: %w", err)
@@ -184,7 +185,7 @@ type ReplicaOptions struct {
 	// Share, when set, is the replica being replaced: a listing's strings
 	// equal to its old ones are taken from it, so that the two replicas
 	// share them and the copies just read are garbage at once.
-	Share *views.Replica
+	Share *replica.Replica
 	// Progress, when set, is called after each part with the number of
 	// parts read and their total.
 	Progress func(done, total int)
@@ -195,7 +196,7 @@ type ReplicaOptions struct {
 
 // LoadReplica reads the current state of every listing into a new replica,
 // with their history if asked, one part at a time (SplitParts).
-func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*views.Replica, error) {
+func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*replica.Replica, error) {
 	start := time.Now()
 	wm, err := ReadWatermarks(ctx, conn)
 	if err != nil {
@@ -210,31 +211,31 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*view
 	}
 	// The exact count: listings arriving during the load (the next
 	// refresh's) may make the array grow once.
-	b := views.NewReplicaBuilder(n)
+	b := replica.NewBuilder(n)
 	if o.Share != nil {
 		b.ShareText(o.Share) // unchanged text, and its index, are not copied again
 	}
-	info := views.ReplicaInfo{Generation: o.Generation, ListingsMark: wm.Listings, ReadingsMark: wm.Readings,
+	info := replica.Info{Generation: o.Generation, ListingsMark: wm.Listings, ReadingsMark: wm.Readings,
 		ClimbAt: wm.Readings.Add(-7 * 24 * time.Hour), HasHistory: o.History}
 	// Each worker keeps its interner and its part's builder, with room for
 	// a part, from part to part (AddPart empties it for the next).
-	interners := make([]*views.Interner, loadWorkers)
-	builders := make([]*views.ReplicaBuilder, loadWorkers)
+	interners := make([]*replica.Interner, loadWorkers)
+	builders := make([]*replica.Builder, loadWorkers)
 	partSize := o.PartSize
 	if partSize <= 0 {
 		partSize = DefaultPartSize
 	}
 	for w := range interners {
-		interners[w] = views.NewInterner()
-		builders[w] = views.NewReplicaBuilder(min(n, partSize+partSize/4))
+		interners[w] = replica.NewInterner()
+		builders[w] = replica.NewBuilder(min(n, partSize+partSize/4))
 	}
-	err = inOrder(ctx, len(parts), loadWorkers, func(ctx context.Context, i, w int) (*views.ReplicaBuilder, error) {
+	err = inOrder(ctx, len(parts), loadWorkers, func(ctx context.Context, i, w int) (*replica.Builder, error) {
 		pb := builders[w]
 		if err := load(ctx, conn, pb, interners[w], selectPart(parts[i]), info, o.Share); err != nil {
 			return nil, fmt.Errorf("load part %s: %w", parts[i], err)
 		}
 		return pb, nil
-	}, func(i int, pb *views.ReplicaBuilder) error {
+	}, func(i int, pb *replica.Builder) error {
 		if err := b.AddPart(pb); err != nil {
 			return fmt.Errorf("load part %s: %w", parts[i], err)
 		}
@@ -256,18 +257,18 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*view
 // listings plus one copy of old's (none when nothing changed: old itself
 // comes back); the climb reference time stays old's until the next full
 // load.
-func RefreshReplica(ctx context.Context, conn driver.Conn, old *views.Replica, generation uint64) (*views.Replica, int, error) {
+func RefreshReplica(ctx context.Context, conn driver.Conn, old *replica.Replica, generation uint64) (*replica.Replica, int, error) {
 	start := time.Now()
 	prev := old.Info()
 	wm, err := ReadWatermarks(ctx, conn)
 	if err != nil {
 		return nil, 0, err
 	}
-	b := views.NewReplicaBuilder(0)
+	b := replica.NewBuilder(0)
 	info := prev
 	info.Generation, info.ListingsMark, info.ReadingsMark = generation, wm.Listings, wm.Readings
 	since := Watermarks{Listings: prev.ListingsMark, Readings: prev.ReadingsMark}
-	if err := load(ctx, conn, b, views.NewInterner(), changedSince(since), info, old); err != nil {
+	if err := load(ctx, conn, b, replica.NewInterner(), changedSince(since), info, old); err != nil {
 		return nil, 0, err
 	}
 	n := b.Len()
@@ -275,20 +276,20 @@ func RefreshReplica(ctx context.Context, conn driver.Conn, old *views.Replica, g
 		return old, 0, nil // nothing changed: no copy of every listing
 	}
 	info.LoadedAt, info.LoadTime = time.Now().UTC(), time.Since(start)
-	return views.Merge(old, b, info), n, nil
+	return replica.Merge(old, b, info), n, nil
 }
 
 // AddHistory loads the history (growth bases, climb bases, sparklines) of
 // every listing in b, as of the replica described by info, one part at a
 // time (SplitParts with partSize).
-func AddHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, info views.ReplicaInfo, partSize int) error {
+func AddHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, info replica.Info, partSize int) error {
 	info.HasHistory = true
 	parts, err := SplitParts(ctx, conn, partSize)
 	if err != nil {
 		return err
 	}
 	// Each part fills its own range of b, so parts load at once.
-	ranges := make([]*views.ReplicaBuilder, len(parts))
+	ranges := make([]*replica.Builder, len(parts))
 	for i, p := range parts {
 		ranges[i] = b.Range(p.Store, p.From, p.To)
 	}
@@ -300,14 +301,14 @@ func AddHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, 
 	}, func(int, struct{}) error { return nil })
 }
 
-func addHistory(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, sel selection, info views.ReplicaInfo) error {
+func addHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel selection, info replica.Info) error {
 	return loadHistory(ctx, conn, b, sel, info.ClimbAt, views.DayOf(info.ReadingsMark))
 }
 
 // load reads the selected listings into b, with history when
 // info.HasHistory, sharing strings with old when it is set.
-func load(ctx context.Context, conn driver.Conn, b *views.ReplicaBuilder, in *views.Interner, sel selection,
-	info views.ReplicaInfo, old *views.Replica) error {
+func load(ctx context.Context, conn driver.Conn, b *replica.Builder, in *replica.Interner, sel selection,
+	info replica.Info, old *replica.Replica) error {
 	err := streamListings(ctx, conn, in, sel, func(l *views.Listing) error {
 		if old != nil {
 			if o := old.Lookup(l.Store, l.ID); o != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
+	"github.com/edge-stats/edge/views/replica"
 )
 
 // WeekLookback bounds how far back a week state looks for a listing's
@@ -30,7 +31,7 @@ func LoadWeekState(ctx context.Context, conn driver.Conn, at time.Time, partSize
 		return nil, err
 	}
 	st := &editions.State{At: at.UTC()}
-	in := views.NewInterner()
+	in := replica.NewInterner()
 	for _, p := range parts {
 		if err := loadWeekPart(ctx, conn, st, in, selectPart(p)); err != nil {
 			return nil, fmt.Errorf("part %s: %w", p, err)
@@ -41,7 +42,7 @@ func LoadWeekState(ctx context.Context, conn driver.Conn, at time.Time, partSize
 
 // loadWeekPart appends the state of the selected listings at st.At to st,
 // sorted by store and id.
-func loadWeekPart(ctx context.Context, conn driver.Conn, st *editions.State, in *views.Interner, sel selection) error {
+func loadWeekPart(ctx context.Context, conn driver.Conn, st *editions.State, in *replica.Interner, sel selection) error {
 	at := st.At
 	end, from := at.Unix(), at.Add(-WeekLookback).Unix()
 	q := fmt.Sprintf(`

@@ -12,6 +12,9 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views/replica"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // Views builds and publishes the edge's state. Its full and incremental
@@ -19,7 +22,7 @@ import (
 // one derived from an older one.
 type Views struct {
 	db  *analytics.Lazy
-	pub *views.Published[views.State]
+	pub *views.Published[served.State]
 	log *slog.Logger
 	mu  sync.Mutex
 	// heavy is held by a full load, and by other jobs for their large
@@ -53,7 +56,7 @@ func (v *Views) reloadFits() bool {
 }
 
 // NewViews returns the builder of the state published in pub.
-func NewViews(db *analytics.Lazy, pub *views.Published[views.State], log *slog.Logger) *Views {
+func NewViews(db *analytics.Lazy, pub *views.Published[served.State], log *slog.Logger) *Views {
 	return &Views{db: db, pub: pub, log: log, memory: memory.HeapNow, figures: make(chan struct{})}
 }
 
@@ -114,7 +117,7 @@ func (v *Views) full(ctx context.Context) error {
 	// text of the state it replaces) once the replaced state is
 	// collected: built before, it would add to the reload's peak, where
 	// two states are live. Searches scan until then.
-	var published *views.Replica
+	var published *replica.Replica
 	defer func() {
 		if published != nil {
 			v.indexText(published)
@@ -162,7 +165,7 @@ func (v *Views) full(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("replica generation %d: %w", gen, err)
 	}
-	v.pub.Publish(&views.State{Replica: r})
+	v.pub.Publish(&served.State{Replica: r})
 	v.log.Info("replica published", "generation", gen, "listings", r.Len(), "load_time", r.Info().LoadTime.Round(time.Millisecond))
 	// Searches scan the text until its index is built: after the first
 	// answer, so that it does not wait for the index.
@@ -170,7 +173,7 @@ func (v *Views) full(ctx context.Context) error {
 	gen++
 	defer memory.LowerGC(memory.ReloadGCPercent)() // the bare replica and the full one are both live
 	start := time.Now()
-	b := views.BuilderFrom(r)
+	b := replica.BuilderFrom(r)
 	info := r.Info()
 	info.Generation, info.HasHistory = gen, true
 	if err := analytics.AddHistory(ctx, conn, b, info, v.db.PartSize()); err != nil {
@@ -249,14 +252,14 @@ func (v *Views) refresh(ctx context.Context) error {
 // publish builds r's figures and publishes them with r; gc, when not
 // nil, sets the collector for the build (memory.BuildGC) and returns what
 // restores it.
-func (v *Views) publish(r *views.Replica, snapshots int64, kind string, gc func(n int) (restore func()), attrs ...any) error {
+func (v *Views) publish(r *replica.Replica, snapshots int64, kind string, gc func(n int) (restore func()), attrs ...any) error {
 	restore := func() {}
 	if gc != nil {
 		restore = gc(r.Len())
 	}
-	f := views.Build(r, snapshots)
+	f := figures.Build(r, snapshots)
 	restore()
-	v.pub.Publish(&views.State{Replica: r, Figures: f})
+	v.pub.Publish(&served.State{Replica: r, Figures: f})
 	v.once.Do(func() { close(v.figures) })
 	_, took := f.BuiltAt()
 	info := r.Info()
@@ -272,7 +275,7 @@ func (v *Views) publish(r *views.Replica, snapshots int64, kind string, gc func(
 
 // indexText builds the text index of r (none when r shares it with the
 // replica it came from) and logs how long it took.
-func (v *Views) indexText(r *views.Replica) {
+func (v *Views) indexText(r *replica.Replica) {
 	start := time.Now()
 	r.IndexText()
 	if took := time.Since(start); took > 10*time.Millisecond {

@@ -12,6 +12,7 @@ import (
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/served"
 )
 
 var srv *chtest.Server
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) { chtest.Main(m, &srv) }
 
 // setup seeds a database with o and returns the views builder, a runner
 // holding its jobs (not started), the published state and a connection.
-func setup(t *testing.T, server *chtest.Server, o seed.Options) (*Views, *Runner, *views.Published[views.State], driver.Conn) {
+func setup(t *testing.T, server *chtest.Server, o seed.Options) (*Views, *Runner, *views.Published[served.State], driver.Conn) {
 	t.Helper()
 	cfg, conn := server.Migrated(t)
 	ctx := context.Background()
@@ -29,7 +30,7 @@ func setup(t *testing.T, server *chtest.Server, o seed.Options) (*Views, *Runner
 	}
 	db := analytics.NewLazy(cfg)
 	t.Cleanup(func() { db.Close() })
-	pub := &views.Published[views.State]{}
+	pub := &views.Published[served.State]{}
 	v := NewViews(db, pub, quiet())
 	r := New(ctx, quiet(), fastBackoff())
 	r.Add(v.FullJob("@every 1h"))

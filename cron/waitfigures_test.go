@@ -6,13 +6,15 @@ import (
 	"testing"
 
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/replica"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // TestWaitFigures: a job waiting on the first figures (the editions after
 // a restart) waits until a state with figures is published, and no
 // longer than its context.
 func TestWaitFigures(t *testing.T) {
-	v := NewViews(nil, &views.Published[views.State]{}, slog.New(slog.DiscardHandler))
+	v := NewViews(nil, &views.Published[served.State]{}, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := v.WaitFigures(ctx); err == nil {
@@ -20,7 +22,7 @@ func TestWaitFigures(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- v.WaitFigures(context.Background()) }()
-	if err := v.publish(views.NewReplica(nil, views.ReplicaInfo{}), 0, "test", nil); err != nil {
+	if err := v.publish(replica.New(nil, replica.Info{}), 0, "test", nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {

@@ -37,6 +37,7 @@ import (
 	"github.com/edge-stats/edge/mcp"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // Config holds the server's settings.
@@ -136,7 +137,7 @@ func DefaultConfig() Config {
 // Sources are what the server answers from: the published states, and the
 // background jobs' status for /readyz and /metrics.
 type Sources struct {
-	State    *views.Published[views.State]
+	State    *views.Published[served.State]
 	Editions *views.Published[editions.Set]
 	Jobs     func() []cron.Status // may be nil
 	DB       *analytics.Lazy      // for reads that go to ClickHouse per request (history, reviews, accounts); may be nil
@@ -154,7 +155,7 @@ type Sources struct {
 type Server struct {
 	cfg      Config
 	log      *slog.Logger
-	state    *views.Published[views.State]
+	state    *views.Published[served.State]
 	editions *views.Published[editions.Set]
 	jobs     func() []cron.Status
 	app      *fiber.App

@@ -19,6 +19,7 @@ import (
 	"github.com/edge-stats/edge/edge/limits"
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/listq"
 )
 
 // openapiValidator parses the served description with libopenapi and
@@ -314,7 +315,7 @@ func template(path string) string {
 // the 400 an unknown sort gets; the legacy API's page names every
 // legacy sort.
 func TestSortsFollowTheCatalogue(t *testing.T) {
-	want := views.V1SortNames()
+	want := listq.V1SortNames()
 	spec, err := v1.OpenAPI()
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +371,7 @@ func TestSortsFollowTheCatalogue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range views.SortNames {
+	for _, name := range listq.SortNames {
 		if !strings.Contains(string(legacyPage), "`"+name+"`") {
 			t.Errorf("docs/api-legacy.md does not name the legacy sort %s", name)
 		}

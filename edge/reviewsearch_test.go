@@ -11,6 +11,7 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/served"
 )
 
 type reviewSearchPage struct {
@@ -228,7 +229,7 @@ func TestReviewSearchCategoryBeforeFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.State.Publish(&views.State{Replica: r}) // the replica, before its figures
+	h.State.Publish(&served.State{Replica: r}) // the replica, before its figures
 	base := h.Base + "/api/v1/reviews/search?"
 	a := get(t, http.MethodGet, base+url.Values{"q": {"good"}, "store": {"firefox"}, "category": {"Tools"}}.Encode())
 	problem(t, a, http.StatusServiceUnavailable)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/links"
 )
 
 // seriesListing returns a live listing of store s with a usage figure.
@@ -435,20 +436,20 @@ func TestAlsoIn(t *testing.T) {
 	var pairs int
 	st := h.State.Load()
 	for _, l := range st.Replica.OfStore(views.Chrome) {
-		links := st.Figures.Links(&l)
-		if len(links) == 0 {
+		linked := st.Figures.Links(&l)
+		if len(linked) == 0 {
 			continue
 		}
 		pairs++
 		d := getOK[doc](t, h.Base+"/api/v1/listings/chrome/"+l.ID)
-		if len(d.AlsoIn) != len(links) {
+		if len(d.AlsoIn) != len(linked) {
 			t.Fatalf("%s: alsoIn %+v", l.ID, d.AlsoIn)
 		}
 		for _, a := range d.AlsoIn {
 			back := getOK[doc](t, h.Base+"/api/v1/listings/"+a.Store+"/"+url.PathEscape(a.ID))
 			if len(back.AlsoIn) == 0 || back.AlsoIn[0].Store != "chrome" || back.AlsoIn[0].ID != l.ID || back.AlsoIn[0].Confidence != a.Confidence ||
-				a.Confidence < views.LinkThreshold || a.Confidence > 1 {
-				t.Errorf("%s links to %s/%s (%.2f), which links back to %+v", l.ID, a.Store, a.ID, a.Confidence, back.AlsoIn)
+				a.Confidence < links.LinkThreshold || a.Confidence > 1 {
+				t.Errorf("%s linked to %s/%s (%.2f), which linked back to %+v", l.ID, a.Store, a.ID, a.Confidence, back.AlsoIn)
 			}
 		}
 		if pairs >= 5 {

@@ -15,8 +15,10 @@ import (
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/edgetest"
+	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
+	"github.com/edge-stats/edge/views/figures"
 )
 
 var srv *chtest.Server
@@ -200,7 +202,7 @@ func TestListingRead(t *testing.T) {
 			if err := json.Unmarshal(a.body, &got); err != nil {
 				t.Fatal(err)
 			}
-			want, _ := json.Marshal(views.NewListingDoc(&l, st.Figures))
+			want, _ := json.Marshal(v1.NewListingDoc(&l, st.Figures))
 			var wantM map[string]any
 			json.Unmarshal(want, &wantM)
 			for k, v := range wantM {
@@ -310,7 +312,7 @@ func TestBackgroundFiguresAnswer503UntilBuilt(t *testing.T) {
 	a := get(t, "GET", h.Base+"/api/v1/categories/chrome")
 	var cats struct {
 		Store      string
-		Categories []views.CategoryCount
+		Categories []figures.CategoryCount
 	}
 	if err := json.Unmarshal(a.body, &cats); a.status != 200 || err != nil || cats.Store != "chrome" || len(cats.Categories) == 0 {
 		t.Fatalf("categories after build: %d %s", a.status, a.body)
@@ -478,12 +480,12 @@ func TestChartsAndTags(t *testing.T) {
 	}
 	for _, c := range []struct {
 		query string
-		key   views.ChartKey
+		key   figures.ChartKey
 	}{
-		{"", views.ChartKey{Store: views.Chrome, Chart: views.ChartTop}},
-		{"?chart=climbers", views.ChartKey{Store: views.Chrome, Chart: views.ChartClimbers}},
-		{"?chart=top-rated", views.ChartKey{Store: views.Chrome, Chart: views.ChartTopRated}},
-		{"?chart=new&category=Tools", views.ChartKey{Store: views.Chrome, Chart: views.ChartNew, Category: "Tools"}},
+		{"", figures.ChartKey{Store: views.Chrome, Chart: figures.ChartTop}},
+		{"?chart=climbers", figures.ChartKey{Store: views.Chrome, Chart: figures.ChartClimbers}},
+		{"?chart=top-rated", figures.ChartKey{Store: views.Chrome, Chart: figures.ChartTopRated}},
+		{"?chart=new&category=Tools", figures.ChartKey{Store: views.Chrome, Chart: figures.ChartNew, Category: "Tools"}},
 	} {
 		a := get(t, "GET", h.Base+"/api/v1/charts/chrome"+c.query)
 		if a.status != 200 {
@@ -500,7 +502,7 @@ func TestChartsAndTags(t *testing.T) {
 			}
 		}
 	}
-	if len(f.Chart(views.ChartKey{Store: views.Chrome, Chart: views.ChartTop})) == 0 {
+	if len(f.Chart(figures.ChartKey{Store: views.Chrome, Chart: figures.ChartTop})) == 0 {
 		t.Fatal("empty top chart")
 	}
 	if d := problem(t, get(t, "GET", h.Base+"/api/v1/charts/chrome?chart=best"), http.StatusBadRequest); !strings.Contains(d, "climbers") {

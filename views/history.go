@@ -227,3 +227,8 @@ func (h *History) Sparkline(fn func(SparkPoint)) {
 
 // SetSparkline stores an encoded sparkline (see EncodeSparkline).
 func (h *History) SetSparkline(enc []byte) { h.spark = enc }
+
+// SparklineBytes returns where h keeps its encoded sparkline, so that a
+// replica can move the bytes into its pack (package replica) and point h
+// at them.
+func (h *History) SparklineBytes() *[]byte { return &h.spark }

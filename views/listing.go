@@ -205,3 +205,19 @@ func (l *Listing) Live() bool { return l.Delisted == 0 && l.ReadAt != 0 }
 
 // Crawled reports whether the listing has been read at least once.
 func (l *Listing) Crawled() bool { return l.ReadAt != 0 }
+
+// HostReachesAll reports whether a host pattern grants every website.
+func HostReachesAll(h string) bool {
+	switch h {
+	case "<all_urls>", "*://*/*", "http://*/*", "https://*/*", "*://*", "http://*/", "https://*/":
+		return true
+	}
+	return false
+}
+
+// RoundRating rounds an average rating to the two decimals stores publish,
+// undoing float32 storage noise (4.37 rather than 4.369999885559082).
+func RoundRating(r float64) float64 { return math.Round(r*100) / 100 }
+
+// NoRank marks a listing without a rank.
+const NoRank = 0

@@ -88,3 +88,16 @@ func (s Store) SizeMeasure() string {
 	}
 	return "installs"
 }
+
+// RisingMinSize is the smallest size a listing needs to be ranked by a
+// relative movement: the rising and climbers charts, the percent sort of
+// /api/v1/listings (growthpct7d) and an edition's gainersPercent and
+// topClimbers. A listing going from 3 to 4 users gains 33% and passes
+// hundreds of listings tied at the bottom: movements of tiny listings are
+// noise. Apple sizes are rating counts, so its floor is lower.
+func RisingMinSize(s Store) int64 {
+	if s == Apple {
+		return 100
+	}
+	return 1000
+}

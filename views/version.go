@@ -57,3 +57,7 @@ func versionParts(v string) ([]uint64, bool) {
 	}
 	return parts, true
 }
+
+// VersionComparable reports whether a version string starts with a number,
+// so that it can be compared as a version.
+func VersionComparable(v string) bool { return v != "" && v[0] >= '0' && v[0] <= '9' }

@@ -8,6 +8,7 @@ import (
 	"github.com/edge-stats/edge/analytics/memload"
 	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
 )
 
 // TestLinkingPrecisionRecall measures the links across stores against the
@@ -31,7 +32,7 @@ func TestLinkingPrecisionRecall(t *testing.T) {
 			o := seed.Options{Seed: 11, Listings: tc.listings, Days: 15, End: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Shares: tc.shares}
 			rows := seed.Generate(o)
 			r := memload.New(rows.Listings, rows.Snapshots).Replica(1, time.Now())
-			f := views.Build(r, 0)
+			f := figures.Build(r, 0)
 			// The truth: twin pairs of listings read at least once (only
 			// those are linked: an unread listing answers 404).
 			truth := map[[2]analytics.ListingKey]bool{}
@@ -53,7 +54,7 @@ func TestLinkingPrecisionRecall(t *testing.T) {
 			for i := range r.All() {
 				l := &r.All()[i]
 				for _, k := range f.Links(l) {
-					o := f.Listing(k.Index)
+					o := f.Replica().At(k.Index)
 					if o.Store < l.Store {
 						continue
 					}

@@ -14,6 +14,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
+	"github.com/edge-stats/edge/views/replica"
 )
 
 // Data is the rows of the upstream tables, indexed by listing.
@@ -94,12 +95,12 @@ func size(s *analytics.SnapshotRow) *uint64 {
 // Replica returns the replica analytics.LoadReplica and
 // analytics.AddHistory load, as generation gen, its growth bases computed
 // at computedAt.
-func (d *Data) Replica(gen uint64, computedAt time.Time) *views.Replica {
+func (d *Data) Replica(gen uint64, computedAt time.Time) *replica.Replica {
 	start := time.Now()
-	info := views.ReplicaInfo{Generation: gen, ListingsMark: d.lastMeta.UTC(), ReadingsMark: d.last.UTC(),
+	info := replica.Info{Generation: gen, ListingsMark: d.lastMeta.UTC(), ReadingsMark: d.last.UTC(),
 		ClimbAt: d.last.UTC().Add(-7 * 24 * time.Hour), HasHistory: true, LoadedAt: computedAt}
-	b := views.NewReplicaBuilder(len(d.keys))
-	in := views.NewInterner()
+	b := replica.NewBuilder(len(d.keys))
+	in := replica.NewInterner()
 	for _, k := range d.keys {
 		versions := d.listings[k]
 		l := listing(&versions[len(versions)-1], in)
@@ -123,7 +124,7 @@ func (d *Data) Replica(gen uint64, computedAt time.Time) *views.Replica {
 // listing is a metadata version as analytics.LoadReplica reads it. Its
 // string slices are copies: the interner writes into them, and a replica
 // published before may hold the rows' own.
-func listing(r *analytics.ListingRow, in *views.Interner) views.Listing {
+func listing(r *analytics.ListingRow, in *replica.Interner) views.Listing {
 	l := views.Listing{
 		Store: r.Store, ID: r.ID, Name: r.Name, Developer: in.String(r.Developer), Category: in.String(r.Category),
 		Kind: r.Kind, Description: analytics.TruncateRunes(r.Description, views.DescriptionLimit), Icon: r.Icon, Version: r.Version,
@@ -162,7 +163,7 @@ func read(l *views.Listing, s *analytics.SnapshotRow) {
 // newest reading with the figure at least one window before the newest
 // reading (readAt); a sparkline point is each day's latest reading that
 // has a size.
-func history(l *views.Listing, snaps []analytics.SnapshotRow, readAt time.Time, info views.ReplicaInfo) {
+func history(l *views.Listing, snaps []analytics.SnapshotRow, readAt time.Time, info replica.Info) {
 	base := func(figure func(*analytics.SnapshotRow) *uint64, before int64) views.Base {
 		for i := len(snaps) - 1; i >= 0; i-- {
 			if t := snaps[i].CrawledAt.Unix(); t <= before {

@@ -15,6 +15,7 @@ import (
 	"github.com/edge-stats/edge/analytics/memload"
 	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
 )
 
 func main() {
@@ -27,7 +28,7 @@ func main() {
 	r := memload.New(rows.Listings, rows.Snapshots).Replica(1, time.Now())
 	rows = nil
 	fmt.Printf("generated %d listings in %s\n", r.Len(), time.Since(start).Round(time.Millisecond))
-	f := views.Build(r, 0)
+	f := figures.Build(r, 0)
 	for _, p := range f.BuildPhases() {
 		fmt.Printf("  %-22s %s\n", p.Name, p.Took.Round(time.Millisecond))
 	}
@@ -49,7 +50,7 @@ func main() {
 			continue
 		}
 		for _, k := range links {
-			o := f.Listing(k.Index)
+			o := f.Replica().At(k.Index)
 			chromePairs++
 			if truth[[2]analytics.ListingKey{{Store: l.Store, ID: l.ID}, {Store: o.Store, ID: o.ID}}] {
 				right++

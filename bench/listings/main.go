@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/edge/coding"
-	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/listq"
 )
 
 func main() {
@@ -96,7 +96,7 @@ func getJSON(u string, v any) (time.Duration, error) {
 
 func run(base string, deep int) error {
 	stores := []string{"", "chrome", "edge", "firefox", "apple", "googleplay"}
-	sorts := views.V1SortNames() // every v1 sort, from the catalogue
+	sorts := listq.V1SortNames() // every v1 sort, from the catalogue
 	var tags struct{ Tags []struct{ Slug string } }
 	if _, err := getJSON(base+"/api/v1/tags", &tags); err != nil {
 		return err

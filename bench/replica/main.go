@@ -20,7 +20,7 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron/memory"
-	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/replica"
 )
 
 func main() {
@@ -58,7 +58,7 @@ func run(cfg analytics.Config, runs int, history, grow bool) error {
 	}
 	defer conn.Close()
 	base := heap()
-	var keep *views.Replica
+	var keep *replica.Replica
 	best := time.Duration(1<<63 - 1)
 	for i := 1; i <= runs; i++ {
 		keep = nil

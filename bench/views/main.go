@@ -28,8 +28,12 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/legacy"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
+	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views/listq"
+	"github.com/edge-stats/edge/views/replica"
 )
 
 func main() {
@@ -110,7 +114,7 @@ func run(cfg analytics.Config, builds int, share float64) error {
 	}
 	fetchReplica := time.Since(t0)
 	t1 := time.Now()
-	b := views.BuilderFrom(bare)
+	b := replica.BuilderFrom(bare)
 	info := bare.Info()
 	info.HasHistory = true
 	if err := analytics.AddHistory(ctx, conn, b, info, cfg.PartSize); err != nil {
@@ -123,11 +127,11 @@ func run(cfg analytics.Config, builds int, share float64) error {
 	replicaHeap := heap() - base
 	fmt.Printf("listings %d\nfetch: replica %v, history %v\n", n, fetchReplica.Round(time.Millisecond), fetchHistory.Round(time.Millisecond))
 
-	var f *views.Figures
+	var f *figures.Figures
 	best := time.Hour
 	for i := 0; i < builds; i++ {
 		s := time.Now()
-		f = views.Build(r, 0)
+		f = figures.Build(r, 0)
 		best = min(best, time.Since(s))
 	}
 	total := heap() - base
@@ -152,7 +156,7 @@ func run(cfg analytics.Config, builds int, share float64) error {
 	}
 	fetchChanged := time.Since(s)
 	s = time.Now()
-	views.Build(next, 0)
+	figures.Build(next, 0)
 	rebuild := time.Since(s)
 	fmt.Printf("refresh: %d changed listings (%.2f%%): fetch and merge %v, build %v, total %v\n",
 		changed, 100*float64(changed)/float64(n), fetchChanged.Round(time.Millisecond),
@@ -216,36 +220,36 @@ func timeSearch(cfg analytics.Config, runs int) error {
 		return err
 	}
 	fmt.Printf("listings %d, replica without history %.0f B/listing\n", r.Len(), float64(heap()-base)/float64(r.Len()))
-	f := views.Build(r, 0)
+	f := figures.Build(r, 0)
 	today := views.DayOf(r.Info().ReadingsMark)
 	pct := func(ts []time.Duration, p float64) time.Duration {
 		slices.Sort(ts)
 		return ts[int(p*float64(len(ts)-1))].Round(10 * time.Microsecond)
 	}
 	for _, q := range searchQueries {
-		var legacy, v1 []time.Duration
+		var legacyTimes, v1 []time.Duration
 		var total, page int
 		for range runs {
-			lq := views.ListingQuery{Q: q, Page: 1, PageSize: 50}
+			lq := listq.Query{Q: q, Page: 1, PageSize: 50}
 			s := time.Now()
 			var ls []*views.Listing
-			total, ls, _ = f.Query(&lq)
-			rows := make([]views.LegacyRow, len(ls))
+			total, ls, _ = f.Listings().Page(&lq)
+			rows := make([]legacy.Row, len(ls))
 			for i, l := range ls {
-				rows[i] = views.NewLegacyRow(l, today)
+				rows[i] = legacy.NewRow(l, today)
 			}
 			if _, err := json.Marshal(rows); err != nil {
 				return err
 			}
-			legacy = append(legacy, time.Since(s))
-			vq := views.ListingQuery{Q: q, NameOnly: true, Sort: views.SortSize, PageSize: 50}
+			legacyTimes = append(legacyTimes, time.Since(s))
+			vq := listq.Query{Q: q, NameOnly: true, Sort: listq.SortSize, PageSize: 50}
 			s = time.Now()
-			found, _, _, _ := f.List(&vq, nil)
+			found, _, _, _ := f.Listings().List(&vq, nil)
 			v1 = append(v1, time.Since(s))
 			page = len(found)
 		}
 		fmt.Printf("%-22q legacy total %7d  p50 %8v p99 %8v | v1 page %2d  p50 %8v p99 %8v\n",
-			q, total, pct(legacy, 0.5), pct(legacy, 0.99), page, pct(v1, 0.5), pct(v1, 0.99))
+			q, total, pct(legacyTimes, 0.5), pct(legacyTimes, 0.99), page, pct(v1, 0.5), pct(v1, 0.99))
 	}
 	return nil
 }

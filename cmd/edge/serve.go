@@ -17,6 +17,7 @@ import (
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // serveConfig is what edge serve's flags (and EDGE_* variables) say.
@@ -159,7 +160,7 @@ func setRuntime(ctx context.Context, c *serveConfig, log *slog.Logger) error {
 
 // serveJobs is what the jobs publish, and the jobs the server reads from.
 type serveJobs struct {
-	state    *views.Published[views.State]
+	state    *views.Published[served.State]
 	editions *views.Published[editions.Set]
 	views    *cron.Views
 	exports  *cron.Exports // nil when this edge builds no exports
@@ -167,7 +168,7 @@ type serveJobs struct {
 
 // addJobs adds every job c turns on to jobs, reading from db.
 func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, log *slog.Logger) (*serveJobs, error) {
-	j := &serveJobs{state: &views.Published[views.State]{}, editions: &views.Published[editions.Set]{}}
+	j := &serveJobs{state: &views.Published[served.State]{}, editions: &views.Published[editions.Set]{}}
 	j.views = cron.NewViews(db, j.state, log)
 	add := []cron.Job{j.views.FullJob(c.full), j.views.RefreshJob(c.refresh)}
 	if c.editions != "off" {

@@ -16,6 +16,7 @@ import (
 	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/transport"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // Cache keeps encoded answers, bounded in bytes. ristretto may drop or
@@ -195,7 +196,7 @@ func AliasKey(buf []byte, route string, gen uint64, raw []byte) Key {
 
 // RequestAlias returns the alias key of the request rc on route over the
 // published state, built in buf; the zero Key until figures are published.
-func RequestAlias(buf []byte, route string, state *views.Published[views.State], rc *fasthttp.RequestCtx) Key {
+func RequestAlias(buf []byte, route string, state *views.Published[served.State], rc *fasthttp.RequestCtx) Key {
 	st := state.Load()
 	if st == nil || st.Figures == nil {
 		return Key{}

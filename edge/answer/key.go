@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/listq"
 )
 
 // Key is an answer's cache key: the route's pattern, the generation of
@@ -14,7 +15,7 @@ import (
 // call runs.
 //
 // Every handler builds its keys with Key, and listing queries with
-// Key.Query, which writes every field of views.ListingQuery: a test
+// Key.Query, which writes every field of listq.Query: a test
 // (TestQueryKeyCoversEveryField) fails when a field is added to the query
 // and not to the key.
 type Key struct{ b []byte }
@@ -96,7 +97,7 @@ func optDay(k Key, name string, v *views.Day) Key {
 // Query adds every field of q that changes its answer: all but Deadline,
 // the text search's time budget (an answer cut short by it is never
 // cached).
-func (k Key) Query(q *views.ListingQuery) Key {
+func (k Key) Query(q *listq.Query) Key {
 	k = optInt(k, "p", q.Store)
 	if q.Q != "" {
 		k = k.Str("q", q.Q)

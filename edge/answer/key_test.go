@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/listq"
 )
 
 // variants returns values of a field's type that a query may hold, all
@@ -43,11 +43,11 @@ func variants(t *testing.T, typ reflect.Type) []reflect.Value {
 	return []reflect.Value{a, b}
 }
 
-// TestQueryKeyCoversEveryField fails when a field of views.ListingQuery
+// TestQueryKeyCoversEveryField fails when a field of listq.Query
 // does not change the cache key: a new filter left out of Key.Query would
 // serve one cached answer for different queries.
 func TestQueryKeyCoversEveryField(t *testing.T) {
-	base := views.ListingQuery{Page: 3, PageSize: 7}
+	base := listq.Query{Page: 3, PageSize: 7}
 	typ := reflect.TypeOf(base)
 	for i := range typ.NumField() {
 		f := typ.Field(i)

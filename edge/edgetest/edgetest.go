@@ -23,6 +23,8 @@ import (
 	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
+	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // Dataset is what an edge under test answers from: a seeded ClickHouse
@@ -70,7 +72,7 @@ func (d Dataset) Add(t testing.TB, listings []analytics.ListingRow, snapshots []
 // Harness is a running edge server with its jobs, on a loopback port.
 type Harness struct {
 	Base     string // http://127.0.0.1:port
-	State    *views.Published[views.State]
+	State    *views.Published[served.State]
 	Editions *views.Published[editions.Set]
 	Jobs     *cron.Runner
 	Server   *edge.Server
@@ -118,7 +120,7 @@ func Start(t testing.TB, d Dataset, log *slog.Logger, opts ...func(*edge.Config)
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &Harness{State: &views.Published[views.State]{}, Editions: &views.Published[editions.Set]{}}
+	h := &Harness{State: &views.Published[served.State]{}, Editions: &views.Published[editions.Set]{}}
 	h.Jobs = cron.New(ctx, log, cron.Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond})
 	src := edge.Sources{State: h.State, Editions: h.Editions, Jobs: h.Jobs.Status}
 	var jobs []cron.Job
@@ -214,12 +216,12 @@ func memoryJobs(d *memload.Data, h *Harness, log *slog.Logger) []cron.Job {
 			if cur := h.State.Load(); cur != nil {
 				gen = cur.Replica.Info().Generation + 1
 			} else {
-				h.State.Publish(&views.State{Replica: d.Replica(gen, time.Now())})
+				h.State.Publish(&served.State{Replica: d.Replica(gen, time.Now())})
 				gen++
 			}
 			r := d.Replica(gen, time.Now())
 			r.IndexText() // as the views job does: searches read the trigram index
-			h.State.Publish(&views.State{Replica: r, Figures: views.Build(r, d.Snapshots())})
+			h.State.Publish(&served.State{Replica: r, Figures: figures.Build(r, d.Snapshots())})
 			return nil
 		}},
 		{Name: "refresh", Schedule: "@every 1h", Run: nothing},

@@ -11,6 +11,7 @@ import (
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/replay"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // Config holds the legacy API's settings.
@@ -26,7 +27,7 @@ type Config struct {
 
 // Sources are what the API answers from.
 type Sources struct {
-	State   *views.Published[views.State]
+	State   *views.Published[served.State]
 	Answers *answer.Cache
 	// Search takes a slot of the search pool shared with /api/v1, or
 	// answers why not; call the func it returns when the search ends.
@@ -37,7 +38,7 @@ type Sources struct {
 // API answers /api.
 type API struct {
 	cfg         Config
-	state       *views.Published[views.State]
+	state       *views.Published[served.State]
 	answers     *answer.Cache
 	search      func() (func(), error)
 	fairuse     *limits.FairUse

@@ -7,7 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/edge/answer"
-	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/listq"
 )
 
 // TestLegacyCacheKey checks that queries asking for the same answer share
@@ -21,7 +21,7 @@ func TestLegacyCacheKey(t *testing.T) {
 		rc.Request.SetRequestURI("/api/extensions?" + query)
 		c := app.AcquireCtx(&rc)
 		defer app.ReleaseCtx(c)
-		var q views.ListingQuery
+		var q listq.Query
 		if err := parseLegacy(c, &q, true); err != nil {
 			t.Fatalf("%s: %v", query, err)
 		}
@@ -70,12 +70,12 @@ func FuzzLegacyQuery(f *testing.F) {
 	}
 	app := fiber.New()
 	f.Fuzz(func(t *testing.T, raw string) {
-		parse := func() (views.ListingQuery, error) {
+		parse := func() (listq.Query, error) {
 			var rc fasthttp.RequestCtx
 			rc.Request.SetRequestURI("/api/extensions?" + raw)
 			c := app.AcquireCtx(&rc)
 			defer app.ReleaseCtx(c)
-			var q views.ListingQuery
+			var q listq.Query
 			return q, parseLegacy(c, &q, true)
 		}
 		q, err := parse()

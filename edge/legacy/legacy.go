@@ -2,7 +2,7 @@
 // with numbered stores, the CSV export, the summary, categories and
 // permissions. It needs no key; fair use per address protects it, and its
 // answers are public so that a CDN can keep them. Its listing queries run
-// on the same engine as v1's (views.ListingQuery).
+// on the same engine as v1's (listq.Query).
 package legacy
 
 import (
@@ -24,6 +24,8 @@ import (
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/replay"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views/listq"
 )
 
 // queryArg returns the first value of the query parameter name, as
@@ -33,7 +35,7 @@ func queryArg(args *fasthttp.Args, name string) string {
 	return utils.UnsafeString(args.Peek(name))
 }
 
-// legacyParams reads /api/extensions' query into a ListingQuery. A value
+// legacyParams reads /api/extensions' query into a listq.Query. A value
 // that cannot be read is a 400 that names the parameter; unknown
 // parameters are ignored, as are hostAccess values other than "all" and
 // unknown sort keys (which mean installs), as the spec says.
@@ -145,9 +147,9 @@ const maxPageSize = 200
 
 // parseLegacy reads the filters, sort and paging of /api/extensions into
 // q.
-func parseLegacy(c *fiber.Ctx, q *views.ListingQuery, paging bool) error {
+func parseLegacy(c *fiber.Ctx, q *listq.Query, paging bool) error {
 	p := &legacyParams{args: c.Context().QueryArgs()}
-	*q = views.ListingQuery{Page: 1, PageSize: 50}
+	*q = listq.Query{Page: 1, PageSize: 50}
 	if n, ok := p.intValue("platform", 0, views.NumStores-1); ok {
 		q.Store = views.Store(n).Ref()
 	}
@@ -199,7 +201,7 @@ func parseLegacy(c *fiber.Ctx, q *views.ListingQuery, paging bool) error {
 		al := uint8(*n)
 		q.MinAccessLevel = &al
 	}
-	q.Sort, _ = views.LegacySort(p.get("sort")) // an unknown name is installs, as the contract says
+	q.Sort, _ = listq.LegacySort(p.get("sort")) // an unknown name is installs, as the contract says
 	switch v := p.get("dir"); v {
 	case "", "desc":
 	case "asc":
@@ -225,14 +227,14 @@ func parseLegacy(c *fiber.Ctx, q *views.ListingQuery, paging bool) error {
 
 // legacyPage is the answer of /api/extensions.
 type legacyPage struct {
-	Total    int               `json:"total"`
-	Page     int               `json:"page"`
-	PageSize int               `json:"pageSize"`
-	Rows     []views.LegacyRow `json:"rows"`
+	Total    int   `json:"total"`
+	Page     int   `json:"page"`
+	PageSize int   `json:"pageSize"`
+	Rows     []Row `json:"rows"`
 }
 
 // legacyFigures returns the figures for the legacy API, or 503 until built.
-func (s *API) legacyFigures() (*views.Figures, uint64, error) {
+func (s *API) legacyFigures() (*figures.Figures, uint64, error) {
 	st := s.state.Load()
 	if st == nil || st.Figures == nil {
 		return nil, 0, problem.NotReady("Listing figures are")
@@ -247,7 +249,7 @@ func (s *API) getExtensions(c *fiber.Ctx) error {
 	if a, ok := s.answers.Aliased(alias); ok {
 		return answer.Send(c, a, s.publicCache)
 	}
-	var q views.ListingQuery // on the stack: a cached answer does not need it
+	var q listq.Query // on the stack: a cached answer does not need it
 	if err := parseLegacy(c, &q, true); err != nil {
 		return err
 	}
@@ -264,9 +266,9 @@ func (s *API) getExtensions(c *fiber.Ctx) error {
 			return nil, err
 		}
 		today := views.DayOf(f.Replica().Info().ReadingsMark)
-		page := legacyPage{Total: total, Page: q.Page, PageSize: q.PageSize, Rows: make([]views.LegacyRow, len(ls))}
+		page := legacyPage{Total: total, Page: q.Page, PageSize: q.PageSize, Rows: make([]Row, len(ls))}
 		for i, l := range ls {
-			page.Rows[i] = views.NewLegacyRow(l, today)
+			page.Rows[i] = NewRow(l, today)
 		}
 		return tagged(answer.JSON(page))("api-extensions", q.Store)
 	})
@@ -284,9 +286,9 @@ func (s *API) getExtensions(c *fiber.Ctx) error {
 // text budget; one cut short by it is a 503 that says to narrow q, as
 // these answers have no partial form and a partial page must not be kept
 // by a CDN.
-func (s *API) query(f *views.Figures, q *views.ListingQuery) (int, []*views.Listing, error) {
+func (s *API) query(f *figures.Figures, q *listq.Query) (int, []*views.Listing, error) {
 	if q.Q == "" {
-		total, ls, _ := f.Query(q)
+		total, ls, _ := f.Listings().Page(q)
 		return total, ls, nil
 	}
 	release, err := s.search()
@@ -295,7 +297,7 @@ func (s *API) query(f *views.Figures, q *views.ListingQuery) (int, []*views.List
 	}
 	defer release()
 	q.Deadline = time.Now().Add(s.cfg.TextBudget)
-	total, ls, partial := f.Query(q)
+	total, ls, partial := f.Listings().Page(q)
 	if partial {
 		return 0, nil, problem.Newf(http.StatusServiceUnavailable,
 			"q: the text search of %q ran past its time budget; search with longer or rarer words, or add filters such as platform.", q.Q).RetryAfter(5)
@@ -314,7 +316,7 @@ var csvHeader = []string{"platform", "id", "name", "developer", "category", "typ
 // getExtensionsCSV answers GET /api/extensions.csv: the first 1,000 rows,
 // UTF-8 with a byte-order mark, RFC 4180 quoting and CRLF line ends.
 func (s *API) getExtensionsCSV(c *fiber.Ctx) error {
-	var q views.ListingQuery // on the stack: a cached answer does not need it
+	var q listq.Query // on the stack: a cached answer does not need it
 	if err := parseLegacy(c, &q, false); err != nil {
 		return err
 	}
@@ -336,7 +338,7 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) error {
 		w.UseCRLF = true
 		w.Write(csvHeader)
 		for _, l := range ls {
-			w.Write(s.csvRecord(views.NewLegacyRow(l, today), l))
+			w.Write(s.csvRecord(NewRow(l, today), l))
 		}
 		w.Flush()
 		if err := w.Error(); err != nil {
@@ -356,7 +358,7 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) error {
 	return answer.Send(c, a, s.publicCache)
 }
 
-func (s *API) csvRecord(r views.LegacyRow, l *views.Listing) []string {
+func (s *API) csvRecord(r Row, l *views.Listing) []string {
 	i := func(v *int64) string {
 		if v == nil {
 			return ""

@@ -18,6 +18,7 @@ import (
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // Version is the API's version, as the OpenAPI description and the tool
@@ -34,7 +35,7 @@ type Config struct {
 
 // Sources are what the API answers from.
 type Sources struct {
-	State    *views.Published[views.State]
+	State    *views.Published[served.State]
 	Editions *views.Published[editions.Set]
 	DB       *analytics.Lazy // for history, reviews and review search
 	Answers  *answer.Cache
@@ -46,7 +47,7 @@ type Sources struct {
 // API answers /api/v1.
 type API struct {
 	cfg      Config
-	state    *views.Published[views.State]
+	state    *views.Published[served.State]
 	editions *views.Published[editions.Set]
 	db       *analytics.Lazy
 	answers  *answer.Cache

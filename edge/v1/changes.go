@@ -10,6 +10,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/feed"
 )
 
 const (
@@ -51,22 +52,22 @@ type changesAnswer struct {
 
 // sincePos reads since: a nextCursor, an RFC 3339 time or a date (the
 // changes after its start); absent, the feed's beginning.
-func sincePos(raw string) (views.ChangePos, error) {
+func sincePos(raw string) (feed.Pos, error) {
 	if raw == "" {
-		return views.ChangePos{}, nil
+		return feed.Pos{}, nil
 	}
 	if t, err := time.Parse(time.RFC3339, raw); err == nil {
-		return views.ChangePos{At: t.Unix() - 1, Store: views.NumStores}, nil // every change at t or later
+		return feed.Pos{At: t.Unix() - 1, Store: views.NumStores}, nil // every change at t or later
 	}
 	if t, err := time.Parse(time.DateOnly, raw); err == nil {
-		return views.ChangePos{At: t.Unix() - 1, Store: views.NumStores}, nil
+		return feed.Pos{At: t.Unix() - 1, Store: views.NumStores}, nil
 	}
 	c, ok := decodeCursor[changeCursor](raw)
 	if !ok || c.Version != 1 || c.Store > uint8(views.NumStores) || len(c.ID) > 512 {
-		return views.ChangePos{}, problem.New(http.StatusBadRequest,
+		return feed.Pos{}, problem.New(http.StatusBadRequest,
 			"since: send the nextCursor of the previous answer unchanged, a time (RFC 3339, such as 2026-03-01T00:00:00Z) or a date (yyyy-MM-dd); omit it to start from the beginning.")
 	}
-	return views.ChangePos{At: c.At, Store: views.Store(c.Store), ID: c.ID}, nil
+	return feed.Pos{At: c.At, Store: views.Store(c.Store), ID: c.ID}, nil
 }
 
 // getChanges answers GET /api/v1/changes: the listings whose metadata or
@@ -97,8 +98,8 @@ func (s *API) getChanges(c *fiber.Ctx) error {
 	key := answer.NewKey(buf[:0], "/api/v1/changes", gen).
 		Int("t", pos.At).Int("s", int64(pos.Store)).Str("id", pos.ID).Int("limit", int64(limit))
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
-		ls, next := f.Changes(pos, limit)
-		out := changesAnswer{Changes: make([]changeEntry, len(ls)), Remaining: f.ChangeCount(next)}
+		ls, next := f.Feed().Page(pos, limit)
+		out := changesAnswer{Changes: make([]changeEntry, len(ls)), Remaining: f.Feed().Count(next)}
 		out.AsOf.Listings, out.AsOf.Readings = info.ListingsMark.UTC(), info.ReadingsMark.UTC()
 		for i, l := range ls {
 			e := changeEntry{Store: l.Store.String(), ID: l.ID, Name: l.Name, ChangedAt: time.Unix(l.ChangedAt(), 0).UTC(), Live: l.Live()}

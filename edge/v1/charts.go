@@ -10,12 +10,13 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
 )
 
 // chartEntry is one listing in a chart answer.
 type chartEntry struct {
-	Position int              `json:"position"`
-	Listing  views.ListingDoc `json:"listing"`
+	Position int        `json:"position"`
+	Listing  ListingDoc `json:"listing"`
 }
 
 // chartAnswer is the answer of /api/v1/charts/{store}.
@@ -34,9 +35,9 @@ func (s *API) getChart(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	chart := c.Query("chart", views.ChartTop)
-	if !slices.Contains(views.Charts, chart) {
-		return problem.Newf(http.StatusBadRequest, "chart: %q is not a chart; use one of %s.", chart, strings.Join(views.Charts, ", "))
+	chart := c.Query("chart", figures.ChartTop)
+	if !slices.Contains(figures.Charts, chart) {
+		return problem.Newf(http.StatusBadRequest, "chart: %q is not a chart; use one of %s.", chart, strings.Join(figures.Charts, ", "))
 	}
 	f, gen, err := s.figures("Charts are")
 	if err != nil {
@@ -50,13 +51,13 @@ func (s *API) getChart(c *fiber.Ctx) error {
 	}
 	var buf [128]byte
 	key := answer.NewKey(buf[:0], "/api/v1/charts/:store", gen).Int("s", int64(store)).Str("chart", chart).Str("c", category)
-	return s.figuresAnswer(c, f, key, func(f *views.Figures) any {
+	return s.figuresAnswer(c, f, key, func(f *figures.Figures) any {
 		a := chartAnswer{Store: store.String(), Chart: chart, Entries: []chartEntry{}}
 		if category != "" {
 			a.Category = &category
 		}
-		for i, l := range f.Chart(views.ChartKey{Store: store, Chart: chart, Category: category}) {
-			a.Entries = append(a.Entries, chartEntry{Position: i + 1, Listing: views.NewListingDoc(l, f)})
+		for i, l := range f.Chart(figures.ChartKey{Store: store, Chart: chart, Category: category}) {
+			a.Entries = append(a.Entries, chartEntry{Position: i + 1, Listing: NewListingDoc(l, f)})
 		}
 		return a
 	})
@@ -75,7 +76,7 @@ func (s *API) getTags(c *fiber.Ctx) error {
 		return err
 	}
 	var buf [64]byte
-	return s.figuresAnswer(c, f, answer.NewKey(buf[:0], "/api/v1/tags", gen), func(f *views.Figures) any {
+	return s.figuresAnswer(c, f, answer.NewKey(buf[:0], "/api/v1/tags", gen), func(f *figures.Figures) any {
 		out := []tagCount{}
 		for _, t := range f.Topics() {
 			tc := tagCount{Slug: t.Slug, Listings: map[string]int{}}
@@ -105,11 +106,11 @@ func (s *API) getTag(c *fiber.Ctx) error {
 	}
 	var buf [128]byte
 	key := answer.NewKey(buf[:0], "/api/v1/tags/:slug/:store", gen).Str("tag", slug).Int("s", int64(store))
-	return s.figuresAnswer(c, f, key, func(f *views.Figures) any {
+	return s.figuresAnswer(c, f, key, func(f *figures.Figures) any {
 		ls, _ := f.TopicListings(slug, store)
-		docs := []views.ListingDoc{}
+		docs := []ListingDoc{}
 		for _, l := range ls[:min(len(ls), 200)] {
-			docs = append(docs, views.NewListingDoc(l, f))
+			docs = append(docs, NewListingDoc(l, f))
 		}
 		return fiber.Map{"tag": slug, "store": store.String(), "total": len(ls), "listings": docs}
 	})

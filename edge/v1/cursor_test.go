@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/edge-stats/edge/views/listq"
 	"github.com/valyala/fasthttp"
-
-	"github.com/edge-stats/edge/views"
 )
 
 // FuzzListCursor: no string makes the listings cursor's decoder panic, and
@@ -15,7 +14,7 @@ import (
 // issues.
 func FuzzListCursor(f *testing.F) {
 	for _, c := range []listCursor{
-		{Version: 1, Query: 42, Limit: 50, Page: 1, After: views.ListPos{}},
+		{Version: 1, Query: 42, Limit: 50, Page: 1, After: listq.Pos{}},
 		{Version: 1, Query: 1 << 63, Limit: 100, Page: 199},
 		{Version: 1, Query: 7, Limit: 1 << 30, Page: 1},
 		{Version: 1, Query: 7, Limit: 5, Page: -1},
@@ -76,7 +75,7 @@ func FuzzListQuery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		var args fasthttp.Args
 		args.Parse(raw)
-		var q views.ListingQuery
+		var q listq.Query
 		if parseList(&args, &q) != nil {
 			return
 		}

@@ -5,12 +5,12 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
-	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
 )
 
 // figures returns the published figures and the generation of the views,
 // or a 503 naming what ("Charts are") until the figures are built.
-func (s *API) figures(what string) (*views.Figures, uint64, error) {
+func (s *API) figures(what string) (*figures.Figures, uint64, error) {
 	st := s.state.Load()
 	if st == nil || st.Figures == nil {
 		return nil, 0, problem.NotReady(what)
@@ -20,7 +20,7 @@ func (s *API) figures(what string) (*views.Figures, uint64, error) {
 
 // figuresAnswer serves the answer of key, built from f on a miss. The caller builds key in a buffer of its own: passed to a
 // function value, the buffer would move to the heap.
-func (s *API) figuresAnswer(c *fiber.Ctx, f *views.Figures, key answer.Key, build func(*views.Figures) any) error {
+func (s *API) figuresAnswer(c *fiber.Ctx, f *figures.Figures, key answer.Key, build func(*figures.Figures) any) error {
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
 		return answer.JSON(build(f))
 	})
@@ -42,7 +42,7 @@ func (s *API) getCategories(c *fiber.Ctx) error {
 	}
 	var buf [64]byte
 	key := answer.NewKey(buf[:0], "/api/v1/categories/:store", gen).Int("s", int64(store))
-	return s.figuresAnswer(c, f, key, func(f *views.Figures) any {
+	return s.figuresAnswer(c, f, key, func(f *figures.Figures) any {
 		return fiber.Map{"store": store.String(), "categories": f.Categories(store)}
 	})
 }
@@ -59,7 +59,7 @@ func (s *API) getStats(c *fiber.Ctx) error {
 	}
 	var buf [64]byte
 	key := answer.NewKey(buf[:0], "/api/v1/stores/:store/stats", gen).Int("s", int64(store))
-	return s.figuresAnswer(c, f, key, func(f *views.Figures) any {
+	return s.figuresAnswer(c, f, key, func(f *figures.Figures) any {
 		return f.Stats(store)
 	})
 }

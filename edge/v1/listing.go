@@ -8,10 +8,11 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // state returns the published state, or a 503 problem before the first load.
-func (s *API) current() (*views.State, error) {
+func (s *API) current() (*served.State, error) {
 	st := s.state.Load()
 	if st == nil {
 		return nil, problem.New(http.StatusServiceUnavailable,
@@ -32,7 +33,7 @@ func storeParam(c *fiber.Ctx) (views.Store, error) {
 // listingParams reads the {store} and {id} path parameters of a listing's
 // address and finds the listing in the current state: 404 for an unknown
 // store or listing, or one found but not read yet.
-func (s *API) listingParams(c *fiber.Ctx) (st *views.State, l *views.Listing, err error) {
+func (s *API) listingParams(c *fiber.Ctx) (st *served.State, l *views.Listing, err error) {
 	store, err := storeParam(c)
 	if err != nil {
 		return nil, nil, err
@@ -59,7 +60,7 @@ func (s *API) getListing(c *fiber.Ctx) error {
 	store, id := l.Store, l.ID
 	var buf [128]byte
 	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id", st.Replica.Info().Generation).Int("s", int64(store)).Str("id", id)
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) { return answer.JSON(views.NewListingDoc(l, st.Figures)) })
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) { return answer.JSON(NewListingDoc(l, st.Figures)) })
 	if err != nil {
 		return err
 	}

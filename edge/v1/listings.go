@@ -14,6 +14,8 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views/listq"
 )
 
 const (
@@ -26,11 +28,11 @@ const (
 // query it belongs to (a hash of the filters and sort), the page size, the
 // page number, and where the last page ended.
 type listCursor struct {
-	Version int           `json:"v"`
-	Query   uint64        `json:"q"`
-	Limit   int           `json:"l"`
-	Page    int           `json:"p"` // pages served so far
-	After   views.ListPos `json:"a"`
+	Version int       `json:"v"`
+	Query   uint64    `json:"q"`
+	Limit   int       `json:"l"`
+	Page    int       `json:"p"` // pages served so far
+	After   listq.Pos `json:"a"`
 }
 
 // decodeListCursor reads a listings cursor; ok is false for anything this
@@ -44,14 +46,14 @@ func decodeListCursor(s string) (listCursor, bool) {
 
 // listAnswer is the answer of GET /api/v1/listings.
 type listAnswer struct {
-	Listings   []views.ListingDoc `json:"listings"`
-	NextCursor *string            `json:"nextCursor"`
-	Partial    bool               `json:"partial"` // q's search ran past its time budget; no next page is offered
+	Listings   []ListingDoc `json:"listings"`
+	NextCursor *string      `json:"nextCursor"`
+	Partial    bool         `json:"partial"` // q's search ran past its time budget; no next page is offered
 }
 
 // parseList reads the v1 listing query (all but limit and cursor) into q.
-func parseList(args *fasthttp.Args, q *views.ListingQuery) error {
-	*q = views.ListingQuery{Page: 1, PageSize: listDefaultLimit, NameOnly: true}
+func parseList(args *fasthttp.Args, q *listq.Query) error {
+	*q = listq.Query{Page: 1, PageSize: listDefaultLimit, NameOnly: true}
 	bad := func(format string, a ...any) error {
 		return problem.Newf(http.StatusBadRequest, format, a...)
 	}
@@ -99,23 +101,23 @@ func parseList(args *fasthttp.Args, q *views.ListingQuery) error {
 			q.MaxSize = &n
 		}
 	}
-	q.Sort = views.SortSize
+	q.Sort = listq.SortSize
 	sortName := queryArg(args, "sort")
 	if sortName != "" {
-		sort, ok := views.V1Sort(sortName)
+		sort, ok := listq.V1Sort(sortName)
 		if !ok {
-			return bad("sort: %q is not a sort; use one of %s.", sortName, strings.Join(views.V1SortNames(), ", "))
+			return bad("sort: %q is not a sort; use one of %s.", sortName, strings.Join(listq.V1SortNames(), ", "))
 		}
 		if sort.Spec().NeedsStore && q.Store == nil {
 			return bad("sort=%s needs store: ranks are per store.", sortName)
 		}
 		q.Sort = sort
 	}
-	if q.Sort == views.SortSize && q.Store == nil {
+	if q.Sort == listq.SortSize && q.Store == nil {
 		// Sizes of different stores count different things (users,
 		// installs, ratings): across stores, size orders by the position
 		// within each store.
-		q.Sort = views.SortStoreRank
+		q.Sort = listq.SortStoreRank
 	}
 	switch o := queryArg(args, "order"); o {
 	case "":
@@ -156,7 +158,7 @@ func fnv64a(b []byte) uint64 {
 // resolveNames replaces q's category and tag by the names they stand for
 // (see categoryArg), so that every spelling of one query shares its
 // answers and its cursors.
-func resolveNames(f *views.Figures, q *views.ListingQuery) error {
+func resolveNames(f *figures.Figures, q *listq.Query) error {
 	if q.Category != nil {
 		name, err := categoryArg(f, q.Store, *q.Category)
 		if err != nil {
@@ -181,7 +183,7 @@ func (s *API) getListings(c *fiber.Ctx) error {
 	if a, ok := s.answers.Aliased(alias); ok {
 		return answer.Send(c, a, answer.Private)
 	}
-	var q views.ListingQuery // on the stack: a cached answer does not need it
+	var q listq.Query // on the stack: a cached answer does not need it
 	args := c.Context().QueryArgs()
 	if err := parseList(args, &q); err != nil {
 		return err
@@ -207,7 +209,7 @@ func (s *API) getListings(c *fiber.Ctx) error {
 		}
 		q.PageSize = n
 	}
-	var after *views.ListPos
+	var after *listq.Pos
 	page := 1
 	rawCursor := queryArg(args, "cursor")
 	if rawCursor != "" {
@@ -238,10 +240,10 @@ func (s *API) getListings(c *fiber.Ctx) error {
 			defer release()
 			q.Deadline = time.Now().Add(s.cfg.TextBudget)
 		}
-		ls, last, more, partial := f.List(&q, after)
-		out := listAnswer{Listings: make([]views.ListingDoc, len(ls)), Partial: partial}
+		ls, last, more, partial := f.Listings().List(&q, after)
+		out := listAnswer{Listings: make([]ListingDoc, len(ls)), Partial: partial}
 		for i, l := range ls {
-			out.Listings[i] = views.NewListingDoc(l, f)
+			out.Listings[i] = NewListingDoc(l, f)
 		}
 		if more && page < listMaxPages && !partial {
 			out.NextCursor = encodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})

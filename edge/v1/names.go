@@ -5,6 +5,7 @@ import (
 
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
 )
 
 // One rule for category and tag values across the API: a category is
@@ -14,7 +15,7 @@ import (
 
 // categoryArg returns the name of the category v names in store (nil: in
 // any store), or a 404.
-func categoryArg(f *views.Figures, store *views.Store, v string) (string, error) {
+func categoryArg(f *figures.Figures, store *views.Store, v string) (string, error) {
 	if name, ok := f.FindCategory(store, v); ok {
 		return name, nil
 	}
@@ -25,7 +26,7 @@ func categoryArg(f *views.Figures, store *views.Store, v string) (string, error)
 }
 
 // tagArg returns the slug of the topic v names, or a 404.
-func tagArg(f *views.Figures, v string) (string, error) {
+func tagArg(f *figures.Figures, v string) (string, error) {
 	if slug, ok := f.FindTopic(v); ok {
 		return slug, nil
 	}

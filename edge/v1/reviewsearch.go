@@ -11,6 +11,8 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views/replica"
 )
 
 const (
@@ -149,7 +151,7 @@ func (s *API) getReviewSearch(c *fiber.Ctx) error {
 // filterListings returns the ids of the live listings with topic tag (in
 // store, or in every store) and in category (a name of the store's
 // category list, or its slug), for a review search.
-func filterListings(r *views.Replica, f *views.Figures, store *views.Store, tag, category string) ([]string, error) {
+func filterListings(r *replica.Replica, f *figures.Figures, store *views.Store, tag, category string) ([]string, error) {
 	var name string
 	if category != "" {
 		var err error

@@ -17,6 +17,7 @@ import (
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/series"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // maxSpanDays is the most days a growth's two dates and a comparison's
@@ -211,7 +212,7 @@ func parseListingRefs(raw string) ([]listingRef, error) {
 }
 
 // compareParams reads /compare's listings and days.
-func (s *API) compareParams(c *fiber.Ctx, st *views.State) ([]*views.Listing, int, error) {
+func (s *API) compareParams(c *fiber.Ctx, st *served.State) ([]*views.Listing, int, error) {
 	refs, err := parseListingRefs(c.Query("listings"))
 	if err != nil {
 		return nil, 0, err

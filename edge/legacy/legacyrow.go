@@ -1,0 +1,85 @@
+package legacy
+
+import (
+	"time"
+
+	v1 "github.com/edge-stats/edge/edge/v1"
+	"github.com/edge-stats/edge/views"
+)
+
+// Row is one row of /api/extensions, field for field as the spec
+// names them. Missing values are null, never left out.
+type Row struct {
+	ID    string     `json:"id"`
+	S     *string    `json:"s"`
+	N     string     `json:"n"`
+	D     string     `json:"d"`
+	C     string     `json:"c"`
+	T     int        `json:"t"`
+	P     int        `json:"p"`
+	I     *int64     `json:"i"`
+	WD    *int64     `json:"wd"`
+	CD    *string    `json:"cd"`
+	R     *float64   `json:"r"`
+	RC    *int64     `json:"rc"`
+	V     string     `json:"v"`
+	U     *string    `json:"u"`
+	FS    time.Time  `json:"fs"`
+	DU    *time.Time `json:"du"`
+	AL    int        `json:"al"`
+	IC    string     `json:"ic"`
+	F     bool       `json:"f"`
+	DS    string     `json:"ds"`
+	SP    [][2]int64 `json:"sp"`
+	G1    *int64     `json:"g1"`
+	G7    *int64     `json:"g7"`
+	G30   *int64     `json:"g30"`
+	G365  *int64     `json:"g365"`
+	G1P   *float64   `json:"g1p"`
+	G7P   *float64   `json:"g7p"`
+	G30P  *float64   `json:"g30p"`
+	G365P *float64   `json:"g365p"`
+	G1B   *time.Time `json:"g1b"`
+	G7B   *time.Time `json:"g7b"`
+	G30B  *time.Time `json:"g30b"`
+	G365B *time.Time `json:"g365b"`
+	RG1   *int64     `json:"rg1"`
+	RG7   *int64     `json:"rg7"`
+	RG1P  *float64   `json:"rg1p"`
+	RG7P  *float64   `json:"rg7p"`
+	RG1B  *time.Time `json:"rg1b"`
+	RG7B  *time.Time `json:"rg7b"`
+	LC    *time.Time `json:"lc"`
+}
+
+// NewRow returns the row of l; today is the data's newest day, from
+// which the sparkline's days-ago are counted.
+func NewRow(l *views.Listing, today views.Day) Row {
+	d := v1.NewListingDoc(l, nil)
+	row := Row{ID: l.ID, S: d.Slug, N: l.Name, D: l.Developer, C: l.Category, T: int(l.Kind),
+		P: int(l.Store), I: d.Usage, WD: d.WeeklyDownloads, CD: d.Created, V: l.Version, U: d.Updated,
+		FS: d.FirstSeen, DU: d.DelistedAt, AL: int(l.AccessLevel), IC: l.Icon, F: l.Featured,
+		DS: l.Description, SP: [][2]int64{}, LC: d.GrowthComputedAt}
+	if d.Rating != nil {
+		row.R, row.RC = d.Rating, d.RatingCount
+	}
+	l.Hist.Sparkline(func(p views.SparkPoint) {
+		if ago := int64(today - p.Day); ago >= 0 && ago < views.SparkDays {
+			row.SP = append(row.SP, [2]int64{ago, p.Value})
+		}
+	})
+	set := func(c *v1.ChangeDoc, g **int64, p **float64, b **time.Time) {
+		if c != nil {
+			*g, *p, *b = &c.Change, c.Percent, &c.Since
+		}
+	}
+	set(d.Growth.D1, &row.G1, &row.G1P, &row.G1B)
+	set(d.Growth.D7, &row.G7, &row.G7P, &row.G7B)
+	set(d.Growth.D30, &row.G30, &row.G30P, &row.G30B)
+	set(d.Growth.D365, &row.G365, &row.G365P, &row.G365B)
+	if d.RatingGrowth != nil {
+		set(d.RatingGrowth.D1, &row.RG1, &row.RG1P, &row.RG1B)
+		set(d.RatingGrowth.D7, &row.RG7, &row.RG7P, &row.RG7B)
+	}
+	return row
+}

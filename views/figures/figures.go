@@ -1,0 +1,374 @@
+// Package figures computes every figure of one replica that is not a
+// listing's own: store and category ranks and climbs, the charts,
+// categories, topics, store statistics and the summary, and it assembles
+// the replica's links, listing queries and change feed, all once per
+// build and before any request asks.
+package figures
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/feed"
+	"github.com/edge-stats/edge/views/links"
+	"github.com/edge-stats/edge/views/listq"
+	"github.com/edge-stats/edge/views/replica"
+)
+
+// Chart names. Every chart holds up to ChartSize live listings, per store
+// and per (store, category).
+const (
+	ChartTop      = "top"       // by size
+	ChartTrending = "trending"  // by 7-day size growth (positive only)
+	ChartRising   = "rising"    // by 7-day growth percent, among listings of at least RisingMinSize
+	ChartNew      = "new"       // first seen in the last NewDays days, by size
+	ChartTopRated = "top-rated" // by rating, among listings with at least TopRatedMinRatings ratings
+	ChartClimbers = "climbers"  // by 7-day store-rank climb (positive only)
+)
+
+// Charts lists the chart names in a fixed order.
+var Charts = []string{ChartTop, ChartTrending, ChartRising, ChartNew, ChartTopRated, ChartClimbers}
+
+// Chart rules.
+const (
+	ChartSize          = 100
+	NewDays            = 30
+	TopRatedMinRatings = 50
+)
+
+// ChartKey names one chart: a store's, or a store category's.
+type ChartKey struct {
+	Store    views.Store
+	Chart    string
+	Category string // "" for the whole store
+}
+
+// ChartPos is a listing's position in one chart.
+type ChartPos struct {
+	Chart    string
+	Category string // "" for the whole store
+	Position int    // 1-based
+}
+
+// Figures holds every figure computed from one replica. It is immutable.
+// Listings are referred to by their index in the replica.
+type Figures struct {
+	replica   *replica.Replica
+	builtAt   time.Time
+	buildTime time.Duration
+	phases    []BuildPhase
+
+	storeRank []int32 // per listing; views.NoRank when unranked
+	catRank   []int32
+	climb     []int32 // 7-day store-rank climb; valid where hasClimb
+	hasClimb  []bool
+
+	charts    map[ChartKey][]int32
+	positions map[int32][]ChartPos
+
+	categories    [views.NumStores][]CategoryCount
+	allCategories []CategoryCount
+	topics        []Topic
+	stats         [views.NumStores]*StoreStats
+	summary       *Summary
+	permissions   []PermissionCount
+	links         *links.Set    // listings linked to the same extension in other stores
+	listings      *listq.Engine // the listing queries
+	feed          *feed.Feed    // the listings by when they last changed
+}
+
+// Build computes every figure of r. It is pure and deterministic.
+func Build(r *replica.Replica, snapshots int64) *Figures {
+	start := time.Now()
+	n := r.Len()
+	f := &Figures{
+		replica:   r,
+		storeRank: make([]int32, n),
+		catRank:   make([]int32, n),
+		climb:     make([]int32, n),
+		hasClimb:  make([]bool, n),
+		charts:    map[ChartKey][]int32{},
+		positions: map[int32][]ChartPos{},
+	}
+	// Stores are independent: build them in parallel, each into its own
+	// index range of the shared slices and its own charts, merged after.
+	parts := make([]storeCharts, views.NumStores)
+	var wg sync.WaitGroup
+	for _, s := range views.Stores {
+		wg.Go(func() {
+			lo, hi := r.StoreRange(s)
+			byRank := f.rankStore(lo, hi)
+			parts[s] = f.chartStore(s, lo, hi, byRank)
+		})
+	}
+	wg.Wait()
+	for _, p := range parts {
+		for k, idx := range p {
+			f.setChart(k, idx)
+		}
+	}
+	f.sortPositions()
+	f.phase("ranks and charts", start)
+	f.aggregate(snapshots)
+	f.phase("aggregates", start)
+	f.links = links.Build(r)
+	f.phase("links across stores", start)
+	f.listings = listq.Build(r, listq.Ranks{Store: f.storeRank, Climb: f.climb, HasClimb: f.hasClimb}, f.links, f.topicListings)
+	f.phase("sort orders and filter columns", start)
+	f.feed = feed.Build(r)
+	f.phase("change feed", start)
+	f.builtAt, f.buildTime = time.Now().UTC(), time.Since(start)
+	return f
+}
+
+// BuildPhase is how long one phase of Build took.
+type BuildPhase struct {
+	Name string
+	Took time.Duration
+}
+
+// phase records the phase that ends now; start is Build's start.
+func (f *Figures) phase(name string, start time.Time) {
+	var before time.Duration
+	for _, p := range f.phases {
+		before += p.Took
+	}
+	f.phases = append(f.phases, BuildPhase{name, time.Since(start) - before})
+}
+
+// BuildPhases returns how long each phase of the build took, in order.
+func (f *Figures) BuildPhases() []BuildPhase { return f.phases }
+
+// Replica returns the replica the figures were computed from.
+func (f *Figures) Replica() *replica.Replica { return f.replica }
+
+// Listings returns the engine of listing queries over the figures'
+// replica.
+func (f *Figures) Listings() *listq.Engine { return f.listings }
+
+// Feed returns the change feed of the figures' replica.
+func (f *Figures) Feed() *feed.Feed { return f.feed }
+
+// Links returns the listings of other stores judged the same extension
+// as l, in store order.
+func (f *Figures) Links(l *views.Listing) []links.Link { return f.links.Of(f.replica.Index(l)) }
+
+// BuiltAt returns when the figures were computed and how long it took.
+func (f *Figures) BuiltAt() (time.Time, time.Duration) { return f.builtAt, f.buildTime }
+
+// Ranks returns l's store rank and category rank (views.NoRank when unranked),
+// and its 7-day store-rank climb with whether it has one.
+func (f *Figures) Ranks(l *views.Listing) (store, category int, climb int, hasClimb bool) {
+	i := f.replica.Index(l)
+	if i < 0 {
+		return views.NoRank, views.NoRank, 0, false
+	}
+	return int(f.storeRank[i]), int(f.catRank[i]), int(f.climb[i]), f.hasClimb[i]
+}
+
+// Positions returns l's positions in the charts, in chart order.
+func (f *Figures) Positions(l *views.Listing) []ChartPos { return f.positions[f.replica.Index(l)] }
+
+// Chart returns a chart's listings, best first; nil when the chart does not
+// exist or is empty.
+func (f *Figures) Chart(k ChartKey) []*views.Listing {
+	idx := f.charts[k]
+	out := make([]*views.Listing, len(idx))
+	for i, j := range idx {
+		out[i] = &f.replica.All()[j]
+	}
+	return out
+}
+
+// ranked is a sort item: a listing index with its keys.
+type ranked struct {
+	key  int64 // primary key, larger first
+	key2 int64 // secondary key, larger first
+	idx  int32
+}
+
+// sortRanked sorts largest key first, then largest key2, then by id. The
+// items must be of one store, whose listings the replica keeps sorted by
+// id: comparing indexes compares ids.
+func sortRanked(items []ranked) {
+	slices.SortFunc(items, func(a, b ranked) int {
+		if a.key != b.key {
+			return cmp.Compare(b.key, a.key)
+		}
+		if a.key2 != b.key2 {
+			return cmp.Compare(b.key2, a.key2)
+		}
+		return cmp.Compare(a.idx, b.idx)
+	})
+}
+
+// rankStore computes store ranks, category ranks and 7-day climbs of the
+// listings ls[lo:hi] (one store). Ranks count live listings with a size,
+// largest first, ties by id. The rank 7 days ago counts the listings that
+// were live then, by their size as of the climb reference time.
+// It returns the live listings with a size in rank order.
+func (f *Figures) rankStore(lo, hi int) []ranked {
+	ls := f.replica.All()
+	climbAt := f.replica.Info().ClimbAt.Unix()
+	now, then := make([]ranked, 0, hi-lo), make([]ranked, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		l := &ls[i]
+		if size, ok := l.Size(); ok && l.Live() {
+			now = append(now, ranked{key: size, idx: int32(i)})
+		}
+		if b := l.Hist.ClimbBase(); b.Valid() && l.FirstSeen <= climbAt && (l.Delisted == 0 || l.Delisted > climbAt) {
+			then = append(then, ranked{key: b.Value, idx: int32(i)})
+		}
+	}
+	sortRanked(now)
+	sortRanked(then)
+	rankThen := make([]int32, hi-lo) // by index - lo; 0 = not ranked then
+	for r, it := range competition(then) {
+		rankThen[int(then[r].idx)-lo] = it
+	}
+	type catCount struct {
+		seen, rank int32
+		last       int64
+	}
+	perCat := map[string]*catCount{}
+	for r, rank := range competition(now) {
+		it := now[r]
+		f.storeRank[it.idx] = rank
+		cat := ls[it.idx].Category
+		cc := perCat[cat]
+		if cc == nil {
+			cc = &catCount{}
+			perCat[cat] = cc
+		}
+		cc.seen++
+		if cc.seen == 1 || it.key != cc.last {
+			cc.rank, cc.last = cc.seen, it.key
+		}
+		f.catRank[it.idx] = cc.rank
+		if old := rankThen[int(it.idx)-lo]; old != 0 {
+			f.climb[it.idx], f.hasClimb[it.idx] = old-rank, true
+		}
+	}
+	return now
+}
+
+// competition returns the ranks of items sorted largest key first:
+// 1 plus the number of items with a larger key, so that ties share a rank
+// (1, 2, 2, 4).
+func competition(items []ranked) []int32 {
+	out := make([]int32, len(items))
+	for r := range items {
+		if r > 0 && items[r].key == items[r-1].key {
+			out[r] = out[r-1]
+		} else {
+			out[r] = int32(r + 1)
+		}
+	}
+	return out
+}
+
+// storeCharts are the charts of one store and its categories.
+type storeCharts map[ChartKey][]int32
+
+// chartStore builds every chart of one store and of each of its
+// categories; byRank is the store's ranking, which is the top chart's order.
+func (f *Figures) chartStore(s views.Store, lo, hi int, byRank []ranked) storeCharts {
+	ls := f.replica.All()
+	out := storeCharts{}
+	newSince := f.replica.Info().ReadingsMark.Add(-NewDays * 24 * time.Hour).Unix()
+	nowUnix := f.replica.Info().ReadingsMark.Unix()
+	for _, chart := range Charts {
+		var items []ranked
+		if chart == ChartTop {
+			items = byRank
+		}
+		for i := lo; i < hi && chart != ChartTop; i++ {
+			l := &ls[i]
+			if !l.Live() {
+				continue
+			}
+			// A chart of a window ranks every listing over the same days:
+			// those ending at the data's now (within the window's tolerance).
+			current := l.ReadAt >= nowUnix-int64(views.CurrentFor/time.Second)
+			size, hasSize := l.Size()
+			switch chart {
+			case ChartTrending:
+				if g, ok := l.SizeGrowth(views.Window7d); ok && current && g.Delta > 0 {
+					items = append(items, ranked{key: g.Delta, key2: size, idx: int32(i)})
+				}
+			case ChartRising:
+				if g, ok := l.SizeGrowth(views.Window7d); ok && current && size >= views.RisingMinSize(s) && g.Percent > 0 && !math.IsNaN(g.Percent) {
+					items = append(items, ranked{key: int64(g.Percent * 1e6), key2: size, idx: int32(i)})
+				}
+			case ChartNew:
+				if hasSize && l.FirstSeen >= newSince {
+					items = append(items, ranked{key: size, idx: int32(i)})
+				}
+			case ChartTopRated:
+				rating, rated := l.Rating()
+				count, _ := l.RatingCount()
+				if rated && count >= TopRatedMinRatings {
+					items = append(items, ranked{key: int64(math.Round(views.RoundRating(rating) * 100)), key2: count, idx: int32(i)})
+				}
+			case ChartClimbers:
+				if f.hasClimb[i] && f.climb[i] > 0 && size >= views.RisingMinSize(s) {
+					// Ties go to the better current rank.
+					items = append(items, ranked{key: int64(f.climb[i]), key2: -int64(f.storeRank[i]), idx: int32(i)})
+				}
+			}
+		}
+		if chart != ChartTop {
+			sortRanked(items)
+		}
+		perCat := map[string][]int32{}
+		var whole []int32
+		for _, it := range items {
+			if len(whole) < ChartSize {
+				whole = append(whole, it.idx)
+			}
+			cat := ls[it.idx].Category
+			if len(perCat[cat]) < ChartSize {
+				perCat[cat] = append(perCat[cat], it.idx)
+			}
+		}
+		if len(whole) > 0 {
+			out[ChartKey{s, chart, ""}] = whole
+		}
+		for cat, idx := range perCat {
+			out[ChartKey{s, chart, cat}] = idx
+		}
+	}
+	return out
+}
+
+func (f *Figures) setChart(k ChartKey, idx []int32) {
+	if len(idx) == 0 {
+		return
+	}
+	f.charts[k] = idx
+	for p, i := range idx {
+		f.positions[i] = append(f.positions[i], ChartPos{Chart: k.Chart, Category: k.Category, Position: p + 1})
+	}
+}
+
+// sortPositions orders every listing's chart positions: whole-store charts
+// first, in chart order.
+func (f *Figures) sortPositions() {
+	order := map[string]int{}
+	for i, c := range Charts {
+		order[c] = i
+	}
+	for _, ps := range f.positions {
+		sort.Slice(ps, func(a, b int) bool {
+			if (ps[a].Category == "") != (ps[b].Category == "") {
+				return ps[a].Category == ""
+			}
+			return order[ps[a].Chart] < order[ps[b].Chart]
+		})
+	}
+}

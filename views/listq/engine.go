@@ -1,0 +1,49 @@
+// Package listq answers queries of listings (the filters, sorts and pages
+// of /api/extensions and /api/v1/listings) over one replica: a columnar
+// copy of what queries filter on, an order per sort, and walks or sorts
+// of the matches, so that a page costs far less than a scan. Its sorts
+// are one catalogue (Sort) from which every surface that offers them is
+// derived or checked.
+package listq
+
+import (
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/links"
+	"github.com/edge-stats/edge/views/replica"
+)
+
+// Engine answers listing queries over one replica. It is immutable once
+// built, and safe for concurrent queries.
+type Engine struct {
+	replica    *replica.Replica
+	ls         []views.Listing // the replica's listings
+	storeStart [views.NumStores + 1]int
+	ranks      Ranks
+	topics     Topics
+	orders     sortOrders
+	cols       filterCols
+}
+
+// Ranks are the figures package figures computes that sorts read, one
+// entry per replica listing.
+type Ranks struct {
+	Store    []int32 // the store rank, views.NoRank when unranked (storerank)
+	Climb    []int32 // the 7-day store-rank climb, valid where HasClimb (rankclimb)
+	HasClimb []bool
+}
+
+// Topics returns the live listings of the tag slug by store, as replica
+// indexes (package figures); ok is false when no live listing has it.
+type Topics func(slug string) (byStore *[views.NumStores][]int32, ok bool)
+
+// Build builds the engine of r: an order per sort and the filter columns.
+// ranks, links and topics are r's (package figures, package links).
+func Build(r *replica.Replica, ranks Ranks, links *links.Set, topics Topics) *Engine {
+	e := &Engine{replica: r, ls: r.All(), ranks: ranks, topics: topics}
+	for _, s := range views.Stores {
+		e.storeStart[s], e.storeStart[s+1] = r.StoreRange(s)
+	}
+	e.buildSortOrders()
+	e.buildFilterCols(links)
+	return e
+}

@@ -1,0 +1,572 @@
+package listq
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/radix"
+)
+
+// Sort is an order of the listing query engine (Query.Sort). Its
+// specs are one table, catalogue: the name each API gives it, whether it
+// is a growth sort, whether a floor applies. Every surface (the v1
+// parameter and its error text, the legacy mapping, the tool's enum, the
+// OpenAPI description's enum, the benches) takes its names from it, so a
+// new sort is a constant, a line in catalogue and its key in sortKeyOf
+// (or in Figures.sortKey for a figure of the figures).
+type Sort int
+
+// The sorts. The legacy API's come first, in the order of its contract;
+// those after them are the v1 API's own.
+const (
+	SortInstalls Sort = iota // the usage figure (legacy "installs")
+	SortName
+	SortCategory
+	SortRating
+	SortRatingCount
+	SortUpdated
+	SortFirstSeen
+	SortAccess
+	SortGrowth1d
+	SortGrowth7d
+	SortGrowth30d
+	SortGrowth365d
+	SortGrowthPct1d
+	SortGrowthPct7d
+	SortGrowthPct30d
+	SortGrowthPct365d
+	SortRatingGrowth1d
+	SortRatingGrowth7d
+	SortRatingGrowthPct1d
+	SortRatingGrowthPct7d
+	// SortSize is the size: the usage figure, or the rating count on
+	// apple (v1's installs).
+	SortSize
+	// SortCreated is the store's creation date.
+	SortCreated
+	// SortRankClimb is the 7-day store-rank climb, among listings of at
+	// least RisingMinSize.
+	SortRankClimb
+	// SortRising is the 7-day growth percent among listings of at least
+	// RisingMinSize (v1's growthpct7d); smaller listings have no value.
+	SortRising
+	// SortStoreRank is the position within the listing's own store (rank
+	// 1 of every store first, then every rank 2, ...): the order by size
+	// across stores, whose sizes count different things.
+	SortStoreRank
+	numSorts
+)
+
+// SortSpec is what the catalogue says of a sort.
+type SortSpec struct {
+	Sort Sort
+	// Legacy is its name on /api/extensions; "" when not offered there.
+	Legacy string
+	// V1 is its name on /api/v1/listings and the search_listings tool;
+	// "" when not offered there.
+	V1 string
+	// Growth: a growth sort, which lists only the listings that have the
+	// figure.
+	Growth bool
+	// Floor: only listings of at least RisingMinSize have a value.
+	Floor bool
+	// NeedsStore: on v1, the sort needs a store (ranks are per store).
+	NeedsStore bool
+	// ByText: the sort orders text (names, categories), A to Z when
+	// ascending, and v1 lists it A to Z unless asked otherwise.
+	ByText bool
+
+	def sortDef // how it reads a listing, for the legacy keys
+}
+
+// catalogue is every sort, in Sort order.
+var catalogue = [numSorts]SortSpec{
+	{Sort: SortInstalls, Legacy: "installs", def: sortDef{plain: "installs"}},
+	{Sort: SortName, Legacy: "name", V1: "name", ByText: true, def: sortDef{plain: "name"}},
+	{Sort: SortCategory, Legacy: "category", ByText: true, def: sortDef{plain: "category"}},
+	{Sort: SortRating, Legacy: "rating", V1: "rating", def: sortDef{plain: "rating"}},
+	{Sort: SortRatingCount, Legacy: "ratingcount", V1: "ratingcount", def: sortDef{plain: "ratingcount"}},
+	{Sort: SortUpdated, Legacy: "updated", V1: "updated", def: sortDef{plain: "updated"}},
+	{Sort: SortFirstSeen, Legacy: "firstseen", V1: "firstseen", def: sortDef{plain: "firstseen"}},
+	{Sort: SortAccess, Legacy: "access", def: sortDef{plain: "access"}},
+	{Sort: SortGrowth1d, Legacy: "growth1d", Growth: true, def: sortDef{window: views.Window1d}},
+	{Sort: SortGrowth7d, Legacy: "growth7d", V1: "growth7d", Growth: true, def: sortDef{window: views.Window7d}},
+	{Sort: SortGrowth30d, Legacy: "growth30d", V1: "growth30d", Growth: true, def: sortDef{window: views.Window30d}},
+	{Sort: SortGrowth365d, Legacy: "growth365d", Growth: true, def: sortDef{window: views.Window365d}},
+	{Sort: SortGrowthPct1d, Legacy: "growthpct1d", Growth: true, def: sortDef{window: views.Window1d, pct: true}},
+	{Sort: SortGrowthPct7d, Legacy: "growthpct7d", Growth: true, def: sortDef{window: views.Window7d, pct: true}},
+	{Sort: SortGrowthPct30d, Legacy: "growthpct30d", Growth: true, def: sortDef{window: views.Window30d, pct: true}},
+	{Sort: SortGrowthPct365d, Legacy: "growthpct365d", Growth: true, def: sortDef{window: views.Window365d, pct: true}},
+	{Sort: SortRatingGrowth1d, Legacy: "ratinggrowth1d", Growth: true, def: sortDef{window: views.Window1d, rating: true}},
+	{Sort: SortRatingGrowth7d, Legacy: "ratinggrowth7d", V1: "ratinggrowth7d", Growth: true, def: sortDef{window: views.Window7d, rating: true}},
+	{Sort: SortRatingGrowthPct1d, Legacy: "ratinggrowthpct1d", Growth: true, def: sortDef{window: views.Window1d, rating: true, pct: true}},
+	{Sort: SortRatingGrowthPct7d, Legacy: "ratinggrowthpct7d", Growth: true, def: sortDef{window: views.Window7d, rating: true, pct: true}},
+	{Sort: SortSize, V1: "installs"},
+	{Sort: SortCreated, V1: "created"},
+	{Sort: SortRankClimb, V1: "rankclimb", Floor: true, NeedsStore: true},
+	{Sort: SortRising, V1: "growthpct7d", Floor: true},
+	{Sort: SortStoreRank},
+}
+
+// String names s: its legacy name, else its v1 name ("size" for v1's
+// installs), else "storerank".
+func (s Sort) String() string {
+	switch {
+	case s < 0 || s >= numSorts:
+		return "sort(" + strconv.Itoa(int(s)) + ")"
+	case s == SortSize:
+		return "size"
+	case catalogue[s].Legacy != "":
+		return catalogue[s].Legacy
+	case catalogue[s].V1 != "":
+		return catalogue[s].V1
+	}
+	return "storerank"
+}
+
+// Spec returns the catalogue's spec of s.
+func (s Sort) Spec() SortSpec { return catalogue[s] }
+
+// Sorts returns every sort's spec, in Sort order.
+func Sorts() []SortSpec { return catalogue[:] }
+
+// LegacySort returns the sort /api/extensions names name, and false for
+// an unknown name (the legacy contract then sorts by installs).
+func LegacySort(name string) (Sort, bool) {
+	for _, s := range catalogue {
+		if s.Legacy != "" && s.Legacy == name {
+			return s.Sort, true
+		}
+	}
+	return SortInstalls, false
+}
+
+// V1Sort returns the sort /api/v1 names name, and false for an unknown
+// name.
+func V1Sort(name string) (Sort, bool) {
+	for _, s := range catalogue {
+		if s.V1 != "" && s.V1 == name {
+			return s.Sort, true
+		}
+	}
+	return 0, false
+}
+
+// V1SortNames returns the names /api/v1 offers, in the catalogue's order
+// of the v1 table (its parameter's enum, error text and tool enum).
+func V1SortNames() []string { return v1SortNames }
+
+// v1SortNames is the v1 API's order of its sorts, as its contract lists
+// them; TestSortCatalogue checks that it holds every V1 name once.
+var v1SortNames = []string{"installs", "ratingcount", "rating", "growth7d", "growthpct7d", "growth30d",
+	"ratinggrowth7d", "updated", "created", "firstseen", "name", "rankclimb"}
+
+// SortNames are the sort keys of /api/extensions, in the order of its
+// contract (each sort's Legacy name, in Sort order).
+var SortNames = func() []string {
+	var out []string
+	for _, s := range catalogue {
+		if s.Legacy != "" {
+			out = append(out, s.Legacy)
+		}
+	}
+	return out
+}()
+
+// growthSort reports whether s is a growth sort, which lists only
+// listings that have the figure.
+func growthSort(s Sort) bool { return s >= 0 && s < numSorts && catalogue[s].Growth }
+
+// sortDef says how one legacy sort key reads a listing.
+type sortDef struct {
+	plain  string // a non-growth key, or ""
+	window views.Window
+	rating bool // rating-count growth rather than size growth
+	pct    bool // the percent rather than the change
+}
+
+// sortKeyOf returns a listing's value for sort index i as an integer that
+// orders like it (larger first), and whether the listing has one.
+func sortKeyOf(l *views.Listing, i Sort) (int64, bool) {
+	switch i {
+	case SortSize:
+		return l.Size()
+	case SortCreated:
+		return int64(l.Created), l.Created.Valid()
+	case SortRankClimb, SortStoreRank:
+		return 0, false // from the figures: see Figures.sortKey
+	case SortRising:
+		if size, ok := l.Size(); !ok || size < views.RisingMinSize(l.Store) {
+			return 0, false
+		}
+		return sortKeyOf(l, SortGrowthPct7d)
+	}
+	s := &catalogue[i].def
+	switch s.plain {
+	case "installs":
+		return l.Usage()
+	case "rating":
+		r, ok := l.Rating()
+		return int64(math.Round(views.RoundRating(r) * 100)), ok
+	case "ratingcount":
+		if _, rated := l.Rating(); !rated {
+			return 0, false
+		}
+		return l.RatingCount()
+	case "updated":
+		return int64(l.Updated), l.Updated.Valid()
+	case "firstseen":
+		return l.FirstSeen, true
+	case "access":
+		return int64(l.AccessLevel), l.AccessLevel > 0
+	case "name", "category":
+		return 0, false // sorted as strings
+	}
+	var c views.Change
+	var ok bool
+	if s.rating {
+		c, ok = l.RatingGrowth(s.window)
+	} else {
+		c, ok = l.SizeGrowth(s.window)
+	}
+	switch {
+	case !ok:
+		return 0, false
+	case s.pct && math.IsNaN(c.Percent):
+		return 0, false
+	case s.pct:
+		return int64(math.Round(c.Percent * 10000)), true
+	}
+	return c.Delta, true
+}
+
+// sortOrders holds, for every sort, the crawled listings of each store in
+// descending order, one store after another: store s's listings are
+// order[i][seg[i][s]:seg[i][s+1]], those with a value first (ties by id),
+// then those without (by id), and present[i][s] counts the first part.
+// A query of one store walks its segment alone; a query of every store
+// merges the segments' first parts (see walk.go). Kept store by store,
+// the orders take no more memory than one order of every listing.
+type sortOrders struct {
+	order   [][]int32
+	seg     [][views.NumStores + 1]int
+	present [][views.NumStores]int
+}
+
+// buildSortOrders sorts the crawled listings once per sort key, store by
+// store, a few sorts at once on each core. Every sort orders the same
+// listings, so the stores' segments are the same in every order.
+//
+// Reading the listings is most of the work (each sort reads a cache line
+// or two of every listing), so one pass over a store keys it for every
+// sort of a group. Within a store, a listing's key and its index in the
+// store are packed into one word, the key above the index: a stable radix
+// sort of the key's bits alone then leaves ties in index order, and moves
+// half the bytes of a key and index kept apart.
+func (e *Engine) buildSortOrders() {
+	ls := e.ls
+	e.orders = sortOrders{order: make([][]int32, numSorts), seg: make([][views.NumStores + 1]int, numSorts), present: make([][views.NumStores]int, numSorts)}
+	var seg [views.NumStores + 1]int
+	largest := 0
+	for s := range views.NumStores {
+		lo, hi := e.storeStart[s], e.storeStart[s+1]
+		crawled := 0
+		for j := lo; j < hi; j++ {
+			if ls[j].Crawled() {
+				crawled++
+			}
+		}
+		seg[s+1] = seg[s] + crawled
+		largest = max(largest, crawled)
+	}
+	// One group per core at once, each with its core's buffers (8 bytes
+	// a listing of the largest store for each sort of a group, and as
+	// many for a scratch), which serve every group it runs: the sorts
+	// leave no garbage but their orders.
+	var wg sync.WaitGroup
+	slots := make(chan *sortBufs, runtime.GOMAXPROCS(0))
+	for range cap(slots) {
+		b := &sortBufs{scratch: make([]uint64, 0, largest)}
+		for g := range b.keys {
+			b.keys[g] = make([]uint64, 0, largest)
+		}
+		slots <- b
+	}
+	for first := Sort(0); first < numSorts; first += sortGroup {
+		group := make([]Sort, 0, sortGroup)
+		for i := first; i < min(first+sortGroup, numSorts); i++ {
+			group = append(group, i)
+		}
+		wg.Go(func() {
+			buf := <-slots
+			defer func() { slots <- buf }()
+			for _, i := range group {
+				e.orders.order[i], e.orders.seg[i] = make([]int32, seg[views.NumStores]), seg
+			}
+			keys := make([]func(j int) (uint64, bool), len(group))
+			for g, i := range group {
+				keys[g] = e.sortKeyFunc(i)
+			}
+			for s := range views.NumStores {
+				e.sortStore(buf, views.Store(s), group, keys)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// sortGroup is how many sorts one pass over a store keys.
+const sortGroup = 3
+
+// sortKeyFunc returns how sort i keys a listing: a key whose ascending
+// order is the sort's, and whether the listing has one (nil for names,
+// which sortStore keys itself).
+func (e *Engine) sortKeyFunc(i Sort) func(j int) (uint64, bool) {
+	switch {
+	case i == SortName:
+		return nil
+	case i == SortCategory:
+		ls := e.ls
+		rank := e.categoryRanks()
+		return func(j int) (uint64, bool) { return rank[ls[j].Category], true }
+	}
+	return func(j int) (uint64, bool) {
+		k, ok := e.sortKey(j, i)
+		return radix.DescKey(k), ok
+	}
+}
+
+// sortStore writes store s's crawled listings into the segment of each
+// sort of group, in its order: those with a key first (ascending key,
+// ties by index), then those without (by index), and sets how many have
+// a key. keys parallels group.
+func (e *Engine) sortStore(buf *sortBufs, s views.Store, group []Sort, keys []func(j int) (uint64, bool)) {
+	ls := e.ls
+	lo, hi := e.storeStart[s], e.storeStart[s+1]
+	idxBits := uint(bits.Len(uint(hi - lo)))
+	nameBytes := int(64-idxBits) / 8 // of a name's prefix that fit above the index
+	// A listing with a key goes to the front of a sort's segment as it is
+	// met, its key to buf.keys; one without, to the back, last first.
+	var outs [sortGroup][]int32
+	var back [sortGroup]int
+	var minK, maxK [sortGroup]uint64
+	for g, i := range group {
+		seg := e.orders.seg[i]
+		outs[g] = e.orders.order[i][seg[s]:seg[s+1]]
+		back[g], minK[g], maxK[g] = len(outs[g]), math.MaxUint64, 0
+		buf.keys[g] = buf.keys[g][:0]
+	}
+	for j := lo; j < hi; j++ {
+		if !ls[j].Crawled() {
+			continue
+		}
+		for g, key := range keys {
+			var k uint64
+			ok := true
+			if key == nil {
+				k = ^prefixBytes(ls[j].Name, nameBytes) & (1<<(8*nameBytes) - 1)
+			} else {
+				k, ok = key(j)
+			}
+			if !ok {
+				back[g]--
+				outs[g][back[g]] = int32(j)
+				continue
+			}
+			outs[g][len(buf.keys[g])] = int32(j)
+			buf.keys[g] = append(buf.keys[g], k)
+			minK[g], maxK[g] = min(minK[g], k), max(maxK[g], k)
+		}
+	}
+	for g, i := range group {
+		out, keys := outs[g], buf.keys[g]
+		m := len(keys)
+		e.orders.present[i][s] = m
+		slices.Reverse(out[m:])
+		byName := i == SortName
+		if byName {
+			minK[g] = 0 // the name's bytes are the key as they are
+		}
+		if spanBits := uint(bits.Len64(maxK[g] - minK[g])); m > 0 && idxBits+spanBits <= 64 {
+			for r, k := range keys {
+				keys[r] = (k-minK[g])<<idxBits | uint64(int(out[r])-lo)
+			}
+			buf.scratch = radix.SortBits(keys, buf.scratch, idxBits, idxBits+spanBits)
+			if byName {
+				e.sortNameRuns64(keys, idxBits, lo, nameBytes)
+			}
+			mask := uint64(1)<<idxBits - 1
+			for r, k := range keys {
+				out[r] = int32(int(k&mask) + lo)
+			}
+		} else if m > 0 {
+			// A key too wide to share a word with the index (a growth
+			// percent of billions): sorted beside it.
+			items := make([]radix.Item, m)
+			for r, k := range keys {
+				items[r] = radix.Item{Key: k, Index: out[r]}
+			}
+			radix.Sort(items)
+			for r, it := range items {
+				out[r] = it.Index
+			}
+		}
+	}
+}
+
+// sortNameRuns64 orders each run of packed items (a name's first
+// nameBytes bytes, descending, above its index less lo) that share those
+// bytes by the rest of the name, descending, ties by index.
+func (e *Engine) sortNameRuns64(items []uint64, idxBits uint, lo, nameBytes int) {
+	ls := e.ls
+	mask := uint64(1)<<idxBits - 1
+	name := func(it uint64) string { return ls[int(it&mask)+lo].Name }
+	for i := 0; i < len(items); {
+		j := i + 1
+		for j < len(items) && items[j]>>idxBits == items[i]>>idxBits {
+			j++
+		}
+		run := items[i:j]
+		i = j
+		switch {
+		case len(run) < 2:
+		case len(run) < 32:
+			slices.SortFunc(run, func(a, b uint64) int {
+				if c := strings.Compare(suffix(name(b), nameBytes), suffix(name(a), nameBytes)); c != 0 {
+					return c
+				}
+				return cmp.Compare(a, b) // the same key above: by index
+			})
+		default:
+			itemRun := make([]radix.Item, len(run))
+			for r, it := range run {
+				itemRun[r] = radix.Item{Key: ^prefix8(suffix(name(it), nameBytes)), Index: int32(int(it&mask) + lo)}
+			}
+			if len(itemRun) < 1<<12 {
+				// A radix pass clears 2^16 counters: more than a
+				// comparison sort of a few thousand.
+				slices.SortFunc(itemRun, func(a, b radix.Item) int { return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Index, b.Index)) })
+			} else {
+				radix.Sort(itemRun)
+			}
+			e.sortNameRuns(itemRun, nameBytes, 0)
+			for r, it := range itemRun {
+				run[r] = run[r]&^mask | uint64(int(it.Index)-lo)
+			}
+		}
+	}
+}
+
+// sortKey is sortKeyOf with the figures' own keys (the rank climb, the
+// store rank).
+func (e *Engine) sortKey(j int, i Sort) (int64, bool) {
+	switch i {
+	case SortRankClimb:
+		// As the climbers chart: below the floor, climbs are ties passed.
+		l := &e.ls[j]
+		if size, ok := l.Size(); !ok || size < views.RisingMinSize(l.Store) {
+			return 0, false
+		}
+		return int64(e.ranks.Climb[j]), e.ranks.HasClimb[j]
+	case SortStoreRank:
+		return -int64(e.ranks.Store[j]), e.ranks.Store[j] != views.NoRank
+	}
+	return sortKeyOf(&e.ls[j], i)
+}
+
+// categoryRanks maps each category name to its rank among the distinct
+// names, descending (Z to A first).
+func (e *Engine) categoryRanks() map[string]uint64 {
+	ls := e.ls
+	names := map[string]uint64{}
+	for j := range ls {
+		names[ls[j].Category] = 0
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	slices.Sort(sorted)
+	for r, n := range sorted {
+		names[n] = uint64(len(sorted) - r) // descending
+	}
+	return names
+}
+
+// sortBufs are one core's buffers for the sorts it runs.
+type sortBufs struct {
+	keys    [sortGroup][]uint64
+	scratch []uint64
+}
+
+// sortNameRuns orders each run of items that share a key, the 8 bytes of
+// their names from from (descending), by the rest of the name,
+// descending, ties by index: big runs by radix on the next 8 bytes,
+// recursively (depth counts how deep); small ones by comparison.
+func (e *Engine) sortNameRuns(items []radix.Item, from, depth int) {
+	ls := e.ls
+	for i := 0; i < len(items); {
+		j := i + 1
+		for j < len(items) && items[j].Key == items[i].Key {
+			j++
+		}
+		run := items[i:j]
+		i = j
+		if len(run) < 2 {
+			continue
+		}
+		next := from + 8
+		if len(run) < 512 || depth >= 6 {
+			slices.SortFunc(run, func(a, b radix.Item) int {
+				if c := strings.Compare(suffix(ls[b.Index].Name, next), suffix(ls[a.Index].Name, next)); c != 0 {
+					return c
+				}
+				return int(a.Index - b.Index)
+			})
+			continue
+		}
+		longer := false
+		for k := range run {
+			name := ls[run[k].Index].Name
+			run[k].Key = ^prefix8(suffix(name, next))
+			longer = longer || len(name) > next
+		}
+		if !longer {
+			slices.SortFunc(run, func(a, b radix.Item) int { return int(a.Index - b.Index) }) // equal names
+			continue
+		}
+		radix.Sort(run)
+		e.sortNameRuns(run, next, depth+1)
+	}
+}
+
+func suffix(s string, from int) string {
+	if from >= len(s) {
+		return ""
+	}
+	return s[from:]
+}
+
+// prefix8 returns the first 8 bytes of s as a big-endian number, so that
+// numbers order like the strings' prefixes.
+func prefix8(s string) uint64 { return prefixBytes(s, 8) }
+
+// prefixBytes returns the first n (at most 8) bytes of s as a big-endian
+// number, so that numbers order like the strings' prefixes.
+func prefixBytes(s string, n int) uint64 {
+	var k uint64
+	for i := 0; i < n; i++ {
+		k <<= 8
+		if i < len(s) {
+			k |= uint64(s[i])
+		}
+	}
+	return k
+}

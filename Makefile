@@ -71,8 +71,8 @@ NORACE := TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSe
 test: deps fmt-check vet
 	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -skip '^($(NORACE))$$' $$($(GO) list ./... | grep -v '/edge/edge$$')
 	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -skip '^($(NORACE))$$' ./edge # alone: its fault and load tests time what they measure
-	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -count=1 -timeout 10m -run '^($(NORACE))$$' ./edge ./views
-	GOEXPERIMENT= $(GO) test -count=1 -run 'Text|Needle|Legacy|List|ScanKernels' ./views # the portable text scan and scan kernels
+	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -count=1 -timeout 10m -run '^($(NORACE))$$' ./edge ./views/...
+	GOEXPERIMENT= $(GO) test -count=1 -run 'Text|Needle|Legacy|List|ScanKernels' ./views/textindex ./views/listq # the portable text scan and scan kernels
 	GO=$(GO) deploy/fuzz.sh 20000x # every fuzz target, briefly (a count: see deploy/fuzz.sh)
 
 # fuzz runs every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m).

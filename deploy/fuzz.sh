@@ -29,7 +29,7 @@ targets=(
 	"./edge/clientip FuzzClientHeaders"
 	"./edge/account FuzzBasicCredentials"
 	"./edge/account FuzzSignUpBody"
-	"./views FuzzTextSearch"
+	"./views/textindex FuzzTextSearch"
 	"./analytics FuzzSplitJoined"
 	"./edge/coding FuzzChoose"
 	"./edge/v1 FuzzParseListingRefs"

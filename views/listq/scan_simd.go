@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"simd/archsimd"
 	"unsafe"
+
+	"github.com/edge-stats/edge/views"
 )
 
 // hasAVX2 reports whether the processor runs the AVX2 kernels below.
@@ -30,7 +32,7 @@ func flagWord(meta []uint16, base int, mask, want uint16) uint64 {
 // (lo ≤ hi) that compares a word's 64 values 4 to 16 at a time when
 // most of them are left, with scalar for the few-left words and a
 // store's last, partial word; nil without AVX2.
-func rangeKernelSIMD[T int64 | int16 | uint32 | Day](col []T, lo, hi T, scalar kernel) kernel {
+func rangeKernelSIMD[T int64 | int16 | uint32 | views.Day](col []T, lo, hi T, scalar kernel) kernel {
 	if !hasAVX2 {
 		return nil
 	}
@@ -69,8 +71,8 @@ func rangeKernelSIMD[T int64 | int16 | uint32 | Day](col []T, lo, hi T, scalar k
 			}
 			return out
 		}
-	case []Day:
-		days := unsafe.Slice((*int32)(unsafe.SliceData(c)), len(c)) // Day is an int32
+	case []views.Day:
+		days := unsafe.Slice((*int32)(unsafe.SliceData(c)), len(c)) // views.Day is an int32
 		l, h := archsimd.BroadcastInt32x8(int32(lo)), archsimd.BroadcastInt32x8(int32(hi))
 		word = func(base int) uint64 {
 			s := days[base : base+64]

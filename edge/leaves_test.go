@@ -27,6 +27,9 @@ func TestLeavesStayLeaves(t *testing.T) {
 		"edge/missgate":  heavy,
 		"edge/apikey":    heavy,
 		"edge/transport": heavy,
+		"edge/ratelimit": heavy,
+		"edge/replay":    heavy,
+		"edge/answer":    heavy,
 		"cron/every":     heavy,
 		// The state and the tool server import nothing of the project but
 		// their own subpackages.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/ratelimit"
 )
 
 func main() {
@@ -84,7 +85,7 @@ func run(cfg analytics.Config, callers, rounds int, every time.Duration) error {
 				// A new caller, and one seen before (on either edge).
 				for _, s := range []limits.Subject{caller(next), caller(next / 2)} {
 					calls++
-					if e.Admit(s, 0, time.Now()).Outcome == limits.UsageUnknown {
+					if e.Admit(s, 0, time.Now()).Outcome == ratelimit.UsageUnknown {
 						stale++
 					}
 				}

@@ -20,6 +20,7 @@ import (
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/ratelimit"
 	"github.com/edge-stats/edge/edge/replay"
 )
 
@@ -40,7 +41,7 @@ type Gate struct {
 // New returns the gate of the given keys and limits.
 func New(cfg Config, k *keys.Registry, l *limits.Limiter) *Gate {
 	g := &Gate{cfg: cfg, keys: k, limits: l}
-	g.replay = func(caller netip.Addr, now time.Time) (limits.Decision, bool) {
+	g.replay = func(caller netip.Addr, now time.Time) (ratelimit.Decision, bool) {
 		return l.TryAdmit(limits.Subject{Addr: cfg.Proxies.Subject(caller)}, 0, now)
 	}
 	return g
@@ -169,15 +170,15 @@ func (g *Gate) Admit(c *fiber.Ctx, who Caller) error {
 
 // Apply sets the RateLimit headers of d and returns the problem to answer
 // when d refuses the call.
-func (g *Gate) Apply(c *fiber.Ctx, who Caller, d limits.Decision) error {
-	if d.Outcome == limits.UsageUnknown || d.Outcome == limits.Crowded {
+func (g *Gate) Apply(c *fiber.Ctx, who Caller, d ratelimit.Decision) error {
+	if d.Outcome == ratelimit.UsageUnknown || d.Outcome == ratelimit.Crowded {
 		return Refusal(who, d) // no count to report
 	}
 	h := &c.Response().Header
 	var buf [20]byte
-	h.SetCanonical(headerRateLimitLimit, d.AppendField(buf[:0], limits.FieldLimit))
-	h.SetCanonical(headerRateLimitRemaining, d.AppendField(buf[:0], limits.FieldRemaining))
-	h.SetCanonical(headerRateLimitReset, d.AppendField(buf[:0], limits.FieldReset))
+	h.SetCanonical(headerRateLimitLimit, d.AppendField(buf[:0], ratelimit.FieldLimit))
+	h.SetCanonical(headerRateLimitRemaining, d.AppendField(buf[:0], ratelimit.FieldRemaining))
+	h.SetCanonical(headerRateLimitReset, d.AppendField(buf[:0], ratelimit.FieldReset))
 	h.SetCanonical(headerRateLimitPolicy, utils.UnsafeBytes(d.Policy))
 	if p := Refusal(who, d); p != nil {
 		return p
@@ -188,23 +189,23 @@ func (g *Gate) Apply(c *fiber.Ctx, who Caller, d limits.Decision) error {
 // Refusal returns the problem that refuses a call of who by decision d,
 // or nil when d admits it. It writes no header, so a call inside another
 // request (a tool call of a JSON-RPC batch) can use it.
-func Refusal(who Caller, d limits.Decision) *problem.Problem {
+func Refusal(who Caller, d ratelimit.Decision) *problem.Problem {
 	switch d.Outcome {
-	case limits.UsageUnknown:
+	case ratelimit.UsageUnknown:
 		return problem.New(http.StatusServiceUnavailable,
 			"The day's usage cannot be checked for a moment (the usage store is out of reach). Retry in 5 seconds.").RetryAfter(5)
-	case limits.Crowded:
+	case ratelimit.Crowded:
 		return problem.Newf(http.StatusServiceUnavailable,
 			"This edge is counting as many callers as it can hold, and none of their calls can be let go until they reach the fleet's totals (the usage store may be out of reach). Retry in %d seconds.",
 			problem.Seconds(d.RetryAfter)).RetryAfter(problem.Seconds(d.RetryAfter))
-	case limits.MinuteFull:
+	case ratelimit.MinuteFull:
 		advice := "send a key for higher limits"
 		if who.Key.ID != "" {
 			advice = "spread calls over the minute"
 		}
 		return problem.Newf(http.StatusTooManyRequests, "More than %d calls in a minute. Wait %d seconds, or %s.",
 			d.PerMinute, problem.Seconds(d.RetryAfter), advice).RetryAfter(problem.Seconds(d.RetryAfter))
-	case limits.DayFull:
+	case ratelimit.DayFull:
 		advice := "send a key for a higher daily limit"
 		if who.Key.ID != "" {
 			advice = "ask for a higher daily limit for this key"

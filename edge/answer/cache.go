@@ -10,13 +10,10 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/valyala/fasthttp"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/transport"
-	"github.com/edge-stats/edge/views"
-	"github.com/edge-stats/edge/views/served"
 )
 
 // Cache keeps encoded answers, bounded in bytes. ristretto may drop or
@@ -192,16 +189,6 @@ func AliasKey(buf []byte, route string, gen uint64, raw []byte) Key {
 	b := append(append(buf[:0], route...), '?')
 	b = appendUint(b, gen)
 	return Key{append(append(b, ':'), raw...)}
-}
-
-// RequestAlias returns the alias key of the request rc on route over the
-// published state, built in buf; the zero Key until figures are published.
-func RequestAlias(buf []byte, route string, state *views.Published[served.State], rc *fasthttp.RequestCtx) Key {
-	st := state.Load()
-	if st == nil || st.Figures == nil {
-		return Key{}
-	}
-	return AliasKey(buf, route, st.Replica.Info().Generation, rc.URI().QueryString())
 }
 
 // Aliased returns the answer cached under the alias key, counted as a

@@ -20,9 +20,10 @@ import (
 
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
-	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/ratelimit"
 	"github.com/edge-stats/edge/edge/replay"
+	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/listq"
@@ -245,7 +246,7 @@ func (s *API) legacyFigures() (*figures.Figures, uint64, error) {
 // getExtensions answers GET /api/extensions.
 func (s *API) getExtensions(c *fiber.Ctx) error {
 	var aliasBuf [256]byte
-	alias := answer.RequestAlias(aliasBuf[:0], "/api/extensions", s.state, c.Context())
+	alias := v1.RequestAlias(aliasBuf[:0], "/api/extensions", s.state, c.Context())
 	if a, ok := s.answers.Aliased(alias); ok {
 		return answer.Send(c, a, s.publicCache)
 	}
@@ -258,7 +259,7 @@ func (s *API) getExtensions(c *fiber.Ctx) error {
 		return err
 	}
 	var keyBuf [256]byte
-	key := answer.NewKey(keyBuf[:0], "/api/extensions", gen).Query(&q)
+	key := v1.QueryKey(answer.NewKey(keyBuf[:0], "/api/extensions", gen), &q)
 	a, err := s.answers.GetQuery(key, func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		total, ls, err := s.query(f, &q)
@@ -325,7 +326,7 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) error {
 		return err
 	}
 	var key [256]byte
-	a, err := s.answers.GetQuery(answer.NewKey(key[:0], "/api/extensions.csv", gen).Query(&q), func() (*answer.Answer, error) {
+	a, err := s.answers.GetQuery(v1.QueryKey(answer.NewKey(key[:0], "/api/extensions.csv", gen), &q), func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		_, ls, err := s.query(f, &q)
 		if err != nil {
@@ -507,12 +508,12 @@ func (s *API) fairUse(c *fiber.Ctx) error {
 // replay): admitted when fair use is off or the caller exempt, or with a
 // token taken; a call without a token is left to fairUse, which refuses
 // it.
-func (s *API) replayFairUse(caller netip.Addr, now time.Time) (limits.Decision, bool) {
+func (s *API) replayFairUse(caller netip.Addr, now time.Time) (ratelimit.Decision, bool) {
 	if !s.fairuse.On() || s.cfg.FairUseExempt.Contains(caller) {
-		return limits.Decision{}, true
+		return ratelimit.Decision{}, true
 	}
 	ok, _ := s.fairuse.Allow(s.cfg.Proxies.Subject(caller), now)
-	return limits.Decision{}, ok
+	return ratelimit.Decision{}, ok
 }
 
 // tags are the cache tags of a legacy answer (docs/operations.md, *Behind

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/edge-stats/edge/edge/ratelimit"
 )
 
 // BenchmarkAdmit is the limits' cost of one admitted call, from parallel
@@ -23,7 +25,7 @@ func BenchmarkAdmit(b *testing.B) {
 			publishTotals(l.Usage, dayOf(time.Now()), nil, time.Now().Add(time.Hour))
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if d := l.Admit(sub.s, 0, time.Now()); d.Outcome != Admitted {
+					if d := l.Admit(sub.s, 0, time.Now()); d.Outcome != ratelimit.Admitted {
 						b.Fatal(d.Outcome)
 					}
 				}

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/edge-stats/edge/edge/ratelimit"
 )
 
 // TestNewCallerAtTheBound: with the entries at their bound and every one
@@ -29,7 +31,7 @@ func TestNewCallerAtTheBound(t *testing.T) {
 		}
 		addr := func(i int) Subject { return Subject{Addr: netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)})} }
 		for i := range 40 {
-			if d := l.Admit(addr(i), 0, time.Time{}); d.Outcome != Admitted {
+			if d := l.Admit(addr(i), 0, time.Time{}); d.Outcome != ratelimit.Admitted {
 				t.Fatalf("down %v: caller %d: %+v", down, i, d)
 			}
 		}
@@ -37,7 +39,7 @@ func TestNewCallerAtTheBound(t *testing.T) {
 			store.failBefore = 1 << 30
 		}
 		// Without a Sync, a new caller waits its while and is refused.
-		if d := l.Admit(addr(40), 0, time.Time{}); d.Outcome != Crowded || d.RetryAfter <= 0 {
+		if d := l.Admit(addr(40), 0, time.Time{}); d.Outcome != ratelimit.Crowded || d.RetryAfter <= 0 {
 			t.Fatalf("down %v: the 41st caller: %+v, want Crowded with a wait", down, d)
 		}
 		// The replay path's admission never waits.
@@ -48,12 +50,12 @@ func TestNewCallerAtTheBound(t *testing.T) {
 			t.Fatalf("down %v: %d entries held, bound 40", down, l.Usage.Active())
 		}
 		// Callers already counted go on.
-		if d := l.Admit(addr(3), 0, time.Time{}); d.Outcome != Admitted {
+		if d := l.Admit(addr(3), 0, time.Time{}); d.Outcome != ratelimit.Admitted {
 			t.Fatalf("down %v: a counted caller: %+v", down, d)
 		}
 		// New callers waiting when a Sync comes: counted when it writes
 		// the calls, refused when it cannot.
-		answered := make(chan Decision, 3)
+		answered := make(chan ratelimit.Decision, 3)
 		for i := range 3 {
 			go func() { answered <- l.Admit(addr(100+i), 0, time.Time{}) }()
 		}
@@ -65,7 +67,7 @@ func TestNewCallerAtTheBound(t *testing.T) {
 		for range 3 {
 			select {
 			case d := <-answered:
-				if want := map[bool]Outcome{false: Admitted, true: Crowded}[down]; d.Outcome != want {
+				if want := map[bool]ratelimit.Outcome{false: ratelimit.Admitted, true: ratelimit.Crowded}[down]; d.Outcome != want {
 					t.Fatalf("down %v: a caller waiting for the Sync: %+v, want %v", down, d, want)
 				}
 			case <-time.After(30 * time.Second):
@@ -77,10 +79,10 @@ func TestNewCallerAtTheBound(t *testing.T) {
 		if err := l.Usage.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if d := l.Admit(addr(300), 0, time.Time{}); d.Outcome != Admitted {
+		if d := l.Admit(addr(300), 0, time.Time{}); d.Outcome != ratelimit.Admitted {
 			t.Fatalf("down %v: a new caller after the sync: %+v", down, d)
 		}
-		if d := l.Admit(addr(3), 0, time.Time{}); d.Outcome != Admitted || d.Remaining != 1000-3 {
+		if d := l.Admit(addr(3), 0, time.Time{}); d.Outcome != ratelimit.Admitted || d.Remaining != 1000-3 {
 			t.Fatalf("down %v: caller 3 after the sync: %+v, want 997 left (its count kept)", down, d)
 		}
 	}

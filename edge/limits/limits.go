@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/ratelimit"
 )
 
 // Policy is a class of callers' limits.
@@ -89,65 +89,9 @@ func policy(perMinute int, perDay uint64) string {
 	return strconv.Itoa(perMinute) + ";w=60, " + strconv.FormatUint(perDay, 10) + ";w=86400"
 }
 
-// Outcome says whether a call is admitted.
-type Outcome int
-
-// The outcomes of Admit.
-const (
-	Admitted     Outcome = iota
-	MinuteFull           // the per-minute limit is used: not counted against the day
-	DayFull              // the day's limit is used
-	UsageUnknown         // the day's usage cannot be checked (its totals were never read)
-	// Crowded: the edge holds as many callers as it may (MaxActive), each
-	// with calls not yet in the fleet's totals, and a Sync waited for let
-	// none go (the usage store is out of reach): it cannot count a new
-	// caller for now.
-	Crowded
-)
-
 // crowdedRetry is how long a Crowded caller is asked to wait: about a
 // Sync's interval.
 const crowdedRetry = 5 * time.Second
-
-// Decision is the outcome of a call and the figures of its RateLimit
-// headers.
-type Decision struct {
-	Outcome    Outcome
-	RetryAfter time.Duration // when refused
-	Limit      uint64        // the day's limit
-	Remaining  uint64        // calls left today
-	Reset      time.Duration // until 00:00 UTC, when the day restarts
-	PerMinute  int
-	// Policy is the RateLimit-Policy header (IETF draft-06 form): both
-	// windows, in seconds.
-	Policy string
-}
-
-// Field is one of the RateLimit headers a Decision fills.
-type Field uint8
-
-// The RateLimit headers, in the order answers carry them.
-const (
-	FieldLimit     Field = iota // RateLimit-Limit: the day's limit
-	FieldRemaining              // RateLimit-Remaining: calls left today
-	FieldReset                  // RateLimit-Reset: seconds until the day restarts
-	FieldPolicy                 // RateLimit-Policy: both windows
-)
-
-// AppendField appends the value of the RateLimit header f for d, as
-// every answer writes it (the reset in whole seconds, rounded up): the
-// full path's headers and the replay path's (package replay) alike.
-func (d *Decision) AppendField(b []byte, f Field) []byte {
-	switch f {
-	case FieldLimit:
-		return strconv.AppendUint(b, d.Limit, 10)
-	case FieldRemaining:
-		return strconv.AppendUint(b, d.Remaining, 10)
-	case FieldReset:
-		return strconv.AppendInt(b, int64(problem.Seconds(d.Reset)), 10)
-	}
-	return append(b, d.Policy...)
-}
 
 // at returns now, or the configured clock's time when there is one
 // (tests).
@@ -161,7 +105,7 @@ func (l *Limiter) at(now time.Time) time.Time {
 // Admit decides a call of s made at now (the request's start): first the
 // minute's limit, then the day's. dayLimit replaces the policy's PerDay
 // when not 0 (a key's raised limit).
-func (l *Limiter) Admit(s Subject, dayLimit uint64, now time.Time) Decision {
+func (l *Limiter) Admit(s Subject, dayLimit uint64, now time.Time) ratelimit.Decision {
 	return l.decide(s, dayLimit, now, true)
 }
 
@@ -170,7 +114,7 @@ func (l *Limiter) Admit(s Subject, dayLimit uint64, now time.Time) Decision {
 // reports false, for the caller to decide the call with Admit (which
 // counts a refusal as Admit does). It is Admit for a path that answers
 // admitted calls only (the replay path, package replay).
-func (l *Limiter) TryAdmit(s Subject, dayLimit uint64, now time.Time) (Decision, bool) {
+func (l *Limiter) TryAdmit(s Subject, dayLimit uint64, now time.Time) (ratelimit.Decision, bool) {
 	now = l.at(now)
 	d := l.decision(s, dayLimit, now)
 	if !l.Usage.loaded() {
@@ -198,22 +142,22 @@ func (l *Limiter) TryAdmit(s Subject, dayLimit uint64, now time.Time) (Decision,
 // AdmitMinute decides a request of s against the minute's limit only; the
 // day is left as it is (the tool server counts only tool calls against
 // the day: see CountDay).
-func (l *Limiter) AdmitMinute(s Subject, dayLimit uint64, now time.Time) Decision {
+func (l *Limiter) AdmitMinute(s Subject, dayLimit uint64, now time.Time) ratelimit.Decision {
 	return l.decide(s, dayLimit, now, false)
 }
 
 // CountDay counts one call of s against the day, for a request AdmitMinute
 // admitted; the decision is DayFull when the day's limit is used.
-func (l *Limiter) CountDay(s Subject, dayLimit uint64, now time.Time) Decision {
+func (l *Limiter) CountDay(s Subject, dayLimit uint64, now time.Time) ratelimit.Decision {
 	now = l.at(now)
 	d := l.decision(s, dayLimit, now)
 	if !l.Usage.loaded() {
-		d.Outcome, d.RetryAfter = UsageUnknown, 5*time.Second
+		d.Outcome, d.RetryAfter = ratelimit.UsageUnknown, 5*time.Second
 		return d
 	}
 	e := l.Usage.lock(s, now, true)
 	if e == nil {
-		d.Outcome, d.RetryAfter = Crowded, crowdedRetry
+		d.Outcome, d.RetryAfter = ratelimit.Crowded, crowdedRetry
 		return d
 	}
 	limit := l.Usage.dayLimit(e, d.Limit, now)
@@ -221,13 +165,13 @@ func (l *Limiter) CountDay(s Subject, dayLimit uint64, now time.Time) Decision {
 	e.mu.Unlock()
 	d.Remaining = limit - min(limit, n)
 	if !ok {
-		d.Outcome, d.RetryAfter = DayFull, d.Reset
+		d.Outcome, d.RetryAfter = ratelimit.DayFull, d.Reset
 	}
 	return d
 }
 
 // decision returns the figures of s's headers, before any outcome.
-func (l *Limiter) decision(s Subject, dayLimit uint64, now time.Time) Decision {
+func (l *Limiter) decision(s Subject, dayLimit uint64, now time.Time) ratelimit.Decision {
 	p := l.cfg.Anonymous
 	if s.Key != "" {
 		p = l.cfg.Keyed
@@ -235,7 +179,7 @@ func (l *Limiter) decision(s Subject, dayLimit uint64, now time.Time) Decision {
 	if dayLimit == 0 {
 		dayLimit = p.PerDay
 	}
-	d := Decision{Limit: dayLimit, Reset: UntilMidnight(now), PerMinute: p.PerMinute}
+	d := ratelimit.Decision{Limit: dayLimit, Reset: UntilMidnight(now), PerMinute: p.PerMinute}
 	switch {
 	case dayLimit == l.cfg.Keyed.PerDay && s.Key != "":
 		d.Policy = l.keyedPolicy
@@ -247,21 +191,21 @@ func (l *Limiter) decision(s Subject, dayLimit uint64, now time.Time) Decision {
 	return d
 }
 
-func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) Decision {
+func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) ratelimit.Decision {
 	now = l.at(now)
 	d := l.decision(s, dayLimit, now)
 	// Only an edge that never read the day's totals cannot tell a caller's
 	// day: one whose totals are stale goes on with its share of each
 	// caller's remainder (Usage.dayLimit).
 	if !l.Usage.loaded() {
-		d.Outcome, d.RetryAfter = UsageUnknown, 5*time.Second
+		d.Outcome, d.RetryAfter = ratelimit.UsageUnknown, 5*time.Second
 		return d
 	}
 	// One lock for both counts: the minute's first, then the day's. A call
 	// the day refuses still counts against the minute.
 	e := l.Usage.lock(s, now, true)
 	if e == nil {
-		d.Outcome, d.RetryAfter = Crowded, crowdedRetry
+		d.Outcome, d.RetryAfter = ratelimit.Crowded, crowdedRetry
 		return d
 	}
 	limit := l.Usage.dayLimit(e, d.Limit, now)
@@ -269,14 +213,14 @@ func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) De
 	var n uint64
 	switch {
 	case !ok:
-		d.Outcome, d.RetryAfter = MinuteFull, wait
+		d.Outcome, d.RetryAfter = ratelimit.MinuteFull, wait
 		n = e.used()
 	case !day:
 		n = e.used()
 	default:
 		n, ok = e.take(limit)
 		if !ok {
-			d.Outcome, d.RetryAfter = DayFull, d.Reset
+			d.Outcome, d.RetryAfter = ratelimit.DayFull, d.Reset
 		}
 	}
 	e.mu.Unlock()

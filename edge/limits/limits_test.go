@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/edge-stats/edge/edge/ratelimit"
 )
 
 // testLimiter returns a limiter at a fixed clock whose fleet totals were
@@ -33,7 +35,7 @@ func TestLimiterAdmitsExactlyTheMinuteConcurrently(t *testing.T) {
 	l := testLimiter(t, 30, 1000, &now)
 	for _, s := range []Subject{{Addr: netip.MustParseAddr("192.0.2.1")}, {Key: "edge_abcdefgh"}} {
 		var mu sync.Mutex
-		outcomes := map[Outcome]int{}
+		outcomes := map[ratelimit.Outcome]int{}
 		var wg sync.WaitGroup
 		for range 200 {
 			wg.Go(func() {
@@ -48,7 +50,7 @@ func TestLimiterAdmitsExactlyTheMinuteConcurrently(t *testing.T) {
 		if s.Key != "" {
 			want = 60
 		}
-		if outcomes[Admitted] != want || outcomes[MinuteFull] != 200-want {
+		if outcomes[ratelimit.Admitted] != want || outcomes[ratelimit.MinuteFull] != 200-want {
 			t.Fatalf("%v: outcomes %v, want exactly %d admitted and the rest refused for the minute", s, outcomes, want)
 		}
 		// Refused calls are not counted against the day.
@@ -63,33 +65,33 @@ func TestLimiterMinuteSlidesAndDayHolds(t *testing.T) {
 	l := testLimiter(t, 3, 5, &now)
 	s := Subject{Addr: netip.MustParseAddr("2001:db8::1")}
 	for i := range 3 {
-		if d := l.Admit(s, 0, time.Time{}); d.Outcome != Admitted || d.Remaining != uint64(4-i) {
+		if d := l.Admit(s, 0, time.Time{}); d.Outcome != ratelimit.Admitted || d.Remaining != uint64(4-i) {
 			t.Fatalf("call %d: %+v", i, d)
 		}
 	}
 	now = now.Add(time.Second)
 	d := l.Admit(s, 0, time.Time{})
-	if d.Outcome != MinuteFull || d.RetryAfter <= 58*time.Second || d.RetryAfter > 61*time.Second || d.Remaining != 2 {
+	if d.Outcome != ratelimit.MinuteFull || d.RetryAfter <= 58*time.Second || d.RetryAfter > 61*time.Second || d.Remaining != 2 {
 		t.Fatalf("4th call: %+v, want a refusal for about a minute with 2 calls left today", d)
 	}
 	now = now.Add(time.Minute + 100*time.Millisecond)
 	for i := range 2 {
-		if d := l.Admit(s, 0, time.Time{}); d.Outcome != Admitted {
+		if d := l.Admit(s, 0, time.Time{}); d.Outcome != ratelimit.Admitted {
 			t.Fatalf("call %d of the next minute: %+v", i, d)
 		}
 	}
 	d = l.Admit(s, 0, time.Time{})
-	if d.Outcome != DayFull || d.Remaining != 0 || d.RetryAfter != UntilMidnight(now) {
+	if d.Outcome != ratelimit.DayFull || d.Remaining != 0 || d.RetryAfter != UntilMidnight(now) {
 		t.Fatalf("6th call of a day of 5: %+v", d)
 	}
 	// A key's own daily limit replaces the policy's.
 	k := Subject{Key: "edge_raised00"}
 	for range 6 {
-		if d := l.Admit(k, 7, time.Time{}); d.Outcome != Admitted || d.Limit != 7 {
+		if d := l.Admit(k, 7, time.Time{}); d.Outcome != ratelimit.Admitted || d.Limit != 7 {
 			t.Fatalf("raised key: %+v", d)
 		}
 	}
-	if d := l.Admit(k, 7, time.Time{}); d.Outcome != MinuteFull || d.Remaining != 1 {
+	if d := l.Admit(k, 7, time.Time{}); d.Outcome != ratelimit.MinuteFull || d.Remaining != 1 {
 		t.Fatalf("raised key past its minute: %+v", d)
 	}
 }
@@ -99,11 +101,11 @@ func TestLimiterMinuteOnlyThenDay(t *testing.T) {
 	l := testLimiter(t, 10, 2, &now)
 	s := Subject{Addr: netip.MustParseAddr("192.0.2.9")}
 	for range 5 {
-		if d := l.AdmitMinute(s, 0, time.Time{}); d.Outcome != Admitted || d.Remaining != 2 {
+		if d := l.AdmitMinute(s, 0, time.Time{}); d.Outcome != ratelimit.Admitted || d.Remaining != 2 {
 			t.Fatalf("AdmitMinute counted the day: %+v", d)
 		}
 	}
-	for i, want := range []Outcome{Admitted, Admitted, DayFull} {
+	for i, want := range []ratelimit.Outcome{ratelimit.Admitted, ratelimit.Admitted, ratelimit.DayFull} {
 		if d := l.CountDay(s, 0, time.Time{}); d.Outcome != want {
 			t.Fatalf("CountDay %d: %+v, want %v", i, d, want)
 		}
@@ -111,7 +113,7 @@ func TestLimiterMinuteOnlyThenDay(t *testing.T) {
 	// The day restarts at midnight; the minute does not.
 	now = now.Add(61 * time.Second)
 	publishTotals(l.Usage, dayOf(now), nil, now)
-	if d := l.Admit(s, 0, time.Time{}); d.Outcome != Admitted || d.Remaining != 1 {
+	if d := l.Admit(s, 0, time.Time{}); d.Outcome != ratelimit.Admitted || d.Remaining != 1 {
 		t.Fatalf("first call of a new day: %+v", d)
 	}
 }
@@ -132,15 +134,15 @@ func TestLimiterReadsTheFleetsTotals(t *testing.T) {
 	// Stale totals, this edge alone in the fleet: it goes on to the
 	// day's limit from the last totals and its own counts.
 	now = now.Add(2 * time.Hour)
-	if d := l.Admit(s, 0, time.Time{}); d.Outcome != Admitted || d.Remaining != 20-15-3 {
+	if d := l.Admit(s, 0, time.Time{}); d.Outcome != ratelimit.Admitted || d.Remaining != 20-15-3 {
 		t.Fatalf("stale totals: %+v", d)
 	}
 	// An edge that never read the day's totals cannot tell a caller's day.
 	fresh := New(l.cfg, Memory())
-	if d := fresh.Admit(s, 0, time.Time{}); d.Outcome != UsageUnknown || d.RetryAfter != 5*time.Second {
+	if d := fresh.Admit(s, 0, time.Time{}); d.Outcome != ratelimit.UsageUnknown || d.RetryAfter != 5*time.Second {
 		t.Fatalf("never read: %+v", d)
 	}
-	if d := fresh.CountDay(s, 0, time.Time{}); d.Outcome != UsageUnknown {
+	if d := fresh.CountDay(s, 0, time.Time{}); d.Outcome != ratelimit.UsageUnknown {
 		t.Fatalf("never read, CountDay: %+v", d)
 	}
 }
@@ -175,14 +177,14 @@ func TestStaleTotalsShareTheRemainder(t *testing.T) {
 		admitted := 0
 		for i := range 30 {
 			d := l.Admit(s, 0, time.Time{})
-			if d.Outcome == Admitted {
+			if d.Outcome == ratelimit.Admitted {
 				admitted++
 				if want := uint64(tc.admitted - admitted); d.Remaining != want {
 					t.Errorf("fleet %d, call %d: remaining %d, want %d", tc.fleet, i, d.Remaining, want)
 				}
 				continue
 			}
-			if d.Outcome != DayFull || d.Remaining != 0 {
+			if d.Outcome != ratelimit.DayFull || d.Remaining != 0 {
 				t.Errorf("fleet %d, call %d: %+v, want DayFull", tc.fleet, i, d)
 			}
 		}
@@ -192,7 +194,7 @@ func TestStaleTotalsShareTheRemainder(t *testing.T) {
 		// The store is back: the next read holds what the fleet counted.
 		publishTotals(l.Usage, dayOf(now), map[Subject]uint64{s: tc.used}, now)
 		own := uint64(admitted)
-		if d := l.Admit(s, 0, time.Time{}); tc.used+own < 20 && (d.Outcome != Admitted || d.Remaining != 20-tc.used-own-1) {
+		if d := l.Admit(s, 0, time.Time{}); tc.used+own < 20 && (d.Outcome != ratelimit.Admitted || d.Remaining != 20-tc.used-own-1) {
 			t.Errorf("fleet %d: after recovery %+v, want admitted with %d left", tc.fleet, d, 20-tc.used-own-1)
 		}
 	}
@@ -216,7 +218,7 @@ func TestUsageForgetsIdleSubjects(t *testing.T) {
 	}
 	// A forgotten subject starts again with an empty minute.
 	now = now.Add(2 * time.Minute)
-	if d := l.AdmitMinute(Subject{Addr: netip.AddrFrom4([4]byte{10, 0, 0, 0})}, 0, time.Time{}); d.Outcome != Admitted {
+	if d := l.AdmitMinute(Subject{Addr: netip.AddrFrom4([4]byte{10, 0, 0, 0})}, 0, time.Time{}); d.Outcome != ratelimit.Admitted {
 		t.Fatalf("a forgotten subject: %+v", d)
 	}
 }
@@ -228,7 +230,7 @@ func TestLimiterLimitAboveWhatARingCounts(t *testing.T) {
 	const above = 1 << (strconv.IntSize - 32) // 2³² where int has 64 bits
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	l := testLimiter(t, above, 1000, &now)
-	if d := l.Admit(Subject{Addr: netip.MustParseAddr("192.0.2.9")}, 0, time.Time{}); d.Outcome != Admitted {
+	if d := l.Admit(Subject{Addr: netip.MustParseAddr("192.0.2.9")}, 0, time.Time{}); d.Outcome != ratelimit.Admitted {
 		t.Fatalf("outcome %v with a minute's limit of 2^32; want admitted", d.Outcome)
 	}
 	w := NewWindows(above, time.Minute, HashAddr)
@@ -260,7 +262,7 @@ func TestTryAdmit(t *testing.T) {
 	l := testLimiter(t, 3, 1000, &now)
 	for i := range 3 {
 		d, ok := l.TryAdmit(s, 0, time.Time{})
-		if !ok || d.Remaining != uint64(1000-i-1) || d.Outcome != Admitted {
+		if !ok || d.Remaining != uint64(1000-i-1) || d.Outcome != ratelimit.Admitted {
 			t.Fatalf("call %d: %v, %+v", i+1, ok, d)
 		}
 	}
@@ -268,7 +270,7 @@ func TestTryAdmit(t *testing.T) {
 		t.Fatal("admitted past the minute")
 	}
 	// Nothing counted: Admit refuses for the minute and the day has 997.
-	if d := l.Admit(s, 0, time.Time{}); d.Outcome != MinuteFull || d.Remaining != 997 {
+	if d := l.Admit(s, 0, time.Time{}); d.Outcome != ratelimit.MinuteFull || d.Remaining != 997 {
 		t.Fatalf("after a refused TryAdmit: %+v", d)
 	}
 
@@ -280,10 +282,10 @@ func TestTryAdmit(t *testing.T) {
 	}
 	// The day's refusal did not count against the minute: Admit counts it
 	// once (the minute's third call) and refuses it for the day.
-	if d := l.Admit(s, 0, time.Time{}); d.Outcome != DayFull {
+	if d := l.Admit(s, 0, time.Time{}); d.Outcome != ratelimit.DayFull {
 		t.Fatalf("past the day: %+v", d)
 	}
-	if d := l.AdmitMinute(s, 0, time.Time{}); d.Outcome != Admitted {
+	if d := l.AdmitMinute(s, 0, time.Time{}); d.Outcome != ratelimit.Admitted {
 		t.Fatalf("the minute counted the refused TryAdmit: %+v", d)
 	}
 }

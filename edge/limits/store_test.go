@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/ratelimit"
 )
 
 // TestTwoEdgesShareTheDayThroughAStore checks the fleet's day through the
@@ -28,7 +29,7 @@ func TestTwoEdgesShareTheDayThroughAStore(t *testing.T) {
 	}
 	s := Subject{Addr: netip.MustParseAddr("192.0.2.7")}
 	for i := range 6 {
-		if d := a.Admit(s, 0, time.Time{}); d.Outcome != Admitted {
+		if d := a.Admit(s, 0, time.Time{}); d.Outcome != ratelimit.Admitted {
 			t.Fatalf("call %d on edge a: %v", i+1, d.Outcome)
 		}
 	}
@@ -40,7 +41,7 @@ func TestTwoEdgesShareTheDayThroughAStore(t *testing.T) {
 	}
 	admitted := 0
 	for range 10 {
-		if b.Admit(s, 0, time.Time{}).Outcome == Admitted {
+		if b.Admit(s, 0, time.Time{}).Outcome == ratelimit.Admitted {
 			admitted++
 		}
 	}
@@ -97,7 +98,7 @@ func TestSyncReadsOnlyWhatChanged(t *testing.T) {
 	}
 	const day = 100_000
 	for i := range day {
-		if d := a.Admit(addr(i), 0, time.Time{}); d.Outcome != Admitted {
+		if d := a.Admit(addr(i), 0, time.Time{}); d.Outcome != ratelimit.Admitted {
 			t.Fatalf("caller %d: %v", i, d.Outcome)
 		}
 	}
@@ -118,7 +119,7 @@ func TestSyncReadsOnlyWhatChanged(t *testing.T) {
 	if counted.changes != 11 || counted.dayReads != 1 {
 		t.Fatalf("a sync after 11 changes read %d changes and the whole day %d times", counted.changes, counted.dayReads)
 	}
-	if d := b.Admit(addr(7), 0, time.Time{}); d.Outcome != DayFull {
+	if d := b.Admit(addr(7), 0, time.Time{}); d.Outcome != ratelimit.DayFull {
 		t.Fatalf("a caller whose day was used on edge a: %v on edge b", d.Outcome)
 	}
 	// Edge b's own calls, read back, count once.
@@ -126,7 +127,7 @@ func TestSyncReadsOnlyWhatChanged(t *testing.T) {
 	b.Admit(own, 0, time.Time{})
 	sync(b)
 	sync(b)
-	if d := b.Admit(own, 0, time.Time{}); d.Outcome != Admitted || d.Remaining != 1 {
+	if d := b.Admit(own, 0, time.Time{}); d.Outcome != ratelimit.Admitted || d.Remaining != 1 {
 		t.Fatalf("the second of 3 calls after a sync: %v, remaining %d, want 1", d.Outcome, d.Remaining)
 	}
 }
@@ -198,7 +199,7 @@ func TestUnknownWriteOutcomes(t *testing.T) {
 			admitted := 0
 			admit := func(n int) {
 				for range n {
-					if d := l.Admit(s, 0, time.Time{}); d.Outcome == Admitted {
+					if d := l.Admit(s, 0, time.Time{}); d.Outcome == ratelimit.Admitted {
 						admitted++
 					}
 				}

@@ -40,7 +40,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/edge/clientip"
-	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/ratelimit"
 	"github.com/edge-stats/edge/edge/transport"
 )
 
@@ -67,7 +67,7 @@ type Config struct {
 // address, clientip.Proxies.Of) at now: ok is false, with nothing
 // counted, when the call is not admitted at once. d fills the answer's
 // RateLimit headers, when it has them.
-type Admit func(caller netip.Addr, now time.Time) (d limits.Decision, ok bool)
+type Admit func(caller netip.Addr, now time.Time) (d ratelimit.Decision, ok bool)
 
 // Source is a recorded answer as the table resolves it per request.
 type Source interface {
@@ -149,10 +149,10 @@ type field uint8
 
 const (
 	fieldDate      field = 0
-	fieldLimit           = field(1 + limits.FieldLimit)
-	fieldRemaining       = field(1 + limits.FieldRemaining)
-	fieldReset           = field(1 + limits.FieldReset)
-	fieldPolicy          = field(1 + limits.FieldPolicy)
+	fieldLimit           = field(1 + ratelimit.FieldLimit)
+	fieldRemaining       = field(1 + ratelimit.FieldRemaining)
+	fieldReset           = field(1 + ratelimit.FieldReset)
+	fieldPolicy          = field(1 + ratelimit.FieldPolicy)
 )
 
 // dynamic are the header lines whose values a replay fills in, as
@@ -236,9 +236,9 @@ func (r *record) callerOf(peer netip.Addr, trusted clientip.Prefixes) (netip.Add
 
 // appendField appends a dynamic value of a head, as the slow path writes
 // it (fasthttp's Date, limits.Decision.AppendField).
-func (t *Table) appendField(b []byte, f field, d *limits.Decision, now time.Time) []byte {
+func (t *Table) appendField(b []byte, f field, d *ratelimit.Decision, now time.Time) []byte {
 	if f != fieldDate {
-		return d.AppendField(b, limits.Field(f-1))
+		return d.AppendField(b, ratelimit.Field(f-1))
 	}
 	s := t.date.Load()
 	if sec := now.Unix(); s == nil || s.sec != sec {

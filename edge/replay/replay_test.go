@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/edge-stats/edge/edge/clientip"
-	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/ratelimit"
 	"github.com/edge-stats/edge/edge/transport"
 )
 
@@ -106,8 +106,8 @@ func TestReplay(t *testing.T) {
 	req := []byte("GET /api/v1/tags HTTP/1.1\r\nHost: x\r\n\r\n")
 	parts, fields := split([]byte(testHead))
 	counted := prometheus.NewCounter(prometheus.CounterOpts{Name: "c"})
-	r := &record{req: req, seq: 0, head: parts, fields: fields, size: 4, src: src, admit: func(netip.Addr, time.Time) (limits.Decision, bool) {
-		return limits.Decision{Limit: 500, Remaining: 41, Reset: 90 * time.Second, Policy: "30;w=60, 500;w=86400"}, admitted
+	r := &record{req: req, seq: 0, head: parts, fields: fields, size: 4, src: src, admit: func(netip.Addr, time.Time) (ratelimit.Decision, bool) {
+		return ratelimit.Decision{Limit: 500, Remaining: 41, Reset: 90 * time.Second, Policy: "30;w=60, 500;w=86400"}, admitted
 	}, count: counted, latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "h"})}
 	r.hash = hashOf(req)
 	tb.slots[r.hash&tb.mask].Store(r)

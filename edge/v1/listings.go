@@ -179,7 +179,7 @@ func resolveNames(f *figures.Figures, q *listq.Query) error {
 // getListings answers GET /api/v1/listings.
 func (s *API) getListings(c *fiber.Ctx) error {
 	var aliasBuf [256]byte
-	alias := answer.RequestAlias(aliasBuf[:0], "/api/v1/listings", s.state, c.Context())
+	alias := RequestAlias(aliasBuf[:0], "/api/v1/listings", s.state, c.Context())
 	if a, ok := s.answers.Aliased(alias); ok {
 		return answer.Send(c, a, answer.Private)
 	}
@@ -199,7 +199,7 @@ func (s *API) getListings(c *fiber.Ctx) error {
 	// A cursor carries the hash of the query it was issued for: its
 	// filters and sort, without limit and cursor.
 	var canonBuf [256]byte
-	queryHash := fnv64a(answer.NewKey(canonBuf[:0], "/api/v1/listings", 0).Query(&q).Text())
+	queryHash := fnv64a(QueryKey(answer.NewKey(canonBuf[:0], "/api/v1/listings", 0), &q).Text())
 	limit := queryArg(args, "limit")
 	limitSet := limit != ""
 	if limitSet {
@@ -229,7 +229,7 @@ func (s *API) getListings(c *fiber.Ctx) error {
 		after, page = &cur.After, cur.Page+1
 	}
 	var buf [256]byte
-	key := answer.NewKey(buf[:0], "/api/v1/listings", st.Replica.Info().Generation).Query(&q).Str("cursor", rawCursor)
+	key := QueryKey(answer.NewKey(buf[:0], "/api/v1/listings", st.Replica.Info().Generation), &q).Str("cursor", rawCursor)
 	a, err := s.answers.GetQuery(key, func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		if q.Q != "" {

@@ -1,0 +1,68 @@
+// Package ratelimit holds what a limit decided about one call: its
+// outcome and the figures of its RateLimit headers, written alike by
+// every path that answers (the full path and the replay path). It is a
+// leaf: no state, no I/O.
+package ratelimit
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/edge-stats/edge/edge/problem"
+)
+
+// Outcome says whether a call is admitted.
+type Outcome int
+
+// The outcomes of Admit.
+const (
+	Admitted     Outcome = iota
+	MinuteFull           // the per-minute limit is used: not counted against the day
+	DayFull              // the day's limit is used
+	UsageUnknown         // the day's usage cannot be checked (its totals were never read)
+	// Crowded: the edge holds as many callers as it may (MaxActive), each
+	// with calls not yet in the fleet's totals, and a Sync waited for let
+	// none go (the usage store is out of reach): it cannot count a new
+	// caller for now.
+	Crowded
+)
+
+// Decision is the outcome of a call and the figures of its RateLimit
+// headers.
+type Decision struct {
+	Outcome    Outcome
+	RetryAfter time.Duration // when refused
+	Limit      uint64        // the day's limit
+	Remaining  uint64        // calls left today
+	Reset      time.Duration // until 00:00 UTC, when the day restarts
+	PerMinute  int
+	// Policy is the RateLimit-Policy header (IETF draft-06 form): both
+	// windows, in seconds.
+	Policy string
+}
+
+// Field is one of the RateLimit headers a Decision fills.
+type Field uint8
+
+// The RateLimit headers, in the order answers carry them.
+const (
+	FieldLimit     Field = iota // RateLimit-Limit: the day's limit
+	FieldRemaining              // RateLimit-Remaining: calls left today
+	FieldReset                  // RateLimit-Reset: seconds until the day restarts
+	FieldPolicy                 // RateLimit-Policy: both windows
+)
+
+// AppendField appends the value of the RateLimit header f for d, as
+// every answer writes it (the reset in whole seconds, rounded up): the
+// full path's headers and the replay path's (package replay) alike.
+func (d *Decision) AppendField(b []byte, f Field) []byte {
+	switch f {
+	case FieldLimit:
+		return strconv.AppendUint(b, d.Limit, 10)
+	case FieldRemaining:
+		return strconv.AppendUint(b, d.Remaining, 10)
+	case FieldReset:
+		return strconv.AppendInt(b, int64(problem.Seconds(d.Reset)), 10)
+	}
+	return append(b, d.Policy...)
+}

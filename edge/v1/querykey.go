@@ -1,0 +1,51 @@
+package v1
+
+import (
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/views/listq"
+)
+
+// QueryKey adds to k every field of q that changes its answer: all but
+// Deadline, the text search's time budget (an answer cut short by it is
+// never cached). TestQueryKeyCoversEveryField fails when a field is added to
+// the query and not here. The legacy API keys its queries with it too.
+func QueryKey(k answer.Key, q *listq.Query) answer.Key {
+	k = answer.OptInt(k, "p", q.Store)
+	if q.Q != "" {
+		k = k.Str("q", q.Q)
+	}
+	k = answer.OptStr(k, "c", q.Category)
+	k = answer.OptInt(k, "t", q.Kind)
+	k = answer.OptBool(k, "f", q.Featured)
+	k = answer.OptFloat(k, "i0", q.MinInstalls)
+	k = answer.OptFloat(k, "i1", q.MaxInstalls)
+	k = answer.OptBool(k, "rt", q.Rated)
+	k = answer.OptFloat(k, "r0", q.MinRating)
+	k = answer.OptFloat(k, "r1", q.MaxRating)
+	k = answer.OptInt(k, "n0", q.MinRatingCount)
+	k = answer.OptInt(k, "n1", q.MaxRatingCount)
+	k = answer.OptStr(k, "v0", q.MinVersion)
+	k = answer.OptStr(k, "v1", q.MaxVersion)
+	k = answer.OptInt(k, "u0", q.UpdatedAfter)
+	k = answer.OptInt(k, "u1", q.UpdatedBefore)
+	k = answer.OptInt(k, "s0", q.FirstSeenAfter)
+	k = answer.OptInt(k, "s1", q.FirstSeenBefore)
+	k = answer.Flag(k, "id", q.IncludeDelisted)
+	k = answer.Flag(k, "do", q.DelistedOnly)
+	k = answer.OptInt(k, "d0", q.DelistedAfter)
+	k = answer.OptInt(k, "d1", q.DelistedBefore)
+	k = answer.OptInt(k, "mv", q.ManifestVersion)
+	k = answer.OptStr(k, "pm", q.Permission)
+	k = answer.Flag(k, "ha", q.HostAccessAll)
+	k = answer.OptInt(k, "al", q.MinAccessLevel)
+	k = k.Int("so", int64(q.Sort))
+	k = answer.Flag(k, "as", q.Asc)
+	k = k.Int("pg", int64(q.Page))
+	k = k.Int("ps", int64(q.PageSize))
+	k = answer.Flag(k, "no", q.NameOnly)
+	k = answer.OptInt(k, "z0", q.MinSize)
+	k = answer.OptInt(k, "z1", q.MaxSize)
+	k = answer.OptStr(k, "tg", q.Topic)
+	k = answer.OptInt(k, "ai", q.AlsoIn)
+	return k
+}

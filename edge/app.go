@@ -264,17 +264,18 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 		limit = s.gate.Limit
 	}
 	s.app.Use("/api", apiCORS) // both APIs, before their keys and limits
-	s.v1.Routes(s.app.Group("/api/v1"), limit)
+	respond := s.responder()
+	s.v1.Routes(s.app.Group("/api/v1"), limit, respond)
 	legacy.New(legacy.Config{PublicURL: cfg.PublicURL, PublicMaxAge: cfg.PublicMaxAge, FairUseRate: cfg.FairUseRate,
 		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies, TextBudget: cfg.TextBudget},
-		legacy.Sources{State: src.State, Answers: answers, Search: s.gate.SearchSlot, Log: log}).Routes(s.app)
+		legacy.Sources{State: src.State, Answers: answers, Search: s.gate.SearchSlot, Log: log}).Routes(s.app, respond)
 	accounts := keys.NewAccounts(src.DB, runtime.GOMAXPROCS(0), nil)
 	accounts.Wait = cfg.HashWait
 	account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInEmailFailures: cfg.SignInEmailFailures, SignInWindow: cfg.SignInWindow,
 		SignUps: cfg.SignUps, DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second,
 		MaxAddresses: cfg.Limits.MaxAddresses},
 		accounts, s.keys, log).Routes(s.app)
-	apidocs.Routes(s.app)
+	apidocs.Routes(s.app, respond)
 	if err := s.mountTools(v1.Version); err != nil {
 		return nil, err
 	}

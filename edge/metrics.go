@@ -15,7 +15,6 @@ import (
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
-	"github.com/edge-stats/edge/edge/replay"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -176,16 +175,37 @@ func (m *metrics) observe(c *fiber.Ctx) error {
 			status = fe.Code
 		}
 	}
-	route := "unmatched"
-	if r := c.Route(); r != nil && r.Path != "/" && status != fiber.StatusNotFound {
-		route = r.Path
-	}
-	rm := m.byRoute[route]
-	if rm == nil || status < 0 || status >= len(rm.byStatus) {
+	route := routeOf(c, status)
+	count, latency := m.handles(route, status)
+	if count == nil {
 		// Not a registered route or status: never on the hot path.
 		m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 		m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
 		return err
+	}
+	count.Inc()
+	latency.Observe(time.Since(start).Seconds())
+	return err
+}
+
+// routeOf returns the route label of c's request answered with status:
+// its route's pattern (never the raw path, so that the label set stays
+// small), or "unmatched".
+func routeOf(c *fiber.Ctx, status int) string {
+	if r := c.Route(); r != nil && r.Path != "/" && status != fiber.StatusNotFound {
+		return r.Path
+	}
+	return "unmatched"
+}
+
+// handles returns the count of route's requests answered with status and
+// route's latency, made once each, as observe counts them and the replay
+// path counts a replayed call (answered by route with status); nil for a
+// route or status not registered.
+func (m *metrics) handles(route string, status int) (prometheus.Counter, prometheus.Observer) {
+	rm := m.byRoute[route]
+	if rm == nil || status < 0 || status >= len(rm.byStatus) {
+		return nil, nil
 	}
 	count := rm.byStatus[status].Load()
 	if count == nil {
@@ -193,10 +213,7 @@ func (m *metrics) observe(c *fiber.Ctx) error {
 		rm.byStatus[status].CompareAndSwap(nil, &c)
 		count = &c
 	}
-	(*count).Inc()
-	rm.latency.Observe(time.Since(start).Seconds())
-	replay.Observed(c.Context(), *count, rm.latency)
-	return err
+	return *count, rm.latency
 }
 
 // routesRegistered makes the per-route metrics of every route of app,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/views"
 )
 
 // rawClient is one keep-alive connection that sends requests as bytes
@@ -370,5 +372,87 @@ func TestReplayStopsWhenDraining(t *testing.T) {
 			t.Fatal("no Connection: close while draining")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestEveryRouteReplaysTheFullPathsBytes feeds every GET route of both
+// APIs through the full path and then the replay path, over a seeded
+// ClickHouse: the first two calls of each are answered by fasthttp and
+// fiber (the second is recorded by the responder), the next two from the
+// record, and all four must be the same bytes but for the date and the
+// caller's count. A route added to either API without a request here, or
+// a reason it is not replayed, fails the test.
+func TestEveryRouteReplaysTheFullPathsBytes(t *testing.T) {
+	h := start(t, seeded(t))
+	for _, job := range []string{"views", "editions"} {
+		if err := h.Jobs.RunNow(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := h.State.Load()
+	l, other := firstLive(t, h, views.Firefox), firstLive(t, h, views.Edge)
+	listing := "/api/v1/listings/firefox/" + url.PathEscape(l.ID)
+	tag := st.Figures.Topics()[0].Slug
+	weeks := getOK[struct{ Weeks []struct{ ID string } }](t, h.Base+"/api/v1/weeks")
+	if len(weeks.Weeks) == 0 {
+		t.Fatal("no weekly edition to ask for")
+	}
+	requests := map[string]string{
+		"/api/v1/listings":                        "/api/v1/listings?store=firefox&sort=growth7d&limit=5",
+		"/api/v1/listings/:store/:id":             listing,
+		"/api/v1/listings/:store/:id/reviews":     listing + "/reviews",
+		"/api/v1/listings/:store/:id/history":     listing + "/history?days=30",
+		"/api/v1/listings/:store/:id/history.csv": listing + "/history.csv",
+		"/api/v1/listings/:store/:id/growth":      listing + "/growth?from=2026-02-20",
+		"/api/v1/compare":                         "/api/v1/compare?listings=firefox:" + url.QueryEscape(l.ID) + ",edge:" + url.QueryEscape(other.ID),
+		"/api/v1/compare.csv":                     "/api/v1/compare.csv?listings=firefox:" + url.QueryEscape(l.ID) + ",edge:" + url.QueryEscape(other.ID),
+		"/api/v1/changes":                         "/api/v1/changes?limit=5",
+		"/api/v1/reviews/search":                  "/api/v1/reviews/search?q=good",
+		"/api/v1/categories/:store":               "/api/v1/categories/firefox",
+		"/api/v1/charts/:store":                   "/api/v1/charts/firefox?chart=top",
+		"/api/v1/tags":                            "/api/v1/tags",
+		"/api/v1/tags/:slug/:store":               "/api/v1/tags/" + tag + "/firefox",
+		"/api/v1/stores/:store/stats":             "/api/v1/stores/firefox/stats",
+		"/api/v1/week":                            "/api/v1/week",
+		"/api/v1/weeks":                           "/api/v1/weeks",
+		"/api/v1/week/:id":                        "/api/v1/week/" + weeks.Weeks[len(weeks.Weeks)-1].ID,
+		"/api/extensions":                         "/api/extensions?platform=2&sort=rating",
+		"/api/extensions.csv":                     "/api/extensions.csv?platform=2",
+		"/api/summary":                            "/api/summary",
+		"/api/categories":                         "/api/categories",
+		"/api/permissions":                        "/api/permissions",
+	}
+	notReplayed := map[string]string{
+		"/api/v1/openapi.json":       "no limit is applied to it (a CDN caches it)",
+		"/api/v1/definitions":        "no limit is applied to it (a CDN caches it)",
+		"/api/v1/exports":            "it needs a key, and keyed calls are never replayed",
+		"/api/v1/exports/:day/:file": "a file sent from disk, not an answer",
+	}
+	for _, r := range h.Server.App().GetRoutes(true) {
+		if r.Method != http.MethodGet || !strings.HasPrefix(r.Path, "/api/") {
+			continue
+		}
+		if _, ok := requests[r.Path]; !ok && notReplayed[r.Path] == "" {
+			t.Errorf("route %s: add a request of it to this test, or say why it is not replayed", r.Path)
+		}
+	}
+	for route, path := range requests {
+		t.Run(route, func(t *testing.T) {
+			cl := dialRaw(t, h)
+			req := rawRequest(path, "Accept-Encoding: gzip, br")
+			before := metricOf(t, h.Base, "edge_replayed_total")
+			first := cl.send(req)
+			if first.status() != http.StatusOK {
+				t.Fatalf("%s: status %d: %s", path, first.status(), first.head)
+			}
+			for i := range 3 {
+				if again := cl.send(req); !sameButPerCall(first, again) {
+					t.Fatalf("%s: call %d differs from the first:\n%s\n%s", path, i+2, first.head, again.head)
+				}
+			}
+			if got := metricOf(t, h.Base, "edge_replayed_total") - before; got != 2 {
+				t.Errorf("%s: %v calls replayed, want 2", path, got)
+			}
+		})
 	}
 }

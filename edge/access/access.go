@@ -21,7 +21,6 @@ import (
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/ratelimit"
-	"github.com/edge-stats/edge/edge/replay"
 )
 
 // Config holds what the gate needs to know beyond the keys and limits.
@@ -35,7 +34,7 @@ type Gate struct {
 	cfg    Config
 	keys   *keys.Registry
 	limits *limits.Limiter
-	replay replay.Admit // the anonymous limits of a replayed call
+	replay ratelimit.Admit // the anonymous limits of a replayed call
 }
 
 // New returns the gate of the given keys and limits.
@@ -247,10 +246,10 @@ func (g *Gate) Limit(c *fiber.Ctx) error {
 	if err := g.Admit(c, who); err != nil {
 		return err
 	}
-	if who.Key.ID == "" && replay.Noting(c.Context()) {
+	if who.Key.ID == "" {
 		// An anonymous call's answer may be replayed to the same caller,
 		// under the same limits (package replay).
-		replay.Limited(c.Context(), g.cfg.Proxies.Of(c), g.replay)
+		ratelimit.Apply(c.Context(), ratelimit.Applied{Caller: g.cfg.Proxies.Of(c), Admit: g.replay})
 	}
 	return c.Next()
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/edge-stats/edge/edge/coding"
 	"github.com/edge-stats/edge/edge/problem"
-	"github.com/edge-stats/edge/edge/replay"
 	"github.com/edge-stats/edge/edge/transport"
 )
 
@@ -30,7 +29,7 @@ func Public(maxAge time.Duration) string {
 	return fmt.Sprintf("public, max-age=%d, stale-while-revalidate=300, stale-if-error=86400", int(maxAge.Seconds()))
 }
 
-// Send writes a with its ETag, Last-Modified (when it has one) and
+// send writes a with its ETag, Last-Modified (when it has one) and
 // cacheControl, or 304 with no body when the client's copy is current
 // (notModified). A NoStore answer is sent whole with
 // Cache-Control: no-store.
@@ -44,7 +43,7 @@ func Public(maxAge time.Duration) string {
 // coding shares the answer's weak ETag (docs/api-v1.md, Compression). A
 // large body goes out by sendfile from its memfd when the connection
 // allows (package transport).
-func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
+func send(c *fiber.Ctx, a *Answer, cacheControl string) (sent, error) {
 	h := &c.Response().Header
 	offered := a.offered()
 	if offered != coding.IdentityOnly {
@@ -67,7 +66,7 @@ func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 	}
 	enc, ok := coding.Choose(ae, len(ae) > 0, offered, order)
 	if !ok {
-		return problem.Newf(http.StatusNotAcceptable,
+		return sent{}, problem.Newf(http.StatusNotAcceptable,
 			"Accept-Encoding refuses every coding of this answer (%s): allow identity, or one of gzip, br and zstd for answers of %d bytes or more.",
 			offeredNames(offered), MinCompressSize)
 	}
@@ -90,10 +89,7 @@ func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 		}
 		if notModified(&c.Request().Header, a) {
 			c.Response().SetStatusCode(fiber.StatusNotModified)
-			if a.home != nil {
-				replay.Answered(c.Context(), a, int(enc), order == coding.SmallFirst, nil)
-			}
-			return nil
+			return sent{variant: enc, best: order == coding.SmallFirst}, nil
 		}
 	}
 	h.SetCanonical(headerLink, linkDefinitions)
@@ -102,18 +98,16 @@ func Send(c *fiber.Ctx, a *Answer, cacheControl string) error {
 	if enc != coding.Identity {
 		v, err := a.variant(enc)
 		if err != nil {
-			return fmt.Errorf("answer in %v: %w", enc, err)
+			return sent{}, fmt.Errorf("answer in %v: %w", enc, err)
 		}
 		h.SetCanonical(headerContentEncoding, encodingNames[enc])
 		body, file = v.body, v.file
 	}
-	if a.home != nil && !a.NoStore {
-		replay.Answered(c.Context(), a, int(enc), order == coding.SmallFirst, body)
-	}
+	out := sent{variant: enc, best: order == coding.SmallFirst, body: body}
 	if transport.Send(c.Context(), file) {
-		return nil
+		return out, nil
 	}
-	return c.Send(body)
+	return out, c.Send(body)
 }
 
 // offeredNames lists the codings of offered, for a problem's detail.

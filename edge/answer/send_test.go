@@ -29,7 +29,7 @@ func TestSendConditional(t *testing.T) {
 		t.Fatalf("Modified %v, want %v", a.Modified(), modified)
 	}
 	app := fiber.New()
-	app.Get("/r", func(c *fiber.Ctx) error { return Send(c, a, Private) })
+	app.Get("/r", Responder{}.Handle(func(*fiber.Ctx) (Reply, error) { return Reply{Answer: a, CacheControl: Private}, nil }))
 	lm := "Sun, 01 Nov 2026 06:30:15 GMT"
 	for _, tc := range []struct {
 		name   string
@@ -74,7 +74,7 @@ func TestSendConditional(t *testing.T) {
 	partial.SetModified(modified)
 	for name, b := range map[string]*Answer{"no date": none, "partial": partial} {
 		app := fiber.New()
-		app.Get("/r", func(c *fiber.Ctx) error { return Send(c, b, Private) })
+		app.Get("/r", Responder{}.Handle(func(*fiber.Ctx) (Reply, error) { return Reply{Answer: b, CacheControl: Private}, nil }))
 		req := httptest.NewRequest("GET", "/r", nil)
 		req.Header.Set("If-Modified-Since", lm)
 		resp, err := app.Test(req)

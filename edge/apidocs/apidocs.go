@@ -73,26 +73,25 @@ const homeJSON = `{"name":"edge","description":"Read-only figures about listings
 // a worker made from a blob.
 const contentSecurity = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// Routes serves /, /docs and the script.
-func Routes(app *fiber.App) {
+// Routes serves /, /docs and the script, each answer sent by respond.
+func Routes(app *fiber.App, respond answer.Responder) {
 	script := answer.New(redocJS, "text/javascript; charset=utf-8").Tag("edge", "docs")
 	docs := answer.New([]byte(docsPage), fiber.MIMETextHTMLCharsetUTF8).Tag("edge", "docs")
 	home := answer.New([]byte(homePage), fiber.MIMETextHTMLCharsetUTF8).Tag("edge", "docs")
 	homeAsJSON := answer.New([]byte(homeJSON), fiber.MIMEApplicationJSON).Tag("edge", "docs")
-	app.Get(ScriptPath, func(c *fiber.Ctx) error {
-		return answer.Send(c, script, "public, max-age=31536000, immutable")
-	})
-	app.Get("/docs", func(c *fiber.Ctx) error {
+	app.Get(ScriptPath, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
+		return answer.Reply{Answer: script, CacheControl: "public, max-age=31536000, immutable"}, nil
+	}))
+	app.Get("/docs", respond.Handle(func(c *fiber.Ctx) (answer.Reply, error) {
 		c.Set(fiber.HeaderContentSecurityPolicy, contentSecurity)
 		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
-		return answer.Send(c, docs, "public, max-age=3600")
-	})
-	app.Get("/", func(c *fiber.Ctx) error {
-		c.Vary(fiber.HeaderAccept)
+		return answer.Reply{Answer: docs, CacheControl: "public, max-age=3600"}, nil
+	}))
+	app.Get("/", respond.Handle(func(c *fiber.Ctx) (answer.Reply, error) {
 		if !strings.Contains(c.Get(fiber.HeaderAccept), "text/html") {
-			return answer.Send(c, homeAsJSON, "public, max-age=3600")
+			return answer.Reply{Answer: homeAsJSON, CacheControl: "public, max-age=3600", VaryAccept: true}, nil
 		}
 		c.Set(fiber.HeaderContentSecurityPolicy, contentSecurity)
-		return answer.Send(c, home, "public, max-age=3600")
-	})
+		return answer.Reply{Answer: home, CacheControl: "public, max-age=3600", VaryAccept: true}, nil
+	}))
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/limits"
-	"github.com/edge-stats/edge/edge/replay"
+	"github.com/edge-stats/edge/edge/ratelimit"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/served"
 )
@@ -44,7 +44,7 @@ type API struct {
 	fairuse     *limits.FairUse
 	publicCache string // Cache-Control of every answer
 	// replayAdmit is replayFairUse, made once (package replay keeps it).
-	replayAdmit replay.Admit
+	replayAdmit ratelimit.Admit
 }
 
 // New returns the API answering from src.
@@ -62,11 +62,12 @@ func New(cfg Config, src Sources) *API {
 }
 
 // Routes adds the API's routes to app, each behind fair use (not a group
-// middleware: that would also cover /api/v1).
-func (s *API) Routes(app *fiber.App) {
-	app.Get("/api/extensions", s.fairUse, s.getExtensions)
-	app.Get("/api/extensions.csv", s.fairUse, s.getExtensionsCSV)
-	app.Get("/api/summary", s.fairUse, s.getSummary)
-	app.Get("/api/categories", s.fairUse, s.getLegacyCategories)
-	app.Get("/api/permissions", s.fairUse, s.getPermissions)
+// middleware: that would also cover /api/v1), each answer sent by
+// respond.
+func (s *API) Routes(app *fiber.App, respond answer.Responder) {
+	app.Get("/api/extensions", s.fairUse, respond.Handle(s.getExtensions))
+	app.Get("/api/extensions.csv", s.fairUse, respond.Handle(s.getExtensionsCSV))
+	app.Get("/api/summary", s.fairUse, respond.Handle(s.getSummary))
+	app.Get("/api/categories", s.fairUse, respond.Handle(s.getLegacyCategories))
+	app.Get("/api/permissions", s.fairUse, respond.Handle(s.getPermissions))
 }

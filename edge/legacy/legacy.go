@@ -22,7 +22,6 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/ratelimit"
-	"github.com/edge-stats/edge/edge/replay"
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
@@ -244,19 +243,19 @@ func (s *API) legacyFigures() (*figures.Figures, uint64, error) {
 }
 
 // getExtensions answers GET /api/extensions.
-func (s *API) getExtensions(c *fiber.Ctx) error {
+func (s *API) getExtensions(c *fiber.Ctx) (answer.Reply, error) {
 	var aliasBuf [256]byte
 	alias := v1.RequestAlias(aliasBuf[:0], "/api/extensions", s.state, c.Context())
 	if a, ok := s.answers.Aliased(alias); ok {
-		return answer.Send(c, a, s.publicCache)
+		return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
 	}
 	var q listq.Query // on the stack: a cached answer does not need it
 	if err := parseLegacy(c, &q, true); err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	f, gen, err := s.legacyFigures()
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	var keyBuf [256]byte
 	key := v1.QueryKey(answer.NewKey(keyBuf[:0], "/api/extensions", gen), &q)
@@ -274,12 +273,12 @@ func (s *API) getExtensions(c *fiber.Ctx) error {
 		return tagged(answer.JSON(page))("api-extensions", q.Store)
 	})
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	if !a.NoStore {
 		s.answers.Alias(alias, key)
 	}
-	return answer.Send(c, a, s.publicCache)
+	return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
 }
 
 // query runs q. A text search (q) takes a slot of the search pool shared
@@ -316,14 +315,14 @@ var csvHeader = []string{"platform", "id", "name", "developer", "category", "typ
 
 // getExtensionsCSV answers GET /api/extensions.csv: the first 1,000 rows,
 // UTF-8 with a byte-order mark, RFC 4180 quoting and CRLF line ends.
-func (s *API) getExtensionsCSV(c *fiber.Ctx) error {
+func (s *API) getExtensionsCSV(c *fiber.Ctx) (answer.Reply, error) {
 	var q listq.Query // on the stack: a cached answer does not need it
 	if err := parseLegacy(c, &q, false); err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	f, gen, err := s.legacyFigures()
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	var key [256]byte
 	a, err := s.answers.GetQuery(v1.QueryKey(answer.NewKey(key[:0], "/api/extensions.csv", gen), &q), func() (*answer.Answer, error) {
@@ -348,7 +347,7 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) error {
 		return answer.New(buf.Bytes(), "text/csv; charset=utf-8").Tag(tags("api-extensions-csv", q.Store)...), nil
 	})
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	name := "extensions"
 	if q.Store != nil {
@@ -356,7 +355,7 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+name+"-"+
 		f.Replica().Info().ReadingsMark.Format(time.DateOnly)+`.csv"`)
-	return answer.Send(c, a, s.publicCache)
+	return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
 }
 
 func (s *API) csvRecord(r Row, l *views.Listing) []string {
@@ -408,31 +407,31 @@ func (s *API) csvRecord(r Row, l *views.Listing) []string {
 func CSVText(s string) string { return answer.CSVText(s) }
 
 // getSummary answers GET /api/summary.
-func (s *API) getSummary(c *fiber.Ctx) error {
+func (s *API) getSummary(c *fiber.Ctx) (answer.Reply, error) {
 	f, gen, err := s.legacyFigures()
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	var key [64]byte
 	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/summary", gen), func() (*answer.Answer, error) {
 		return tagged(answer.JSON(f.Summary()))("api-summary", nil)
 	})
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
-	return answer.Send(c, a, s.publicCache)
+	return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
 }
 
 // getLegacyCategories answers GET /api/categories.
-func (s *API) getLegacyCategories(c *fiber.Ctx) error {
+func (s *API) getLegacyCategories(c *fiber.Ctx) (answer.Reply, error) {
 	p := &legacyParams{args: c.Context().QueryArgs()}
 	store := p.integer("platform", 0, views.NumStores-1)
 	if p.err != nil {
-		return p.err
+		return answer.Reply{}, p.err
 	}
 	f, gen, err := s.legacyFigures()
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	var buf [64]byte
 	key := answer.NewKey(buf[:0], "/api/categories", gen)
@@ -456,25 +455,25 @@ func (s *API) getLegacyCategories(c *fiber.Ctx) error {
 		return tagged(answer.JSON(names))("api-categories", st)
 	})
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
-	return answer.Send(c, a, s.publicCache)
+	return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
 }
 
 // getPermissions answers GET /api/permissions.
-func (s *API) getPermissions(c *fiber.Ctx) error {
+func (s *API) getPermissions(c *fiber.Ctx) (answer.Reply, error) {
 	f, gen, err := s.legacyFigures()
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	var key [64]byte
 	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/permissions", gen), func() (*answer.Answer, error) {
 		return tagged(answer.JSON(f.Permissions()))("api-permissions", nil)
 	})
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
-	return answer.Send(c, a, s.publicCache)
+	return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
 }
 
 // fairUse enforces the legacy API's fair use per address, except for
@@ -484,14 +483,12 @@ func (s *API) fairUse(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	if !s.fairuse.On() {
-		if replay.Noting(c.Context()) {
-			replay.Limited(c.Context(), s.cfg.Proxies.Of(c), s.replayAdmit)
-		}
+		ratelimit.Apply(c.Context(), ratelimit.Applied{Caller: s.cfg.Proxies.Of(c), Admit: s.replayAdmit})
 		return c.Next()
 	}
 	a := s.cfg.Proxies.Of(c)
 	if s.cfg.FairUseExempt.Contains(a) {
-		replay.Limited(c.Context(), a, s.replayAdmit)
+		ratelimit.Apply(c.Context(), ratelimit.Applied{Caller: a, Admit: s.replayAdmit})
 		return c.Next()
 	}
 	if ok, wait := s.fairuse.Allow(s.cfg.Proxies.Subject(a), access.RequestTime(c)); !ok {
@@ -500,7 +497,7 @@ func (s *API) fairUse(c *fiber.Ctx) error {
 			"Fair use is about %.3g requests a second per address; wait %d s before the next one, or cache answers (they carry ETags).",
 			s.cfg.FairUseRate, secs).RetryAfter(secs)
 	}
-	replay.Limited(c.Context(), a, s.replayAdmit)
+	ratelimit.Apply(c.Context(), ratelimit.Applied{Caller: a, Admit: s.replayAdmit})
 	return c.Next()
 }
 

@@ -5,10 +5,12 @@
 package ratelimit
 
 import (
+	"net/netip"
 	"strconv"
 	"time"
 
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/valyala/fasthttp"
 )
 
 // Outcome says whether a call is admitted.
@@ -65,4 +67,36 @@ func (d *Decision) AppendField(b []byte, f Field) []byte {
 		return strconv.AppendInt(b, int64(problem.Seconds(d.Reset)), 10)
 	}
 	return append(b, d.Policy...)
+}
+
+// Admit applies a route's limit to a call of caller (the client's
+// address, clientip.Proxies.Of) at now: ok is false, with nothing
+// counted, when the call is not admitted at once. d fills the answer's
+// RateLimit headers, when it has them. The replay path applies a route's
+// limit to a replayed call with it.
+type Admit func(caller netip.Addr, now time.Time) (d Decision, ok bool)
+
+// Applied is the limit a route applied to a request it admitted: the
+// caller it counted, and how to apply the same limit to another call of
+// the same request (Admit).
+type Applied struct {
+	Caller netip.Addr
+	Admit  Admit
+}
+
+// appliedKey is the request value Apply stores.
+type appliedKey struct{}
+
+// Apply records on the request ctx serves that the route applied its
+// limit to it (see Applied), for what answers it (answer.Responder).
+func Apply(ctx *fasthttp.RequestCtx, a Applied) { ctx.SetUserValue(appliedKey{}, &a) }
+
+// AppliedTo returns the limit applied to the request ctx serves; ok is
+// false when none was (Apply).
+func AppliedTo(ctx *fasthttp.RequestCtx) (a Applied, ok bool) {
+	p, ok := ctx.UserValue(appliedKey{}).(*Applied)
+	if !ok {
+		return Applied{}, false
+	}
+	return *p, true
 }

@@ -8,21 +8,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
+	"github.com/edge-stats/edge/edge/ratelimit"
 	"github.com/edge-stats/edge/edge/transport"
 )
 
 // note is what the slow path tells the table about a candidate request
-// while it serves it (Limited, Answered, Observed).
+// while it serves it (Answered).
 type note struct {
-	limited  bool
-	caller   netip.Addr
-	admit    Admit
-	answer   Answer
-	variant  int
-	best     bool
-	body     []byte // what the answer sends, for its Content-Length
-	count    prometheus.Counter
-	latency  prometheus.Observer
+	entry    Entry
 	answered bool
 }
 
@@ -37,46 +30,31 @@ func noteOf(ctx *fasthttp.RequestCtx) *note {
 	return n
 }
 
-// Noting reports whether the request ctx serves may be recorded, so that
-// a caller works out what it would tell the table only then.
-func Noting(ctx *fasthttp.RequestCtx) bool { return noteOf(ctx) != nil }
-
-// Limited tells the table that the route applied its limit to the
-// request ctx serves, for the client at caller (clientip.Proxies.Of),
-// and admitted it; admit applies the same limit to a replayed call. A
-// route whose calls take no limit says so with an admit that admits
-// every call. A request no limit was applied to is never recorded.
-func Limited(ctx *fasthttp.RequestCtx, caller netip.Addr, admit Admit) {
-	if n := noteOf(ctx); n != nil {
-		n.limited, n.caller, n.admit = true, caller, admit
-	}
+// Entry is what the one place that sends answers (answer.Responder) tells
+// the table of an answer it sent: everything a record needs to answer
+// the same request again as the full path would.
+type Entry struct {
+	// Source is the answer's body in the coding sent; only answers the
+	// answer cache holds are told: they are the same for every request of
+	// the same bytes until a state is published.
+	Source Source
+	// Body is the body written, for its Content-Length; nil for a 304.
+	Body []byte
+	// Limit is the limit the route applied to the request (a request no
+	// limit was applied to is never recorded); a route whose calls take
+	// no limit says so with an Admit that admits every call.
+	Limit ratelimit.Applied
+	// Count and Latency are the route's metrics: its count of the
+	// answer's status, and its latency.
+	Count   prometheus.Counter
+	Latency prometheus.Observer
 }
 
-// Answer is an answer the answer cache holds, which a record refers to
-// by a Source.
-type Answer interface {
-	// ReplaySource returns the Source of the answer's body in variant
-	// (its content coding), chosen while the answer's best variants were
-	// made (best) or not.
-	ReplaySource(variant int, best bool) Source
-}
-
-// Answered tells the table that the request ctx serves is answered with
-// a's body in variant, chosen with best as Answer.ReplaySource says,
-// sending body (whole, or nothing for a 304). Only answers the answer
-// cache holds may be recorded: they are the same for every request of
-// the same bytes until a state is published.
-func Answered(ctx *fasthttp.RequestCtx, a Answer, variant int, best bool, body []byte) {
+// Answered tells the table how the request ctx serves was answered. It
+// is the table's one hook into the full path.
+func Answered(ctx *fasthttp.RequestCtx, e Entry) {
 	if n := noteOf(ctx); n != nil {
-		n.answered, n.answer, n.variant, n.best, n.body = true, a, variant, best, body
-	}
-}
-
-// Observed tells the table the route's metrics of the request ctx
-// serves: its count by status and its latency.
-func Observed(ctx *fasthttp.RequestCtx, count prometheus.Counter, latency prometheus.Observer) {
-	if n := noteOf(ctx); n != nil {
-		n.count, n.latency = count, latency
+		n.entry, n.answered = e, true
 	}
 }
 
@@ -109,7 +87,8 @@ func (t *Table) Wrap(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 func (t *Table) record(ctx *fasthttp.RequestCtx, n *note, seq uint64) {
 	req := transport.Candidate(ctx)
 	status := ctx.Response.StatusCode()
-	if req == nil || !n.answered || !n.limited || n.count == nil || n.latency == nil ||
+	e := &n.entry
+	if req == nil || !n.answered || e.Limit.Admit == nil || e.Source == nil || e.Count == nil || e.Latency == nil ||
 		!ctx.IsGet() || (status != fasthttp.StatusOK && status != fasthttp.StatusNotModified) ||
 		ctx.Response.ConnectionClose() || ctx.Request.Header.ConnectionClose() ||
 		t.cfg.Draining.Load() || seq != t.cfg.Seq() || hasCookie(&ctx.Response.Header) {
@@ -126,17 +105,17 @@ func (t *Table) record(ctx *fasthttp.RequestCtx, n *note, seq uint64) {
 	if status == fasthttp.StatusOK {
 		// The body sent must be the answer's.
 		if ctx.Response.IsBodyStream() {
-			if h.ContentLength() != len(n.body) {
+			if h.ContentLength() != len(e.Body) {
 				return
 			}
-		} else if !bytes.Equal(ctx.Response.Body(), n.body) {
+		} else if !bytes.Equal(ctx.Response.Body(), e.Body) {
 			return
 		}
-		h.SetContentLength(len(n.body))
+		h.SetContentLength(len(e.Body))
 	}
 	head := h.AppendBytes(nil)
 	r := &record{hash: hash, req: slices.Clone(req), seq: seq, noBody: status == fasthttp.StatusNotModified,
-		size: len(n.body), src: n.answer.ReplaySource(n.variant, n.best), caller: n.caller, admit: n.admit, count: n.count, latency: n.latency}
+		size: len(e.Body), src: e.Source, caller: e.Limit.Caller, admit: e.Limit.Admit, count: e.Count, latency: e.Latency}
 	if c, ok := ctx.Conn().RemoteAddr().(interface{ AddrPort() netip.AddrPort }); ok {
 		r.remote = c.AddrPort().Addr().Unmap()
 	} else if a, ok := netip.AddrFromSlice(ctx.RemoteIP()); ok {

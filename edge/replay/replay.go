@@ -63,12 +63,6 @@ type Config struct {
 	Proxies clientip.Proxies
 }
 
-// Admit applies a route's limit to a call of caller (the client's
-// address, clientip.Proxies.Of) at now: ok is false, with nothing
-// counted, when the call is not admitted at once. d fills the answer's
-// RateLimit headers, when it has them.
-type Admit func(caller netip.Addr, now time.Time) (d ratelimit.Decision, ok bool)
-
 // Source is a recorded answer as the table resolves it per request.
 type Source interface {
 	// Payload returns the body and file to send, and whether the answer
@@ -138,7 +132,7 @@ type record struct {
 	// proxy's header when viaProxy.
 	remote, caller netip.Addr
 	viaProxy       bool
-	admit          Admit
+	admit          ratelimit.Admit
 	count          prometheus.Counter
 	latency        prometheus.Observer
 }

@@ -84,36 +84,36 @@ func New(cfg Config, src Sources) (*API, error) {
 // OpenAPIAnswer returns the served OpenAPI description.
 func (s *API) OpenAPIAnswer() *answer.Answer { return s.openapi }
 
-// Routes adds the API's routes to r (the /api/v1 group). The description
-// and the figures' definitions need no key and count against no limit:
-// they are routed before limit, the middleware that checks keys and
-// limits (nil: none).
-func (s *API) Routes(r fiber.Router, limit fiber.Handler) {
-	r.Get("/openapi.json", s.getOpenAPI)
-	r.Get("/definitions", s.getDefinitions)
+// Routes adds the API's routes to r (the /api/v1 group), each answer
+// sent by respond. The description and the figures' definitions need no
+// key and count against no limit: they are routed before limit, the
+// middleware that checks keys and limits (nil: none).
+func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Responder) {
+	r.Get("/openapi.json", respond.Handle(s.getOpenAPI))
+	r.Get("/definitions", respond.Handle(s.getDefinitions))
 	if limit != nil {
 		r.Use(limit)
 	}
-	r.Get("/listings", s.getListings)
-	r.Get("/listings/:store/:id", s.getListing)
-	r.Get("/listings/:store/:id/reviews", s.getReviews)
-	r.Get("/listings/:store/:id/history", s.getHistory)
-	r.Get("/listings/:store/:id/history.csv", s.getHistory)
-	r.Get("/listings/:store/:id/growth", s.getGrowth)
-	r.Get("/compare", s.getCompare)
-	r.Get("/compare.csv", s.getCompare)
-	r.Get("/changes", s.getChanges)
-	r.Get("/exports", s.getExports)
+	r.Get("/listings", respond.Handle(s.getListings))
+	r.Get("/listings/:store/:id", respond.Handle(s.getListing))
+	r.Get("/listings/:store/:id/reviews", respond.Handle(s.getReviews))
+	r.Get("/listings/:store/:id/history", respond.Handle(s.getHistory))
+	r.Get("/listings/:store/:id/history.csv", respond.Handle(s.getHistory))
+	r.Get("/listings/:store/:id/growth", respond.Handle(s.getGrowth))
+	r.Get("/compare", respond.Handle(s.getCompare))
+	r.Get("/compare.csv", respond.Handle(s.getCompare))
+	r.Get("/changes", respond.Handle(s.getChanges))
+	r.Get("/exports", respond.Handle(s.getExports))
 	r.Get("/exports/:day/:file", s.getExportFile)
-	r.Get("/reviews/search", s.getReviewSearch)
-	r.Get("/categories/:store", s.getCategories)
-	r.Get("/charts/:store", s.getChart)
-	r.Get("/tags", s.getTags)
-	r.Get("/tags/:slug/:store", s.getTag)
-	r.Get("/stores/:store/stats", s.getStats)
-	r.Get("/week", s.getLatestWeek)
-	r.Get("/weeks", s.getWeeks)
-	r.Get("/week/:id", s.getWeek)
+	r.Get("/reviews/search", respond.Handle(s.getReviewSearch))
+	r.Get("/categories/:store", respond.Handle(s.getCategories))
+	r.Get("/charts/:store", respond.Handle(s.getChart))
+	r.Get("/tags", respond.Handle(s.getTags))
+	r.Get("/tags/:slug/:store", respond.Handle(s.getTag))
+	r.Get("/stores/:store/stats", respond.Handle(s.getStats))
+	r.Get("/week", respond.Handle(s.getLatestWeek))
+	r.Get("/weeks", respond.Handle(s.getWeeks))
+	r.Get("/week/:id", respond.Handle(s.getWeek))
 }
 
 // readProblem logs a failed read from ClickHouse and returns its answer.

@@ -76,21 +76,21 @@ func sincePos(raw string) (feed.Pos, error) {
 // A listing is in the feed once, at its latest change. nextCursor always
 // moves forward, or stays where it was when nothing changed since: ask
 // again with it later.
-func (s *API) getChanges(c *fiber.Ctx) error {
+func (s *API) getChanges(c *fiber.Ctx) (answer.Reply, error) {
 	f, gen, err := s.figures("The change feed is")
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	info := f.Replica().Info()
 	pos, err := sincePos(c.Query("since"))
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	limit := changesDefaultLimit
 	if raw := c.Query("limit"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > changesMaxLimit {
-			return problem.Newf(http.StatusBadRequest, "limit: %.40q is not a whole number from 1 to %d (default %d).", raw, changesMaxLimit, changesDefaultLimit)
+			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "limit: %.40q is not a whole number from 1 to %d (default %d).", raw, changesMaxLimit, changesDefaultLimit)
 		}
 		limit = n
 	}
@@ -120,7 +120,7 @@ func (s *API) getChanges(c *fiber.Ctx) error {
 		return answer.JSON(out)
 	})
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
-	return answer.Send(c, a, answer.Private)
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }

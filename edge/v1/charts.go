@@ -30,23 +30,23 @@ type chartAnswer struct {
 // getChart answers GET /api/v1/charts/{store}?chart=&category=. The chart
 // defaults to top; an unknown chart name is a 400 listing the names; a
 // category the store does not have is a 404.
-func (s *API) getChart(c *fiber.Ctx) error {
+func (s *API) getChart(c *fiber.Ctx) (answer.Reply, error) {
 	store, err := storeParam(c)
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	chart := c.Query("chart", figures.ChartTop)
 	if !slices.Contains(figures.Charts, chart) {
-		return problem.Newf(http.StatusBadRequest, "chart: %q is not a chart; use one of %s.", chart, strings.Join(figures.Charts, ", "))
+		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "chart: %q is not a chart; use one of %s.", chart, strings.Join(figures.Charts, ", "))
 	}
 	f, gen, err := s.figures("Charts are")
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	var category string
 	if v := c.Query("category"); v != "" {
 		if category, err = categoryArg(f, &store, v); err != nil {
-			return err
+			return answer.Reply{}, err
 		}
 	}
 	var buf [128]byte
@@ -70,10 +70,10 @@ type tagCount struct {
 }
 
 // getTags answers GET /api/v1/tags.
-func (s *API) getTags(c *fiber.Ctx) error {
+func (s *API) getTags(c *fiber.Ctx) (answer.Reply, error) {
 	f, gen, err := s.figures("Topics are")
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	var buf [64]byte
 	return s.figuresAnswer(c, f, answer.NewKey(buf[:0], "/api/v1/tags", gen), func(f *figures.Figures) any {
@@ -91,18 +91,18 @@ func (s *API) getTags(c *fiber.Ctx) error {
 
 // getTag answers GET /api/v1/tags/{slug}/{store}: the topic's live listings
 // in the store, largest first (at most 200).
-func (s *API) getTag(c *fiber.Ctx) error {
+func (s *API) getTag(c *fiber.Ctx) (answer.Reply, error) {
 	store, err := storeParam(c)
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	f, gen, err := s.figures("Topics are")
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	slug, err := tagArg(f, c.Params("slug"))
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	var buf [128]byte
 	key := answer.NewKey(buf[:0], "/api/v1/tags/:slug/:store", gen).Str("tag", slug).Int("s", int64(store))

@@ -75,8 +75,8 @@ func definitionsAnswer() (*answer.Answer, error) {
 }
 
 // getDefinitions answers GET /api/v1/definitions.
-func (s *API) getDefinitions(c *fiber.Ctx) error {
-	return answer.Send(c, s.definitions, answer.Private)
+func (s *API) getDefinitions(c *fiber.Ctx) (answer.Reply, error) {
+	return answer.Reply{Answer: s.definitions, CacheControl: answer.Private}, nil
 }
 
 // DefinitionsMarkdown returns the definitions as the Markdown of

@@ -41,9 +41,9 @@ const immutable = "public, max-age=31536000, immutable"
 
 // getExports answers GET /api/v1/exports: every day exported, newest
 // first, with each file's name, store, format, size, rows and SHA-256.
-func (s *API) getExports(c *fiber.Ctx) error {
+func (s *API) getExports(c *fiber.Ctx) (answer.Reply, error) {
 	if s.exports == nil {
-		return problem.New(http.StatusServiceUnavailable, "This edge keeps no exports (its exports job is off). Ask another edge of the service, or retry later.").RetryAfter(60)
+		return answer.Reply{}, problem.New(http.StatusServiceUnavailable, "This edge keeps no exports (its exports job is off). Ask another edge of the service, or retry later.").RetryAfter(60)
 	}
 	days := s.exports.Days()
 	out := struct {
@@ -58,9 +58,9 @@ func (s *API) getExports(c *fiber.Ctx) error {
 	}
 	a, err := answer.JSON(out)
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
-	return answer.Send(c, a, answer.Private)
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }
 
 // getExportFile answers GET /api/v1/exports/{day}/{file}: a file of a

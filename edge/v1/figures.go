@@ -20,25 +20,25 @@ func (s *API) figures(what string) (*figures.Figures, uint64, error) {
 
 // figuresAnswer serves the answer of key, built from f on a miss. The caller builds key in a buffer of its own: passed to a
 // function value, the buffer would move to the heap.
-func (s *API) figuresAnswer(c *fiber.Ctx, f *figures.Figures, key answer.Key, build func(*figures.Figures) any) error {
+func (s *API) figuresAnswer(c *fiber.Ctx, f *figures.Figures, key answer.Key, build func(*figures.Figures) any) (answer.Reply, error) {
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
 		return answer.JSON(build(f))
 	})
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
-	return answer.Send(c, a, answer.Private)
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }
 
 // getCategories answers GET /api/v1/categories/{store}.
-func (s *API) getCategories(c *fiber.Ctx) error {
+func (s *API) getCategories(c *fiber.Ctx) (answer.Reply, error) {
 	store, err := storeParam(c)
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	f, gen, err := s.figures("The store's categories are")
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	var buf [64]byte
 	key := answer.NewKey(buf[:0], "/api/v1/categories/:store", gen).Int("s", int64(store))
@@ -48,14 +48,14 @@ func (s *API) getCategories(c *fiber.Ctx) error {
 }
 
 // getStats answers GET /api/v1/stores/{store}/stats.
-func (s *API) getStats(c *fiber.Ctx) error {
+func (s *API) getStats(c *fiber.Ctx) (answer.Reply, error) {
 	store, err := storeParam(c)
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	f, gen, err := s.figures("The store's statistics are")
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	var buf [64]byte
 	key := answer.NewKey(buf[:0], "/api/v1/stores/:store/stats", gen).Int("s", int64(store))

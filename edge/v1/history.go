@@ -36,17 +36,17 @@ type historyAnswer struct {
 // oldest first, over the last days days of data (1-730, default 365). It
 // is read from ClickHouse under the read budget and cached per view
 // generation.
-func (s *API) getHistory(c *fiber.Ctx) error {
+func (s *API) getHistory(c *fiber.Ctx) (answer.Reply, error) {
 	st, l, err := s.listingParams(c)
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	store, id := l.Store, l.ID
 	days := 365
 	if raw := c.Query("days"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > analytics.HistoryDays {
-			return problem.Newf(http.StatusBadRequest, "days: %q is not a whole number of days from 1 to %d (default 365).", raw, analytics.HistoryDays)
+			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "days: %q is not a whole number of days from 1 to %d (default 365).", raw, analytics.HistoryDays)
 		}
 		days = n
 	}
@@ -90,9 +90,9 @@ func (s *API) getHistory(c *fiber.Ctx) error {
 		return answer.JSON(out)
 	})
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
-	return sendNegotiated(c, a)
+	return answer.Reply{Answer: a, CacheControl: answer.Private, VaryAccept: true}, nil
 }
 
 // flagHistory sets each snapshot's flags (package series).

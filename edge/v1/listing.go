@@ -52,17 +52,17 @@ func (s *API) listingParams(c *fiber.Ctx) (st *served.State, l *views.Listing, e
 }
 
 // getListing answers GET /api/v1/listings/{store}/{id}.
-func (s *API) getListing(c *fiber.Ctx) error {
+func (s *API) getListing(c *fiber.Ctx) (answer.Reply, error) {
 	st, l, err := s.listingParams(c)
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	store, id := l.Store, l.ID
 	var buf [128]byte
 	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id", st.Replica.Info().Generation).Int("s", int64(store)).Str("id", id)
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) { return answer.JSON(NewListingDoc(l, st.Figures)) })
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
-	return answer.Send(c, a, answer.Private)
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }

@@ -177,24 +177,24 @@ func resolveNames(f *figures.Figures, q *listq.Query) error {
 }
 
 // getListings answers GET /api/v1/listings.
-func (s *API) getListings(c *fiber.Ctx) error {
+func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 	var aliasBuf [256]byte
 	alias := RequestAlias(aliasBuf[:0], "/api/v1/listings", s.state, c.Context())
 	if a, ok := s.answers.Aliased(alias); ok {
-		return answer.Send(c, a, answer.Private)
+		return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 	}
 	var q listq.Query // on the stack: a cached answer does not need it
 	args := c.Context().QueryArgs()
 	if err := parseList(args, &q); err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	st := s.state.Load()
 	if st == nil || st.Figures == nil {
-		return problem.NotReady("Listing figures are")
+		return answer.Reply{}, problem.NotReady("Listing figures are")
 	}
 	f := st.Figures
 	if err := resolveNames(f, &q); err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	// A cursor carries the hash of the query it was issued for: its
 	// filters and sort, without limit and cursor.
@@ -205,7 +205,7 @@ func (s *API) getListings(c *fiber.Ctx) error {
 	if limitSet {
 		n, err := strconv.Atoi(limit)
 		if err != nil || n < 1 || n > listMaxLimit {
-			return problem.Newf(http.StatusBadRequest, "limit: %q is not a whole number from 1 to %d.", limit, listMaxLimit)
+			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "limit: %q is not a whole number from 1 to %d.", limit, listMaxLimit)
 		}
 		q.PageSize = n
 	}
@@ -215,16 +215,16 @@ func (s *API) getListings(c *fiber.Ctx) error {
 	if rawCursor != "" {
 		cur, ok := decodeListCursor(rawCursor)
 		if !ok {
-			return problem.New(http.StatusBadRequest, notACursor)
+			return answer.Reply{}, problem.New(http.StatusBadRequest, notACursor)
 		}
 		if cur.Query != queryHash {
-			return problem.New(http.StatusBadRequest, "cursor: it was issued for other filters or another sort; repeat the same filters and sort with it.")
+			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: it was issued for other filters or another sort; repeat the same filters and sort with it.")
 		}
 		if !limitSet {
 			q.PageSize = cur.Limit
 		}
 		if cur.Limit != q.PageSize {
-			return problem.Newf(http.StatusBadRequest, "limit: the cursor was issued for limit=%d; pass the same limit with it, or start again without a cursor.", cur.Limit)
+			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "limit: the cursor was issued for limit=%d; pass the same limit with it, or start again without a cursor.", cur.Limit)
 		}
 		after, page = &cur.After, cur.Page+1
 	}
@@ -251,10 +251,10 @@ func (s *API) getListings(c *fiber.Ctx) error {
 		return answer.Search(out, partial)
 	})
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	if !a.NoStore {
 		s.answers.Alias(alias, key)
 	}
-	return answer.Send(c, a, answer.Private)
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }

@@ -90,6 +90,6 @@ func writeJSON(buf *bytes.Buffer, n *yaml.Node) error {
 
 // getOpenAPI answers GET /api/v1/openapi.json. It needs no key and counts
 // against no limit.
-func (s *API) getOpenAPI(c *fiber.Ctx) error {
-	return answer.Send(c, s.openapi, openapiCacheControl)
+func (s *API) getOpenAPI(c *fiber.Ctx) (answer.Reply, error) {
+	return answer.Reply{Answer: s.openapi, CacheControl: openapiCacheControl}, nil
 }

@@ -50,21 +50,21 @@ type reviewsAnswer struct {
 // getReviews answers GET /api/v1/listings/{store}/{id}/reviews: stored
 // reviews, newest first, 20 a page, at most 10 pages, read from ClickHouse
 // under the read budget and cached per view generation.
-func (s *API) getReviews(c *fiber.Ctx) error {
+func (s *API) getReviews(c *fiber.Ctx) (answer.Reply, error) {
 	st, l, err := s.listingParams(c)
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	store, id := l.Store, l.ID
 	stars := analytics.ReviewStars(c.Query("stars", string(analytics.StarsAll)))
 	switch stars {
 	case analytics.StarsAll, analytics.StarsCritical, analytics.StarsPositive:
 	default:
-		return problem.Newf(http.StatusBadRequest, "stars: %q is not all, critical (1-2 stars) or positive (4-5 stars).", stars)
+		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "stars: %q is not all, critical (1-2 stars) or positive (4-5 stars).", stars)
 	}
 	text := strings.Clone(strings.TrimSpace(c.Query("q")))
 	if len(text) > 200 {
-		return problem.New(http.StatusBadRequest, "q: search with at most 200 characters.")
+		return answer.Reply{}, problem.New(http.StatusBadRequest, "q: search with at most 200 characters.")
 	}
 	canon := string(stars) + "\x00" + text
 	q := analytics.ReviewQuery{Store: store, ListingID: id, Stars: stars, Text: text, Limit: reviewsPerPage,
@@ -73,10 +73,10 @@ func (s *API) getReviews(c *fiber.Ctx) error {
 	if raw := c.Query("cursor"); raw != "" {
 		cur, ok := decodeReviewCursor(raw)
 		if !ok {
-			return problem.New(http.StatusBadRequest, notACursor)
+			return answer.Reply{}, problem.New(http.StatusBadRequest, notACursor)
 		}
 		if cur.Query != canon {
-			return problem.New(http.StatusBadRequest, "cursor: it was issued for other stars or another q; repeat them with it.")
+			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: it was issued for other stars or another q; repeat them with it.")
 		}
 		q.AfterPosted, q.AfterID, page = time.Unix(cur.Posted, 0), cur.ID, cur.Page+1
 	}
@@ -124,7 +124,7 @@ func (s *API) getReviews(c *fiber.Ctx) error {
 		return answer.Search(out, out.Partial)
 	})
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
-	return answer.Send(c, a, answer.Private)
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }

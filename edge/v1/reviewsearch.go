@@ -53,41 +53,41 @@ func decodeReviewSearchCursor(s string) (reviewSearchCursor, bool) {
 
 // getReviewSearch answers GET /api/v1/reviews/search: listings with at
 // least 3 reviews matching q, most matches first, 50 a page, 20 pages.
-func (s *API) getReviewSearch(c *fiber.Ctx) error {
+func (s *API) getReviewSearch(c *fiber.Ctx) (answer.Reply, error) {
 	q, err := analytics.ParseSearchQuery(c.Query("q"))
 	if err != nil {
-		return problem.New(http.StatusBadRequest, err.Error()+".")
+		return answer.Reply{}, problem.New(http.StatusBadRequest, err.Error()+".")
 	}
 	st, err := s.current()
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	search := analytics.ReviewSearch{Query: q, Stars: analytics.ReviewStars(c.Query("stars", string(analytics.StarsCritical))),
 		Min: reviewSearchMin, Budget: s.searchBudget()}
 	switch search.Stars {
 	case analytics.StarsAll, analytics.StarsCritical, analytics.StarsPositive:
 	default:
-		return problem.Newf(http.StatusBadRequest, "stars: %q is not critical (1-2 stars, the default), positive (4-5 stars) or all.", search.Stars)
+		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "stars: %q is not critical (1-2 stars, the default), positive (4-5 stars) or all.", search.Stars)
 	}
 	if raw := c.Query("store"); raw != "" {
 		store, err := views.ParseStore(raw)
 		if err != nil {
-			return problem.Newf(http.StatusBadRequest, "store: %s", err)
+			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "store: %s", err)
 		}
 		search.Store = &store
 	}
 	tag, category := c.Query("tag"), c.Query("category")
 	if category != "" && search.Store == nil {
-		return problem.New(http.StatusBadRequest, "category: a category belongs to one store; add store.")
+		return answer.Reply{}, problem.New(http.StatusBadRequest, "category: a category belongs to one store; add store.")
 	}
 	if tag != "" || category != "" {
 		f := st.Figures
 		if f == nil {
-			return problem.NotReady("Topics and categories are")
+			return answer.Reply{}, problem.NotReady("Topics and categories are")
 		}
 		ids, err := filterListings(st.Replica, f, search.Store, tag, category)
 		if err != nil {
-			return err
+			return answer.Reply{}, err
 		}
 		search.Listings = ids
 	}
@@ -96,10 +96,10 @@ func (s *API) getReviewSearch(c *fiber.Ctx) error {
 	if raw := c.Query("cursor"); raw != "" {
 		cur, ok := decodeReviewSearchCursor(raw)
 		if !ok {
-			return problem.New(http.StatusBadRequest, notACursor)
+			return answer.Reply{}, problem.New(http.StatusBadRequest, notACursor)
 		}
 		if cur.Query != canon {
-			return problem.New(http.StatusBadRequest, "cursor: it was issued for another q, store, stars, tag or category; repeat them with it.")
+			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: it was issued for another q, store, stars, tag or category; repeat them with it.")
 		}
 		page = cur.Page + 1
 	}
@@ -143,9 +143,9 @@ func (s *API) getReviewSearch(c *fiber.Ctx) error {
 		return answer.Search(out, partial)
 	})
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
-	return answer.Send(c, a, answer.Private)
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }
 
 // filterListings returns the ids of the live listings with topic tag (in

@@ -94,33 +94,33 @@ func dateParam(c *fiber.Ctx, name string) (d views.Day, ok bool, err error) {
 // listing's figures at two dates (each the latest reading on or before
 // the date, at most series.Lookback days before it) and their change.
 // Read from ClickHouse under the read budget, cached per view generation.
-func (s *API) getGrowth(c *fiber.Ctx) error {
+func (s *API) getGrowth(c *fiber.Ctx) (answer.Reply, error) {
 	st, l, err := s.listingParams(c)
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	newest := views.DayOf(st.Replica.Info().ReadingsMark)
 	from, ok, err := dateParam(c, "from")
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	if !ok {
-		return problem.New(http.StatusBadRequest, "from: send the first date, yyyy-MM-dd (UTC); to defaults to the data's newest day.")
+		return answer.Reply{}, problem.New(http.StatusBadRequest, "from: send the first date, yyyy-MM-dd (UTC); to defaults to the data's newest day.")
 	}
 	to, ok, err := dateParam(c, "to")
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	if !ok {
 		to = newest
 	}
 	switch {
 	case to > newest:
-		return problem.Newf(http.StatusBadRequest, "to: %s is after the data's newest day, %s; send that day or an earlier one.", to, newest)
+		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "to: %s is after the data's newest day, %s; send that day or an earlier one.", to, newest)
 	case from > to:
-		return problem.Newf(http.StatusBadRequest, "from: %s is after to (%s); send from on or before to.", from, to)
+		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "from: %s is after to (%s); send from on or before to.", from, to)
 	case int(to-from) > maxSpanDays:
-		return problem.Newf(http.StatusBadRequest, "from and to are %d days apart; at most %d are allowed: move from to %s or later.", int(to-from), maxSpanDays, to-maxSpanDays)
+		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "from and to are %d days apart; at most %d are allowed: move from to %s or later.", int(to-from), maxSpanDays, to-maxSpanDays)
 	}
 	store, id := l.Store, l.ID
 	var buf [128]byte
@@ -146,9 +146,9 @@ func (s *API) getGrowth(c *fiber.Ctx) error {
 		return answer.JSON(out)
 	})
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
-	return answer.Send(c, a, answer.Private)
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }
 
 // compareListing is one listing of a comparison.
@@ -241,14 +241,14 @@ func (s *API) compareParams(c *fiber.Ctx, st *served.State) ([]*views.Listing, i
 // null), with each listing's growth over the window. Read from
 // ClickHouse under the read budget, cached per view generation; CSV on
 // /compare.csv or with Accept: text/csv.
-func (s *API) getCompare(c *fiber.Ctx) error {
+func (s *API) getCompare(c *fiber.Ctx) (answer.Reply, error) {
 	st, err := s.current()
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	ls, days, err := s.compareParams(c, st)
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
 	asCSV := wantsCSV(c)
 	last := views.DayOf(st.Replica.Info().ReadingsMark)
@@ -294,9 +294,9 @@ func (s *API) getCompare(c *fiber.Ctx) error {
 		return answer.JSON(out)
 	})
 	if err != nil {
-		return err
+		return answer.Reply{}, err
 	}
-	return sendNegotiated(c, a)
+	return answer.Reply{Answer: a, CacheControl: answer.Private, VaryAccept: true}, nil
 }
 
 // compareCSV is a comparison as a table: one row a listing and day.
@@ -333,21 +333,6 @@ func wantsCSV(c *fiber.Ctx) bool {
 	}
 	accept := c.Get(fiber.HeaderAccept)
 	return accept != "" && strings.Contains(accept, "text/csv") && c.Accepts(fiber.MIMEApplicationJSON, "text/csv") == "text/csv"
-}
-
-// sendNegotiated sends a, an answer offered as JSON and CSV by the
-// request's Accept header: it adds Accept to Vary.
-func sendNegotiated(c *fiber.Ctx, a *answer.Answer) error {
-	if err := answer.Send(c, a, answer.Private); err != nil {
-		return err
-	}
-	h := &c.Response().Header
-	if v := h.Peek(fiber.HeaderVary); len(v) > 0 {
-		h.Set(fiber.HeaderVary, string(v)+", Accept")
-	} else {
-		h.Set(fiber.HeaderVary, "Accept")
-	}
-	return nil
 }
 
 func b2i(b bool) int64 {

@@ -1,0 +1,71 @@
+package answer
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/edge/coding"
+	"github.com/edge-stats/edge/edge/replay"
+)
+
+// Reply is what a route answers: an answer and how it is sent.
+type Reply struct {
+	Answer       *Answer
+	CacheControl string // Private, Public(...) or a route's own
+	// VaryAccept says the route chose the answer by the request's Accept
+	// header (JSON or CSV, a page or its JSON form): Vary then names it.
+	VaryAccept bool
+}
+
+// Handler is a route that finds or computes its answer and returns it for
+// a Responder to send. It writes no body itself; it may set headers of
+// its own (a Content-Security-Policy). An error is a problem the server's
+// error handler writes.
+type Handler func(c *fiber.Ctx) (Reply, error)
+
+// sent is what the responder sent of an answer: its content coding, the
+// order codings were chosen in (best: the answer's best variants were
+// made), and the body written (nil for a 304).
+type sent struct {
+	variant coding.Coding
+	best    bool
+	body    []byte
+}
+
+// Responder sends every route's answer in one place: content coding,
+// validators and 304, Cache-Control, Vary, the Link to the definitions,
+// sendfile for large bodies. It is the one place that tells the replay
+// path (package replay) what it may record, so that a replayed answer
+// cannot drift from the answer the full path sends.
+type Responder struct {
+	// Record, when set, is called after each answer the cache holds is
+	// sent whole or as a 304, with the source of what was sent and the
+	// body written (nil for a 304).
+	Record func(c *fiber.Ctx, src replay.Source, body []byte)
+}
+
+// Handle returns the fiber handler of h: h's reply, sent.
+func (r Responder) Handle(h Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		reply, err := h(c)
+		if err != nil {
+			return err
+		}
+		a := reply.Answer
+		out, err := send(c, a, reply.CacheControl)
+		if err != nil {
+			return err
+		}
+		if reply.VaryAccept {
+			h := &c.Response().Header
+			if v := h.PeekCanonical(headerVary); len(v) > 0 {
+				h.SetCanonical(headerVary, append(append(append([]byte(nil), v...), ", "...), fiber.HeaderAccept...))
+			} else {
+				h.SetCanonical(headerVary, []byte(fiber.HeaderAccept))
+			}
+		}
+		if r.Record != nil && a.home != nil && !a.NoStore {
+			r.Record(c, a.ReplaySource(int(out.variant), out.best), out.body)
+		}
+		return nil
+	}
+}

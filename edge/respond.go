@@ -15,19 +15,18 @@ import (
 // route's metrics as observe counts them. An answer sent to a request no
 // limit was applied to is not recorded.
 func (s *Server) responder() answer.Responder {
-	return answer.Responder{Record: func(c *fiber.Ctx, src replay.Source, body []byte) {
+	return answer.Responder{Record: func(c *fiber.Ctx, e replay.Entry) {
 		if s.replay == nil {
 			return
 		}
-		limit, ok := ratelimit.AppliedTo(c.Context())
-		if !ok {
+		var ok bool
+		if e.Limit, ok = ratelimit.AppliedTo(c.Context()); !ok {
 			return
 		}
 		status := c.Response().StatusCode()
-		count, latency := s.metrics.handles(routeOf(c, status), status)
-		if count == nil {
+		if e.Count, e.Latency = s.metrics.handles(routeOf(c, status), status); e.Count == nil {
 			return
 		}
-		replay.Answered(c.Context(), replay.Entry{Source: src, Body: body, Limit: limit, Count: count, Latency: latency})
+		replay.Answered(c.Context(), e)
 	}}
 }

@@ -246,7 +246,7 @@ func (g *Gate) Limit(c *fiber.Ctx) error {
 	if err := g.Admit(c, who); err != nil {
 		return err
 	}
-	if who.Key.ID == "" {
+	if who.Key.ID == "" && ratelimit.Wanted(c.Context()) {
 		// An anonymous call's answer may be replayed to the same caller,
 		// under the same limits (package replay).
 		ratelimit.Apply(c.Context(), ratelimit.Applied{Caller: g.cfg.Proxies.Of(c), Admit: g.replay})

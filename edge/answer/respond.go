@@ -38,9 +38,10 @@ type sent struct {
 // cannot drift from the answer the full path sends.
 type Responder struct {
 	// Record, when set, is called after each answer the cache holds is
-	// sent whole or as a 304, with the source of what was sent and the
-	// body written (nil for a 304).
-	Record func(c *fiber.Ctx, src replay.Source, body []byte)
+	// sent whole or as a 304 to a request the replay path may record
+	// (replay.Noting), with what was sent: the answer, its coding, and
+	// the body written (nil for a 304).
+	Record func(c *fiber.Ctx, sent replay.Entry)
 }
 
 // Handle returns the fiber handler of h: h's reply, sent.
@@ -63,8 +64,8 @@ func (r Responder) Handle(h Handler) fiber.Handler {
 				h.SetCanonical(headerVary, []byte(fiber.HeaderAccept))
 			}
 		}
-		if r.Record != nil && a.home != nil && !a.NoStore {
-			r.Record(c, a.ReplaySource(int(out.variant), out.best), out.body)
+		if r.Record != nil && a.home != nil && !a.NoStore && replay.Noting(c.Context()) {
+			r.Record(c, replay.Entry{Answer: a, Variant: int(out.variant), Best: out.best, Body: out.body})
 		}
 		return nil
 	}

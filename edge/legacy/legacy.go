@@ -483,7 +483,9 @@ func (s *API) fairUse(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	if !s.fairuse.On() {
-		ratelimit.Apply(c.Context(), ratelimit.Applied{Caller: s.cfg.Proxies.Of(c), Admit: s.replayAdmit})
+		if ratelimit.Wanted(c.Context()) {
+			ratelimit.Apply(c.Context(), ratelimit.Applied{Caller: s.cfg.Proxies.Of(c), Admit: s.replayAdmit})
+		}
 		return c.Next()
 	}
 	a := s.cfg.Proxies.Of(c)

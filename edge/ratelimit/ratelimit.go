@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/transport"
 	"github.com/valyala/fasthttp"
 )
 
@@ -87,9 +88,20 @@ type Applied struct {
 // appliedKey is the request value Apply stores.
 type appliedKey struct{}
 
+// Wanted reports whether the limit applied to the request ctx serves is
+// wanted (Apply): only when the replay path may record the request
+// (transport.Candidate), its only reader. A limiter works out what it
+// would apply (the caller's address) only then.
+func Wanted(ctx *fasthttp.RequestCtx) bool { return transport.Candidate(ctx) != nil }
+
 // Apply records on the request ctx serves that the route applied its
-// limit to it (see Applied), for what answers it (answer.Responder).
-func Apply(ctx *fasthttp.RequestCtx, a Applied) { ctx.SetUserValue(appliedKey{}, &a) }
+// limit to it (see Applied), for what answers it (answer.Responder),
+// when it is Wanted; other requests keep nothing.
+func Apply(ctx *fasthttp.RequestCtx, a Applied) {
+	if Wanted(ctx) {
+		ctx.SetUserValue(appliedKey{}, &a)
+	}
+}
 
 // AppliedTo returns the limit applied to the request ctx serves; ok is
 // false when none was (Apply).

@@ -34,10 +34,13 @@ func noteOf(ctx *fasthttp.RequestCtx) *note {
 // the table of an answer it sent: everything a record needs to answer
 // the same request again as the full path would.
 type Entry struct {
-	// Source is the answer's body in the coding sent; only answers the
-	// answer cache holds are told: they are the same for every request of
-	// the same bytes until a state is published.
-	Source Source
+	// Answer is the answer sent, in content coding Variant, chosen with
+	// its best variants made (Best) or not (see Answer.ReplaySource).
+	// Only answers the answer cache holds are told: they are the same for
+	// every request of the same bytes until a state is published.
+	Answer  Answer
+	Variant int
+	Best    bool
 	// Body is the body written, for its Content-Length; nil for a 304.
 	Body []byte
 	// Limit is the limit the route applied to the request (a request no
@@ -49,6 +52,19 @@ type Entry struct {
 	Count   prometheus.Counter
 	Latency prometheus.Observer
 }
+
+// Answer is an answer the answer cache holds, which a record refers to
+// by a Source.
+type Answer interface {
+	// ReplaySource returns the Source of the answer's body in variant
+	// (its content coding), chosen while the answer's best variants were
+	// made (best) or not.
+	ReplaySource(variant int, best bool) Source
+}
+
+// Noting reports whether the request ctx serves may be recorded, so
+// that the responder gathers an Entry only then.
+func Noting(ctx *fasthttp.RequestCtx) bool { return noteOf(ctx) != nil }
 
 // Answered tells the table how the request ctx serves was answered. It
 // is the table's one hook into the full path.
@@ -88,7 +104,7 @@ func (t *Table) record(ctx *fasthttp.RequestCtx, n *note, seq uint64) {
 	req := transport.Candidate(ctx)
 	status := ctx.Response.StatusCode()
 	e := &n.entry
-	if req == nil || !n.answered || e.Limit.Admit == nil || e.Source == nil || e.Count == nil || e.Latency == nil ||
+	if req == nil || !n.answered || e.Limit.Admit == nil || e.Answer == nil || e.Count == nil || e.Latency == nil ||
 		!ctx.IsGet() || (status != fasthttp.StatusOK && status != fasthttp.StatusNotModified) ||
 		ctx.Response.ConnectionClose() || ctx.Request.Header.ConnectionClose() ||
 		t.cfg.Draining.Load() || seq != t.cfg.Seq() || hasCookie(&ctx.Response.Header) {
@@ -115,7 +131,7 @@ func (t *Table) record(ctx *fasthttp.RequestCtx, n *note, seq uint64) {
 	}
 	head := h.AppendBytes(nil)
 	r := &record{hash: hash, req: slices.Clone(req), seq: seq, noBody: status == fasthttp.StatusNotModified,
-		size: len(e.Body), src: e.Source, caller: e.Limit.Caller, admit: e.Limit.Admit, count: e.Count, latency: e.Latency}
+		size: len(e.Body), src: e.Answer.ReplaySource(e.Variant, e.Best), caller: e.Limit.Caller, admit: e.Limit.Admit, count: e.Count, latency: e.Latency}
 	if c, ok := ctx.Conn().RemoteAddr().(interface{ AddrPort() netip.AddrPort }); ok {
 		r.remote = c.AddrPort().Addr().Unmap()
 	} else if a, ok := netip.AddrFromSlice(ctx.RemoteIP()); ok {

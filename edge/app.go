@@ -349,7 +349,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.replay != nil {
 		opts.Replay = s.replay
 	}
-	go func() { errc <- s.app.Listener(transport.Listen(ln, opts)) }()
+	tl := transport.Listen(ln, opts)
+	go func() { errc <- s.app.Listener(tl) }()
 	select {
 	case err := <-errc:
 		return err
@@ -370,6 +371,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	for deadline := time.Now().Add(s.cfg.DrainTimeout); s.app.Server().GetOpenConnectionsCount()+1 > 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
+	// The connections still open wait for a request, or serve one. Those
+	// waiting on the replay path end now, as fasthttp's Shutdown ends
+	// the waiting ones it sees (it does not see these).
+	transport.Drain(tl)
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	err := s.app.ShutdownWithContext(sctx)

@@ -456,3 +456,33 @@ func TestEveryRouteReplaysTheFullPathsBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestStopEndsConnectionsWaitingOnTheReplayPath: a stopping server ends
+// the connections that wait for a request on the replay path (the
+// client reads the close, as from any idle connection) instead of
+// waiting for their timeouts, past the graceful stop's own bound: one
+// whose last request was replayed, and one opened and never used, as an
+// HTTP client's dial that lost its race to an idle connection leaves.
+// fasthttp, reading the first request of the second, does not see it
+// idle.
+func TestStopEndsConnectionsWaitingOnTheReplayPath(t *testing.T) {
+	h := legacyEdge(t, func(c *edge.Config) { c.DrainTimeout, c.ShutdownTimeout = time.Second, 3*time.Second })
+	used, unused := dialRaw(t, h), dialRaw(t, h)
+	req := rawRequest("/api/summary")
+	before := metricOf(t, h.Base, "edge_replayed_total")
+	for range 3 {
+		used.send(req)
+	}
+	if metricOf(t, h.Base, "edge_replayed_total") == before {
+		t.Fatal("the third call was not replayed: the test tests nothing")
+	}
+	if err := h.Stop(); err != nil {
+		t.Fatalf("stop: %v (a connection waiting on the replay path held it)", err)
+	}
+	for name, cl := range map[string]*rawClient{"used": used, "unused": unused} {
+		cl.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if n, err := cl.br.ReadByte(); err != io.EOF {
+			t.Errorf("%s connection after the stop: read %q, %v; want its close", name, n, err)
+		}
+	}
+}

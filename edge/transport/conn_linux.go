@@ -33,6 +33,7 @@ type rawListener struct {
 	net.Listener
 	sem  chan struct{} // places of lingering connections (see Linger)
 	opts Options
+	live *liveConns // the connections on the replay path, for Drain
 }
 
 func (l rawListener) Accept() (net.Conn, error) {
@@ -51,7 +52,8 @@ func (l rawListener) Accept() (net.Conn, error) {
 	sc := &rawConn{TCPConn: tc, raw: raw, lingerSem: l.sem}
 	sc.onWrite, sc.onRead = sc.sendStep, sc.readStep
 	if l.opts.Replay != nil {
-		sc.replay = &replayState{opts: &l.opts, aligned: true}
+		sc.replay = &replayState{opts: &l.opts, aligned: true, live: l.live}
+		l.live.add(sc)
 		if a, ok := tc.RemoteAddr().(*net.TCPAddr); ok {
 			sc.replay.peer = a.AddrPort().Addr().Unmap()
 		}
@@ -138,6 +140,9 @@ func (c *rawConn) lingerOnClose() { c.linger = true }
 
 // Close closes the connection, gently when it was marked to linger.
 func (c *rawConn) Close() error {
+	if c.replay != nil {
+		c.replay.live.remove(c)
+	}
 	if !c.linger {
 		return c.TCPConn.Close()
 	}

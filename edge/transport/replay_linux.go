@@ -4,7 +4,10 @@ package transport
 
 import (
 	"bytes"
+	"io"
 	"net/netip"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -37,6 +40,45 @@ type replayState struct {
 	scratch []byte // the head of an answer being built (Conn.Scratch)
 	err     error  // Respond's, for Read to return
 	conn    *rawConn
+	live    *liveConns
+	waiting atomic.Bool // blocked at a request boundary, with nothing read (see Drain)
+}
+
+// liveConns are a listener's connections on the replay path, so that a
+// stopping server can end those waiting for their next request (Drain).
+type liveConns struct {
+	mu       sync.Mutex
+	conns    map[*rawConn]struct{}
+	draining atomic.Bool
+}
+
+func newLiveConns() *liveConns { return &liveConns{conns: map[*rawConn]struct{}{}} }
+
+func (l *liveConns) add(c *rawConn) {
+	l.mu.Lock()
+	l.conns[c] = struct{}{}
+	l.mu.Unlock()
+}
+
+func (l *liveConns) remove(c *rawConn) {
+	l.mu.Lock()
+	delete(l.conns, c)
+	l.mu.Unlock()
+}
+
+// drain marks the connections as draining and wakes those waiting at a
+// request boundary: their wait ends at once (a read deadline of now),
+// and the read that waited ends the connection (io.EOF, as a client's
+// close would).
+func (l *liveConns) drain() {
+	l.draining.Store(true)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c := range l.conns {
+		if c.replay.waiting.Load() {
+			c.TCPConn.SetReadDeadline(time.Now())
+		}
+	}
 }
 
 var crlfcrlf = []byte("\r\n\r\n")
@@ -114,7 +156,21 @@ func (r *replayState) read(c *rawConn, p []byte) (int, error) {
 			}
 		}
 	more:
+		boundary := n == 0 && !partial
+		if boundary && r.live.draining.Load() {
+			return 0, io.EOF // the server stops: end at a request boundary
+		}
+		r.waiting.Store(boundary)
 		m, err := c.readRaw(p[n:])
+		r.waiting.Store(false)
+		if r.live.draining.Load() {
+			// Drain may have set the socket's deadline to now: arm the
+			// one set again before the next wait.
+			c.read.armed = time.Unix(1, 0)
+			if boundary && m == 0 {
+				return 0, io.EOF
+			}
+		}
 		if err != nil {
 			if n > 0 {
 				// fasthttp gets what was read, and the error next.

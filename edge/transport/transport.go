@@ -33,7 +33,19 @@ func Listen(ln net.Listener, opts Options) net.Listener {
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = opts.ReadTimeout // as fasthttp does
 	}
-	return rawListener{Listener: ln, sem: sem, opts: opts}
+	return rawListener{Listener: ln, sem: sem, opts: opts, live: newLiveConns()}
+}
+
+// Drain ends, on a listener of Listen, every connection that waits on the
+// replay path for its next request, and makes every other one end when it
+// next reaches a request boundary: fasthttp's Shutdown ends the
+// connections it sees idle, but not those the replay path answers, for
+// which fasthttp is still reading a request. A server calls it when it
+// stops.
+func Drain(ln net.Listener) {
+	if l, ok := ln.(rawListener); ok && l.live != nil {
+		l.live.drain()
+	}
 }
 
 // Send sets f as the body of ctx's response, to be sent from f's memfd by

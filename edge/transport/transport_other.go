@@ -43,7 +43,16 @@ type rawListener struct {
 	net.Listener
 	sem  chan struct{}
 	opts Options
+	live *liveConns
 }
+
+// liveConns has no connection to drain here: no connection answers on the
+// replay path.
+type liveConns struct{}
+
+func newLiveConns() *liveConns { return &liveConns{} }
+
+func (*liveConns) drain() {}
 
 func sendFile(*fasthttp.RequestCtx, *File) bool { return false }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/legacy"
+	"github.com/edge-stats/edge/views"
 )
 
 // legacyHarness is a server with figures built over a seeded database, and
@@ -384,6 +385,27 @@ func TestLegacyTextSearchPoolAndBudget(t *testing.T) {
 		a := get(t, "GET", slow.Base+"/api/extensions?q=translator")
 		if d := problem(t, a, http.StatusServiceUnavailable); !strings.HasPrefix(d, "q: ") || a.header.Get("Retry-After") != "5" {
 			t.Fatalf("past the budget: %q, Retry-After %q", d, a.header.Get("Retry-After"))
+		}
+	}
+}
+
+// TestLegacyPercentSortsKeepTheFloor checks that the legacy percent sort
+// ranks only listings of at least the floor (1,000 users), as v1's
+// growthpct7d does: both APIs give the same fastest-growing listings, in
+// the same order.
+func TestLegacyPercentSortsKeepTheFloor(t *testing.T) {
+	h := legacyEdge(t)
+	page := getLegacy(t, h, "platform=0&sort=growthpct7d&pageSize=100")
+	if len(page.Rows) == 0 {
+		t.Fatal("no chrome listing ranked by growthpct7d")
+	}
+	v1 := getList(t, h, "store=chrome&sort=growthpct7d&limit=100")
+	for i, r := range page.Rows {
+		if users, _ := r["i"].(float64); users < float64(views.RisingMinSize(views.Chrome)) {
+			t.Errorf("row %d (%v) has %v users, under the floor", i, r["id"], r["i"])
+		}
+		if i < len(v1.Listings) && v1.Listings[i].ID != r["id"] {
+			t.Errorf("row %d: legacy %v, v1 %s", i, r["id"], v1.Listings[i].ID)
 		}
 	}
 }

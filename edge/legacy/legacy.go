@@ -202,6 +202,7 @@ func parseLegacy(c *fiber.Ctx, q *listq.Query, paging bool) error {
 		q.MinAccessLevel = &al
 	}
 	q.Sort, _ = listq.LegacySort(p.get("sort")) // an unknown name is installs, as the contract says
+	q.OnlyWithValue = q.Sort.Spec().Growth      // the contract: a growth sort returns only listings with its figure
 	switch v := p.get("dir"); v {
 	case "", "desc":
 	case "asc":

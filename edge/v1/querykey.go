@@ -40,6 +40,7 @@ func QueryKey(k answer.Key, q *listq.Query) answer.Key {
 	k = answer.OptInt(k, "al", q.MinAccessLevel)
 	k = k.Int("so", int64(q.Sort))
 	k = answer.Flag(k, "as", q.Asc)
+	k = answer.Flag(k, "ov", q.OnlyWithValue)
 	k = k.Int("pg", int64(q.Page))
 	k = k.Int("ps", int64(q.PageSize))
 	k = answer.Flag(k, "no", q.NameOnly)

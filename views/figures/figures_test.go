@@ -156,7 +156,7 @@ func TestClimbersHaveAFloor(t *testing.T) {
 		t.Errorf("climbers %v, want [big]: tiny climbed past 20 ties but is below the floor", got)
 	}
 	chrome := views.Chrome
-	for _, sort := range []listq.Sort{listq.SortRising, listq.SortRankClimb} {
+	for _, sort := range []listq.Sort{listq.SortGrowthPct7d, listq.SortRankClimb} {
 		page, _, _, _ := f.Listings().List(&listq.Query{Store: &chrome, Sort: sort, PageSize: 3}, nil)
 		if got := ids(page); len(got) == 0 || got[0] != "big" {
 			t.Errorf("sort %d: %v, want big first (tiny's climb and +33%% are below the floor)", sort, got)

@@ -311,7 +311,7 @@ func (c *filterCols) plan(q *Query) *queryPlan {
 	if q.DelistedBefore != nil {
 		p.delHi = (*q.DelistedBefore + 1).Time().Unix()
 	}
-	if growthSort(q.Sort) {
+	if q.OnlyWithValue && growthSort(q.Sort) {
 		p.has = c.has[q.Sort]
 	}
 	if q.Category != nil && c.catOrd != nil {

@@ -113,7 +113,7 @@ func queryMix(f *Engine) (v1, legacy *mixSet) {
 	tag1, tag0 := "topic-13", "topic-0"
 	minS, maxS, ten := int64(100), int64(50_000), int64(10)
 	sorts := []Sort{SortInstalls, SortRatingCount, SortRating, SortGrowth7d,
-		SortRising, SortGrowth30d, SortRatingGrowth7d, SortUpdated, SortCreated,
+		SortGrowthPct7d, SortGrowth30d, SortRatingGrowth7d, SortUpdated, SortCreated,
 		SortFirstSeen, SortName, SortRankClimb}
 	type filter struct {
 		kind      string

@@ -101,7 +101,7 @@ func (q *Query) match(l *views.Listing) bool {
 	if q.Topic != nil && (!slices.Contains(l.Topics, *q.Topic) || !l.Live()) {
 		return false
 	}
-	if growthSort(q.Sort) {
+	if q.OnlyWithValue && growthSort(q.Sort) {
 		if _, ok := sortKeyOf(l, q.Sort); !ok {
 			return false // a growth sort lists only listings with the figure
 		}

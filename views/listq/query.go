@@ -41,9 +41,13 @@ type Query struct {
 	HostAccessAll   bool
 	MinAccessLevel  *uint8
 	Sort            Sort // the order (see catalogue)
-	Asc             bool // ascending; missing values still last
-	Page            int  // from 1
-	PageSize        int  // 1 to 200
+	// OnlyWithValue lists only the listings with a value of a growth
+	// Sort (the legacy API's contract); otherwise every listing is
+	// listed, those without a value last.
+	OnlyWithValue bool
+	Asc           bool // ascending; missing values still last
+	Page          int  // from 1
+	PageSize      int  // 1 to 200
 
 	// v1 only.
 	NameOnly bool         // q matches name and developer only

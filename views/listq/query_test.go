@@ -97,6 +97,7 @@ func TestLegacyMatchesBruteForce(t *testing.T) {
 				for _, page := range []struct{ n, size int }{{1, 50}, {3, 7}, {1000, 200}} {
 					q := base
 					q.Sort, q.Asc, q.Page, q.PageSize = sort, asc, page.n, page.size
+					q.OnlyWithValue = sort.Spec().Growth // as the legacy API asks
 					wantTotal, wantIDs := bruteQuery(f, &q)
 					// Scans run on one core, and split over the cores
 					// from 64 listings on (at 2^20 and more otherwise).

@@ -54,9 +54,6 @@ const (
 	// SortRankClimb is the 7-day store-rank climb, among listings of at
 	// least RisingMinSize.
 	SortRankClimb
-	// SortRising is the 7-day growth percent among listings of at least
-	// RisingMinSize (v1's growthpct7d); smaller listings have no value.
-	SortRising
 	// SortStoreRank is the position within the listing's own store (rank
 	// 1 of every store first, then every rank 2, ...): the order by size
 	// across stores, whose sizes count different things.
@@ -72,10 +69,12 @@ type SortSpec struct {
 	// V1 is its name on /api/v1/listings and the search_listings tool;
 	// "" when not offered there.
 	V1 string
-	// Growth: a growth sort, which lists only the listings that have the
-	// figure.
+	// Growth: a growth sort. On the legacy API a growth sort lists only
+	// the listings that have its figure (Query.OnlyWithValue); on v1 every
+	// sort lists every listing, those without a value last.
 	Growth bool
-	// Floor: only listings of at least RisingMinSize have a value.
+	// Floor: only listings of at least RisingMinSize have a value (a
+	// percent or a climb of a tiny listing is noise).
 	Floor bool
 	// NeedsStore: on v1, the sort needs a store (ranks are per store).
 	NeedsStore bool
@@ -100,18 +99,17 @@ var catalogue = [numSorts]SortSpec{
 	{Sort: SortGrowth7d, Legacy: "growth7d", V1: "growth7d", Growth: true, def: sortDef{window: views.Window7d}},
 	{Sort: SortGrowth30d, Legacy: "growth30d", V1: "growth30d", Growth: true, def: sortDef{window: views.Window30d}},
 	{Sort: SortGrowth365d, Legacy: "growth365d", Growth: true, def: sortDef{window: views.Window365d}},
-	{Sort: SortGrowthPct1d, Legacy: "growthpct1d", Growth: true, def: sortDef{window: views.Window1d, pct: true}},
-	{Sort: SortGrowthPct7d, Legacy: "growthpct7d", Growth: true, def: sortDef{window: views.Window7d, pct: true}},
-	{Sort: SortGrowthPct30d, Legacy: "growthpct30d", Growth: true, def: sortDef{window: views.Window30d, pct: true}},
-	{Sort: SortGrowthPct365d, Legacy: "growthpct365d", Growth: true, def: sortDef{window: views.Window365d, pct: true}},
+	{Sort: SortGrowthPct1d, Legacy: "growthpct1d", Growth: true, Floor: true, def: sortDef{window: views.Window1d, pct: true}},
+	{Sort: SortGrowthPct7d, Legacy: "growthpct7d", V1: "growthpct7d", Growth: true, Floor: true, def: sortDef{window: views.Window7d, pct: true}},
+	{Sort: SortGrowthPct30d, Legacy: "growthpct30d", Growth: true, Floor: true, def: sortDef{window: views.Window30d, pct: true}},
+	{Sort: SortGrowthPct365d, Legacy: "growthpct365d", Growth: true, Floor: true, def: sortDef{window: views.Window365d, pct: true}},
 	{Sort: SortRatingGrowth1d, Legacy: "ratinggrowth1d", Growth: true, def: sortDef{window: views.Window1d, rating: true}},
 	{Sort: SortRatingGrowth7d, Legacy: "ratinggrowth7d", V1: "ratinggrowth7d", Growth: true, def: sortDef{window: views.Window7d, rating: true}},
-	{Sort: SortRatingGrowthPct1d, Legacy: "ratinggrowthpct1d", Growth: true, def: sortDef{window: views.Window1d, rating: true, pct: true}},
-	{Sort: SortRatingGrowthPct7d, Legacy: "ratinggrowthpct7d", Growth: true, def: sortDef{window: views.Window7d, rating: true, pct: true}},
+	{Sort: SortRatingGrowthPct1d, Legacy: "ratinggrowthpct1d", Growth: true, Floor: true, def: sortDef{window: views.Window1d, rating: true, pct: true}},
+	{Sort: SortRatingGrowthPct7d, Legacy: "ratinggrowthpct7d", Growth: true, Floor: true, def: sortDef{window: views.Window7d, rating: true, pct: true}},
 	{Sort: SortSize, V1: "installs"},
 	{Sort: SortCreated, V1: "created"},
 	{Sort: SortRankClimb, V1: "rankclimb", Floor: true, NeedsStore: true},
-	{Sort: SortRising, V1: "growthpct7d", Floor: true},
 	{Sort: SortStoreRank},
 }
 
@@ -180,8 +178,7 @@ var SortNames = func() []string {
 	return out
 }()
 
-// growthSort reports whether s is a growth sort, which lists only
-// listings that have the figure.
+// growthSort reports whether s is a growth sort (SortSpec.Growth).
 func growthSort(s Sort) bool { return s >= 0 && s < numSorts && catalogue[s].Growth }
 
 // sortDef says how one legacy sort key reads a listing.
@@ -202,11 +199,11 @@ func sortKeyOf(l *views.Listing, i Sort) (int64, bool) {
 		return int64(l.Created), l.Created.Valid()
 	case SortRankClimb, SortStoreRank:
 		return 0, false // from the figures: see Figures.sortKey
-	case SortRising:
+	}
+	if catalogue[i].Floor {
 		if size, ok := l.Size(); !ok || size < views.RisingMinSize(l.Store) {
 			return 0, false
 		}
-		return sortKeyOf(l, SortGrowthPct7d)
 	}
 	s := &catalogue[i].def
 	switch s.plain {

@@ -25,6 +25,9 @@ type walk struct {
 	segs   []walkSeg
 	m      int  // the segment whose second part is being walked
 	halted bool // see halt
+	// onlyWithValue: the listings without a value are not listed
+	// (Query.OnlyWithValue of a growth sort).
+	onlyWithValue bool
 }
 
 // halt ends the walk: called from next's match function, it makes next
@@ -99,11 +102,11 @@ func (w *walk) before(a, b sortVal) bool {
 }
 
 // newWalk returns the walk of q's order over q's store (every store when
-// q.Store is nil), from the start. A growth sort lists only listings with
-// the figure: its walk has no second parts.
+// q.Store is nil), from the start. A query of listings with a value only
+// (Query.OnlyWithValue) has no second parts.
 func (e *Engine) newWalk(q *Query) *walk {
 	o := &e.orders
-	w := &walk{e: e, order: o.order[q.Sort], sort: q.Sort, asc: q.Asc}
+	w := &walk{e: e, order: o.order[q.Sort], sort: q.Sort, asc: q.Asc, onlyWithValue: q.OnlyWithValue && growthSort(q.Sort)}
 	seg, present := &o.seg[q.Sort], &o.present[q.Sort]
 	add := func(s views.Store) {
 		from := seg[s]
@@ -111,7 +114,7 @@ func (e *Engine) newWalk(q *Query) *walk {
 		if q.Asc {
 			ws.next, ws.end, ws.step = from+present[s]-1, from-1, -1
 		}
-		if growthSort(q.Sort) {
+		if w.onlyWithValue {
 			ws.mTo = ws.mFrom
 		}
 		w.segs = append(w.segs, ws)
@@ -354,7 +357,7 @@ func (w *walk) selectFirst(match []uint64, k int, after *Pos) []sortVal {
 
 // gather returns the listings of store st set in match that come after
 // the position after (nil: all): those with a sort value unsorted, those
-// without in index order (none for a growth sort).
+// without in index order (none when only those with a value are listed).
 func (w *walk) gather(match []uint64, st views.Store, after *Pos) (pres []sortVal, miss []int32) {
 	lo, hi := w.e.storeStart[st], w.e.storeStart[st+1]
 	for wd := lo >> 6; wd < len(match) && wd<<6 < hi; wd++ {
@@ -367,7 +370,7 @@ func (w *walk) gather(match []uint64, st views.Store, after *Pos) (pres []sortVa
 				if v := w.e.val(j, w.sort); after == nil || w.follows(v, true, after) {
 					pres = append(pres, v)
 				}
-			} else if !growthSort(w.sort) && (after == nil || w.follows(sortVal{j: j}, false, after)) {
+			} else if !w.onlyWithValue && (after == nil || w.follows(sortVal{j: j}, false, after)) {
 				miss = append(miss, j)
 			}
 		}

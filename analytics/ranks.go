@@ -25,10 +25,9 @@ type RankDay struct {
 }
 
 // RankLookback is how far back a day's ranking looks for a listing's
-// newest size: the 7 days up to and including the day. Small listings are
-// read every third day, so a day's ranking would otherwise count only a
-// third of them.
-const RankLookback = 7
+// newest size (views.RankLookback: the document's rank follows the same
+// rule).
+const RankLookback = views.RankLookback
 
 // DaysToRank returns the days from from on whose daily store ranks are
 // missing or stale, newest first: a day is stale when it has gained crawls

@@ -11,7 +11,8 @@ import (
 
 type changePage struct {
 	Changes []struct {
-		Store, ID, Name    string
+		Store, ID          string
+		Name               *string // null until read
 		ChangedAt          time.Time
 		MetadataAt, ReadAt *time.Time
 		Live               bool
@@ -47,6 +48,10 @@ func TestChangeFeed(t *testing.T) {
 				t.Fatalf("%s twice in the feed", k)
 			}
 			seen[k] = true
+			store, _ := views.ParseStore(c.Store)
+			if l := st.Replica.Lookup(store, c.ID); l == nil || (l.Name == "") != (c.Name == nil) || c.Name != nil && *c.Name != l.Name {
+				t.Fatalf("%s: name %v, want the listing's (null when it has none)", k, c.Name)
+			}
 			if c.ChangedAt.Before(last) {
 				t.Fatalf("%s changed at %s, before the one before it (%s)", k, c.ChangedAt, last)
 			}
@@ -85,15 +90,23 @@ func TestChangeFeed(t *testing.T) {
 	if err := h.Jobs.RunNow("refresh"); err != nil {
 		t.Fatal(err)
 	}
-	for _, since := range []string{cursor, now.Format(time.RFC3339)} {
+	for _, since := range []string{cursor, now.Add(-time.Second).Format(time.RFC3339)} {
 		p := getOK[changePage](t, h.Base+"/api/v1/changes?since="+url.QueryEscape(since))
-		if len(p.Changes) != 2 || p.Changes[0].ID != a.ID || p.Changes[1].ID != b.ID || p.Changes[1].Name != "Renamed" ||
+		if len(p.Changes) != 2 || p.Changes[0].ID != a.ID || p.Changes[1].ID != b.ID || p.Changes[1].Name == nil || *p.Changes[1].Name != "Renamed" ||
 			p.Changes[0].Size == nil || *p.Changes[0].Size != 12345 || p.Remaining != 0 {
 			t.Fatalf("since %s: %+v, want the new reading of %s then the new name of %s", since, p, a.ID, b.ID)
 		}
 		again := getOK[changePage](t, h.Base+"/api/v1/changes?since="+url.QueryEscape(p.NextCursor))
 		if len(again.Changes) != 0 || again.NextCursor != p.NextCursor {
 			t.Fatalf("after the last change: %+v", again)
+		}
+	}
+	// A time is exclusive: resuming from the last changedAt seen repeats
+	// none of the changes at it.
+	for since, want := range map[time.Time]int{now: 1, now.Add(time.Hour): 0} {
+		p := getOK[changePage](t, h.Base+"/api/v1/changes?since="+url.QueryEscape(since.Format(time.RFC3339)))
+		if len(p.Changes) != want || want == 1 && p.Changes[0].ID != b.ID {
+			t.Errorf("since %s (a change's own changedAt): %+v, want the %d after it", since, p.Changes, want)
 		}
 	}
 	for _, q := range []string{"?since=nonsense", "?since=2026-13-01", "?limit=0", "?limit=1001", "?since=" + url.QueryEscape("eyJ2IjoyfQ")} {

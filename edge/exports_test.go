@@ -38,13 +38,13 @@ type exportLine struct {
 	Store, ID, Name string
 	MetadataAt      time.Time
 	Latest          *struct {
-		At    time.Time
-		Size  *int64
-		Usage *int64
+		ReadAt time.Time
+		Size   *int64
+		Usage  *int64
 	}
 	Readings []struct {
-		At    time.Time
-		Usage *int64
+		ReadAt time.Time
+		Usage  *int64
 	}
 }
 
@@ -137,12 +137,12 @@ func TestDailyExports(t *testing.T) {
 				}
 			}
 		}
-		if len(line.Readings) != len(want) || (latest == nil) != (line.Latest == nil) || latest != nil && !line.Latest.At.Equal(*latest) {
+		if len(line.Readings) != len(want) || (latest == nil) != (line.Latest == nil) || latest != nil && !line.Latest.ReadAt.Equal(*latest) {
 			t.Fatalf("%s: %d readings, latest %v; want %d, %v", line.ID, len(line.Readings), line.Latest, len(want), latest)
 		}
 		for i, r := range line.Readings {
-			if !r.At.Equal(want[i]) {
-				t.Errorf("%s reading %d at %s, want %s", line.ID, i, r.At, want[i])
+			if !r.ReadAt.Equal(want[i]) {
+				t.Errorf("%s reading %d at %s, want %s", line.ID, i, r.ReadAt, want[i])
 			}
 		}
 		checked++

@@ -3,6 +3,7 @@ package edge_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -199,15 +200,34 @@ func TestListingHistoryTruncated(t *testing.T) {
 }
 
 // TestOneRankInDocumentAndHistory: a listing's store rank in its document
-// and on the data's last day of its history are the same figure: ties
-// share a rank, and every live listing counts by its newest size, also
-// the small ones not read that day.
+// and on the data's last day of its history are the same figure, for
+// every listing of the dataset: ties share a rank, every listing read in
+// the 7 days up to that day counts by its newest size (also the small
+// ones not read that day), and a listing read in none of them is
+// unranked in its document, as on that day of any history.
 func TestOneRankInDocumentAndHistory(t *testing.T) {
 	srv := chtest.Need(t, srv)
 	cfg, conn := srv.Migrated(t)
 	o := edgetest.Seed(800)
 	o.End = o.End.Add(18 * time.Hour) // the last day holds most listings' readings
 	if _, err := seed.Write(context.Background(), conn, o, seed.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Large listings last read 8 to 12 days before the end: no day of a
+	// history of the last week counts them, and no document may either.
+	var stales []analytics.ListingRow
+	var staleReads []analytics.SnapshotRow
+	for i := range 5 {
+		at := o.End.Add(-time.Duration(8+i) * 24 * time.Hour)
+		u := uint64(5_000_000 + i)
+		stales = append(stales, analytics.ListingRow{Store: views.Chrome, ID: fmt.Sprintf("stale%d", i), CrawledAt: at, Name: "Stale", Developer: "Old",
+			Category: "Productivity", Kind: views.KindExtension, FirstSeen: at.Add(-30 * 24 * time.Hour)})
+		staleReads = append(staleReads, analytics.SnapshotRow{Store: views.Chrome, ID: fmt.Sprintf("stale%d", i), CrawledAt: at, Usage: &u})
+	}
+	if err := analytics.WriteListings(context.Background(), conn, stales); err != nil {
+		t.Fatal(err)
+	}
+	if err := analytics.WriteSnapshots(context.Background(), conn, staleReads); err != nil {
 		t.Fatal(err)
 	}
 	h := start(t, edgetest.Dataset{CH: &cfg})
@@ -217,17 +237,26 @@ func TestOneRankInDocumentAndHistory(t *testing.T) {
 		}
 	}
 	st := h.State.Load()
-	last := views.DayOf(st.Replica.Info().ReadingsMark).String()
-	compared, small := 0, 0
+	lastDay := views.DayOf(st.Replica.Info().ReadingsMark)
+	last := lastDay.String()
+	compared, small, stale := 0, 0, 0
 	for _, l := range st.Replica.All() {
 		size, ok := l.Size()
-		if !ok || !l.Live() || views.DayOf(time.Unix(l.ReadAt, 0)).String() != last {
-			continue // the history's last day is the listing's own last reading's
-		}
-		if compared >= 60 {
-			break
+		if !ok || !l.Live() {
+			continue
 		}
 		doc := getOK[struct{ StoreRank *int64 }](t, h.Base+"/api/v1/listings/"+l.Store.String()+"/"+url.PathEscape(l.ID))
+		readDay := views.DayOf(time.Unix(l.ReadAt, 0))
+		if readDay <= lastDay-views.RankLookback {
+			stale++
+			if doc.StoreRank != nil {
+				t.Errorf("%s/%s: last read on %s, more than %d days before %s, is ranked %d", l.Store, l.ID, readDay, views.RankLookback, last, *doc.StoreRank)
+			}
+			continue
+		}
+		if readDay != lastDay {
+			continue // the history's last day is the listing's own last reading's
+		}
 		p, _ := getHistoryPage(t, h.Base+"/api/v1/listings/"+l.Store.String()+"/"+url.PathEscape(l.ID)+"/history?days=3")
 		day := p.Snapshots[len(p.Snapshots)-1]
 		if day.Day != last || day.StoreRank == nil || doc.StoreRank == nil || *day.StoreRank != *doc.StoreRank {
@@ -238,9 +267,10 @@ func TestOneRankInDocumentAndHistory(t *testing.T) {
 			small++
 		}
 	}
-	if compared < 30 || small == 0 {
-		t.Fatalf("compared %d listings, %d small ones; the dataset no longer has enough", compared, small)
+	if compared < 30 || small == 0 || stale < len(stales) {
+		t.Fatalf("compared %d listings, %d small ones, %d stale; the dataset no longer has enough", compared, small, stale)
 	}
+	t.Logf("compared %d listings read on %s (%d small), %d stale ones unranked", compared, last, small, stale)
 }
 
 func ptrString(p *int64) string {

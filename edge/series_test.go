@@ -84,7 +84,7 @@ func TestGrowthBetweenDates(t *testing.T) {
 			q += "&to=" + tc.to.String()
 		}
 		g := getOK[growthJSON](t, base+q)
-		if g.From != tc.from.String() || g.To != tc.to.String() || g.Days != int(tc.to-tc.from) || g.SizeMeasure != "installs" {
+		if g.From != tc.from.String() || g.To != tc.to.String() || g.Days != int(tc.to-tc.from)+1 || g.SizeMeasure != "installs" {
 			t.Errorf("%s: %+v", q, g)
 		}
 		for _, end := range []struct {

@@ -233,7 +233,7 @@ var tools = []tool{
 		description: "The listings whose metadata or newest reading changed after since, oldest change first, 100 a page: to keep a local copy in step, call again with nextCursor as since. " +
 			"Same as GET /api/v1/changes.",
 		args: map[string]map[string]any{
-			"since": str("The previous nextCursor, or a time (RFC 3339) or date (yyyy-MM-dd); absent: from the beginning."),
+			"since": str("The previous nextCursor; or a time (RFC 3339): the changes strictly after it; or a date (yyyy-MM-dd): the changes on that day or later; absent: from the beginning."),
 			"limit": integer("Changes per page.", 1, 1000, 100),
 		},
 		output:  "ChangePage",

@@ -219,5 +219,12 @@ func HostReachesAll(h string) bool {
 // undoing float32 storage noise (4.37 rather than 4.369999885559082).
 func RoundRating(r float64) float64 { return math.Round(r*100) / 100 }
 
+// RankLookback is how many UTC days, up to and including a day, a store
+// rank of that day looks back for a listing's newest size: a listing read
+// in none of them is not ranked that day, and counts for no other
+// listing's rank. Small listings are read every third day, so a day's
+// ranking of that day's readings alone would count a third of them.
+const RankLookback = 7
+
 // NoRank marks a listing without a rank.
 const NoRank = 0

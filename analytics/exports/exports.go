@@ -213,7 +213,7 @@ func writeStore(ctx context.Context, conn driver.Conn, dir string, s views.Store
 
 // reading is a reading in an NDJSON line.
 type reading struct {
-	At              time.Time `json:"at"`
+	ReadAt          time.Time `json:"readAt"`
 	Size            *uint64   `json:"size"`
 	Usage           *uint64   `json:"usage"`
 	WeeklyDownloads *uint64   `json:"weeklyDownloads"`
@@ -241,7 +241,7 @@ type line struct {
 }
 
 func toReading(s views.Store, r *analytics.ExportReading) reading {
-	out := reading{At: r.At, Usage: r.Usage, WeeklyDownloads: r.WeeklyDownloads, Rating: r.Rating, RatingCount: r.RatingCount, Size: r.Usage}
+	out := reading{ReadAt: r.At, Usage: r.Usage, WeeklyDownloads: r.WeeklyDownloads, Rating: r.Rating, RatingCount: r.RatingCount, Size: r.Usage}
 	if s == views.Apple {
 		out.Size = r.RatingCount
 	}
@@ -307,7 +307,7 @@ func record(l *line, dayReadings int) []string {
 	}
 	var readAt, size, usage, weekly, rating, count string
 	if r := l.Latest; r != nil {
-		readAt, size, usage, weekly, count = ts(&r.At), u(r.Size), u(r.Usage), u(r.WeeklyDownloads), u(r.RatingCount)
+		readAt, size, usage, weekly, count = ts(&r.ReadAt), u(r.Size), u(r.Usage), u(r.WeeklyDownloads), u(r.RatingCount)
 		if r.Rating != nil {
 			rating = strconv.FormatFloat(*r.Rating, 'f', -1, 64)
 		}

@@ -31,7 +31,7 @@ type changeCursor struct {
 type changeEntry struct {
 	Store      string     `json:"store"`
 	ID         string     `json:"id"`
-	Name       string     `json:"name"`
+	Name       *string    `json:"name"` // null until the listing is read
 	ChangedAt  time.Time  `json:"changedAt"`
 	MetadataAt *time.Time `json:"metadataAt"`
 	ReadAt     *time.Time `json:"readAt"`
@@ -50,14 +50,16 @@ type changesAnswer struct {
 	} `json:"asOf"`
 }
 
-// sincePos reads since: a nextCursor, an RFC 3339 time or a date (the
-// changes after its start); absent, the feed's beginning.
+// sincePos reads since: a nextCursor, an RFC 3339 time (the changes
+// strictly after it: a client resuming from the last changedAt it saw
+// gets no change twice) or a date (the changes on that day or later);
+// absent, the feed's beginning.
 func sincePos(raw string) (feed.Pos, error) {
 	if raw == "" {
 		return feed.Pos{}, nil
 	}
 	if t, err := time.Parse(time.RFC3339, raw); err == nil {
-		return feed.Pos{At: t.Unix() - 1, Store: views.NumStores}, nil // every change at t or later
+		return feed.Pos{At: t.Unix(), Store: views.NumStores}, nil // after every change at t's second
 	}
 	if t, err := time.Parse(time.DateOnly, raw); err == nil {
 		return feed.Pos{At: t.Unix() - 1, Store: views.NumStores}, nil
@@ -102,7 +104,10 @@ func (s *API) getChanges(c *fiber.Ctx) (answer.Reply, error) {
 		out := changesAnswer{Changes: make([]changeEntry, len(ls)), Remaining: f.Feed().Count(next)}
 		out.AsOf.Listings, out.AsOf.Readings = info.ListingsMark.UTC(), info.ReadingsMark.UTC()
 		for i, l := range ls {
-			e := changeEntry{Store: l.Store.String(), ID: l.ID, Name: l.Name, ChangedAt: time.Unix(l.ChangedAt(), 0).UTC(), Live: l.Live()}
+			e := changeEntry{Store: l.Store.String(), ID: l.ID, ChangedAt: time.Unix(l.ChangedAt(), 0).UTC(), Live: l.Live()}
+			if l.Name != "" {
+				e.Name = &l.Name
+			}
 			if l.MetaAt > 0 {
 				t := time.Unix(l.MetaAt, 0).UTC()
 				e.MetadataAt = &t

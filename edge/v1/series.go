@@ -137,7 +137,7 @@ func (s *API) getGrowth(c *fiber.Ctx) (answer.Reply, error) {
 		}
 		rs := readings[analytics.ListingKey{Store: store, ID: id}]
 		out := growthAnswer{Store: store.String(), ID: id, SizeMeasure: store.SizeMeasure(),
-			From: from.String(), To: to.String(), Days: int(to - from),
+			From: from.String(), To: to.String(), Days: int(to-from) + 1,
 			Start: endOf(store, rs, from), End: endOf(store, rs, to)}
 		out.Change.Size = change(series.Delta(out.Start.Size, out.End.Size), 0)
 		out.Change.Usage = change(series.Delta(out.Start.Usage, out.End.Usage), 0)

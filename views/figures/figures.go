@@ -208,20 +208,24 @@ func sortRanked(items []ranked) {
 }
 
 // rankStore computes store ranks, category ranks and 7-day climbs of the
-// listings ls[lo:hi] (one store). Ranks count live listings with a size,
-// largest first, ties by id. The rank 7 days ago counts the listings that
-// were live then, by their size as of the climb reference time.
-// It returns the live listings with a size in rank order.
+// listings ls[lo:hi] (one store). Ranks count live listings with a size
+// read in the views.RankLookback days up to the data's newest day (as a
+// day of their history does), largest first, ties by id. The rank 7 days
+// ago counts the listings that were live then, by their size as of the
+// climb reference time, read in the RankLookback days up to its day. It
+// returns the ranked listings in rank order.
 func (f *Figures) rankStore(lo, hi int) []ranked {
 	ls := f.replica.All()
 	climbAt := f.replica.Info().ClimbAt.Unix()
+	readSince := (views.DayOf(f.replica.Info().ReadingsMark) - views.RankLookback + 1).Time().Unix()
+	readSinceThen := (views.DayOf(f.replica.Info().ClimbAt) - views.RankLookback + 1).Time().Unix()
 	now, then := make([]ranked, 0, hi-lo), make([]ranked, 0, hi-lo)
 	for i := lo; i < hi; i++ {
 		l := &ls[i]
-		if size, ok := l.Size(); ok && l.Live() {
+		if size, ok := l.Size(); ok && l.Live() && l.ReadAt >= readSince {
 			now = append(now, ranked{key: size, idx: int32(i)})
 		}
-		if b := l.Hist.ClimbBase(); b.Valid() && l.FirstSeen <= climbAt && (l.Delisted == 0 || l.Delisted > climbAt) {
+		if b := l.Hist.ClimbBase(); b.Valid() && b.At >= readSinceThen && l.FirstSeen <= climbAt && (l.Delisted == 0 || l.Delisted > climbAt) {
 			then = append(then, ranked{key: b.Value, idx: int32(i)})
 		}
 	}

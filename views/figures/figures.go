@@ -310,7 +310,12 @@ func (f *Figures) chartStore(s views.Store, lo, hi int, byRank []ranked) storeCh
 					items = append(items, ranked{key: int64(g.Percent * 1e6), key2: size, idx: int32(i)})
 				}
 			case ChartNew:
-				if hasSize && l.FirstSeen >= newSince {
+				// Every listing first seen in the window: a new app not
+				// rated yet is new too (it comes after the sized ones).
+				if l.FirstSeen >= newSince {
+					if !hasSize {
+						size = -1
+					}
 					items = append(items, ranked{key: size, idx: int32(i)})
 				}
 			case ChartTopRated:

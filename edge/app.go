@@ -266,6 +266,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	s.app.Use("/api", apiCORS) // both APIs, before their keys and limits
 	respond := s.responder()
 	s.v1.Routes(s.app.Group("/api/v1"), limit, respond)
+	s.v1.PageRoutes(s.app, limit, respond)
 	legacy.New(legacy.Config{PublicURL: cfg.PublicURL, PublicMaxAge: cfg.PublicMaxAge, FairUseRate: cfg.FairUseRate,
 		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies, TextBudget: cfg.TextBudget},
 		legacy.Sources{State: src.State, Answers: answers, Search: s.gate.SearchSlot, Log: log}).Routes(s.app, respond)

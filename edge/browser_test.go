@@ -1,7 +1,9 @@
 package edge_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -9,10 +11,15 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/limits"
 	v1 "github.com/edge-stats/edge/edge/v1"
 )
@@ -132,4 +139,102 @@ func TestCrossOriginPageInChromium(t *testing.T) {
 	if !strings.HasPrefix(saw.ETag, `W/"`) || saw.AnonRemaining != "699" || saw.KeyedLimit != keyLimit || saw.LegacyModified == "" {
 		t.Fatalf("the page could not read its headers: %+v", saw)
 	}
+}
+
+// TestListingPageInChromium follows the url of a legacy CSV row to the
+// listing's HTML page: it is served like every answer (ETag, 304,
+// compression), opens in a real browser on a phone-sized screen (the
+// screenshot is written where the test's log says), and every figure on
+// it equals the listing's JSON document.
+func TestListingPageInChromium(t *testing.T) {
+	h := start(t, seeded(t))
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	csvBody := get(t, "GET", h.Base+"/api/extensions.csv?platform=2").body
+	rows, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(csvBody, []byte("\ufeff")))).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("csv: %v, %d rows", err, len(rows))
+	}
+	link := rows[1][len(rows[1])-1]
+	if !strings.HasPrefix(link, edge.DefaultConfig().PublicURL+"/listings/firefox/") {
+		t.Fatalf("url column %q", link)
+	}
+	pageURL := h.Base + strings.TrimPrefix(link, edge.DefaultConfig().PublicURL)
+	first := get(t, "GET", pageURL)
+	if first.status != http.StatusOK || !strings.HasPrefix(first.header.Get("Content-Type"), "text/html") || first.header.Get("ETag") == "" {
+		t.Fatalf("page %s: %d %v", pageURL, first.status, first.header)
+	}
+	if again := fetch(t, "GET", pageURL, "If-None-Match", first.header.Get("ETag")); again.status != http.StatusNotModified {
+		t.Errorf("revalidation: %d, want 304", again.status)
+	}
+	if gz := fetch(t, "GET", pageURL, "Accept-Encoding", "gzip"); gz.header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("asked with gzip: Content-Encoding %q", gz.header.Get("Content-Encoding"))
+	}
+
+	dom := renderedDOM(t, pageURL, time.Second)
+	shot := filepath.Join(testOut(t), "listing-page.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, chromium(t), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--user-data-dir="+t.TempDir(), "--window-size=412,915", "--hide-scrollbars",
+		"--screenshot="+shot, pageURL).CombinedOutput(); err != nil {
+		t.Fatalf("screenshot: %v\n%s", err, out)
+	}
+	if st, err := os.Stat(shot); err != nil || st.Size() < 1000 {
+		t.Fatalf("screenshot %s: %v", shot, err)
+	}
+	t.Logf("the page, on a phone-sized screen: %s", shot)
+
+	docURL := h.Base + "/api/v1/listings/" + strings.TrimPrefix(strings.TrimPrefix(link, edge.DefaultConfig().PublicURL), "/listings/")
+	var doc map[string]any
+	if err := json.Unmarshal(get(t, "GET", docURL).body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	raw := func(v any) string {
+		switch v := v.(type) {
+		case nil:
+			return ""
+		case float64:
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		case string:
+			return v
+		}
+		return fmt.Sprint(v)
+	}
+	want := map[string][]string{}
+	for _, k := range []string{"size", "usage", "weeklyDownloads", "rating", "ratingCount", "storeRank", "categoryRank", "rankClimb7d", "readAt"} {
+		if v, ok := doc[k]; ok && (k != "weeklyDownloads" || v != nil) {
+			want[k] = []string{raw(v)}
+		}
+	}
+	growth, _ := doc["growth"].(map[string]any)
+	for _, w := range []string{"1d", "7d", "30d", "365d"} {
+		c, _ := growth[w].(map[string]any)
+		want["growth"] = append(want["growth"], raw(c["change"]))
+	}
+	got := map[string][]string{}
+	for _, m := range regexp.MustCompile(`data-figure="([^"]+)" data-value="([^"]*)"`).FindAllStringSubmatch(dom, -1) {
+		got[m[1]] = append(got[m[1]], html.UnescapeString(m[2]))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the page's figures %v, the document's %v", got, want)
+	}
+	if name, _ := doc["name"].(string); !strings.Contains(dom, html.EscapeString(name)) || !strings.Contains(dom, "<svg") {
+		t.Errorf("the page lacks the name %q or the chart", name)
+	}
+}
+
+// testOut returns the directory where tests leave what a person may want
+// to look at (screenshots): $EDGE_TEST_OUT, or a directory of the system's
+// temporary files that outlives the test.
+func testOut(t *testing.T) string {
+	dir := os.Getenv("EDGE_TEST_OUT")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "edge-test-out")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -421,6 +421,7 @@ func TestEveryRouteReplaysTheFullPathsBytes(t *testing.T) {
 		"/api/summary":                            "/api/summary",
 		"/api/categories":                         "/api/categories",
 		"/api/permissions":                        "/api/permissions",
+		"/listings/:store/:id":                    "/listings/firefox/" + url.PathEscape(l.ID),
 	}
 	notReplayed := map[string]string{
 		"/api/v1/openapi.json":       "no limit is applied to it (a CDN caches it)",
@@ -429,7 +430,7 @@ func TestEveryRouteReplaysTheFullPathsBytes(t *testing.T) {
 		"/api/v1/exports/:day/:file": "a file sent from disk, not an answer",
 	}
 	for _, r := range h.Server.App().GetRoutes(true) {
-		if r.Method != http.MethodGet || !strings.HasPrefix(r.Path, "/api/") {
+		if r.Method != http.MethodGet || !strings.HasPrefix(r.Path, "/api/") && !strings.HasPrefix(r.Path, "/listings/") {
 			continue
 		}
 		if _, ok := requests[r.Path]; !ok && notReplayed[r.Path] == "" {

@@ -116,6 +116,18 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	r.Get("/week/:id", respond.Handle(s.getWeek))
 }
 
+// PageRoutes adds the listings' HTML pages (GET /listings/{store}/{id},
+// the url of a legacy CSV row) to app, behind limit (nil: none), as
+// /api/v1/listings/{store}/{id}/history is: a page reads its year of
+// sizes from ClickHouse once a view generation.
+func (s *API) PageRoutes(app *fiber.App, limit fiber.Handler, respond answer.Responder) {
+	handlers := []fiber.Handler{respond.Handle(s.getPage)}
+	if limit != nil {
+		handlers = append([]fiber.Handler{limit}, handlers...)
+	}
+	app.Get("/listings/:store/:id", handlers...)
+}
+
 // readProblem logs a failed read from ClickHouse and returns its answer.
 func (s *API) readProblem(what string, err error) *problem.Problem {
 	s.log.Warn("read-through failed", "what", what, "err", err)

@@ -30,6 +30,7 @@ func TestLeavesStayLeaves(t *testing.T) {
 		"edge/ratelimit": heavy,
 		"edge/replay":    heavy,
 		"edge/answer":    heavy,
+		"edge/page":      heavy,
 		"cron/every":     heavy,
 		// The state and the tool server import nothing of the project but
 		// their own subpackages.

@@ -48,6 +48,7 @@ func main() {
 	search := flag.Int("search", 0, "only time text searches, this many runs of each")
 	only := flag.String("q", "", "with --search: time only this query")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed work to this file")
+	windows := flag.Bool("windows", false, "only report, per store, the live listings with each growth window's figure and how long the windows span")
 	flag.Parse()
 	if *only != "" {
 		searchQueries = []string{*only}
@@ -67,6 +68,13 @@ func main() {
 		if err := timeSearch(cfg, *search); err != nil {
 			fmt.Fprintln(os.Stderr, "views bench:", err)
 			pprof.StopCPUProfile()
+			os.Exit(1)
+		}
+		return
+	}
+	if *windows {
+		if err := reportWindows(cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "views bench:", err)
 			os.Exit(1)
 		}
 		return
@@ -287,4 +295,59 @@ func openWithSpan(ctx context.Context, cfg analytics.Config) (driver.Conn, time.
 		return nil, time.Time{}, err
 	}
 	return conn, last, nil
+}
+
+// reportWindows loads the replica with its history and prints, per store
+// and growth window, the share of live listings with the window's figure
+// and how long their windows span (from the base reading to the newest):
+// the measure before and after a change of the windows' rule
+// (docs/figures.md, Growth).
+func reportWindows(cfg analytics.Config) error {
+	ctx := context.Background()
+	conn, err := analytics.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	bare, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 1, PartSize: cfg.PartSize})
+	if err != nil {
+		return err
+	}
+	b := replica.BuilderFrom(bare)
+	info := bare.Info()
+	info.HasHistory = true
+	if err := analytics.AddHistory(ctx, conn, b, info, cfg.PartSize); err != nil {
+		return err
+	}
+	r := b.Build(info)
+	fmt.Printf("%-11s %-5s %8s %8s %7s %9s %9s %9s\n", "store", "win", "live", "with", "share", "span p50", "span p90", "span max")
+	for _, s := range views.Stores {
+		for _, w := range views.Windows {
+			live, with := 0, 0
+			var spans []float64
+			for _, l := range r.OfStore(s) {
+				if !l.Live() {
+					continue
+				}
+				live++
+				if c, ok := l.SizeGrowth(w); ok {
+					with++
+					spans = append(spans, float64(l.ReadAt-c.Since)/86400)
+				}
+			}
+			slices.Sort(spans)
+			q := func(p float64) float64 {
+				if len(spans) == 0 {
+					return 0
+				}
+				return spans[int(p*float64(len(spans)-1))]
+			}
+			share := 0.0
+			if live > 0 {
+				share = 100 * float64(with) / float64(live)
+			}
+			fmt.Printf("%-11s %-5s %8d %8d %6.1f%% %8.2fd %8.2fd %8.2fd\n", s, w, live, with, share, q(0.5), q(0.9), q(1))
+		}
+	}
+	return nil
 }

@@ -73,7 +73,8 @@ const sizeExpr = "if(store = 3, rating_count, usage)"
 
 // historyQuery finds, in one scan of the snapshots, every growth base of
 // every selected listing: for each window, the newest reading with the
-// figure at least one window older than the listing's newest reading; the
+// figure at or before the window's start (one window before the listing's
+// newest reading) and the oldest after it; the
 // size as of the climb reference time; and the readings of the sparkline
 // days [firstDay, lastDay] (their times and sizes, a missing size as
 // noSize), from which loadHistory keeps each day's latest with a size.
@@ -92,13 +93,26 @@ func historyQuery(where string, climbAt int64, firstDay, lastDay views.Day) stri
 			fmt.Sprintf("argMaxIf(assumeNotNull(%s), crawled_at, %s)", value, cond),
 			fmt.Sprintf("maxIf(crawled_at, %s)", cond))
 	}
+	// The first reading after a window's start, for the value at the
+	// start between it and the reading before (views.ValueAt).
+	addAfter := func(value, cond string) {
+		cond = fmt.Sprintf("%s AND isNotNull(%s)", cond, value)
+		cols = append(cols,
+			fmt.Sprintf("argMinIf(assumeNotNull(%s), crawled_at, %s)", value, cond),
+			fmt.Sprintf("minIf(crawled_at, %s)", cond))
+	}
+	window := func(value string, w views.Window) {
+		add(value, fmt.Sprintf("toUInt32(crawled_at) <= toUInt32(read_at) - %d", w.Days()*86400))
+		addAfter(value, fmt.Sprintf("toUInt32(crawled_at) > toUInt32(read_at) - %d", w.Days()*86400))
+	}
 	for _, w := range views.Windows {
-		add("size", fmt.Sprintf("toUInt32(crawled_at) <= toUInt32(read_at) - %d", w.Days()*86400))
+		window("size", w)
 	}
 	for _, w := range views.Windows[:2] {
-		add("rating_count", fmt.Sprintf("toUInt32(crawled_at) <= toUInt32(read_at) - %d", w.Days()*86400))
+		window("rating_count", w)
 	}
 	add("size", fmt.Sprintf("toUInt32(crawled_at) <= %d", climbAt))
+	cols = append(cols, "any(read_at)")
 	spark := fmt.Sprintf("toUInt32(crawled_at) >= %d AND toUInt32(crawled_at) < %d", int64(firstDay)*86400, int64(lastDay+1)*86400)
 	// Both arrays take the same rows in the same order, then both are
 	// sorted by time (the order of a group's rows is the engine's: sorted,
@@ -131,11 +145,13 @@ func loadHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel 
 		return fmt.Errorf("query growth bases: %w", err)
 	}
 	defer rows.Close()
+	const pairs = 2*(len(views.Windows)+2) + 1 // before and after each window's start, and the climb's base
 	var (
 		store    uint8
 		id       string
-		values   [7]uint64
-		times    [7]time.Time
+		values   [pairs]uint64
+		times    [pairs]time.Time
+		readAt   time.Time
 		at       []uint32
 		sizes    []uint64
 		dest     = []any{&store, &id}
@@ -145,7 +161,7 @@ func loadHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel 
 	for i := range values {
 		dest = append(dest, &values[i], &times[i])
 	}
-	dest = append(dest, &at, &sizes)
+	dest = append(dest, &readAt, &at, &sizes)
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return fmt.Errorf("scan growth bases: %w", err)
@@ -154,18 +170,30 @@ func loadHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel 
 		if l == nil {
 			continue // arrived after the listings were read; the next refresh has it
 		}
-		base := func(i int) views.Base {
+		reading := func(i int) views.Reading {
 			if times[i].Unix() <= 0 {
+				return views.Reading{}
+			}
+			return views.Reading{Value: int64(values[i]), At: times[i].Unix()}
+		}
+		// The windows start one window before the newest reading the query
+		// saw; a reading read since the listing was (the next refresh's)
+		// leaves them for the next refresh.
+		start := func(pair int, w views.Window) views.Base {
+			if readAt.Unix() != l.ReadAt {
 				return views.Base{}
 			}
-			return views.Base{Value: int64(values[i]), At: times[i].Unix()}
+			b, _ := views.ValueAt(l.ReadAt-int64(w.Days())*86400, reading(pair), reading(pair+1), w.MaxGap())
+			return b
 		}
 		for i, w := range views.Windows {
-			l.Hist.SetSizeBase(w, base(i))
+			l.Hist.SetSizeBase(w, start(2*i, w))
 		}
-		l.Hist.SetRatingBase(views.Window1d, base(4))
-		l.Hist.SetRatingBase(views.Window7d, base(5))
-		l.Hist.SetClimbBase(base(6))
+		for i, w := range views.Windows[:2] {
+			l.Hist.SetRatingBase(w, start(2*(len(views.Windows)+i), w))
+		}
+		climb := reading(pairs - 1)
+		l.Hist.SetClimbBase(views.Base{Value: climb.Value, At: climb.At})
 		l.Hist.SetComputedAt(computed)
 		if pts := sp.points(at, sizes); len(pts) > 0 {
 			l.Hist.SetSparkline(views.EncodeSparkline(pts))

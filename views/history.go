@@ -26,15 +26,24 @@ func (w Window) Days() int { return [...]int{1, 7, 30, 365}[w] }
 // String returns the window's API name, such as "7d".
 func (w Window) String() string { return [...]string{"1d", "7d", "30d", "365d"}[w] }
 
-// Tolerance is how much longer than the window the span between a base
-// reading and the listing's newest reading may be: a day for 1d, three
-// days for 7d and 30d, a week for 365d. Past it the window's figure is
-// null, so that "1d" never means three days. Small listings are read every
-// third day, so their newest reading at least a week old lies 7 to 10 days
-// back: three days keeps their weekly figure (a bound of 8 days would null
-// it for two in three of them) and still refuses a base weeks old.
+// Tolerance is how much longer than the window the two readings around
+// the window's start may lie apart: a day for 1d, three days for 7d and
+// 30d, a week for 365d (see MaxGap). Small listings are read every third
+// day, so a reading at least a week old lies 7 to 10 days back: three
+// days keeps their weekly figure and still refuses a start read weeks
+// away from it.
 func (w Window) Tolerance() time.Duration {
 	return [...]time.Duration{24 * time.Hour, 3 * 24 * time.Hour, 3 * 24 * time.Hour, 7 * 24 * time.Hour}[w]
+}
+
+// MaxGap is how far apart, at most, the two readings a window's start is
+// interpolated between may lie: the window plus its tolerance (48 hours
+// for 1d, 10 days for 7d, 33 days for 30d, 372 days for 365d). Any
+// listing whose newest reading at least a window old lies within window
+// plus tolerance of its newest reading has such a pair, so the rule
+// keeps every figure the tolerance kept.
+func (w Window) MaxGap() int64 {
+	return int64(w.Days())*86400 + int64(w.Tolerance()/time.Second)
 }
 
 // CurrentFor is how recent a listing's newest reading must be, before the
@@ -42,20 +51,45 @@ func (w Window) Tolerance() time.Duration {
 // with everyone else's.
 const CurrentFor = 24 * time.Hour
 
-// maxSpan is the longest span, in seconds, from a base reading to the
-// newest reading that window w accepts.
-func (w Window) maxSpan() int64 {
-	return int64(w.Days())*86400 + int64(w.Tolerance()/time.Second)
-}
-
 // Windows lists the size growth windows.
 var Windows = [...]Window{Window1d, Window7d, Window30d, Window365d}
 
-// Base is the reading a change is measured from: its value and when it was
-// read. At is zero when there is no such reading.
+// Reading is a figure as read at a time (unix seconds); At is zero for
+// none.
+type Reading struct {
+	Value int64
+	At    int64
+}
+
+// Base is a figure at the start of a window (or at the climb's reference
+// time): its value, the reading at or before the instant it comes from
+// (At), and, when the instant falls between two readings, the reading
+// after it (After; zero when the reading at At falls on the instant, or
+// for the climb's base, which is the newest reading at or before its
+// time). At is zero when there is no base.
 type Base struct {
 	Value int64
 	At    int64 // unix seconds
+	After int64 // unix seconds; 0: not interpolated
+}
+
+// ValueAt is the one rule for a figure at an instant every surface uses:
+// the reading itself when one falls on the instant; else the straight
+// line between the newest reading before it and the oldest after it,
+// rounded to the nearest whole, when the two lie at most maxGap seconds
+// apart; else none (ok false).
+func ValueAt(instant int64, before, after Reading, maxGap int64) (Base, bool) {
+	switch {
+	case before.At == 0:
+		return Base{}, false
+	case before.At == instant:
+		return Base{Value: before.Value, At: before.At}, true
+	case after.At == 0 || after.At <= instant || before.At > instant || after.At-before.At > maxGap:
+		return Base{}, false
+	}
+	f := float64(instant-before.At) / float64(after.At-before.At)
+	v := float64(before.Value) + f*float64(after.Value-before.Value)
+	return Base{Value: int64(math.Round(v)), At: before.At, After: after.At}, true
 }
 
 // Valid reports whether there is a base reading.
@@ -65,14 +99,16 @@ func (b Base) Valid() bool { return b.At != 0 }
 // analytics package in set-based queries.
 //
 // Growth over a window is the value now (the newest reading) minus the
-// newest reading, with the figure, at least one window older than the
-// newest reading; it is null until such a reading exists. Size is the
-// usage figure, or on apple the rating count.
+// value exactly one window before the newest reading (ValueAt); it is
+// null without one. Size is the usage figure, or on apple the rating
+// count.
 type History struct {
 	sizeValue   [numWindows]int64
 	sizeAt      [numWindows]uint32 // unix seconds; 0 = no base
+	sizeAfter   [numWindows]uint32 // the reading after the start, when interpolated
 	ratingValue [2]int64
 	ratingAt    [2]uint32
+	ratingAfter [2]uint32
 	climbValue  int64  // size as of the climb reference time (see Replica.ClimbAt)
 	climbAt     uint32 // when that reading was taken; 0 = none
 	computedAt  uint32 // when these figures were last recomputed
@@ -81,17 +117,17 @@ type History struct {
 
 // SetSizeBase records the size base of window w.
 func (h *History) SetSizeBase(w Window, b Base) {
-	h.sizeValue[w], h.sizeAt[w] = b.Value, unix32(b.At)
+	h.sizeValue[w], h.sizeAt[w], h.sizeAfter[w] = b.Value, unix32(b.At), unix32(b.After)
 }
 
 // SizeBase returns the size base of window w.
 func (h *History) SizeBase(w Window) Base {
-	return Base{h.sizeValue[w], int64(h.sizeAt[w])}
+	return Base{h.sizeValue[w], int64(h.sizeAt[w]), int64(h.sizeAfter[w])}
 }
 
 // SetRatingBase records the rating-count base of window w (1d or 7d).
 func (h *History) SetRatingBase(w Window, b Base) {
-	h.ratingValue[w], h.ratingAt[w] = b.Value, unix32(b.At)
+	h.ratingValue[w], h.ratingAt[w], h.ratingAfter[w] = b.Value, unix32(b.At), unix32(b.After)
 }
 
 // RatingBase returns the rating-count base of window w (1d or 7d).
@@ -99,14 +135,14 @@ func (h *History) RatingBase(w Window) Base {
 	if w > Window7d {
 		return Base{}
 	}
-	return Base{h.ratingValue[w], int64(h.ratingAt[w])}
+	return Base{h.ratingValue[w], int64(h.ratingAt[w]), int64(h.ratingAfter[w])}
 }
 
 // SetClimbBase records the size as of the climb reference time.
 func (h *History) SetClimbBase(b Base) { h.climbValue, h.climbAt = b.Value, unix32(b.At) }
 
 // ClimbBase returns the size as of the climb reference time.
-func (h *History) ClimbBase() Base { return Base{h.climbValue, int64(h.climbAt)} }
+func (h *History) ClimbBase() Base { return Base{Value: h.climbValue, At: int64(h.climbAt)} }
 
 // SetComputedAt records when the history was loaded.
 func (h *History) SetComputedAt(t time.Time) { h.computedAt = unix32(t.Unix()) }
@@ -126,22 +162,30 @@ func unix32(sec int64) uint32 {
 	return uint32(sec)
 }
 
-// Change is a growth figure: the change since a base reading, its percent
-// of the base, and the base's time.
+// Change is a growth figure: the change over a window that ends with the
+// newest reading and starts exactly one window before it, its percent of
+// the start, and the start: its instant (Since) and the readings it comes
+// from (Base).
 type Change struct {
 	Delta   int64
-	Percent float64 // of the base; NaN when the base is zero
-	Since   int64   // unix seconds of the base reading
+	Percent float64 // of the start; NaN when it is zero
+	Since   int64   // unix seconds: the window's start, its length before To
+	To      int64   // unix seconds: the window's end, the newest reading
+	Base    Base    // the start's value and readings
 }
 
-// change returns l's figure now minus its base over w; ok is false
-// without a base or a value now, for a listing that is not live, and when
-// the base is older than the window allows (see Window.Tolerance).
+// Interpolated reports whether the window's start lies between two
+// readings, its value on the line between them.
+func (c Change) Interpolated() bool { return c.Base.After != 0 }
+
+// change returns l's figure now minus its value at the start of w; ok is
+// false without a start (see ValueAt) or a value now, and for a listing
+// that is not live.
 func change(l *Listing, w Window, now int64, nowOK bool, b Base) (Change, bool) {
-	if !nowOK || !b.Valid() || !l.Live() || l.ReadAt-b.At > w.maxSpan() {
+	if !nowOK || !b.Valid() || !l.Live() {
 		return Change{}, false
 	}
-	c := Change{Delta: now - b.Value, Since: b.At, Percent: math.NaN()}
+	c := Change{Delta: now - b.Value, Since: l.ReadAt - int64(w.Days())*86400, To: l.ReadAt, Base: b, Percent: math.NaN()}
 	if b.Value != 0 {
 		c.Percent = float64(c.Delta) / float64(b.Value) * 100
 	}

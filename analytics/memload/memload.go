@@ -175,11 +175,28 @@ func history(l *views.Listing, snaps []analytics.SnapshotRow, readAt time.Time, 
 		return views.Base{}
 	}
 	ratings := func(s *analytics.SnapshotRow) *uint64 { return s.RatingCount }
+	// after is the oldest reading with the figure after instant.
+	after := func(figure func(*analytics.SnapshotRow) *uint64, instant int64) views.Reading {
+		for i := range snaps {
+			if t := snaps[i].CrawledAt.Unix(); t > instant {
+				if v := figure(&snaps[i]); v != nil {
+					return views.Reading{Value: int64(*v), At: t}
+				}
+			}
+		}
+		return views.Reading{}
+	}
+	start := func(figure func(*analytics.SnapshotRow) *uint64, w views.Window) views.Base {
+		instant := readAt.Unix() - int64(w.Days())*86400
+		before := base(figure, instant)
+		b, _ := views.ValueAt(instant, views.Reading{Value: before.Value, At: before.At}, after(figure, instant), w.MaxGap())
+		return b
+	}
 	for _, w := range views.Windows {
-		l.Hist.SetSizeBase(w, base(size, readAt.Unix()-int64(w.Days())*86400))
+		l.Hist.SetSizeBase(w, start(size, w))
 	}
 	for _, w := range views.Windows[:2] {
-		l.Hist.SetRatingBase(w, base(ratings, readAt.Unix()-int64(w.Days())*86400))
+		l.Hist.SetRatingBase(w, start(ratings, w))
 	}
 	l.Hist.SetClimbBase(base(size, info.ClimbAt.Unix()))
 

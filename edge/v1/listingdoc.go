@@ -62,13 +62,20 @@ type AlsoInDoc struct {
 	Confidence float64 `json:"confidence"`
 }
 
-// ChangeDoc is a growth figure: the change since the base reading, the
-// change as a percent of the base (null when the base is 0), and the base
-// reading's time.
+// ChangeDoc is a growth figure over a window exactly as long as its name:
+// the change from its start (from, the same instant as since) to its end
+// (to, the newest reading), the change as a percent of the start (null
+// when the start is 0), the readings the start's value comes from (one
+// when a reading falls on it; else the two around it, the value on the
+// line between them: interpolated).
 type ChangeDoc struct {
-	Change  int64     `json:"change"`
-	Percent *float64  `json:"percent"`
-	Since   time.Time `json:"since"`
+	Change       int64       `json:"change"`
+	Percent      *float64    `json:"percent"`
+	Since        time.Time   `json:"since"`
+	From         time.Time   `json:"from"`
+	To           time.Time   `json:"to"`
+	FromReadings []time.Time `json:"fromReadings"`
+	Interpolated bool        `json:"interpolated"`
 }
 
 // SizeGrowthDoc holds the size growth windows; each is null until a reading
@@ -97,7 +104,12 @@ func changeDoc(c views.Change, ok bool) *ChangeDoc {
 	if !ok {
 		return nil
 	}
-	d := &ChangeDoc{Change: c.Delta, Since: time.Unix(c.Since, 0).UTC()}
+	since := time.Unix(c.Since, 0).UTC()
+	d := &ChangeDoc{Change: c.Delta, Since: since, From: since, To: time.Unix(c.To, 0).UTC(),
+		FromReadings: []time.Time{time.Unix(c.Base.At, 0).UTC()}, Interpolated: c.Interpolated()}
+	if c.Interpolated() {
+		d.FromReadings = append(d.FromReadings, time.Unix(c.Base.After, 0).UTC())
+	}
 	if !math.IsNaN(c.Percent) {
 		p := math.Round(c.Percent*100) / 100
 		d.Percent = &p

@@ -168,7 +168,7 @@ func TestGrowth(t *testing.T) {
 	f := fixture()
 	b := f.Replica().Lookup(views.Chrome, "b")
 	g, ok := b.SizeGrowth(views.Window7d)
-	if !ok || g.Delta != 100 || g.Percent != 50 || g.Since != at(-8*day) {
+	if !ok || g.Delta != 100 || g.Percent != 50 || g.Since != at(-time.Hour-7*day) || g.To != at(-time.Hour) {
 		t.Errorf("b 7d growth %+v %v", g, ok)
 	}
 	if _, ok := b.SizeGrowth(views.Window1d); ok {
@@ -186,33 +186,28 @@ func TestGrowth(t *testing.T) {
 	}
 }
 
-// TestGrowthWindowsAreWhatTheySay: a window's figure is null when its
-// base reading is further from the newest reading than the window plus
-// its tolerance (1d: 48 h, 7d: 10 days, 30d: 33 days, 365d: 372 days), and
-// for a listing that is not live; a chart of a window ranks only listings
-// whose newest reading is current.
+// TestGrowthWindowsAreWhatTheySay: every window is exactly as long as its
+// name, from its start to the newest reading, whatever readings its
+// start's value comes from (views.ValueAt); a window is null for a
+// listing that is not live; a chart of a window ranks only listings whose
+// newest reading is current.
 func TestGrowthWindowsAreWhatTheySay(t *testing.T) {
 	read := at(-time.Hour)
-	for _, c := range []struct {
-		w    views.Window
-		span time.Duration // from the base to the newest reading
-		ok   bool
-	}{
-		{views.Window1d, day, true}, {views.Window1d, 2 * day, true}, {views.Window1d, 3 * day, false},
-		{views.Window7d, 10 * day, true}, {views.Window7d, 10*day + time.Hour, false}, {views.Window7d, 78 * day, false},
-		{views.Window30d, 33 * day, true}, {views.Window30d, 34 * day, false},
-		{views.Window365d, 372 * day, true}, {views.Window365d, 373 * day, false},
-	} {
-		l := mk(views.Chrome, "x", "X", 100)
-		l.Hist.SetSizeBase(c.w, views.Base{Value: 90, At: read - int64(c.span/time.Second)})
-		if _, ok := l.SizeGrowth(c.w); ok != c.ok {
-			t.Errorf("%s with a base %v before the newest reading: figure %v, want %v", c.w, c.span, ok, c.ok)
-		}
-		if c.w <= views.Window7d {
-			l.SetRatingCount(100, true)
-			l.Hist.SetRatingBase(c.w, views.Base{Value: 90, At: read - int64(c.span/time.Second)})
-			if _, ok := l.RatingGrowth(c.w); ok != c.ok {
-				t.Errorf("rating %s with a base %v before: figure %v, want %v", c.w, c.span, ok, c.ok)
+	for _, w := range views.Windows {
+		start := read - int64(w.Days())*86400
+		for _, b := range []views.Base{{Value: 90, At: start}, {Value: 90, At: start - 3600, After: start + 7200}} {
+			l := mk(views.Chrome, "x", "X", 100)
+			l.Hist.SetSizeBase(w, b)
+			g, ok := l.SizeGrowth(w)
+			if !ok || g.Since != start || g.To != read || g.To-g.Since != int64(w.Days())*86400 || g.Delta != 10 || g.Interpolated() != (b.After != 0) {
+				t.Errorf("%s from %+v: %+v %v, want a window of exactly %d days", w, b, g, ok, w.Days())
+			}
+			if w <= views.Window7d {
+				l.SetRatingCount(100, true)
+				l.Hist.SetRatingBase(w, b)
+				if g, ok := l.RatingGrowth(w); !ok || g.Since != start || g.To != read {
+					t.Errorf("rating %s from %+v: %+v %v", w, b, g, ok)
+				}
 			}
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // /api/extensions (legacy) and /api/v1/listings, parsed. Engine.Page
 // answers it by page number and Engine.List by cursor; both run the same
 // plan over the filter columns (filtercols.go). Every field is part of an
-// answer's cache key but for Deadline (answer.Key.Query).
+// answer's cache key but for Deadline (v1.QueryKey).
 type Query struct {
 	Store           *views.Store
 	Q               string

@@ -20,7 +20,7 @@ import (
 // parameter and its error text, the legacy mapping, the tool's enum, the
 // OpenAPI description's enum, the benches) takes its names from it, so a
 // new sort is a constant, a line in catalogue and its key in sortKeyOf
-// (or in Figures.sortKey for a figure of the figures).
+// (or in Engine.sortKey for a figure package figures computes: Ranks).
 type Sort int
 
 // The sorts. The legacy API's come first, in the order of its contract;
@@ -198,7 +198,7 @@ func sortKeyOf(l *views.Listing, i Sort) (int64, bool) {
 	case SortCreated:
 		return int64(l.Created), l.Created.Valid()
 	case SortRankClimb, SortStoreRank:
-		return 0, false // from the figures: see Figures.sortKey
+		return 0, false // from the figures: see Engine.sortKey
 	}
 	if catalogue[i].Floor {
 		if size, ok := l.Size(); !ok || size < views.RisingMinSize(l.Store) {

@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/transport"
-	"github.com/valyala/fasthttp"
 )
 
 // Outcome says whether a call is admitted.

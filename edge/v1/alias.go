@@ -1,10 +1,11 @@
 package v1
 
 import (
+	"github.com/valyala/fasthttp"
+
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/served"
-	"github.com/valyala/fasthttp"
 )
 
 // RequestAlias returns the alias key of the request rc on route over the

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/edge-stats/edge/views/listq"
 	"github.com/valyala/fasthttp"
+
+	"github.com/edge-stats/edge/views/listq"
 )
 
 // FuzzListCursor: no string makes the listings cursor's decoder panic, and

@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/edge-stats/edge/edge/answer"
 	"github.com/gofiber/fiber/v2"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/edge-stats/edge/edge/answer"
 )
 
 // openapiYAML is the OpenAPI 3.1 description of /api/v1, written as YAML

@@ -296,8 +296,8 @@ func (f *Figures) chartStore(s views.Store, lo, hi int, byRank []ranked) storeCh
 			if !l.Live() {
 				continue
 			}
-			// A chart of a window ranks every listing over the same days:
-			// those ending at the data's now (within the window's tolerance).
+			// A chart of a window ranks listings whose windows end with
+			// the data's now, within a day (docs/figures.md, Charts).
 			current := l.ReadAt >= nowUnix-int64(views.CurrentFor/time.Second)
 			size, hasSize := l.Size()
 			switch chart {

@@ -309,17 +309,10 @@ func reportWindows(cfg analytics.Config) error {
 		return err
 	}
 	defer conn.Close()
-	bare, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 1, PartSize: cfg.PartSize})
+	r, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 1, PartSize: cfg.PartSize, History: true})
 	if err != nil {
 		return err
 	}
-	b := replica.BuilderFrom(bare)
-	info := bare.Info()
-	info.HasHistory = true
-	if err := analytics.AddHistory(ctx, conn, b, info, cfg.PartSize); err != nil {
-		return err
-	}
-	r := b.Build(info)
 	fmt.Printf("%-11s %-5s %8s %8s %7s %9s %9s %9s\n", "store", "win", "live", "with", "share", "span p50", "span p90", "span max")
 	for _, s := range views.Stores {
 		for _, w := range views.Windows {

@@ -620,7 +620,11 @@ func (w *workload) run() {
 	w.must(err)
 	_, err = analytics.LoadDailyReadings(ctx, conn, some[:1], views.DayOf(w.end)-7, views.DayOf(w.end))
 	w.must(err)
-	w.note("LoadDailyHistory", "LoadRelistings", "LoadDailyReadings")
+	for _, k := range some[:3] {
+		_, err := analytics.LoadReadingsAround(ctx, conn, k, views.GapFor(7*86400), w.end.Add(-8*24*time.Hour), w.end.Add(-24*time.Hour))
+		w.must(err)
+	}
+	w.note("LoadDailyHistory", "LoadRelistings", "LoadDailyReadings", "LoadReadingsAround")
 	var reviewed analytics.ListingKey
 	for i := range all {
 		if l := &all[i]; l.Store != views.Chrome {

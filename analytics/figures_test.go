@@ -79,7 +79,12 @@ func expectBase(rs []reading, days int, maxGap time.Duration, figure func(readin
 	if len(rs) == 0 {
 		return views.Base{}
 	}
-	start := rs[len(rs)-1].at.Add(-time.Duration(days) * 24 * time.Hour)
+	return expectAt(rs, rs[len(rs)-1].at.Add(-time.Duration(days)*24*time.Hour), maxGap, figure)
+}
+
+// expectAt computes, in Go from the readings, the value of a figure at
+// instant start by the same rule.
+func expectAt(rs []reading, start time.Time, maxGap time.Duration, figure func(reading) *uint64) views.Base {
 	var before, after *reading
 	for i := range rs {
 		if figure(rs[i]) == nil {
@@ -106,7 +111,7 @@ func expectBase(rs []reading, days int, maxGap time.Duration, figure func(readin
 
 func TestGrowthAndSparklinesMatchSQL(t *testing.T) {
 	conn, r, _ := seededHistory(t)
-	checked, withBase := 0, 0
+	checked, withBase, withChart := 0, 0, 0
 	interpolated := 0
 	for _, l := range r.All() {
 		if !l.Crawled() {
@@ -130,6 +135,19 @@ func TestGrowthAndSparklinesMatchSQL(t *testing.T) {
 			if got := l.Hist.RatingBase(w); got != want {
 				t.Fatalf("%s/%s rating base %s = %+v, want %+v", l.Store, l.ID, w, got, want)
 			}
+		}
+		// The charts' window: the size at each of its two ends, by the
+		// same rule with the 7-day gap, the same instants for everyone.
+		from, to := r.Info().ChartWindow()
+		gap := time.Duration(views.GapFor(views.ChartDays*86400)) * time.Second
+		size := func(r reading) *uint64 { return r.size }
+		start, end := expectAt(rs, time.Unix(from, 0), gap, size), expectAt(rs, time.Unix(to, 0), gap, size)
+		g, ok := l.ChartGrowth(from, to)
+		if wantOK := start.Valid() && end.Valid() && l.Live(); ok != wantOK || (ok && (g.Delta != end.Value-start.Value || g.Base.Value != start.Value)) {
+			t.Fatalf("%s/%s chart growth %+v %v, want from %+v to %+v", l.Store, l.ID, g, ok, start, end)
+		}
+		if ok {
+			withChart++
 		}
 		// Climb base: the newest reading with a size at or before the climb time.
 		climbAt := r.Info().ClimbAt
@@ -157,8 +175,8 @@ func TestGrowthAndSparklinesMatchSQL(t *testing.T) {
 		}
 		checked++
 	}
-	if checked < 100 || withBase < 100 || interpolated == 0 {
-		t.Fatalf("checked %d listings, %d bases, %d interpolated", checked, withBase, interpolated)
+	if checked < 100 || withBase < 100 || withChart < 100 || interpolated == 0 {
+		t.Fatalf("checked %d listings, %d bases, %d chart windows, %d interpolated", checked, withBase, withChart, interpolated)
 	}
 }
 

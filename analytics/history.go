@@ -74,14 +74,15 @@ const sizeExpr = "if(store = 3, rating_count, usage)"
 // historyQuery finds, in one scan of the snapshots, every growth base of
 // every selected listing: for each window, the newest reading with the
 // figure at or before the window's start (one window before the listing's
-// newest reading) and the oldest after it; the
-// size as of the climb reference time; and the readings of the sparkline
+// newest reading) and the oldest after it; the same around each end of
+// the charts' window (info.ChartWindow); the size as of the climb
+// reference time; and the readings of the sparkline
 // days [firstDay, lastDay] (their times and sizes, a missing size as
 // noSize), from which loadHistory keeps each day's latest with a size.
 // The join is ALL, not ANY: the right side has one row a listing, and
 // ANY INNER JOIN keeps one left row a key on current releases (every row
 // on 18.16). Subqueries are named, as current releases require.
-func historyQuery(where string, climbAt int64, firstDay, lastDay views.Day) string {
+func historyQuery(where string, info replica.Info, firstDay, lastDay views.Day) string {
 	var cols []string
 	// A base's value is read only where a reading matches (a NULL figure
 	// never does), as a plain number: argMaxIf of a Nullable with no row
@@ -111,7 +112,13 @@ func historyQuery(where string, climbAt int64, firstDay, lastDay views.Day) stri
 	for _, w := range views.Windows[:2] {
 		window("rating_count", w)
 	}
-	add("size", fmt.Sprintf("toUInt32(crawled_at) <= %d", climbAt))
+	// The charts' window: the same two instants for every listing.
+	chartFrom, chartTo := info.ChartWindow()
+	for _, at := range [...]int64{chartFrom, chartTo} {
+		add("size", fmt.Sprintf("toUInt32(crawled_at) <= %d", at))
+		addAfter("size", fmt.Sprintf("toUInt32(crawled_at) > %d", at))
+	}
+	add("size", fmt.Sprintf("toUInt32(crawled_at) <= %d", info.ClimbAt.Unix()))
 	cols = append(cols, "any(read_at)")
 	spark := fmt.Sprintf("toUInt32(crawled_at) >= %d AND toUInt32(crawled_at) < %d", int64(firstDay)*86400, int64(lastDay+1)*86400)
 	// Both arrays take the same rows in the same order, then both are
@@ -133,19 +140,26 @@ GROUP BY store, id`
 // historyQuery.
 const noSize = math.MaxUint64
 
-// loadHistory fills the growth bases, climb bases and sparklines of the
-// selected listings in b, in one scan of their history. climbAt is the
-// reference time of the 7-day rank climb; the sparkline covers the
-// SparkDays UTC days ending on lastDay, each with the day's latest
-// reading that has a size.
-func loadHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel selection, climbAt time.Time, lastDay views.Day) error {
+// loadHistory fills the growth bases, chart sizes, climb bases and
+// sparklines of the selected listings in b, in one scan of their history,
+// as of the replica described by info: its climb reference time and
+// charts' window; the sparkline covers the SparkDays UTC days ending on
+// the day of its newest reading, each with the day's latest reading that
+// has a size.
+func loadHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel selection, info replica.Info) error {
+	lastDay := views.DayOf(info.ReadingsMark)
 	firstDay := lastDay - views.SparkDays + 1
-	rows, err := conn.Query(ctx, historyQuery(sel.where, climbAt.Unix(), firstDay, lastDay), sel.twice()...)
+	rows, err := conn.Query(ctx, historyQuery(sel.where, info, firstDay, lastDay), sel.twice()...)
 	if err != nil {
 		return fmt.Errorf("query growth bases: %w", err)
 	}
 	defer rows.Close()
-	const pairs = 2*(len(views.Windows)+2) + 1 // before and after each window's start, and the climb's base
+	const (
+		chartPairs = 2 * (len(views.Windows) + 2) // before and after each window's start
+		pairs      = chartPairs + 4 + 1           // then around each end of the charts' window, and the climb's base
+	)
+	chartFrom, chartTo := info.ChartWindow()
+	chartGap := views.GapFor(views.ChartDays * 86400)
 	var (
 		store    uint8
 		id       string
@@ -192,6 +206,9 @@ func loadHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel 
 		for i, w := range views.Windows[:2] {
 			l.Hist.SetRatingBase(w, start(2*(len(views.Windows)+i), w))
 		}
+		from, fromOK := views.ValueAt(chartFrom, reading(chartPairs), reading(chartPairs+1), chartGap)
+		to, toOK := views.ValueAt(chartTo, reading(chartPairs+2), reading(chartPairs+3), chartGap)
+		l.Hist.SetChartSizes(from, fromOK, to, toOK)
 		climb := reading(pairs - 1)
 		l.Hist.SetClimbBase(views.Base{Value: climb.Value, At: climb.At})
 		l.Hist.SetComputedAt(computed)

@@ -215,8 +215,8 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*repl
 	if o.Share != nil {
 		b.ShareText(o.Share) // unchanged text, and its index, are not copied again
 	}
-	info := replica.Info{Generation: o.Generation, ListingsMark: wm.Listings, ReadingsMark: wm.Readings,
-		ClimbAt: wm.Readings.Add(-7 * 24 * time.Hour), HasHistory: o.History}
+	info := replica.NewInfo(wm.Listings, wm.Readings)
+	info.Generation, info.HasHistory = o.Generation, o.History
 	// Each worker keeps its interner and its part's builder, with room for
 	// a part, from part to part (AddPart empties it for the next).
 	interners := make([]*replica.Interner, loadWorkers)
@@ -302,7 +302,7 @@ func AddHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, info 
 }
 
 func addHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel selection, info replica.Info) error {
-	return loadHistory(ctx, conn, b, sel, info.ClimbAt, views.DayOf(info.ReadingsMark))
+	return loadHistory(ctx, conn, b, sel, info)
 }
 
 // load reads the selected listings into b, with history when

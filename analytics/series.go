@@ -75,6 +75,48 @@ func LoadDailyReadings(ctx context.Context, conn driver.Conn, keys []ListingKey,
 	return out, nil
 }
 
+// LoadReadingsAround reads every reading of one listing that lies within
+// gap seconds of one of the instants, oldest first, as series.AtInstant
+// needs them (Day is each reading's UTC day; Crawls is not set).
+func LoadReadingsAround(ctx context.Context, conn driver.Conn, k ListingKey, gap int64, instants ...time.Time) ([]series.Reading, error) {
+	if len(instants) == 0 {
+		return nil, nil
+	}
+	var (
+		conds []string
+		args  = []any{uint8(k.Store), k.ID}
+	)
+	for _, t := range instants {
+		conds = append(conds, "(toUInt32(crawled_at) >= ? AND toUInt32(crawled_at) <= ?)")
+		args = append(args, max(t.Unix()-gap, 0), t.Unix()+gap)
+	}
+	rows, err := conn.Query(ctx, `
+		SELECT crawled_at, usage, weekly_downloads, rating, rating_count
+		FROM snapshots WHERE store = ? AND id = ? AND (`+strings.Join(conds, " OR ")+`)
+		ORDER BY crawled_at`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("load readings around instants: %w", err)
+	}
+	defer rows.Close()
+	var out []series.Reading
+	for rows.Next() {
+		var (
+			at                time.Time
+			usage, weekly, rc *uint64
+			rating            *float64
+		)
+		if err := rows.Scan(&at, &usage, &weekly, &rating, &rc); err != nil {
+			return nil, fmt.Errorf("load readings around instants: %w", err)
+		}
+		out = append(out, series.Reading{Day: views.DayOf(at), At: at.UTC(),
+			Usage: i64(usage), WeeklyDownloads: i64(weekly), Rating: rating, RatingCount: i64(rc)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load readings around instants: %w", err)
+	}
+	return out, nil
+}
+
 // LoadRelistings returns the UTC days from day first on when the listing
 // came back to its store: each metadata version that is live after a
 // version that was delisted, oldest first.

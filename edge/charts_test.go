@@ -27,10 +27,10 @@ func chartKeys(f *figures.Figures, l *views.Listing, chart string) []float64 {
 	case figures.ChartTop:
 		return []float64{float64(size)}
 	case figures.ChartTrending:
-		g, _ := l.SizeGrowth(views.Window7d)
-		return []float64{float64(g.Delta), float64(size)}
+		g, _ := f.RankedBy(chart, l)
+		return []float64{float64(g.Change), float64(size)}
 	case figures.ChartRising:
-		g, _ := l.SizeGrowth(views.Window7d)
+		g, _ := f.RankedBy(chart, l)
 		return []float64{math.Round(g.Percent * 1e6), float64(size)}
 	case figures.ChartNew:
 		if !hasSize {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
@@ -165,6 +166,8 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		"/reviews/search?q=" + url.QueryEscape(`"the app" OR crash*`) + "&stars=all&store=firefox",
 		"/charts/chrome",
 		"/charts/edge?chart=climbers",
+		"/charts/chrome?chart=trending",
+		"/charts/edge?chart=rising",
 		"/charts/chrome?chart=top-rated&category=" + url.QueryEscape(category),
 		"/tags",
 		"/tags/" + url.PathEscape(tag) + "/chrome",
@@ -181,12 +184,14 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		"/exports",
 		"/changes?since=2026-02-27",
 		"/listings/firefox/" + firefox.ID + "/growth?from=" + (views.DayOf(st.Replica.Info().ReadingsMark) - 5).String(),
+		"/listings/firefox/" + firefox.ID + "/growth?from=" + url.QueryEscape(st.Replica.Info().ReadingsMark.Add(-7*24*time.Hour).Format(time.RFC3339)),
 		"/compare?listings=" + url.QueryEscape("firefox:"+firefox.ID+",chrome:"+chrome.ID) + "&days=20",
 		"/compare.csv?listings=" + url.QueryEscape("firefox:"+firefox.ID+",chrome:"+chrome.ID),
 		"/listings/firefox/" + firefox.ID + "/history.csv",
 		// Errors.
 		"/listings/firefox/" + firefox.ID + "/growth",
 		"/listings/firefox/" + firefox.ID + "/growth?from=2020-13-01",
+		"/listings/firefox/" + firefox.ID + "/growth?from=2020-01-01T00:00:00",
 		"/compare?listings=chrome:x",
 		"/changes?since=nonsense",
 		"/listings?limit=0",

@@ -64,6 +64,7 @@ type toolCase struct {
 
 func toolCases(tag, category string, firefox, chrome views.Listing, newest views.Day) []toolCase {
 	from := (newest - 10).String()
+	fromInstant := (newest - 10).Time().Add(12 * time.Hour).Format(time.RFC3339)
 	pair := "firefox:" + firefox.ID + ",chrome:" + chrome.ID
 	return []toolCase{
 		{"search_listings", map[string]any{"store": "firefox", "sort": "rating", "limit": 5}, "/listings?store=firefox&sort=rating&limit=5"},
@@ -73,12 +74,14 @@ func toolCases(tag, category string, firefox, chrome views.Listing, newest views
 		{"top_charts", map[string]any{"store": "chrome"}, "/charts/chrome"},
 		{"top_charts", map[string]any{"store": "chrome", "chart": "top-rated", "category": category}, "/charts/chrome?chart=top-rated&category=" + url.QueryEscape(category)},
 		{"climbers", map[string]any{"store": "edge"}, "/charts/edge?chart=climbers"},
+		{"top_charts", map[string]any{"store": "chrome", "chart": "trending"}, "/charts/chrome?chart=trending"},
 		{"search_reviews", map[string]any{"q": "the", "stars": "all"}, "/reviews/search?q=the&stars=all"},
 		{"search_reviews", map[string]any{"store": "firefox", "id": firefox.ID}, "/listings/firefox/" + firefox.ID + "/reviews"},
 		{"list_tags", nil, "/tags"},
 		{"tag_listings", map[string]any{"slug": tag, "store": "chrome"}, "/tags/" + url.PathEscape(tag) + "/chrome"},
 		{"store_stats", map[string]any{"store": "apple"}, "/stores/apple/stats"},
 		{"listing_growth", map[string]any{"store": "firefox", "id": firefox.ID, "from": from}, "/listings/firefox/" + firefox.ID + "/growth?from=" + from},
+		{"listing_growth", map[string]any{"store": "firefox", "id": firefox.ID, "from": fromInstant}, "/listings/firefox/" + firefox.ID + "/growth?from=" + url.QueryEscape(fromInstant)},
 		{"compare_listings", map[string]any{"listings": pair, "days": 30}, "/compare?days=30&listings=" + url.QueryEscape(pair)},
 		{"get_definitions", nil, "/definitions"},
 		{"list_changes", map[string]any{"limit": 3}, "/changes?limit=3"},

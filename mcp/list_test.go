@@ -15,8 +15,10 @@ import (
 )
 
 // maxToolsList is the bound on tools/list's body: an agent reads it into
-// its context before the first call.
-const maxToolsList = 40 << 10
+// its context before the first call. It was 40 KiB until listing_growth
+// answered instants as well as dates (a second answer shape) and chart
+// entries carried the figure they are ranked by: 41.7 KB since.
+const maxToolsList = 42 << 10
 
 // TestToolsListIsSmall lists the tools through the SDK as a client does
 // and checks that the answer stays within maxToolsList and that each

@@ -199,17 +199,17 @@ var tools = []tool{
 	},
 	{
 		name:  "listing_growth",
-		title: "A listing's growth between two dates",
-		description: "A listing's size, usage, ratings count and rating at two dates and their change and percent: each end is the latest reading on or before its date (at most 7 days before; readAt says when). " +
-			"Same as GET /api/v1/listings/{store}/{id}/growth.",
+		title: "A listing's growth between two dates or instants",
+		description: "A listing's size, usage, ratings count and rating at two dates or two instants, and their change. A date's end is its latest reading on or before the date (at most 7 days before); " +
+			"an instant's end is the reading on it or the line between the two around it, as growth figures and charts take them. Same as GET /api/v1/listings/{store}/{id}/growth.",
 		args: map[string]map[string]any{
 			"store": storeArg("The listing's store."),
 			"id":    str("The listing's id in its store."),
-			"from":  str("The first date, yyyy-MM-dd (UTC).", "format", "date"),
-			"to":    str("The second date, yyyy-MM-dd, at most 730 days after from; default the data's newest day.", "format", "date"),
+			"from":  str("The first date, yyyy-MM-dd (UTC), or instant, RFC 3339 (such as a chart's from)."),
+			"to":    str("The second date or instant, of the same kind as from, at most 730 days after it; default the data's newest day (dates) or the listing's newest reading (instants)."),
 		},
 		required: []string{"store", "id", "from"},
-		output:   "Growth",
+		output:   "Growth|InstantGrowth",
 		request: func(a args) (string, url.Values) {
 			return "/listings/" + a.path("store") + "/" + a.path("id") + "/growth", a.query()
 		},

@@ -27,29 +27,51 @@ func (w Window) Days() int { return [...]int{1, 7, 30, 365}[w] }
 func (w Window) String() string { return [...]string{"1d", "7d", "30d", "365d"}[w] }
 
 // Tolerance is how much longer than the window the two readings around
-// the window's start may lie apart: a day for 1d, three days for 7d and
-// 30d, a week for 365d (see MaxGap). Small listings are read every third
-// day, so a reading at least a week old lies 7 to 10 days back: three
-// days keeps their weekly figure and still refuses a start read weeks
-// away from it.
+// an end of the window may lie apart: ToleranceFor its length.
 func (w Window) Tolerance() time.Duration {
-	return [...]time.Duration{24 * time.Hour, 3 * 24 * time.Hour, 3 * 24 * time.Hour, 7 * 24 * time.Hour}[w]
+	return time.Duration(ToleranceFor(w.seconds())) * time.Second
 }
+
+// seconds returns the window's length in seconds.
+func (w Window) seconds() int64 { return int64(w.Days()) * 86400 }
 
 // MaxGap is how far apart, at most, the two readings a window's start is
-// interpolated between may lie: the window plus its tolerance (48 hours
-// for 1d, 10 days for 7d, 33 days for 30d, 372 days for 365d). Any
-// listing whose newest reading at least a window old lies within window
-// plus tolerance of its newest reading has such a pair, so the rule
-// keeps every figure the tolerance kept.
-func (w Window) MaxGap() int64 {
-	return int64(w.Days())*86400 + int64(w.Tolerance()/time.Second)
+// interpolated between may lie: GapFor its length (48 hours for 1d, 10
+// days for 7d, 33 days for 30d, 372 days for 365d).
+func (w Window) MaxGap() int64 { return GapFor(w.seconds()) }
+
+// ToleranceFor returns how much longer than a span of span seconds the
+// two readings around one of its ends may lie apart: a day for spans up
+// to a day, three days up to 30 days, a week beyond. Small listings are
+// read every third day, so a reading at least a week old lies 7 to 10
+// days back: three days keeps their weekly figure and still refuses an
+// end read weeks away from it.
+func ToleranceFor(span int64) int64 {
+	switch {
+	case span <= 86400:
+		return 86400
+	case span <= 30*86400:
+		return 3 * 86400
+	default:
+		return 7 * 86400
+	}
 }
 
-// CurrentFor is how recent a listing's newest reading must be, before the
-// data's now, for a chart of a window to rank it: its window then ends
-// with everyone else's.
-const CurrentFor = 24 * time.Hour
+// GapFor returns how far apart, at most, the two readings around an end
+// of a span of span seconds may lie for ValueAt: the span plus
+// ToleranceFor it. Any listing whose newest reading at least a span
+// before an end lies within that of its oldest reading after it has a
+// value there.
+func GapFor(span int64) int64 { return span + ToleranceFor(span) }
+
+// ChartDays is the length of the window the trending and rising charts
+// rank by, in days.
+const ChartDays = 7
+
+// ChartLag is how long before the data's now the charts' window ends:
+// a day, so that every listing read daily has a reading on each side of
+// the end (ValueAt needs one after it).
+const ChartLag = 24 * time.Hour
 
 // Windows lists the size growth windows.
 var Windows = [...]Window{Window1d, Window7d, Window30d, Window365d}
@@ -79,17 +101,33 @@ type Base struct {
 // rounded to the nearest whole, when the two lie at most maxGap seconds
 // apart; else none (ok false).
 func ValueAt(instant int64, before, after Reading, maxGap int64) (Base, bool) {
+	f, ok := Between(instant, before.At, after.At, maxGap)
 	switch {
-	case before.At == 0:
+	case !ok:
 		return Base{}, false
-	case before.At == instant:
+	case f == 0:
 		return Base{Value: before.Value, At: before.At}, true
-	case after.At == 0 || after.At <= instant || before.At > instant || after.At-before.At > maxGap:
-		return Base{}, false
 	}
-	f := float64(instant-before.At) / float64(after.At-before.At)
 	v := float64(before.Value) + f*float64(after.Value-before.Value)
 	return Base{Value: int64(math.Round(v)), At: before.At, After: after.At}, true
+}
+
+// Between is ValueAt's rule for where an instant lies between two
+// readings' times (unix seconds, 0 for none): 0 when the reading before
+// falls on it, else the fraction of the way from before to after, when
+// before < instant < after and the two lie at most maxGap apart; ok is
+// false otherwise. A figure that is not a whole number (a rating) is
+// before + f × (after − before).
+func Between(instant, before, after, maxGap int64) (f float64, ok bool) {
+	switch {
+	case before == 0:
+		return 0, false
+	case before == instant:
+		return 0, true
+	case after == 0 || after <= instant || before > instant || after-before > maxGap:
+		return 0, false
+	}
+	return float64(instant-before) / float64(after-before), true
 }
 
 // Valid reports whether there is a base reading.
@@ -109,10 +147,11 @@ type History struct {
 	ratingValue [2]int64
 	ratingAt    [2]uint32
 	ratingAfter [2]uint32
-	climbValue  int64  // size as of the climb reference time (see Replica.ClimbAt)
-	climbAt     uint32 // when that reading was taken; 0 = none
-	computedAt  uint32 // when these figures were last recomputed
-	spark       []byte // encoded sparkline, see Sparkline
+	chartSizes  [2]int64 // 1 + the size at the charts' from and to (replica.Info.ChartTo); 0 = none
+	climbValue  int64    // size as of the climb reference time (see Replica.ClimbAt)
+	climbAt     uint32   // when that reading was taken; 0 = none
+	computedAt  uint32   // when these figures were last recomputed
+	spark       []byte   // encoded sparkline, see Sparkline
 }
 
 // SetSizeBase records the size base of window w.
@@ -136,6 +175,29 @@ func (h *History) RatingBase(w Window) Base {
 		return Base{}
 	}
 	return Base{h.ratingValue[w], int64(h.ratingAt[w]), int64(h.ratingAfter[w])}
+}
+
+// SetChartSizes records the size at the two ends of the charts' window
+// (replica.Info.ChartTo), each by ValueAt; ok false for none.
+func (h *History) SetChartSizes(from Base, fromOK bool, to Base, toOK bool) {
+	h.chartSizes = [2]int64{plusOne(from.Value, fromOK), plusOne(to.Value, toOK)}
+}
+
+// ChartGrowth returns l's size change over the charts' window, from
+// instant from to instant to (unix seconds, replica.Info.ChartTo and
+// ChartDays before it), each end's size by ValueAt; ok is false when an
+// end has none, and for a listing that is not live.
+func (l *Listing) ChartGrowth(from, to int64) (Change, bool) {
+	start, okFrom := minusOne(l.Hist.chartSizes[0])
+	end, okTo := minusOne(l.Hist.chartSizes[1])
+	if !okFrom || !okTo || !l.Live() {
+		return Change{}, false
+	}
+	c := Change{Delta: end - start, Since: from, To: to, Base: Base{Value: start, At: from}, Percent: math.NaN()}
+	if start != 0 {
+		c.Percent = float64(c.Delta) / float64(start) * 100
+	}
+	return c, true
 }
 
 // SetClimbBase records the size as of the climb reference time.

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"math"
 	"reflect"
 	"testing"
 )
@@ -56,5 +57,52 @@ func TestValueAt(t *testing.T) {
 		if got != c.want || ok != c.ok {
 			t.Errorf("%s: %+v %v, want %+v %v", c.name, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// TestGapFor checks the tolerance of a span at its bounds, and that each
+// window's gap is its span's.
+func TestGapFor(t *testing.T) {
+	const day = 86400
+	for _, c := range []struct{ span, want int64 }{
+		{0, day}, {3600, 3600 + day}, {day, 2 * day}, {day + 1, day + 1 + 3*day},
+		{7 * day, 10 * day}, {30 * day, 33 * day}, {30*day + 1, 37*day + 1}, {365 * day, 372 * day},
+	} {
+		if got := GapFor(c.span); got != c.want {
+			t.Errorf("GapFor(%d) = %d, want %d", c.span, got, c.want)
+		}
+	}
+	for _, w := range Windows {
+		if w.MaxGap() != GapFor(int64(w.Days())*day) {
+			t.Errorf("%s: MaxGap %d is not its span's gap", w, w.MaxGap())
+		}
+	}
+}
+
+// TestChartGrowth checks the change over the charts' window from the two
+// sizes a load records: none without either end or for a listing that is
+// not live, a NaN percent from zero.
+func TestChartGrowth(t *testing.T) {
+	const from, to = 1_000_000, 1_000_000 + 7*86400
+	live := func(a, b int64, okA, okB bool) *Listing {
+		l := &Listing{ReadAt: to + 3600}
+		l.Hist.SetChartSizes(Base{Value: a}, okA, Base{Value: b}, okB)
+		return l
+	}
+	if c, ok := live(100, 150, true, true).ChartGrowth(from, to); !ok || c.Delta != 50 || c.Percent != 50 || c.Since != from || c.To != to || c.Base.Value != 100 {
+		t.Errorf("100 to 150: %+v %v", c, ok)
+	}
+	if c, ok := live(0, 5, true, true).ChartGrowth(from, to); !ok || c.Delta != 5 || !math.IsNaN(c.Percent) {
+		t.Errorf("0 to 5: %+v %v", c, ok)
+	}
+	for name, l := range map[string]*Listing{"no start": live(0, 5, false, true), "no end": live(1, 5, true, false)} {
+		if c, ok := l.ChartGrowth(from, to); ok {
+			t.Errorf("%s: %+v", name, c)
+		}
+	}
+	gone := live(1, 5, true, true)
+	gone.Delisted = to
+	if c, ok := gone.ChartGrowth(from, to); ok {
+		t.Errorf("delisted: %+v", c)
 	}
 }

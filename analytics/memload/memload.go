@@ -97,8 +97,8 @@ func size(s *analytics.SnapshotRow) *uint64 {
 // at computedAt.
 func (d *Data) Replica(gen uint64, computedAt time.Time) *replica.Replica {
 	start := time.Now()
-	info := replica.Info{Generation: gen, ListingsMark: d.lastMeta.UTC(), ReadingsMark: d.last.UTC(),
-		ClimbAt: d.last.UTC().Add(-7 * 24 * time.Hour), HasHistory: true, LoadedAt: computedAt}
+	info := replica.NewInfo(d.lastMeta.UTC(), d.last.UTC())
+	info.Generation, info.HasHistory, info.LoadedAt = gen, true, computedAt
 	b := replica.NewBuilder(len(d.keys))
 	in := replica.NewInterner()
 	for _, k := range d.keys {
@@ -158,10 +158,12 @@ func read(l *views.Listing, s *analytics.SnapshotRow) {
 	}
 }
 
-// history sets the growth bases, the climb base and the sparkline, as
-// analytics.LoadReplica and analytics.AddHistory read them: a base is the
-// newest reading with the figure at least one window before the newest
-// reading (readAt); a sparkline point is each day's latest reading that
+// history sets the growth bases, the chart sizes, the climb base and the
+// sparkline, as analytics.LoadReplica and analytics.AddHistory read them:
+// a window's start is the figure at one window before the newest reading
+// (readAt) and a chart size the size at an end of the charts' window,
+// both by views.ValueAt; the climb base is the newest size at or before
+// the climb time; a sparkline point is each day's latest reading that
 // has a size.
 func history(l *views.Listing, snaps []analytics.SnapshotRow, readAt time.Time, info replica.Info) {
 	base := func(figure func(*analytics.SnapshotRow) *uint64, before int64) views.Base {
@@ -198,6 +200,14 @@ func history(l *views.Listing, snaps []analytics.SnapshotRow, readAt time.Time, 
 	for _, w := range views.Windows[:2] {
 		l.Hist.SetRatingBase(w, start(ratings, w))
 	}
+	chartFrom, chartTo := info.ChartWindow()
+	sizeAt := func(instant int64) (views.Base, bool) {
+		before := base(size, instant)
+		return views.ValueAt(instant, views.Reading{Value: before.Value, At: before.At}, after(size, instant), views.GapFor(views.ChartDays*86400))
+	}
+	from, fromOK := sizeAt(chartFrom)
+	to, toOK := sizeAt(chartTo)
+	l.Hist.SetChartSizes(from, fromOK, to, toOK)
 	l.Hist.SetClimbBase(base(size, info.ClimbAt.Unix()))
 
 	lastDay := views.DayOf(info.ReadingsMark)

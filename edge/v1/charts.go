@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -13,9 +14,16 @@ import (
 	"github.com/edge-stats/edge/views/figures"
 )
 
-// chartEntry is one listing in a chart answer.
+// chartEntry is one listing in a chart answer. The charts of a window
+// (trending, rising, climbers) give the figure each entry was ranked by,
+// between the chart's from and to; the others leave those fields out.
 type chartEntry struct {
 	Position int        `json:"position"`
+	From     *time.Time `json:"from,omitempty"`
+	To       *time.Time `json:"to,omitempty"`
+	Change   *int64     `json:"change,omitempty"`  // trending, rising: the size change from from to to
+	Percent  *float64   `json:"percent,omitempty"` // trending, rising: of the size at from, two decimals
+	Climb    *int       `json:"climb,omitempty"`   // climbers: the store-rank climb from from to to
 	Listing  ListingDoc `json:"listing"`
 }
 
@@ -24,6 +32,8 @@ type chartAnswer struct {
 	Store    string       `json:"store"`
 	Chart    string       `json:"chart"`
 	Category *string      `json:"category"`
+	From     *time.Time   `json:"from"` // the charts of a window: the instants every entry is ranked between; else null
+	To       *time.Time   `json:"to"`
 	Entries  []chartEntry `json:"entries"`
 }
 
@@ -56,8 +66,20 @@ func (s *API) getChart(c *fiber.Ctx) (answer.Reply, error) {
 		if category != "" {
 			a.Category = &category
 		}
+		if from, to, ok := f.Window(chart); ok {
+			a.From, a.To = unixPtr(from), unixPtr(to)
+		}
 		for i, l := range f.Chart(figures.ChartKey{Store: store, Chart: chart, Category: category}) {
-			a.Entries = append(a.Entries, chartEntry{Position: i + 1, Listing: NewListingDoc(l, f)})
+			e := chartEntry{Position: i + 1, Listing: NewListingDoc(l, f)}
+			if r, ok := f.RankedBy(chart, l); ok {
+				e.From, e.To = a.From, a.To
+				if chart == figures.ChartClimbers {
+					e.Climb = &r.Climb
+				} else {
+					e.Change, e.Percent = &r.Change, percent2(r.Percent)
+				}
+			}
+			a.Entries = append(a.Entries, e)
 		}
 		return a
 	})

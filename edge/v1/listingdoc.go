@@ -110,11 +110,18 @@ func changeDoc(c views.Change, ok bool) *ChangeDoc {
 	if c.Interpolated() {
 		d.FromReadings = append(d.FromReadings, time.Unix(c.Base.After, 0).UTC())
 	}
-	if !math.IsNaN(c.Percent) {
-		p := math.Round(c.Percent*100) / 100
-		d.Percent = &p
-	}
+	d.Percent = percent2(c.Percent)
 	return d
+}
+
+// percent2 returns a percent rounded to two decimals; nil for NaN (a
+// percent of zero).
+func percent2(p float64) *float64 {
+	if math.IsNaN(p) {
+		return nil
+	}
+	p = math.Round(p*100) / 100
+	return &p
 }
 
 // NewListingDoc returns the document of l, with its computed figures when

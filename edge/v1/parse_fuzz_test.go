@@ -3,6 +3,7 @@ package v1
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
@@ -53,6 +54,30 @@ func FuzzSincePos(f *testing.F) {
 		}
 		if pos.Store > views.NumStores || len(pos.ID) > 512 {
 			t.Fatalf("%q: %+v", raw, pos)
+		}
+	})
+}
+
+// FuzzParseInstant checks that /growth's instant parameter either parses
+// to an instant of the years 2000 to 9999, whole seconds in UTC, or is a
+// 400 problem, and leaves dates to the date parser.
+func FuzzParseInstant(f *testing.F) {
+	for _, s := range []string{"2026-03-01", "2026-03-01T10:00:00Z", "2026-03-01T10:00:00+05:30", "2026-03-01T10:00:00.999Z", "2026-03-01T25:00:00Z", "1999-12-31T23:59:59Z", "2026-03-01T10:00:00", "", "%%%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		at, ok, err := parseInstant("from", raw)
+		switch {
+		case err != nil:
+			if p, isProblem := err.(*problem.Problem); !isProblem || p.Status != 400 || ok {
+				t.Fatalf("%q: %v, want a 400 problem", raw, err)
+			}
+		case !ok:
+			if len(raw) > len(time.DateOnly) {
+				t.Fatalf("%q: neither parsed nor refused", raw)
+			}
+		case at.Location() != time.UTC || at.Nanosecond() != 0 || at.Year() < 2000 || at.Year() > 9999:
+			t.Fatalf("%q: %v", raw, at)
 		}
 	})
 }

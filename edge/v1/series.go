@@ -90,14 +90,49 @@ func dateParam(c *fiber.Ctx, name string) (d views.Day, ok bool, err error) {
 	return views.DayOf(t), true, nil
 }
 
+// instantParam reads an RFC 3339 query parameter; ok is false when it is
+// absent or not an instant (a date, which dateParam reads).
+func instantParam(c *fiber.Ctx, name string) (t time.Time, ok bool, err error) {
+	return parseInstant(name, c.Query(name))
+}
+
+// parseInstant parses the value raw of parameter name as instantParam
+// does: values no longer than a date are left to dateParam.
+func parseInstant(name, raw string) (t time.Time, ok bool, err error) {
+	if len(raw) <= len(time.DateOnly) {
+		return time.Time{}, false, nil
+	}
+	t, perr := time.Parse(time.RFC3339, raw)
+	if perr != nil || t.Year() < 2000 || t.Year() > 9999 {
+		return time.Time{}, false, problem.Newf(http.StatusBadRequest,
+			"%s: %q is neither a date nor an instant: send yyyy-MM-dd (UTC), such as 2026-01-31, or an RFC 3339 time, such as 2026-01-31T12:00:00Z.", name, raw)
+	}
+	return t.UTC().Truncate(time.Second), true, nil
+}
+
 // getGrowth answers GET /api/v1/listings/{store}/{id}/growth: the
 // listing's figures at two dates (each the latest reading on or before
-// the date, at most series.Lookback days before it) and their change.
-// Read from ClickHouse under the read budget, cached per view generation.
+// the date, at most series.Lookback days before it), or at two instants
+// (each by the one rule, views.ValueAt), and their change. Read from
+// ClickHouse under the read budget, cached per view generation.
 func (s *API) getGrowth(c *fiber.Ctx) (answer.Reply, error) {
 	st, l, err := s.listingParams(c)
 	if err != nil {
 		return answer.Reply{}, err
+	}
+	fromT, fromInstant, err := instantParam(c, "from")
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	toT, toInstant, err := instantParam(c, "to")
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	switch {
+	case fromInstant:
+		return s.growthBetweenInstants(c, st, l, fromT, toT, toInstant)
+	case toInstant:
+		return answer.Reply{}, problem.New(http.StatusBadRequest, "to is an instant and from a date: send both as dates (yyyy-MM-dd) or both as RFC 3339 instants.")
 	}
 	newest := views.DayOf(st.Replica.Info().ReadingsMark)
 	from, ok, err := dateParam(c, "from")
@@ -149,6 +184,96 @@ func (s *API) getGrowth(c *fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{}, err
 	}
 	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+// instantEnd is one end of a growth between two instants.
+type instantEnd struct {
+	At           time.Time   `json:"at"`       // the instant asked for
+	Readings     []time.Time `json:"readings"` // the readings the size comes from: one, or the two around the instant; empty for none
+	Interpolated bool        `json:"interpolated"`
+	Size         *int64      `json:"size"`
+	Usage        *int64      `json:"usage"`
+	RatingCount  *int64      `json:"ratingCount"`
+	Rating       *float64    `json:"rating"`
+}
+
+// instantGrowth is the answer of /growth between two instants.
+type instantGrowth struct {
+	Store       string     `json:"store"`
+	ID          string     `json:"id"`
+	SizeMeasure string     `json:"sizeMeasure"`
+	From        time.Time  `json:"from"`
+	To          time.Time  `json:"to"`
+	Seconds     int64      `json:"seconds"` // to minus from
+	MaxGap      int64      `json:"maxGap"`  // seconds: how far apart the readings around an end may lie
+	Start       instantEnd `json:"start"`
+	End         instantEnd `json:"end"`
+	Change      struct {
+		Size        *figureChange `json:"size"`
+		Usage       *figureChange `json:"usage"`
+		RatingCount *figureChange `json:"ratingCount"`
+		Rating      *figureChange `json:"rating"`
+	} `json:"change"`
+}
+
+// growthBetweenInstants answers /growth with from (and to) RFC 3339
+// instants: each figure at each instant by views.ValueAt, with readings
+// around an end at most views.GapFor(to − from) apart. to defaults to the
+// listing's newest reading, so from one window before it gives the
+// window of the listing's document.
+func (s *API) growthBetweenInstants(c *fiber.Ctx, st *served.State, l *views.Listing, from, to time.Time, hasTo bool) (answer.Reply, error) {
+	newest := st.Replica.Info().ReadingsMark
+	if !hasTo {
+		if !l.Crawled() {
+			return answer.Reply{}, problem.New(http.StatusBadRequest, "to: the listing has never been read, so it has no newest reading to default to; send to as well.")
+		}
+		to = time.Unix(l.ReadAt, 0).UTC()
+	}
+	span := to.Sub(from)
+	switch {
+	case to.After(newest):
+		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "to: %s is after the data's newest reading, %s; send that instant or an earlier one.", to.Format(time.RFC3339), newest.Format(time.RFC3339))
+	case span < 0:
+		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "from: %s is after to (%s); send from on or before to.", from.Format(time.RFC3339), to.Format(time.RFC3339))
+	case span > maxSpanDays*24*time.Hour:
+		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "from and to are more than %d days apart; move from to %s or later.", maxSpanDays, to.Add(-maxSpanDays*24*time.Hour).Format(time.RFC3339))
+	}
+	store, id := l.Store, l.ID
+	gap := views.GapFor(int64(span / time.Second))
+	var buf [128]byte
+	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id/growth", st.Replica.Info().Generation).
+		Int("s", int64(store)).Str("id", id).Int("fromT", from.Unix()).Int("toT", to.Unix())
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
+		defer cancel()
+		rs, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) ([]series.Reading, error) {
+			return analytics.LoadReadingsAround(ctx, conn, analytics.ListingKey{Store: store, ID: id}, gap, from, to)
+		})
+		if err != nil {
+			return nil, s.readProblem("the growth", err)
+		}
+		out := instantGrowth{Store: store.String(), ID: id, SizeMeasure: store.SizeMeasure(),
+			From: from, To: to, Seconds: int64(span / time.Second), MaxGap: gap,
+			Start: instantEndOf(series.AtInstant(rs, store, from, gap)), End: instantEndOf(series.AtInstant(rs, store, to, gap))}
+		out.Change.Size = change(series.Delta(out.Start.Size, out.End.Size), 0)
+		out.Change.Usage = change(series.Delta(out.Start.Usage, out.End.Usage), 0)
+		out.Change.RatingCount = change(series.Delta(out.Start.RatingCount, out.End.RatingCount), 0)
+		out.Change.Rating = change(series.Delta(out.Start.Rating, out.End.Rating), 2)
+		return answer.JSON(out)
+	})
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+func instantEndOf(in series.Instant) instantEnd {
+	e := instantEnd{At: in.At, Readings: in.Readings, Interpolated: in.Interpolated,
+		Size: in.Size, Usage: in.Usage, RatingCount: in.RatingCount, Rating: in.Rating}
+	if e.Readings == nil {
+		e.Readings = []time.Time{}
+	}
+	return e
 }
 
 // compareListing is one listing of a comparison.

@@ -159,11 +159,16 @@ const MinRatings = 10
 
 // Edition is the weekly edition of one ISO week.
 type Edition struct {
-	Week   string                   `json:"week"`
-	Start  string                   `json:"start"`  // Monday
-	Last   string                   `json:"end"`    // Sunday
-	Cutoff time.Time                `json:"cutoff"` // the instant the week ended: the edition reads only data from before it
-	Stores map[string]*StoreEdition `json:"stores"`
+	Week   string    `json:"week"`
+	Start  string    `json:"start"`  // Monday
+	Last   string    `json:"end"`    // Sunday
+	Cutoff time.Time `json:"cutoff"` // the instant the week ended: the edition reads only data from before it
+	// Every change, percent and rank climb of the edition is between the
+	// snapshots of these two dates, the last days of the week before and
+	// of the week: /growth?from=changeFrom&to=changeTo gives the same.
+	ChangeFrom string                   `json:"changeFrom"`
+	ChangeTo   string                   `json:"changeTo"`
+	Stores     map[string]*StoreEdition `json:"stores"`
 }
 
 // Build builds the edition of week w from the state at the week's
@@ -171,7 +176,7 @@ type Edition struct {
 // function of the two states.
 func Build(w Week, cur, prev *State) *Edition {
 	e := &Edition{Week: w.String(), Start: w.Start().String(), Last: w.Last().String(), Cutoff: w.End(),
-		Stores: map[string]*StoreEdition{}}
+		ChangeFrom: w.Prev().Last().String(), ChangeTo: w.Last().String(), Stores: map[string]*StoreEdition{}}
 	for _, s := range views.Stores {
 		e.Stores[s.String()] = buildStore(s, w, cur, prev)
 	}

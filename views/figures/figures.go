@@ -24,8 +24,8 @@ import (
 // and per (store, category).
 const (
 	ChartTop      = "top"       // by size
-	ChartTrending = "trending"  // by 7-day size growth (positive only)
-	ChartRising   = "rising"    // by 7-day growth percent, among listings of at least RisingMinSize
+	ChartTrending = "trending"  // by size growth over the charts' window (replica.Info.ChartWindow), positive only
+	ChartRising   = "rising"    // by growth percent over the charts' window, among listings of at least RisingMinSize
 	ChartNew      = "new"       // first seen in the last NewDays days, by size
 	ChartTopRated = "top-rated" // by rating, among listings with at least TopRatedMinRatings ratings
 	ChartClimbers = "climbers"  // by 7-day store-rank climb (positive only)
@@ -185,6 +185,50 @@ func (f *Figures) Chart(k ChartKey) []*views.Listing {
 	return out
 }
 
+// Ranking is the figure a chart of a window ranked a listing by, between
+// the same two instants for every entry: the size change and its percent
+// over the charts' window (trending, rising), or the store-rank climb
+// from the climb reference time to the data's now (climbers).
+type Ranking struct {
+	Chart    string
+	From, To int64   // unix seconds
+	Change   int64   // trending and rising
+	Percent  float64 // trending and rising: of the size at From; NaN when that is 0
+	Climb    int     // climbers
+}
+
+// RankedBy returns the figure chart ranks l by; ok is false for a chart
+// that is not of a window (top, new, top-rated) and for a listing without
+// the figure.
+func (f *Figures) RankedBy(chart string, l *views.Listing) (Ranking, bool) {
+	from, to, ok := f.Window(chart)
+	if !ok {
+		return Ranking{}, false
+	}
+	r := Ranking{Chart: chart, From: from, To: to}
+	if chart == ChartClimbers {
+		_, _, r.Climb, ok = f.Ranks(l)
+		return r, ok
+	}
+	g, ok := l.ChartGrowth(from, to)
+	r.Change, r.Percent = g.Delta, g.Percent
+	return r, ok
+}
+
+// Window returns the two instants (unix seconds) chart ranks between;
+// ok is false for a chart that is not of a window.
+func (f *Figures) Window(chart string) (from, to int64, ok bool) {
+	info := f.replica.Info()
+	switch chart {
+	case ChartTrending, ChartRising:
+		from, to = info.ChartWindow()
+		return from, to, true
+	case ChartClimbers:
+		return info.ClimbAt.Unix(), info.ReadingsMark.Unix(), true
+	}
+	return 0, 0, false
+}
+
 // ranked is a sort item: a listing index with its keys.
 type ranked struct {
 	key  int64 // primary key, larger first
@@ -285,7 +329,7 @@ func (f *Figures) chartStore(s views.Store, lo, hi int, byRank []ranked) storeCh
 	ls := f.replica.All()
 	out := storeCharts{}
 	newSince := f.replica.Info().ReadingsMark.Add(-NewDays * 24 * time.Hour).Unix()
-	nowUnix := f.replica.Info().ReadingsMark.Unix()
+	from, to := f.replica.Info().ChartWindow()
 	for _, chart := range Charts {
 		var items []ranked
 		if chart == ChartTop {
@@ -296,17 +340,16 @@ func (f *Figures) chartStore(s views.Store, lo, hi int, byRank []ranked) storeCh
 			if !l.Live() {
 				continue
 			}
-			// A chart of a window ranks listings whose windows end with
-			// the data's now, within a day (docs/figures.md, Charts).
-			current := l.ReadAt >= nowUnix-int64(views.CurrentFor/time.Second)
 			size, hasSize := l.Size()
 			switch chart {
+			// The charts of a window rank every listing over the same two
+			// instants (docs/figures.md, Charts).
 			case ChartTrending:
-				if g, ok := l.SizeGrowth(views.Window7d); ok && current && g.Delta > 0 {
+				if g, ok := l.ChartGrowth(from, to); ok && g.Delta > 0 {
 					items = append(items, ranked{key: g.Delta, key2: size, idx: int32(i)})
 				}
 			case ChartRising:
-				if g, ok := l.SizeGrowth(views.Window7d); ok && current && size >= views.RisingMinSize(s) && g.Percent > 0 && !math.IsNaN(g.Percent) {
+				if g, ok := l.ChartGrowth(from, to); ok && size >= views.RisingMinSize(s) && g.Percent > 0 && !math.IsNaN(g.Percent) {
 					items = append(items, ranked{key: int64(g.Percent * 1e6), key2: size, idx: int32(i)})
 				}
 			case ChartNew:

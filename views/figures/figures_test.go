@@ -36,8 +36,14 @@ func climbBase(v int64) func(*views.Listing) {
 	return func(l *views.Listing) { l.Hist.SetClimbBase(views.Base{Value: v, At: at(-7*day - time.Hour)}) }
 }
 
+// base7 sets the size a week before the newest reading to v, and the
+// charts' window from v to the listing's size.
 func base7(v int64) func(*views.Listing) {
-	return func(l *views.Listing) { l.Hist.SetSizeBase(views.Window7d, views.Base{Value: v, At: at(-8 * day)}) }
+	return func(l *views.Listing) {
+		l.Hist.SetSizeBase(views.Window7d, views.Base{Value: v, At: at(-8 * day)})
+		size, ok := l.Size()
+		l.Hist.SetChartSizes(views.Base{Value: v}, true, views.Base{Value: size}, ok)
+	}
 }
 
 func rated(r float64, n int64) func(*views.Listing) {
@@ -189,8 +195,9 @@ func TestGrowth(t *testing.T) {
 // TestGrowthWindowsAreWhatTheySay: every window is exactly as long as its
 // name, from its start to the newest reading, whatever readings its
 // start's value comes from (views.ValueAt); a window is null for a
-// listing that is not live; a chart of a window ranks only listings whose
-// newest reading is current.
+// listing that is not live; a chart of a window ranks every listing over
+// the charts' window, not its own, and only listings with a size at both
+// of its ends.
 func TestGrowthWindowsAreWhatTheySay(t *testing.T) {
 	read := at(-time.Hour)
 	for _, w := range views.Windows {
@@ -215,15 +222,23 @@ func TestGrowthWindowsAreWhatTheySay(t *testing.T) {
 	if _, ok := gone.SizeGrowth(views.Window7d); ok {
 		t.Error("a delisted listing has growth")
 	}
-	// Two risers; one was last read three days ago: its week is not the
-	// chart's week, so it is left out of the trending chart.
+	// Three risers. "old" was last read three days ago: no reading after
+	// the chart's end, so no size there, and it is left out of the
+	// trending chart. "own" grew 8,000 over its own week but 10 over the
+	// chart's: it ranks after "now", which grew 1,000 over the chart's.
 	ls := []views.Listing{mk(views.Chrome, "now", "X", 2000, base7(1000)), mk(views.Chrome, "old", "X", 9000, func(l *views.Listing) {
 		l.ReadAt = at(-3 * day)
 		l.Hist.SetSizeBase(views.Window7d, views.Base{Value: 1000, At: at(-10 * day)})
+	}), mk(views.Chrome, "own", "X", 9000, func(l *views.Listing) {
+		l.Hist.SetSizeBase(views.Window7d, views.Base{Value: 1000, At: at(-8 * day)})
+		l.Hist.SetChartSizes(views.Base{Value: 8980}, true, views.Base{Value: 8990}, true)
 	})}
-	f := Build(replica.New(ls, replica.Info{ReadingsMark: ref, ClimbAt: ref.Add(-7 * day), HasHistory: true}), 0)
-	if got := ids(f.Chart(ChartKey{Store: views.Chrome, Chart: ChartTrending})); !reflect.DeepEqual(got, []string{"now"}) {
-		t.Errorf("trending %v, want only the listing read now", got)
+	f := Build(replica.New(ls, replica.NewInfo(ref, ref)), 0)
+	if got := ids(f.Chart(ChartKey{Store: views.Chrome, Chart: ChartTrending})); !reflect.DeepEqual(got, []string{"now", "own"}) {
+		t.Errorf("trending %v, want now and own, by the chart's window", got)
+	}
+	if r, ok := f.RankedBy(ChartTrending, f.Replica().Lookup(views.Chrome, "own")); !ok || r.Change != 10 || r.To != ref.Add(-views.ChartLag).Unix() || r.To-r.From != 7*86400 {
+		t.Errorf("own is ranked by %+v %v, want +10 over the chart's week", r, ok)
 	}
 	if g, ok := f.Replica().Lookup(views.Chrome, "old").SizeGrowth(views.Window7d); !ok || g.Delta != 8000 {
 		t.Errorf("the listing read 3 days ago keeps its own 7d growth in its document: %+v %v", g, ok)

@@ -35,7 +35,24 @@ type Info struct {
 	ListingsMark time.Time     // newest metadata crawl read (the incremental watermark)
 	ReadingsMark time.Time     // newest reading read: the data's "now" for every figure
 	ClimbAt      time.Time     // reference time of the 7-day rank climb: ReadingsMark minus 7 days
+	ChartTo      time.Time     // end of the trending and rising charts' window: ReadingsMark minus views.ChartLag
 	HasHistory   bool          // growth, climb and sparkline figures are loaded
+}
+
+// NewInfo returns the info of a replica whose newest reading is at
+// readings: its climb reference time and its charts' window follow from
+// it, and an incremental refresh keeps them until the next full load.
+func NewInfo(listings, readings time.Time) Info {
+	return Info{ListingsMark: listings, ReadingsMark: readings,
+		ClimbAt: readings.Add(-7 * 24 * time.Hour), ChartTo: readings.Add(-views.ChartLag)}
+}
+
+// ChartWindow returns the two instants (unix seconds) the trending and
+// rising charts rank every listing's growth between: views.ChartDays
+// before ChartTo, and ChartTo.
+func (i Info) ChartWindow() (from, to int64) {
+	to = i.ChartTo.Unix()
+	return to - views.ChartDays*86400, to
 }
 
 // New takes ownership of listings, sorts them by store and id, and

@@ -24,7 +24,9 @@ func Synth(n int, shares []float64) *replica.Replica {
 // Info is the info of Synth's replicas: viewstest.Ref as the data's now,
 // with history.
 func Info() replica.Info {
-	return replica.Info{ReadingsMark: viewstest.Ref, ClimbAt: viewstest.Ref.Add(-7 * 24 * time.Hour), HasHistory: true}
+	info := replica.NewInfo(time.Time{}, viewstest.Ref)
+	info.HasHistory = true
+	return info
 }
 
 // Twins is Synth(n, nil) with a twin set: the same extension in three

@@ -34,6 +34,7 @@ targets=(
 	"./edge/coding FuzzChoose"
 	"./edge/v1 FuzzParseListingRefs"
 	"./edge/v1 FuzzSincePos"
+	"./edge/v1 FuzzParseInstant"
 	"./edge/transport FuzzFrame"
 )
 for t in "${targets[@]}"; do

@@ -342,5 +342,28 @@ func reportWindows(cfg analytics.Config) error {
 			fmt.Printf("%-11s %-5s %8d %8d %6.1f%% %8.2fd %8.2fd %8.2fd\n", s, w, live, with, share, q(0.5), q(0.9), q(1))
 		}
 	}
+	// The listings the trending chart can rank: by the rule before issue
+	// 39's charts (its own 7-day window, newest reading within a day of
+	// the data's now) and by the charts' window (a size at both ends).
+	from, to := r.Info().ChartWindow()
+	now := r.Info().ReadingsMark.Unix()
+	fmt.Printf("\n%-11s %8s %14s %14s\n", "store", "live", "own week, <1d", "charts' window")
+	for _, s := range views.Stores {
+		live, own, chart := 0, 0, 0
+		for _, l := range r.OfStore(s) {
+			if !l.Live() {
+				continue
+			}
+			live++
+			if _, ok := l.SizeGrowth(views.Window7d); ok && l.ReadAt >= now-86400 {
+				own++
+			}
+			if _, ok := l.ChartGrowth(from, to); ok {
+				chart++
+			}
+		}
+		pct := func(n int) float64 { return 100 * float64(n) / float64(max(live, 1)) }
+		fmt.Printf("%-11s %8d %13.1f%% %13.1f%%\n", s, live, pct(own), pct(chart))
+	}
 	return nil
 }

@@ -18,7 +18,7 @@ build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/edge
 
 # deps installs what the project needs on a fresh Debian machine: the
-# ClickHouse server package (for `make run` and the integration tests),
+# ClickHouse server package (for `make run` and the integration tests), ZooKeeper (the cluster tests),
 # Varnish (for the CDN test), Node.js 20+ with the pinned MCP clients (for
 # the tool server's tests) and npm's chdb (a current ClickHouse release,
 # for the test that replays the SQL on it), and the Go modules.

@@ -420,8 +420,18 @@ func DropUsageLogBefore(ctx context.Context, conn driver.Conn, before time.Time)
 // dropDaysBefore drops the partitions of table (one a day) before before.
 // table is one of this package's constants, never a caller's text.
 func dropDaysBefore(ctx context.Context, conn driver.Conn, table string, before time.Time) ([]string, error) {
-	rows, err := conn.Query(ctx, `SELECT DISTINCT partition FROM system.parts
-		WHERE database = currentDatabase() AND table = ? AND active`, table)
+	target, err := onTable(ctx, conn, table)
+	if err != nil {
+		return nil, fmt.Errorf("list usage days: %w", err)
+	}
+	// One server's parts name its days; a cluster's servers each hold
+	// some, so there the days are read from the table.
+	q := `SELECT DISTINCT partition FROM system.parts WHERE database = currentDatabase() AND table = ? AND active`
+	args := []any{table}
+	if target != table {
+		q, args = `SELECT DISTINCT toString(day) FROM `+table, nil
+	}
+	rows, err := conn.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list usage days: %w", err)
 	}
@@ -446,7 +456,7 @@ func dropDaysBefore(ctx context.Context, conn driver.Conn, table string, before 
 			continue // not a day's partition, or one to keep
 		}
 		// day is a date read back from ClickHouse, checked above: not text of a caller's.
-		if err := conn.Exec(ctx, "ALTER TABLE "+table+" DROP PARTITION '"+day+"'"); err != nil {
+		if err := conn.Exec(ctx, "ALTER TABLE "+target+" DROP PARTITION '"+day+"'"); err != nil {
 			return dropped, fmt.Errorf("drop %s of %s: %w", table, day, err)
 		}
 		dropped = append(dropped, day)

@@ -55,7 +55,11 @@ func IsEmpty(ctx context.Context, conn driver.Conn) (bool, error) {
 // again must not meet the old one's).
 func Reset(ctx context.Context, conn driver.Conn) error {
 	for _, t := range append(slices.Clip(UpstreamTables), derivedTables...) {
-		if err := conn.Exec(ctx, "TRUNCATE TABLE "+t); err != nil {
+		target, err := onTable(ctx, conn, t)
+		if err != nil {
+			return err
+		}
+		if err := conn.Exec(ctx, "TRUNCATE TABLE "+target); err != nil {
 			return fmt.Errorf("truncate %s: %w", t, err)
 		}
 	}

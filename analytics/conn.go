@@ -3,6 +3,7 @@ package analytics
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -11,8 +12,17 @@ import (
 
 // Config says how to reach ClickHouse.
 type Config struct {
-	Addr        string        // host:port of the native protocol
-	Database    string        // database holding the edge's tables
+	// Addr is host:port of the native protocol, or several, comma
+	// separated: the replicas of a cluster the edge may use, the first
+	// preferred; when one cannot be reached, a connection goes to the next.
+	Addr     string
+	Database string // database holding the edge's tables
+	// Cluster, when set, is the name of the ClickHouse cluster
+	// (<remote_servers>) the database lives on: Migrate creates every table
+	// on it, replicated and sharded, behind Distributed tables (see
+	// clusterDDL), and queries run with the settings a Distributed read
+	// and write need (clusterSettings).
+	Cluster     string
 	User        string        // user name
 	Password    string        // password; never logged
 	DialTimeout time.Duration // how long a connection attempt may take
@@ -68,9 +78,15 @@ func open(ctx context.Context, cfg Config, database string) (driver.Conn, error)
 	if cfg.MaxQueryMemory > 0 {
 		settings["max_memory_usage"] = int(cfg.MaxQueryMemory)
 	}
+	if cfg.Cluster != "" {
+		for k, v := range clusterSettings {
+			settings[k] = v
+		}
+	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
-		Settings: settings,
-		Addr:     []string{cfg.Addr},
+		Settings:         settings,
+		Addr:             Addrs(cfg.Addr),
+		ConnOpenStrategy: clickhouse.ConnOpenInOrder,
 		Auth: clickhouse.Auth{
 			Database: database,
 			Username: cfg.User,
@@ -90,7 +106,54 @@ func open(ctx context.Context, cfg Config, database string) (driver.Conn, error)
 		conn.Close()
 		return nil, fmt.Errorf("ping clickhouse %s database %q: %w", cfg.Addr, database, err)
 	}
+	if cfg.Cluster != "" {
+		if err := checkClusterProfile(ctx, conn); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
 	return conn, nil
+}
+
+// clusterSettings are the settings of every query on a cluster: a write
+// through a Distributed table returns once every shard has its rows, so
+// that a read right after it sees them (a key made on one edge is found
+// by the next request on another). The cluster's users also need
+// distributed_product_mode = 'local' in their profile (RequiredProfile):
+// the native protocol of 18.16 takes only numbers as a query's settings.
+var clusterSettings = clickhouse.Settings{
+	"insert_distributed_sync": 1,
+}
+
+// RequiredProfile is what the profile of the edge's ClickHouse user must
+// set on a cluster: a read that joins or filters by a subquery of another
+// Distributed table runs that subquery on each shard over its local
+// table. Every table is sharded by listing (shardKeys), so a listing's
+// rows meet on its shard.
+const RequiredProfile = "<distributed_product_mode>local</distributed_product_mode>"
+
+// checkClusterProfile fails when the user's profile does not set what a
+// cluster needs (RequiredProfile).
+func checkClusterProfile(ctx context.Context, conn driver.Conn) error {
+	var mode string
+	if err := conn.QueryRow(ctx, "SELECT value FROM system.settings WHERE name = 'distributed_product_mode'").Scan(&mode); err != nil {
+		return fmt.Errorf("read distributed_product_mode: %w", err)
+	}
+	if mode != "local" {
+		return fmt.Errorf("distributed_product_mode is %q: on a cluster the ClickHouse user's profile must set %s (docs/operations.md, A cluster)", mode, RequiredProfile)
+	}
+	return nil
+}
+
+// Addrs splits a Config.Addr into its addresses.
+func Addrs(addr string) []string {
+	var out []string
+	for a := range strings.SplitSeq(addr, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // quoteIdent quotes a ClickHouse identifier such as a database name.

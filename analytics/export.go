@@ -51,15 +51,15 @@ const exportLookback = 7 * 24 * time.Hour
 // readings of the eight days up to it, both sorted by id, and merges
 // them: no join inside ClickHouse, and memory for one listing at a time.
 // fn must not keep the row it is given. Nullable columns are taken from
-// the newest version through a tuple (argMax skips NULL values: a
-// listing delisted and back would keep its old delisting).
+// the newest version, NULL included (latestNullable).
 func StreamExportRows(ctx context.Context, conn driver.Conn, s views.Store, d views.Day, fn func(*ExportRow) error) error {
 	end := (d + 1).Time()
 	meta, err := conn.Query(ctx, `
-		SELECT id, argMax(tuple(slug), crawled_at).1, argMax(name, crawled_at), argMax(developer, crawled_at),
+		SELECT id, `+latestNullable("slug", "crawled_at")+`,
+			argMax(name, crawled_at), argMax(developer, crawled_at),
 			argMax(category, crawled_at), argMax(kind, crawled_at), argMax(version, crawled_at),
-			argMax(tuple(store_updated), crawled_at).1, argMax(tuple(store_created), crawled_at).1,
-			argMax(first_seen, crawled_at), argMax(tuple(delisted_at), crawled_at).1, max(crawled_at)
+			`+latestNullable("store_updated", "crawled_at")+`, `+latestNullable("store_created", "crawled_at")+`,
+			argMax(first_seen, crawled_at), `+latestNullable("delisted_at", "crawled_at")+`, max(crawled_at)
 		FROM listings WHERE store = ? AND crawled_at < ?
 		GROUP BY id ORDER BY id`, uint8(s), end)
 	if err != nil {

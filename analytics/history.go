@@ -169,7 +169,10 @@ func loadHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel 
 		at       []uint32
 		sizes    []uint64
 		dest     = []any{&store, &id}
-		computed = time.Now()
+		// lc is the data's now of the read, not the clock: every edge of a
+		// fleet that reads the same data says the same (the same bytes
+		// and ETags), and a reload of unchanged data changes nothing.
+		computed = info.ReadingsMark
 		sp       sparkDays
 	)
 	for i := range values {

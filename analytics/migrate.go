@@ -73,6 +73,16 @@ func splitStatements(sql string) []string {
 	return out
 }
 
+// forDeployment returns the statements that apply stmt, written for one
+// server, where cfg says the database lives: stmt itself on one server,
+// its cluster form (clusterDDL) on a cluster.
+func forDeployment(cfg Config, version int, stmt string) ([]string, error) {
+	if cfg.Cluster == "" {
+		return []string{stmt}, nil
+	}
+	return clusterDDL(stmt, cfg.Cluster, cfg.Database, version)
+}
+
 // migrationTimeout is the longest one statement of a migration may take.
 const migrationTimeout = 2 * time.Hour
 
@@ -88,7 +98,11 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = root.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(cfg.Database))
+	createDB := "CREATE DATABASE IF NOT EXISTS " + quoteIdent(cfg.Database)
+	if cfg.Cluster != "" {
+		createDB += " ON CLUSTER " + quoteIdent(cfg.Cluster)
+	}
+	err = root.Exec(ctx, createDB)
 	root.Close()
 	if err != nil {
 		return nil, fmt.Errorf("create database %s: %w", cfg.Database, err)
@@ -98,10 +112,16 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) ([]int, error) {
 		return nil, err
 	}
 	defer conn.Close()
-	if err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	create, err := forDeployment(cfg, 0, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version UInt32, name String, applied_at DateTime
-	) ENGINE = ReplacingMergeTree(applied_at) ORDER BY version`); err != nil {
-		return nil, fmt.Errorf("create schema_migrations: %w", err)
+	) ENGINE = ReplacingMergeTree(applied_at) ORDER BY version`)
+	if err != nil {
+		return nil, err
+	}
+	for _, stmt := range create {
+		if err := conn.Exec(ctx, stmt); err != nil {
+			return nil, fmt.Errorf("create schema_migrations: %w", err)
+		}
 	}
 	applied := map[int]bool{}
 	rows, err := conn.Query(ctx, "SELECT DISTINCT version FROM schema_migrations")
@@ -130,8 +150,14 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) ([]int, error) {
 			continue
 		}
 		for i, stmt := range m.Statements {
-			if err := conn.Exec(ctx, stmt); err != nil {
+			stmts, err := forDeployment(cfg, m.Version, stmt)
+			if err != nil {
 				return done, fmt.Errorf("migration %s statement %d: %w", m.Name, i+1, err)
+			}
+			for _, s := range stmts {
+				if err := conn.Exec(ctx, s); err != nil {
+					return done, fmt.Errorf("migration %s statement %d: %w", m.Name, i+1, err)
+				}
 			}
 		}
 		err := sendBatch(ctx, conn, "INSERT INTO schema_migrations (version, name, applied_at)", "schema_migrations",

@@ -237,8 +237,8 @@ func LoadDailyHistory(ctx context.Context, conn driver.Conn, store views.Store, 
 	var h DailyHistory
 	rows, err := conn.Query(ctx, `
 		SELECT toDate(crawled_at, 'UTC') AS d, toUInt64(count()), max(crawled_at),
-			argMax(tuple(usage), crawled_at).1, argMax(tuple(weekly_downloads), crawled_at).1,
-			argMax(tuple(rating), crawled_at).1, argMax(tuple(rating_count), crawled_at).1
+			`+latestNullable("usage", "crawled_at")+`, `+latestNullable("weekly_downloads", "crawled_at")+`,
+			`+latestNullable("rating", "crawled_at")+`, `+latestNullable("rating_count", "crawled_at")+`
 		FROM snapshots
 		WHERE store = ? AND id = ? AND crawled_at >= ?
 		GROUP BY d ORDER BY d`, uint8(store), id, from.UTC())

@@ -43,8 +43,8 @@ func LoadDailyReadings(ctx context.Context, conn driver.Conn, keys []ListingKey,
 	// merged): the day's latest of them is the day's.
 	rows, err := conn.Query(ctx, `
 		SELECT store, id, day, toUInt64(0), max(crawled_at),
-			argMax(tuple(usage), crawled_at).1, argMax(tuple(weekly_downloads), crawled_at).1,
-			argMax(tuple(rating), crawled_at).1, argMax(tuple(rating_count), crawled_at).1
+			`+latestNullable("usage", "crawled_at")+`, `+latestNullable("weekly_downloads", "crawled_at")+`,
+			`+latestNullable("rating", "crawled_at")+`, `+latestNullable("rating_count", "crawled_at")+`
 		FROM series_daily
 		WHERE (`+strings.Join(conds, " OR ")+`) AND day >= toDate(?) AND day <= toDate(?)
 		GROUP BY store, id, day ORDER BY store, id, day`, args...)

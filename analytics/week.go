@@ -50,7 +50,7 @@ SELECT store, id, name, category, first_seen, delisted, has_reading, read_at, si
 FROM (
     SELECT store, id, argMax(name, crawled_at) AS name, argMax(category, crawled_at) AS category,
            argMax(first_seen, crawled_at) AS first_seen,
-           argMax(tuple(delisted_at), crawled_at).1 AS delisted
+           `+latestNullable("delisted_at", "crawled_at")+` AS delisted
     FROM listings WHERE toUInt32(crawled_at) < %[1]d AND %[4]s
     GROUP BY store, id
 ) AS meta ANY LEFT JOIN (

@@ -209,7 +209,9 @@ func (h *History) SetClimbBase(b Base) { h.climbValue, h.climbAt = b.Value, unix
 // ClimbBase returns the size as of the climb reference time.
 func (h *History) ClimbBase() Base { return Base{Value: h.climbValue, At: int64(h.climbAt)} }
 
-// SetComputedAt records when the history was loaded.
+// SetComputedAt records as of when the history was loaded: the data's
+// newest reading then (the legacy lc), not the clock, so that edges
+// reading the same data agree.
 func (h *History) SetComputedAt(t time.Time) { h.computedAt = unix32(t.Unix()) }
 
 // ComputedAt returns when the history was loaded, or the zero time.

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -38,6 +39,7 @@ type Server struct {
 	exited   chan struct{}
 	tcpPort  int
 	dbSeq    atomic.Int64
+	extra    string // configuration of a cluster's server (StartCluster), inside <yandex>
 }
 
 // findBinary returns the command that runs a ClickHouse server: the
@@ -90,6 +92,13 @@ func (s *Server) launch() error {
 	}
 	s.HTTPAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
 	cfg := ConfigXML(s.dir, s.tcpPort, httpPort)
+	if s.extra != "" { // a cluster's server
+		cfg = strings.Replace(cfg, "</yandex>", s.extra+"</yandex>", 1)
+		cfg = strings.Replace(cfg, "<profiles><default>", "<profiles><default>"+analytics.RequiredProfile, 1)
+		if os.Getenv("EDGE_TEST_CH_DEBUG") != "" {
+			cfg = strings.Replace(cfg, "<level>warning</level>", "<level>debug</level>", 1)
+		}
+	}
 	cfgPath := filepath.Join(s.dir, "config.xml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return fmt.Errorf("write config: %w", err)
@@ -247,4 +256,26 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
+}
+
+// Log returns the end of the server's log (its console: warnings and
+// errors), for a test's failure message.
+func (s *Server) Log() string {
+	b, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
+	return tail(b, 4000)
+}
+
+// SaveLog copies the server's whole log to dir, named by its port, and
+// returns the copy's path. With EDGE_TEST_CH_DEBUG set, a cluster's
+// servers log every query.
+func (s *Server) SaveLog(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(s.dir, "server.log"))
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("clickhouse-%d.log", s.tcpPort))
+	return path, os.WriteFile(path, b, 0o644)
 }

@@ -115,8 +115,9 @@ func (e *envFlags) set(name string) bool {
 // clickhouse registers the settings that reach ClickHouse.
 func (e *envFlags) clickhouse(cfg *analytics.Config) {
 	d := analytics.DefaultConfig()
-	e.String(&cfg.Addr, "ch-addr", d.Addr, "ClickHouse native protocol address host:port")
+	e.String(&cfg.Addr, "ch-addr", d.Addr, "ClickHouse native protocol address host:port, or several comma separated (a cluster's replicas, the first preferred)")
 	e.String(&cfg.Database, "ch-database", d.Database, "ClickHouse database")
+	e.String(&cfg.Cluster, "ch-cluster", d.Cluster, "ClickHouse cluster (remote_servers) the database lives on: migrate creates replicated, sharded tables behind Distributed ones; empty for one server")
 	e.String(&cfg.User, "ch-user", d.User, "ClickHouse user")
 	e.Secret(&cfg.Password, "ch-password", "ClickHouse password (prefer the variable: flags show in process lists)")
 	e.Duration(&cfg.DialTimeout, "ch-dial-timeout", d.DialTimeout, "how long connecting to ClickHouse may take")

@@ -43,9 +43,9 @@ type ListingDoc struct {
 
 	Growth       SizeGrowthDoc    `json:"growth"`
 	RatingGrowth *RatingGrowthDoc `json:"ratingGrowth"` // null on apple, whose size is its rating count
-	// GrowthComputedAt is when the history behind the growth figures was
-	// read: the legacy API's lc. v1 leaves it out: it is the load's wall
-	// clock, the same for every listing, and says nothing of the data (a
+	// GrowthComputedAt is the data's now when the history behind the
+	// growth figures was read: the legacy API's lc. v1 leaves it out: it
+	// is the same for most listings and says little of the data (a
 	// window's since and the listing's readAt do).
 	GrowthComputedAt *time.Time    `json:"-"`
 	StoreRank        *int          `json:"storeRank"`

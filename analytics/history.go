@@ -161,14 +161,14 @@ func loadHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel 
 	chartFrom, chartTo := info.ChartWindow()
 	chartGap := views.GapFor(views.ChartDays * 86400)
 	var (
-		store    uint8
-		id       string
-		values   [pairs]uint64
-		times    [pairs]time.Time
-		readAt   time.Time
-		at       []uint32
-		sizes    []uint64
-		dest     = []any{&store, &id}
+		store  uint8
+		id     string
+		values [pairs]uint64
+		times  [pairs]time.Time
+		readAt time.Time
+		at     []uint32
+		sizes  []uint64
+		dest   = []any{&store, &id}
 		// lc is the data's now of the read, not the clock: every edge of a
 		// fleet that reads the same data says the same (the same bytes
 		// and ETags), and a reload of unchanged data changes nothing.

@@ -520,7 +520,12 @@ func TestRestartKeepsTheDay(t *testing.T) {
 // TestTwoEdgesShareKeysAndTheDay: a key made on one edge works on the
 // other within a key reload, and the day's limit holds across both.
 func TestTwoEdgesShareKeysAndTheDay(t *testing.T) {
-	ch := chtestMigrated(t)
+	twoEdgesShareKeysAndTheDay(t, chtestMigrated(t))
+}
+
+// twoEdgesShareKeysAndTheDay is TestTwoEdgesShareKeysAndTheDay over the
+// database ch: one server, or a cluster (TestClusterAnswersAsOneServer).
+func twoEdgesShareKeysAndTheDay(t *testing.T, ch edgetest.Dataset) {
 	pol := limits.Policy{PerMinute: 100, PerDay: 1000}
 	a := start(t, ch, withLimits(pol, pol))
 	b := start(t, ch, withLimits(pol, pol))

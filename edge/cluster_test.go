@@ -112,4 +112,82 @@ func TestClusterAnswersAsOneServer(t *testing.T) {
 		}
 	}
 	t.Logf("%d answers and %d export files the same", len(paths), len(l.Days[0].Files))
+
+	// Keys and usage made through one edge are seen by another, over a
+	// database of their own on the cluster.
+	t.Run("two edges share keys and the day", func(t *testing.T) {
+		cfg, drop, err := c.Migrated(ctx, fmt.Sprintf("edge_keys_%d", os.Getpid()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer drop()
+		twoEdgesShareKeysAndTheDay(t, edgetest.Dataset{CH: &cfg})
+	})
+
+	// The first replica of the first shard, the first address of every
+	// edge, goes away: loads, reads, sign-ups and keys go on through the
+	// shard's other replica.
+	t.Run("a replica down", func(t *testing.T) {
+		down := c.Shards[0][0]
+		down.Pause()
+		defer func() {
+			if err := down.Resume(); err != nil {
+				t.Fatal(err)
+			}
+		}()
+		if err := many.Jobs.RunNow("views"); err != nil {
+			t.Fatalf("full load with a replica down: %v", err)
+		}
+		l := st.Replica.OfStore(views.Edge)[7]
+		p := "/api/v1/listings/edge/" + url.PathEscape(l.ID) + "/history?days=12"
+		want := get(t, "GET", one.Base+p)
+		waitFor(t, func() bool { // the pooled connections to the replica fail once each
+			b := get(t, "GET", many.Base+p)
+			return b.status == 200 && bytes.Equal(b.body, want.body)
+		})
+		key, _ := signUpWithKey(t, many, "down@example.com")
+		if a := call(t, "GET", many.Base+"/api/v1/tags", bearer(key), ""); a.status != 200 {
+			t.Fatalf("a key made with a replica down: %d %s", a.status, a.body)
+		}
+	})
+
+	// ZooKeeper goes away: reads go on; a write to a replicated table
+	// (a new key) is refused with a 503 that says to retry, and works
+	// again once ZooKeeper is back.
+	t.Run("zookeeper down", func(t *testing.T) {
+		c.ZooKeeper.Pause()
+		resumed := false
+		defer func() {
+			if !resumed {
+				c.ZooKeeper.Resume()
+			}
+		}()
+		if err := many.Jobs.RunNow("views"); err != nil {
+			t.Fatalf("full load without ZooKeeper: %v", err)
+		}
+		l := st.Replica.OfStore(views.Firefox)[3]
+		p := "/api/v1/listings/firefox/" + url.PathEscape(l.ID) + "/growth?from=2026-02-21"
+		if a, b := get(t, "GET", one.Base+p), get(t, "GET", many.Base+p); b.status != 200 || !bytes.Equal(a.body, b.body) {
+			t.Fatalf("a read without ZooKeeper: %d %s", b.status, b.body)
+		}
+		cred := basic("many@example.com", "long enough password")
+		refused := call(t, "POST", many.Base+"/account/keys", cred, "")
+		if problem(t, refused, 503); refused.header.Get("Retry-After") == "" {
+			t.Fatal("a refused write without Retry-After")
+		}
+		if err := c.ZooKeeper.Resume(); err != nil {
+			t.Fatal(err)
+		}
+		resumed = true
+		var last answer
+		defer func() {
+			if t.Failed() {
+				t.Logf("the last try: %d %s", last.status, last.body)
+			}
+		}()
+		waitFor(t, func() bool { // the servers reconnect to ZooKeeper
+			last = call(t, "POST", many.Base+"/account/keys", cred, "")
+			return last.status == 201
+		})
+	})
 }

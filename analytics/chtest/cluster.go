@@ -208,6 +208,7 @@ func StartCluster(replicas ...int) (*Cluster, error) {
   <interserver_http_host>127.0.0.1</interserver_http_host>
   <interserver_http_port>%d</interserver_http_port>
   <distributed_ddl><path>/clickhouse/edge/task_queue/ddl</path></distributed_ddl>
+  <merge_tree><zookeeper_session_expiration_check_period>1</zookeeper_session_expiration_check_period></merge_tree>
 `, zk.Port, remote, i+1, j+1, interserver)
 			if err := s.launch(); err != nil {
 				c.Stop()

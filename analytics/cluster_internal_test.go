@@ -1,0 +1,75 @@
+package analytics
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEveryTableHasAShardKey gives every statement of every migration
+// its cluster form: each table a shard key and a replicated engine, each
+// view its local tables, nothing left without one.
+func TestEveryTableHasAShardKey(t *testing.T) {
+	all, err := Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := 0
+	for _, m := range all {
+		for _, stmt := range m.Statements {
+			out, err := clusterDDL(stmt, "c", "db", m.Version)
+			if err != nil {
+				t.Errorf("%s: %v", m.Name, err)
+				continue
+			}
+			for _, s := range out {
+				if strings.HasPrefix(s, "CREATE") && !strings.Contains(s, " ON CLUSTER `c`") {
+					t.Errorf("%s: %.80s… is not on the cluster", m.Name, s)
+				}
+				if strings.Contains(s, "ENGINE = Distributed") {
+					tables++
+				}
+			}
+		}
+	}
+	if tables < 14 {
+		t.Fatalf("%d Distributed tables, want one a table", tables)
+	}
+}
+
+// TestClusterForms checks each statement's cluster form.
+func TestClusterForms(t *testing.T) {
+	for _, c := range []struct {
+		stmt string
+		want []string
+	}{
+		{"CREATE TABLE IF NOT EXISTS snapshots (\n  store UInt8, id String\n) ENGINE = ReplacingMergeTree(crawled_at)\nPARTITION BY toYYYYMM(day)\nORDER BY (store, id)\nSETTINGS index_granularity = 256", []string{
+			"CREATE TABLE IF NOT EXISTS `db`.`snapshots_local` ON CLUSTER `c` (\n  store UInt8, id String\n) ENGINE = ReplicatedReplacingMergeTree('/clickhouse/edge/tables/{shard}/db/snapshots/v7', '{replica}', crawled_at)\nPARTITION BY toYYYYMM(day)\nORDER BY (store, id)\nSETTINGS index_granularity = 256",
+			"CREATE TABLE IF NOT EXISTS `db`.`snapshots` ON CLUSTER `c` AS `db`.`snapshots_local` ENGINE = Distributed(`c`, `db`, `snapshots_local`, cityHash64(store, id))",
+		}},
+		{"CREATE TABLE IF NOT EXISTS access_log (at DateTime) ENGINE = MergeTree\nORDER BY at", []string{
+			"CREATE TABLE IF NOT EXISTS `db`.`access_log_local` ON CLUSTER `c` (at DateTime) ENGINE = ReplicatedMergeTree('/clickhouse/edge/tables/{shard}/db/access_log/v7', '{replica}')\nORDER BY at",
+			"CREATE TABLE IF NOT EXISTS `db`.`access_log` ON CLUSTER `c` AS `db`.`access_log_local` ENGINE = Distributed(`c`, `db`, `access_log_local`, cityHash64(kind, id))",
+		}},
+		{"CREATE MATERIALIZED VIEW IF NOT EXISTS usage_log_totals TO usage AS\nSELECT day, subject, calls FROM usage_log", []string{
+			"CREATE MATERIALIZED VIEW IF NOT EXISTS `db`.`usage_log_totals` ON CLUSTER `c` TO `db`.`usage_local` AS SELECT day, subject, calls FROM `db`.`usage_log_local`",
+		}},
+		{"DROP TABLE IF EXISTS daily_ranks_days", []string{
+			"DROP TABLE IF EXISTS `db`.`daily_ranks_days` ON CLUSTER `c`", "DROP TABLE IF EXISTS `db`.`daily_ranks_days_local` ON CLUSTER `c`",
+		}},
+		{"INSERT INTO series_daily SELECT * FROM snapshots", []string{"INSERT INTO series_daily SELECT * FROM snapshots"}},
+	} {
+		got, err := clusterDDL(c.stmt, "c", "db", 7)
+		if err != nil || strings.Join(got, "\n;\n") != strings.Join(c.want, "\n;\n") {
+			t.Errorf("%.40q:\n got %q %v\nwant %q", c.stmt, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{
+		"CREATE TABLE IF NOT EXISTS nowhere (x UInt8) ENGINE = MergeTree ORDER BY x", // no shard key
+		"CREATE TABLE IF NOT EXISTS usage (x UInt8) ENGINE = Memory",                  // no replicated form
+		"ALTER TABLE usage ADD COLUMN y UInt8",                                        // no cluster form yet
+	} {
+		if _, err := clusterDDL(bad, "c", "db", 1); err == nil {
+			t.Errorf("%q has a cluster form", bad)
+		}
+	}
+}

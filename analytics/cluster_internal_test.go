@@ -65,8 +65,8 @@ func TestClusterForms(t *testing.T) {
 	}
 	for _, bad := range []string{
 		"CREATE TABLE IF NOT EXISTS nowhere (x UInt8) ENGINE = MergeTree ORDER BY x", // no shard key
-		"CREATE TABLE IF NOT EXISTS usage (x UInt8) ENGINE = Memory",                  // no replicated form
-		"ALTER TABLE usage ADD COLUMN y UInt8",                                        // no cluster form yet
+		"CREATE TABLE IF NOT EXISTS usage (x UInt8) ENGINE = Memory",                 // no replicated form
+		"ALTER TABLE usage ADD COLUMN y UInt8",                                       // no cluster form yet
 	} {
 		if _, err := clusterDDL(bad, "c", "db", 1); err == nil {
 			t.Errorf("%q has a cluster form", bad)

@@ -115,18 +115,24 @@ func TestClusterAnswersAsOneServer(t *testing.T) {
 
 	// Keys and usage made through one edge are seen by another, over a
 	// database of their own on the cluster.
-	t.Run("two edges share keys and the day", func(t *testing.T) {
-		cfg, drop, err := c.Migrated(ctx, fmt.Sprintf("edge_keys_%d", os.Getpid()))
+	// Two more databases, made while every server is up (DDL on the
+	// cluster waits for every server).
+	var fleetDBs [2]edgetest.Dataset
+	for i := range fleetDBs {
+		cfg, drop, err := c.Migrated(ctx, fmt.Sprintf("edge_keys_%d_%d", os.Getpid(), i))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer drop()
-		twoEdgesShareKeysAndTheDay(t, edgetest.Dataset{CH: &cfg})
+		fleetDBs[i] = edgetest.Dataset{CH: &cfg}
+	}
+	t.Run("two edges share keys and the day", func(t *testing.T) {
+		twoEdgesShareKeysAndTheDay(t, fleetDBs[0])
 	})
 
 	// The first replica of the first shard, the first address of every
-	// edge, goes away: loads, reads, sign-ups and keys go on through the
-	// shard's other replica.
+	// edge, goes away: loads, reads, sign-ups, key reloads and the day's
+	// usage go on through the shard's other replica.
 	t.Run("a replica down", func(t *testing.T) {
 		down := c.Shards[0][0]
 		down.Pause()
@@ -149,6 +155,9 @@ func TestClusterAnswersAsOneServer(t *testing.T) {
 		if a := call(t, "GET", many.Base+"/api/v1/tags", bearer(key), ""); a.status != 200 {
 			t.Fatalf("a key made with a replica down: %d %s", a.status, a.body)
 		}
+		// Two new edges: a key made on one is reloaded by the other, and
+		// their usage adds up, all with the replica down.
+		twoEdgesShareKeysAndTheDay(t, fleetDBs[1])
 	})
 
 	// ZooKeeper goes away: reads go on; a write to a replicated table

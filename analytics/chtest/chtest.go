@@ -35,11 +35,10 @@ type Server struct {
 	HTTPAddr string
 	dir      string
 	binary   []string
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	tcpPort  int
-	dbSeq    atomic.Int64
-	extra    string // configuration of a cluster's server (StartCluster), inside <yandex>
+	proc
+	tcpPort int
+	dbSeq   atomic.Int64
+	extra   string // configuration of a cluster's server (StartCluster), inside <yandex>
 }
 
 // findBinary returns the command that runs a ClickHouse server: the
@@ -103,22 +102,10 @@ func (s *Server) launch() error {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
-	logFile, err := os.Create(filepath.Join(s.dir, "server.log"))
-	if err != nil {
-		return fmt.Errorf("create log: %w", err)
-	}
 	args := append(append([]string{}, s.binary[1:]...), "--config-file="+cfgPath)
-	cmd := exec.Command(s.binary[0], args...)
-	cmd.Dir = s.dir
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = procAttr()
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return fmt.Errorf("start %s: %w", s.binary[0], err)
+	if err := s.start(s.dir, "server.log", s.binary[0], args...); err != nil {
+		return err
 	}
-	s.cmd = cmd
-	s.exited = make(chan struct{})
-	go func() { cmd.Wait(); logFile.Close(); close(s.exited) }()
 
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -158,13 +145,40 @@ func (s *Server) Pause() { s.kill() }
 // Resume starts a paused server again and waits until it answers.
 func (s *Server) Resume() error { return s.launch() }
 
-func (s *Server) kill() {
-	if s.cmd == nil || s.cmd.Process == nil {
+// proc is a process a test owns: a server, or ZooKeeper, in a process
+// group of its own, its output in a log file of its folder.
+type proc struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// start runs name with args in dir, its output in dir/log.
+func (p *proc) start(dir, log, name string, args ...string) error {
+	logFile, err := os.Create(filepath.Join(dir, log))
+	if err != nil {
+		return fmt.Errorf("create log: %w", err)
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = procAttr()
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	p.cmd, p.exited = cmd, make(chan struct{})
+	go func() { cmd.Wait(); logFile.Close(); close(p.exited) }()
+	return nil
+}
+
+// kill kills the process and its children and waits for it to end.
+func (p *proc) kill() {
+	if p.cmd == nil || p.cmd.Process == nil {
 		return
 	}
-	syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	<-s.exited
-	s.cmd = nil
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.exited
+	p.cmd = nil
 }
 
 // Stop kills the server and removes its data directory.

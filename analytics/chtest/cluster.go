@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
@@ -27,10 +26,9 @@ const ClusterName = "edge"
 // ZooKeeper is a standalone ZooKeeper server on a loopback port, with its
 // data in a temporary folder.
 type ZooKeeper struct {
-	Port   int
-	dir    string
-	cmd    *exec.Cmd
-	exited chan struct{}
+	Port int
+	dir  string
+	proc
 }
 
 // zooKeeperClassPath returns the class path of Debian's zookeeper
@@ -78,21 +76,10 @@ func (z *ZooKeeper) launch(cp string) error {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return fmt.Errorf("write zoo.cfg: %w", err)
 	}
-	logFile, err := os.Create(filepath.Join(z.dir, "zookeeper.log"))
-	if err != nil {
-		return fmt.Errorf("create log: %w", err)
-	}
 	// A small heap: the tests keep a few hundred nodes.
-	cmd := exec.Command("java", "-Xmx256m", "-XX:+UseSerialGC", "-cp", cp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath)
-	cmd.Dir = z.dir
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = procAttr()
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return fmt.Errorf("start zookeeper: %w", err)
+	if err := z.start(z.dir, "zookeeper.log", "java", "-Xmx256m", "-XX:+UseSerialGC", "-cp", cp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath); err != nil {
+		return err
 	}
-	z.cmd, z.exited = cmd, make(chan struct{})
-	go func() { cmd.Wait(); logFile.Close(); close(z.exited) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for !z.answers() {
 		select {
@@ -137,15 +124,6 @@ func (z *ZooKeeper) Resume() error {
 		return err
 	}
 	return z.launch(cp)
-}
-
-func (z *ZooKeeper) kill() {
-	if z.cmd == nil || z.cmd.Process == nil {
-		return
-	}
-	syscall.Kill(-z.cmd.Process.Pid, syscall.SIGKILL)
-	<-z.exited
-	z.cmd = nil
 }
 
 // Stop kills ZooKeeper and removes its data.

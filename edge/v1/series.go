@@ -24,14 +24,39 @@ import (
 // window may span.
 const maxSpanDays = analytics.HistoryDays
 
+// endFigures are a listing's figures at one end of a growth.
+type endFigures struct {
+	Size        *int64   `json:"size"`
+	Usage       *int64   `json:"usage"`
+	RatingCount *int64   `json:"ratingCount"`
+	Rating      *float64 `json:"rating"`
+}
+
+// growthChange is each figure's change from one end of a growth to the
+// other.
+type growthChange struct {
+	Size        *figureChange `json:"size"`
+	Usage       *figureChange `json:"usage"`
+	RatingCount *figureChange `json:"ratingCount"`
+	Rating      *figureChange `json:"rating"`
+}
+
+// changeBetween returns each figure's change from start to end (the
+// rating to two decimals).
+func changeBetween(start, end endFigures) growthChange {
+	return growthChange{
+		Size:        change(series.Delta(start.Size, end.Size), 0),
+		Usage:       change(series.Delta(start.Usage, end.Usage), 0),
+		RatingCount: change(series.Delta(start.RatingCount, end.RatingCount), 0),
+		Rating:      change(series.Delta(start.Rating, end.Rating), 2),
+	}
+}
+
 // growthEnd is one end of a growth between two dates.
 type growthEnd struct {
-	Day         string     `json:"day"`    // the date asked for
-	ReadAt      *time.Time `json:"readAt"` // the reading that stands for it; null when none
-	Size        *int64     `json:"size"`
-	Usage       *int64     `json:"usage"`
-	RatingCount *int64     `json:"ratingCount"`
-	Rating      *float64   `json:"rating"`
+	Day    string     `json:"day"`    // the date asked for
+	ReadAt *time.Time `json:"readAt"` // the reading that stands for it; null when none
+	endFigures
 }
 
 // figureChange is a figure's change between two readings.
@@ -42,20 +67,15 @@ type figureChange struct {
 
 // growthAnswer is the answer of GET /api/v1/listings/{store}/{id}/growth.
 type growthAnswer struct {
-	Store       string    `json:"store"`
-	ID          string    `json:"id"`
-	SizeMeasure string    `json:"sizeMeasure"`
-	From        string    `json:"from"`
-	To          string    `json:"to"`
-	Days        int       `json:"days"`
-	Start       growthEnd `json:"start"`
-	End         growthEnd `json:"end"`
-	Change      struct {
-		Size        *figureChange `json:"size"`
-		Usage       *figureChange `json:"usage"`
-		RatingCount *figureChange `json:"ratingCount"`
-		Rating      *figureChange `json:"rating"`
-	} `json:"change"`
+	Store       string       `json:"store"`
+	ID          string       `json:"id"`
+	SizeMeasure string       `json:"sizeMeasure"`
+	From        string       `json:"from"`
+	To          string       `json:"to"`
+	Days        int          `json:"days"`
+	Start       growthEnd    `json:"start"`
+	End         growthEnd    `json:"end"`
+	Change      growthChange `json:"change"`
 }
 
 // change converts a series change, rounding it to places decimals.
@@ -72,7 +92,7 @@ func endOf(s views.Store, rs []series.Reading, day views.Day) growthEnd {
 	e := growthEnd{Day: day.String()}
 	if r := series.At(rs, day); r != nil {
 		at := r.At
-		e.ReadAt, e.Size, e.Usage, e.RatingCount, e.Rating = &at, r.Size(s), r.Usage, r.RatingCount, r.Rating
+		e.ReadAt, e.endFigures = &at, endFigures{r.Size(s), r.Usage, r.RatingCount, r.Rating}
 	}
 	return e
 }
@@ -174,10 +194,7 @@ func (s *API) getGrowth(c *fiber.Ctx) (answer.Reply, error) {
 		out := growthAnswer{Store: store.String(), ID: id, SizeMeasure: store.SizeMeasure(),
 			From: from.String(), To: to.String(), Days: int(to-from) + 1,
 			Start: endOf(store, rs, from), End: endOf(store, rs, to)}
-		out.Change.Size = change(series.Delta(out.Start.Size, out.End.Size), 0)
-		out.Change.Usage = change(series.Delta(out.Start.Usage, out.End.Usage), 0)
-		out.Change.RatingCount = change(series.Delta(out.Start.RatingCount, out.End.RatingCount), 0)
-		out.Change.Rating = change(series.Delta(out.Start.Rating, out.End.Rating), 2)
+		out.Change = changeBetween(out.Start.endFigures, out.End.endFigures)
 		return answer.JSON(out)
 	})
 	if err != nil {
@@ -191,29 +208,21 @@ type instantEnd struct {
 	At           time.Time   `json:"at"`       // the instant asked for
 	Readings     []time.Time `json:"readings"` // the readings the size comes from: one, or the two around the instant; empty for none
 	Interpolated bool        `json:"interpolated"`
-	Size         *int64      `json:"size"`
-	Usage        *int64      `json:"usage"`
-	RatingCount  *int64      `json:"ratingCount"`
-	Rating       *float64    `json:"rating"`
+	endFigures
 }
 
 // instantGrowth is the answer of /growth between two instants.
 type instantGrowth struct {
-	Store       string     `json:"store"`
-	ID          string     `json:"id"`
-	SizeMeasure string     `json:"sizeMeasure"`
-	From        time.Time  `json:"from"`
-	To          time.Time  `json:"to"`
-	Seconds     int64      `json:"seconds"` // to minus from
-	MaxGap      int64      `json:"maxGap"`  // seconds: how far apart the readings around an end may lie
-	Start       instantEnd `json:"start"`
-	End         instantEnd `json:"end"`
-	Change      struct {
-		Size        *figureChange `json:"size"`
-		Usage       *figureChange `json:"usage"`
-		RatingCount *figureChange `json:"ratingCount"`
-		Rating      *figureChange `json:"rating"`
-	} `json:"change"`
+	Store       string       `json:"store"`
+	ID          string       `json:"id"`
+	SizeMeasure string       `json:"sizeMeasure"`
+	From        time.Time    `json:"from"`
+	To          time.Time    `json:"to"`
+	Seconds     int64        `json:"seconds"` // to minus from
+	MaxGap      int64        `json:"maxGap"`  // seconds: how far apart the readings around an end may lie
+	Start       instantEnd   `json:"start"`
+	End         instantEnd   `json:"end"`
+	Change      growthChange `json:"change"`
 }
 
 // growthBetweenInstants answers /growth with from (and to) RFC 3339
@@ -255,10 +264,7 @@ func (s *API) growthBetweenInstants(c *fiber.Ctx, st *served.State, l *views.Lis
 		out := instantGrowth{Store: store.String(), ID: id, SizeMeasure: store.SizeMeasure(),
 			From: from, To: to, Seconds: int64(span / time.Second), MaxGap: gap,
 			Start: instantEndOf(series.AtInstant(rs, store, from, gap)), End: instantEndOf(series.AtInstant(rs, store, to, gap))}
-		out.Change.Size = change(series.Delta(out.Start.Size, out.End.Size), 0)
-		out.Change.Usage = change(series.Delta(out.Start.Usage, out.End.Usage), 0)
-		out.Change.RatingCount = change(series.Delta(out.Start.RatingCount, out.End.RatingCount), 0)
-		out.Change.Rating = change(series.Delta(out.Start.Rating, out.End.Rating), 2)
+		out.Change = changeBetween(out.Start.endFigures, out.End.endFigures)
 		return answer.JSON(out)
 	})
 	if err != nil {
@@ -269,7 +275,7 @@ func (s *API) growthBetweenInstants(c *fiber.Ctx, st *served.State, l *views.Lis
 
 func instantEndOf(in series.Instant) instantEnd {
 	e := instantEnd{At: in.At, Readings: in.Readings, Interpolated: in.Interpolated,
-		Size: in.Size, Usage: in.Usage, RatingCount: in.RatingCount, Rating: in.Rating}
+		endFigures: endFigures{in.Size, in.Usage, in.RatingCount, in.Rating}}
 	if e.Readings == nil {
 		e.Readings = []time.Time{}
 	}

@@ -7,6 +7,7 @@ require (
 	github.com/andybalholm/brotli v1.2.6
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/dgraph-io/ristretto/v2 v2.4.2
+	github.com/go-zookeeper/zk v1.0.4
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/klauspost/compress v1.20.1
 	github.com/mattn/go-isatty v0.0.20

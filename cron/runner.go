@@ -16,14 +16,19 @@ type Job struct {
 	Name     string                          // short name, used in logs, /readyz and metrics
 	Schedule string                          // standard 5-field cron spec, in UTC
 	Run      func(ctx context.Context) error // one attempt; must honour ctx
+	// OnlyIf, when set, is asked before each run: false skips the run
+	// (counted as Skipped). A fleet's once-jobs run only on the edge that
+	// leads (package leader).
+	OnlyIf func() bool
 }
 
 // Status is what is known about a job's runs.
 type Status struct {
 	Name        string        `json:"name"`
 	Schedule    string        `json:"schedule"`
-	Runs        int           `json:"runs"`     // successful runs
-	Failures    int           `json:"failures"` // failed attempts
+	Runs        int           `json:"runs"`              // successful runs
+	Failures    int           `json:"failures"`          // failed attempts
+	Skipped     int           `json:"skipped,omitempty"` // runs skipped: another edge of the fleet leads
 	LastSuccess time.Time     `json:"lastSuccess,omitzero"`
 	LastError   string        `json:"lastError,omitempty"`
 	LastErrorAt time.Time     `json:"lastErrorAt,omitzero"`
@@ -133,6 +138,10 @@ func (r *Runner) RunNow(name string) error {
 
 // once makes one attempt and records its outcome.
 func (r *Runner) once(e *entry) error {
+	if e.OnlyIf != nil && !e.OnlyIf() {
+		r.update(e.Name, func(s *Status) { s.Skipped++ })
+		return nil
+	}
 	r.update(e.Name, func(s *Status) { s.Running = true })
 	start := time.Now()
 	err := r.attempt(e.Job)

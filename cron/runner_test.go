@@ -105,3 +105,35 @@ func TestAddRejects(t *testing.T) {
 		t.Error("RunNow of an unknown job succeeded")
 	}
 }
+
+// TestOnlyIfSkips: a job whose OnlyIf says no is skipped, counted, and
+// not run; once it says yes, the job runs.
+func TestOnlyIfSkips(t *testing.T) {
+	r := New(context.Background(), quiet(), fastBackoff())
+	var (
+		calls   atomic.Int32
+		leading atomic.Bool
+	)
+	err := r.Add(Job{Name: "ranks", Schedule: "@every 1h", OnlyIf: leading.Load, Run: func(context.Context) error {
+		calls.Add(1)
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := r.RunNow("ranks"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := r.Status()[0]; calls.Load() != 0 || st.Skipped != 2 || st.Runs != 0 {
+		t.Fatalf("another edge leads: %d calls, status %+v", calls.Load(), st)
+	}
+	leading.Store(true)
+	if err := r.RunNow("ranks"); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.Status()[0]; calls.Load() != 1 || st.Skipped != 2 || st.Runs != 1 {
+		t.Fatalf("leading: %d calls, status %+v", calls.Load(), st)
+	}
+}

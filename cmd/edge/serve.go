@@ -8,10 +8,12 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/cron/leader"
 	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/clientip"
@@ -26,6 +28,7 @@ type serveConfig struct {
 	srv edge.Config
 	// The jobs' cron specs ("off": the job does not run on this edge).
 	full, refresh, editions, ranks, retention, exportsSchedule string
+	zk, zkPath                                                 string // the fleet's ZooKeeper, and its election's node
 	maxEditions, retentionDays                                 int
 	exports                                                    cron.ExportsConfig
 	backoffMin, backoffMax                                     time.Duration
@@ -89,7 +92,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.String(&c.full, "full-schedule", "7 * * * *", "cron spec (UTC) of the full reload of listings, history and figures")
 	f.String(&c.refresh, "refresh-schedule", "*/5 * * * *", "cron spec (UTC) of the incremental refresh of changed listings")
 	f.String(&c.editions, "editions-schedule", "10 0 * * 1", "cron spec (UTC) of the weekly editions build (after each ISO week ends); off: no editions (/api/v1/week answers 503)")
-	f.String(&c.ranks, "ranks-schedule", "20 * * * *", "cron spec (UTC) of the daily store ranks of listing histories (days not ranked yet or with new crawls); off on all but one edge of a fleet")
+	f.String(&c.ranks, "ranks-schedule", "20 * * * *", "cron spec (UTC) of the daily store ranks of listing histories (days not ranked yet or with new crawls); off on all but one edge of a fleet without ZooKeeper (with --zk, only the leading edge runs it)")
+	f.String(&c.zk, "zk", "", "ZooKeeper servers host:port, comma separated: the edges of a fleet elect one to run the jobs a fleet needs once (ranks, usage retention)")
+	f.String(&c.zkPath, "zk-path", "", "ZooKeeper node of the fleet's election (default /edge/fleets/<ClickHouse database>)")
 	f.Int(&c.maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")
 	f.String(&c.retention, "usage-retention-schedule", "30 3 * * *", "cron spec (UTC) of the job that drops old days of the usage table; off: none (keep every day)")
 	f.Int(&c.retentionDays, "usage-retention-days", 35, "days of the usage table kept (the day's count is all the limits need)")
@@ -166,8 +171,10 @@ type serveJobs struct {
 	exports  *cron.Exports // nil when this edge builds no exports
 }
 
-// addJobs adds every job c turns on to jobs, reading from db.
-func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, log *slog.Logger) (*serveJobs, error) {
+// addJobs adds every job c turns on to jobs, reading from db. leading,
+// when not nil, says whether this edge leads its fleet: the jobs a fleet
+// needs once run only then.
+func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func() bool, log *slog.Logger) (*serveJobs, error) {
 	j := &serveJobs{state: &views.Published[served.State]{}, editions: &views.Published[editions.Set]{}}
 	j.views = cron.NewViews(db, j.state, log)
 	add := []cron.Job{j.views.FullJob(c.full), j.views.RefreshJob(c.refresh)}
@@ -175,12 +182,17 @@ func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, log *slog.Lo
 		add = append(add, cron.EditionsJob(db, j.editions, c.editions, c.maxEditions, j.views.Heavy(), j.views.WaitFigures, log))
 	}
 	// In a fleet, one edge is enough to rank: the ranks are stored in
-	// ClickHouse, which every edge reads.
+	// ClickHouse, which every edge reads. So for the usage retention.
+	var once []cron.Job
 	if c.ranks != "off" {
-		add = append(add, cron.RanksJob(db, c.ranks, log))
+		once = append(once, cron.RanksJob(db, c.ranks, log))
 	}
 	if c.retention != "off" {
-		add = append(add, cron.UsageRetentionJob(db, c.retention, c.retentionDays, log))
+		once = append(once, cron.UsageRetentionJob(db, c.retention, c.retentionDays, log))
+	}
+	for _, j := range once {
+		j.OnlyIf = leading
+		add = append(add, j)
 	}
 	if c.exportsSchedule != "off" {
 		j.exports = cron.NewExports(c.exports, db, log)
@@ -192,6 +204,17 @@ func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, log *slog.Lo
 		}
 	}
 	return j, nil
+}
+
+// startElection enters this edge in its fleet's election (package
+// leader), named by its host name and listening address.
+func startElection(c *serveConfig, addr string, onLead func(), log *slog.Logger) (*leader.Elector, error) {
+	path := c.zkPath
+	if path == "" {
+		path = "/edge/fleets/" + c.ch.Database
+	}
+	host, _ := os.Hostname()
+	return leader.Start(leader.Config{Servers: analytics.Addrs(c.zk), Path: path, ID: host + " " + addr, OnLead: onLead}, log)
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -225,7 +248,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer jobsDB.Close()
 	defer syncDB.Close()
 	jobs := cron.New(ctx, log, cron.Backoff{Initial: c.backoffMin, Max: c.backoffMax})
-	built, err := addJobs(c, jobs, jobsDB, log)
+	var leading func() bool
+	if c.zk != "" {
+		// The edge that comes to lead runs the fleet's once-jobs at once.
+		elector, err := startElection(c, ln.Addr().String(), func() {
+			for _, name := range []string{"ranks", "usage-retention"} {
+				if err := jobs.RunNow(name); err != nil && !strings.HasPrefix(err.Error(), "no job named") {
+					log.Warn("once-job on taking the lead", "job", name, "err", err)
+				}
+			}
+		}, log)
+		if err != nil {
+			return err
+		}
+		defer elector.Close()
+		leading = elector.Leading
+	}
+	built, err := addJobs(c, jobs, jobsDB, leading, log)
 	if err != nil {
 		return err
 	}

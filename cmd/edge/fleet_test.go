@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/analytics/chtest"
+)
+
+// jobStatus is a job's entry in /readyz.
+type jobStatus struct {
+	Name          string
+	Runs, Skipped int
+}
+
+// ranksOf returns the ranks job's status on the edge at addr.
+func ranksOf(addr string) (jobStatus, bool) {
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		return jobStatus{}, false
+	}
+	defer resp.Body.Close()
+	var r struct{ Jobs []jobStatus }
+	if json.NewDecoder(resp.Body).Decode(&r) != nil {
+		return jobStatus{}, false
+	}
+	for _, j := range r.Jobs {
+		if j.Name == "ranks" {
+			return j, true
+		}
+	}
+	return jobStatus{}, false
+}
+
+// TestFleetElectsOneEdgeForOnceJobs starts two edges with --zk over one
+// database: one leads and runs the ranks job, the other skips it; when the
+// leader stops, the other takes the lead and runs the job at once.
+func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	z, err := chtest.StartZooKeeper()
+	switch {
+	case err == nil:
+		defer z.Stop()
+	case errors.Is(err, chtest.ErrNoZooKeeper) && os.Getenv("CI") != "true":
+		t.Skip(err)
+	default:
+		t.Fatal(err)
+	}
+	cfg := srv.NewDatabase(t)
+	t.Setenv("EDGE_CH_ADDR", cfg.Addr)
+	t.Setenv("EDGE_CH_DATABASE", cfg.Database)
+	t.Setenv("EDGE_ZK", "127.0.0.1:"+strconv.Itoa(z.Port))
+	ctx := context.Background()
+	if code, out, errs := runCmd(t, ctx, "migrate"); code != 0 {
+		t.Fatalf("migrate: %d %q %q", code, out, errs)
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1)) // serve sets the process's limit: put it back
+
+	type edge struct {
+		addr    string
+		stop    context.CancelFunc
+		done    chan int
+		errs    *bytes.Buffer
+		stopped bool
+	}
+	start := func() *edge {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &edge{addr: ln.Addr().String(), done: make(chan int, 1), errs: &bytes.Buffer{}}
+		ln.Close()
+		sctx, stop := context.WithCancel(ctx)
+		e.stop = stop
+		go func() {
+			e.done <- run(sctx, []string{"serve", "--listen", e.addr, "--memory-limit", "1GiB", "--cache-mb", "64",
+				"--exports-schedule", "off", "--editions-schedule", "off"}, strings.NewReader(""), &bytes.Buffer{}, e.errs)
+		}()
+		return e
+	}
+	stopEdge := func(e *edge) {
+		if e.stopped {
+			return
+		}
+		e.stopped = true
+		e.stop()
+		select {
+		case <-e.done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("serve did not stop")
+		}
+	}
+	a, b := start(), start()
+	defer func() { stopEdge(a); stopEdge(b) }()
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("not within 30 s: %s\na: %s\nb: %s", what, a.errs, b.errs)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	var leader, other *edge
+	eventually("one edge ranks and the other skips", func() bool {
+		ra, okA := ranksOf(a.addr)
+		rb, okB := ranksOf(b.addr)
+		switch {
+		case !okA || !okB:
+			return false
+		case ra.Runs > 0 && rb.Runs == 0 && rb.Skipped > 0:
+			leader, other = a, b
+		case rb.Runs > 0 && ra.Runs == 0 && ra.Skipped > 0:
+			leader, other = b, a
+		default:
+			return false
+		}
+		return true
+	})
+	// A moment later, still only the leader has ranked.
+	time.Sleep(300 * time.Millisecond)
+	if r, _ := ranksOf(other.addr); r.Runs != 0 {
+		t.Fatalf("the other edge ranked too: %+v", r)
+	}
+	stopEdge(leader)
+	eventually("the other edge takes the lead and ranks", func() bool {
+		r, ok := ranksOf(other.addr)
+		return ok && r.Runs > 0
+	})
+}

@@ -80,13 +80,15 @@ func TestClusterAnswersAsOneServer(t *testing.T) {
 		for i := 0; i < len(ls); i += len(ls)/4 + 1 {
 			base := "/api/v1/listings/" + s.String() + "/" + url.PathEscape(ls[i].ID)
 			paths = append(paths, base, base+"/history?days=10", base+"/reviews", base+"/growth?from=2026-02-20",
+				base+"/growth?from="+url.QueryEscape("2026-02-20T12:00:00Z"),
 				"/listings/"+s.String()+"/"+url.PathEscape(ls[i].ID))
 		}
 	}
 	chrome, firefox := firstLive(t, one, views.Chrome), firstLive(t, one, views.Firefox)
 	paths = append(paths, "/api/summary", "/api/extensions?limit=50", "/api/v1/week", "/api/v1/weeks", "/api/v1/listings?limit=100",
 		"/api/v1/compare?listings="+url.QueryEscape("chrome:"+chrome.ID+",firefox:"+firefox.ID),
-		"/api/v1/reviews/search?q=the&stars=all", "/api/v1/exports", "/api/v1/categories/chrome", "/api/v1/tags")
+		"/api/v1/reviews/search?q=the&stars=all", "/api/v1/exports", "/api/v1/categories/chrome", "/api/v1/tags",
+		"/api/v1/changes?limit=100", "/api/v1/charts/chrome?chart=top", "/api/v1/charts/apple?chart=new")
 	ok := 0
 	for _, p := range paths {
 		a, b := get(t, "GET", one.Base+p), get(t, "GET", many.Base+p)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,6 +67,21 @@ func sameListings(t *testing.T, what string, got, want *replica.Replica) {
 		if !reflect.DeepEqual(g, w) {
 			t.Fatalf("%s: listing %s/%s differs:\n got %+v\nwant %+v", what, w.Store, w.ID, g, w)
 		}
+	}
+}
+
+// TestClusterNeedsTheProfile: a connection to a cluster whose user's
+// profile lacks distributed_product_mode = 'local' fails, naming it.
+func TestClusterNeedsTheProfile(t *testing.T) {
+	cfg := chtest.Need(t, srv).Config("default")
+	cfg.Cluster = "edge"
+	conn, err := analytics.Open(context.Background(), cfg)
+	if err == nil {
+		conn.Close()
+		t.Fatal("connected to a cluster without the profile's setting")
+	}
+	if !strings.Contains(err.Error(), "distributed_product_mode") {
+		t.Fatalf("the error does not name the setting: %v", err)
 	}
 }
 

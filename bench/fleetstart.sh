@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Starts N edges at once over one ClickHouse database and reports what
+# their starts cost ClickHouse: every query finished between the first
+# start and the moment every edge has run its start-up jobs (views,
+# editions, exports, ranks), from the server's counters (system.events:
+# queries, CPU of the queries' threads; the edges' queries do not set
+# log_queries, so the query log does not see them). Run it for 1 edge and
+# for N to check that the costs add up (bench/README.md, What a fleet
+# costs ClickHouse).
+#
+#   bench/fleetstart.sh 3                       # 3 edges over bench_100k
+#   EDGE_CH_DATABASE=bench_1m bench/fleetstart.sh 2
+#
+# Loopback only: the edges listen on 127.0.0.1:1808x. The server must
+# have no other traffic while it runs.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+n=${1:-1}
+export EDGE_CH_ADDR=${EDGE_CH_ADDR:-127.0.0.1:19000}
+export EDGE_CH_DATABASE=${EDGE_CH_DATABASE:-bench_100k}
+ch() { clickhouse-client --port "${EDGE_CH_ADDR##*:}" -q "$1"; }
+
+(cd "$root" && make -s build)
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+counters() {
+  ch "SELECT sumIf(value, event = 'Query'), sumIf(value, event IN ('UserTimeMicroseconds', 'SystemTimeMicroseconds'))
+      FROM system.events FORMAT TSV"
+}
+read -r q0 cpu0 < <(counters)
+start=$(date +%s)
+for i in $(seq 1 "$n"); do
+  mkdir -p "$work/$i"
+  "$root/bin/edge" serve --listen "127.0.0.1:$((18080 + i))" --exports-dir "$work/$i" \
+    --memory-limit 3GiB --cache-mb 64 >"$work/$i.log" 2>&1 &
+  pids+=($!)
+done
+
+# Done when every edge has run each start-up job once (a success or a skip).
+done_all() {
+  for i in $(seq 1 "$n"); do
+    body=$(curl -s "127.0.0.1:$((18080 + i))/readyz" || true)
+    for job in views editions exports ranks; do
+      echo "$body" | python3 -c "
+import json, sys
+jobs = {j['name']: j for j in json.load(sys.stdin).get('jobs', [])}
+j = jobs.get('$job')
+sys.exit(0 if j and (j['runs'] + j.get('skipped', 0)) > 0 and not j['running'] else 1)" 2>/dev/null || return 1
+    done
+  done
+}
+until done_all; do
+  sleep 1
+  if (( $(date +%s) - start > 1800 )); then echo "fleetstart: not done in 30 minutes" >&2; exit 1; fi
+done
+took=$(( $(date +%s) - start ))
+read -r q1 cpu1 < <(counters)
+echo "edges $n: every start-up job done in ${took}s; ClickHouse: $((q1 - q0)) queries, $(( (cpu1 - cpu0) / 1000 )) CPU ms"

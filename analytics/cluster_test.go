@@ -150,15 +150,46 @@ func TestSchemaAndLoadsOnACluster(t *testing.T) {
 	}
 	sameListings(t, "cluster", load(conn), want)
 
+	// The usage of two days, summed per shard by the view and dropped a
+	// day at a time on every server; then the whole dataset reset.
+	day := time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
+	for i, d := range []time.Time{day.AddDate(0, 0, -1), day} {
+		deltas := []analytics.UsageDelta{{Day: d, Subject: "key:a", Calls: 3}, {Day: d, Subject: "addr:b", Calls: 4}}
+		if err := analytics.WriteUsage(ctx, conn, analytics.UsageBatch{Edge: "e", Seq: uint64(i)}, deltas); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if u, err := analytics.LoadUsage(ctx, conn, day); err != nil || u["key:a"] != 3 || u["addr:b"] != 4 {
+		t.Fatalf("usage of a day on the cluster: %v %v", u, err)
+	}
+	if dropped, err := analytics.DropUsageBefore(ctx, conn, day); err != nil || len(dropped) != 1 {
+		t.Fatalf("dropped %v, %v; want the day before", dropped, err)
+	}
+	for d, want := range map[time.Time]uint64{day.AddDate(0, 0, -1): 0, day: 3} {
+		if u, err := analytics.LoadUsage(ctx, conn, d); err != nil || u["key:a"] != want {
+			t.Fatalf("usage of %s after the drop: %v %v, want %d", d.Format(time.DateOnly), u, err, want)
+		}
+	}
+
 	// The first replica of the first shard goes away: a new connection
 	// goes to the next address, and the shard's other replica answers
 	// for it.
 	c.Shards[0][0].Pause()
-	defer c.Shards[0][0].Resume()
 	again, err := analytics.Open(ctx, cfg)
 	if err != nil {
 		t.Fatalf("open with the first replica down: %v", err)
 	}
 	defer again.Close()
 	sameListings(t, "cluster without its first replica", load(again), want)
+	if err := c.Shards[0][0].Resume(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A reset empties the tables on every server.
+	if err := analytics.Reset(ctx, conn); err != nil {
+		t.Fatalf("reset on the cluster: %v", err)
+	}
+	if empty, err := analytics.IsEmpty(ctx, conn); err != nil || !empty {
+		t.Fatalf("after a reset: empty %v, %v", empty, err)
+	}
 }

@@ -625,6 +625,13 @@ func (w *workload) run() {
 		w.must(err)
 	}
 	w.note("LoadDailyHistory", "LoadRelistings", "LoadDailyReadings", "LoadReadingsAround")
+	// Two edges keep the same edition (the same bytes: editions are a
+	// function of the data), maybe in the same second.
+	w.must(analytics.StoreEdition(ctx, conn, "2026-W01", 1, []byte(`{"week":"2026-W01"}`)))
+	w.must(analytics.StoreEdition(ctx, conn, "2026-W01", 1, []byte(`{"week":"2026-W01"}`)))
+	_, err = analytics.LoadEditions(ctx, conn, 1)
+	w.must(err)
+	w.note("StoreEdition", "LoadEditions")
 	var reviewed analytics.ListingKey
 	for i := range all {
 		if l := &all[i]; l.Store != views.Chrome {

@@ -2,6 +2,7 @@ package cron
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -27,8 +28,15 @@ import (
 // first. When it built an edition, it collects the week states it read and
 // returns their pages to the system, so RSS settles at the published
 // state's size.
+//
+// Every edition built is kept in ClickHouse (analytics.StoreEdition), and
+// an edition kept there is loaded, not built: a fleet builds each once,
+// and a restart builds none again. leading, when not nil, says whether
+// this edge leads its fleet (package leader): only then does it build;
+// the others wait for the leader's, and the job fails (and is retried)
+// while an edition they lack is not kept yet.
 func EditionsJob(db *analytics.Lazy, pub *views.Published[editions.Set], schedule string, max int, heavy sync.Locker,
-	ready func(context.Context) error, log *slog.Logger) Job {
+	ready func(context.Context) error, leading func() bool, log *slog.Logger) Job {
 	return Job{Name: "editions", Schedule: schedule, Run: func(ctx context.Context) error {
 		if ready != nil {
 			if err := ready(ctx); err != nil {
@@ -45,22 +53,44 @@ func EditionsJob(db *analytics.Lazy, pub *views.Published[editions.Set], schedul
 				memory.CollectReplaced()
 			}
 		}()
+		kept, err := analytics.LoadEditions(ctx, conn, editions.FormatVersion)
+		if err != nil {
+			return err
+		}
+		keep := func(ctx context.Context, e *editions.Edition) error {
+			body, err := json.Marshal(e)
+			if err != nil {
+				return fmt.Errorf("keep edition %s: %w", e.Week, err)
+			}
+			return analytics.StoreEdition(ctx, conn, e.Week, editions.FormatVersion, body)
+		}
+		src := EditionSource{Kept: kept, Keep: keep, MayBuild: leading == nil || leading()}
 		return BuildEditions(ctx, pub, max, first, last, func(ctx context.Context, at time.Time) (*editions.State, error) {
 			if heavy != nil {
 				heavy.Lock()
 				defer heavy.Unlock()
 			}
 			return analytics.LoadWeekState(ctx, conn, at, db.PartSize())
-		}, log)
+		}, src, log)
 	}}
 }
 
-// BuildEditions builds the edition of every complete ISO week between the
-// readings first and last that pub has none of yet, newest first, and
-// publishes after each one; at most max are kept. load gives the state of
-// every listing at an instant.
+// EditionSource is where BuildEditions finds editions already built, and
+// whether it may build the others.
+type EditionSource struct {
+	Kept     map[string][]byte                                   // kept editions' JSON by week; nil: none
+	Keep     func(ctx context.Context, e *editions.Edition) error // keeps an edition built; nil: not kept
+	MayBuild bool                                                 // false: wait for the editions kept by another edge
+}
+
+// BuildEditions publishes the edition of every complete ISO week between
+// the readings first and last that pub has none of yet, newest first,
+// after each one; at most max are kept. An edition kept in src is loaded;
+// another is built from the states load gives (the state of every listing
+// at an instant) and kept, when src.MayBuild; else it is waited for: the
+// call then fails, naming how many wait.
 func BuildEditions(ctx context.Context, pub *views.Published[editions.Set], max int, first, last time.Time,
-	load func(context.Context, time.Time) (*editions.State, error), log *slog.Logger) error {
+	load func(context.Context, time.Time) (*editions.State, error), src EditionSource, log *slog.Logger) error {
 	// The week holding the newest reading is not complete yet (a reading at
 	// Monday 00:00 sits in the new week, so the one before is complete).
 	newest := editions.WeekOf(views.DayOf(last)).Prev()
@@ -69,13 +99,30 @@ func BuildEditions(ctx context.Context, pub *views.Published[editions.Set], max 
 		oldest = oldest.Next() // the first week is partial
 	}
 	var (
-		built int
-		cur   *editions.State // state at the end of w
-		err   error
+		built, loaded, waiting int
+		cur                    *editions.State // state at the end of w
+		err                    error
 	)
 	for w, n := newest, 0; !w.Before(oldest) && n < max; w, n = w.Prev(), n+1 {
 		if pub.Load().Has(w) {
 			cur = nil
+			continue
+		}
+		if body, ok := src.Kept[w.String()]; ok {
+			var e editions.Edition
+			if err := json.Unmarshal(body, &e); err != nil {
+				return fmt.Errorf("kept edition %s: %w", w, err)
+			}
+			next, err := editions.NewSet(pub.Load(), &e)
+			if err != nil {
+				return err
+			}
+			pub.Publish(next)
+			loaded, cur = loaded+1, nil
+			continue
+		}
+		if !src.MayBuild {
+			waiting, cur = waiting+1, nil
 			continue
 		}
 		start := time.Now()
@@ -88,17 +135,26 @@ func BuildEditions(ctx context.Context, pub *views.Published[editions.Set], max 
 		if err != nil {
 			return fmt.Errorf("edition %s: %w", w, err)
 		}
-		next, err := editions.NewSet(pub.Load(), editions.Build(w, cur, prev))
+		e := editions.Build(w, cur, prev)
+		next, err := editions.NewSet(pub.Load(), e)
 		if err != nil {
 			return err
 		}
 		pub.Publish(next)
 		built++
+		if src.Keep != nil {
+			if err := src.Keep(ctx, e); err != nil {
+				log.Warn("edition built but not kept: the fleet's other edges build it themselves", "week", w.String(), "err", err)
+			}
+		}
 		log.Debug("edition built", "week", w.String(), "took", time.Since(start).Round(time.Millisecond))
 		cur = prev // the previous week ends where this one starts
 	}
-	if built > 0 {
-		log.Info("editions published", "built", built, "total", pub.Load().Len(), "latest", pub.Load().Latest().Week)
+	if built+loaded > 0 {
+		log.Info("editions published", "built", built, "loaded", loaded, "total", pub.Load().Len(), "latest", pub.Load().Latest().Week)
+	}
+	if waiting > 0 {
+		return fmt.Errorf("%d editions wait for the edge that leads the fleet to build them", waiting)
 	}
 	return nil
 }

@@ -159,20 +159,20 @@ func run(cfg analytics.Config, edges int) error {
 	weeks, exportDays, rankDays := days/7, min(days-1, 30), min(days, analytics.HistoryDays)
 	c := func(name string) float64 { return costs[name].cpu() }
 	// A new edge of a running fleet finds the days ranked (the ranks live
-	// in ClickHouse) but builds every edition and, without a shared
-	// exports volume, the kept days of exports.
-	start := c("first load = full reload") + float64(weeks)*c("edition (two week states)")/2 +
-		float64(exportDays)*c("exports (a day, 5 stores)")
-	firstOfFleet := start + float64(rankDays)*c("ranks (a day)")
+	// in ClickHouse) and the editions kept (it loads them), but builds,
+	// without a shared exports volume, the kept days of exports. The
+	// fleet's first edge builds every edition and ranks every day too.
+	start := c("first load = full reload") + float64(exportDays)*c("exports (a day, 5 stores)")
+	firstOfFleet := start + float64(weeks)*c("edition (two week states)")/2 + float64(rankDays)*c("ranks (a day)")
 	// An hour at the default schedules: a full reload (hourly), 11
 	// refreshes (every 5 minutes but the reload's), the ranks of the
 	// current day (hourly), a key reload every 10 s, a usage sync every
 	// 2 s; a day's exports once a day and an edition once a week.
 	hour := c("first load = full reload") + 11*c("refresh (nothing changed)") + c("ranks (a day)") +
 		360*c("key reload") + 1800*c("usage sync") + c("exports (a day, 5 stores)")/24 + c("edition (two week states)")/168
-	fmt.Printf("\ndata: %d days (%d weeks); a new edge builds %d editions (a week state each, the previous one shared), %d days of exports, %d days of ranks\n",
-		days, weeks, weeks, exportDays, rankDays)
-	fmt.Printf("one edge's start (today's design): %.1f CPU s of ClickHouse (the fleet's first edge, which ranks every day too: %.1f)\n", start, firstOfFleet)
+	fmt.Printf("\ndata: %d days (%d weeks); the fleet's first edge builds %d editions (a week state each, the previous one shared) and ranks %d days; every edge builds %d days of exports\n",
+		days, weeks, weeks, rankDays, exportDays)
+	fmt.Printf("a new edge's start: %.1f CPU s of ClickHouse (the fleet's first edge: %.1f)\n", start, firstOfFleet)
 	fmt.Printf("one edge, an hour at the default schedules: %.1f CPU s (%.2f%% of a core)\n", hour, hour/36)
 	fmt.Printf("%d edges, each doing every role (today's design): start %.1f CPU s; an hour %.1f CPU s (%.1f%% of a core), %.1fx one edge\n",
 		edges, float64(edges)*start, float64(edges)*hour, float64(edges)*hour/36, float64(edges))

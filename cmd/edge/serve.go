@@ -179,7 +179,7 @@ func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func
 	j.views = cron.NewViews(db, j.state, log)
 	add := []cron.Job{j.views.FullJob(c.full), j.views.RefreshJob(c.refresh)}
 	if c.editions != "off" {
-		add = append(add, cron.EditionsJob(db, j.editions, c.editions, c.maxEditions, j.views.Heavy(), j.views.WaitFigures, log))
+		add = append(add, cron.EditionsJob(db, j.editions, c.editions, c.maxEditions, j.views.Heavy(), j.views.WaitFigures, leading, log))
 	}
 	// In a fleet, one edge is enough to rank: the ranks are stored in
 	// ClickHouse, which every edge reads. So for the usage retention.

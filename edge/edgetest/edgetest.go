@@ -131,7 +131,7 @@ func Start(t testing.TB, d Dataset, log *slog.Logger, opts ...func(*edge.Config)
 		src.DB, src.SyncDB, jobsDB = analytics.NewLazy(*d.CH), analytics.NewLazy(*d.CH), analytics.NewLazy(*d.CH)
 		vb := cron.NewViews(jobsDB, h.State, log)
 		jobs = []cron.Job{vb.FullJob("@every 1h"), vb.RefreshJob("@every 1h"),
-			cron.EditionsJob(jobsDB, h.Editions, "@every 1h", 260, vb.Heavy(), nil, log), cron.RanksJob(jobsDB, "@every 1h", log)}
+			cron.EditionsJob(jobsDB, h.Editions, "@every 1h", 260, vb.Heavy(), nil, nil, log), cron.RanksJob(jobsDB, "@every 1h", log)}
 		h.Exports = cron.NewExports(cron.ExportsConfig{Dir: t.TempDir(), Keep: 30, PerRun: 30}, jobsDB, log)
 		jobs = append(jobs, h.Exports.Job("@every 1h"))
 		src.Exports = h.Exports
@@ -229,7 +229,7 @@ func memoryJobs(d *memload.Data, h *Harness, log *slog.Logger) []cron.Job {
 			first, last := d.Span()
 			return cron.BuildEditions(ctx, h.Editions, 260, first, last, func(_ context.Context, at time.Time) (*editions.State, error) {
 				return d.WeekState(at), nil
-			}, log)
+			}, cron.EditionSource{MayBuild: true}, log)
 		}},
 		{Name: "ranks", Schedule: "@every 1h", Run: nothing},
 	}

@@ -112,6 +112,12 @@ func (s *State) live(l *Listing) bool {
 // ranked reports whether l is live with a size at the state's instant.
 func (s *State) ranked(l *Listing) bool { return s.live(l) && l.HasSize }
 
+// FormatVersion names how an edition is computed and written: a fleet
+// keeps each built edition with it (analytics.StoreEdition), and an edge
+// loads only editions of its own format, building the others again. Raise
+// it with any change to Build or to the fields of Edition.
+const FormatVersion = 1
+
 // Size is how many entries each list of an edition holds.
 const Size = 10
 

@@ -1,0 +1,76 @@
+package cron
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/analytics/seed"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
+)
+
+// TestEditionsAreBuiltOncePerFleet runs the editions job of three edges
+// over one database: a follower that comes first finds nothing kept and
+// waits (the job fails, to be retried); the leader builds every edition and
+// keeps it; the follower then loads them all, reading no week state, and
+// its editions are the leader's, byte for byte.
+func TestEditionsAreBuiltOncePerFleet(t *testing.T) {
+	cfg, conn := chtest.Need(t, srv).Migrated(t)
+	ctx := context.Background()
+	o := seed.Options{Seed: 3, Listings: 200, Days: 30, ReviewsPerListing: 0, End: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+	if _, err := seed.Write(ctx, conn, o, seed.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db := analytics.NewLazy(cfg)
+	t.Cleanup(func() { db.Close() })
+	job := func(pub *views.Published[editions.Set], leading bool) Job {
+		return EditionsJob(db, pub, "@every 1h", 260, nil, nil, func() bool { return leading }, quiet())
+	}
+	follower, leader := &views.Published[editions.Set]{}, &views.Published[editions.Set]{}
+
+	err := job(follower, false).Run(ctx)
+	if err == nil || !strings.Contains(err.Error(), "wait for the edge that leads") || follower.Load().Len() != 0 {
+		t.Fatalf("a follower before the leader: %v, %d editions", err, follower.Load().Len())
+	}
+	if err := job(leader, true).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := analytics.LoadEditions(ctx, conn, editions.FormatVersion)
+	if err != nil || len(kept) < 3 || len(kept) != leader.Load().Len() {
+		t.Fatalf("kept %d editions (%v), the leader built %d", len(kept), err, leader.Load().Len())
+	}
+	if err := job(follower, false).Run(ctx); err != nil {
+		t.Fatalf("the follower once the leader kept its editions: %v", err)
+	}
+	for _, w := range leader.Load().Weeks() {
+		a, _ := json.Marshal(leader.Load().Get(w))
+		b, _ := json.Marshal(follower.Load().Get(w))
+		if string(a) != string(b) {
+			t.Fatalf("edition %s differs:\n%.300s\n%.300s", w, a, b)
+		}
+	}
+	// An edition kept in another format is not loaded: it is built again.
+	if kept, _ := analytics.LoadEditions(ctx, conn, editions.FormatVersion+1); len(kept) != 0 {
+		t.Fatalf("%d editions of a format no edge wrote", len(kept))
+	}
+
+	// A follower loads: BuildEditions with a load that fails proves it
+	// reads no week state.
+	first, last, err := analytics.DataSpan(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := &views.Published[editions.Set]{}
+	noState := func(context.Context, time.Time) (*editions.State, error) {
+		t.Fatal("a week state read for an edition the fleet keeps")
+		return nil, nil
+	}
+	if err := BuildEditions(ctx, fresh, 260, first, last, noState, EditionSource{Kept: kept}, quiet()); err != nil || fresh.Load().Len() != len(kept) {
+		t.Fatalf("loaded %d of %d kept editions: %v", fresh.Load().Len(), len(kept), err)
+	}
+}

@@ -78,7 +78,7 @@ func EditionsJob(db *analytics.Lazy, pub *views.Published[editions.Set], schedul
 // EditionSource is where BuildEditions finds editions already built, and
 // whether it may build the others.
 type EditionSource struct {
-	Kept     map[string][]byte                                   // kept editions' JSON by week; nil: none
+	Kept     map[string][]byte                                    // kept editions' JSON by week; nil: none
 	Keep     func(ctx context.Context, e *editions.Edition) error // keeps an edition built; nil: not kept
 	MayBuild bool                                                 // false: wait for the editions kept by another edge
 }

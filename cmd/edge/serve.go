@@ -93,7 +93,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.String(&c.refresh, "refresh-schedule", "*/5 * * * *", "cron spec (UTC) of the incremental refresh of changed listings")
 	f.String(&c.editions, "editions-schedule", "10 0 * * 1", "cron spec (UTC) of the weekly editions build (after each ISO week ends); off: no editions (/api/v1/week answers 503)")
 	f.String(&c.ranks, "ranks-schedule", "20 * * * *", "cron spec (UTC) of the daily store ranks of listing histories (days not ranked yet or with new crawls); off on all but one edge of a fleet without ZooKeeper (with --zk, only the leading edge runs it)")
-	f.String(&c.zk, "zk", "", "ZooKeeper servers host:port, comma separated: the edges of a fleet elect one to run the jobs a fleet needs once (ranks, usage retention)")
+	f.String(&c.zk, "zk", "", "ZooKeeper servers host:port, comma separated: the edges of a fleet elect one to run the jobs a fleet needs once (ranks, usage retention, building editions)")
 	f.String(&c.zkPath, "zk-path", "", "ZooKeeper node of the fleet's election (default /edge/fleets/<ClickHouse database>)")
 	f.Int(&c.maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")
 	f.String(&c.retention, "usage-retention-schedule", "30 3 * * *", "cron spec (UTC) of the job that drops old days of the usage table; off: none (keep every day)")
@@ -252,7 +252,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.zk != "" {
 		// The edge that comes to lead runs the fleet's once-jobs at once.
 		elector, err := startElection(c, ln.Addr().String(), func() {
-			for _, name := range []string{"ranks", "usage-retention"} {
+			for _, name := range []string{"ranks", "usage-retention", "editions"} {
 				if err := jobs.RunNow(name); err != nil && !strings.HasPrefix(err.Error(), "no job named") {
 					log.Warn("once-job on taking the lead", "job", name, "err", err)
 				}

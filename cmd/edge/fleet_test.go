@@ -43,8 +43,10 @@ func ranksOf(addr string) (jobStatus, bool) {
 }
 
 // TestFleetElectsOneEdgeForOnceJobs starts two edges with --zk over one
-// database: one leads and runs the ranks job, the other skips it; when the
-// leader stops, the other takes the lead and runs the job at once.
+// seeded database: one leads and runs the ranks job, the other skips it;
+// the leader builds the weekly editions and the other loads them, the
+// same bytes; when the leader stops, the other takes the lead and runs
+// the job at once.
 func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	srv := chtest.Need(t, srv)
 	z, err := chtest.StartZooKeeper()
@@ -63,6 +65,9 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	ctx := context.Background()
 	if code, out, errs := runCmd(t, ctx, "migrate"); code != 0 {
 		t.Fatalf("migrate: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := runCmd(t, ctx, "seed", "--listings", "200", "--days", "22", "--end", "2026-05-01"); code != 0 {
+		t.Fatalf("seed: %d %q %q", code, out, errs)
 	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1)) // serve sets the process's limit: put it back
 
@@ -84,7 +89,7 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		e.stop = stop
 		go func() {
 			e.done <- run(sctx, []string{"serve", "--listen", e.addr, "--memory-limit", "1GiB", "--cache-mb", "64",
-				"--exports-schedule", "off", "--editions-schedule", "off"}, strings.NewReader(""), &bytes.Buffer{}, e.errs)
+				"--exports-schedule", "off", "--retry-max", "2s"}, strings.NewReader(""), &bytes.Buffer{}, e.errs)
 		}()
 		return e
 	}
@@ -132,6 +137,25 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if r, _ := ranksOf(other.addr); r.Runs != 0 {
 		t.Fatalf("the other edge ranked too: %+v", r)
+	}
+	// The leader builds the editions, the other loads them: the same bytes.
+	week := func(e *edge) (int, []byte) {
+		resp, err := http.Get("http://" + e.addr + "/api/v1/weeks")
+		if err != nil {
+			return 0, nil
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.Bytes()
+	}
+	eventually("both edges serve the same editions", func() bool {
+		sl, bl := week(leader)
+		so, bo := week(other)
+		return sl == 200 && so == 200 && bytes.Equal(bl, bo) && bytes.Count(bl, []byte(`"week"`)) >= 2
+	})
+	if !strings.Contains(other.errs.String(), `built=0 loaded=`) || strings.Contains(leader.errs.String(), `built=0 loaded=`) {
+		t.Fatalf("the leader did not build, or the other edge did not load, the editions:\nleader: %s\nother: %s", leader.errs, other.errs)
 	}
 	stopEdge(leader)
 	eventually("the other edge takes the lead and ranks", func() bool {

@@ -88,7 +88,8 @@ type EditionSource struct {
 // after each one; at most max are kept. An edition kept in src is loaded;
 // another is built from the states load gives (the state of every listing
 // at an instant) and kept, when src.MayBuild; else it is waited for: the
-// call then fails, naming how many wait.
+// call then fails, naming how many wait. An edition pub has but src has
+// not kept is kept (when src.MayBuild): one whose keeping failed before.
 func BuildEditions(ctx context.Context, pub *views.Published[editions.Set], max int, first, last time.Time,
 	load func(context.Context, time.Time) (*editions.State, error), src EditionSource, log *slog.Logger) error {
 	// The week holding the newest reading is not complete yet (a reading at
@@ -106,6 +107,13 @@ func BuildEditions(ctx context.Context, pub *views.Published[editions.Set], max 
 	for w, n := newest, 0; !w.Before(oldest) && n < max; w, n = w.Prev(), n+1 {
 		if pub.Load().Has(w) {
 			cur = nil
+			// An edition this edge built but could not keep is kept now:
+			// the fleet's other edges wait for it.
+			if _, ok := src.Kept[w.String()]; !ok && src.MayBuild && src.Keep != nil {
+				if err := src.Keep(ctx, pub.Load().Get(w)); err != nil {
+					return fmt.Errorf("keep edition %s: %w", w, err)
+				}
+			}
 			continue
 		}
 		if body, ok := src.Kept[w.String()]; ok {
@@ -144,7 +152,7 @@ func BuildEditions(ctx context.Context, pub *views.Published[editions.Set], max 
 		built++
 		if src.Keep != nil {
 			if err := src.Keep(ctx, e); err != nil {
-				log.Warn("edition built but not kept: the fleet's other edges build it themselves", "week", w.String(), "err", err)
+				log.Warn("edition built but not kept yet: the next run keeps it", "week", w.String(), "err", err)
 			}
 		}
 		log.Debug("edition built", "week", w.String(), "took", time.Since(start).Round(time.Millisecond))

@@ -3,6 +3,7 @@ package cron
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,37 @@ func TestEditionsAreBuiltOncePerFleet(t *testing.T) {
 	}
 	if err := BuildEditions(ctx, fresh, 260, first, last, noState, EditionSource{Kept: kept}, quiet()); err != nil || fresh.Load().Len() != len(kept) {
 		t.Fatalf("loaded %d of %d kept editions: %v", fresh.Load().Len(), len(kept), err)
+	}
+}
+
+// TestAnEditionNotKeptIsKeptLater: the leader builds an edition whose
+// keeping fails; its next run keeps it, so the fleet's other edges are
+// not left waiting for it.
+func TestAnEditionNotKeptIsKeptLater(t *testing.T) {
+	first := time.Date(2026, 2, 2, 0, 0, 0, 0, time.UTC) // a Monday
+	last := first.AddDate(0, 0, 15)
+	state := func(_ context.Context, at time.Time) (*editions.State, error) { return &editions.State{At: at}, nil }
+	pub := &views.Published[editions.Set]{}
+	kept := map[string][]byte{}
+	failing := true
+	keep := func(_ context.Context, e *editions.Edition) error {
+		if failing {
+			return errors.New("ClickHouse away")
+		}
+		kept[e.Week], _ = json.Marshal(e)
+		return nil
+	}
+	if err := BuildEditions(context.Background(), pub, 260, first, last, state, EditionSource{Kept: map[string][]byte{}, Keep: keep, MayBuild: true}, quiet()); err != nil {
+		t.Fatal(err)
+	}
+	if pub.Load().Len() != 2 || len(kept) != 0 {
+		t.Fatalf("%d built, %d kept", pub.Load().Len(), len(kept))
+	}
+	failing = false
+	if err := BuildEditions(context.Background(), pub, 260, first, last, state, EditionSource{Kept: map[string][]byte{}, Keep: keep, MayBuild: true}, quiet()); err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 2 {
+		t.Fatalf("the next run kept %d of the 2 editions", len(kept))
 	}
 }

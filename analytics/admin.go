@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
@@ -59,9 +60,29 @@ func Reset(ctx context.Context, conn driver.Conn) error {
 		if err != nil {
 			return err
 		}
-		if err := conn.Exec(ctx, "TRUNCATE TABLE "+target); err != nil {
+		if err := truncate(ctx, conn, target, target != t); err != nil {
 			return fmt.Errorf("truncate %s: %w", t, err)
 		}
 	}
 	return nil
+}
+
+// truncate empties a table. On a cluster (onCluster) the statement runs
+// on every server and needs each shard's leading replica: a replica that
+// has just restarted may not be ready for it ("Leader was suddenly
+// changed"), so it is tried again, a few times, a second apart. A
+// TRUNCATE done twice is done once.
+func truncate(ctx context.Context, conn driver.Conn, target string, onCluster bool) error {
+	const tries = 10
+	for i := 1; ; i++ {
+		err := conn.Exec(ctx, "TRUNCATE TABLE "+target)
+		if err == nil || !onCluster || i == tries {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Second):
+		}
+	}
 }

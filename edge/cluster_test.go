@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
@@ -196,9 +197,16 @@ func TestClusterAnswersAsOneServer(t *testing.T) {
 				t.Logf("the last try: %d %s", last.status, last.body)
 			}
 		}()
-		waitFor(t, func() bool { // the servers reconnect to ZooKeeper
-			last = call(t, "POST", many.Base+"/account/keys", cred, "")
-			return last.status == 201
-		})
+		// The servers reconnect to ZooKeeper and leave read-only mode
+		// within a check period (1 s here) of a new session: seconds, more
+		// on a busy machine.
+		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			if last = call(t, "POST", many.Base+"/account/keys", cred, ""); last.status == 201 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("writes not back within 90 s of ZooKeeper")
+			}
+		}
 	})
 }

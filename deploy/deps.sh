@@ -9,39 +9,34 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 "$root/deploy/clickhouse.sh" install
 
-if ! command -v varnishd >/dev/null 2>&1 && [ ! -x /usr/sbin/varnishd ]; then
-  echo "deps.sh: installing Debian's varnish package" >&2
-  sudo=""
+# apt_install PACKAGE [SERVICE]: installs a Debian package; a system
+# service it starts (the tests start their own) is stopped and disabled.
+apt_install() {
+  echo "deps.sh: installing Debian's $1 package" >&2
+  local sudo=""
   if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
-  $sudo apt-get install -y -qq varnish >/dev/null
-  # The package starts a system varnish on port 6081; the tests start their own.
-  $sudo systemctl disable --now varnish >/dev/null 2>&1 || true
+  $sudo apt-get install -y -qq "$1" >/dev/null
+  if [ -n "${2:-}" ]; then $sudo systemctl disable --now "$2" >/dev/null 2>&1 || true; fi
+}
+
+# Varnish: the CDN tests put it in front of the edge (the package starts a
+# system varnish on port 6081).
+if ! command -v varnishd >/dev/null 2>&1 && [ ! -x /usr/sbin/varnishd ]; then
+  apt_install varnish varnish
 fi
 
 # Chromium: the browser test renders /docs and calls the APIs from a page
 # of another origin in it.
 if ! command -v chromium >/dev/null 2>&1; then
-  echo "deps.sh: installing Debian's chromium package" >&2
-  sudo=""
-  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq chromium >/dev/null
+  apt_install chromium
 fi
 
 # ZooKeeper (with Java): the cluster tests start their own, with two
 # shards of ClickHouse 18.16 around it (analytics/chtest, StartCluster).
 if [ ! -f /usr/share/java/zookeeper.jar ]; then
-  echo "deps.sh: installing Debian's zookeeper package" >&2
-  sudo=""
-  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq zookeeper >/dev/null
-  # The package may start a system ZooKeeper on 2181; the tests start their own.
-  $sudo systemctl disable --now zookeeper >/dev/null 2>&1 || true
+  apt_install zookeeper zookeeper
 fi
 
 "$root/deploy/node.sh" >/dev/null

@@ -36,6 +36,7 @@ targets=(
 	"./edge/v1 FuzzSincePos"
 	"./edge/v1 FuzzParseInstant"
 	"./edge/transport FuzzFrame"
+	"./views/replica FuzzReadSnapshot"
 )
 for t in "${targets[@]}"; do
 	set -- $t

@@ -1,0 +1,202 @@
+package replica_test
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/replica"
+	"github.com/edge-stats/edge/views/replica/replicatest"
+	"github.com/edge-stats/edge/views/viewstest"
+)
+
+// fullListing sets every field a listing has, so that a field the binary
+// form forgets shows as a difference.
+func fullListing() views.Listing {
+	l := views.Listing{Store: views.Chrome, ID: "zzzz-full", Slug: "full-slug", Name: "Full ünïcode", Developer: "Dev",
+		Category: "Tools", Description: "d", Icon: "https://i/x.png", Version: "9.9", Kind: views.KindTheme,
+		FirstSeen: 1, Delisted: 1_700_000_000, ReadAt: 1_700_000_100, MetaAt: 1_700_000_050,
+		Updated: 19000, Created: -3, AccessLevel: 4, ManifestVersion: 3, Featured: true, HasStars: true,
+		Stars: [5]uint32{1, 2, 3, 4, 1 << 31}, Permissions: []string{"tabs", "storage"}, HostAccess: []string{"<all_urls>"},
+		Topics: []string{"a"}}
+	l.SetUsage(1<<40, true)
+	l.SetWeeklyDownloads(7, true)
+	l.SetRatingCount(0, true)
+	l.SetRating(4.25, true)
+	for _, w := range views.Windows {
+		l.Hist.SetSizeBase(w, views.Base{Value: -int64(w) - 5, At: 1_600_000_000 + int64(w), After: 1_600_000_100})
+	}
+	l.Hist.SetRatingBase(views.Window1d, views.Base{Value: 3, At: 1_600_000_000, After: 1_600_000_001})
+	l.Hist.SetRatingBase(views.Window7d, views.Base{Value: 4, At: 1_600_000_002})
+	l.Hist.SetChartSizes(views.Base{Value: 10}, true, views.Base{Value: 20}, true)
+	l.Hist.SetClimbBase(views.Base{Value: 99, At: 1_650_000_000})
+	l.Hist.SetComputedAt(time.Unix(1_700_000_200, 0))
+	l.Hist.SetSparkline(views.EncodeSparkline([]views.SparkPoint{{Day: 19000, Value: 5}, {Day: 19003, Value: -2}}))
+	return l
+}
+
+func synthWithFull(n int) *replica.Replica {
+	ls := append(viewstest.Synth(n, nil), fullListing())
+	info := replicatest.Info()
+	info.ListingsMark, info.LoadedAt, info.LoadTime, info.Generation = viewstest.Ref.Add(-time.Hour), viewstest.Ref.Add(time.Minute), 3*time.Second, 41
+	return replica.New(ls, info)
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	r := synthWithFull(3000)
+	var buf bytes.Buffer
+	raw, err := replica.WriteSnapshot(&buf, r, 123456)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d listings: %d bytes, %d compressed", r.Len(), raw, buf.Len())
+	got, snapshots, err := replica.ReadSnapshot(bytes.NewReader(buf.Bytes()), 7, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snapshots != 123456 {
+		t.Errorf("snapshots %d, want 123456", snapshots)
+	}
+	want := r.Info()
+	want.Generation = 7 // the reader's own
+	if !reflect.DeepEqual(got.Info(), want) {
+		t.Errorf("info %+v\nwant %+v", got.Info(), want)
+	}
+	if got.Len() != r.Len() || got.Counts() != r.Counts() {
+		t.Fatalf("%d listings %v, want %d %v", got.Len(), got.Counts(), r.Len(), r.Counts())
+	}
+	for i, l := range r.All() {
+		if g := got.All()[i]; !reflect.DeepEqual(g, l) {
+			t.Fatalf("listing %d:\n got %+v\nwant %+v", i, g, l)
+		}
+	}
+	if l := got.Lookup(views.Chrome, "zzzz-full"); l == nil || !reflect.DeepEqual(*l, fullListing()) {
+		t.Errorf("the listing with every field came back as %+v", l)
+	}
+	// Equal strings are shared again, as a load's interner shares them.
+	var cat *views.Listing
+	for i := range got.All() {
+		l := &got.All()[i]
+		if l.Category == "Category 0" {
+			if cat != nil && unsafeData(cat.Category) != unsafeData(l.Category) {
+				t.Fatal("equal categories are not one string")
+			}
+			cat = l
+		}
+	}
+}
+
+func TestSnapshotSharesTheReplacedReplica(t *testing.T) {
+	r := synthWithFull(500)
+	var buf bytes.Buffer
+	if _, err := replica.WriteSnapshot(&buf, r, 1); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := replica.ReadSnapshot(bytes.NewReader(buf.Bytes()), 2, r, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.SharesText(r) {
+		t.Error("a snapshot of the same listings does not share the replaced replica's text")
+	}
+}
+
+func TestSnapshotRefusals(t *testing.T) {
+	r := synthWithFull(200)
+	var buf bytes.Buffer
+	if _, err := replica.WriteSnapshot(&buf, r, 1); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	raw := decompress(t, good)
+	recompress := func(b []byte) []byte {
+		var out bytes.Buffer
+		zw, _ := zstd.NewWriter(&out)
+		zw.Write(b)
+		zw.Close()
+		return out.Bytes()
+	}
+	flipped := bytes.Clone(good)
+	flipped[len(flipped)/2] ^= 0x40
+	otherFormat := bytes.Clone(raw)
+	otherFormat[len("EDGESNAP")] = replica.SnapshotFormat + 1
+	for _, c := range []struct {
+		name string
+		data []byte
+		max  int64
+	}{
+		{"empty", nil, 0},
+		{"not zstd", []byte("EDGESNAP hello"), 0},
+		{"a flipped bit", flipped, 0},
+		{"cut short", good[:len(good)-20], 0},
+		{"cut inside", recompress(raw[:len(raw)/2]), 0},
+		{"another magic", recompress(append([]byte("EDGESNAQ"), raw[8:]...)), 0},
+		{"bytes past the end", recompress(append(bytes.Clone(raw), 0)), 0},
+		{"past the bound", good, int64(len(raw) - 1)},
+		{"another format", recompress(otherFormat), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, _, err := replica.ReadSnapshot(bytes.NewReader(c.data), 1, nil, c.max); err == nil {
+				t.Fatal("read without an error")
+			}
+		})
+	}
+	if _, _, err := replica.ReadSnapshot(bytes.NewReader(recompress(otherFormat)), 1, nil, 0); !errors.Is(err, replica.ErrSnapshotFormat) {
+		t.Errorf("another format: %v, want ErrSnapshotFormat", err)
+	}
+	if _, _, err := replica.ReadSnapshot(bytes.NewReader(good), 1, nil, int64(len(raw))); err != nil {
+		t.Errorf("exactly at the bound: %v", err)
+	}
+}
+
+func decompress(t testing.TB, b []byte) []byte {
+	zr, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	out, err := zr.DecodeAll(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// FuzzReadSnapshot feeds damaged snapshots (uncompressed, so that the
+// fuzzer reaches the format's parser) to the reader: it must return an
+// error or a replica, never panic or allocate past the input's size.
+func FuzzReadSnapshot(f *testing.F) {
+	var buf bytes.Buffer
+	if _, err := replica.WriteSnapshot(&buf, synthWithFull(3), 9); err != nil {
+		f.Fatal(err)
+	}
+	raw := decompress(f, buf.Bytes())
+	f.Add(raw)
+	f.Add(raw[:len(raw)/2])
+	f.Add([]byte("EDGESNAP\x01"))
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		z := enc.EncodeAll(data, nil)
+		r, _, err := replica.ReadSnapshot(bytes.NewReader(z), 1, nil, 1<<20)
+		if err != nil {
+			return
+		}
+		// What is read is a valid replica: sorted, and found by its keys.
+		for _, l := range r.All() {
+			if r.Lookup(l.Store, l.ID) == nil {
+				t.Fatalf("listing %s/%s read but not found", l.Store, l.ID)
+			}
+		}
+	})
+}
+
+func unsafeData(s string) *byte { return unsafe.StringData(s) }

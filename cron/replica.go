@@ -2,6 +2,7 @@ package cron
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -37,6 +38,96 @@ type Views struct {
 	onBuild   func()        // runs before a reload builds its figures (see OnReloadBuild)
 	figures   chan struct{} // closed when the first state with figures is published
 	once      sync.Once
+
+	// source, when set, is where the edge takes its state from instead
+	// of ClickHouse (a fleet's leader); tag names the state it gave last
+	// ("": the published state was loaded from ClickHouse).
+	source StateSource
+	tag    string
+	// onPublish, when set, is given every state published with figures.
+	onPublish func(r *replica.Replica, snapshots int64)
+}
+
+// StateSource is where an edge of a fleet takes its state from instead
+// of loading it from ClickHouse (package cron/fleet).
+type StateSource interface {
+	// Fetch returns the source's newest state when its tag differs from
+	// have: a replica of generation gen (sharing prev's unchanged strings
+	// when prev is not nil), the count of readings its figures report,
+	// and its tag. It returns a nil replica and have when have is
+	// current, and an error wrapping ErrNoSource when the edge should
+	// load from ClickHouse itself.
+	Fetch(ctx context.Context, have string, gen uint64, prev *replica.Replica) (r *replica.Replica, snapshots int64, tag string, err error)
+}
+
+// ErrNoSource says a state source has nothing to give this edge (it
+// leads, there is no leader, or the leader is out of reach): the edge
+// loads from ClickHouse.
+var ErrNoSource = errors.New("no fleet state to follow")
+
+// FollowFrom makes the views take their state from src when it has one:
+// the full and incremental jobs ask src first and load from ClickHouse
+// only when it says ErrNoSource, and FollowJob asks it often. Set it
+// before the jobs start.
+func (v *Views) FollowFrom(src StateSource) { v.source = src }
+
+// OnPublish sets what is given every state published with figures (a
+// fleet's publisher). Set it before the jobs start.
+func (v *Views) OnPublish(f func(r *replica.Replica, snapshots int64)) { v.onPublish = f }
+
+// FollowJob returns the job that asks the state source for a newer state
+// and publishes it; it does nothing when there is none to follow.
+func (v *Views) FollowJob(schedule string) Job {
+	return Job{Name: "follow", Schedule: schedule, Quiet: true, Run: func(ctx context.Context) error {
+		if v.source == nil {
+			return nil
+		}
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if err := v.follow(ctx); err != nil && !errors.Is(err, ErrNoSource) {
+			return err
+		}
+		return nil
+	}}
+}
+
+// follow publishes the source's state when it is newer than the one
+// published. It runs with v.mu held. An error wrapping ErrNoSource says
+// the caller should load from ClickHouse.
+func (v *Views) follow(ctx context.Context) error {
+	v.heavy.Lock()
+	defer v.heavy.Unlock()
+	cur := v.pub.Load()
+	var prev *replica.Replica
+	if cur != nil {
+		prev = cur.Replica
+		if cur.Figures != nil && !v.reloadFits() {
+			v.waits.Add(1)
+			return nil
+		}
+	}
+	defer memory.CollectReplaced()
+	if cur != nil {
+		defer memory.LowerGC(memory.ReloadGCPercent)()
+	}
+	r, snapshots, tag, err := v.source.Fetch(ctx, v.tag, v.nextGeneration(), prev)
+	if err != nil || r == nil {
+		return err
+	}
+	if cur == nil {
+		// A first state: its listings are served while the figures build.
+		v.pub.Publish(&served.State{Replica: r})
+		v.indexText(r)
+	} else if v.onBuild != nil {
+		v.onBuild()
+	}
+	memory.Collect()
+	if err := v.publish(r, snapshots, "fleet", memory.BuildGC); err != nil {
+		return err
+	}
+	v.tag = tag
+	v.indexText(r)
+	return nil
 }
 
 // reloadFits reports whether a full reload fits beside the published
@@ -98,6 +189,12 @@ func (v *Views) FullJob(schedule string) Job {
 func (v *Views) full(ctx context.Context) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.source != nil {
+		if err := v.follow(ctx); !errors.Is(err, ErrNoSource) {
+			return err
+		}
+		v.log.Debug("full load from ClickHouse: no fleet state to follow")
+	}
 	v.heavy.Lock()
 	defer v.heavy.Unlock()
 	conn, err := v.db.Conn(ctx)
@@ -227,6 +324,11 @@ func (v *Views) refresh(ctx context.Context) error {
 	if cur == nil || cur.Figures == nil {
 		return nil // the full build has not finished yet; it will cover this
 	}
+	if v.source != nil {
+		if err := v.follow(ctx); !errors.Is(err, ErrNoSource) {
+			return err
+		}
+	}
 	conn, err := v.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -260,7 +362,11 @@ func (v *Views) publish(r *replica.Replica, snapshots int64, kind string, gc fun
 	f := figures.Build(r, snapshots)
 	restore()
 	v.pub.Publish(&served.State{Replica: r, Figures: f})
+	v.tag = "" // a fleet state's publish sets it again
 	v.once.Do(func() { close(v.figures) })
+	if v.onPublish != nil {
+		v.onPublish(r, snapshots)
+	}
 	_, took := f.BuiltAt()
 	info := r.Info()
 	phases := make([]any, 0, 2*len(f.BuildPhases()))

@@ -20,6 +20,9 @@ type Job struct {
 	// (counted as Skipped). A fleet's once-jobs run only on the edge that
 	// leads (package leader).
 	OnlyIf func() bool
+	// Quiet logs the job's successful runs at debug level: a job that
+	// runs every few seconds and mostly finds nothing to do.
+	Quiet bool
 }
 
 // Status is what is known about a job's runs.
@@ -150,7 +153,11 @@ func (r *Runner) once(e *entry) error {
 		r.update(e.Name, func(s *Status) {
 			s.Running, s.Runs, s.LastSuccess, s.Duration = false, s.Runs+1, time.Now().UTC(), took
 		})
-		r.log.Info("job done", "job", e.Name, "duration", took.Round(time.Millisecond))
+		level := slog.LevelInfo
+		if e.Quiet {
+			level = slog.LevelDebug
+		}
+		r.log.Log(context.Background(), level, "job done", "job", e.Name, "duration", took.Round(time.Millisecond))
 		return nil
 	}
 	r.update(e.Name, func(s *Status) {

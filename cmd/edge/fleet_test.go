@@ -42,11 +42,13 @@ func ranksOf(addr string) (jobStatus, bool) {
 	return jobStatus{}, false
 }
 
-// TestFleetElectsOneEdgeForOnceJobs starts two edges with --zk over one
-// seeded database: one leads and runs the ranks job, the other skips it;
-// the leader builds the weekly editions and the other loads them, the
-// same bytes; when the leader stops, the other takes the lead and runs
-// the job at once.
+// TestFleetElectsOneEdgeForOnceJobs starts two edges with --zk and a
+// fleet address over one seeded database: one leads and runs the ranks
+// job, the other skips it; the leader builds the weekly editions and the
+// other loads them, the same bytes; the leader loads its state from
+// ClickHouse and the other takes it from the leader's snapshot, and both
+// give the same bytes and ETags; when the leader stops, the other takes
+// the lead and runs the job at once.
 func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	srv := chtest.Need(t, srv)
 	z, err := chtest.StartZooKeeper()
@@ -89,7 +91,8 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		e.stop = stop
 		go func() {
 			e.done <- run(sctx, []string{"serve", "--listen", e.addr, "--memory-limit", "1GiB", "--cache-mb", "64",
-				"--exports-schedule", "off", "--retry-max", "2s"}, strings.NewReader(""), &bytes.Buffer{}, e.errs)
+				"--exports-schedule", "off", "--retry-max", "2s", "--fleet-listen", "127.0.0.1:0", "--fleet-dir", t.TempDir(),
+				"--follow-every", "1s"}, strings.NewReader(""), &bytes.Buffer{}, e.errs)
 		}()
 		return e
 	}
@@ -156,6 +159,34 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	})
 	if !strings.Contains(other.errs.String(), `built=0 loaded=`) || strings.Contains(leader.errs.String(), `built=0 loaded=`) {
 		t.Fatalf("the leader did not build, or the other edge did not load, the editions:\nleader: %s\nother: %s", leader.errs, other.errs)
+	}
+	// The leader loads from ClickHouse and writes its state; the other
+	// edge publishes the leader's state, never one it loaded itself, and
+	// answers with the same bytes and ETags.
+	eventually("the other edge publishes the leader's state", func() bool {
+		return strings.Contains(other.errs.String(), "kind=fleet")
+	})
+	if strings.Contains(other.errs.String(), "kind=full") || !strings.Contains(leader.errs.String(), "kind=full") ||
+		!strings.Contains(leader.errs.String(), "fleet state written") {
+		t.Fatalf("the leader did not load and write its state, or the other edge loaded its own:\nleader: %s\nother: %s", leader.errs, other.errs)
+	}
+	get := func(e *edge, path string) (int, string, []byte) {
+		resp, err := http.Get("http://" + e.addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, resp.Header.Get("ETag"), b.Bytes()
+	}
+	for _, path := range []string{"/api/summary", "/api/extensions?sort=users", "/api/v1/charts/chrome", "/api/v1/charts/firefox?chart=trending",
+		"/api/v1/categories/chrome", "/api/v1/listings?store=edge&sort=rating", "/api/v1/stores/googleplay/stats", "/api/v1/changes"} {
+		sl, el, bl := get(leader, path)
+		so, eo, bo := get(other, path)
+		if sl != 200 || so != sl || el != eo || !bytes.Equal(bl, bo) {
+			t.Errorf("%s: the leader answers %d %s %.200s\nthe other %d %s %.200s", path, sl, el, bl, so, eo, bo)
+		}
 	}
 	stopEdge(leader)
 	eventually("the other edge takes the lead and ranks", func() bool {

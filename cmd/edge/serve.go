@@ -9,10 +9,12 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/cron/fleet"
 	"github.com/edge-stats/edge/cron/leader"
 	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/edge"
@@ -29,6 +31,9 @@ type serveConfig struct {
 	// The jobs' cron specs ("off": the job does not run on this edge).
 	full, refresh, editions, ranks, retention, exportsSchedule string
 	zk, zkPath                                                 string // the fleet's ZooKeeper, and its election's node
+	fleetListen, fleetAdvertise                                string // where this edge serves the fleet's state when it leads
+	fleet                                                      fleet.Config
+	followEvery                                                time.Duration
 	maxEditions, retentionDays                                 int
 	exports                                                    cron.ExportsConfig
 	backoffMin, backoffMax                                     time.Duration
@@ -42,7 +47,7 @@ type serveConfig struct {
 // parseServe reads edge serve's flags and checks them.
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f := newFlags("serve", "Load the listing replica from ClickHouse and answer the API on the listen address.\nThe server listens at once; /readyz answers 503 until the replica is loaded.")
-	c := &serveConfig{srv: edge.DefaultConfig(),
+	c := &serveConfig{srv: edge.DefaultConfig(), fleet: fleet.DefaultConfig(),
 		exports: cron.ExportsConfig{Dir: "data/exports", Keep: 30, Grace: 2 * time.Hour, PerRun: 2}}
 	f.clickhouse(&c.ch)
 	f.String(&c.srv.Listen, "listen", c.srv.Listen, "address to listen on")
@@ -95,6 +100,12 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.String(&c.ranks, "ranks-schedule", "20 * * * *", "cron spec (UTC) of the daily store ranks of listing histories (days not ranked yet or with new crawls); off on all but one edge of a fleet without ZooKeeper (with --zk, only the leading edge runs it)")
 	f.String(&c.zk, "zk", "", "ZooKeeper servers host:port, comma separated: the edges of a fleet elect one to run the jobs a fleet needs once (ranks, usage retention, building editions)")
 	f.String(&c.zkPath, "zk-path", "", "ZooKeeper node of the fleet's election (default /edge/fleets/<ClickHouse database>)")
+	f.String(&c.fleetListen, "fleet-listen", "", "with --zk: a private address (such as 10.0.0.5:8081) where this edge, while it leads, serves the state it loaded to the fleet's other edges, which load it from there instead of from ClickHouse (docs/operations.md, A fleet of edges); empty: every edge loads from ClickHouse")
+	f.String(&c.fleetAdvertise, "fleet-advertise", "", "the URL the other edges reach --fleet-listen at (default: http:// and --fleet-listen, with this host's name when it names no host)")
+	f.String(&c.fleet.Dir, "fleet-dir", c.fleet.Dir, "where the leading edge keeps the snapshot of its state it serves")
+	f.Int(&c.fleet.Sends, "fleet-sends", c.fleet.Sends, "snapshots the leading edge sends at once; past it an edge is told to come back")
+	f.Duration(&c.fleet.Patience, "fleet-patience", c.fleet.Patience, "how long an edge without a state waits for a leader that has none yet before it loads from ClickHouse itself")
+	f.Duration(&c.followEvery, "follow-every", 10*time.Second, "how often an edge that follows its fleet's leader asks it for a newer state (a 304 when there is none)")
 	f.Int(&c.maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")
 	f.String(&c.retention, "usage-retention-schedule", "30 3 * * *", "cron spec (UTC) of the job that drops old days of the usage table; off: none (keep every day)")
 	f.Int(&c.retentionDays, "usage-retention-days", 35, "days of the usage table kept (the day's count is all the limits need)")
@@ -125,6 +136,10 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 		return nil, fmt.Errorf("--usage-retention-days %d: keep at least today (1)", c.retentionDays)
 	case c.exportsSchedule != "off" && c.exports.Keep < 1:
 		return nil, fmt.Errorf("--exports-keep %d: keep at least one day", c.exports.Keep)
+	case c.fleetListen != "" && c.zk == "":
+		return nil, fmt.Errorf("--fleet-listen %s: a fleet's leader is elected through ZooKeeper: set --zk too", c.fleetListen)
+	case c.fleetListen != "" && c.followEvery < time.Second:
+		return nil, fmt.Errorf("--follow-every %v: ask the leader at most once a second", c.followEvery)
 	}
 	if c.srv.TrustedProxies, err = clientip.ParsePrefixes(c.trusted); err != nil {
 		return nil, fmt.Errorf("--trusted-proxies: %w", err)
@@ -207,14 +222,63 @@ func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func
 }
 
 // startElection enters this edge in its fleet's election (package
-// leader), named by its host name and listening address.
-func startElection(c *serveConfig, addr string, onLead func(), log *slog.Logger) (*leader.Elector, error) {
+// leader), named by its host name and listening address, with the
+// address it serves the fleet's state on when it leads ("" for none).
+func startElection(c *serveConfig, addr, fleetAddr string, onLead func(), log *slog.Logger) (*leader.Elector, error) {
 	path := c.zkPath
 	if path == "" {
 		path = "/edge/fleets/" + c.ch.Database
 	}
 	host, _ := os.Hostname()
-	return leader.Start(leader.Config{Servers: analytics.Addrs(c.zk), Path: path, ID: host + " " + addr, OnLead: onLead}, log)
+	return leader.Start(leader.Config{Servers: analytics.Addrs(c.zk), Path: path, ID: host + " " + addr, Fleet: fleetAddr, OnLead: onLead}, log)
+}
+
+// startFleet, when c has a fleet address, listens on it, serves the
+// state this edge publishes while it leads (package cron/fleet), and
+// makes the views follow the leader's state while another edge leads. It
+// returns the publisher and the URL the other edges reach it at; nil and
+// "" when c has no fleet address (every edge loads from ClickHouse).
+func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *serveJobs, leading func() bool,
+	elector func() *leader.Elector, log *slog.Logger) (*fleet.Publisher, string, error) {
+	if c.fleetListen == "" {
+		return nil, "", nil
+	}
+	ln, err := net.Listen("tcp", c.fleetListen)
+	if err != nil {
+		return nil, "", fmt.Errorf("--fleet-listen %s: %w", c.fleetListen, err)
+	}
+	advertise := c.fleetAdvertise
+	if advertise == "" {
+		host, port, _ := net.SplitHostPort(ln.Addr().String())
+		if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+			host, _ = os.Hostname()
+		}
+		advertise = "http://" + net.JoinHostPort(host, port)
+	}
+	pub, err := fleet.NewPublisher(c.fleet, leading, log)
+	if err != nil {
+		ln.Close()
+		return nil, "", err
+	}
+	go pub.Run(ctx)
+	go func() {
+		if err := pub.Serve(ctx, ln); err != nil {
+			log.Error("fleet address", "err", err)
+		}
+	}()
+	leaderFleet := func() string {
+		if e := elector(); e != nil {
+			return e.LeaderFleet()
+		}
+		return ""
+	}
+	built.views.OnPublish(pub.Offer)
+	built.views.FollowFrom(fleet.NewFollower(c.fleet, leaderFleet, leading))
+	if err := jobs.Add(built.views.FollowJob(fmt.Sprintf("@every %s", c.followEvery))); err != nil {
+		return nil, "", err
+	}
+	log.Info("fleet address", "listen", ln.Addr().String(), "advertised", advertise)
+	return pub, advertise, nil
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -248,25 +312,39 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer jobsDB.Close()
 	defer syncDB.Close()
 	jobs := cron.New(ctx, log, cron.Backoff{Initial: c.backoffMin, Max: c.backoffMax})
-	var leading func() bool
+	var (
+		elector atomic.Pointer[leader.Elector]
+		leading func() bool
+	)
 	if c.zk != "" {
-		// The edge that comes to lead runs the fleet's once-jobs at once.
-		elector, err := startElection(c, ln.Addr().String(), func() {
+		leading = func() bool { e := elector.Load(); return e != nil && e.Leading() }
+	}
+	built, err := addJobs(c, jobs, jobsDB, leading, log)
+	if err != nil {
+		return err
+	}
+	if c.zk != "" {
+		pub, advertise, err := startFleet(ctx, c, jobs, built, leading, elector.Load, log)
+		if err != nil {
+			return err
+		}
+		// The edge that comes to lead runs the fleet's once-jobs at once,
+		// and offers the state it has to the others.
+		e, err := startElection(c, ln.Addr().String(), advertise, func() {
 			for _, name := range []string{"ranks", "usage-retention", "editions"} {
 				if err := jobs.RunNow(name); err != nil && !strings.HasPrefix(err.Error(), "no job named") {
 					log.Warn("once-job on taking the lead", "job", name, "err", err)
 				}
 			}
+			if st := built.state.Load(); pub != nil && st != nil && st.Figures != nil {
+				pub.Offer(st.Replica, st.Figures.Summary().Snapshots)
+			}
 		}, log)
 		if err != nil {
 			return err
 		}
-		defer elector.Close()
-		leading = elector.Leading
-	}
-	built, err := addJobs(c, jobs, jobsDB, leading, log)
-	if err != nil {
-		return err
+		elector.Store(e)
+		defer e.Close()
 	}
 	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db}
 	if built.exports != nil {

@@ -9,6 +9,7 @@ package leader
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,6 +31,10 @@ type Config struct {
 	// ID names this edge in its node (its host name and address, say),
 	// for Leader and logs.
 	ID string
+	// Fleet, when set, is the address (http://host:port) where this edge
+	// serves its fleet's state while it leads (package cron/fleet); the
+	// other edges read it from its node (LeaderFleet).
+	Fleet string
 	// SessionTimeout is how long after losing this edge ZooKeeper ends
 	// its session, and so its leadership (DefaultSessionTimeout when 0).
 	SessionTimeout time.Duration
@@ -49,7 +54,7 @@ type Elector struct {
 	conn    *zk.Conn
 	events  <-chan zk.Event
 	leading atomic.Bool
-	leader  atomic.Value // string: the leading node's ID, "" when unknown
+	leader  atomic.Pointer[member] // the leading node's, nil when unknown
 	cancel  context.CancelFunc
 	done    chan struct{}
 	once    sync.Once
@@ -71,7 +76,6 @@ func Start(cfg Config, log *slog.Logger) (*Elector, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Elector{cfg: cfg, log: log, conn: conn, events: events, cancel: cancel, done: make(chan struct{})}
-	e.leader.Store("")
 	go e.run(ctx)
 	return e, nil
 }
@@ -81,7 +85,39 @@ func (e *Elector) Leading() bool { return e.leading.Load() }
 
 // Leader returns the ID of the edge that leads, as this edge last saw
 // it; "" when it does not know.
-func (e *Elector) Leader() string { return e.leader.Load().(string) }
+func (e *Elector) Leader() string {
+	if m := e.leader.Load(); m != nil {
+		return m.ID
+	}
+	return ""
+}
+
+// LeaderFleet returns the fleet address of the edge that leads, as this
+// edge last saw it (Config.Fleet); "" when it does not know or the leader
+// has none.
+func (e *Elector) LeaderFleet() string {
+	if m := e.leader.Load(); m != nil {
+		return m.Fleet
+	}
+	return ""
+}
+
+// member is what an edge's node holds: JSON, so that edges of a later
+// release can add to it.
+type member struct {
+	ID    string `json:"id"`
+	Fleet string `json:"fleet,omitempty"`
+}
+
+// parseMember reads a node's data; a node of an earlier release holds
+// the bare ID.
+func parseMember(data []byte) *member {
+	var m member
+	if json.Unmarshal(data, &m) != nil || m.ID == "" {
+		return &member{ID: string(data)}
+	}
+	return &m
+}
 
 // Close leaves the election: the node is deleted, so that the next edge
 // leads at once rather than after the session's timeout.
@@ -154,7 +190,11 @@ func (e *Elector) enter() (string, error) {
 			return "", fmt.Errorf("create %s: %w", p, err)
 		}
 	}
-	node, err := e.conn.CreateProtectedEphemeralSequential(e.cfg.Path+"/n_", []byte(e.cfg.ID), zk.WorldACL(zk.PermAll))
+	data, err := json.Marshal(member{ID: e.cfg.ID, Fleet: e.cfg.Fleet})
+	if err != nil {
+		return "", fmt.Errorf("enter the election: %w", err)
+	}
+	node, err := e.conn.CreateProtectedEphemeralSequential(e.cfg.Path+"/n_", data, zk.WorldACL(zk.PermAll))
 	if err != nil {
 		return "", fmt.Errorf("enter the election: %w", err)
 	}
@@ -179,8 +219,8 @@ func (e *Elector) decide(node string) (<-chan zk.Event, error) {
 		e.lose("this edge's node is gone")
 		return nil, errGone
 	}
-	if id, _, err := e.conn.Get(e.cfg.Path + "/" + children[0]); err == nil {
-		e.leader.Store(string(id))
+	if data, _, err := e.conn.Get(e.cfg.Path + "/" + children[0]); err == nil {
+		e.leader.Store(parseMember(data))
 	}
 	if mine == 0 {
 		if !e.leading.Swap(true) {

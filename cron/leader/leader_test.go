@@ -50,7 +50,8 @@ func leaders(es []*leader.Elector) (leading []*leader.Elector, agree bool) {
 		if e.Leading() {
 			leading = append(leading, e)
 		}
-		if e.Leader() != es[0].Leader() || e.Leader() == "" {
+		// Each edge's fleet address is read from its node with its ID.
+		if e.Leader() != es[0].Leader() || e.Leader() == "" || e.LeaderFleet() != "http://"+e.Leader() {
 			agree = false
 		}
 	}
@@ -67,7 +68,7 @@ func TestOneEdgeLeads(t *testing.T) {
 
 	var es []*leader.Elector
 	for i := range 3 {
-		e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: "/edge/test/leader", ID: fmt.Sprintf("edge-%d", i),
+		e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: "/edge/test/leader", ID: fmt.Sprintf("edge-%d", i), Fleet: fmt.Sprintf("http://edge-%d", i),
 			SessionTimeout: 4 * time.Second}, log)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,415 @@
+// Package fleet hands the state one edge of a fleet loaded from
+// ClickHouse to the fleet's other edges, so that ClickHouse loads each
+// state once per fleet, not once per edge (issue 40).
+//
+// The edge elected to lead (package cron/leader) loads from ClickHouse as
+// a lone edge does; after each state it publishes, a Publisher writes the
+// state's replica as a snapshot file (replica.WriteSnapshot) and serves
+// the newest on the edge's fleet address, GET /fleet/v1/state, with its
+// SHA-256 as ETag. The other edges read the leader's fleet address from
+// its election node, and a Follower fetches the snapshot whenever its
+// ETag changes (a 304 otherwise), checks its SHA-256, and hands the
+// replica to the views, which build the figures from it as from a load:
+// the same replica gives the same figures, bytes and ETags on every edge.
+//
+// A follower falls back to loading from ClickHouse itself
+// (cron.ErrNoSource) when there is no leader, when it leads, when the
+// leader is out of reach, or when the leader has had no state to give for
+// longer than Config.Patience; a leader still loading is otherwise waited
+// for, so that edges starting together load ClickHouse once.
+package fleet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/views/replica"
+)
+
+// StatePath is the path the leader serves its state on.
+const StatePath = "/fleet/v1/state"
+
+// Config configures both sides.
+type Config struct {
+	// Dir is where the leader keeps its newest snapshot file.
+	Dir string
+	// Sends bounds the snapshots the leader sends at once; past it an
+	// edge is told to come back (503, Retry-After), so that a fleet
+	// starting together does not take the leader's bandwidth and CPU
+	// from its answers.
+	Sends int
+	// Patience is how long a follower waits for a leader that has no
+	// state yet (still loading) before it loads from ClickHouse itself.
+	Patience time.Duration
+	// MaxBytes bounds the uncompressed size of a snapshot a follower reads.
+	MaxBytes int64
+	// ElectionWait is how long a follower waits for its election to name
+	// a leader (after its start, or after it lost one) before it loads
+	// from ClickHouse itself.
+	ElectionWait time.Duration
+}
+
+// DefaultConfig returns the defaults: 4 sends at once, 10 minutes of
+// patience, snapshots of at most 64 GiB, 30 seconds for an election.
+func DefaultConfig() Config {
+	return Config{Dir: "data/fleet", Sends: 4, Patience: 10 * time.Minute, MaxBytes: 64 << 30, ElectionWait: 30 * time.Second}
+}
+
+// file is a snapshot file the leader serves.
+type file struct {
+	path string
+	etag string // "sha256 in hex", quoted
+	size int64
+	raw  int64 // uncompressed bytes
+	gen  uint64
+}
+
+type offer struct {
+	r         *replica.Replica
+	snapshots int64
+}
+
+// Publisher writes the leader's states as snapshot files and serves the
+// newest. Offer it every state published; it writes only while leading.
+type Publisher struct {
+	cfg     Config
+	leading func() bool
+	log     *slog.Logger
+	cur     atomic.Pointer[file]
+	pending chan offer
+	sends   chan struct{}
+	written atomic.Int64 // snapshots written, for tests and logs
+	mu      sync.Mutex   // held while a file is written or pruned
+}
+
+// NewPublisher returns a publisher that writes while leading() is true.
+// Run must be running for offers to be written.
+func NewPublisher(cfg Config, leading func() bool, log *slog.Logger) (*Publisher, error) {
+	if cfg.Sends <= 0 {
+		cfg.Sends = DefaultConfig().Sends
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("fleet: state directory: %w", err)
+	}
+	return &Publisher{cfg: cfg, leading: leading, log: log, pending: make(chan offer, 1), sends: make(chan struct{}, cfg.Sends)}, nil
+}
+
+// Offer hands the publisher a state just published (r and the count of
+// readings its figures report); it returns at once. Only the newest
+// state offered while one is written is written next.
+func (p *Publisher) Offer(r *replica.Replica, snapshots int64) {
+	if r == nil || !r.Info().HasHistory || !p.leading() {
+		return // a bare replica (figures still loading) is not a state to hand out
+	}
+	for {
+		select {
+		case p.pending <- offer{r, snapshots}:
+			return
+		default:
+		}
+		select {
+		case <-p.pending: // drop the older offer
+		default:
+		}
+	}
+}
+
+// Run writes the states offered until ctx ends.
+func (p *Publisher) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case o := <-p.pending:
+			if f := p.cur.Load(); !p.leading() || (f != nil && f.gen == o.r.Info().Generation) {
+				continue // not leading, or this state is written already
+			}
+			if err := p.write(o); err != nil {
+				p.log.Warn("fleet state not written", "generation", o.r.Info().Generation, "err", err)
+			}
+		}
+	}
+}
+
+// Written returns how many snapshots the publisher has written.
+func (p *Publisher) Written() int64 { return p.written.Load() }
+
+// write writes o as the newest snapshot and removes the older files.
+func (p *Publisher) write(o offer) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	start := time.Now()
+	tmp, err := os.CreateTemp(p.cfg.Dir, ".state-*.tmp")
+	if err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename, a no-op
+	h := sha256.New()
+	cw := &countingWriter{w: io.MultiWriter(tmp, h)}
+	raw, err := replica.WriteSnapshot(cw, o.r, o.snapshots)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("fleet: write state: %w", err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	path := filepath.Join(p.cfg.Dir, "state-"+sum+".snap")
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	old := p.cur.Swap(&file{path: path, etag: `"` + sum + `"`, size: cw.n, raw: raw, gen: o.r.Info().Generation})
+	p.written.Add(1)
+	if old != nil && old.path != path {
+		// A send in progress keeps its open file: removing the name does
+		// not cut it.
+		os.Remove(old.path)
+	}
+	p.log.Info("fleet state written", "generation", o.r.Info().Generation, "listings", o.r.Len(),
+		"mib", cw.n>>20, "raw_mib", raw>>20, "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// ServeHTTP answers GET StatePath: the newest snapshot (200, or 304 to
+// an If-None-Match of its ETag); 503 with Retry-After while this edge
+// does not lead or has no state yet, or sends as many as it may.
+func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != StatePath {
+		problem(w, http.StatusNotFound, "Not found", "this address serves the fleet's state at "+StatePath+" only", 0)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		problem(w, http.StatusMethodNotAllowed, "Method not allowed", "use GET", 0)
+		return
+	}
+	f := p.cur.Load()
+	switch {
+	case !p.leading():
+		problem(w, http.StatusServiceUnavailable, "Not the leader", "this edge does not lead its fleet: ask the edge its election names", 5)
+		return
+	case f == nil:
+		problem(w, http.StatusServiceUnavailable, "No state yet", "the leading edge is still loading its first state: ask again", 5)
+		return
+	}
+	w.Header().Set("ETag", f.etag)
+	w.Header().Set("Edge-Generation", strconv.FormatUint(f.gen, 10))
+	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == f.etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	select {
+	case p.sends <- struct{}{}:
+		defer func() { <-p.sends }()
+	default:
+		problem(w, http.StatusServiceUnavailable, "Busy", fmt.Sprintf("the leading edge sends %d states at once: ask again", cap(p.sends)), 2)
+		return
+	}
+	fh, err := os.Open(f.path)
+	if err != nil { // replaced meanwhile: the edge asks again and gets the newer one
+		problem(w, http.StatusServiceUnavailable, "State replaced", "a newer state replaced this one: ask again", 1)
+		return
+	}
+	defer fh.Close()
+	w.Header().Set("Content-Type", "application/vnd.edge.snapshot+zstd")
+	w.Header().Set("Content-Length", strconv.FormatInt(f.size, 10))
+	w.Header().Set("Edge-Raw-Bytes", strconv.FormatInt(f.raw, 10))
+	if r.Method == http.MethodHead {
+		return
+	}
+	io.Copy(w, fh) // a *os.File to a TCP connection: sendfile
+}
+
+func problem(w http.ResponseWriter, status int, title, detail string, retry int) {
+	if retry > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"type":"about:blank","title":%q,"status":%d,"detail":%q}`, title, status, detail)
+}
+
+// Serve answers the fleet's requests on ln until ctx ends.
+func (p *Publisher) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("fleet: serve: %w", err)
+	}
+	return nil
+}
+
+// Follower fetches the leader's state for the views (cron.StateSource).
+type Follower struct {
+	cfg     Config
+	leader  func() string // the leader's fleet address, "" when none is known
+	leading func() bool
+	client  *http.Client
+	mu      sync.Mutex
+	waiting time.Time // since when the leader has had no state; zero when it has
+	alone   time.Time // since when no leader is known; zero while one is
+	fetched atomic.Int64
+}
+
+// NewFollower returns a follower of the leader whose fleet address
+// leader returns ("" when none is known); leading reports whether this
+// edge leads (then it loads from ClickHouse).
+func NewFollower(cfg Config, leader func() string, leading func() bool) *Follower {
+	if cfg.Patience <= 0 {
+		cfg.Patience = DefaultConfig().Patience
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultConfig().MaxBytes
+	}
+	if cfg.ElectionWait <= 0 {
+		cfg.ElectionWait = DefaultConfig().ElectionWait
+	}
+	// No overall timeout: a large state takes as long as it takes. A
+	// leader that stops sending is cut by the read deadline of each read
+	// (the transport's idle and header timeouts), and the job's context.
+	tr := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		ResponseHeaderTimeout: 30 * time.Second, IdleConnTimeout: time.Minute, DisableCompression: true}
+	return &Follower{cfg: cfg, leader: leader, leading: leading, client: &http.Client{Transport: tr}}
+}
+
+// Fetched returns how many states the follower has fetched.
+func (f *Follower) Fetched() int64 { return f.fetched.Load() }
+
+// Fetch implements cron.StateSource.
+func (f *Follower) Fetch(ctx context.Context, have string, gen uint64, prev *replica.Replica) (*replica.Replica, int64, string, error) {
+	if f.leading() {
+		return nil, 0, "", fmt.Errorf("this edge leads: %w", cron.ErrNoSource)
+	}
+	addr := f.leader()
+	if addr == "" {
+		// An election just started (or a leader just lost) names one
+		// within seconds: wait for it, so that edges starting together
+		// do not all load from ClickHouse.
+		if f.noLeader() < f.cfg.ElectionWait {
+			return nil, 0, "", errors.New("fleet: waiting for the election to name a leader")
+		}
+		return nil, 0, "", fmt.Errorf("no leader with a fleet address for %v: %w", f.cfg.ElectionWait, cron.ErrNoSource)
+	}
+	f.mu.Lock()
+	f.alone = time.Time{}
+	f.mu.Unlock()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(addr, "/")+StatePath, nil)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("fleet: leader address %q: %w", addr, cron.ErrNoSource)
+	}
+	if have != "" {
+		req.Header.Set("If-None-Match", have)
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, 0, "", ctx.Err()
+		}
+		return nil, 0, "", fmt.Errorf("fleet: leader at %s out of reach (%v): %w", addr, err, cron.ErrNoSource)
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusNotModified:
+		f.settled()
+		return nil, 0, have, nil
+	case http.StatusOK:
+	case http.StatusServiceUnavailable:
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		if f.waitedTooLong(have) {
+			return nil, 0, "", fmt.Errorf("fleet: leader at %s has had no state for %v: %w", addr, f.cfg.Patience, cron.ErrNoSource)
+		}
+		return nil, 0, "", fmt.Errorf("fleet: leader at %s: %s (Retry-After %s)", addr, resp.Status, resp.Header.Get("Retry-After"))
+	default:
+		return nil, 0, "", fmt.Errorf("fleet: leader at %s answered %s: %w", addr, resp.Status, cron.ErrNoSource)
+	}
+	etag := resp.Header.Get("ETag")
+	sum, ok := strings.CutPrefix(strings.TrimSuffix(etag, `"`), `"`)
+	if !ok || len(sum) != 2*sha256.Size {
+		return nil, 0, "", fmt.Errorf("fleet: leader at %s sent ETag %q, not a SHA-256: %w", addr, etag, cron.ErrNoSource)
+	}
+	h := sha256.New()
+	r, snapshots, err := replica.ReadSnapshot(&hashingReader{r: resp.Body, h: h}, gen, prev, f.cfg.MaxBytes)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("fleet: state from %s: %w", addr, err)
+	}
+	io.Copy(h, resp.Body) // whatever the reader left (nothing, in a whole file)
+	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+		return nil, 0, "", fmt.Errorf("fleet: state from %s has SHA-256 %s, its ETag says %s", addr, got, sum)
+	}
+	f.settled()
+	f.fetched.Add(1)
+	return r, snapshots, etag, nil
+}
+
+// noLeader records that no leader is known and returns for how long.
+func (f *Follower) noLeader() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.alone.IsZero() {
+		f.alone = time.Now()
+	}
+	return time.Since(f.alone)
+}
+
+// settled records that the leader has a state.
+func (f *Follower) settled() {
+	f.mu.Lock()
+	f.waiting = time.Time{}
+	f.mu.Unlock()
+}
+
+// waitedTooLong records that the leader has no state, and reports whether
+// an edge without a state of its own (have "") has waited for one past
+// Patience. An edge with a state keeps it and waits.
+func (f *Follower) waitedTooLong(have string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.waiting.IsZero() {
+		f.waiting = time.Now()
+	}
+	return have == "" && time.Since(f.waiting) > f.cfg.Patience
+}
+
+type hashingReader struct {
+	r io.Reader
+	h hash.Hash
+}
+
+func (h *hashingReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.h.Write(p[:n])
+	return n, err
+}

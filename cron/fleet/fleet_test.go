@@ -1,0 +1,242 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/views/replica"
+	"github.com/edge-stats/edge/views/replica/replicatest"
+)
+
+// leader is a publisher serving over HTTP on loopback.
+type leader struct {
+	pub     *Publisher
+	srv     *httptest.Server
+	leading atomic.Bool
+}
+
+func startLeader(t *testing.T, cfg Config) *leader {
+	t.Helper()
+	l := &leader{}
+	l.leading.Store(true)
+	cfg.Dir = t.TempDir()
+	pub, err := NewPublisher(cfg, l.leading.Load, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go pub.Run(ctx)
+	l.pub, l.srv = pub, httptest.NewServer(pub)
+	t.Cleanup(l.srv.Close)
+	return l
+}
+
+// offer offers r and waits until it is written.
+func (l *leader) offer(t *testing.T, r *replica.Replica, snapshots int64) {
+	t.Helper()
+	n := l.pub.Written()
+	l.pub.Offer(r, snapshots)
+	deadline := time.Now().Add(10 * time.Second)
+	for l.pub.Written() == n {
+		if time.Now().After(deadline) {
+			t.Fatal("the offered state was not written")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func follower(cfg Config, addr string, leading bool) *Follower {
+	return NewFollower(cfg, func() string { return addr }, func() bool { return leading })
+}
+
+func synth(n int, gen uint64) *replica.Replica {
+	r := replicatest.Synth(n, nil)
+	info := r.Info()
+	info.Generation = gen
+	return r.WithInfo(info)
+}
+
+func TestFollowerTakesTheLeadersState(t *testing.T) {
+	l := startLeader(t, DefaultConfig())
+	f := follower(DefaultConfig(), l.srv.URL, false)
+	ctx := context.Background()
+
+	r := synth(2000, 17)
+	l.offer(t, r, 4242)
+	got, snapshots, tag, err := f.Fetch(ctx, "", 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snapshots != 4242 || got.Len() != r.Len() || got.Info().Generation != 3 || !strings.HasPrefix(tag, `"`) {
+		t.Fatalf("fetched %d listings, generation %d, %d snapshots, tag %s", got.Len(), got.Info().Generation, snapshots, tag)
+	}
+	for i, l := range r.All() {
+		if !reflect.DeepEqual(got.All()[i], l) {
+			t.Fatalf("listing %d differs", i)
+		}
+	}
+	// The same state again: a 304, nothing to publish.
+	again, _, tag2, err := f.Fetch(ctx, tag, 4, got)
+	if err != nil || again != nil || tag2 != tag {
+		t.Fatalf("same state: %v %v %q", again, err, tag2)
+	}
+	// The same replica offered again is not written again.
+	n := l.pub.Written()
+	l.pub.Offer(r, 4242)
+	time.Sleep(50 * time.Millisecond)
+	if l.pub.Written() != n {
+		t.Error("the state written already was written again")
+	}
+	// A new state: fetched, sharing the text of the one it replaces.
+	l.offer(t, synth(2000, 18), 4243)
+	next, snapshots, tag3, err := f.Fetch(ctx, tag, 4, got)
+	if err != nil || next == nil || tag3 == tag || snapshots != 4243 {
+		t.Fatalf("new state: %v %d %q %q", err, snapshots, tag3, tag)
+	}
+	if !next.SharesText(got) {
+		t.Error("the new state does not share the text of the one it replaces")
+	}
+	// A bare replica (no history yet) is not a state to hand out.
+	bare := replica.New(nil, replica.NewInfo(time.Time{}, time.Now()))
+	n = l.pub.Written()
+	l.pub.Offer(bare, 0)
+	time.Sleep(50 * time.Millisecond)
+	if l.pub.Written() != n {
+		t.Error("a replica without history was written")
+	}
+}
+
+// TestFollowerFallsBack checks when a follower loads from ClickHouse
+// itself (cron.ErrNoSource) and when it waits for the leader (an error
+// the job retries).
+func TestFollowerFallsBack(t *testing.T) {
+	ctx := context.Background()
+	quick := DefaultConfig()
+	quick.Patience, quick.ElectionWait = 100*time.Millisecond, 100*time.Millisecond
+
+	l := startLeader(t, DefaultConfig())
+	if _, _, _, err := follower(quick, l.srv.URL, true).Fetch(ctx, "", 1, nil); !errors.Is(err, cron.ErrNoSource) {
+		t.Errorf("an edge that leads: %v, want ErrNoSource", err)
+	}
+
+	// No leader named yet: wait for the election, then load.
+	f := follower(quick, "", false)
+	if _, _, _, err := f.Fetch(ctx, "", 1, nil); err == nil || errors.Is(err, cron.ErrNoSource) {
+		t.Errorf("no leader yet: %v, want an error to retry", err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if _, _, _, err := f.Fetch(ctx, "", 1, nil); !errors.Is(err, cron.ErrNoSource) {
+		t.Errorf("no leader for longer than the election's wait: %v, want ErrNoSource", err)
+	}
+
+	// A leader still loading is waited for, up to Patience for an edge
+	// with no state; an edge with a state keeps it and waits on.
+	f = follower(quick, l.srv.URL, false)
+	if _, _, _, err := f.Fetch(ctx, "", 1, nil); err == nil || errors.Is(err, cron.ErrNoSource) || !strings.Contains(err.Error(), "503") {
+		t.Errorf("leader loading: %v, want a 503 to retry", err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if _, _, _, err := f.Fetch(ctx, `"x"`, 1, nil); err == nil || errors.Is(err, cron.ErrNoSource) {
+		t.Errorf("leader loading, this edge has a state: %v, want an error to retry", err)
+	}
+	if _, _, _, err := f.Fetch(ctx, "", 1, nil); !errors.Is(err, cron.ErrNoSource) {
+		t.Errorf("leader loading past the patience: %v, want ErrNoSource", err)
+	}
+
+	// A leader out of reach.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	gone := "http://" + ln.Addr().String()
+	ln.Close()
+	if _, _, _, err := follower(quick, gone, false).Fetch(ctx, "", 1, nil); !errors.Is(err, cron.ErrNoSource) {
+		t.Errorf("leader out of reach: %v, want ErrNoSource", err)
+	}
+
+	// An edge that stopped leading answers 503, not its old state.
+	l.offer(t, synth(10, 1), 1)
+	l.leading.Store(false)
+	resp, err := http.Get(l.srv.URL + StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("an edge no longer leading answers %d", resp.StatusCode)
+	}
+}
+
+// TestFollowerRefusesADamagedState serves a state whose bytes do not
+// match its ETag, and one that is not a snapshot.
+func TestFollowerRefusesADamagedState(t *testing.T) {
+	l := startLeader(t, DefaultConfig())
+	l.offer(t, synth(300, 1), 1)
+	good := l.pub.cur.Load()
+	for _, c := range []struct {
+		name string
+		etag string
+		body func([]byte) []byte
+	}{
+		{"a flipped byte", good.etag, func(b []byte) []byte { b[len(b)-100] ^= 1; return b }},
+		{"another state's ETag", `"` + strings.Repeat("ab", 32) + `"`, func(b []byte) []byte { return b }},
+		{"not a SHA-256", `W/"x"`, func(b []byte) []byte { return b }},
+		{"not a snapshot", good.etag, func([]byte) []byte { return bytes.Repeat([]byte("x"), 1000) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				rec := httptest.NewRecorder()
+				l.pub.ServeHTTP(rec, r)
+				w.Header().Set("ETag", c.etag)
+				w.Write(c.body(rec.Body.Bytes()))
+			}))
+			defer srv.Close()
+			r, _, _, err := follower(DefaultConfig(), srv.URL, false).Fetch(context.Background(), "", 1, nil)
+			if err == nil || r != nil {
+				t.Fatalf("a damaged state was taken: %v", err)
+			}
+		})
+	}
+}
+
+// TestLeaderSendsABoundedNumber holds the leader's sends and checks that
+// one more is told to come back.
+func TestLeaderSendsABoundedNumber(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Sends = 1
+	l := startLeader(t, cfg)
+	l.offer(t, synth(300, 1), 1)
+	l.pub.sends <- struct{}{} // a send in progress
+	resp, err := http.Get(l.srv.URL + StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("past the bound: %d, want 503 with Retry-After", resp.StatusCode)
+	}
+	<-l.pub.sends
+	for _, c := range []struct {
+		method, path string
+		want         int
+	}{{"GET", StatePath, 200}, {"HEAD", StatePath, 200}, {"POST", StatePath, 405}, {"GET", "/other", 404}} {
+		req, _ := http.NewRequest(c.method, l.srv.URL+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.want)
+		}
+	}
+}

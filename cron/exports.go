@@ -2,6 +2,8 @@ package cron
 
 import (
 	"context"
+	"errors"
+	"io"
 	"fmt"
 	"log/slog"
 	"time"
@@ -25,11 +27,27 @@ type ExportsConfig struct {
 // Exports builds the daily exports and publishes the list of days
 // exported, for the API to serve.
 type Exports struct {
-	cfg  ExportsConfig
-	db   *analytics.Lazy
-	log  *slog.Logger
-	days views.Published[[]exports.Manifest]
+	cfg    ExportsConfig
+	db     *analytics.Lazy
+	log    *slog.Logger
+	days   views.Published[[]exports.Manifest]
+	source ExportsSource
 }
+
+// ExportsSource is where an edge of a fleet copies its exports from
+// instead of building them (package cron/fleet).
+type ExportsSource interface {
+	// Days returns the days the source has, newest first; an error
+	// wrapping ErrNoSource says the edge should build its own.
+	Days(ctx context.Context) ([]exports.Manifest, error)
+	// Open returns the bytes of file name of day.
+	Open(ctx context.Context, day, name string) (io.ReadCloser, error)
+}
+
+// FollowFrom makes the job copy the days src has instead of building
+// them, and build them itself only when src says ErrNoSource. Set it
+// before the job starts.
+func (e *Exports) FollowFrom(src ExportsSource) { e.source = src }
 
 // NewExports returns the exports of cfg, built from db.
 func NewExports(cfg ExportsConfig, db *analytics.Lazy, log *slog.Logger) *Exports {
@@ -66,6 +84,12 @@ func (e *Exports) Refresh() error {
 }
 
 func (e *Exports) run(ctx context.Context) error {
+	if e.source != nil {
+		err := e.copy(ctx)
+		if !errors.Is(err, ErrNoSource) {
+			return err
+		}
+	}
 	conn, err := e.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -97,6 +121,41 @@ func (e *Exports) run(ctx context.Context) error {
 	}
 	if err := exports.Prune(e.cfg.Dir, oldest); err != nil {
 		return err
+	}
+	return e.Refresh()
+}
+
+// copy copies the source's days this edge lacks (the Keep newest), and
+// removes the days older than the oldest of those.
+func (e *Exports) copy(ctx context.Context) error {
+	days, err := e.source.Days(ctx)
+	if err != nil {
+		return err
+	}
+	days = days[:min(len(days), e.cfg.Keep)]
+	copied := 0
+	for _, m := range days {
+		ok, err := exports.Copy(ctx, e.cfg.Dir, m, func(ctx context.Context, name string) (io.ReadCloser, error) {
+			return e.source.Open(ctx, m.Day, name)
+		})
+		if err != nil {
+			return fmt.Errorf("exports: %w", err)
+		}
+		if ok {
+			copied++
+		}
+	}
+	if len(days) > 0 {
+		oldest, err := time.Parse(time.DateOnly, days[len(days)-1].Day)
+		if err != nil {
+			return fmt.Errorf("exports: %w", err)
+		}
+		if err := exports.Prune(e.cfg.Dir, views.DayOf(oldest)); err != nil {
+			return err
+		}
+	}
+	if copied > 0 {
+		e.log.Info("exports copied from the fleet's leader", "days", copied)
 	}
 	return e.Refresh()
 }

@@ -1,9 +1,18 @@
 package exports
 
 import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +78,68 @@ func TestDaysPathAndPrune(t *testing.T) {
 	}
 	if days, err := Days(filepath.Join(dir, "missing")); err != nil || days != nil {
 		t.Errorf("a missing directory: %v %v", days, err)
+	}
+}
+
+// TestCopy copies a day from a source as a fleet's follower does: the
+// same files and manifest, and nothing at all when a file's bytes, size
+// or name are not what the manifest says.
+func TestCopy(t *testing.T) {
+	files := map[string][]byte{"chrome.csv.gz": []byte("csv bytes"), "edge.ndjson.gz": []byte("ndjson bytes")}
+	m := Manifest{Day: "2026-02-03", Built: time.Date(2026, 2, 4, 1, 0, 0, 0, time.UTC), Seconds: 1.5}
+	for _, name := range []string{"chrome.csv.gz", "edge.ndjson.gz"} {
+		sum := sha256.Sum256(files[name])
+		m.Files = append(m.Files, File{Name: name, Size: int64(len(files[name])), SHA256: hex.EncodeToString(sum[:])})
+	}
+	open := func(_ context.Context, name string) (io.ReadCloser, error) {
+		b, ok := files[name]
+		if !ok {
+			return nil, errors.New("no such file")
+		}
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}
+	dir := t.TempDir()
+	copied, err := Copy(context.Background(), dir, m, open)
+	if err != nil || !copied {
+		t.Fatalf("copy: %v %v", copied, err)
+	}
+	days, err := Days(dir)
+	if err != nil || len(days) != 1 || !reflect.DeepEqual(days[0], m) {
+		t.Fatalf("days after the copy: %+v %v", days, err)
+	}
+	for name, want := range files {
+		if got, _ := os.ReadFile(filepath.Join(dir, m.Day, name)); !bytes.Equal(got, want) {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+	if copied, err := Copy(context.Background(), dir, m, open); err != nil || copied {
+		t.Errorf("a day there already: %v %v", copied, err)
+	}
+
+	bad := func(change func(*Manifest)) Manifest {
+		c := m
+		c.Files = slices.Clone(m.Files)
+		change(&c)
+		return c
+	}
+	for name, c := range map[string]Manifest{
+		"another SHA-256":      bad(func(c *Manifest) { c.Files[0].SHA256 = strings.Repeat("0", 64) }),
+		"a shorter size":       bad(func(c *Manifest) { c.Files[0].Size-- }),
+		"a longer size":        bad(func(c *Manifest) { c.Files[0].Size++ }),
+		"a path":               bad(func(c *Manifest) { c.Files[0].Name = "../chrome.csv.gz" }),
+		"the manifest":         bad(func(c *Manifest) { c.Files[0].Name = "manifest.json" }),
+		"a name twice":         bad(func(c *Manifest) { c.Files[1] = c.Files[0] }),
+		"a day not a date":     bad(func(c *Manifest) { c.Day = "../../etc" }),
+		"a day not as written": bad(func(c *Manifest) { c.Day = "2026-2-03" }),
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if copied, err := Copy(context.Background(), dir, c, open); err == nil || copied {
+				t.Fatalf("copied: %v %v", copied, err)
+			}
+			if days, _ := Days(dir); len(days) != 0 {
+				t.Errorf("a day was published: %+v", days)
+			}
+		})
 	}
 }

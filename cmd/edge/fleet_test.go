@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -47,7 +49,8 @@ func ranksOf(addr string) (jobStatus, bool) {
 // job, the other skips it; the leader builds the weekly editions and the
 // other loads them, the same bytes; the leader loads its state from
 // ClickHouse and the other takes it from the leader's snapshot, and both
-// give the same bytes and ETags; when the leader stops, the other takes
+// give the same bytes and ETags; the leader builds the daily exports and
+// the other copies them, the same files; when the leader stops, the other takes
 // the lead and runs the job at once.
 func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	srv := chtest.Need(t, srv)
@@ -78,6 +81,7 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		stop    context.CancelFunc
 		done    chan int
 		errs    *bytes.Buffer
+		exports string
 		stopped bool
 	}
 	start := func() *edge {
@@ -85,14 +89,14 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := &edge{addr: ln.Addr().String(), done: make(chan int, 1), errs: &bytes.Buffer{}}
+		e := &edge{addr: ln.Addr().String(), done: make(chan int, 1), errs: &bytes.Buffer{}, exports: t.TempDir()}
 		ln.Close()
 		sctx, stop := context.WithCancel(ctx)
 		e.stop = stop
 		go func() {
 			e.done <- run(sctx, []string{"serve", "--listen", e.addr, "--memory-limit", "1GiB", "--cache-mb", "64",
-				"--exports-schedule", "off", "--retry-max", "2s", "--fleet-listen", "127.0.0.1:0", "--fleet-dir", t.TempDir(),
-				"--follow-every", "1s"}, strings.NewReader(""), &bytes.Buffer{}, e.errs)
+				"--exports-schedule", "@every 1s", "--exports-dir", e.exports, "--retry-max", "2s", "--fleet-listen", "127.0.0.1:0", "--fleet-dir", t.TempDir(),
+				"--follow-every", "1s", "--no-limits"}, strings.NewReader(""), &bytes.Buffer{}, e.errs)
 		}()
 		return e
 	}
@@ -160,16 +164,6 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	if !strings.Contains(other.errs.String(), `built=0 loaded=`) || strings.Contains(leader.errs.String(), `built=0 loaded=`) {
 		t.Fatalf("the leader did not build, or the other edge did not load, the editions:\nleader: %s\nother: %s", leader.errs, other.errs)
 	}
-	// The leader loads from ClickHouse and writes its state; the other
-	// edge publishes the leader's state, never one it loaded itself, and
-	// answers with the same bytes and ETags.
-	eventually("the other edge publishes the leader's state", func() bool {
-		return strings.Contains(other.errs.String(), "kind=fleet")
-	})
-	if strings.Contains(other.errs.String(), "kind=full") || !strings.Contains(leader.errs.String(), "kind=full") ||
-		!strings.Contains(leader.errs.String(), "fleet state written") {
-		t.Fatalf("the leader did not load and write its state, or the other edge loaded its own:\nleader: %s\nother: %s", leader.errs, other.errs)
-	}
 	get := func(e *edge, path string) (int, string, []byte) {
 		resp, err := http.Get("http://" + e.addr + path)
 		if err != nil {
@@ -180,12 +174,43 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		b.ReadFrom(resp.Body)
 		return resp.StatusCode, resp.Header.Get("ETag"), b.Bytes()
 	}
+	// The leader loads from ClickHouse and writes its state; the other
+	// edge publishes the leader's state, never one it loaded itself, and
+	// answers with the same bytes and ETags.
+	// The leader builds two days of exports a run (every second here),
+	// newest first, 22 days in all; the other copies them as they come.
+	eventually("the other edge publishes the leader's state and copies its exports", func() bool {
+		_, _, days := get(other, "/api/v1/exports")
+		_, _, leaderDays := get(leader, "/api/v1/exports")
+		return strings.Contains(other.errs.String(), "kind=fleet") && bytes.Equal(days, leaderDays) &&
+			bytes.Count(days, []byte(`"day"`)) >= 20
+	})
+	_, _, days := get(leader, "/api/v1/exports")
+	newest := regexp.MustCompile(`"day":\s*"([0-9-]{10})"`).FindSubmatch(days)
+	if newest == nil {
+		t.Fatalf("no day in %s", days)
+	}
+	if strings.Contains(other.errs.String(), "kind=full") || !strings.Contains(leader.errs.String(), "kind=full") ||
+		!strings.Contains(leader.errs.String(), "fleet state written") || strings.Contains(other.errs.String(), "export built") ||
+		!strings.Contains(other.errs.String(), "exports copied from the fleet's leader") {
+		t.Fatalf("the leader did not load and write its state, or the other edge loaded its own:\nleader: %s\nother: %s", leader.errs, other.errs)
+	}
 	for _, path := range []string{"/api/summary", "/api/extensions?sort=users", "/api/v1/charts/chrome", "/api/v1/charts/firefox?chart=trending",
-		"/api/v1/categories/chrome", "/api/v1/listings?store=edge&sort=rating", "/api/v1/stores/googleplay/stats", "/api/v1/changes"} {
+		"/api/v1/categories/chrome", "/api/v1/listings?store=edge&sort=rating", "/api/v1/stores/googleplay/stats", "/api/v1/changes",
+		"/api/v1/exports"} {
 		sl, el, bl := get(leader, path)
 		so, eo, bo := get(other, path)
 		if sl != 200 || so != sl || el != eo || !bytes.Equal(bl, bo) {
 			t.Errorf("%s: the leader answers %d %s %.200s\nthe other %d %s %.200s", path, sl, el, bl, so, eo, bo)
+		}
+	}
+	// The copied files are the leader's (the files need a key to be
+	// asked for: compared on disk).
+	for _, name := range []string{"manifest.json", "chrome.csv.gz", "apple.ndjson.gz"} {
+		l, errL := os.ReadFile(filepath.Join(leader.exports, string(newest[1]), name))
+		o, errO := os.ReadFile(filepath.Join(other.exports, string(newest[1]), name))
+		if errL != nil || errO != nil || len(l) == 0 || !bytes.Equal(l, o) {
+			t.Errorf("%s of %s: the leader's %d bytes (%v), the other's %d (%v)", name, newest[1], len(l), errL, len(o), errO)
 		}
 	}
 	stopEdge(leader)

@@ -272,8 +272,14 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 		}
 		return ""
 	}
+	follower := fleet.NewFollower(c.fleet, leaderFleet, leading)
 	built.views.OnPublish(pub.Offer)
-	built.views.FollowFrom(fleet.NewFollower(c.fleet, leaderFleet, leading))
+	built.views.FollowFrom(follower)
+	if built.exports != nil {
+		// The exports too: the leader builds them, the others copy them.
+		pub.ServeExports(built.exports.Dir(), built.exports.Days)
+		built.exports.FollowFrom(follower)
+	}
 	if err := jobs.Add(built.views.FollowJob(fmt.Sprintf("@every %s", c.followEvery))); err != nil {
 		return nil, "", err
 	}

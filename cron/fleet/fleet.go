@@ -23,6 +23,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -30,6 +31,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,12 +40,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edge-stats/edge/analytics/exports"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/views/replica"
 )
 
-// StatePath is the path the leader serves its state on.
-const StatePath = "/fleet/v1/state"
+// The paths the leader serves: its state, the days of its exports (a
+// JSON array of their manifests, newest first), and each day's files
+// under ExportsPath/<day>/<name>.
+const (
+	StatePath   = "/fleet/v1/state"
+	ExportsPath = "/fleet/v1/exports"
+)
 
 // Config configures both sides.
 type Config struct {
@@ -96,6 +104,16 @@ type Publisher struct {
 	sends   chan struct{}
 	written atomic.Int64 // snapshots written, for tests and logs
 	mu      sync.Mutex   // held while a file is written or pruned
+	// The exports served (ServeExports): nil days serves none.
+	exportsDir string
+	days       func() []exports.Manifest
+}
+
+// ServeExports makes the publisher serve, while it leads, the days of
+// exports days lists, from dir, for the other edges to copy instead of
+// building them from ClickHouse. Call it before serving.
+func (p *Publisher) ServeExports(dir string, days func() []exports.Manifest) {
+	p.exportsDir, p.days = dir, days
 }
 
 // NewPublisher returns a publisher that writes while leading() is true.
@@ -204,21 +222,27 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 // an If-None-Match of its ETag); 503 with Retry-After while this edge
 // does not lead or has no state yet, or sends as many as it may.
 func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != StatePath {
-		problem(w, http.StatusNotFound, "Not found", "this address serves the fleet's state at "+StatePath+" only", 0)
+	exportsFile := strings.HasPrefix(r.URL.Path, ExportsPath+"/")
+	switch {
+	case r.URL.Path != StatePath && r.URL.Path != ExportsPath && !exportsFile:
+		problem(w, http.StatusNotFound, "Not found", "this address serves the fleet's state at "+StatePath+" and its exports at "+ExportsPath+" only", 0)
 		return
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
 		w.Header().Set("Allow", "GET, HEAD")
 		problem(w, http.StatusMethodNotAllowed, "Method not allowed", "use GET", 0)
 		return
-	}
-	f := p.cur.Load()
-	switch {
 	case !p.leading():
 		problem(w, http.StatusServiceUnavailable, "Not the leader", "this edge does not lead its fleet: ask the edge its election names", 5)
 		return
-	case f == nil:
+	case r.URL.Path == ExportsPath:
+		p.serveDays(w)
+		return
+	case exportsFile:
+		p.serveExport(w, r)
+		return
+	}
+	f := p.cur.Load()
+	if f == nil {
 		problem(w, http.StatusServiceUnavailable, "No state yet", "the leading edge is still loading its first state: ask again", 5)
 		return
 	}
@@ -248,6 +272,47 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	io.Copy(w, fh) // a *os.File to a TCP connection: sendfile
+}
+
+// serveDays answers the list of days exported.
+func (p *Publisher) serveDays(w http.ResponseWriter) {
+	if p.days == nil {
+		problem(w, http.StatusNotFound, "No exports", "the leading edge builds no exports: each edge builds its own", 0)
+		return
+	}
+	days := p.days()
+	if days == nil {
+		days = []exports.Manifest{}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(days)
+}
+
+// serveExport answers one file of a day, when the day's manifest lists
+// it (exports.Path: no path is made of the request's text).
+func (p *Publisher) serveExport(w http.ResponseWriter, r *http.Request) {
+	day, name, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, ExportsPath+"/"), "/")
+	if p.days != nil {
+		for _, m := range p.days() {
+			if m.Day != day {
+				continue
+			}
+			if path, f, ok := exports.Path(p.exportsDir, m, name); ok {
+				fh, err := os.Open(path)
+				if err != nil {
+					break
+				}
+				defer fh.Close()
+				w.Header().Set("Content-Type", "application/gzip")
+				w.Header().Set("Content-Length", strconv.FormatInt(f.Size, 10))
+				if r.Method == http.MethodGet {
+					io.Copy(w, io.LimitReader(fh, f.Size))
+				}
+				return
+			}
+		}
+	}
+	problem(w, http.StatusNotFound, "No such export", "ask "+ExportsPath+" for the days and files the leader has", 0)
 }
 
 func problem(w http.ResponseWriter, status int, title, detail string, retry int) {
@@ -308,10 +373,11 @@ func NewFollower(cfg Config, leader func() string, leading func() bool) *Followe
 // Fetched returns how many states the follower has fetched.
 func (f *Follower) Fetched() int64 { return f.fetched.Load() }
 
-// Fetch implements cron.StateSource.
-func (f *Follower) Fetch(ctx context.Context, have string, gen uint64, prev *replica.Replica) (*replica.Replica, int64, string, error) {
+// leaderAddr returns the leader's fleet address, or an error: one
+// wrapping cron.ErrNoSource when the edge should do the work itself.
+func (f *Follower) leaderAddr() (string, error) {
 	if f.leading() {
-		return nil, 0, "", fmt.Errorf("this edge leads: %w", cron.ErrNoSource)
+		return "", fmt.Errorf("this edge leads: %w", cron.ErrNoSource)
 	}
 	addr := f.leader()
 	if addr == "" {
@@ -319,26 +385,92 @@ func (f *Follower) Fetch(ctx context.Context, have string, gen uint64, prev *rep
 		// within seconds: wait for it, so that edges starting together
 		// do not all load from ClickHouse.
 		if f.noLeader() < f.cfg.ElectionWait {
-			return nil, 0, "", errors.New("fleet: waiting for the election to name a leader")
+			return "", errors.New("fleet: waiting for the election to name a leader")
 		}
-		return nil, 0, "", fmt.Errorf("no leader with a fleet address for %v: %w", f.cfg.ElectionWait, cron.ErrNoSource)
+		return "", fmt.Errorf("no leader with a fleet address for %v: %w", f.cfg.ElectionWait, cron.ErrNoSource)
 	}
 	f.mu.Lock()
 	f.alone = time.Time{}
 	f.mu.Unlock()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(addr, "/")+StatePath, nil)
+	return strings.TrimSuffix(addr, "/"), nil
+}
+
+// get asks the leader for path; an error wraps cron.ErrNoSource when the
+// leader is out of reach.
+func (f *Follower) get(ctx context.Context, addr, path string, header http.Header) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, addr+path, nil)
 	if err != nil {
-		return nil, 0, "", fmt.Errorf("fleet: leader address %q: %w", addr, cron.ErrNoSource)
+		return nil, fmt.Errorf("fleet: leader address %q: %w", addr, cron.ErrNoSource)
 	}
-	if have != "" {
-		req.Header.Set("If-None-Match", have)
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	resp, err := f.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, 0, "", ctx.Err()
+			return nil, ctx.Err()
 		}
-		return nil, 0, "", fmt.Errorf("fleet: leader at %s out of reach (%v): %w", addr, err, cron.ErrNoSource)
+		return nil, fmt.Errorf("fleet: leader at %s out of reach (%v): %w", addr, err, cron.ErrNoSource)
+	}
+	return resp, nil
+}
+
+// Days returns the days of exports the leader has (cron.ExportsSource).
+func (f *Follower) Days(ctx context.Context) ([]exports.Manifest, error) {
+	addr, err := f.leaderAddr()
+	if err != nil {
+		return nil, err
+	}
+	resp, err := f.get(ctx, addr, ExportsPath, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound: // the leader builds none
+		return nil, fmt.Errorf("fleet: leader at %s builds no exports: %w", addr, cron.ErrNoSource)
+	default:
+		return nil, fmt.Errorf("fleet: leader at %s: exports: %s", addr, resp.Status)
+	}
+	var days []exports.Manifest
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&days); err != nil {
+		return nil, fmt.Errorf("fleet: leader at %s: exports: %w", addr, err)
+	}
+	return days, nil
+}
+
+// Open returns one file of a day of the leader's exports
+// (cron.ExportsSource).
+func (f *Follower) Open(ctx context.Context, day, name string) (io.ReadCloser, error) {
+	addr, err := f.leaderAddr()
+	if err != nil {
+		return nil, err
+	}
+	resp, err := f.get(ctx, addr, ExportsPath+"/"+url.PathEscape(day)+"/"+url.PathEscape(name), nil)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("fleet: leader at %s: export %s/%s: %s", addr, day, name, resp.Status)
+	}
+	return resp.Body, nil
+}
+
+// Fetch implements cron.StateSource.
+func (f *Follower) Fetch(ctx context.Context, have string, gen uint64, prev *replica.Replica) (*replica.Replica, int64, string, error) {
+	addr, err := f.leaderAddr()
+	if err != nil {
+		return nil, 0, "", err
+	}
+	var header http.Header
+	if have != "" {
+		header = http.Header{"If-None-Match": {have}}
+	}
+	resp, err := f.get(ctx, addr, StatePath, header)
+	if err != nil {
+		return nil, 0, "", err
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {

@@ -3,17 +3,23 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/edge-stats/edge/analytics/exports"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/replica/replicatest"
@@ -238,5 +244,55 @@ func TestLeaderSendsABoundedNumber(t *testing.T) {
 		if resp.StatusCode != c.want {
 			t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.want)
 		}
+	}
+}
+
+// TestLeaderServesItsExports serves a day of exports and copies it as a
+// follower's exports job does; files the manifest does not list are not
+// served, whatever the path says.
+func TestLeaderServesItsExports(t *testing.T) {
+	l := startLeader(t, DefaultConfig())
+	src := t.TempDir()
+	body := []byte("the day's csv")
+	sum := sha256.Sum256(body)
+	m := exports.Manifest{Day: "2026-02-03", Files: []exports.File{{Name: "chrome.csv.gz", Store: "chrome", Format: "csv",
+		Size: int64(len(body)), SHA256: hex.EncodeToString(sum[:])}}}
+	os.MkdirAll(filepath.Join(src, m.Day), 0o755)
+	os.WriteFile(filepath.Join(src, m.Day, "chrome.csv.gz"), body, 0o644)
+	os.WriteFile(filepath.Join(src, "secret"), []byte("not an export"), 0o644)
+	l.pub.ServeExports(src, func() []exports.Manifest { return []exports.Manifest{m} })
+
+	f := follower(DefaultConfig(), l.srv.URL, false)
+	ctx := context.Background()
+	days, err := f.Days(ctx)
+	if err != nil || len(days) != 1 || days[0].Day != m.Day {
+		t.Fatalf("days %+v, %v", days, err)
+	}
+	dst := t.TempDir()
+	copied, err := exports.Copy(ctx, dst, days[0], func(ctx context.Context, name string) (io.ReadCloser, error) {
+		return f.Open(ctx, days[0].Day, name)
+	})
+	if err != nil || !copied {
+		t.Fatalf("copy: %v %v", copied, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dst, m.Day, "chrome.csv.gz")); !bytes.Equal(got, body) {
+		t.Errorf("copied %q", got)
+	}
+	for _, path := range []string{ExportsPath + "/2026-02-03/edge.csv.gz", ExportsPath + "/2026-02-03/../secret",
+		ExportsPath + "/2026-02-03/%2e%2e%2fsecret", ExportsPath + "/../secret", ExportsPath + "/2026-02-04/chrome.csv.gz"} {
+		resp, err := http.Get(l.srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || bytes.Contains(b, []byte("not an export")) {
+			t.Errorf("%s: %d %q", path, resp.StatusCode, b)
+		}
+	}
+	// A leader that builds no exports sends the follower to build its own.
+	l2 := startLeader(t, DefaultConfig())
+	if _, err := follower(DefaultConfig(), l2.srv.URL, false).Days(ctx); !errors.Is(err, cron.ErrNoSource) {
+		t.Errorf("a leader without exports: %v, want ErrNoSource", err)
 	}
 }

@@ -3,8 +3,8 @@ package cron
 import (
 	"context"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 

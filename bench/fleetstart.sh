@@ -10,6 +10,15 @@
 #
 #   bench/fleetstart.sh 3                       # 3 edges over bench_100k
 #   EDGE_CH_DATABASE=bench_1m bench/fleetstart.sh 2
+#   FLEET=1 bench/fleetstart.sh 3               # 3 edges of a fleet: a ZooKeeper,
+#                                               # an election, fleet addresses
+#   STEADY=600 FLEET=1 bench/fleetstart.sh 3    # and what they cost in the 10
+#                                               # minutes after their start
+#
+# With FLEET=1 it starts a ZooKeeper (Debian's package) on 127.0.0.1:12181
+# and gives every edge --zk and a fleet address (127.0.0.1:1818x): the
+# elected edge loads from ClickHouse and the others from it. It also
+# reports when each edge first published its figures.
 #
 # Loopback only: the edges listen on 127.0.0.1:1808x. The server must
 # have no other traffic while it runs.
@@ -30,12 +39,26 @@ counters() {
   ch "SELECT sumIf(value, event = 'Query'), sumIf(value, event IN ('UserTimeMicroseconds', 'SystemTimeMicroseconds'))
       FROM system.events FORMAT TSV"
 }
+fleet=()
+if [[ ${FLEET:-} == 1 ]]; then
+  mkdir -p "$work/zk"
+  printf 'tickTime=500\ndataDir=%s\nclientPort=12181\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n' "$work/zk" >"$work/zk/zoo.cfg"
+  java -Xmx256m -XX:+UseSerialGC -cp '/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:/usr/share/java/*' \
+    org.apache.zookeeper.server.quorum.QuorumPeerMain "$work/zk/zoo.cfg" >"$work/zk.log" 2>&1 &
+  pids+=($!)
+  until (exec 3<>/dev/tcp/127.0.0.1/12181) 2>/dev/null; do sleep 0.2; done
+  fleet=(--zk 127.0.0.1:12181 --zk-path "/edge/bench/$$")
+fi
 read -r q0 cpu0 < <(counters)
 start=$(date +%s)
 for i in $(seq 1 "$n"); do
   mkdir -p "$work/$i"
+  extra=()
+  if [[ ${FLEET:-} == 1 ]]; then
+    extra=("${fleet[@]}" --fleet-listen "127.0.0.1:$((18180 + i))" --fleet-dir "$work/f$i" --fleet-token bench-fleet-token)
+  fi
   "$root/bin/edge" serve --listen "127.0.0.1:$((18080 + i))" --exports-dir "$work/$i" \
-    --memory-limit 3GiB --cache-mb 64 >"$work/$i.log" 2>&1 &
+    --memory-limit 3GiB --cache-mb 64 "${extra[@]}" >"$work/$i.log" 2>&1 &
   pids+=($!)
 done
 
@@ -58,4 +81,18 @@ until done_all; do
 done
 took=$(( $(date +%s) - start ))
 read -r q1 cpu1 < <(counters)
+if [[ -n ${STEADY:-} ]]; then
+  # What the edges cost once started: the counters over STEADY seconds.
+  sleep "$STEADY"
+  read -r q2 cpu2 < <(counters)
+  echo "edges $n: the next ${STEADY}s: ClickHouse: $((q2 - q1)) queries, $(( (cpu2 - cpu1) / 1000 )) CPU ms"
+fi
 echo "edges $n: every start-up job done in ${took}s; ClickHouse: $((q1 - q0)) queries, $(( (cpu1 - cpu0) / 1000 )) CPU ms"
+for i in $(seq 1 "$n"); do
+  # When each edge published its figures, and where from.
+  grep -m1 'msg="views published"' "$work/$i.log" | sed -E 's/.*time=([^ ]+).*kind=([a-z]+).*/\1 \2/' |
+    while read -r at kind; do
+      echo "edge $i: figures published at +$(( $(date -d "$at" +%s) - start ))s (kind=$kind)"
+    done
+  grep -m1 'fleet state written' "$work/$i.log" | sed -E 's/.*(generation=.*)/edge '"$i"': fleet state written: \1/' || true
+done

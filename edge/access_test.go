@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/edge-stats/edge/edge/edgetest"
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/limits/relay"
 )
 
 // call sends a request with headers and an optional body.
@@ -529,6 +531,42 @@ func twoEdgesShareKeysAndTheDay(t *testing.T, ch edgetest.Dataset) {
 	pol := limits.Policy{PerMinute: 100, PerDay: 1000}
 	a := start(t, ch, withLimits(pol, pol))
 	b := start(t, ch, withLimits(pol, pol))
+	shareKeysAndTheDay(t, ch, a, b)
+}
+
+// TestFollowingEdgeSharesKeysAndTheDay is TestTwoEdgesShareKeysAndTheDay
+// with edge b following edge a as a fleet's leader (package relay): b
+// reads the usage log's changes from a, and reloads its keys when a's key
+// list changed, over HTTP; the keys and the day's limit are shared the
+// same, and b's reads of the log were answered by a.
+func TestFollowingEdgeSharesKeysAndTheDay(t *testing.T) {
+	ch := chtestMigrated(t)
+	pol := limits.Policy{PerMinute: 100, PerDay: 1000}
+	mux := http.NewServeMux()
+	fleet := httptest.NewServer(mux)
+	defer fleet.Close()
+	a := edgetest.StartWith(t, ch, nil, func(src *edge.Sources) {
+		rec := relay.NewRecorder(limits.ClickHouse(src.SyncDB))
+		src.Usage = rec
+		mux.Handle(relay.UsagePath, rec)
+	}, withLimits(pol, pol))
+	mux.Handle(relay.KeysPath, relay.KeysHandler(a.Server.KeysVersion))
+	var follower *relay.Store
+	b := edgetest.StartWith(t, ch, nil, func(src *edge.Sources) {
+		client := &relay.Client{Leader: func() string { return fleet.URL }}
+		follower = relay.NewStore(limits.ClickHouse(src.SyncDB), client)
+		src.Usage = follower
+		src.KeysGate = relay.NewKeysGate(client, 5*time.Minute, edgetest.Config().KeysEvery)
+	}, withLimits(pol, pol))
+	shareKeysAndTheDay(t, ch, a, b)
+	if relayed, directly := follower.Reads(); relayed == 0 || directly > relayed/10 {
+		t.Errorf("edge b read the usage log %d times through a and %d times itself", relayed, directly)
+	}
+}
+
+// shareKeysAndTheDay checks that a key made on edge a works on edge b,
+// and that the day's limit holds across both.
+func shareKeysAndTheDay(t *testing.T, ch edgetest.Dataset, a, b *harness) {
 	key, id := signUpWithKey(t, a, "fleet@example.com")
 	waitFor(t, func() bool { return call(t, "GET", b.Base+"/api/v1/tags", bearer(key), "").status != 401 })
 	if err := keys.NewAccounts(analytics.NewLazy(*ch.CH), 1, nil).SetLimit(context.Background(), id, 10); err != nil {

@@ -145,6 +145,11 @@ type Sources struct {
 	// from DB so that slow per-request reads cannot starve them (nil: DB).
 	SyncDB *analytics.Lazy
 	Usage  limits.Store // the fleet's daily usage; nil: the usage tables of SyncDB
+	// KeysGate, when set, decides on each tick whether to reload the
+	// keys (a following edge of a fleet: package relay); its ticks are
+	// then at least once a second, each reload still at most every
+	// KeysEvery unless the leader's list changed.
+	KeysGate keys.Gate
 	// Exports are the daily bulk exports to list and serve (nil: none).
 	Exports v1.Exports
 }
@@ -164,6 +169,7 @@ type Server struct {
 	replay   *replay.Table // nil without the replay path
 	misses   *missgate.Gate
 	keys     *keys.Registry
+	keysTick time.Duration // the keys' reload tick when a gate decides (0: KeysEvery)
 	limits   *limits.Limiter
 	gate     *access.Gate
 	v1       *v1.API
@@ -229,6 +235,10 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	proxies := clientip.Proxies{Trusted: cfg.TrustedProxies, Forwarded: forwarded, IPv6Prefix: cfg.IPv6Prefix}
 	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, answers: answers, misses: misses}
 	s.keys = keys.NewRegistry(src.SyncDB)
+	if src.KeysGate != nil {
+		s.keys.SetGate(src.KeysGate)
+		s.keysTick = time.Second
+	}
 	s.limits = limits.New(cfg.Limits, src.Usage)
 	s.gate = access.New(access.Config{Proxies: proxies, InvalidKeys: cfg.Limits.InvalidKeys}, s.keys, s.limits)
 	s.v1, err = v1.New(v1.Config{ReadBudget: cfg.ReadBudget, TextBudget: cfg.TextBudget, SearchBudget: cfg.SearchBudget,
@@ -309,6 +319,10 @@ func (s *Server) DropAnswers() { s.answers.Drop() }
 // (the cache keeps answers asynchronously); for tests.
 func (s *Server) WaitAnswers() { s.answers.Wait() }
 
+// KeysVersion names the key list the edge holds (keys.Registry.Version):
+// a fleet's leader serves it to the others (package relay).
+func (s *Server) KeysVersion() string { return s.keys.Version() }
+
 // Serve answers on ln until ctx is done, then stops gracefully: it stops
 // accepting, answers each open connection's next request with
 // Connection: close for up to DrainTimeout, lets requests in flight
@@ -329,7 +343,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	cancelFirst()
 	syncCtx, stopSync := context.WithCancel(context.Background())
 	var synced sync.WaitGroup
-	synced.Go(func() { s.keys.Run(syncCtx, s.cfg.KeysEvery, s.cfg.ReadBudget+5*time.Second, s.log) })
+	keysTick := s.cfg.KeysEvery
+	if s.keysTick > 0 {
+		keysTick = min(keysTick, s.keysTick)
+	}
+	synced.Go(func() { s.keys.Run(syncCtx, keysTick, s.cfg.ReadBudget+5*time.Second, s.log) })
 	synced.Go(func() { s.limits.Usage.Run(syncCtx, s.cfg.UsageEvery, max(s.cfg.UsageEvery, 2*time.Second), s.log) })
 	if !s.cfg.NoPrecompress {
 		synced.Go(func() { s.precompress(syncCtx) })

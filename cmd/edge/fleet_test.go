@@ -96,7 +96,7 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		go func() {
 			e.done <- run(sctx, []string{"serve", "--listen", e.addr, "--memory-limit", "1GiB", "--cache-mb", "64",
 				"--exports-schedule", "@every 1s", "--exports-dir", e.exports, "--retry-max", "2s", "--fleet-listen", "127.0.0.1:0", "--fleet-dir", t.TempDir(),
-				"--follow-every", "1s", "--no-limits"}, strings.NewReader(""), &bytes.Buffer{}, e.errs)
+				"--follow-every", "1s", "--no-limits", "--fleet-token", "test-fleet-token"}, strings.NewReader(""), &bytes.Buffer{}, e.errs)
 		}()
 		return e
 	}
@@ -203,6 +203,29 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		if sl != 200 || so != sl || el != eo || !bytes.Equal(bl, bo) {
 			t.Errorf("%s: the leader answers %d %s %.200s\nthe other %d %s %.200s", path, sl, el, bl, so, eo, bo)
 		}
+	}
+	// The leader's fleet address serves the usage log's changes only to
+	// an edge that sends the fleet's token, and its key list's version.
+	fleetAddr := regexp.MustCompile(`msg="fleet address" listen=(\S+)`).FindStringSubmatch(leader.errs.String())
+	if fleetAddr == nil {
+		t.Fatalf("no fleet address in the leader's log: %s", leader.errs)
+	}
+	fleetGet := func(path, token string) int {
+		req, _ := http.NewRequest("GET", "http://"+fleetAddr[1]+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	usagePath := "/fleet/v1/usage?day=" + time.Now().UTC().Format(time.DateOnly) + "&at=0&n=0"
+	if a, b, c, d := fleetGet(usagePath, ""), fleetGet(usagePath, "wrong"), fleetGet(usagePath, "test-fleet-token"),
+		fleetGet("/fleet/v1/keys", ""); a != 401 || b != 401 || (c != 200 && c != 410) || d != 200 {
+		t.Errorf("the fleet's usage without a token %d, with another %d, with the token %d; its keys %d", a, b, c, d)
 	}
 	// The copied files are the leader's (the files need a key to be
 	// asked for: compared on disk).

@@ -19,6 +19,8 @@ import (
 	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/clientip"
+	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/limits/relay"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
 	"github.com/edge-stats/edge/views/served"
@@ -105,6 +107,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.String(&c.fleet.Dir, "fleet-dir", c.fleet.Dir, "where the leading edge keeps the snapshot of its state it serves")
 	f.Int(&c.fleet.Sends, "fleet-sends", c.fleet.Sends, "snapshots the leading edge sends at once; past it an edge is told to come back")
 	f.Duration(&c.fleet.Patience, "fleet-patience", c.fleet.Patience, "how long an edge without a state waits for a leader that has none yet before it loads from ClickHouse itself")
+	f.String(&c.fleet.Token, "fleet-token", "", "the fleet's shared secret: with it, an edge that follows reads the usage log's changes from the leader instead of ClickHouse (the leader answers only a request that sends it); without it, each edge reads them from ClickHouse")
 	f.Duration(&c.followEvery, "follow-every", 10*time.Second, "how often an edge that follows its fleet's leader asks it for a newer state (a 304 when there is none)")
 	f.Int(&c.maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")
 	f.String(&c.retention, "usage-retention-schedule", "30 3 * * *", "cron spec (UTC) of the job that drops old days of the usage table; off: none (keep every day)")
@@ -236,16 +239,18 @@ func startElection(c *serveConfig, addr, fleetAddr string, onLead func(), log *s
 // startFleet, when c has a fleet address, listens on it, serves the
 // state this edge publishes while it leads (package cron/fleet), and
 // makes the views follow the leader's state while another edge leads. It
-// returns the publisher and the URL the other edges reach it at; nil and
-// "" when c has no fleet address (every edge loads from ClickHouse).
+// returns the publisher, the URL the other edges reach it at, and the
+// client that asks the leader for the usage and keys' changes (package
+// relay); nil, "", nil when c has no fleet address (every edge loads from
+// ClickHouse).
 func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *serveJobs, leading func() bool,
-	elector func() *leader.Elector, log *slog.Logger) (*fleet.Publisher, string, error) {
+	elector func() *leader.Elector, log *slog.Logger) (*fleet.Publisher, string, *relay.Client, error) {
 	if c.fleetListen == "" {
-		return nil, "", nil
+		return nil, "", nil, nil
 	}
 	ln, err := net.Listen("tcp", c.fleetListen)
 	if err != nil {
-		return nil, "", fmt.Errorf("--fleet-listen %s: %w", c.fleetListen, err)
+		return nil, "", nil, fmt.Errorf("--fleet-listen %s: %w", c.fleetListen, err)
 	}
 	advertise := c.fleetAdvertise
 	if advertise == "" {
@@ -258,7 +263,7 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 	pub, err := fleet.NewPublisher(c.fleet, leading, log)
 	if err != nil {
 		ln.Close()
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	go pub.Run(ctx)
 	go func() {
@@ -281,10 +286,16 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 		built.exports.FollowFrom(follower)
 	}
 	if err := jobs.Add(built.views.FollowJob(fmt.Sprintf("@every %s", c.followEvery))); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	log.Info("fleet address", "listen", ln.Addr().String(), "advertised", advertise)
-	return pub, advertise, nil
+	client := &relay.Client{Token: c.fleet.Token, Leader: func() string {
+		if leading() {
+			return ""
+		}
+		return leaderFleet()
+	}}
+	return pub, advertise, client, nil
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -325,12 +336,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.zk != "" {
 		leading = func() bool { e := elector.Load(); return e != nil && e.Leading() }
 	}
+	var (
+		pub       *fleet.Publisher
+		advertise string
+		client    *relay.Client
+	)
 	built, err := addJobs(c, jobs, jobsDB, leading, log)
 	if err != nil {
 		return err
 	}
 	if c.zk != "" {
-		pub, advertise, err := startFleet(ctx, c, jobs, built, leading, elector.Load, log)
+		pub, advertise, client, err = startFleet(ctx, c, jobs, built, leading, elector.Load, log)
 		if err != nil {
 			return err
 		}
@@ -352,7 +368,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		elector.Store(e)
 		defer e.Close()
 	}
-	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db}
+	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB}
+	if client != nil {
+		// The usage and the keys' changes: read from the leader while
+		// another edge leads, from ClickHouse otherwise.
+		recorder := relay.NewRecorder(limits.ClickHouse(syncDB))
+		src.Usage = recorder
+		pub.Handle(relay.UsagePath, recorder, true)
+		if c.fleet.Token != "" {
+			src.Usage = relay.NewStore(recorder, client)
+		}
+		src.KeysGate = relay.NewKeysGate(client, 5*time.Minute, c.srv.KeysEvery)
+	}
 	if built.exports != nil {
 		src.Exports = built.exports
 		if err := built.exports.Refresh(); err != nil { // the days already there, before the job's first run
@@ -362,6 +389,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	server, err := edge.New(c.srv, src, log)
 	if err != nil {
 		return err
+	}
+	if pub != nil {
+		pub.Handle(relay.KeysPath, relay.KeysHandler(server.KeysVersion), false)
 	}
 	built.views.OnReloadBuild(server.DropAnswers)
 	jobs.Start()

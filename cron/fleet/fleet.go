@@ -22,6 +22,7 @@ package fleet
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -71,6 +72,10 @@ type Config struct {
 	// a leader (after its start, or after it lost one) before it loads
 	// from ClickHouse itself.
 	ElectionWait time.Duration
+	// Token is the fleet's shared secret: the routes added with a token
+	// (Handle) answer only a request that sends it as a bearer token, and
+	// are off (404) without one.
+	Token string
 }
 
 // DefaultConfig returns the defaults: 4 sends at once, 10 minutes of
@@ -107,6 +112,27 @@ type Publisher struct {
 	// The exports served (ServeExports): nil days serves none.
 	exportsDir string
 	days       func() []exports.Manifest
+	routes     sync.Map // path → route (Handle)
+	tokenSum   [sha256.Size]byte
+}
+
+type route struct {
+	h          http.Handler
+	needsToken bool
+}
+
+// Handle adds a route the publisher serves while it leads; with
+// needsToken, only to a request with the fleet's token (Config.Token),
+// and not at all when there is none. It is safe to call while serving.
+func (p *Publisher) Handle(path string, h http.Handler, needsToken bool) {
+	p.routes.Store(path, route{h, needsToken})
+}
+
+// authorized reports whether r sends the fleet's token.
+func (p *Publisher) authorized(r *http.Request) bool {
+	given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	sum := sha256.Sum256([]byte(given))
+	return ok && p.cfg.Token != "" && subtle.ConstantTimeCompare(sum[:], p.tokenSum[:]) == 1
 }
 
 // ServeExports makes the publisher serve, while it leads, the days of
@@ -125,7 +151,8 @@ func NewPublisher(cfg Config, leading func() bool, log *slog.Logger) (*Publisher
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("fleet: state directory: %w", err)
 	}
-	return &Publisher{cfg: cfg, leading: leading, log: log, pending: make(chan offer, 1), sends: make(chan struct{}, cfg.Sends)}, nil
+	return &Publisher{cfg: cfg, leading: leading, log: log, pending: make(chan offer, 1), sends: make(chan struct{}, cfg.Sends),
+		tokenSum: sha256.Sum256([]byte(cfg.Token))}, nil
 }
 
 // Offer hands the publisher a state just published (r and the count of
@@ -222,6 +249,24 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 // an If-None-Match of its ETag); 503 with Retry-After while this edge
 // does not lead or has no state yet, or sends as many as it may.
 func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if v, ok := p.routes.Load(r.URL.Path); ok {
+		rt := v.(route)
+		switch {
+		case rt.needsToken && p.cfg.Token == "":
+			problem(w, http.StatusNotFound, "Not served", "this edge has no fleet token (EDGE_FLEET_TOKEN): the route is off", 0)
+		case rt.needsToken && !p.authorized(r):
+			w.Header().Set("WWW-Authenticate", `Bearer realm="fleet"`)
+			problem(w, http.StatusUnauthorized, "Unauthorized", "send the fleet's token (EDGE_FLEET_TOKEN) as Authorization: Bearer <token>", 0)
+		case r.Method != http.MethodGet:
+			w.Header().Set("Allow", "GET")
+			problem(w, http.StatusMethodNotAllowed, "Method not allowed", "use GET", 0)
+		case !p.leading():
+			problem(w, http.StatusServiceUnavailable, "Not the leader", "this edge does not lead its fleet: ask the edge its election names", 5)
+		default:
+			rt.h.ServeHTTP(w, r)
+		}
+		return
+	}
 	exportsFile := strings.HasPrefix(r.URL.Path, ExportsPath+"/")
 	switch {
 	case r.URL.Path != StatePath && r.URL.Path != ExportsPath && !exportsFile:
@@ -243,7 +288,7 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f := p.cur.Load()
 	if f == nil {
-		problem(w, http.StatusServiceUnavailable, "No state yet", "the leading edge is still loading its first state: ask again", 5)
+		problem(w, http.StatusServiceUnavailable, "No state yet", "the leading edge is still loading its first state: ask again", 1)
 		return
 	}
 	w.Header().Set("ETag", f.etag)
@@ -458,8 +503,30 @@ func (f *Follower) Open(ctx context.Context, day, name string) (io.ReadCloser, e
 	return resp.Body, nil
 }
 
-// Fetch implements cron.StateSource.
+// Fetch implements cron.StateSource. An edge with no state at all (prev
+// nil) waits for a leader still loading its first state, asking each
+// second, so that it publishes within a second of the leader's state.
 func (f *Follower) Fetch(ctx context.Context, have string, gen uint64, prev *replica.Replica) (*replica.Replica, int64, string, error) {
+	for {
+		r, snapshots, tag, err := f.fetch(ctx, have, gen, prev)
+		if !errors.Is(err, errNoState) {
+			return r, snapshots, tag, err
+		}
+		if prev != nil {
+			return nil, 0, "", err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, 0, "", ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// errNoState says the leader has no state yet.
+var errNoState = errors.New("the leader has no state yet")
+
+func (f *Follower) fetch(ctx context.Context, have string, gen uint64, prev *replica.Replica) (*replica.Replica, int64, string, error) {
 	addr, err := f.leaderAddr()
 	if err != nil {
 		return nil, 0, "", err
@@ -483,7 +550,7 @@ func (f *Follower) Fetch(ctx context.Context, have string, gen uint64, prev *rep
 		if f.waitedTooLong(have) {
 			return nil, 0, "", fmt.Errorf("fleet: leader at %s has had no state for %v: %w", addr, f.cfg.Patience, cron.ErrNoSource)
 		}
-		return nil, 0, "", fmt.Errorf("fleet: leader at %s: %s (Retry-After %s)", addr, resp.Status, resp.Header.Get("Retry-After"))
+		return nil, 0, "", fmt.Errorf("fleet: leader at %s: %s (Retry-After %s): %w", addr, resp.Status, resp.Header.Get("Retry-After"), errNoState)
 	default:
 		return nil, 0, "", fmt.Errorf("fleet: leader at %s answered %s: %w", addr, resp.Status, cron.ErrNoSource)
 	}

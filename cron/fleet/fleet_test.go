@@ -147,18 +147,39 @@ func TestFollowerFallsBack(t *testing.T) {
 		t.Errorf("no leader for longer than the election's wait: %v, want ErrNoSource", err)
 	}
 
-	// A leader still loading is waited for, up to Patience for an edge
-	// with no state; an edge with a state keeps it and waits on.
+	// A leader still loading is waited for: an edge with a state keeps it
+	// (an error to retry); one with none asks each second, up to Patience,
+	// then loads itself.
 	f = follower(quick, l.srv.URL, false)
-	if _, _, _, err := f.Fetch(ctx, "", 1, nil); err == nil || errors.Is(err, cron.ErrNoSource) || !strings.Contains(err.Error(), "503") {
-		t.Errorf("leader loading: %v, want a 503 to retry", err)
+	some := synth(10, 1)
+	if _, _, _, err := f.Fetch(ctx, `"x"`, 1, some); err == nil || errors.Is(err, cron.ErrNoSource) || !strings.Contains(err.Error(), "503") {
+		t.Errorf("leader loading, this edge has a state: %v, want a 503 to retry", err)
 	}
 	time.Sleep(150 * time.Millisecond)
-	if _, _, _, err := f.Fetch(ctx, `"x"`, 1, nil); err == nil || errors.Is(err, cron.ErrNoSource) {
-		t.Errorf("leader loading, this edge has a state: %v, want an error to retry", err)
+	if _, _, _, err := f.Fetch(ctx, `"x"`, 1, some); err == nil || errors.Is(err, cron.ErrNoSource) {
+		t.Errorf("leader loading past the patience, this edge has a state: %v, want an error to retry", err)
 	}
 	if _, _, _, err := f.Fetch(ctx, "", 1, nil); !errors.Is(err, cron.ErrNoSource) {
-		t.Errorf("leader loading past the patience: %v, want ErrNoSource", err)
+		t.Errorf("leader loading past the patience, this edge has none: %v, want ErrNoSource", err)
+	}
+	// An edge with no state gets the leader's first state as it comes.
+	done := make(chan error, 1)
+	go func() {
+		r, _, _, err := follower(DefaultConfig(), l.srv.URL, false).Fetch(ctx, "", 1, nil)
+		if err == nil && r == nil {
+			err = errors.New("no state")
+		}
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	l.offer(t, synth(10, 1), 1)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("waiting for the first state: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an edge with no state did not get the leader's first state")
 	}
 
 	// A leader out of reach.
@@ -170,7 +191,6 @@ func TestFollowerFallsBack(t *testing.T) {
 	}
 
 	// An edge that stopped leading answers 503, not its old state.
-	l.offer(t, synth(10, 1), 1)
 	l.leading.Store(false)
 	resp, err := http.Get(l.srv.URL + StatePath)
 	if err != nil {
@@ -235,12 +255,20 @@ func TestLeaderSendsABoundedNumber(t *testing.T) {
 		method, path string
 		want         int
 	}{{"GET", StatePath, 200}, {"HEAD", StatePath, 200}, {"POST", StatePath, 405}, {"GET", "/other", 404}} {
-		req, _ := http.NewRequest(c.method, l.srv.URL+c.path, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		var resp *http.Response
+		for try := 0; try < 100; try++ { // the send before may not have ended yet
+			req, _ := http.NewRequest(c.method, l.srv.URL+c.path, nil)
+			r, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+			if resp = r; r.StatusCode != http.StatusServiceUnavailable {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
-		resp.Body.Close()
 		if resp.StatusCode != c.want {
 			t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.want)
 		}
@@ -294,5 +322,51 @@ func TestLeaderServesItsExports(t *testing.T) {
 	l2 := startLeader(t, DefaultConfig())
 	if _, err := follower(DefaultConfig(), l2.srv.URL, false).Days(ctx); !errors.Is(err, cron.ErrNoSource) {
 		t.Errorf("a leader without exports: %v, want ErrNoSource", err)
+	}
+}
+
+// TestRoutesThatNeedTheToken checks the routes added with Handle: with a
+// token, only a request that sends it; without one, none; and only while
+// the edge leads.
+func TestRoutesThatNeedTheToken(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) })
+	cfg := DefaultConfig()
+	cfg.Token = "fleet-secret"
+	l := startLeader(t, cfg)
+	l.pub.Handle("/fleet/v1/secret", ok, true)
+	l.pub.Handle("/fleet/v1/open", ok, false)
+	noToken := startLeader(t, DefaultConfig())
+	noToken.pub.Handle("/fleet/v1/secret", ok, true)
+	ask := func(base, path, auth string) int {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		name, base, path, auth string
+		want                   int
+	}{
+		{"the token", l.srv.URL, "/fleet/v1/secret", "Bearer fleet-secret", 200},
+		{"no token sent", l.srv.URL, "/fleet/v1/secret", "", 401},
+		{"another token", l.srv.URL, "/fleet/v1/secret", "Bearer fleet-secreT", 401},
+		{"the token, not as a bearer", l.srv.URL, "/fleet/v1/secret", "fleet-secret", 401},
+		{"an empty bearer", l.srv.URL, "/fleet/v1/secret", "Bearer ", 401},
+		{"a route without a token", l.srv.URL, "/fleet/v1/open", "", 200},
+		{"an edge with no token", noToken.srv.URL, "/fleet/v1/secret", "Bearer ", 404},
+	} {
+		if got := ask(c.base, c.path, c.auth); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+	l.leading.Store(false)
+	if got := ask(l.srv.URL, "/fleet/v1/secret", "Bearer fleet-secret"); got != 503 {
+		t.Errorf("not leading: %d, want 503", got)
 	}
 }

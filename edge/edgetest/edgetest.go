@@ -116,6 +116,14 @@ func Config() edge.Config {
 // usage is this edge's alone.
 func Start(t testing.TB, d Dataset, log *slog.Logger, opts ...func(*edge.Config)) *Harness {
 	t.Helper()
+	return StartWith(t, d, log, nil, opts...)
+}
+
+// StartWith is Start with the edge's sources changed by sources (when
+// not nil) before the server is made: a test of a fleet gives an edge
+// the usage store and key gate of a following edge (package relay).
+func StartWith(t testing.TB, d Dataset, log *slog.Logger, sources func(*edge.Sources), opts ...func(*edge.Config)) *Harness {
+	t.Helper()
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -151,6 +159,9 @@ func Start(t testing.TB, d Dataset, log *slog.Logger, opts ...func(*edge.Config)
 	cfg := Config()
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if sources != nil {
+		sources(&src)
 	}
 	s, err := edge.New(cfg, src, log)
 	if err != nil {

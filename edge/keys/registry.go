@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,10 @@ type Registry struct {
 	byOwner  map[string][]string                    // account → its keys' ids
 	since    time.Time                              // ask access_log from here (ClickHouse's clock)
 	fullAt   time.Time                              // the last full read (this machine's clock)
+
+	gate    Gate          // nil: every tick of Run reloads
+	epoch   int64         // when the registry was made (Version)
+	changes atomic.Uint64 // loads that changed the list (Version)
 }
 
 // keySet is a published set of active keys, in shards so that a load
@@ -102,7 +107,9 @@ func NewStaticRegistry(accounts []analytics.AccountState, keys []analytics.KeyRo
 }
 
 // NewRegistry returns an empty registry that loads from db.
-func NewRegistry(db *analytics.Lazy) *Registry { return &Registry{db: db} }
+func NewRegistry(db *analytics.Lazy) *Registry {
+	return &Registry{db: db, epoch: time.Now().UnixNano()}
+}
 
 // Load reads the keys and accounts that changed since the last load (all
 // of them the first time, and every hour) and publishes the active keys:
@@ -216,6 +223,9 @@ func (r *Registry) putKey(k analytics.KeyRow) {
 // rebuilt, the others shared with the set published before; every shard
 // when touched is nil. r.mu must be held.
 func (r *Registry) publish(touched map[string]bool, now time.Time) {
+	if touched == nil || len(touched) > 0 {
+		r.changes.Add(1)
+	}
 	old := r.set.Load()
 	next := &keySet{loadedAt: now}
 	var dirty [keyShards]bool
@@ -308,6 +318,26 @@ func (r *Registry) Verify(key string) (Key, Verdict) {
 	return e.key, Valid
 }
 
+// Gate decides whether a tick of Run reloads the keys: a following edge
+// of a fleet reloads only when its leader's key list changed (package
+// relay).
+type Gate interface {
+	// Load reports whether to reload now.
+	Load(ctx context.Context) bool
+	// Loaded records that the reload Load asked for succeeded.
+	Loaded()
+}
+
+// SetGate makes Run ask g before each reload. Set it before Run.
+func (r *Registry) SetGate(g Gate) { r.gate = g }
+
+// Version names the key list this registry holds: it changes whenever a
+// load changes the list (every key, account and state), and differs
+// between processes.
+func (r *Registry) Version() string {
+	return strconv.FormatInt(r.epoch, 36) + "." + strconv.FormatUint(r.changes.Load(), 10)
+}
+
 // Run reloads the key list every interval until ctx ends, each load
 // within timeout; it logs the first failure of a run of them, and the
 // recovery.
@@ -315,6 +345,15 @@ func (r *Registry) Run(ctx context.Context, interval, timeout time.Duration, log
 	every.Run(ctx, interval, log, "keys", func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		return r.Load(ctx)
+		if r.gate != nil && !r.gate.Load(ctx) {
+			return nil
+		}
+		if err := r.Load(ctx); err != nil {
+			return err
+		}
+		if r.gate != nil {
+			r.gate.Loaded()
+		}
+		return nil
 	})
 }

@@ -45,6 +45,21 @@ type Pos struct {
 	n  int       // Memory: an index in the log
 }
 
+// PosOf returns the position made of at and n (Parts), for a store that
+// relays another's (package relay).
+func PosOf(at time.Time, n int) Pos { return Pos{at: at, n: n} }
+
+// Parts returns the time and index p is made of.
+func (p Pos) Parts() (time.Time, int) { return p.at, p.n }
+
+// After reports whether p lies after q in the log.
+func (p Pos) After(q Pos) bool {
+	if !p.at.Equal(q.at) {
+		return p.at.After(q.at)
+	}
+	return p.n > q.n
+}
+
 // logOverlap is how far back a read of the ClickHouse log starts before
 // the previous read's time: an insert takes its time before its rows can
 // be read, and the log's time has whole seconds.

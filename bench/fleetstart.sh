@@ -15,6 +15,9 @@
 #   STEADY=600 FLEET=1 bench/fleetstart.sh 3    # and what they cost in the 10
 #                                               # minutes after their start
 #
+# The edges read EDGE_* variables as edge serve does: EDGE_RANKS_SCHEDULE=off
+# leaves out the ranks (a job of one edge a fleet, costed by bench/fleetcost).
+#
 # With FLEET=1 it starts a ZooKeeper (Debian's package) on 127.0.0.1:12181
 # and gives every edge --zk and a fleet address (127.0.0.1:1818x): the
 # elected edge loads from ClickHouse and the others from it. It also
@@ -62,7 +65,8 @@ for i in $(seq 1 "$n"); do
   pids+=($!)
 done
 
-# Done when every edge has run each start-up job once (a success or a skip).
+# Done when every edge has run each start-up job once (a success or a
+# skip); a job turned off (EDGE_RANKS_SCHEDULE=off, say) is not waited for.
 done_all() {
   for i in $(seq 1 "$n"); do
     body=$(curl -s "127.0.0.1:$((18080 + i))/readyz" || true)
@@ -71,7 +75,7 @@ done_all() {
 import json, sys
 jobs = {j['name']: j for j in json.load(sys.stdin).get('jobs', [])}
 j = jobs.get('$job')
-sys.exit(0 if j and (j['runs'] + j.get('skipped', 0)) > 0 and not j['running'] else 1)" 2>/dev/null || return 1
+sys.exit(0 if j is None or ((j['runs'] + j.get('skipped', 0)) > 0 and not j['running']) else 1)" 2>/dev/null || return 1
     done
   done
 }
@@ -81,12 +85,6 @@ until done_all; do
 done
 took=$(( $(date +%s) - start ))
 read -r q1 cpu1 < <(counters)
-if [[ -n ${STEADY:-} ]]; then
-  # What the edges cost once started: the counters over STEADY seconds.
-  sleep "$STEADY"
-  read -r q2 cpu2 < <(counters)
-  echo "edges $n: the next ${STEADY}s: ClickHouse: $((q2 - q1)) queries, $(( (cpu2 - cpu1) / 1000 )) CPU ms"
-fi
 echo "edges $n: every start-up job done in ${took}s; ClickHouse: $((q1 - q0)) queries, $(( (cpu1 - cpu0) / 1000 )) CPU ms"
 for i in $(seq 1 "$n"); do
   # When each edge published its figures, and where from.
@@ -95,4 +93,14 @@ for i in $(seq 1 "$n"); do
       echo "edge $i: figures published at +$(( $(date -d "$at" +%s) - start ))s (kind=$kind)"
     done
   grep -m1 'fleet state written' "$work/$i.log" | sed -E 's/.*(generation=.*)/edge '"$i"': fleet state written: \1/' || true
+  grep -m1 'fleet state read' "$work/$i.log" | sed -E 's/.*time=([^ ]+).*(took=.*)/edge '"$i"': fleet state read by \1, \2/' || true
+  grep -m1 'msg="replica published"' "$work/$i.log" | sed -E 's/.*time=([^ ]+).*/\1/' | while read -r at; do
+    echo "edge $i: listings served from +$(( $(date -d "$at" +%s) - start ))s"
+  done
 done
+if [[ -n ${STEADY:-} ]]; then
+  # What the edges cost once started: the counters over STEADY seconds.
+  sleep "$STEADY"
+  read -r q2 cpu2 < <(counters)
+  echo "edges $n: the next ${STEADY}s: ClickHouse: $((q2 - q1)) queries, $(( (cpu2 - cpu1) / 1000 )) CPU ms"
+fi

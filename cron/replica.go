@@ -106,17 +106,22 @@ func (v *Views) follow(ctx context.Context) error {
 			return nil
 		}
 	}
-	defer memory.CollectReplaced()
-	if cur != nil {
-		defer memory.LowerGC(memory.ReloadGCPercent)()
-	}
+	// Most asks find nothing new (a 304): the memory policy of a load
+	// (a lower GOGC, a collection after) only once a state came.
+	start := time.Now()
 	r, snapshots, tag, err := v.source.Fetch(ctx, v.tag, v.nextGeneration(), prev)
 	if err != nil || r == nil {
 		return err
 	}
+	v.log.Info("fleet state read", "generation", r.Info().Generation, "listings", r.Len(), "took", time.Since(start).Round(time.Millisecond))
+	defer memory.CollectReplaced()
+	if cur != nil {
+		defer memory.LowerGC(memory.ReloadGCPercent)()
+	}
 	if cur == nil {
 		// A first state: its listings are served while the figures build.
 		v.pub.Publish(&served.State{Replica: r})
+		v.log.Info("replica published", "generation", r.Info().Generation, "listings", r.Len(), "from", "fleet")
 		v.indexText(r)
 	} else if v.onBuild != nil {
 		v.onBuild()

@@ -200,3 +200,32 @@ func FuzzReadSnapshot(f *testing.F) {
 }
 
 func unsafeData(s string) *byte { return unsafe.StringData(s) }
+
+// BenchmarkSnapshot writes and reads back a snapshot of 100,000
+// synthetic listings (what a fleet's leader and each other edge do with
+// every state).
+func BenchmarkSnapshot(b *testing.B) {
+	r := replicatest.Synth(100_000, nil)
+	var buf bytes.Buffer
+	raw, err := replica.WriteSnapshot(&buf, r, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("write", func(b *testing.B) {
+		for b.Loop() {
+			var out bytes.Buffer
+			if _, err := replica.WriteSnapshot(&out, r, 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(raw)/float64(r.Len()), "raw-B/listing")
+		b.ReportMetric(float64(buf.Len())/float64(r.Len()), "B/listing")
+	})
+	b.Run("read", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := replica.ReadSnapshot(bytes.NewReader(buf.Bytes()), 1, nil, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

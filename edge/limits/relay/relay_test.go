@@ -89,9 +89,9 @@ func TestFollowerReadsWhatTheStoreHas(t *testing.T) {
 		pos    limits.Pos
 		leader string
 	}{
-		"another day":       {day.AddDate(0, 0, 1), fpos, srv.URL},
-		"no leader":         {day, fpos, ""},
-		"a leader gone":     {day, fpos, "http://127.0.0.1:1"},
+		"another day":   {day.AddDate(0, 0, 1), fpos, srv.URL},
+		"no leader":     {day, fpos, ""},
+		"a leader gone": {day, fpos, "http://127.0.0.1:1"},
 	} {
 		leader.Store(c.leader)
 		_, before := follower.Reads()

@@ -204,8 +204,8 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 			t.Errorf("%s: the leader answers %d %s %.200s\nthe other %d %s %.200s", path, sl, el, bl, so, eo, bo)
 		}
 	}
-	// The leader's fleet address serves the usage log's changes only to
-	// an edge that sends the fleet's token, and its key list's version.
+	// The leader's fleet address answers only an edge that sends the
+	// fleet's token: the usage log's changes, its key list's version.
 	fleetAddr := regexp.MustCompile(`msg="fleet address" listen=(\S+)`).FindStringSubmatch(leader.errs.String())
 	if fleetAddr == nil {
 		t.Fatalf("no fleet address in the leader's log: %s", leader.errs)
@@ -223,9 +223,9 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		return resp.StatusCode
 	}
 	usagePath := "/fleet/v1/usage?day=" + time.Now().UTC().Format(time.DateOnly) + "&at=0&n=0"
-	if a, b, c, d := fleetGet(usagePath, ""), fleetGet(usagePath, "wrong"), fleetGet(usagePath, "test-fleet-token"),
-		fleetGet("/fleet/v1/keys", ""); a != 401 || b != 401 || (c != 200 && c != 410) || d != 200 {
-		t.Errorf("the fleet's usage without a token %d, with another %d, with the token %d; its keys %d", a, b, c, d)
+	if a, b, c, d, e := fleetGet(usagePath, ""), fleetGet(usagePath, "wrong"), fleetGet(usagePath, "test-fleet-token"),
+		fleetGet("/fleet/v1/keys", ""), fleetGet("/fleet/v1/keys", "test-fleet-token"); a != 401 || b != 401 || (c != 200 && c != 410) || d != 401 || e != 200 {
+		t.Errorf("the fleet's usage without a token %d, with another %d, with the token %d; its keys without %d, with %d", a, b, c, d, e)
 	}
 	// The copied files are the leader's (the files need a key to be
 	// asked for: compared on disk).

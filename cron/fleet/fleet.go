@@ -121,9 +121,10 @@ type route struct {
 	needsToken bool
 }
 
-// Handle adds a route the publisher serves while it leads; with
-// needsToken, only to a request with the fleet's token (Config.Token),
-// and not at all when there is none. It is safe to call while serving.
+// Handle adds a route the publisher serves while it leads. With the
+// fleet's token (Config.Token) every route answers only a request that
+// sends it; without one, a route that needsToken is off. It is safe to
+// call while serving.
 func (p *Publisher) Handle(path string, h http.Handler, needsToken bool) {
 	p.routes.Store(path, route{h, needsToken})
 }
@@ -249,21 +250,26 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 // an If-None-Match of its ETag); 503 with Retry-After while this edge
 // does not lead or has no state yet, or sends as many as it may.
 func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if v, ok := p.routes.Load(r.URL.Path); ok {
-		rt := v.(route)
+	// With a token, every route wants it; without, the routes that must
+	// have one are off.
+	v, extra := p.routes.Load(r.URL.Path)
+	switch {
+	case extra && v.(route).needsToken && p.cfg.Token == "":
+		problem(w, http.StatusNotFound, "Not served", "this edge has no fleet token (EDGE_FLEET_TOKEN): the route is off", 0)
+		return
+	case p.cfg.Token != "" && !p.authorized(r):
+		w.Header().Set("WWW-Authenticate", `Bearer realm="fleet"`)
+		problem(w, http.StatusUnauthorized, "Unauthorized", "send the fleet's token (EDGE_FLEET_TOKEN) as Authorization: Bearer <token>", 0)
+		return
+	case extra:
 		switch {
-		case rt.needsToken && p.cfg.Token == "":
-			problem(w, http.StatusNotFound, "Not served", "this edge has no fleet token (EDGE_FLEET_TOKEN): the route is off", 0)
-		case rt.needsToken && !p.authorized(r):
-			w.Header().Set("WWW-Authenticate", `Bearer realm="fleet"`)
-			problem(w, http.StatusUnauthorized, "Unauthorized", "send the fleet's token (EDGE_FLEET_TOKEN) as Authorization: Bearer <token>", 0)
 		case r.Method != http.MethodGet:
 			w.Header().Set("Allow", "GET")
 			problem(w, http.StatusMethodNotAllowed, "Method not allowed", "use GET", 0)
 		case !p.leading():
 			problem(w, http.StatusServiceUnavailable, "Not the leader", "this edge does not lead its fleet: ask the edge its election names", 5)
 		default:
-			rt.h.ServeHTTP(w, r)
+			v.(route).h.ServeHTTP(w, r)
 		}
 		return
 	}
@@ -449,6 +455,9 @@ func (f *Follower) get(ctx context.Context, addr, path string, header http.Heade
 	}
 	for k, v := range header {
 		req.Header[k] = v
+	}
+	if f.cfg.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+f.cfg.Token)
 	}
 	resp, err := f.client.Do(req)
 	if err != nil {

@@ -325,9 +325,10 @@ func TestLeaderServesItsExports(t *testing.T) {
 	}
 }
 
-// TestRoutesThatNeedTheToken checks the routes added with Handle: with a
-// token, only a request that sends it; without one, none; and only while
-// the edge leads.
+// TestRoutesThatNeedTheToken checks the fleet's token: with one, every
+// route answers only a request that sends it (the state too, and a
+// follower sends it); without one, the routes that need it are off; and
+// the routes added answer only while the edge leads.
 func TestRoutesThatNeedTheToken(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) })
 	cfg := DefaultConfig()
@@ -358,12 +359,23 @@ func TestRoutesThatNeedTheToken(t *testing.T) {
 		{"another token", l.srv.URL, "/fleet/v1/secret", "Bearer fleet-secreT", 401},
 		{"the token, not as a bearer", l.srv.URL, "/fleet/v1/secret", "fleet-secret", 401},
 		{"an empty bearer", l.srv.URL, "/fleet/v1/secret", "Bearer ", 401},
-		{"a route without a token", l.srv.URL, "/fleet/v1/open", "", 200},
+		{"a route that needs no token, with it", l.srv.URL, "/fleet/v1/open", "Bearer fleet-secret", 200},
+		{"a route that needs no token, without it", l.srv.URL, "/fleet/v1/open", "", 401},
+		{"the state, without it", l.srv.URL, StatePath, "", 401},
+		{"the exports, without it", l.srv.URL, ExportsPath, "", 401},
 		{"an edge with no token", noToken.srv.URL, "/fleet/v1/secret", "Bearer ", 404},
 	} {
 		if got := ask(c.base, c.path, c.auth); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
+	}
+	// A follower with the token takes the state; one without is refused.
+	l.offer(t, synth(50, 1), 1)
+	if r, _, _, err := follower(cfg, l.srv.URL, false).Fetch(context.Background(), "", 1, nil); err != nil || r == nil {
+		t.Errorf("a follower with the token: %v", err)
+	}
+	if _, _, _, err := follower(DefaultConfig(), l.srv.URL, false).Fetch(context.Background(), "", 1, nil); err == nil {
+		t.Error("a follower without the token took the state")
 	}
 	l.leading.Store(false)
 	if got := ask(l.srv.URL, "/fleet/v1/secret", "Bearer fleet-secret"); got != 503 {

@@ -50,8 +50,9 @@ func ranksOf(addr string) (jobStatus, bool) {
 // other loads them, the same bytes; the leader loads its state from
 // ClickHouse and the other takes it from the leader's snapshot, and both
 // give the same bytes and ETags; the leader builds the daily exports and
-// the other copies them, the same files; when the leader stops, the other takes
-// the lead and runs the job at once.
+// the other copies them, the same files; when the leader stops, the other
+// takes the lead and runs the job at once, and an edge that joins then
+// takes its state from the new leader.
 func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	srv := chtest.Need(t, srv)
 	z, err := chtest.StartZooKeeper()
@@ -241,4 +242,21 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		r, ok := ranksOf(other.addr)
 		return ok && r.Runs > 0
 	})
+	// The new leader serves the state it has: an edge that joins now
+	// takes it from there, not from ClickHouse.
+	joined := start()
+	defer stopEdge(joined)
+	eventually("an edge that joins takes the new leader's state", func() bool {
+		return strings.Contains(joined.errs.String(), "kind=fleet")
+	})
+	if strings.Contains(joined.errs.String(), "kind=full") {
+		t.Fatalf("the edge that joined loaded its own state: %s", joined.errs)
+	}
+	for _, path := range []string{"/api/summary", "/api/v1/charts/chrome"} {
+		so, eo, bo := get(other, path)
+		sj, ej, bj := get(joined, path)
+		if so != 200 || sj != so || eo != ej || !bytes.Equal(bo, bj) {
+			t.Errorf("%s: the new leader answers %d %s, the edge that joined %d %s", path, so, eo, sj, ej)
+		}
+	}
 }

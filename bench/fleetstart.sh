@@ -17,6 +17,7 @@
 #
 # The edges read EDGE_* variables as edge serve does: EDGE_RANKS_SCHEDULE=off
 # leaves out the ranks (a job of one edge a fleet, costed by bench/fleetcost).
+# MEMORY_LIMIT is each edge's --memory-limit (3GiB; 12GiB for bench_5m).
 #
 # With FLEET=1 it starts a ZooKeeper (Debian's package) on 127.0.0.1:12181
 # and gives every edge --zk and a fleet address (127.0.0.1:1818x): the
@@ -61,7 +62,7 @@ for i in $(seq 1 "$n"); do
     extra=("${fleet[@]}" --fleet-listen "127.0.0.1:$((18180 + i))" --fleet-dir "$work/f$i" --fleet-token bench-fleet-token)
   fi
   "$root/bin/edge" serve --listen "127.0.0.1:$((18080 + i))" --exports-dir "$work/$i" \
-    --memory-limit 3GiB --cache-mb 64 "${extra[@]}" >"$work/$i.log" 2>&1 &
+    --memory-limit "${MEMORY_LIMIT:-3GiB}" --cache-mb 64 "${extra[@]}" >"$work/$i.log" 2>&1 &
   pids+=($!)
 done
 

@@ -32,7 +32,15 @@ type Exports struct {
 	log    *slog.Logger
 	days   views.Published[[]exports.Manifest]
 	source ExportsSource
+	ready  func(ctx context.Context) error // waited on before a build (WaitFor)
 }
+
+// WaitFor makes the job wait on ready (Views.WaitFigures) before it
+// builds from ClickHouse: after a restart the full load has ClickHouse
+// and the memory first, and the exports' reads do not run beside it (at
+// 5M listings they failed with i/o timeouts there). Set it before the job
+// starts.
+func (e *Exports) WaitFor(ready func(ctx context.Context) error) { e.ready = ready }
 
 // ExportsSource is where an edge of a fleet copies its exports from
 // instead of building them (package cron/fleet).
@@ -87,6 +95,11 @@ func (e *Exports) run(ctx context.Context) error {
 	if e.source != nil {
 		err := e.copy(ctx)
 		if !errors.Is(err, ErrNoSource) {
+			return err
+		}
+	}
+	if e.ready != nil {
+		if err := e.ready(ctx); err != nil {
 			return err
 		}
 	}

@@ -2,8 +2,10 @@ package cron
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/replica"
@@ -30,5 +32,19 @@ func TestWaitFigures(t *testing.T) {
 	}
 	if err := v.WaitFigures(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestExportsWaitForTheFigures: the exports job builds nothing (it does
+// not even ask ClickHouse) until the figures it waits on are there.
+func TestExportsWaitForTheFigures(t *testing.T) {
+	v := NewViews(nil, &views.Published[served.State]{}, slog.New(slog.DiscardHandler))
+	e := NewExports(ExportsConfig{Dir: t.TempDir(), Keep: 1, PerRun: 1}, nil, slog.New(slog.DiscardHandler))
+	e.WaitFor(v.WaitFigures)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	// db is nil: a run that went past the wait would panic on it.
+	if err := e.run(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a run before the figures: %v, want it to wait until its context ends", err)
 	}
 }

@@ -214,6 +214,7 @@ func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func
 	}
 	if c.exportsSchedule != "off" {
 		j.exports = cron.NewExports(c.exports, db, log)
+		j.exports.WaitFor(j.views.WaitFigures)
 		add = append(add, j.exports.Job(c.exportsSchedule))
 	}
 	for _, job := range add {

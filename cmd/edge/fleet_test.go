@@ -13,11 +13,30 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/edge-stats/edge/analytics/chtest"
 )
+
+// syncBuffer is a log an edge writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
 
 // jobStatus is a job's entry in /readyz.
 type jobStatus struct {
@@ -81,7 +100,7 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		addr    string
 		stop    context.CancelFunc
 		done    chan int
-		errs    *bytes.Buffer
+		errs    *syncBuffer
 		exports string
 		stopped bool
 	}
@@ -90,7 +109,7 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := &edge{addr: ln.Addr().String(), done: make(chan int, 1), errs: &bytes.Buffer{}, exports: t.TempDir()}
+		e := &edge{addr: ln.Addr().String(), done: make(chan int, 1), errs: &syncBuffer{}, exports: t.TempDir()}
 		ln.Close()
 		sctx, stop := context.WithCancel(ctx)
 		e.stop = stop

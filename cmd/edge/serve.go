@@ -107,7 +107,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.String(&c.fleet.Dir, "fleet-dir", c.fleet.Dir, "where the leading edge keeps the snapshot of its state it serves")
 	f.Int(&c.fleet.Sends, "fleet-sends", c.fleet.Sends, "snapshots the leading edge sends at once; past it an edge is told to come back")
 	f.Duration(&c.fleet.Patience, "fleet-patience", c.fleet.Patience, "how long an edge without a state waits for a leader that has none yet before it loads from ClickHouse itself")
-	f.String(&c.fleet.Token, "fleet-token", "", "the fleet's shared secret: with it, an edge that follows reads the usage log's changes from the leader instead of ClickHouse (the leader answers only a request that sends it); without it, each edge reads them from ClickHouse")
+	f.String(&c.fleet.Token, "fleet-token", "", "the fleet's shared secret, the same on every edge (set it as EDGE_FLEET_TOKEN: a flag shows in the process list): with it, the fleet address answers only a request that sends it, and an edge that follows reads the usage log's changes from the leader instead of ClickHouse; without it, each edge reads them from ClickHouse")
 	f.Duration(&c.followEvery, "follow-every", 10*time.Second, "how often an edge that follows its fleet's leader asks it for a newer state (a 304 when there is none)")
 	f.Int(&c.maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")
 	f.String(&c.retention, "usage-retention-schedule", "30 3 * * *", "cron spec (UTC) of the job that drops old days of the usage table; off: none (keep every day)")

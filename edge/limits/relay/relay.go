@@ -45,6 +45,12 @@ const keepFor = 2 * time.Minute
 // maxWindows bounds the reads a Recorder keeps.
 const maxWindows = 1024
 
+// maxReach is how long before the position asked the read that holds it
+// may have started: the leader's sync interval and then some. Past it
+// the answer could hold batches the asker applied longer ago than it
+// remembers (limits: three log overlaps, 12 s).
+const maxReach = 4 * time.Second
+
 type window struct {
 	day      time.Time
 	from, to limits.Pos
@@ -112,6 +118,16 @@ func (r *Recorder) answer(day time.Time, pos limits.Pos) (changes []analytics.Us
 	}
 	if start < 0 {
 		return nil, pos, false
+	}
+	// The rows of the read that holds pos go back to its start: a reader
+	// remembers the batches it applied for a few seconds only, so a read
+	// that started long before pos (the leader's syncs stalled) could
+	// bring batches it applied long ago, to be counted twice. The store
+	// answers then.
+	if at, _ := pos.Parts(); !at.IsZero() {
+		if from, _ := r.windows[start].from.Parts(); at.Sub(from) > maxReach {
+			return nil, pos, false
+		}
 	}
 	next = pos
 	for i := start; i < len(r.windows); i++ {

@@ -144,6 +144,25 @@ func TestRecorderRefusesAGap(t *testing.T) {
 	}
 }
 
+// TestRecorderRefusesAReadThatReachesFarBack: when the read that holds
+// the position started long before it (the leader's syncs stalled), the
+// store answers, so that batches applied long ago are not brought again.
+func TestRecorderRefusesAReadThatReachesFarBack(t *testing.T) {
+	r := NewRecorder(limits.Memory())
+	at := func(sec int) limits.Pos { return limits.PosOf(day.Add(time.Duration(sec)*time.Second), 0) }
+	now := time.Now()
+	r.windows = []window{
+		{day: day, from: at(0), to: at(2), at: now},
+		{day: day, from: at(2), to: at(40), at: now}, // 38 s in one read
+	}
+	if _, _, ok := r.answer(day, at(3)); !ok {
+		t.Error("a position 1 s into a read: refused")
+	}
+	if _, _, ok := r.answer(day, at(30)); ok {
+		t.Error("a position 28 s into a read: answered")
+	}
+}
+
 func TestRecorderKeepsTwoMinutes(t *testing.T) {
 	base := limits.Memory()
 	r := NewRecorder(base)

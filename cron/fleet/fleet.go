@@ -72,6 +72,9 @@ type Config struct {
 	// a leader (after its start, or after it lost one) before it loads
 	// from ClickHouse itself.
 	ElectionWait time.Duration
+	// Idle is how long a follower waits for the next byte from the
+	// leader before it gives the request up.
+	Idle time.Duration
 	// Token is the fleet's shared secret: the routes added with a token
 	// (Handle) answer only a request that sends it as a bearer token, and
 	// are off (404) without one.
@@ -79,9 +82,10 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults: 4 sends at once, 10 minutes of
-// patience, snapshots of at most 64 GiB, 30 seconds for an election.
+// patience, snapshots of at most 64 GiB, 30 seconds for an election and
+// for the next byte of an answer.
 func DefaultConfig() Config {
-	return Config{Dir: "data/fleet", Sends: 4, Patience: 10 * time.Minute, MaxBytes: 64 << 30, ElectionWait: 30 * time.Second}
+	return Config{Dir: "data/fleet", Sends: 4, Patience: 10 * time.Minute, MaxBytes: 64 << 30, ElectionWait: 30 * time.Second, Idle: 30 * time.Second}
 }
 
 // file is a snapshot file the leader serves.
@@ -413,9 +417,11 @@ func NewFollower(cfg Config, leader func() string, leading func() bool) *Followe
 	if cfg.ElectionWait <= 0 {
 		cfg.ElectionWait = DefaultConfig().ElectionWait
 	}
+	if cfg.Idle <= 0 {
+		cfg.Idle = DefaultConfig().Idle
+	}
 	// No overall timeout: a large state takes as long as it takes. A
-	// leader that stops sending is cut by the read deadline of each read
-	// (the transport's idle and header timeouts), and the job's context.
+	// leader that stops sending for Config.Idle is cut (get).
 	tr := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		ResponseHeaderTimeout: 30 * time.Second, IdleConnTimeout: time.Minute, DisableCompression: true}
 	return &Follower{cfg: cfg, leader: leader, leading: leading, client: &http.Client{Transport: tr}}
@@ -448,9 +454,13 @@ func (f *Follower) leaderAddr() (string, error) {
 
 // get asks the leader for path; an error wraps cron.ErrNoSource when the
 // leader is out of reach.
-func (f *Follower) get(ctx context.Context, addr, path string, header http.Header) (*http.Response, error) {
+func (f *Follower) get(parent context.Context, addr, path string, header http.Header) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(parent)
+	timer := time.AfterFunc(f.cfg.Idle, cancel)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, addr+path, nil)
 	if err != nil {
+		timer.Stop()
+		cancel()
 		return nil, fmt.Errorf("fleet: leader address %q: %w", addr, cron.ErrNoSource)
 	}
 	for k, v := range header {
@@ -461,12 +471,37 @@ func (f *Follower) get(ctx context.Context, addr, path string, header http.Heade
 	}
 	resp, err := f.client.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		cancel()
+		if parent.Err() != nil {
+			return nil, parent.Err()
 		}
 		return nil, fmt.Errorf("fleet: leader at %s out of reach (%v): %w", addr, err, cron.ErrNoSource)
 	}
+	resp.Body = &idleBody{ReadCloser: resp.Body, timer: timer, idle: f.cfg.Idle, cancel: cancel}
 	return resp, nil
+}
+
+// idleBody is a response body whose request is cut when no byte comes
+// for idle: a leader that stops sending does not hold a follower's job.
+type idleBody struct {
+	io.ReadCloser
+	timer  *time.Timer
+	idle   time.Duration
+	cancel context.CancelFunc
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.idle)
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	b.timer.Stop()
+	b.cancel()
+	return b.ReadCloser.Close()
 }
 
 // Days returns the days of exports the leader has (cron.ExportsSource).

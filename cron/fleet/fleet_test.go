@@ -382,3 +382,36 @@ func TestRoutesThatNeedTheToken(t *testing.T) {
 		t.Errorf("not leading: %d, want 503", got)
 	}
 }
+
+// TestFollowerCutsALeaderThatStalls: a leader that sends part of its
+// state and then nothing is given up after Idle, not waited for.
+func TestFollowerCutsALeaderThatStalls(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", `"`+strings.Repeat("ab", 32)+`"`)
+		w.Header().Set("Content-Length", "100000")
+		w.Write([]byte{0x28, 0xb5, 0x2f, 0xfd}) // the start of a zstd frame, then nothing
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release) // before the server's Close, which waits for the handler
+	cfg := DefaultConfig()
+	cfg.Idle = 200 * time.Millisecond
+	done := make(chan error, 1)
+	go func() {
+		_, _, _, err := follower(cfg, srv.URL, false).Fetch(context.Background(), `"x"`, 1, synth(1, 1))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a stalled state was taken")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follower waits on a leader that stalled")
+	}
+}

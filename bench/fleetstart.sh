@@ -95,7 +95,7 @@ for i in $(seq 1 "$n"); do
     done
   grep -m1 'fleet state written' "$work/$i.log" | sed -E 's/.*(generation=.*)/edge '"$i"': fleet state written: \1/' || true
   grep -m1 'fleet state read' "$work/$i.log" | sed -E 's/.*time=([^ ]+).*(took=.*)/edge '"$i"': fleet state read by \1, \2/' || true
-  grep -m1 'msg="replica published"' "$work/$i.log" | sed -E 's/.*time=([^ ]+).*/\1/' | while read -r at; do
+  grep -m1 'msg="replica published"' "$work/$i.log" | sed -E 's/^time=([^ ]+).*/\1/' | while read -r at; do
     echo "edge $i: listings served from +$(( $(date -d "$at" +%s) - start ))s"
   done
 done

@@ -27,7 +27,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"log/slog"
 	"net"
@@ -112,7 +111,6 @@ type Publisher struct {
 	pending chan offer
 	sends   chan struct{}
 	written atomic.Int64 // snapshots written, for tests and logs
-	mu      sync.Mutex   // held while a file is written or pruned
 	// The exports served (ServeExports): nil days serves none.
 	exportsDir string
 	days       func() []exports.Manifest
@@ -201,9 +199,8 @@ func (p *Publisher) Run(ctx context.Context) {
 func (p *Publisher) Written() int64 { return p.written.Load() }
 
 // write writes o as the newest snapshot and removes the older files.
+// Only Run calls it, one at a time.
 func (p *Publisher) write(o offer) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	start := time.Now()
 	tmp, err := os.CreateTemp(p.cfg.Dir, ".state-*.tmp")
 	if err != nil {
@@ -401,7 +398,6 @@ type Follower struct {
 	mu      sync.Mutex
 	waiting time.Time // since when the leader has had no state; zero when it has
 	alone   time.Time // since when no leader is known; zero while one is
-	fetched atomic.Int64
 }
 
 // NewFollower returns a follower of the leader whose fleet address
@@ -426,9 +422,6 @@ func NewFollower(cfg Config, leader func() string, leading func() bool) *Followe
 		ResponseHeaderTimeout: 30 * time.Second, IdleConnTimeout: time.Minute, DisableCompression: true}
 	return &Follower{cfg: cfg, leader: leader, leading: leading, client: &http.Client{Transport: tr}}
 }
-
-// Fetched returns how many states the follower has fetched.
-func (f *Follower) Fetched() int64 { return f.fetched.Load() }
 
 // leaderAddr returns the leader's fleet address, or an error: one
 // wrapping cron.ErrNoSource when the edge should do the work itself.
@@ -604,7 +597,7 @@ func (f *Follower) fetch(ctx context.Context, have string, gen uint64, prev *rep
 		return nil, 0, "", fmt.Errorf("fleet: leader at %s sent ETag %q, not a SHA-256: %w", addr, etag, cron.ErrNoSource)
 	}
 	h := sha256.New()
-	r, snapshots, err := replica.ReadSnapshot(&hashingReader{r: resp.Body, h: h}, gen, prev, f.cfg.MaxBytes)
+	r, snapshots, err := replica.ReadSnapshot(io.TeeReader(resp.Body, h), gen, prev, f.cfg.MaxBytes)
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("fleet: state from %s: %w", addr, err)
 	}
@@ -613,7 +606,6 @@ func (f *Follower) fetch(ctx context.Context, have string, gen uint64, prev *rep
 		return nil, 0, "", fmt.Errorf("fleet: state from %s has SHA-256 %s, its ETag says %s", addr, got, sum)
 	}
 	f.settled()
-	f.fetched.Add(1)
 	return r, snapshots, etag, nil
 }
 
@@ -644,15 +636,4 @@ func (f *Follower) waitedTooLong(have string) bool {
 		f.waiting = time.Now()
 	}
 	return have == "" && time.Since(f.waiting) > f.cfg.Patience
-}
-
-type hashingReader struct {
-	r io.Reader
-	h hash.Hash
-}
-
-func (h *hashingReader) Read(p []byte) (int, error) {
-	n, err := h.r.Read(p)
-	h.h.Write(p[:n])
-	return n, err
 }

@@ -37,8 +37,12 @@ type Server struct {
 	binary   []string
 	proc
 	tcpPort int
-	dbSeq   atomic.Int64
-	extra   string // configuration of a cluster's server (StartCluster), inside <yandex>
+	// httpPort, when set, is the HTTP port the next launch takes (a
+	// cluster's servers have theirs chosen with the others'); otherwise
+	// launch picks one.
+	httpPort int
+	dbSeq    atomic.Int64
+	extra    string // configuration of a cluster's server (StartCluster), inside <yandex>
 }
 
 // findBinary returns the command that runs a ClickHouse server: the
@@ -85,9 +89,13 @@ func Start() (*Server, error) {
 
 // launch writes the configuration and runs the server until it answers.
 func (s *Server) launch() error {
-	httpPort, err := freePort()
-	if err != nil {
-		return err
+	httpPort := s.httpPort
+	s.httpPort = 0
+	if httpPort == 0 {
+		var err error
+		if httpPort, err = freePort(); err != nil {
+			return err
+		}
 	}
 	s.HTTPAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
 	cfg := ConfigXML(s.dir, s.tcpPort, httpPort)
@@ -257,12 +265,46 @@ func Need(t testing.TB, srv *Server) *Server {
 }
 
 func freePort() (int, error) {
+	var p portSet
+	defer p.close()
+	return p.take()
+}
+
+// portSet hands out loopback ports that stay distinct: each is held open
+// until released, so the kernel cannot hand it out twice meanwhile. (Ports
+// taken one after the other and closed at once can repeat: a cluster was
+// once configured with two replicas on one port.)
+type portSet struct{ held map[int]net.Listener }
+
+// take returns a free port, held until released.
+func (p *portSet) take() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	if p.held == nil {
+		p.held = make(map[int]net.Listener)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	p.held[port] = l
+	return port, nil
+}
+
+// release frees ports for the server about to listen on them.
+func (p *portSet) release(ports ...int) {
+	for _, port := range ports {
+		if l, ok := p.held[port]; ok {
+			l.Close()
+			delete(p.held, port)
+		}
+	}
+}
+
+// close releases every port still held.
+func (p *portSet) close() {
+	for port := range p.held {
+		p.release(port)
+	}
 }
 
 func tail(b []byte, n int) string {

@@ -152,7 +152,11 @@ func StartCluster(replicas ...int) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{ZooKeeper: zk}
-	// Every server's ports first: each configuration names all servers.
+	// Every server's ports first, all held until their server starts: each
+	// configuration names all servers, and no two may share a port.
+	var ports portSet
+	defer ports.close()
+	interserver := make(map[*Server]int)
 	for _, n := range replicas {
 		var shard []*Server
 		for range n {
@@ -162,24 +166,23 @@ func StartCluster(replicas ...int) (*Cluster, error) {
 				return nil, fmt.Errorf("make data dir: %w", err)
 			}
 			s := &Server{dir: dir, binary: bin}
-			if s.tcpPort, err = freePort(); err != nil {
-				os.RemoveAll(dir)
-				c.Stop()
-				return nil, err
-			}
-			s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.tcpPort))
 			shard = append(shard, s)
+			var ps [3]int
+			for k := range ps {
+				if ps[k], err = ports.take(); err != nil {
+					c.Shards = append(c.Shards, shard)
+					c.Stop()
+					return nil, err
+				}
+			}
+			s.tcpPort, s.httpPort, interserver[s] = ps[0], ps[1], ps[2]
+			s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.tcpPort))
 		}
 		c.Shards = append(c.Shards, shard)
 	}
 	remote := c.remoteServers()
 	for i, shard := range c.Shards {
 		for j, s := range shard {
-			interserver, err := freePort()
-			if err != nil {
-				c.Stop()
-				return nil, err
-			}
 			s.extra = fmt.Sprintf(`  <zookeeper><node><host>127.0.0.1</host><port>%d</port></node><session_timeout_ms>10000</session_timeout_ms></zookeeper>
   <remote_servers>%s</remote_servers>
   <macros><shard>%d</shard><replica>r%d</replica></macros>
@@ -187,7 +190,8 @@ func StartCluster(replicas ...int) (*Cluster, error) {
   <interserver_http_port>%d</interserver_http_port>
   <distributed_ddl><path>/clickhouse/edge/task_queue/ddl</path></distributed_ddl>
   <merge_tree><zookeeper_session_expiration_check_period>1</zookeeper_session_expiration_check_period></merge_tree>
-`, zk.Port, remote, i+1, j+1, interserver)
+`, zk.Port, remote, i+1, j+1, interserver[s])
+			ports.release(s.tcpPort, s.httpPort, interserver[s])
 			if err := s.launch(); err != nil {
 				c.Stop()
 				return nil, fmt.Errorf("shard %d replica %d: %w", i+1, j+1, err)

@@ -20,6 +20,7 @@
 package fleet
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -42,6 +43,7 @@ import (
 
 	"github.com/edge-stats/edge/analytics/exports"
 	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/views/replica"
 )
 
@@ -55,7 +57,8 @@ const (
 
 // Config configures both sides.
 type Config struct {
-	// Dir is where the leader keeps its newest snapshot file.
+	// Dir is where the leader keeps its newest snapshot file, and where
+	// a follower keeps the state it takes while it reads it.
 	Dir string
 	// Sends bounds the snapshots the leader sends at once; past it an
 	// edge is told to come back (503, Retry-After), so that a fleet
@@ -416,6 +419,15 @@ func NewFollower(cfg Config, leader func() string, leading func() bool) *Followe
 	if cfg.Idle <= 0 {
 		cfg.Idle = DefaultConfig().Idle
 	}
+	if cfg.Dir == "" {
+		cfg.Dir = os.TempDir()
+	}
+	// What a follower stopped in the middle of a fetch left.
+	if left, err := filepath.Glob(filepath.Join(cfg.Dir, fetchPattern)); err == nil {
+		for _, p := range left {
+			os.Remove(p)
+		}
+	}
 	// No overall timeout: a large state takes as long as it takes. A
 	// leader that stops sending for Config.Idle is cut (get).
 	tr := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
@@ -596,18 +608,69 @@ func (f *Follower) fetch(ctx context.Context, have string, gen uint64, prev *rep
 	if !ok || len(sum) != 2*sha256.Size {
 		return nil, 0, "", fmt.Errorf("fleet: leader at %s sent ETag %q, not a SHA-256: %w", addr, etag, cron.ErrNoSource)
 	}
-	h := sha256.New()
-	r, snapshots, err := replica.ReadSnapshot(io.TeeReader(resp.Body, h), gen, prev, f.cfg.MaxBytes)
+	// The state is taken whole first, then read: the leader's send ends
+	// at the speed of the network, not of this edge's decoding, so that
+	// its few sends at once (Config.Sends) serve many edges joining
+	// together in turn; and a damaged state is refused before it is read.
+	tmp, err := f.download(resp.Body, sum)
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("fleet: state from %s: %w", addr, err)
 	}
-	io.Copy(h, resp.Body) // whatever the reader left (nothing, in a whole file)
-	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
-		return nil, 0, "", fmt.Errorf("fleet: state from %s has SHA-256 %s, its ETag says %s", addr, got, sum)
+	defer func() {
+		tmp.Close()
+		os.Remove(tmp.Name())
+	}()
+	o := replica.ReadOptions{Generation: gen, Prev: prev, MaxBytes: f.cfg.MaxBytes}
+	if prev == nil {
+		// A first state: a heap that only grows (memory.GrowGC), as a
+		// first load from ClickHouse.
+		restore := func() {}
+		o.Counted = func(n int) { restore = memory.GrowGC(n) }
+		defer func() { restore() }()
+	}
+	r, snapshots, err := replica.ReadSnapshot(bufio.NewReaderSize(tmp, 1<<20), o)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("fleet: state from %s: %w", addr, err)
 	}
 	f.settled()
 	return r, snapshots, etag, nil
 }
+
+// download copies a state's body to a file of the fleet directory and
+// checks its SHA-256 against sum (hex); it returns the file, at its
+// start. A body past Config.MaxBytes is refused.
+func (f *Follower) download(body io.Reader, sum string) (*os.File, error) {
+	if err := os.MkdirAll(f.cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	tmp, err := os.CreateTemp(f.cfg.Dir, fetchPattern)
+	if err != nil {
+		return nil, fmt.Errorf("state file: %w", err)
+	}
+	fail := func(err error) (*os.File, error) {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(body, f.cfg.MaxBytes+1))
+	if err != nil {
+		return fail(fmt.Errorf("after %d bytes: %w", n, err))
+	}
+	if n > f.cfg.MaxBytes {
+		return fail(fmt.Errorf("larger than %d bytes", f.cfg.MaxBytes))
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+		return fail(fmt.Errorf("SHA-256 %s, its ETag says %s", got, sum))
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return fail(fmt.Errorf("state file: %w", err))
+	}
+	return tmp, nil
+}
+
+// fetchPattern names a state being taken from the leader (os.CreateTemp).
+const fetchPattern = ".fetch-*.tmp"
 
 // noLeader records that no leader is known and returns for how long.
 func (f *Follower) noLeader() time.Duration {

@@ -63,7 +63,17 @@ func (l *leader) offer(t *testing.T, r *replica.Replica, snapshots int64) {
 	}
 }
 
-func follower(cfg Config, addr string, leading bool) *Follower {
+// follower returns a follower of the leader at addr, with a directory of
+// its own that must be empty when the test ends: a state taken is read
+// and removed, whether it was good or not.
+func follower(t *testing.T, cfg Config, addr string, leading bool) *Follower {
+	t.Helper()
+	cfg.Dir = t.TempDir()
+	t.Cleanup(func() {
+		if left, _ := os.ReadDir(cfg.Dir); len(left) > 0 {
+			t.Errorf("the follower left %s in its directory", left[0].Name())
+		}
+	})
 	return NewFollower(cfg, func() string { return addr }, func() bool { return leading })
 }
 
@@ -76,7 +86,7 @@ func synth(n int, gen uint64) *replica.Replica {
 
 func TestFollowerTakesTheLeadersState(t *testing.T) {
 	l := startLeader(t, DefaultConfig())
-	f := follower(DefaultConfig(), l.srv.URL, false)
+	f := follower(t, DefaultConfig(), l.srv.URL, false)
 	ctx := context.Background()
 
 	r := synth(2000, 17)
@@ -133,12 +143,12 @@ func TestFollowerFallsBack(t *testing.T) {
 	quick.Patience, quick.ElectionWait = 100*time.Millisecond, 100*time.Millisecond
 
 	l := startLeader(t, DefaultConfig())
-	if _, _, _, err := follower(quick, l.srv.URL, true).Fetch(ctx, "", 1, nil); !errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := follower(t, quick, l.srv.URL, true).Fetch(ctx, "", 1, nil); !errors.Is(err, cron.ErrNoSource) {
 		t.Errorf("an edge that leads: %v, want ErrNoSource", err)
 	}
 
 	// No leader named yet: wait for the election, then load.
-	f := follower(quick, "", false)
+	f := follower(t, quick, "", false)
 	if _, _, _, err := f.Fetch(ctx, "", 1, nil); err == nil || errors.Is(err, cron.ErrNoSource) {
 		t.Errorf("no leader yet: %v, want an error to retry", err)
 	}
@@ -150,7 +160,7 @@ func TestFollowerFallsBack(t *testing.T) {
 	// A leader still loading is waited for: an edge with a state keeps it
 	// (an error to retry); one with none asks each second, up to Patience,
 	// then loads itself.
-	f = follower(quick, l.srv.URL, false)
+	f = follower(t, quick, l.srv.URL, false)
 	some := synth(10, 1)
 	if _, _, _, err := f.Fetch(ctx, `"x"`, 1, some); err == nil || errors.Is(err, cron.ErrNoSource) || !strings.Contains(err.Error(), "503") {
 		t.Errorf("leader loading, this edge has a state: %v, want a 503 to retry", err)
@@ -165,7 +175,7 @@ func TestFollowerFallsBack(t *testing.T) {
 	// An edge with no state gets the leader's first state as it comes.
 	done := make(chan error, 1)
 	go func() {
-		r, _, _, err := follower(DefaultConfig(), l.srv.URL, false).Fetch(ctx, "", 1, nil)
+		r, _, _, err := follower(t, DefaultConfig(), l.srv.URL, false).Fetch(ctx, "", 1, nil)
 		if err == nil && r == nil {
 			err = errors.New("no state")
 		}
@@ -186,7 +196,7 @@ func TestFollowerFallsBack(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	gone := "http://" + ln.Addr().String()
 	ln.Close()
-	if _, _, _, err := follower(quick, gone, false).Fetch(ctx, "", 1, nil); !errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := follower(t, quick, gone, false).Fetch(ctx, "", 1, nil); !errors.Is(err, cron.ErrNoSource) {
 		t.Errorf("leader out of reach: %v, want ErrNoSource", err)
 	}
 
@@ -226,7 +236,7 @@ func TestFollowerRefusesADamagedState(t *testing.T) {
 				w.Write(c.body(rec.Body.Bytes()))
 			}))
 			defer srv.Close()
-			r, _, _, err := follower(DefaultConfig(), srv.URL, false).Fetch(context.Background(), "", 1, nil)
+			r, _, _, err := follower(t, DefaultConfig(), srv.URL, false).Fetch(context.Background(), "", 1, nil)
 			if err == nil || r != nil {
 				t.Fatalf("a damaged state was taken: %v", err)
 			}
@@ -290,7 +300,7 @@ func TestLeaderServesItsExports(t *testing.T) {
 	os.WriteFile(filepath.Join(src, "secret"), []byte("not an export"), 0o644)
 	l.pub.ServeExports(src, func() []exports.Manifest { return []exports.Manifest{m} })
 
-	f := follower(DefaultConfig(), l.srv.URL, false)
+	f := follower(t, DefaultConfig(), l.srv.URL, false)
 	ctx := context.Background()
 	days, err := f.Days(ctx)
 	if err != nil || len(days) != 1 || days[0].Day != m.Day {
@@ -320,7 +330,7 @@ func TestLeaderServesItsExports(t *testing.T) {
 	}
 	// A leader that builds no exports sends the follower to build its own.
 	l2 := startLeader(t, DefaultConfig())
-	if _, err := follower(DefaultConfig(), l2.srv.URL, false).Days(ctx); !errors.Is(err, cron.ErrNoSource) {
+	if _, err := follower(t, DefaultConfig(), l2.srv.URL, false).Days(ctx); !errors.Is(err, cron.ErrNoSource) {
 		t.Errorf("a leader without exports: %v, want ErrNoSource", err)
 	}
 }
@@ -371,10 +381,10 @@ func TestRoutesThatNeedTheToken(t *testing.T) {
 	}
 	// A follower with the token takes the state; one without is refused.
 	l.offer(t, synth(50, 1), 1)
-	if r, _, _, err := follower(cfg, l.srv.URL, false).Fetch(context.Background(), "", 1, nil); err != nil || r == nil {
+	if r, _, _, err := follower(t, cfg, l.srv.URL, false).Fetch(context.Background(), "", 1, nil); err != nil || r == nil {
 		t.Errorf("a follower with the token: %v", err)
 	}
-	if _, _, _, err := follower(DefaultConfig(), l.srv.URL, false).Fetch(context.Background(), "", 1, nil); err == nil {
+	if _, _, _, err := follower(t, DefaultConfig(), l.srv.URL, false).Fetch(context.Background(), "", 1, nil); err == nil {
 		t.Error("a follower without the token took the state")
 	}
 	l.leading.Store(false)
@@ -403,7 +413,7 @@ func TestFollowerCutsALeaderThatStalls(t *testing.T) {
 	cfg.Idle = 200 * time.Millisecond
 	done := make(chan error, 1)
 	go func() {
-		_, _, _, err := follower(cfg, srv.URL, false).Fetch(context.Background(), `"x"`, 1, synth(1, 1))
+		_, _, _, err := follower(t, cfg, srv.URL, false).Fetch(context.Background(), `"x"`, 1, synth(1, 1))
 		done <- err
 	}()
 	select {

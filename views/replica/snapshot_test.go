@@ -2,8 +2,12 @@ package replica_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"reflect"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -56,7 +60,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d listings: %d bytes, %d compressed", r.Len(), raw, buf.Len())
-	got, snapshots, err := replica.ReadSnapshot(bytes.NewReader(buf.Bytes()), 7, nil, 0)
+	got, snapshots, err := replica.ReadSnapshot(bytes.NewReader(buf.Bytes()), replica.ReadOptions{Generation: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +102,7 @@ func TestSnapshotSharesTheReplacedReplica(t *testing.T) {
 	if _, err := replica.WriteSnapshot(&buf, r, 1); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := replica.ReadSnapshot(bytes.NewReader(buf.Bytes()), 2, r, 0)
+	got, _, err := replica.ReadSnapshot(bytes.NewReader(buf.Bytes()), replica.ReadOptions{Generation: 2, Prev: r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,15 +146,15 @@ func TestSnapshotRefusals(t *testing.T) {
 		{"another format", recompress(otherFormat), 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if _, _, err := replica.ReadSnapshot(bytes.NewReader(c.data), 1, nil, c.max); err == nil {
+			if _, _, err := replica.ReadSnapshot(bytes.NewReader(c.data), replica.ReadOptions{Generation: 1, MaxBytes: c.max}); err == nil {
 				t.Fatal("read without an error")
 			}
 		})
 	}
-	if _, _, err := replica.ReadSnapshot(bytes.NewReader(recompress(otherFormat)), 1, nil, 0); !errors.Is(err, replica.ErrSnapshotFormat) {
+	if _, _, err := replica.ReadSnapshot(bytes.NewReader(recompress(otherFormat)), replica.ReadOptions{Generation: 1}); !errors.Is(err, replica.ErrSnapshotFormat) {
 		t.Errorf("another format: %v, want ErrSnapshotFormat", err)
 	}
-	if _, _, err := replica.ReadSnapshot(bytes.NewReader(good), 1, nil, int64(len(raw))); err != nil {
+	if _, _, err := replica.ReadSnapshot(bytes.NewReader(good), replica.ReadOptions{Generation: 1, MaxBytes: int64(len(raw))}); err != nil {
 		t.Errorf("exactly at the bound: %v", err)
 	}
 }
@@ -186,7 +190,7 @@ func FuzzReadSnapshot(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		z := enc.EncodeAll(data, nil)
-		r, _, err := replica.ReadSnapshot(bytes.NewReader(z), 1, nil, 1<<20)
+		r, _, err := replica.ReadSnapshot(bytes.NewReader(z), replica.ReadOptions{Generation: 1, MaxBytes: 1 << 20})
 		if err != nil {
 			return
 		}
@@ -223,9 +227,107 @@ func BenchmarkSnapshot(b *testing.B) {
 	})
 	b.Run("read", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, err := replica.ReadSnapshot(bytes.NewReader(buf.Bytes()), 1, nil, 0); err != nil {
+			if _, _, err := replica.ReadSnapshot(bytes.NewReader(buf.Bytes()), replica.ReadOptions{Generation: 1}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
+}
+
+// snapshotParts splits an uncompressed snapshot into its header (with
+// the listing count last) and its blocks (each with its count and length
+// first), so that a test can put them together otherwise.
+func snapshotParts(t *testing.T, raw []byte) (header []byte, count uint64, blocks [][]byte) {
+	t.Helper()
+	b := raw[len("EDGESNAP"):]
+	next := func(signed bool) {
+		var n int
+		if signed {
+			_, n = binary.Varint(b)
+		} else {
+			_, n = binary.Uvarint(b)
+		}
+		if n <= 0 {
+			t.Fatal("a header field ends early")
+		}
+		b = b[n:]
+	}
+	next(false) // format
+	for range 6 {
+		next(true) // five times and the load time
+	}
+	next(false) // the writer's generation
+	b = b[1:]   // history
+	next(true)  // snapshots
+	header = raw[:len(raw)-len(b)]
+	count, n := binary.Uvarint(b)
+	b = b[n:]
+	for b[0] != 0 {
+		start := b
+		_, n := binary.Uvarint(b)
+		b = b[n:]
+		size, n := binary.Uvarint(b)
+		b = b[n+int(size):]
+		blocks = append(blocks, start[:len(start)-len(b)])
+	}
+	return header, count, blocks
+}
+
+func joinSnapshot(header []byte, count uint64, blocks [][]byte) []byte {
+	out := binary.AppendUvarint(bytes.Clone(header), count)
+	for _, b := range blocks {
+		out = append(out, b...)
+	}
+	return append(out, 0)
+}
+
+// TestSnapshotReadsBlocksInParallel: a snapshot of several blocks, read
+// by several workers, is the replica written; blocks out of order are
+// refused (each is in order inside); and a header that says more
+// listings than arrive does not make the reader allocate for them.
+func TestSnapshotReadsBlocksInParallel(t *testing.T) {
+	r := synthWithFull(12000)
+	var buf bytes.Buffer
+	if _, err := replica.WriteSnapshot(&buf, r, 5); err != nil {
+		t.Fatal(err)
+	}
+	raw := decompress(t, buf.Bytes())
+	header, count, blocks := snapshotParts(t, raw)
+	if len(blocks) < 3 || count != uint64(r.Len()) {
+		t.Fatalf("%d blocks of %d listings: the test wants several", len(blocks), count)
+	}
+	enc := func(b []byte) *bytes.Reader {
+		zw, _ := zstd.NewWriter(nil)
+		defer zw.Close()
+		return bytes.NewReader(zw.EncodeAll(b, nil))
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // workers even on a small machine
+	got, _, err := replica.ReadSnapshot(enc(joinSnapshot(header, count, blocks)), replica.ReadOptions{Generation: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range r.All() {
+		if !reflect.DeepEqual(got.All()[i], l) {
+			t.Fatalf("listing %d differs", i)
+		}
+	}
+
+	swapped := slices.Clone(blocks)
+	swapped[1], swapped[2] = swapped[2], swapped[1]
+	if _, _, err := replica.ReadSnapshot(enc(joinSnapshot(header, count, swapped)), replica.ReadOptions{Generation: 1}); err == nil ||
+		!strings.Contains(err.Error(), "is not after") {
+		t.Errorf("blocks out of order: %v, want a listing that is not after the one before", err)
+	}
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, err = replica.ReadSnapshot(enc(joinSnapshot(header, 1<<27, blocks)), replica.ReadOptions{Generation: 1})
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "its header says") {
+		t.Errorf("a count of 1<<27: %v, want the count refused", err)
+	}
+	// Trusted, the count would have taken 1<<27 listings of 448 B: 56 GiB.
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 256<<20 {
+		t.Errorf("a header's count made the reader allocate %d MiB", grew>>20)
+	}
 }

@@ -14,6 +14,16 @@
 #                                               # an election, fleet addresses
 #   STEADY=600 FLEET=1 bench/fleetstart.sh 3    # and what they cost in the 10
 #                                               # minutes after their start
+#   JOIN=2 FLEET=1 bench/fleetstart.sh 1        # and 2 new edges joining the
+#                                               # started fleet at once: each
+#                                               # one's start to its first
+#                                               # answer (/readyz 200) and to
+#                                               # its figures
+#   DOWNLOADS=20 FLEET=1 bench/fleetstart.sh 1  # and 20 takes of the leader's
+#                                               # state at once, as 20 joining
+#                                               # edges take it (coming back
+#                                               # a second after a 503): when
+#                                               # each had it whole
 #
 # The edges read EDGE_* variables as edge serve does: EDGE_RANKS_SCHEDULE=off
 # leaves out the ranks (a job of one edge a fleet, costed by bench/fleetcost).
@@ -55,16 +65,17 @@ if [[ ${FLEET:-} == 1 ]]; then
 fi
 read -r q0 cpu0 < <(counters)
 start=$(date +%s)
-for i in $(seq 1 "$n"); do
+start_edge() {
+  local i=$1 extra=()
   mkdir -p "$work/$i"
-  extra=()
   if [[ ${FLEET:-} == 1 ]]; then
     extra=("${fleet[@]}" --fleet-listen "127.0.0.1:$((18180 + i))" --fleet-dir "$work/f$i" --fleet-token bench-fleet-token)
   fi
   "$root/bin/edge" serve --listen "127.0.0.1:$((18080 + i))" --exports-dir "$work/$i" \
     --memory-limit "${MEMORY_LIMIT:-3GiB}" --cache-mb 64 "${extra[@]}" >"$work/$i.log" 2>&1 &
   pids+=($!)
-done
+}
+for i in $(seq 1 "$n"); do start_edge "$i"; done
 
 # Done when every edge has run each start-up job once (a success or a
 # skip); a job turned off (EDGE_RANKS_SCHEDULE=off, say) is not waited for.
@@ -104,4 +115,63 @@ if [[ -n ${STEADY:-} ]]; then
   sleep "$STEADY"
   read -r q2 cpu2 < <(counters)
   echo "edges $n: the next ${STEADY}s: ClickHouse: $((q2 - q1)) queries, $(( (cpu2 - cpu1) / 1000 )) CPU ms"
+fi
+if [[ -n ${JOIN:-}${DOWNLOADS:-} ]]; then
+  # Joining edges take the leader's state: once it is written.
+  until grep -q 'fleet state written' "$work/1.log"; do sleep 0.5; done
+fi
+if [[ -n ${JOIN:-} ]]; then
+  # New edges joining the started fleet at once: from each one's start to
+  # its first answer (/readyz 200: its listings, from the leader's state)
+  # and to its figures.
+  [[ ${FLEET:-} == 1 ]] || { echo "fleetstart: JOIN needs FLEET=1" >&2; exit 1; }
+  read -r q3 cpu3 < <(counters)
+  t0=$(date +%s.%N)
+  declare -A first figures
+  for j in $(seq $((n + 1)) $((n + JOIN))); do start_edge "$j"; done
+  while :; do
+    left=0
+    for j in $(seq $((n + 1)) $((n + JOIN))); do
+      [[ -n ${figures[$j]:-} ]] && continue
+      left=1
+      body=$(curl -fs "127.0.0.1:$((18080 + j))/readyz" 2>/dev/null) || continue
+      now=$(date +%s.%N)
+      [[ -z ${first[$j]:-} ]] && first[$j]=$(echo "$now - $t0" | bc)
+      if echo "$body" | grep -q '"figures":true'; then figures[$j]=$(echo "$now - $t0" | bc); fi
+    done
+    (( left )) || break
+    if (( $(date +%s) - ${t0%.*} > 1800 )); then echo "fleetstart: the joining edges had no figures in 30 minutes" >&2; exit 1; fi
+    sleep 0.2
+  done
+  read -r q4 cpu4 < <(counters)
+  for j in $(seq $((n + 1)) $((n + JOIN))); do
+    printf 'edge %d joined: first answer at +%.1fs, figures at +%.1fs; %s\n' "$j" "${first[$j]}" "${figures[$j]}" \
+      "$(grep -m1 'fleet state read' "$work/$j.log" | grep -o 'took=[^ ]*' || echo 'no fleet state read')"
+  done
+  echo "edges joining: ClickHouse meanwhile: $((q4 - q3)) queries, $(( (cpu4 - cpu3) / 1000 )) CPU ms"
+fi
+if [[ -n ${DOWNLOADS:-} ]]; then
+  # DOWNLOADS takes of the leader's state at once, each coming back a
+  # second after a 503 (the leader's bound on its sends), as that many
+  # joining edges take it before they read it: when each had it whole.
+  [[ ${FLEET:-} == 1 ]] || { echo "fleetstart: DOWNLOADS needs FLEET=1" >&2; exit 1; }
+  take() {
+    local t0=$1 k=$2 code tries=0
+    while :; do
+      tries=$((tries + 1))
+      code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer bench-fleet-token' "127.0.0.1:18181/fleet/v1/state")
+      [[ $code == 200 ]] && break
+      [[ $code == 503 ]] || { echo "take $k: $code" >&2; return 1; }
+      sleep 1
+    done
+    printf 'take %d: whole at +%.1fs after %d asks\n' "$k" "$(echo "$(date +%s.%N) - $t0" | bc)" "$tries"
+  }
+  t0=$(date +%s.%N)
+  takes=()
+  for k in $(seq 1 "$DOWNLOADS"); do
+    take "$t0" "$k" >"$work/take$k" &
+    takes+=($!)
+  done
+  for p in "${takes[@]}"; do wait "$p" || true; done
+  cat "$work"/take* | sort -t+ -k2 -n
 fi

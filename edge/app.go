@@ -279,7 +279,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	s.v1.PageRoutes(s.app, limit, respond)
 	legacy.New(legacy.Config{PublicURL: cfg.PublicURL, PublicMaxAge: cfg.PublicMaxAge, FairUseRate: cfg.FairUseRate,
 		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies, TextBudget: cfg.TextBudget},
-		legacy.Sources{State: src.State, Answers: answers, Search: s.gate.SearchSlot, Log: log}).Routes(s.app, respond)
+		legacy.Sources{State: src.State, Answers: answers, Search: s.gate.SearchSlot, Caller: s.gate.MissCaller, Log: log}).Routes(s.app, respond)
 	accounts := keys.NewAccounts(src.DB, runtime.GOMAXPROCS(0), nil)
 	accounts.Wait = cfg.HashWait
 	account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInEmailFailures: cfg.SignInEmailFailures, SignInWindow: cfg.SignInWindow,
@@ -352,6 +352,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if !s.cfg.NoPrecompress {
 		synced.Go(func() { s.precompress(syncCtx) })
 	}
+	// The miss gate takes the CPU to be contended only while answers that
+	// need no computing are served: the cache's hits and the replays.
+	s.misses.SetCached(func() uint64 {
+		n := s.answers.Hits()
+		if s.replay != nil {
+			n += s.replay.Replayed()
+		}
+		return n
+	})
 	synced.Go(func() { s.misses.Watch(syncCtx) })
 	defer func() {
 		stopSync()

@@ -2,12 +2,18 @@ package edge_test
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/missgate"
 )
 
@@ -44,7 +50,7 @@ func TestMissesWaitTheirTurn(t *testing.T) {
 	// idle).
 	var held []func()
 	for {
-		leave, err := h.Server.MissGate().Enter()
+		leave, err := h.Server.MissGate().Enter(missgate.Caller{Key: "holder"})
 		if err != nil {
 			break
 		}
@@ -93,9 +99,126 @@ func TestMissesWaitTheirTurn(t *testing.T) {
 		}
 	}
 	m := get(t, "GET", h.Base+"/metrics")
-	for _, want := range []string{`edge_miss_gate_refused_total{why="wait"}`, `edge_miss_gate_refused_total{why="queue"}`, "edge_miss_gate_slots 1"} {
+	for _, want := range []string{`edge_miss_gate_refused_total{why="wait"}`, `edge_miss_gate_refused_total{why="caller"}`, "edge_miss_gate_slots 1"} {
 		if !strings.Contains(string(m.body), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// TestOneCallerCannotTakeTheOthersTurns attacks the miss gate's fairness
+// through HTTP: with every turn held, one caller (an address named by a
+// trusted proxy) floods distinct uncached queries from 32 connections
+// until its queue is full and the rest of its queries are refused; then
+// another caller's query still waits in a queue of its own and, of the
+// turns freed next, takes one before the flood's, and is answered.
+func TestOneCallerCannotTakeTheOthersTurns(t *testing.T) {
+	h := start(t, synthetic(t), func(c *edge.Config) {
+		c.NoLimits = true
+		c.TrustedProxies = clientip.Prefixes{netip.MustParsePrefix("127.0.0.1/32")}
+		c.Misses = missgate.Config{Share: 0.0001, Wait: 20 * time.Second, Queue: 4}
+	})
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	ask := func(client *http.Client, from string, path string) int {
+		req, err := http.NewRequest("GET", h.Base+path, nil)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		req.Header.Set("X-Forwarded-For", from)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// Every turn held (no cached answer is served: as many as the cores).
+	var held []func()
+	for range runtime.GOMAXPROCS(0) {
+		leave, err := h.Server.MissGate().Enter(missgate.Caller{Key: "holder"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, leave)
+	}
+	release := func() {
+		held[0]()
+		held = held[1:]
+	}
+	defer func() {
+		for len(held) > 0 {
+			release()
+		}
+	}()
+
+	flooder := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
+	done := make(chan struct{})
+	var flood, floodRefused, floodAnswered atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Go(func() {
+			for i := 0; flood.Load() < 50000; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				switch ask(flooder, "198.51.100.7", fmt.Sprintf("/api/v1/listings?store=chrome&minSize=%d", 1+w*100000+i)) {
+				case 503:
+					floodRefused.Add(1)
+				case 200:
+					floodAnswered.Add(1)
+				}
+				flood.Add(1)
+			}
+		})
+	}
+	defer func() {
+		close(done)
+		for len(held) > 0 {
+			release()
+		}
+		wg.Wait()
+	}()
+	waitGauge := func(want float64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for metricOf(t, h.Base, "edge_miss_gate_waiting") != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("edge_miss_gate_waiting %v, want %v", metricOf(t, h.Base, "edge_miss_gate_waiting"), want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitGauge(4) // the flood's queue is full
+	for floodRefused.Load() == 0 {
+		time.Sleep(time.Millisecond) // and the rest of it refused
+	}
+
+	other := make(chan int, 1)
+	go func() { other <- ask(&http.Client{}, "203.0.113.9", "/api/extensions?platform=0&minInstalls=7") }()
+	waitGauge(5) // the other caller waits in a queue of its own
+	// Two turns freed: the flood, which runs none, may take the first;
+	// the other caller, which runs none either, takes one of the two.
+	release()
+	if len(held) > 0 {
+		release()
+	}
+	select {
+	case status := <-other:
+		if status != 200 {
+			t.Fatalf("the other caller's query: %d", status)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the other caller's query never got a turn (the flood: %d asked, %d answered, %d refused)",
+			flood.Load(), floodAnswered.Load(), floodRefused.Load())
+	}
+	if m := get(t, "GET", h.Base+"/metrics"); !strings.Contains(string(m.body), `edge_miss_gate_refused_total{why="caller"}`) {
+		t.Error(`/metrics lacks edge_miss_gate_refused_total{why="caller"}`)
 	}
 }

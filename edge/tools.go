@@ -220,7 +220,11 @@ func (s *Server) answerInternal(ctx context.Context, path string, query url.Valu
 	req.SetRequestURI(uri)
 	rc.Init2(nil, discardLogger{}, false) // a context as a served request has: a (fake) server and connection
 	rc.ResetUserValues()
-	access.MarkInternal(rc)
+	if ch, _ := ctx.Value(toolCaller{}).(*toolCharge); ch != nil {
+		access.MarkInternalFor(rc, ch.who)
+	} else {
+		access.MarkInternal(rc)
+	}
 	s.handler(rc)
 	cacheable := !bytes.Contains(rc.Response.Header.Peek(fiber.HeaderCacheControl), []byte("no-store"))
 	return rc.Response.StatusCode(), bytes.Clone(rc.Response.Body()), cacheable

@@ -7,6 +7,13 @@
 // busy are counted as not sent). It prints, for the run, the queries
 // answered per second by outcome (200, 503 refused by the miss gate,
 // other) with their latency percentiles.
+//
+// --mix dashboard asks what a dashboard's filter widgets ask: every v1
+// sort, with and without a store, categories, tags, size bounds, text
+// searches and orders, and the legacy API's platform, type, rating,
+// installs and date filters with each of its sorts. --xff names the
+// caller through a trusted proxy (X-Forwarded-For), to stand for another
+// client than the load generator's address.
 package main
 
 import (
@@ -14,6 +21,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"sync"
@@ -21,6 +29,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/edge-stats/edge/views/listq"
 )
 
 func main() {
@@ -28,7 +38,18 @@ func main() {
 	conns := flag.Int("conns", 32, "connections (each one query at a time)")
 	rate := flag.Float64("rate", 0, "queries a second, paced; 0: as fast as the answers come")
 	dur := flag.Duration("duration", 20*time.Second, "how long to send")
+	mix := flag.String("mix", "simple", "the queries: simple (store or platform, sort, a size bound) or dashboard (every sort and filter kind)")
+	xff := flag.String("xff", "", "an address to send as X-Forwarded-For (the edge must trust the load generator as a proxy)")
 	flag.Parse()
+	switch *mix {
+	case "simple":
+	case "dashboard":
+		query = dashboardQuery
+	default:
+		fmt.Fprintln(os.Stderr, "misses: --mix simple or dashboard")
+		os.Exit(2)
+	}
+	forwardedFor = *xff
 	if *dur <= 0 || *dur > 10*time.Minute || *conns < 1 || *conns > 1024 {
 		fmt.Fprintln(os.Stderr, "misses: --duration up to 10m, --conns 1 to 1024")
 		os.Exit(2)
@@ -89,7 +110,7 @@ func run(base string, conns int, rate float64, dur time.Duration) *result {
 				}
 				url := base + query(rng, seq.Add(1))
 				began := time.Now()
-				status, _, err := client.Get(buf[:0], url)
+				status, err := get(client, buf[:0], url)
 				took := time.Since(began)
 				if err != nil {
 					r.add(0, took, err.Error())
@@ -119,10 +140,33 @@ func run(base string, conns int, rate float64, dur time.Duration) *result {
 	return &r
 }
 
-// query returns a query of the long tail: a random store or platform,
-// sort and filter value, distinct from every other by a sequence number
-// in its filter.
-func query(rng *rand.Rand, n uint64) string {
+// forwardedFor is the X-Forwarded-For each query sends ("": none).
+var forwardedFor string
+
+// get asks url and returns the answer's status.
+func get(client *fasthttp.Client, buf []byte, url string) (int, error) {
+	if forwardedFor == "" {
+		status, _, err := client.Get(buf, url)
+		return status, err
+	}
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(url)
+	req.Header.Set("X-Forwarded-For", forwardedFor)
+	if err := client.Do(req, resp); err != nil {
+		return 0, err
+	}
+	return resp.StatusCode(), nil
+}
+
+// query returns a query of the long tail (simpleQuery or dashboardQuery).
+var query = simpleQuery
+
+// simpleQuery returns a query of the long tail: a random store or
+// platform, sort and filter value, distinct from every other by a
+// sequence number in its filter.
+func simpleQuery(rng *rand.Rand, n uint64) string {
 	stores := []string{"chrome", "edge", "firefox", "apple", "googleplay"}
 	sorts := []string{"installs", "rating", "updated", "name", "growth7d"}
 	if rng.IntN(2) == 0 {
@@ -156,3 +200,76 @@ func (r *result) print(dur time.Duration) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// What the dashboard mix picks from: the seeder's vocabulary (package
+// analytics/seed), a few of each.
+var (
+	mixStores     = []string{"chrome", "edge", "firefox", "apple", "googleplay"}
+	mixCategories = map[string][]string{
+		"chrome":     {"Productivity", "Tools", "Shopping", "Developer Tools", "Privacy & Security"},
+		"edge":       {"Productivity", "Shopping", "Developer tools", "Communication"},
+		"firefox":    {"Privacy & Security", "Tab Tools", "Appearance", "Web Development"},
+		"apple":      {"Games", "Utilities", "Productivity", "Education"},
+		"googleplay": {"Tools", "Productivity", "Education", "Entertainment"},
+	}
+	mixTags  = []string{"ad-blocker", "privacy", "vpn", "password-manager", "dark-mode", "tab-manager", "translator", "pdf"}
+	mixWords = []string{"tab", "dark", "notes", "smart", "pro", "vpn", "reader", "quick"}
+)
+
+// dashboardQuery returns a query of a dashboard's filter widgets: every
+// v1 sort and filter kind and the legacy API's, distinct from every other
+// by a sequence number in a bound or a page size.
+func dashboardQuery(rng *rand.Rand, n uint64) string {
+	pick := func(ss []string) string { return ss[rng.IntN(len(ss))] }
+	v := url.Values{}
+	if rng.IntN(2) == 0 {
+		store := ""
+		if rng.IntN(5) > 0 {
+			store = pick(mixStores)
+			v.Set("store", store)
+		}
+		names := listq.V1SortNames()
+		sortName := pick(names)
+		if s, _ := listq.V1Sort(sortName); s.Spec().NeedsStore && store == "" {
+			sortName = pick([]string{"name", "updated", "rating", "installs"})
+		}
+		v.Set("sort", sortName)
+		if rng.IntN(4) == 0 {
+			v.Set("order", "asc")
+		}
+		switch rng.IntN(4) {
+		case 0:
+			if store != "" {
+				v.Set("category", pick(mixCategories[store]))
+			}
+		case 1:
+			v.Set("tag", pick(mixTags))
+		case 2:
+			v.Set("q", pick(mixWords))
+		}
+		if store != "" {
+			v.Set("minSize", fmt.Sprint(10+n%100000))
+			if rng.IntN(3) == 0 {
+				v.Set("maxSize", fmt.Sprint(1_000_000+n))
+			}
+		} else {
+			v.Set("limit", fmt.Sprint(1+n%100))
+		}
+		return "/api/v1/listings?" + v.Encode()
+	}
+	platform := rng.IntN(5)
+	v.Set("platform", fmt.Sprint(platform))
+	v.Set("sort", pick([]string{"installs", "rating", "updated", "name"}))
+	switch rng.IntN(5) {
+	case 0:
+		v.Set("category", pick(mixCategories[mixStores[platform]]))
+	case 1:
+		v.Set("minRating", fmt.Sprint(1+rng.IntN(4)))
+	case 2:
+		v.Set("q", pick(mixWords))
+	case 3:
+		v.Set("updatedAfter", time.Now().AddDate(0, 0, -1-rng.IntN(300)).Format("2006-01-02"))
+	}
+	v.Set("minInstalls", fmt.Sprint(10+n))
+	return "/api/extensions?" + v.Encode()
+}

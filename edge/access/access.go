@@ -19,6 +19,7 @@ import (
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/ratelimit"
 )
@@ -56,6 +57,36 @@ var internalCall = internalCallKey{}
 // MarkInternal marks rc as a call the tool server makes on a caller's
 // behalf, which Limit lets pass.
 func MarkInternal(rc *fasthttp.RequestCtx) { rc.SetUserValue(internalCall, true) }
+
+// MarkInternalFor is MarkInternal for a call made on who's behalf: its
+// misses take who's turns at the miss gate (MissCaller).
+func MarkInternalFor(rc *fasthttp.RequestCtx, who Caller) {
+	MarkInternal(rc)
+	rc.SetUserValue(missCaller, missCallerOf(who))
+}
+
+// missCallerKey holds, among a request's values, the caller its misses
+// are computed for, when Limit or MarkInternalFor knew it by its key.
+type missCallerKey struct{}
+
+var missCaller = missCallerKey{}
+
+func missCallerOf(who Caller) missgate.Caller {
+	if who.Key.ID != "" {
+		return missgate.Caller{Key: who.Key.ID}
+	}
+	return missgate.Caller{Addr: who.Subject.Addr}
+}
+
+// MissCaller returns who c's uncached answers are computed for, for the
+// fair turns of the miss gate: its key, when it sent one, or its address
+// (an IPv6 /64).
+func (g *Gate) MissCaller(c *fiber.Ctx) missgate.Caller {
+	if who, ok := c.Context().UserValue(missCaller).(missgate.Caller); ok {
+		return who
+	}
+	return missgate.Caller{Addr: g.cfg.Proxies.Caller(c)}
+}
 
 // Internal reports whether c is a request the server makes itself
 // (MarkInternal).
@@ -245,6 +276,9 @@ func (g *Gate) Limit(c *fiber.Ctx) error {
 	}
 	if err := g.Admit(c, who); err != nil {
 		return err
+	}
+	if who.Key.ID != "" {
+		c.Context().SetUserValue(missCaller, missCallerOf(who))
 	}
 	if who.Key.ID == "" && ratelimit.Wanted(c.Context()) {
 		// An anonymous call's answer may be replayed to the same caller,

@@ -10,6 +10,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/edge-stats/edge/edge/missgate"
@@ -75,6 +76,20 @@ func (ac *Cache) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{ac.hits, ac.misses}
 }
 
+// Hits returns how many answers the cache has given without building
+// them (its hits; a count that only grows).
+func (ac *Cache) Hits() uint64 { return counterValue(ac.hits) }
+
+// counterValue reads a Prometheus counter (a few hundred nanoseconds: for
+// samplers, not for the path of a request).
+func counterValue(c prometheus.Counter) uint64 {
+	var m dto.Metric
+	if c.Write(&m) != nil || m.Counter == nil {
+		return 0
+	}
+	return uint64(m.Counter.GetValue())
+}
+
 // SetGate makes g the gate that GetQuery's misses pass (package
 // missgate). Call it before the cache is used.
 func (ac *Cache) SetGate(g *missgate.Gate) { ac.gate = g }
@@ -84,19 +99,20 @@ func (ac *Cache) SetGate(g *missgate.Gate) { ac.gate = g }
 // published state: summary, categories, a week) or wait on ClickHouse
 // under budgets of their own (history, reviews): they pass no gate.
 func (ac *Cache) Get(key Key, build func() (*Answer, error)) (*Answer, error) {
-	return ac.get(key, build, false)
+	return ac.get(key, missgate.Caller{}, build, false)
 }
 
 // GetQuery is Get for the answer to one query of the long tail (filters,
 // sorts, pages, searches): a miss is computed only in a turn of the
 // cache's gate, or refused (503, Retry-After: 1) when none comes in time,
 // so that a flood of distinct queries cannot take the CPU from the
-// answers cached (docs/operations.md, Overload).
-func (ac *Cache) GetQuery(key Key, build func() (*Answer, error)) (*Answer, error) {
-	return ac.get(key, build, true)
+// answers cached (docs/operations.md, Overload). who is the caller the
+// miss is computed for: turns are shared fairly between callers.
+func (ac *Cache) GetQuery(key Key, who missgate.Caller, build func() (*Answer, error)) (*Answer, error) {
+	return ac.get(key, who, build, true)
 }
 
-func (ac *Cache) get(key Key, build func() (*Answer, error), gated bool) (*Answer, error) {
+func (ac *Cache) get(key Key, who missgate.Caller, build func() (*Answer, error), gated bool) (*Answer, error) {
 	h, check := xxhash.Sum64(key.b), maphash.Bytes(ac.seed, key.b)
 	if e, ok := ac.c.Get(h); ok && e.check == check {
 		ac.hits.Inc()
@@ -108,7 +124,7 @@ func (ac *Cache) get(key Key, build func() (*Answer, error), gated bool) (*Answe
 		binary.LittleEndian.PutUint64(id[:8], h)
 		binary.LittleEndian.PutUint64(id[8:], check)
 		v, err, _ := ac.building.Do(string(id[:]), func() (any, error) {
-			leave, err := ac.gate.Enter()
+			leave, err := ac.gate.Enter(who)
 			if err != nil {
 				return nil, err
 			}

@@ -165,12 +165,14 @@ func TestConcurrentMissesBuildOnce(t *testing.T) {
 	answers := make([]*Answer, 20)
 	errs := make([]error, 20)
 	var buf [64]byte
-	wg.Go(func() { answers[0], errs[0] = c.GetQuery(NewKey(buf[:0], "/q", 1).Str("a", "b"), build) })
+	wg.Go(func() {
+		answers[0], errs[0] = c.GetQuery(NewKey(buf[:0], "/q", 1).Str("a", "b"), missgate.Caller{}, build)
+	})
 	<-started
 	for i := 1; i < len(answers); i++ {
 		wg.Go(func() {
 			var buf [64]byte
-			answers[i], errs[i] = c.GetQuery(NewKey(buf[:0], "/q", 1).Str("a", "b"), build)
+			answers[i], errs[i] = c.GetQuery(NewKey(buf[:0], "/q", 1).Str("a", "b"), missgate.Caller{}, build)
 		})
 	}
 	wg.Wait()

@@ -9,6 +9,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/ratelimit"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/served"
@@ -32,6 +33,9 @@ type Sources struct {
 	// Search takes a slot of the search pool shared with /api/v1, or
 	// answers why not; call the func it returns when the search ends.
 	Search func() (func(), error)
+	// Caller says who a request's uncached answers are computed for, at
+	// the miss gate (access.Gate.MissCaller); nil: its address alone.
+	Caller func(*fiber.Ctx) missgate.Caller
 	Log    *slog.Logger
 }
 
@@ -41,6 +45,7 @@ type API struct {
 	state       *views.Published[served.State]
 	answers     *answer.Cache
 	search      func() (func(), error)
+	caller      func(*fiber.Ctx) missgate.Caller
 	fairuse     *limits.FairUse
 	publicCache string // Cache-Control of every answer
 	// replayAdmit is replayFairUse, made once (package replay keeps it).
@@ -55,7 +60,7 @@ func New(cfg Config, src Sources) *API {
 	if src.Search == nil {
 		src.Search = func() (func(), error) { return func() {}, nil }
 	}
-	s := &API{cfg: cfg, state: src.State, answers: src.Answers, search: src.Search,
+	s := &API{cfg: cfg, state: src.State, answers: src.Answers, search: src.Search, caller: src.Caller,
 		fairuse: limits.NewFairUse(cfg.FairUseRate, cfg.FairUseBurst), publicCache: answer.Public(cfg.PublicMaxAge)}
 	s.replayAdmit = s.replayFairUse
 	return s

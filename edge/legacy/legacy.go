@@ -20,6 +20,7 @@ import (
 
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/ratelimit"
 	v1 "github.com/edge-stats/edge/edge/v1"
@@ -243,6 +244,15 @@ func (s *API) legacyFigures() (*figures.Figures, uint64, error) {
 	return st.Figures, st.Replica.Info().Generation, nil
 }
 
+// missCaller returns who c's uncached answers are computed for.
+func (s *API) missCaller(c *fiber.Ctx) missgate.Caller {
+	if s.caller != nil {
+		return s.caller(c)
+	}
+	addr, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+	return missgate.Caller{Addr: addr.Unmap()}
+}
+
 // getExtensions answers GET /api/extensions.
 func (s *API) getExtensions(c *fiber.Ctx) (answer.Reply, error) {
 	var aliasBuf [256]byte
@@ -260,7 +270,7 @@ func (s *API) getExtensions(c *fiber.Ctx) (answer.Reply, error) {
 	}
 	var keyBuf [256]byte
 	key := v1.QueryKey(answer.NewKey(keyBuf[:0], "/api/extensions", gen), &q)
-	a, err := s.answers.GetQuery(key, func() (*answer.Answer, error) {
+	a, err := s.answers.GetQuery(key, s.missCaller(c), func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		total, ls, err := s.query(f, &q)
 		if err != nil {
@@ -326,7 +336,7 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{}, err
 	}
 	var key [256]byte
-	a, err := s.answers.GetQuery(v1.QueryKey(answer.NewKey(key[:0], "/api/extensions.csv", gen), &q), func() (*answer.Answer, error) {
+	a, err := s.answers.GetQuery(v1.QueryKey(answer.NewKey(key[:0], "/api/extensions.csv", gen), &q), s.missCaller(c), func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		_, ls, err := s.query(f, &q)
 		if err != nil {

@@ -1,14 +1,20 @@
 // Package missgate bounds the work of cache misses: answers to queries
-// of the long tail (filters, sorts, pages: URLs a CDN does not absorb)
-// are computed a few at a time and within a share of the CPU, each
-// waiting a bounded time for its turn, so that a flood of distinct misses
-// takes only its share and a cached answer never queues behind one.
+// of the long tail (filters, sorts, pages: URLs a CDN does not absorb).
+// While answers that need no computing (cached answers, replays, 304s)
+// are delayed by the CPU, misses are computed a few at a time and within
+// a share of the CPU, so that a flood of distinct misses takes only its
+// share; while they are not (no cached answer served, or none waiting for
+// a core), misses take the whole machine, one a core. Turns go to the
+// caller (a key, an address, an IPv6 /64) with the fewest misses being
+// computed, so that one caller flooding misses cannot take the turns of
+// the others; each miss waits a bounded time for its turn.
 package missgate
 
 import (
 	"context"
 	"math"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -23,12 +29,11 @@ import (
 // Config sets a gate's bounds.
 type Config struct {
 	// Share is the part of the CPU (GOMAXPROCS cores) misses may take
-	// while other work waits for a core: they are computed at most
+	// while cached answers are delayed: they are computed at most
 	// ceil(GOMAXPROCS × Share) at a time, and spend at most GOMAXPROCS ×
-	// Share seconds of computing a second, with a burst of Burst. While no
-	// goroutine waits for a core (Go's scheduler latencies, sampled every
-	// 10 ms), misses take the idle CPU: up to GOMAXPROCS at a time, at
-	// full speed.
+	// Share seconds of computing a second, with a burst of Burst.
+	// Otherwise misses take the CPU: up to GOMAXPROCS at a time (or the
+	// share's turns, if more), at full speed.
 	Share float64
 	// Burst is the computing time misses may spend at once past their
 	// share after a quiet while: a dashboard's few queries, or an
@@ -37,45 +42,77 @@ type Config struct {
 	// Wait is the longest a miss waits for its turn before it is refused
 	// (503, Retry-After: 1).
 	Wait time.Duration
-	// Queue is the most misses waiting at once, per turn; past it a miss
-	// is refused at once.
+	// Queue is the most misses of one caller waiting at once; past it a
+	// miss of that caller is refused at once. All callers' together wait
+	// at most Queue × GOMAXPROCS at once; past that a newcomer takes the
+	// place of the newest miss of the longest queue.
 	Queue int
 }
 
-// DefaultConfig returns the defaults: 15% of the CPU under contention
-// with a burst of a second of computing, 25 ms of waiting at most, 8
-// waiting a turn.
+// DefaultConfig returns the defaults: 15% of the CPU while cached answers
+// are delayed, with a burst of a second of computing, 25 ms of waiting at
+// most, 8 waiting a caller.
 func DefaultConfig() Config {
 	return Config{Share: 0.15, Burst: time.Second, Wait: 25 * time.Millisecond, Queue: 8}
 }
 
+// Caller is who a miss is computed for: a key, or an address (an IPv6
+// address cut to its /64, as the limits count it).
+type Caller struct {
+	Key  string
+	Addr netip.Addr
+}
+
 // Gate admits misses. It is safe for concurrent use.
 type Gate struct {
-	cfg     Config
-	slots   chan struct{}
-	waiting atomic.Int64
-	maxWait int64
+	cfg        Config
+	procs      int // turns while cached answers are not delayed
+	shared     int // turns while they are: ceil(GOMAXPROCS × Share)
+	maxWaiting int
 
-	// The computing budget: credit grows by rate (nanoseconds of computing
-	// a nanosecond) up to burst, and each miss spends its time. shared
-	// are the turns under contention (ceil(rate)); the slots' capacity
-	// (GOMAXPROCS, or shared if more) is the turns while the CPU is idle.
-	rate   float64
-	burst  time.Duration
-	shared int
-	mu     sync.Mutex
-	credit time.Duration
-	at     time.Time
+	// The computing budget while cached answers are delayed: credit grows
+	// by rate (nanoseconds of computing a nanosecond) up to burst, and
+	// each miss spends its time.
+	rate  float64
+	burst time.Duration
 
-	// contended is the time (unix nanoseconds) until which other work is
-	// taken to wait for a core: the share applies until then.
+	mu       sync.Mutex
+	credit   time.Duration
+	at       time.Time
+	running  int
+	waiting  int
+	callers  map[Caller]*caller // callers with misses running or waiting
+	ring     []*caller          // callers with misses waiting
+	next     int                // where the ring's turns go on
+	retimer  *time.Timer        // dispatches when the budget has credit again
+	retiming bool
+
+	// contended is the time (unix nanoseconds) until which cached
+	// answers are taken to be delayed: the share applies until then.
 	contended atomic.Int64
+	// cached counts the answers that needed no computing (SetCached).
+	cached func() uint64
 
-	running  prometheus.GaugeFunc
-	queued   prometheus.GaugeFunc
-	admitted prometheus.Counter
-	refused  *prometheus.CounterVec
-	busy     prometheus.Counter
+	runningN, waitingN atomic.Int64
+	runningG           prometheus.GaugeFunc
+	queued             prometheus.GaugeFunc
+	admitted           prometheus.Counter
+	refused            *prometheus.CounterVec
+	busy               prometheus.Counter
+}
+
+// caller is one caller's misses: running, and waiting in order.
+type caller struct {
+	who     Caller
+	running int
+	waiters []*waiter
+}
+
+// waiter is a miss waiting for its turn. turn receives true when it is
+// given one, false when a newcomer took its place.
+type waiter struct {
+	turn     chan bool
+	answered bool // a value is in turn (guarded by Gate.mu)
 }
 
 // New returns a gate with cfg's bounds (DefaultConfig's where a bound is
@@ -97,101 +134,265 @@ func New(cfg Config) *Gate {
 	procs := runtime.GOMAXPROCS(0)
 	rate := float64(procs) * cfg.Share
 	n := max(1, int(math.Ceil(rate-1e-9)))
-	g := &Gate{cfg: cfg, slots: make(chan struct{}, max(n, procs)), maxWait: int64(n * cfg.Queue),
-		rate: rate, burst: cfg.Burst, shared: n, credit: cfg.Burst, at: time.Now()}
+	g := &Gate{cfg: cfg, procs: max(n, procs), shared: n, maxWaiting: cfg.Queue * procs,
+		rate: rate, burst: cfg.Burst, credit: cfg.Burst, at: time.Now(), callers: make(map[Caller]*caller)}
 	g.contended.Store(math.MaxInt64) // until Watch samples the scheduler: the share applies
-	g.running = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edge_miss_gate_running",
-		Help: "Uncached answers to queries being computed (at most edge_miss_gate_slots)."}, func() float64 { return float64(len(g.slots)) })
+	g.runningG = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edge_miss_gate_running",
+		Help: "Uncached answers to queries being computed."}, func() float64 { return float64(g.runningN.Load()) })
 	g.queued = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edge_miss_gate_waiting",
-		Help: "Uncached answers to queries waiting for their turn."}, func() float64 { return float64(g.waiting.Load()) })
+		Help: "Uncached answers to queries waiting for their turn."}, func() float64 { return float64(g.waitingN.Load()) })
 	g.admitted = prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_miss_gate_admitted_total",
 		Help: "Uncached answers to queries computed."})
 	g.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_miss_gate_refused_total",
-		Help: "Uncached answers to queries refused (503): the queue was full, or the wait ran out."}, []string{"why"})
+		Help: "Uncached answers to queries refused (503): why is caller (the caller's queue was full), queue (every queue was full, or a newcomer took its place), wait (no turn came in time) or share (the share of the CPU was spent while cached answers were delayed)."}, []string{"why"})
 	g.busy = prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_miss_gate_compute_seconds_total",
-		Help: "Time spent computing uncached answers to queries (their share of the CPU)."})
+		Help: "Time spent computing uncached answers to queries."})
 	return g
 }
 
-// Slots returns the misses computed at once at most while other work
-// waits for a core.
+// Slots returns the misses computed at once at most while cached answers
+// are delayed.
 func (g *Gate) Slots() int { return g.shared }
+
+// SetCached gives the gate the count of answers that needed no computing
+// (cached answers, replays, 304s; a count that only grows): Watch takes
+// the CPU to be contended only while such answers are served. Call it
+// before Watch.
+func (g *Gate) SetCached(count func() uint64) { g.cached = count }
 
 // Collectors returns the gate's metrics.
 func (g *Gate) Collectors() []prometheus.Collector {
-	slots := prometheus.NewGauge(prometheus.GaugeOpts{Name: "edge_miss_gate_slots", Help: "Uncached answers to queries computed at once at most."})
+	slots := prometheus.NewGauge(prometheus.GaugeOpts{Name: "edge_miss_gate_slots", Help: "Uncached answers to queries computed at once at most while cached answers are delayed."})
 	slots.Set(float64(g.shared))
-	return []prometheus.Collector{g.running, g.queued, g.admitted, g.refused, g.busy, slots}
+	return []prometheus.Collector{g.runningG, g.queued, g.admitted, g.refused, g.busy, slots}
 }
 
-// Enter waits for a turn, at most the gate's Wait, and returns the func
-// to call when the miss is computed; or the problem to answer (503,
-// Retry-After: 1). A turn is a slot free and, while other work waits for
-// a core, one of the share's turns with the computing budget not spent.
-func (g *Gate) Enter() (func(), error) {
-	deadline := time.Now().Add(g.cfg.Wait)
-	queued := false
-	defer func() {
-		if queued {
-			g.waiting.Add(-1)
-		}
-	}()
-	for {
-		wait, why := time.Millisecond, "wait"
-		select {
-		case g.slots <- struct{}{}:
-			now := time.Now()
-			if !g.Contended(now) {
-				return g.admit(now), nil
+// Enter waits for a turn for a miss of who, at most the gate's Wait, and
+// returns the func to call when the miss is computed; or the problem to
+// answer (503, Retry-After: 1).
+func (g *Gate) Enter(who Caller) (func(), error) {
+	now := time.Now()
+	g.mu.Lock()
+	c := g.callers[who]
+	if c == nil {
+		c = &caller{who: who}
+		g.callers[who] = c
+	}
+	if g.waiting == 0 && g.canRun(now) {
+		g.start(c)
+		g.mu.Unlock()
+		return g.admit(c, now), nil
+	}
+	if len(c.waiters) >= g.cfg.Queue {
+		g.forget(c)
+		g.mu.Unlock()
+		return nil, g.refuse("caller")
+	}
+	if g.waiting >= g.maxWaiting && !g.makeRoom(c) {
+		g.forget(c)
+		g.mu.Unlock()
+		return nil, g.refuse("queue")
+	}
+	w := &waiter{turn: make(chan bool, 1)}
+	if len(c.waiters) == 0 {
+		g.ring = append(g.ring, c)
+	}
+	c.waiters = append(c.waiters, w)
+	g.waiting++
+	g.waitingN.Store(int64(g.waiting))
+	g.dispatch(now)
+	g.mu.Unlock()
+
+	timer := time.NewTimer(g.cfg.Wait)
+	defer timer.Stop()
+	select {
+	case ok := <-w.turn:
+		return g.answer(c, ok)
+	case <-timer.C:
+	}
+	g.mu.Lock()
+	if w.answered { // its turn came as the wait ran out
+		g.mu.Unlock()
+		return g.answer(c, <-w.turn)
+	}
+	g.drop(c, w)
+	why := "wait"
+	if g.Contended(time.Now()) && g.running < g.shared {
+		why = "share" // turns were free: the budget was spent
+	}
+	g.forget(c)
+	g.mu.Unlock()
+	return nil, g.refuse(why)
+}
+
+// answer is what a waiting miss of c gets: its turn, or its place taken.
+func (g *Gate) answer(c *caller, ok bool) (func(), error) {
+	if !ok {
+		return nil, g.refuse("queue")
+	}
+	return g.admit(c, time.Now()), nil
+}
+
+func (g *Gate) refuse(why string) error {
+	g.refused.WithLabelValues(why).Inc()
+	return busy()
+}
+
+// canRun reports whether a miss may start at now (g.mu held): a turn is
+// free and, while cached answers are delayed, the budget has credit.
+func (g *Gate) canRun(now time.Time) bool {
+	if !g.Contended(now) {
+		return g.running < g.procs
+	}
+	return g.running < g.shared && g.due(now) == 0
+}
+
+// start counts a miss of c as running (g.mu held).
+func (g *Gate) start(c *caller) {
+	c.running++
+	g.running++
+	g.runningN.Store(int64(g.running))
+}
+
+// dispatch gives the free turns to the misses waiting (g.mu held): each
+// to the caller with the fewest misses running, the ring's order between
+// equals. While the budget has no credit, it looks again when it has.
+func (g *Gate) dispatch(now time.Time) {
+	for len(g.ring) > 0 {
+		if !g.canRun(now) {
+			if g.Contended(now) && g.running < g.shared {
+				g.retryIn(g.due(now))
 			}
-			if len(g.slots) <= g.shared {
-				if wait = g.due(now); wait == 0 {
-					return g.admit(now), nil
-				}
-				why = "share"
+			return
+		}
+		best := -1
+		for k := range g.ring {
+			i := (g.next + k) % len(g.ring)
+			if best < 0 || g.ring[i].running < g.ring[best].running {
+				best = i
 			}
-			<-g.slots
-		default:
 		}
-		if !queued {
-			if g.waiting.Add(1) > g.maxWait {
-				g.refused.WithLabelValues("queue").Inc()
-				g.waiting.Add(-1)
-				return nil, busy()
+		c := g.ring[best]
+		w := c.waiters[0]
+		c.waiters = c.waiters[1:]
+		g.waiting--
+		g.waitingN.Store(int64(g.waiting))
+		g.start(c)
+		w.answered = true
+		w.turn <- true
+		if len(c.waiters) == 0 {
+			g.ring = append(g.ring[:best], g.ring[best+1:]...)
+			if len(g.ring) > 0 {
+				g.next = best % len(g.ring)
 			}
-			queued = true
+		} else {
+			g.next = (best + 1) % len(g.ring)
 		}
-		wait = min(wait, 2*time.Millisecond)
-		if time.Now().Add(wait).After(deadline) {
-			g.refused.WithLabelValues(why).Inc()
-			return nil, busy()
-		}
-		time.Sleep(wait)
 	}
 }
 
-// admit starts a miss at now, in the slot it holds.
-func (g *Gate) admit(now time.Time) func() {
+// retryIn dispatches again after d (g.mu held).
+func (g *Gate) retryIn(d time.Duration) {
+	if g.retiming {
+		return
+	}
+	g.retiming = true
+	if g.retimer == nil {
+		g.retimer = time.AfterFunc(d, func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			g.retiming = false
+			g.dispatch(time.Now())
+		})
+		return
+	}
+	g.retimer.Reset(d)
+}
+
+// makeRoom takes the place of the newest miss of the longest queue for a
+// miss of c, when that queue is longer than c's would be (g.mu held).
+func (g *Gate) makeRoom(c *caller) bool {
+	var longest *caller
+	for _, q := range g.ring {
+		if longest == nil || len(q.waiters) > len(longest.waiters) {
+			longest = q
+		}
+	}
+	if longest == nil || len(longest.waiters) <= len(c.waiters)+1 {
+		return false
+	}
+	w := longest.waiters[len(longest.waiters)-1]
+	g.drop(longest, w)
+	w.answered = true
+	w.turn <- false
+	return true
+}
+
+// drop removes w from c's waiting misses (g.mu held).
+func (g *Gate) drop(c *caller, w *waiter) {
+	for i, x := range c.waiters {
+		if x == w {
+			c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
+			g.waiting--
+			g.waitingN.Store(int64(g.waiting))
+			break
+		}
+	}
+	if len(c.waiters) == 0 {
+		for i, q := range g.ring {
+			if q == c {
+				g.ring = append(g.ring[:i], g.ring[i+1:]...)
+				if g.next > i {
+					g.next--
+				}
+				if len(g.ring) > 0 {
+					g.next %= len(g.ring)
+				} else {
+					g.next = 0
+				}
+				break
+			}
+		}
+	}
+}
+
+// forget drops c from the callers once it has nothing running or
+// waiting (g.mu held).
+func (g *Gate) forget(c *caller) {
+	if c.running == 0 && len(c.waiters) == 0 {
+		delete(g.callers, c.who)
+	}
+}
+
+// admit starts a miss of c at now, in the turn it holds.
+func (g *Gate) admit(c *caller, now time.Time) func() {
 	g.admitted.Inc()
-	return func() { g.leave(now) }
+	return func() { g.leave(c, now) }
 }
 
 // Contended reports whether other work waited for a core recently, at
 // now: then misses take only their share.
 func (g *Gate) Contended(now time.Time) bool { return now.UnixNano() < g.contended.Load() }
 
-// contendedFor is how long the share applies after work was last seen
-// waiting for a core.
+// contendedFor is how long the share applies after cached answers were
+// last seen delayed.
 const contendedFor = 500 * time.Millisecond
 
 // Watch samples Go's scheduler latencies every 10 ms until ctx ends: when
-// more than 1% of the goroutines that ran in a sample waited 1 ms or more
-// for a core, the CPU is contended and misses take only their share for
-// the next contendedFor. Without Watch, the share always applies.
+// cached answers were served in a sample (SetCached) and more than 1% of
+// the goroutines that ran in it waited 1 ms or more for a core, the
+// cached answers waited too: misses take only their share for the next
+// contendedFor. Misses that wait only on misses (no cached answer served)
+// never make the CPU contended. Without SetCached every sample counts;
+// without Watch, the share always applies.
 func (g *Gate) Watch(ctx context.Context) {
 	g.contended.Store(0)
 	sample := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
 	var last []uint64
+	var lastCached uint64
+	if g.cached != nil {
+		lastCached = g.cached()
+	}
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -205,28 +406,36 @@ func (g *Gate) Watch(ctx context.Context) {
 			g.contended.Store(math.MaxInt64) // no such metric: the share always applies
 			return
 		}
+		served := true
+		if g.cached != nil {
+			n := g.cached()
+			served, lastCached = n != lastCached, n
+		}
 		h := sample[0].Value.Float64Histogram()
-		if len(last) == len(h.Counts) {
-			var all, late uint64
-			for i, c := range h.Counts {
-				d := c - last[i]
-				all += d
-				if h.Buckets[i] >= 0.001 {
-					late += d
-				}
-			}
-			if all > 0 && late*100 > all {
-				g.contended.Store(time.Now().Add(contendedFor).UnixNano())
-			}
+		if len(last) == len(h.Counts) && served && late(h, last) {
+			g.contended.Store(time.Now().Add(contendedFor).UnixNano())
 		}
 		last = append(last[:0], h.Counts...)
 	}
 }
 
-// due returns how long until the budget has credit at now (0: it has).
+// late reports whether more than 1% of the goroutines scheduled since
+// the counts last waited 1 ms or more for a core.
+func late(h *metrics.Float64Histogram, last []uint64) bool {
+	var all, late uint64
+	for i, c := range h.Counts {
+		d := c - last[i]
+		all += d
+		if h.Buckets[i] >= 0.001 {
+			late += d
+		}
+	}
+	return all > 0 && late*100 > all
+}
+
+// due returns how long until the budget has credit at now (0: it has;
+// g.mu held).
 func (g *Gate) due(now time.Time) time.Duration {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.credit = min(g.burst, g.credit+time.Duration(float64(now.Sub(g.at))*g.rate))
 	g.at = now
 	if g.credit > 0 {
@@ -235,20 +444,25 @@ func (g *Gate) due(now time.Time) time.Duration {
 	return time.Duration(float64(-g.credit)/g.rate) + time.Microsecond
 }
 
-// leave frees the turn of a miss that started at start and spends its
+// leave frees the turn of a miss of c that started at start, spends its
 // time from the budget (the wall time it took: computing, or waiting for
-// a core, which the share then counts against misses).
-func (g *Gate) leave(start time.Time) {
+// a core, which the share then counts against misses), and gives the turn
+// to a miss waiting.
+func (g *Gate) leave(c *caller, start time.Time) {
 	now := time.Now()
 	took := now.Sub(start)
+	g.busy.Add(took.Seconds())
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.credit -= took
 	if !g.Contended(now) {
 		g.credit = max(g.credit, 0) // idle CPU taken is no debt
 	}
-	g.mu.Unlock()
-	g.busy.Add(took.Seconds())
-	<-g.slots
+	c.running--
+	g.running--
+	g.runningN.Store(int64(g.running))
+	g.forget(c)
+	g.dispatch(now)
 }
 
 func busy() error {

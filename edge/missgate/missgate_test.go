@@ -5,12 +5,20 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"net/netip"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/edge-stats/edge/edge/problem"
+)
+
+var (
+	alice = Caller{Addr: netip.MustParseAddr("192.0.2.1")}
+	bob   = Caller{Addr: netip.MustParseAddr("2001:db8::")}
+	carol = Caller{Key: "key-carol"}
 )
 
 func TestSlotsFollowTheShare(t *testing.T) {
@@ -40,70 +48,190 @@ func refusal(t *testing.T, err error) {
 	}
 }
 
-// TestWaitAndQueue: a miss waits for a turn at most the gate's Wait, at
-// most Queue of them a slot wait at once, and a turn freed goes to one
-// waiting.
-func TestWaitAndQueue(t *testing.T) {
-	g := New(Config{Share: 0.0001, Wait: 20 * time.Millisecond, Queue: 1})
-	leave, err := g.Enter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = g.Enter() // waits 20 ms, then refused
-	refusal(t, err)
+// idle returns a gate whose CPU is not contended (what Watch keeps while
+// no cached answer is delayed): misses take GOMAXPROCS turns.
+func idle(cfg Config) *Gate {
+	g := New(cfg)
+	g.contended.Store(0)
+	return g
+}
 
-	long := New(Config{Share: 0.0001, Wait: time.Minute, Queue: 1})
-	hold, err := long.Enter()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var waited error
-	wg.Go(func() {
-		var l func()
-		l, waited = long.Enter()
-		if l != nil {
-			l()
+// fill takes every turn of g for who and returns the funcs that free them.
+func fill(t *testing.T, g *Gate, who Caller) []func() {
+	t.Helper()
+	var leaves []func()
+	for range g.procs {
+		l, err := g.Enter(who)
+		if err != nil {
+			t.Fatalf("a free turn: %v", err)
 		}
-	})
-	for long.waiting.Load() != 1 {
+		leaves = append(leaves, l)
+	}
+	return leaves
+}
+
+// waitFor waits until g has n misses waiting.
+func waitFor(t *testing.T, g *Gate, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for g.waitingN.Load() != int64(n) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d misses waiting, want %d", g.waitingN.Load(), n)
+		}
 		runtime.Gosched()
 	}
-	_, err = long.Enter() // the queue is full: refused at once, not after a minute
+}
+
+type entered struct {
+	leave func()
+	err   error
+}
+
+// enter starts a miss of who that waits for its turn; its outcome comes
+// on the channel.
+func enter(g *Gate, who Caller) chan entered {
+	ch := make(chan entered, 1)
+	go func() {
+		l, err := g.Enter(who)
+		ch <- entered{l, err}
+	}()
+	return ch
+}
+
+// TestWaitAndQueue: a miss waits for a turn at most the gate's Wait, at
+// most Queue of one caller wait at once (the next is refused at once),
+// and a turn freed goes to one waiting.
+func TestWaitAndQueue(t *testing.T) {
+	g := idle(Config{Share: 0.0001, Wait: 20 * time.Millisecond, Queue: 1})
+	leaves := fill(t, g, alice)
+	_, err := g.Enter(alice) // waits 20 ms, then refused
 	refusal(t, err)
-	hold() // the waiting one gets the turn
-	wg.Wait()
-	if waited != nil {
-		t.Fatalf("the waiting miss: %v", waited)
+
+	long := idle(Config{Share: 0.0001, Wait: time.Minute, Queue: 1})
+	holds := fill(t, long, alice)
+	waiting := enter(long, alice)
+	waitFor(t, long, 1)
+	_, err = long.Enter(alice) // alice's queue is full: refused at once, not after a minute
+	refusal(t, err)
+	holds[0]() // the waiting one gets the turn
+	if e := <-waiting; e.err != nil {
+		t.Fatalf("the waiting miss: %v", e.err)
+	} else {
+		e.leave()
 	}
-	leave()
-	if l, err := g.Enter(); err != nil {
+	for _, l := range holds[1:] {
+		l()
+	}
+	for _, l := range leaves {
+		l()
+	}
+	if l, err := g.Enter(alice); err != nil {
 		t.Fatalf("a turn freed: %v", err)
 	} else {
 		l()
 	}
+	if len(long.callers) != 0 || len(g.callers) != 0 {
+		t.Errorf("callers kept with nothing running or waiting: %d, %d", len(long.callers), len(g.callers))
+	}
 }
 
-// TestShareOfTheCPU: misses spend their computing time from a budget
-// that grows at the share's rate up to the burst: once a miss has spent
-// more than the budget holds, the next waits for the budget (refused when
-// that is longer than the gate's Wait), and the budget grows back.
+// TestTurnsAreFair: while one caller holds every turn and has misses
+// waiting, another caller's miss gets the next turn freed; one caller's
+// full queue does not refuse another's; and when every queue is full, a
+// newcomer takes the place of the newest miss of the longest queue.
+func TestTurnsAreFair(t *testing.T) {
+	g := idle(Config{Share: 0.0001, Wait: time.Minute, Queue: 2})
+	holds := fill(t, g, alice)
+	a1, a2 := enter(g, alice), enter(g, alice)
+	waitFor(t, g, 2)
+	if _, err := g.Enter(alice); err == nil {
+		t.Fatal("alice's third waiting miss was not refused")
+	}
+	b := enter(g, bob) // alice's full queue does not refuse bob
+	waitFor(t, g, 3)
+
+	holds[0]() // bob runs none, alice all the others: bob's turn
+	e := <-b
+	if e.err != nil {
+		t.Fatalf("bob: %v", e.err)
+	}
+	select {
+	case <-a1:
+		t.Fatal("alice's waiting miss took the turn before bob's")
+	case <-a2:
+		t.Fatal("alice's waiting miss took the turn before bob's")
+	default:
+	}
+
+	// Every queue full (Queue × GOMAXPROCS waiting): a newcomer takes the
+	// place of the newest miss of the longest queue.
+	var fillers []chan entered
+	for k := 0; int(g.waitingN.Load()) < g.maxWaiting; k++ {
+		who := Caller{Key: "filler-" + string(rune('a'+k%20))}
+		fillers = append(fillers, enter(g, who))
+		waitFor(t, g, 2+len(fillers))
+	}
+	c := enter(g, carol)
+	aliceLeft := []chan entered{a1, a2}
+	if g.maxWaiting > 2 {
+		// alice's queue (2) is the longest: her newest miss makes room.
+		select {
+		case e := <-a2:
+			refusal(t, e.err)
+			aliceLeft = aliceLeft[:1]
+		case e := <-a1:
+			refusal(t, e.err)
+			aliceLeft = aliceLeft[1:]
+		case <-time.After(10 * time.Second):
+			t.Fatal("no miss made room for the newcomer")
+		}
+	}
+	waitFor(t, g, g.maxWaiting)
+
+	// Free every turn: every miss still waiting gets one.
+	e.leave()
+	for _, l := range holds[1:] {
+		l()
+	}
+	drain := func(ch chan entered) {
+		select {
+		case e := <-ch:
+			if e.err == nil {
+				e.leave()
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a waiting miss never got its turn")
+		}
+	}
+	for _, ch := range append(append(fillers, c), aliceLeft...) {
+		drain(ch)
+	}
+	if g.waitingN.Load() != 0 || g.runningN.Load() != 0 {
+		t.Errorf("after all: %d waiting, %d running", g.waitingN.Load(), g.runningN.Load())
+	}
+}
+
+// TestShareOfTheCPU: while cached answers are delayed, misses spend their
+// computing time from a budget that grows at the share's rate up to the
+// burst: once a miss has spent more than the budget holds, the next waits
+// for the budget (refused when that is longer than the gate's Wait), and
+// the budget grows back.
 func TestShareOfTheCPU(t *testing.T) {
 	g := New(Config{Share: 0.01 / float64(runtime.GOMAXPROCS(0)), Burst: 10 * time.Millisecond, Wait: 5 * time.Millisecond, Queue: 1})
-	leave, err := g.Enter()
+	leave, err := g.Enter(alice)
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(30 * time.Millisecond) // a miss of 30 ms: 20 ms past the burst
 	leave()
 	// At 1% of a core, 20 ms of computing takes 2 s to earn back.
-	_, err = g.Enter()
+	_, err = g.Enter(alice)
 	refusal(t, err)
 	// Time passes (as the budget sees it): the credit is back.
 	g.mu.Lock()
 	g.at = g.at.Add(-3 * time.Second)
 	g.mu.Unlock()
-	if l, err := g.Enter(); err != nil {
+	if l, err := g.Enter(alice); err != nil {
 		t.Fatalf("after the budget grew back: %v", err)
 	} else {
 		l()
@@ -111,7 +239,7 @@ func TestShareOfTheCPU(t *testing.T) {
 	// A wide share never waits: a burst of misses runs at once.
 	wide := New(Config{Share: 1, Burst: time.Second, Wait: time.Millisecond})
 	for range 100 {
-		l, err := wide.Enter()
+		l, err := wide.Enter(bob)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,44 +247,31 @@ func TestShareOfTheCPU(t *testing.T) {
 	}
 }
 
-// TestIdleCPUIsTaken: while no goroutine waits for a core, misses run
-// at once, as many as GOMAXPROCS, whatever their budget (the CPU is
-// idle); once the scheduler shows work waiting, the share applies again.
-func TestIdleCPUIsTaken(t *testing.T) {
-	g := New(Config{Share: 0.0001, Burst: time.Millisecond, Wait: time.Millisecond, Queue: 1})
-	if !g.Contended(time.Now()) {
-		t.Fatal("a gate nobody watches is not contended: the share must apply")
-	}
-	g.contended.Store(0) // what Watch keeps while no work waits for a core
-	var leaves []func()
-	for range runtime.GOMAXPROCS(0) {
-		l, err := g.Enter()
-		if err != nil {
-			t.Fatalf("idle CPU: %v", err)
-		}
-		leaves = append(leaves, l)
-	}
-	time.Sleep(5 * time.Millisecond) // far past the budget of 1 ms
-	for _, l := range leaves {
-		l()
-	}
-	if l, err := g.Enter(); err != nil {
-		t.Fatalf("idle CPU, the budget spent: %v", err)
+// TestWaitingMissesGetTheBudgetBack: a miss waiting while the budget has
+// no credit gets its turn when the credit comes back, with no other miss
+// leaving to hand it over.
+func TestWaitingMissesGetTheBudgetBack(t *testing.T) {
+	g := New(Config{Share: 0.5 / float64(runtime.GOMAXPROCS(0)), Burst: time.Millisecond, Wait: time.Minute, Queue: 1})
+	g.mu.Lock()
+	g.credit = -20 * time.Millisecond // 40 ms at half a core
+	g.mu.Unlock()
+	if e := <-enter(g, alice); e.err != nil {
+		t.Fatalf("the budget back: %v", e.err)
 	} else {
-		l()
+		e.leave()
 	}
-	// Work waiting for a core, as Watch sees it: every core busy four
-	// times over.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go g.Watch(ctx)
-	stop := make(chan struct{})
+}
+
+// busyCores keeps every core busy four times over until the returned func
+// is called.
+func busyCores() (stop func()) {
+	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 4 * runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for {
 				select {
-				case <-stop:
+				case <-done:
 					return
 				default:
 				}
@@ -166,13 +281,64 @@ func TestIdleCPUIsTaken(t *testing.T) {
 			}
 		})
 	}
+	return func() { close(done); wg.Wait() }
+}
+
+// TestContendedOnlyWhileCachedAnswersWait: misses alone, however many
+// wait for a core, never make the CPU contended (they get every turn);
+// once cached answers are served while goroutines wait for a core, the
+// share applies.
+func TestContendedOnlyWhileCachedAnswersWait(t *testing.T) {
+	g := New(Config{Share: 0.0001, Burst: time.Millisecond, Wait: time.Millisecond, Queue: 1})
+	if !g.Contended(time.Now()) {
+		t.Fatal("a gate nobody watches is not contended: the share must apply")
+	}
+	var cached atomic.Uint64
+	g.SetCached(cached.Load)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go g.Watch(ctx)
+	for g.Contended(time.Now()) {
+		runtime.Gosched()
+	}
+
+	// Every core busy four times over, no cached answer served: 50
+	// samples of the scheduler, never contended.
+	stop := busyCores()
+	for range 50 {
+		time.Sleep(10 * time.Millisecond)
+		if g.Contended(time.Now()) {
+			stop()
+			t.Fatal("misses alone made the CPU contended")
+		}
+	}
+	leaves := fill(t, g, alice) // every turn, past the budget: the CPU is theirs
+	for _, l := range leaves {
+		l()
+	}
+
+	// Cached answers served meanwhile: contended.
+	serve, served := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(served)
+		for {
+			select {
+			case <-serve:
+				return
+			default:
+				cached.Add(1)
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for !g.Contended(time.Now()) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	close(stop)
-	wg.Wait()
+	close(serve)
+	<-served
+	stop()
 	if !g.Contended(time.Now()) {
-		t.Fatal("busy cores never seen as contended")
+		t.Fatal("cached answers served on busy cores never made the CPU contended")
 	}
 }

@@ -37,6 +37,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/edge/clientip"
@@ -108,6 +109,16 @@ func New(cfg Config) *Table {
 		recorded: prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_replay_records_total",
 			Help: "Answers of the slow path recorded for the replay path."}),
 	}
+}
+
+// Replayed returns how many answers the table has replayed (a count that
+// only grows; read by samplers, not on a request's path).
+func (t *Table) Replayed() uint64 {
+	var m dto.Metric
+	if t.replayed.Write(&m) != nil || m.Counter == nil {
+		return 0
+	}
+	return uint64(m.Counter.GetValue())
 }
 
 // Collectors returns the table's metrics.

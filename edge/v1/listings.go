@@ -230,7 +230,7 @@ func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 	}
 	var buf [256]byte
 	key := QueryKey(answer.NewKey(buf[:0], "/api/v1/listings", st.Replica.Info().Generation), &q).Str("cursor", rawCursor)
-	a, err := s.answers.GetQuery(key, func() (*answer.Answer, error) {
+	a, err := s.answers.GetQuery(key, s.gate.MissCaller(c), func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		if q.Q != "" {
 			release, err := s.gate.SearchSlot()

@@ -228,6 +228,9 @@ func (g *Gate) Enter(who Caller) (func(), error) {
 // answer is what a waiting miss of c gets: its turn, or its place taken.
 func (g *Gate) answer(c *caller, ok bool) (func(), error) {
 	if !ok {
+		g.mu.Lock()
+		g.forget(c)
+		g.mu.Unlock()
 		return nil, g.refuse("queue")
 	}
 	return g.admit(c, time.Now()), nil

@@ -209,6 +209,11 @@ func TestTurnsAreFair(t *testing.T) {
 	if g.waitingN.Load() != 0 || g.runningN.Load() != 0 {
 		t.Errorf("after all: %d waiting, %d running", g.waitingN.Load(), g.runningN.Load())
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.callers) != 0 || len(g.ring) != 0 {
+		t.Errorf("after all: %d callers and %d queues kept (a caller refused or made room of must not stay)", len(g.callers), len(g.ring))
+	}
 }
 
 // TestShareOfTheCPU: while cached answers are delayed, misses spend their

@@ -7,7 +7,9 @@
 #
 # Starts an edge on 127.0.0.1:18094 over the database (default bench_1m),
 # trusting 127.0.0.1 as a proxy (so that X-Forwarded-For names callers),
-# and measures, each for the given seconds (default 15):
+# with no job but the views' (exports, editions and ranks off: their work
+# would fall in the measurements), and measures, each for the given
+# seconds (default 15):
 #   1. misses alone from 1, 4, 8 and 16 connections, as fast as answered;
 #   2. the same with the cached /api/summary asked beside them (wrk, 16
 #      connections);
@@ -32,7 +34,7 @@ trap cleanup EXIT
 
 env EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 EDGE_SEARCH_RATE=0 \
   bin/edge serve --ch-database "$db" --listen 127.0.0.1:18094 --log-level warn --trusted-proxies 127.0.0.1/32 \
-  --editions-schedule off --ranks-schedule off --cache-mb 1024 &
+  --editions-schedule off --ranks-schedule off --exports-schedule off --cache-mb 1024 &
 edge_pid=$!
 wait_ready 18094
 for _ in $(seq 1 120); do

@@ -218,42 +218,29 @@ var (
 
 // dashboardQuery returns a query of a dashboard's filter widgets: every
 // v1 sort and filter kind and the legacy API's, distinct from every other
-// by a sequence number in a bound or a page size.
+// by a sequence number in a bound.
 func dashboardQuery(rng *rand.Rand, n uint64) string {
 	pick := func(ss []string) string { return ss[rng.IntN(len(ss))] }
 	v := url.Values{}
 	if rng.IntN(2) == 0 {
-		store := ""
-		if rng.IntN(5) > 0 {
-			store = pick(mixStores)
-			v.Set("store", store)
-		}
-		names := listq.V1SortNames()
-		sortName := pick(names)
-		if s, _ := listq.V1Sort(sortName); s.Spec().NeedsStore && store == "" {
-			sortName = pick([]string{"name", "updated", "rating", "installs"})
-		}
-		v.Set("sort", sortName)
+		// A store always: its size bound makes the query distinct.
+		store := pick(mixStores)
+		v.Set("store", store)
+		v.Set("sort", pick(listq.V1SortNames()))
 		if rng.IntN(4) == 0 {
 			v.Set("order", "asc")
 		}
 		switch rng.IntN(4) {
 		case 0:
-			if store != "" {
-				v.Set("category", pick(mixCategories[store]))
-			}
+			v.Set("category", pick(mixCategories[store]))
 		case 1:
 			v.Set("tag", pick(mixTags))
 		case 2:
 			v.Set("q", pick(mixWords))
 		}
-		if store != "" {
-			v.Set("minSize", fmt.Sprint(10+n%100000))
-			if rng.IntN(3) == 0 {
-				v.Set("maxSize", fmt.Sprint(1_000_000+n))
-			}
-		} else {
-			v.Set("limit", fmt.Sprint(1+n%100))
+		v.Set("minSize", fmt.Sprint(10+n))
+		if rng.IntN(3) == 0 {
+			v.Set("maxSize", fmt.Sprint(1_000_000+n))
 		}
 		return "/api/v1/listings?" + v.Encode()
 	}

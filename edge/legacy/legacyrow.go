@@ -59,7 +59,7 @@ func NewRow(l *views.Listing, today views.Day) Row {
 	row := Row{ID: l.ID, S: d.Slug, N: l.Name, D: l.Developer, C: l.Category, T: int(l.Kind),
 		P: int(l.Store), I: d.Usage, WD: d.WeeklyDownloads, CD: d.Created, V: l.Version, U: d.Updated,
 		FS: d.FirstSeen, DU: d.DelistedAt, AL: int(l.AccessLevel), IC: l.Icon, F: l.Featured,
-		DS: l.Description, SP: [][2]int64{}, LC: d.GrowthComputedAt}
+		DS: l.Description, SP: make([][2]int64, 0, views.SparkDays), LC: d.GrowthComputedAt} // one allocation: at most a point a day
 	if d.Rating != nil {
 		row.R, row.RC = d.Rating, d.RatingCount
 	}

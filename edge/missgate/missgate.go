@@ -377,12 +377,19 @@ func (g *Gate) admit(c *caller, now time.Time) func() {
 // now: then misses take only their share.
 func (g *Gate) Contended(now time.Time) bool { return now.UnixNano() < g.contended.Load() }
 
+// minCached is the fewest cached answers a sample of Watch must have
+// served to count: cached answers at 200 a second or more. A rare one
+// among misses (a repeated query, a health check) does not hand the CPU
+// back to the share for contendedFor.
+const minCached = 2
+
 // contendedFor is how long the share applies after cached answers were
 // last seen delayed.
 const contendedFor = 500 * time.Millisecond
 
 // Watch samples Go's scheduler latencies every 10 ms until ctx ends: when
-// cached answers were served in a sample (SetCached) and more than 1% of
+// cached answers were served in a sample (SetCached; at least minCached
+// of them) and more than 1% of
 // the goroutines that ran in it waited 1 ms or more for a core, the
 // cached answers waited too: misses take only their share for the next
 // contendedFor. Misses that wait only on misses (no cached answer served)
@@ -412,7 +419,7 @@ func (g *Gate) Watch(ctx context.Context) {
 		served := true
 		if g.cached != nil {
 			n := g.cached()
-			served, lastCached = n != lastCached, n
+			served, lastCached = n-lastCached >= minCached, n
 		}
 		h := sample[0].Value.Float64Histogram()
 		if len(last) == len(h.Counts) && served && late(h, last) {

@@ -76,6 +76,9 @@ type ChangeDoc struct {
 	To           time.Time   `json:"to"`
 	FromReadings []time.Time `json:"fromReadings"`
 	Interpolated bool        `json:"interpolated"`
+	// readings holds FromReadings (one or two), so that a document is one
+	// allocation: an uncached page builds hundreds.
+	readings [2]time.Time
 }
 
 // SizeGrowthDoc holds the size growth windows; each is null until a reading
@@ -105,10 +108,12 @@ func changeDoc(c views.Change, ok bool) *ChangeDoc {
 		return nil
 	}
 	since := time.Unix(c.Since, 0).UTC()
-	d := &ChangeDoc{Change: c.Delta, Since: since, From: since, To: time.Unix(c.To, 0).UTC(),
-		FromReadings: []time.Time{time.Unix(c.Base.At, 0).UTC()}, Interpolated: c.Interpolated()}
+	d := &ChangeDoc{Change: c.Delta, Since: since, From: since, To: time.Unix(c.To, 0).UTC(), Interpolated: c.Interpolated()}
+	d.readings[0] = time.Unix(c.Base.At, 0).UTC()
+	d.FromReadings = d.readings[:1]
 	if c.Interpolated() {
-		d.FromReadings = append(d.FromReadings, time.Unix(c.Base.After, 0).UTC())
+		d.readings[1] = time.Unix(c.Base.After, 0).UTC()
+		d.FromReadings = d.readings[:2]
 	}
 	d.Percent = percent2(c.Percent)
 	return d

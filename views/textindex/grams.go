@@ -335,16 +335,20 @@ func (n *textNeedle) matches(seg string) bool {
 	if len(n.lower) == 0 {
 		return true
 	}
-	first := n.lower[0]
-	for at := 0; at+len(n.lower) <= len(seg); at++ {
-		if foldASCII(seg[at]) != first {
+	// Without branches on case: a byte matches lower[k] when it does
+	// once or'ed with mask[k] (see textNeedle).
+	lower, mask := n.lower, n.mask[:len(n.lower)]
+	first, firstMask := lower[0], mask[0]
+	for at := 0; at+len(lower) <= len(seg); at++ {
+		if seg[at]|firstMask != first {
 			continue
 		}
+		w := seg[at : at+len(lower)]
 		k := 1
-		for k < len(n.lower) && foldASCII(seg[at+k]) == n.lower[k] {
+		for k < len(lower) && w[k]|mask[k] == lower[k] {
 			k++
 		}
-		if k == len(n.lower) {
+		if k == len(lower) {
 			return true
 		}
 	}

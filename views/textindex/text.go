@@ -196,14 +196,18 @@ func descSearched(s views.Store) bool {
 // textNeedle is a query prepared for scanning: the pair of bytes the scan
 // looks for and how to verify a candidate.
 type textNeedle struct {
-	q       string
-	lower   []byte // q with ASCII letters in lower case
-	ascii   bool   // q is all ASCII: verify in place, ASCII letters in either case
-	uniform bool   // every letter of q has case forms of its own length: verify in place
-	pair    bool   // false: no usable pair, test every segment
-	p0, p1  int    // byte offsets in q of the pair (p0 < p1)
-	v0, w0  byte   // the values the byte at p0 may take in matching text
-	v1, w1  byte   // the same at p1
+	q     string
+	lower []byte // q with ASCII letters in lower case
+	// mask has 0x20 at each ASCII letter of lower, 0 elsewhere: a byte b
+	// of the text matches lower[k] when b|mask[k] == lower[k] (a letter
+	// in either case, any other byte as it is).
+	mask    []byte
+	ascii   bool // q is all ASCII: verify in place, ASCII letters in either case
+	uniform bool // every letter of q has case forms of its own length: verify in place
+	pair    bool // false: no usable pair, test every segment
+	p0, p1  int  // byte offsets in q of the pair (p0 < p1)
+	v0, w0  byte // the values the byte at p0 may take in matching text
+	v1, w1  byte // the same at p1
 	grams   gramQuery
 }
 
@@ -216,12 +220,15 @@ type textNeedle struct {
 // same-length case forms, so that the pair's distance is the same in any
 // match.
 func newNeedle(q string) textNeedle {
-	n := textNeedle{q: q, lower: []byte(q), ascii: true, uniform: true}
+	n := textNeedle{q: q, lower: []byte(q), mask: make([]byte, len(q)), ascii: true, uniform: true}
 	for i, c := range n.lower {
 		if c >= utf8.RuneSelf {
 			n.ascii = false
 		} else if 'A' <= c && c <= 'Z' {
 			n.lower[i] = c + 'a' - 'A'
+		}
+		if l := n.lower[i]; 'a' <= l && l <= 'z' {
+			n.mask[i] = 0x20
 		}
 	}
 	slots := make([]needleSlot, len(q))

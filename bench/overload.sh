@@ -14,7 +14,8 @@
 #      connections.
 # Then the same three with the miss gate opened wide (EDGE_MISS_SHARE=64,
 # a minute of waiting: every miss computed at once), as the edge was before
-# the gate. Results go to bench/out/overload.txt.
+# the gate. OVERLOAD_RATE sets the misses' rate of step 3 instead of 10x
+# the capacity. Results go to bench/out/overload.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -37,7 +38,7 @@ measure() {
   shift
   env EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 EDGE_SEARCH_RATE=0 "$@" \
     bin/edge serve --ch-database "$db" --listen 127.0.0.1:18093 --log-level warn \
-    --editions-schedule off --ranks-schedule off --cache-mb 1024 &
+    --editions-schedule off --ranks-schedule off --exports-schedule off --cache-mb 1024 &
   edge_pid=$!
   wait_ready 18093
   # once the first precompression round is done
@@ -54,7 +55,7 @@ measure() {
   local capacity
   capacity=$(awk '$1 == "200" {sub("/s", "", $3); print $3}' "$out/overload-capacity.txt")
   local rate
-  rate=$(awk -v c="$capacity" 'BEGIN {printf "%d", (c < 10 ? 10 : c) * 10}')
+  rate=${OVERLOAD_RATE:-$(awk -v c="$capacity" 'BEGIN {printf "%d", (c < 10 ? 10 : c) * 10}')}
   echo "-- 3. cached /api/summary while misses arrive at $rate/s (10x $capacity/s), 256 connections"
   bin/misses --base http://127.0.0.1:18093 --conns 256 --rate "$rate" --duration "$((secs + 2))s" > "$out/overload-flood.txt" &
   local flood=$!

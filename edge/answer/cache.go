@@ -90,6 +90,17 @@ func counterValue(c prometheus.Counter) uint64 {
 	return uint64(m.Counter.GetValue())
 }
 
+// Crowded returns the problem to answer when who's queue at the cache's
+// gate is full (missgate.Gate.Crowded), nil otherwise or without a gate.
+// A handler asks it once the request as sent is not cached, before it
+// reads the query.
+func (ac *Cache) Crowded(who missgate.Caller) error {
+	if ac.gate == nil {
+		return nil
+	}
+	return ac.gate.Crowded(who)
+}
+
 // SetGate makes g the gate that GetQuery's misses pass (package
 // missgate). Call it before the cache is used.
 func (ac *Cache) SetGate(g *missgate.Gate) { ac.gate = g }

@@ -260,6 +260,10 @@ func (s *API) getExtensions(c *fiber.Ctx) (answer.Reply, error) {
 	if a, ok := s.answers.Aliased(alias); ok {
 		return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
 	}
+	who := s.missCaller(c)
+	if err := s.answers.Crowded(who); err != nil {
+		return answer.Reply{}, err // its queue is full: refused before its query is read
+	}
 	var q listq.Query // on the stack: a cached answer does not need it
 	if err := parseLegacy(c, &q, true); err != nil {
 		return answer.Reply{}, err
@@ -270,7 +274,7 @@ func (s *API) getExtensions(c *fiber.Ctx) (answer.Reply, error) {
 	}
 	var keyBuf [256]byte
 	key := v1.QueryKey(answer.NewKey(keyBuf[:0], "/api/extensions", gen), &q)
-	a, err := s.answers.GetQuery(key, s.missCaller(c), func() (*answer.Answer, error) {
+	a, err := s.answers.GetQuery(key, who, func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		total, ls, err := s.query(f, &q)
 		if err != nil {

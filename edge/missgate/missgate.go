@@ -225,6 +225,21 @@ func (g *Gate) Enter(who Caller) (func(), error) {
 	return nil, g.refuse(why)
 }
 
+// Crowded returns the problem to answer (503, Retry-After: 1, counted as
+// why="caller") when who's queue is full, nil otherwise: a handler asks
+// it before it reads a query, so that a caller flooding misses is refused
+// for the price of a lookup, not of a query read, keyed and looked up.
+func (g *Gate) Crowded(who Caller) error {
+	g.mu.Lock()
+	c := g.callers[who]
+	full := c != nil && len(c.waiters) >= g.cfg.Queue
+	g.mu.Unlock()
+	if full {
+		return g.refuse("caller")
+	}
+	return nil
+}
+
 // answer is what a waiting miss of c gets: its turn, or its place taken.
 func (g *Gate) answer(c *caller, ok bool) (func(), error) {
 	if !ok {

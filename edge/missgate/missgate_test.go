@@ -147,6 +147,12 @@ func TestTurnsAreFair(t *testing.T) {
 	if _, err := g.Enter(alice); err == nil {
 		t.Fatal("alice's third waiting miss was not refused")
 	}
+	// A handler asks before it reads a query: alice's is refused, bob's
+	// goes on.
+	refusal(t, g.Crowded(alice))
+	if err := g.Crowded(bob); err != nil {
+		t.Fatalf("bob, with nothing waiting, crowded: %v", err)
+	}
 	b := enter(g, bob) // alice's full queue does not refuse bob
 	waitFor(t, g, 3)
 

@@ -183,6 +183,10 @@ func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 	if a, ok := s.answers.Aliased(alias); ok {
 		return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 	}
+	who := s.gate.MissCaller(c)
+	if err := s.answers.Crowded(who); err != nil {
+		return answer.Reply{}, err // its queue is full: refused before its query is read
+	}
 	var q listq.Query // on the stack: a cached answer does not need it
 	args := c.Context().QueryArgs()
 	if err := parseList(args, &q); err != nil {
@@ -230,7 +234,7 @@ func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 	}
 	var buf [256]byte
 	key := QueryKey(answer.NewKey(buf[:0], "/api/v1/listings", st.Replica.Info().Generation), &q).Str("cursor", rawCursor)
-	a, err := s.answers.GetQuery(key, s.gate.MissCaller(c), func() (*answer.Answer, error) {
+	a, err := s.answers.GetQuery(key, who, func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		if q.Q != "" {
 			release, err := s.gate.SearchSlot()

@@ -52,12 +52,13 @@ type Views struct {
 // of loading it from ClickHouse (package cron/fleet).
 type StateSource interface {
 	// Fetch returns the source's newest state when its tag differs from
-	// have: a replica of generation gen (sharing prev's unchanged strings
-	// when prev is not nil), the count of readings its figures report,
+	// have: a replica read as o says (its generation, the replica it
+	// replaces, what is told the count of its listings; the source sets
+	// the bound on its size), the count of readings its figures report,
 	// and its tag. It returns a nil replica and have when have is
 	// current, and an error wrapping ErrNoSource when the edge should
 	// load from ClickHouse itself.
-	Fetch(ctx context.Context, have string, gen uint64, prev *replica.Replica) (r *replica.Replica, snapshots int64, tag string, err error)
+	Fetch(ctx context.Context, have string, o replica.ReadOptions) (r *replica.Replica, snapshots int64, tag string, err error)
 }
 
 // ErrNoSource says a state source has nothing to give this edge (it
@@ -109,7 +110,15 @@ func (v *Views) follow(ctx context.Context) error {
 	// Most asks find nothing new (a 304): the memory policy of a load
 	// (a lower GOGC, a collection after) only once a state came.
 	start := time.Now()
-	r, snapshots, tag, err := v.source.Fetch(ctx, v.tag, v.nextGeneration(), prev)
+	o := replica.ReadOptions{Generation: v.nextGeneration(), Prev: prev}
+	if cur == nil {
+		// A first state: a heap that only grows, as after a restart's
+		// first load from ClickHouse (memory.GrowGC).
+		restore := func() {}
+		o.Counted = func(n int) { restore = memory.GrowGC(n) }
+		defer func() { restore() }()
+	}
+	r, snapshots, tag, err := v.source.Fetch(ctx, v.tag, o)
 	if err != nil || r == nil {
 		return err
 	}

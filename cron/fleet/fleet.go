@@ -43,7 +43,6 @@ import (
 
 	"github.com/edge-stats/edge/analytics/exports"
 	"github.com/edge-stats/edge/cron"
-	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/views/replica"
 )
 
@@ -552,16 +551,18 @@ func (f *Follower) Open(ctx context.Context, day, name string) (io.ReadCloser, e
 	return resp.Body, nil
 }
 
-// Fetch implements cron.StateSource. An edge with no state at all (prev
-// nil) waits for a leader still loading its first state, asking each
-// second, so that it publishes within a second of the leader's state.
-func (f *Follower) Fetch(ctx context.Context, have string, gen uint64, prev *replica.Replica) (*replica.Replica, int64, string, error) {
+// Fetch implements cron.StateSource; the state read is bounded by
+// Config.MaxBytes. An edge with no state at all (o.Prev nil) waits for a
+// leader still loading its first state, asking each second, so that it
+// publishes within a second of the leader's state.
+func (f *Follower) Fetch(ctx context.Context, have string, o replica.ReadOptions) (*replica.Replica, int64, string, error) {
+	o.MaxBytes = f.cfg.MaxBytes
 	for {
-		r, snapshots, tag, err := f.fetch(ctx, have, gen, prev)
+		r, snapshots, tag, err := f.fetch(ctx, have, o)
 		if !errors.Is(err, errNoState) {
 			return r, snapshots, tag, err
 		}
-		if prev != nil {
+		if o.Prev != nil {
 			return nil, 0, "", err
 		}
 		select {
@@ -575,7 +576,7 @@ func (f *Follower) Fetch(ctx context.Context, have string, gen uint64, prev *rep
 // errNoState says the leader has no state yet.
 var errNoState = errors.New("the leader has no state yet")
 
-func (f *Follower) fetch(ctx context.Context, have string, gen uint64, prev *replica.Replica) (*replica.Replica, int64, string, error) {
+func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions) (*replica.Replica, int64, string, error) {
 	addr, err := f.leaderAddr()
 	if err != nil {
 		return nil, 0, "", err
@@ -620,14 +621,6 @@ func (f *Follower) fetch(ctx context.Context, have string, gen uint64, prev *rep
 		tmp.Close()
 		os.Remove(tmp.Name())
 	}()
-	o := replica.ReadOptions{Generation: gen, Prev: prev, MaxBytes: f.cfg.MaxBytes}
-	if prev == nil {
-		// A first state: a heap that only grows (memory.GrowGC), as a
-		// first load from ClickHouse.
-		restore := func() {}
-		o.Counted = func(n int) { restore = memory.GrowGC(n) }
-		defer func() { restore() }()
-	}
 	r, snapshots, err := replica.ReadSnapshot(bufio.NewReaderSize(tmp, 1<<20), o)
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("fleet: state from %s: %w", addr, err)

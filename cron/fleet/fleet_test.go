@@ -91,7 +91,7 @@ func TestFollowerTakesTheLeadersState(t *testing.T) {
 
 	r := synth(2000, 17)
 	l.offer(t, r, 4242)
-	got, snapshots, tag, err := f.Fetch(ctx, "", 3, nil)
+	got, snapshots, tag, err := f.Fetch(ctx, "", replica.ReadOptions{Generation: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestFollowerTakesTheLeadersState(t *testing.T) {
 		}
 	}
 	// The same state again: a 304, nothing to publish.
-	again, _, tag2, err := f.Fetch(ctx, tag, 4, got)
+	again, _, tag2, err := f.Fetch(ctx, tag, replica.ReadOptions{Generation: 4, Prev: got})
 	if err != nil || again != nil || tag2 != tag {
 		t.Fatalf("same state: %v %v %q", again, err, tag2)
 	}
@@ -117,7 +117,7 @@ func TestFollowerTakesTheLeadersState(t *testing.T) {
 	}
 	// A new state: fetched, sharing the text of the one it replaces.
 	l.offer(t, synth(2000, 18), 4243)
-	next, snapshots, tag3, err := f.Fetch(ctx, tag, 4, got)
+	next, snapshots, tag3, err := f.Fetch(ctx, tag, replica.ReadOptions{Generation: 4, Prev: got})
 	if err != nil || next == nil || tag3 == tag || snapshots != 4243 {
 		t.Fatalf("new state: %v %d %q %q", err, snapshots, tag3, tag)
 	}
@@ -143,17 +143,17 @@ func TestFollowerFallsBack(t *testing.T) {
 	quick.Patience, quick.ElectionWait = 100*time.Millisecond, 100*time.Millisecond
 
 	l := startLeader(t, DefaultConfig())
-	if _, _, _, err := follower(t, quick, l.srv.URL, true).Fetch(ctx, "", 1, nil); !errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := follower(t, quick, l.srv.URL, true).Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, cron.ErrNoSource) {
 		t.Errorf("an edge that leads: %v, want ErrNoSource", err)
 	}
 
 	// No leader named yet: wait for the election, then load.
 	f := follower(t, quick, "", false)
-	if _, _, _, err := f.Fetch(ctx, "", 1, nil); err == nil || errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := f.Fetch(ctx, "", replica.ReadOptions{Generation: 1}); err == nil || errors.Is(err, cron.ErrNoSource) {
 		t.Errorf("no leader yet: %v, want an error to retry", err)
 	}
 	time.Sleep(150 * time.Millisecond)
-	if _, _, _, err := f.Fetch(ctx, "", 1, nil); !errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := f.Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, cron.ErrNoSource) {
 		t.Errorf("no leader for longer than the election's wait: %v, want ErrNoSource", err)
 	}
 
@@ -162,20 +162,20 @@ func TestFollowerFallsBack(t *testing.T) {
 	// then loads itself.
 	f = follower(t, quick, l.srv.URL, false)
 	some := synth(10, 1)
-	if _, _, _, err := f.Fetch(ctx, `"x"`, 1, some); err == nil || errors.Is(err, cron.ErrNoSource) || !strings.Contains(err.Error(), "503") {
+	if _, _, _, err := f.Fetch(ctx, `"x"`, replica.ReadOptions{Generation: 1, Prev: some}); err == nil || errors.Is(err, cron.ErrNoSource) || !strings.Contains(err.Error(), "503") {
 		t.Errorf("leader loading, this edge has a state: %v, want a 503 to retry", err)
 	}
 	time.Sleep(150 * time.Millisecond)
-	if _, _, _, err := f.Fetch(ctx, `"x"`, 1, some); err == nil || errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := f.Fetch(ctx, `"x"`, replica.ReadOptions{Generation: 1, Prev: some}); err == nil || errors.Is(err, cron.ErrNoSource) {
 		t.Errorf("leader loading past the patience, this edge has a state: %v, want an error to retry", err)
 	}
-	if _, _, _, err := f.Fetch(ctx, "", 1, nil); !errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := f.Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, cron.ErrNoSource) {
 		t.Errorf("leader loading past the patience, this edge has none: %v, want ErrNoSource", err)
 	}
 	// An edge with no state gets the leader's first state as it comes.
 	done := make(chan error, 1)
 	go func() {
-		r, _, _, err := follower(t, DefaultConfig(), l.srv.URL, false).Fetch(ctx, "", 1, nil)
+		r, _, _, err := follower(t, DefaultConfig(), l.srv.URL, false).Fetch(ctx, "", replica.ReadOptions{Generation: 1})
 		if err == nil && r == nil {
 			err = errors.New("no state")
 		}
@@ -196,7 +196,7 @@ func TestFollowerFallsBack(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	gone := "http://" + ln.Addr().String()
 	ln.Close()
-	if _, _, _, err := follower(t, quick, gone, false).Fetch(ctx, "", 1, nil); !errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := follower(t, quick, gone, false).Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, cron.ErrNoSource) {
 		t.Errorf("leader out of reach: %v, want ErrNoSource", err)
 	}
 
@@ -236,7 +236,7 @@ func TestFollowerRefusesADamagedState(t *testing.T) {
 				w.Write(c.body(rec.Body.Bytes()))
 			}))
 			defer srv.Close()
-			r, _, _, err := follower(t, DefaultConfig(), srv.URL, false).Fetch(context.Background(), "", 1, nil)
+			r, _, _, err := follower(t, DefaultConfig(), srv.URL, false).Fetch(context.Background(), "", replica.ReadOptions{Generation: 1})
 			if err == nil || r != nil {
 				t.Fatalf("a damaged state was taken: %v", err)
 			}
@@ -381,10 +381,10 @@ func TestRoutesThatNeedTheToken(t *testing.T) {
 	}
 	// A follower with the token takes the state; one without is refused.
 	l.offer(t, synth(50, 1), 1)
-	if r, _, _, err := follower(t, cfg, l.srv.URL, false).Fetch(context.Background(), "", 1, nil); err != nil || r == nil {
+	if r, _, _, err := follower(t, cfg, l.srv.URL, false).Fetch(context.Background(), "", replica.ReadOptions{Generation: 1}); err != nil || r == nil {
 		t.Errorf("a follower with the token: %v", err)
 	}
-	if _, _, _, err := follower(t, DefaultConfig(), l.srv.URL, false).Fetch(context.Background(), "", 1, nil); err == nil {
+	if _, _, _, err := follower(t, DefaultConfig(), l.srv.URL, false).Fetch(context.Background(), "", replica.ReadOptions{Generation: 1}); err == nil {
 		t.Error("a follower without the token took the state")
 	}
 	l.leading.Store(false)
@@ -413,7 +413,7 @@ func TestFollowerCutsALeaderThatStalls(t *testing.T) {
 	cfg.Idle = 200 * time.Millisecond
 	done := make(chan error, 1)
 	go func() {
-		_, _, _, err := follower(t, cfg, srv.URL, false).Fetch(context.Background(), `"x"`, 1, synth(1, 1))
+		_, _, _, err := follower(t, cfg, srv.URL, false).Fetch(context.Background(), `"x"`, replica.ReadOptions{Generation: 1, Prev: synth(1, 1)})
 		done <- err
 	}()
 	select {

@@ -16,6 +16,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/analytics"
@@ -354,10 +356,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	// The miss gate takes the CPU to be contended only while answers that
 	// need no computing are served: the cache's hits and the replays.
+	cached := []prometheus.Counter{s.answers.HitCounter()}
+	if s.replay != nil {
+		cached = append(cached, s.replay.ReplayCounter())
+	}
 	s.misses.SetCached(func() uint64 {
-		n := s.answers.Hits()
-		if s.replay != nil {
-			n += s.replay.Replayed()
+		var n uint64
+		for _, c := range cached {
+			var m dto.Metric
+			if c.Write(&m) == nil && m.Counter != nil {
+				n += uint64(m.Counter.GetValue())
+			}
 		}
 		return n
 	})

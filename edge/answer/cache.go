@@ -10,7 +10,6 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/dgraph-io/ristretto/v2"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/edge-stats/edge/edge/missgate"
@@ -76,19 +75,9 @@ func (ac *Cache) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{ac.hits, ac.misses}
 }
 
-// Hits returns how many answers the cache has given without building
-// them (its hits; a count that only grows).
-func (ac *Cache) Hits() uint64 { return counterValue(ac.hits) }
-
-// counterValue reads a Prometheus counter (a few hundred nanoseconds: for
-// samplers, not for the path of a request).
-func counterValue(c prometheus.Counter) uint64 {
-	var m dto.Metric
-	if c.Write(&m) != nil || m.Counter == nil {
-		return 0
-	}
-	return uint64(m.Counter.GetValue())
-}
+// HitCounter returns the counter of the answers the cache has given
+// without building them (its hits), for a sampler (the miss gate's).
+func (ac *Cache) HitCounter() prometheus.Counter { return ac.hits }
 
 // Crowded returns the problem to answer when who's queue at the cache's
 // gate is full (missgate.Gate.Crowded), nil otherwise or without a gate.

@@ -37,7 +37,6 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/edge/clientip"
@@ -111,15 +110,9 @@ func New(cfg Config) *Table {
 	}
 }
 
-// Replayed returns how many answers the table has replayed (a count that
-// only grows; read by samplers, not on a request's path).
-func (t *Table) Replayed() uint64 {
-	var m dto.Metric
-	if t.replayed.Write(&m) != nil || m.Counter == nil {
-		return 0
-	}
-	return uint64(m.Counter.GetValue())
-}
+// ReplayCounter returns the counter of the answers the table has
+// replayed, for a sampler (the miss gate's).
+func (t *Table) ReplayCounter() prometheus.Counter { return t.replayed }
 
 // Collectors returns the table's metrics.
 func (t *Table) Collectors() []prometheus.Collector {

@@ -43,3 +43,39 @@ medians() {
       for (v in med) printf "median %-24s %10.0f req/s  %.3fx of %s, cost %.2fx\n", v, med[v], med[v] / med[base], base, med[base] / med[v]
     }' | sort
 }
+
+# misses_prepare is bench_prepare and bin/misses, with the edge that
+# misses_edge starts (edge_pid) stopped when the script exits.
+misses_prepare() {
+  bench_prepare
+  GOEXPERIMENT=simd go build -o bin/misses ./bench/misses
+  edge_pid=""
+  trap '[ -n "$edge_pid" ] && kill "$edge_pid" 2>/dev/null || true' EXIT
+}
+
+# misses_edge <port> [VAR=value...] starts an edge over $db for the
+# benchmarks of uncached queries (bench/overload.sh, bench/misses.sh): the
+# limits off, no job but the views', a 1 GiB answer cache, and the EDGE_*
+# settings given. It sets edge_pid and returns once the edge has its
+# figures and their first precompression round.
+misses_edge() {
+  local port=$1
+  shift
+  env EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 EDGE_SEARCH_RATE=0 "$@" \
+    bin/edge serve --ch-database "$db" --listen "127.0.0.1:$port" --log-level warn \
+    --editions-schedule off --ranks-schedule off --exports-schedule off --cache-mb 1024 &
+  edge_pid=$!
+  wait_ready "$port"
+  for _ in $(seq 1 120); do
+    curl -fs "127.0.0.1:$port/metrics" | grep -q '^edge_precompress_round_seconds_count [1-9]' && break
+    sleep 1
+  done
+  curl -fs "127.0.0.1:$port/api/summary" >/dev/null
+}
+
+# summary_hits <port> <seconds> asks the cached /api/summary with wrk (16
+# connections) and prints its rate and latency.
+summary_hits() {
+  wrk -t1 -c16 -d"$2s" --latency "http://127.0.0.1:$1/api/summary" |
+    awk '/Requests\/sec/ {r=$2} /^ +99%/ {p=$2} /^ +50%/ {m=$2} /Non-2xx/ {e=$0} END {printf "cached /api/summary  %s req/s  p50 %s  p99 %s %s\n", r, m, p, e}'
+}

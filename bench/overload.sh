@@ -24,29 +24,14 @@ secs=${2:-15}
 out=bench/out
 mkdir -p "$out"
 . bench/lib.sh
-bench_prepare
-go build -o bin/misses ./bench/misses
-edge_pid=""
-cleanup() { [ -n "$edge_pid" ] && kill "$edge_pid" 2>/dev/null || true; }
-trap cleanup EXIT
+misses_prepare
 
-hits() { wrk -t1 -c16 -d"${secs}s" --latency http://127.0.0.1:18093/api/summary |
-  awk '/Requests\/sec/ {r=$2} /^ +99%/ {p=$2} /^ +50%/ {m=$2} /Non-2xx/ {e=$0} END {printf "hits  %s req/s  p50 %s  p99 %s %s\n", r, m, p, e}'; }
+hits() { summary_hits 18093 "$secs"; }
 
 measure() {
   local label=$1
   shift
-  env EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 EDGE_SEARCH_RATE=0 "$@" \
-    bin/edge serve --ch-database "$db" --listen 127.0.0.1:18093 --log-level warn \
-    --editions-schedule off --ranks-schedule off --exports-schedule off --cache-mb 1024 &
-  edge_pid=$!
-  wait_ready 18093
-  # once the first precompression round is done
-  for _ in $(seq 1 120); do
-    curl -fs 127.0.0.1:18093/metrics | grep -q '^edge_precompress_round_seconds_count [1-9]' && break
-    sleep 1
-  done
-  curl -fs 127.0.0.1:18093/api/summary >/dev/null
+  misses_edge 18093 "$@"
   echo "== $label: $db, $(date -u +%FT%TZ), $(nproc) cores"
   echo "-- 1. cached /api/summary alone"
   hits

@@ -45,8 +45,17 @@ medians() {
 }
 
 # misses_prepare is bench_prepare and bin/misses, with the edge that
-# misses_edge starts (edge_pid) stopped when the script exits.
+# misses_edge starts (edge_pid) stopped when the script exits. With
+# BENCH_PIN=1 the edge runs on core 0 alone (GOMAXPROCS=1) and the load
+# generators (wrk, bin/misses) on core 1, as if the clients were another
+# machine's: edge_pin and gen_pin are the commands' prefixes.
 misses_prepare() {
+  edge_pin=() gen_pin=()
+  if [ "${BENCH_PIN:-0}" = 1 ]; then
+    edge_pin=(env GOMAXPROCS=1 taskset -c 0) gen_pin=(taskset -c 1)
+  fi
+  pin_mode="edge and load generators on the same $(nproc) cores"
+  [ "${BENCH_PIN:-0}" = 1 ] && pin_mode="pinned: the edge on core 0, the load generators on core 1"
   bench_prepare
   GOEXPERIMENT=simd go build -o bin/misses ./bench/misses
   edge_pid=""
@@ -62,7 +71,7 @@ misses_edge() {
   local port=$1
   shift
   env EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 EDGE_SEARCH_RATE=0 "$@" \
-    bin/edge serve --ch-database "$db" --listen "127.0.0.1:$port" --log-level warn \
+    "${edge_pin[@]}" bin/edge serve --ch-database "$db" --listen "127.0.0.1:$port" --log-level warn \
     --editions-schedule off --ranks-schedule off --exports-schedule off --cache-mb 1024 &
   edge_pid=$!
   wait_ready "$port"
@@ -74,8 +83,8 @@ misses_edge() {
 }
 
 # summary_hits <port> <seconds> asks the cached /api/summary with wrk (16
-# connections) and prints its rate and latency.
+# connections, on gen_pin's core) and prints its rate and latency.
 summary_hits() {
-  wrk -t1 -c16 -d"$2s" --latency "http://127.0.0.1:$1/api/summary" |
+  "${gen_pin[@]}" wrk -t1 -c16 -d"$2s" --latency "http://127.0.0.1:$1/api/summary" |
     awk '/Requests\/sec/ {r=$2} /^ +99%/ {p=$2} /^ +50%/ {m=$2} /Non-2xx/ {e=$0} END {printf "cached /api/summary  %s req/s  p50 %s  p99 %s %s\n", r, m, p, e}'
 }

@@ -16,7 +16,8 @@
 #   3. one caller flooding misses at 10x the capacity measured at 16
 #      connections (256 connections, paced) while another asks one a
 #      second: the other's latency and refusals.
-# Results go to bench/out/misses.txt. bench/overload.sh measures the
+# BENCH_PIN=1 runs the edge on core 0 and the load generators on core 1
+# (bench/lib.sh). Results go to bench/out/misses.txt. bench/overload.sh measures the
 # cached answers while misses arrive at 10x capacity.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,14 +35,14 @@ hits() { summary_hits 18094 "$1"; }
 refused() { curl -fs 127.0.0.1:18094/metrics | awk '/^edge_miss_gate_refused_total/ {printf "%s ", $0} END {print ""}'; }
 
 {
-  echo "== misses (--mix dashboard): $db, $(date -u +%FT%TZ), $(nproc) cores, $(git rev-parse --short HEAD)"
+  echo "== misses (--mix dashboard): $db, $(date -u +%FT%TZ), $pin_mode, $(git rev-parse --short HEAD)"
   for c in 1 4 8 16; do
     echo "-- 1. misses alone, $c connections"
-    bin/misses --base http://127.0.0.1:18094 --mix dashboard --conns "$c" --duration "${secs}s" --xff 198.51.100.1 | tee "$out/misses-$c.txt"
+    "${gen_pin[@]}" bin/misses --base http://127.0.0.1:18094 --mix dashboard --conns "$c" --duration "${secs}s" --xff 198.51.100.1 | tee "$out/misses-$c.txt"
   done
   for c in 1 4 8 16; do
     echo "-- 2. misses, $c connections, with the cached /api/summary beside them"
-    bin/misses --base http://127.0.0.1:18094 --mix dashboard --conns "$c" --duration "$((secs + 2))s" --xff 198.51.100.2 > "$out/misses-beside.txt" &
+    "${gen_pin[@]}" bin/misses --base http://127.0.0.1:18094 --mix dashboard --conns "$c" --duration "$((secs + 2))s" --xff 198.51.100.2 > "$out/misses-beside.txt" &
     m=$!
     sleep 1
     hits "$secs"
@@ -51,11 +52,11 @@ refused() { curl -fs 127.0.0.1:18094/metrics | awk '/^edge_miss_gate_refused_tot
   capacity=$(awk '$1 == "200" {sub("/s", "", $3); print $3}' "$out/misses-16.txt")
   rate=$(awk -v c="$capacity" 'BEGIN {printf "%d", (c < 10 ? 10 : c) * 10}')
   echo "-- 3. one caller floods at $rate/s (10x $capacity/s), 256 connections; another asks one a second"
-  bin/misses --base http://127.0.0.1:18094 --mix dashboard --conns 256 --rate "$rate" --duration "$((2 * secs + 2))s" --xff 198.51.100.3 > "$out/misses-flood.txt" &
+  "${gen_pin[@]}" bin/misses --base http://127.0.0.1:18094 --mix dashboard --conns 256 --rate "$rate" --duration "$((2 * secs + 2))s" --xff 198.51.100.3 > "$out/misses-flood.txt" &
   f=$!
   sleep 1
   echo "the other caller:"
-  bin/misses --base http://127.0.0.1:18094 --mix dashboard --conns 1 --rate 1 --duration "$((2 * secs))s" --xff 203.0.113.9
+  "${gen_pin[@]}" bin/misses --base http://127.0.0.1:18094 --mix dashboard --conns 1 --rate 1 --duration "$((2 * secs))s" --xff 203.0.113.9
   wait "$f"
   echo "the flood:"
   cat "$out/misses-flood.txt"

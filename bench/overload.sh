@@ -15,7 +15,8 @@
 # Then the same three with the miss gate opened wide (EDGE_MISS_SHARE=64,
 # a minute of waiting: every miss computed at once), as the edge was before
 # the gate. OVERLOAD_RATE sets the misses' rate of step 3 instead of 10x
-# the capacity. Results go to bench/out/overload.txt.
+# the capacity. BENCH_PIN=1 runs the edge on core 0 and the load
+# generators on core 1 (bench/lib.sh). Results go to bench/out/overload.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -32,17 +33,17 @@ measure() {
   local label=$1
   shift
   misses_edge 18093 "$@"
-  echo "== $label: $db, $(date -u +%FT%TZ), $(nproc) cores"
+  echo "== $label: $db, $(date -u +%FT%TZ), $pin_mode, $(git rev-parse --short HEAD)"
   echo "-- 1. cached /api/summary alone"
   hits
   echo "-- 2. misses alone, 32 connections, as fast as answered"
-  bin/misses --base http://127.0.0.1:18093 --conns 32 --duration "${secs}s" | tee "$out/overload-capacity.txt"
+  "${gen_pin[@]}" bin/misses --base http://127.0.0.1:18093 --conns 32 --duration "${secs}s" | tee "$out/overload-capacity.txt"
   local capacity
   capacity=$(awk '$1 == "200" {sub("/s", "", $3); print $3}' "$out/overload-capacity.txt")
   local rate
   rate=${OVERLOAD_RATE:-$(awk -v c="$capacity" 'BEGIN {printf "%d", (c < 10 ? 10 : c) * 10}')}
   echo "-- 3. cached /api/summary while misses arrive at $rate/s (10x $capacity/s), 256 connections"
-  bin/misses --base http://127.0.0.1:18093 --conns 256 --rate "$rate" --duration "$((secs + 2))s" > "$out/overload-flood.txt" &
+  "${gen_pin[@]}" bin/misses --base http://127.0.0.1:18093 --conns 256 --rate "$rate" --duration "$((secs + 2))s" > "$out/overload-flood.txt" &
   local flood=$!
   sleep 1
   hits

@@ -40,6 +40,7 @@ func main() {
 	dur := flag.Duration("duration", 20*time.Second, "how long to send")
 	mix := flag.String("mix", "simple", "the queries: simple (store or platform, sort, a size bound) or dashboard (every sort and filter kind)")
 	xff := flag.String("xff", "", "an address to send as X-Forwarded-For (the edge must trust the load generator as a proxy)")
+	slowest := flag.Int("slowest", 0, "print the N slowest answered queries")
 	flag.Parse()
 	switch *mix {
 	case "simple":
@@ -50,19 +51,40 @@ func main() {
 		os.Exit(2)
 	}
 	forwardedFor = *xff
+	keepURLs = *slowest > 0
 	if *dur <= 0 || *dur > 10*time.Minute || *conns < 1 || *conns > 1024 {
 		fmt.Fprintln(os.Stderr, "misses: --duration up to 10m, --conns 1 to 1024")
 		os.Exit(2)
 	}
 	r := run(*base, *conns, *rate, *dur)
 	r.print(*dur)
+	r.printSlowest(*slowest)
+}
+
+// printSlowest prints the n slowest answered queries, slowest first.
+func (r *result) printSlowest(n int) {
+	urls := r.ok.urls
+	slices.SortFunc(urls, func(a, b timedURL) int { return int(b.took - a.took) })
+	for _, u := range urls[:min(n, len(urls))] {
+		fmt.Printf("slow %8.2f ms  %s\n", ms(u.took), u.url)
+	}
 }
 
 // outcome is what one kind of answer got.
 type outcome struct {
-	n   int
-	lat []time.Duration
+	n    int
+	lat  []time.Duration
+	urls []timedURL // only with --slowest
 }
+
+// timedURL is one query and how long its answer took.
+type timedURL struct {
+	took time.Duration
+	url  string
+}
+
+// keepURLs makes the answered queries keep their URLs (--slowest).
+var keepURLs bool
 
 type result struct {
 	mu                sync.Mutex
@@ -87,6 +109,9 @@ func (r *result) add(status int, took time.Duration, what string) {
 	}
 	o.n++
 	o.lat = append(o.lat, took)
+	if keepURLs && o == &r.ok {
+		o.urls = append(o.urls, timedURL{took, what})
+	}
 }
 
 func run(base string, conns int, rate float64, dur time.Duration) *result {

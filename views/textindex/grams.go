@@ -2,6 +2,7 @@ package textindex
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sort"
@@ -335,24 +336,73 @@ func (n *textNeedle) matches(seg string) bool {
 	if len(n.lower) == 0 {
 		return true
 	}
+	if n.pair && n.p0 == 0 { // always, for a needle of two bytes or more
+		return n.findPair(seg)
+	}
+	return n.matchesFrom(seg, 0)
+}
+
+// matchesFrom reports whether an all-ASCII needle occurs in seg at an
+// offset of at least from, testing each offset in turn.
+func (n *textNeedle) matchesFrom(seg string, from int) bool {
 	// Without branches on case: a byte matches lower[k] when it does
 	// once or'ed with mask[k] (see textNeedle).
 	lower, mask := n.lower, n.mask[:len(n.lower)]
 	first, firstMask := lower[0], mask[0]
-	for at := 0; at+len(lower) <= len(seg); at++ {
+	for at := from; at+len(lower) <= len(seg); at++ {
 		if seg[at]|firstMask != first {
 			continue
 		}
-		w := seg[at : at+len(lower)]
-		k := 1
-		for k < len(lower) && w[k]|mask[k] == lower[k] {
-			k++
-		}
-		if k == len(lower) {
+		if n.matchesAt(seg, at) {
 			return true
 		}
 	}
 	return false
+}
+
+// matchesAt reports whether an all-ASCII needle occurs in seg at offset at,
+// which leaves room for it.
+func (n *textNeedle) matchesAt(seg string, at int) bool {
+	lower, mask := n.lower, n.mask[:len(n.lower)]
+	w := seg[at : at+len(lower)]
+	for k := range lower {
+		if w[k]|mask[k] != lower[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// findPairSWAR reports whether an all-ASCII needle with a pair occurs in
+// seg: its first and last bytes are tested eight offsets at a time in
+// plain Go (as runSWAR does over an arena), and each offset where both
+// match is verified.
+func (n *textNeedle) findPairSWAR(seg string) bool {
+	d := n.p1
+	size := len(n.lower)
+	v0, w0 := uint64(n.v0)*lowBytes, uint64(n.w0)*lowBytes
+	v1, w1 := uint64(n.v1)*lowBytes, uint64(n.w1)*lowBytes
+	at := 0
+	for ; at+d+8 <= len(seg); at += 8 {
+		x := loadString64(seg[at:])
+		y := loadString64(seg[at+d:])
+		found := (zeroBytes(x^v0) | zeroBytes(x^w0)) & (zeroBytes(y^v1) | zeroBytes(y^w1))
+		for found != 0 {
+			p := at + bits.TrailingZeros64(found)>>3
+			found &= found - 1
+			if p+size <= len(seg) && n.matchesAt(seg, p) {
+				return true
+			}
+		}
+	}
+	return n.matchesFrom(seg, at)
+}
+
+// loadString64 reads the first eight bytes of s, little-endian.
+func loadString64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // gramsOf returns what a trigram index can use of q, from the byte slots

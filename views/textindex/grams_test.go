@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,4 +184,75 @@ func FuzzTextSearch(f *testing.F) {
 			checkSearch(t, rep, q, true, 0, rep.Len(), "fuzz")
 		}
 	})
+}
+
+// TestNeedleMatches checks the verification of a candidate, by every path
+// this build has (the vector scan, the SWAR scan, offset by offset),
+// against ContainsFold: needles at every offset of segments of every
+// length around the vector widths, in either case, and near misses.
+func TestNeedleMatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	letters := "abcdkKDA -."
+	for range 3000 {
+		seg := make([]byte, r.IntN(80))
+		for i := range seg {
+			seg[i] = letters[r.IntN(len(letters))]
+		}
+		q := make([]byte, 1+r.IntN(5))
+		for i := range q {
+			q[i] = letters[r.IntN(len(letters))]
+		}
+		if len(seg) >= len(q) && r.IntN(2) == 0 {
+			copy(seg[r.IntN(len(seg)-len(q)+1):], q) // planted, maybe at the end
+		}
+		checkNeedle(t, string(seg), string(q))
+	}
+}
+
+// checkNeedle compares every path of a needle's verification with
+// ContainsFold.
+func checkNeedle(t *testing.T, seg, q string) {
+	t.Helper()
+	n := newNeedle(q)
+	want := ContainsFold(seg, q)
+	if got := n.matches(seg); got != want {
+		t.Fatalf("matches(%q) of %q = %v, want %v", seg, q, got, want)
+	}
+	if !n.ascii || len(q) == 0 {
+		return
+	}
+	if got := n.matchesFrom(seg, 0); got != want {
+		t.Fatalf("matchesFrom(%q) of %q = %v, want %v", seg, q, got, want)
+	}
+	if n.pair {
+		if got := n.findPairSWAR(seg); got != want {
+			t.Fatalf("findPairSWAR(%q) of %q = %v, want %v", seg, q, got, want)
+		}
+	}
+}
+
+// FuzzNeedleMatches compares the verification of any needle in any
+// segment with ContainsFold.
+func FuzzNeedleMatches(f *testing.F) {
+	f.Add("A dark theme for every site, darker at night", "DARK")
+	f.Add("x\u212aelvin", "kelvin")
+	f.Add("", "a")
+	f.Fuzz(func(t *testing.T, seg, q string) {
+		if len(q) > 64 || len(seg) > 4096 {
+			return
+		}
+		checkNeedle(t, seg, q)
+	})
+}
+
+// BenchmarkNeedleMatches verifies a four-letter needle in a description
+// of the seeder's length that holds it near its end.
+func BenchmarkNeedleMatches(b *testing.B) {
+	desc := strings.Repeat("Standard tools to mark, park and keep your tabs in order. ", 24) + "Dark mode."
+	n := newNeedle("dark")
+	for b.Loop() {
+		if !n.matches(desc) {
+			b.Fatal("no match")
+		}
+	}
 }

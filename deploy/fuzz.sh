@@ -30,6 +30,7 @@ targets=(
 	"./edge/account FuzzBasicCredentials"
 	"./edge/account FuzzSignUpBody"
 	"./views/textindex FuzzTextSearch"
+	"./views/textindex FuzzNeedleMatches"
 	"./analytics FuzzSplitJoined"
 	"./edge/coding FuzzChoose"
 	"./edge/v1 FuzzParseListingRefs"

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/views"
@@ -46,6 +48,34 @@ type Views struct {
 	tag    string
 	// onPublish, when set, is given every state published with figures.
 	onPublish func(r *replica.Replica, snapshots int64)
+	// changeWindow is how far back the listings' change log reaches, from
+	// the listings' watermark (SetChangeWindow).
+	changeWindow time.Duration
+}
+
+// DefaultChangeWindow is how far back the listings' change log reaches
+// unless SetChangeWindow says otherwise: 180 days.
+const DefaultChangeWindow = 180 * 24 * time.Hour
+
+// SetChangeWindow sets how far back the listings' change log reaches,
+// from the newest metadata crawl read. Set it before the jobs start.
+func (v *Views) SetChangeWindow(d time.Duration) { v.changeWindow = d }
+
+// changesFrom returns where the change log of a replica with info starts.
+func (v *Views) changesFrom(info replica.Info) time.Time {
+	return info.ListingsMark.Add(-v.changeWindow)
+}
+
+// withChanges returns r with the change log of every metadata version
+// in its window, read from ClickHouse.
+func (v *Views) withChanges(ctx context.Context, conn driver.Conn, r *replica.Replica) (*replica.Replica, error) {
+	start := time.Now()
+	log, err := analytics.LoadChanges(ctx, conn, r, v.changesFrom(r.Info()))
+	if err != nil {
+		return nil, fmt.Errorf("generation %d: %w", r.Info().Generation, err)
+	}
+	v.log.Info("changes loaded", "generation", r.Info().Generation, "changes", log.Len(), "bytes", log.Bytes(), "took", time.Since(start).Round(time.Millisecond))
+	return r.WithChanges(log), nil
 }
 
 // StateSource is where an edge of a fleet takes its state from instead
@@ -162,7 +192,7 @@ func (v *Views) reloadFits() bool {
 
 // NewViews returns the builder of the state published in pub.
 func NewViews(db *analytics.Lazy, pub *views.Published[served.State], log *slog.Logger) *Views {
-	return &Views{db: db, pub: pub, log: log, memory: memory.HeapNow, figures: make(chan struct{})}
+	return &Views{db: db, pub: pub, log: log, memory: memory.HeapNow, figures: make(chan struct{}), changeWindow: DefaultChangeWindow}
 }
 
 // WaitFigures waits until the first state with figures is published, or
@@ -248,6 +278,9 @@ func (v *Views) full(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("generation %d: %w", gen, err)
 		}
+		if full, err = v.withChanges(ctx, conn, full); err != nil {
+			return err
+		}
 		snapshots, err := analytics.CountSnapshots(ctx, conn)
 		if err != nil {
 			return err
@@ -296,7 +329,10 @@ func (v *Views) full(ctx context.Context) error {
 	}
 	info.LoadTime += time.Since(start)
 	info.LoadedAt = time.Now().UTC()
-	full := b.Build(info)
+	full, err := v.withChanges(ctx, conn, b.Build(info))
+	if err != nil {
+		return err
+	}
 	if err := v.publish(full, snapshots, "full", memory.BuildGC); err != nil {
 		return err
 	}
@@ -354,6 +390,11 @@ func (v *Views) refresh(ctx context.Context) error {
 	if changed == 0 {
 		return nil
 	}
+	log, err := analytics.RefreshChanges(ctx, conn, cur.Replica, r, cur.Replica.Changes(), v.changesFrom(r.Info()))
+	if err != nil {
+		return err
+	}
+	r = r.WithChanges(log)
 	snapshots, err := analytics.CountSnapshots(ctx, conn)
 	if err != nil {
 		return err

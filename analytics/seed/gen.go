@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -311,17 +312,7 @@ func (g *Generator) Append(dst *Rows, i int) {
 	}
 	// The crawler writes a metadata version when it first reads a listing
 	// and a new one when it changes; the newest crawled_at wins when read.
-	if first := p.startAt; first.Before(meta.CrawledAt) {
-		old := meta
-		old.CrawledAt = first
-		old.Version = olderVersion(meta.Version)
-		old.DelistedAt = nil
-		old.Featured = false
-		if r.Float64() < 0.3 {
-			old.Name = strings.TrimSuffix(meta.Name, " Pro")
-		}
-		dst.Listings = append(dst.Listings, old)
-	}
+	dst.Listings = g.history(dst.Listings, r, &p, &meta)
 	dst.Listings = append(dst.Listings, meta)
 	if p.store.CollectsReviews() && g.o.ReviewsPerListing > 0 {
 		g.reviews(dst, r, &p)
@@ -738,20 +729,140 @@ func makeVersion(r *rand.Rand, s views.Store) string {
 	return fmt.Sprintf("%d.%d.%d", r.IntN(12), r.IntN(20), r.IntN(30))
 }
 
-// olderVersion returns a version string that came before v.
-func olderVersion(v string) string {
-	if v == "" || v[0] < '0' || v[0] > '9' {
-		return "0.9"
+// history appends the metadata versions of a listing before meta, its
+// newest, oldest first: the crawler's first read at the listing's start,
+// then its updates. Updates come at a listing's own pace (extensions two
+// to eight a year, apps three to twelve, more for bigger listings), each
+// a new version number, and some also change what an owner changes: a few
+// percent add or remove permissions or host access (now and then widening
+// it to every host, with a higher access level), fewer move from manifest
+// V2 to V3, and a fraction of a percent change developer (a listing sold),
+// name or category; some listings are featured or unfeatured, and a few
+// are delisted for a while and come back. A listing delisted for good
+// (meta.DelistedAt) was live in every version before its last. The
+// versions are made from meta backwards, each the one after it with that
+// update undone.
+func (g *Generator) history(dst []analytics.ListingRow, r *rand.Rand, p *plan, meta *analytics.ListingRow) []analytics.ListingRow {
+	first := p.startAt
+	if !first.Before(meta.CrawledAt) {
+		return dst
 	}
-	major, rest, _ := strings.Cut(v, ".")
-	n, err := strconv.Atoi(major)
-	if err != nil || n == 0 {
-		return "0.1"
+	span := meta.CrawledAt.Sub(first)
+	years := span.Hours() / (24 * 365)
+	big := math.Min(p.size/1e5, 1)
+	rate := 2 + 6*big
+	if meta.Kind == views.KindApp {
+		rate = 3 + 9*big
 	}
-	if rest == "" {
-		return strconv.Itoa(n - 1)
+	n := min(int(years*rate+r.Float64()), 24)
+	at := make([]time.Time, n) // the updates' crawls, before meta's
+	for i := range at {
+		at[i] = first.Add(time.Duration(r.Float64() * float64(span))).Truncate(time.Second)
 	}
-	return strconv.Itoa(n-1) + "." + rest
+	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+	at = slices.CompactFunc(at, func(a, b time.Time) bool { return a.Equal(b) })
+	at = slices.DeleteFunc(at, func(t time.Time) bool { return !t.After(first) || !t.Before(meta.CrawledAt) })
+	versions := make([]analytics.ListingRow, len(at)+2) // first read, updates, meta
+	versions[len(versions)-1] = *meta
+	cur := *meta
+	cur.DelistedAt = nil // live before, whether or not meta is delisted
+	if !meta.Featured && r.Float64() < 0.01 {
+		cur.Featured = true // unfeatured by its last update
+	}
+	away := -1 // the version delisted for a while, if any
+	if meta.DelistedAt == nil && len(at) >= 2 && r.Float64() < 0.01 {
+		away = 1 + r.IntN(len(at)-1)
+	}
+	for i := len(versions) - 2; i >= 0; i-- {
+		cur = g.undoUpdate(r, p, cur)
+		cur.CrawledAt = first
+		if i > 0 {
+			cur.CrawledAt = at[i-1]
+		}
+		v := cur
+		if i == away {
+			d := v.CrawledAt
+			v.DelistedAt = &d
+		}
+		versions[i] = v
+	}
+	return append(dst, versions[:len(versions)-1]...)
+}
+
+// undoUpdate returns the version before next: next with one update
+// undone (see history).
+func (g *Generator) undoUpdate(r *rand.Rand, p *plan, next analytics.ListingRow) analytics.ListingRow {
+	prev := next
+	prev.Version = previousVersion(next.Version)
+	prev.Permissions, prev.HostAccess = slices.Clone(next.Permissions), slices.Clone(next.HostAccess)
+	if p.store.ReadsManifests() && next.Kind != views.KindTheme {
+		if u := r.Float64(); u < 0.03 && len(prev.Permissions) > 0 {
+			k := r.IntN(len(prev.Permissions)) // added by this update
+			prev.Permissions = slices.Delete(prev.Permissions, k, k+1)
+		} else if u < 0.06 {
+			if pw := permissionWeights[r.IntN(len(permissionWeights))]; !contains(prev.Permissions, pw.name) {
+				prev.Permissions = append(prev.Permissions, pw.name) // removed by this update
+			}
+		}
+		if u := r.Float64(); u < 0.02 && len(prev.HostAccess) > 0 {
+			if slices.ContainsFunc(prev.HostAccess, isAllHosts) {
+				// Widened to every host by this update, from a few sites.
+				prev.HostAccess = []string{someHosts[r.IntN(len(someHosts))]}
+				prev.AccessLevel = max(1, min(prev.AccessLevel, 2))
+			} else {
+				k := r.IntN(len(prev.HostAccess))
+				prev.HostAccess = slices.Delete(prev.HostAccess, k, k+1)
+			}
+		} else if u < 0.03 {
+			if h := someHosts[r.IntN(len(someHosts))]; !contains(prev.HostAccess, h) {
+				prev.HostAccess = append(prev.HostAccess, h)
+			}
+		}
+		if next.ManifestVersion == 3 && r.Float64() < 0.01 {
+			prev.ManifestVersion = 2
+		}
+	}
+	if r.Float64() < 0.004 {
+		prev.Developer = devFirst[r.IntN(len(devFirst))] + " " + devSecond[r.IntN(len(devSecond))] // sold by its last owner
+	}
+	if r.Float64() < 0.015 {
+		if base, ok := strings.CutSuffix(next.Name, " Pro"); ok {
+			prev.Name = base
+		} else {
+			prev.Name = nameAdjectives[r.IntN(len(nameAdjectives))] + " " + nameNouns[r.IntN(len(nameNouns))]
+		}
+	}
+	if cats := categories[p.store]; r.Float64() < 0.005 {
+		prev.Category = cats[r.IntN(len(cats))]
+	}
+	if r.Float64() < 0.01 {
+		prev.Featured = !next.Featured
+	}
+	return prev
+}
+
+// isAllHosts reports whether a host pattern reaches every host.
+func isAllHosts(h string) bool {
+	return h == "<all_urls>" || h == "*://*/*" || h == "http://*/*" || h == "https://*/*"
+}
+
+// previousVersion returns the version number before v: its last number
+// less one, borrowing from the ones before it ("2.1.0" → "2.0.9"); v
+// itself when it has no number to lower ("Varies with device").
+func previousVersion(v string) string {
+	parts := strings.Split(v, ".")
+	for i := len(parts) - 1; i >= 0; i-- {
+		n, err := strconv.Atoi(parts[i])
+		if err != nil || n < 0 {
+			return v
+		}
+		if n > 0 {
+			parts[i] = strconv.Itoa(n - 1)
+			return strings.Join(parts, ".")
+		}
+		parts[i] = "9"
+	}
+	return v
 }
 
 func slugify(s string) string {

@@ -36,7 +36,7 @@ type serveConfig struct {
 	fleetListen, fleetAdvertise                                string // where this edge serves the fleet's state when it leads
 	fleet                                                      fleet.Config
 	followEvery                                                time.Duration
-	maxEditions, retentionDays                                 int
+	maxEditions, retentionDays, changeDays                     int
 	exports                                                    cron.ExportsConfig
 	backoffMin, backoffMax                                     time.Duration
 	trusted, exempt                                            string // address ranges, as given
@@ -109,6 +109,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.Duration(&c.fleet.Patience, "fleet-patience", c.fleet.Patience, "how long an edge without a state waits for a leader that has none yet before it loads from ClickHouse itself")
 	f.String(&c.fleet.Token, "fleet-token", "", "the fleet's shared secret, the same on every edge (set it as EDGE_FLEET_TOKEN: a flag shows in the process list): with it, the fleet address answers only a request that sends it, and an edge that follows reads the usage log's changes from the leader instead of ClickHouse; without it, each edge reads them from ClickHouse")
 	f.Duration(&c.followEvery, "follow-every", 10*time.Second, "how often an edge that follows its fleet's leader asks it for a newer state (a 304 when there is none)")
+	f.Int(&c.changeDays, "change-days", 180, "days of listings' metadata changes the edge keeps in memory for the changelog and event feed (/api/v1/listings/{store}/{id}/changes, /api/v1/events), counted back from the newest metadata crawl")
 	f.Int(&c.maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")
 	f.String(&c.retention, "usage-retention-schedule", "30 3 * * *", "cron spec (UTC) of the job that drops old days of the usage table; off: none (keep every day)")
 	f.Int(&c.retentionDays, "usage-retention-days", 35, "days of the usage table kept (the day's count is all the limits need)")
@@ -129,6 +130,8 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	var err error
 	switch {
+	case c.changeDays < 1 || c.changeDays > 3650:
+		return nil, fmt.Errorf("--change-days %d: use a number of days from 1 to 3650", c.changeDays)
 	case c.srv.KeysEvery <= 0 || c.srv.KeysEvery > 30*time.Second:
 		return nil, fmt.Errorf("--keys-every %v: use a duration from 1ms to 30s", c.srv.KeysEvery)
 	case c.srv.UsageEvery <= 0 || c.srv.Limits.StaleAfter < 2*c.srv.UsageEvery:
@@ -195,6 +198,7 @@ type serveJobs struct {
 func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func() bool, log *slog.Logger) (*serveJobs, error) {
 	j := &serveJobs{state: &views.Published[served.State]{}, editions: &views.Published[editions.Set]{}}
 	j.views = cron.NewViews(db, j.state, log)
+	j.views.SetChangeWindow(time.Duration(c.changeDays) * 24 * time.Hour)
 	add := []cron.Job{j.views.FullJob(c.full), j.views.RefreshJob(c.refresh)}
 	if c.editions != "off" {
 		add = append(add, cron.EditionsJob(db, j.editions, c.editions, c.maxEditions, j.views.Heavy(), j.views.WaitFigures, leading, log))

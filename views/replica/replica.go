@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/changes"
 	"github.com/edge-stats/edge/views/textindex"
 )
 
@@ -25,6 +26,7 @@ type Replica struct {
 	text       textindex.Index // names, descriptions and developers for search
 	strs       pack            // the listings' own strings (see ownStrings)
 	sparks     pack            // the listings' sparklines
+	changes    *changes.Log    // the listings' metadata changes; nil when not loaded
 }
 
 // Info describes where a replica came from.
@@ -116,6 +118,9 @@ func newSortedFrom(listings []views.Listing, info Info, prev *Replica) *Replica 
 		prevText, prevStrs, prevSpark = &prev.text, &prev.strs, &prev.sparks
 	}
 	r := &Replica{listings: listings, info: info, text: textindex.Build(listings, prevText)}
+	if prev != nil {
+		r.changes = prev.changes // until the loader sets the new replica's (WithChanges)
+	}
 	r.strs, r.sparks = packListings(listings, prevStrs, prevSpark)
 	for s := range views.NumStores + 1 {
 		r.storeStart[s], _ = slices.BinarySearchFunc(r.listings, views.Store(s), func(l views.Listing, st views.Store) int {
@@ -426,6 +431,18 @@ func (r *Replica) WithInfo(info Info) *Replica {
 	c.info = info
 	return &c
 }
+
+// WithChanges returns a replica sharing r's listings with log as its
+// listings' changes.
+func (r *Replica) WithChanges(log *changes.Log) *Replica {
+	c := *r
+	c.changes = log
+	return &c
+}
+
+// Changes returns the log of r's listings' metadata changes, nil when
+// none was loaded.
+func (r *Replica) Changes() *changes.Log { return r.changes }
 
 // IndexText builds the trigram indexes of r's names, developers and
 // searched descriptions (chrome, edge and firefox) if they are not built

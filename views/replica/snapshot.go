@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/changes"
 )
 
 // A snapshot is a replica in a file: what one edge of a fleet loaded from
@@ -25,6 +26,7 @@ import (
 //	        snapshots the figures report, the number of listings
 //	blocks: listings (views.AppendListing) in store and id order, each
 //	        block its count and byte length first; a count of 0 ends them
+//	changes: the listings' change log (changes.WriteLog)
 //
 // A reader refuses another format version, listings out of order, and
 // any length past its bound, so a damaged or hostile file is an error,
@@ -33,7 +35,7 @@ import (
 // SnapshotFormat is the version of the snapshot format WriteSnapshot
 // writes and ReadSnapshot reads. It changes whenever a listing's binary
 // form or the header changes.
-const SnapshotFormat = 1
+const SnapshotFormat = 2
 
 const (
 	snapshotMagic = "EDGESNAP"
@@ -113,10 +115,24 @@ func WriteSnapshot(w io.Writer, r *Replica, snapshots int64) (int64, error) {
 		zw.Close()
 		return written, fmt.Errorf("snapshot end: %w", err)
 	}
+	if err := changes.WriteLog(writerFunc(put), r.changes); err != nil {
+		zw.Close()
+		return written, fmt.Errorf("snapshot: %w", err)
+	}
 	if err := zw.Close(); err != nil {
 		return written, fmt.Errorf("snapshot: %w", err)
 	}
 	return written, nil
+}
+
+// writerFunc is an io.Writer that writes all of p with a put function.
+type writerFunc func(p []byte) error
+
+func (f writerFunc) Write(p []byte) (int, error) {
+	if err := f(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func unixNano(t time.Time) int64 {
@@ -253,10 +269,23 @@ func readSnapshot(br *bufio.Reader, o ReadOptions) (*Replica, int64, error) {
 	if uint64(len(listings)) != n {
 		return nil, 0, fmt.Errorf("%d listings of the %d its header says", len(listings), n)
 	}
+	r := newSortedFrom(listings, info, prev)
+	in := NewInterner()
+	log, err := changes.ReadLog(br, func(s views.Store, str string, value bool) string {
+		if !value {
+			if l := r.Lookup(s, str); l != nil {
+				return l.ID
+			}
+		}
+		return in.String(str)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
 	if _, err := br.ReadByte(); err != io.EOF {
 		return nil, 0, errors.New("bytes past the end")
 	}
-	return newSortedFrom(listings, info, prev), snapshots, nil
+	return r.WithChanges(log), snapshots, nil
 }
 
 // A block of a snapshot being read: its bytes, and where its listings go.

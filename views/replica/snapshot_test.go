@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/changes"
 	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/replica/replicatest"
 	"github.com/edge-stats/edge/views/viewstest"
@@ -119,13 +120,6 @@ func TestSnapshotRefusals(t *testing.T) {
 	}
 	good := buf.Bytes()
 	raw := decompress(t, good)
-	recompress := func(b []byte) []byte {
-		var out bytes.Buffer
-		zw, _ := zstd.NewWriter(&out)
-		zw.Write(b)
-		zw.Close()
-		return out.Bytes()
-	}
 	flipped := bytes.Clone(good)
 	flipped[len(flipped)/2] ^= 0x40
 	otherFormat := bytes.Clone(raw)
@@ -183,7 +177,17 @@ func FuzzReadSnapshot(f *testing.F) {
 	raw := decompress(f, buf.Bytes())
 	f.Add(raw)
 	f.Add(raw[:len(raw)/2])
-	f.Add([]byte("EDGESNAP\x01"))
+	f.Add([]byte("EDGESNAP\x02"))
+	// One with a change log, so that the fuzzer reaches its reader.
+	small := synthWithFull(3)
+	l := small.All()[0]
+	prev, next := changes.MetaOf(&l), changes.MetaOf(&l)
+	prev.At, prev.Version, prev.Permissions = next.At-1, "0.1", []string{"tabs"}
+	buf.Reset()
+	if _, err := replica.WriteSnapshot(&buf, small.WithChanges(changes.NewLog(changes.Diff(nil, l.Store, l.ID, &prev, &next), 0)), 9); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(decompress(f, buf.Bytes()))
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
 	if err != nil {
 		f.Fatal(err)
@@ -235,9 +239,10 @@ func BenchmarkSnapshot(b *testing.B) {
 }
 
 // snapshotParts splits an uncompressed snapshot into its header (with
-// the listing count last) and its blocks (each with its count and length
-// first), so that a test can put them together otherwise.
-func snapshotParts(t *testing.T, raw []byte) (header []byte, count uint64, blocks [][]byte) {
+// the listing count last), its blocks (each with its count and length
+// first) and what follows them (the change log), so that a test can put
+// them together otherwise.
+func snapshotParts(t *testing.T, raw []byte) (header []byte, count uint64, blocks [][]byte, tail []byte) {
 	t.Helper()
 	b := raw[len("EDGESNAP"):]
 	next := func(signed bool) {
@@ -270,15 +275,15 @@ func snapshotParts(t *testing.T, raw []byte) (header []byte, count uint64, block
 		b = b[n+int(size):]
 		blocks = append(blocks, start[:len(start)-len(b)])
 	}
-	return header, count, blocks
+	return header, count, blocks, b[1:]
 }
 
-func joinSnapshot(header []byte, count uint64, blocks [][]byte) []byte {
+func joinSnapshot(header []byte, count uint64, blocks [][]byte, tail []byte) []byte {
 	out := binary.AppendUvarint(bytes.Clone(header), count)
 	for _, b := range blocks {
 		out = append(out, b...)
 	}
-	return append(out, 0)
+	return append(append(out, 0), tail...)
 }
 
 // TestSnapshotReadsBlocksInParallel: a snapshot of several blocks, read
@@ -292,7 +297,7 @@ func TestSnapshotReadsBlocksInParallel(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := decompress(t, buf.Bytes())
-	header, count, blocks := snapshotParts(t, raw)
+	header, count, blocks, tail := snapshotParts(t, raw)
 	if len(blocks) < 3 || count != uint64(r.Len()) {
 		t.Fatalf("%d blocks of %d listings: the test wants several", len(blocks), count)
 	}
@@ -302,7 +307,7 @@ func TestSnapshotReadsBlocksInParallel(t *testing.T) {
 		return bytes.NewReader(zw.EncodeAll(b, nil))
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // workers even on a small machine
-	got, _, err := replica.ReadSnapshot(enc(joinSnapshot(header, count, blocks)), replica.ReadOptions{Generation: 1})
+	got, _, err := replica.ReadSnapshot(enc(joinSnapshot(header, count, blocks, tail)), replica.ReadOptions{Generation: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,14 +319,14 @@ func TestSnapshotReadsBlocksInParallel(t *testing.T) {
 
 	swapped := slices.Clone(blocks)
 	swapped[1], swapped[2] = swapped[2], swapped[1]
-	if _, _, err := replica.ReadSnapshot(enc(joinSnapshot(header, count, swapped)), replica.ReadOptions{Generation: 1}); err == nil ||
+	if _, _, err := replica.ReadSnapshot(enc(joinSnapshot(header, count, swapped, tail)), replica.ReadOptions{Generation: 1}); err == nil ||
 		!strings.Contains(err.Error(), "is not after") {
 		t.Errorf("blocks out of order: %v, want a listing that is not after the one before", err)
 	}
 
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, _, err = replica.ReadSnapshot(enc(joinSnapshot(header, 1<<27, blocks)), replica.ReadOptions{Generation: 1})
+	_, _, err = replica.ReadSnapshot(enc(joinSnapshot(header, 1<<27, blocks, tail)), replica.ReadOptions{Generation: 1})
 	runtime.ReadMemStats(&after)
 	if err == nil || !strings.Contains(err.Error(), "its header says") {
 		t.Errorf("a count of 1<<27: %v, want the count refused", err)
@@ -330,4 +335,61 @@ func TestSnapshotReadsBlocksInParallel(t *testing.T) {
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 256<<20 {
 		t.Errorf("a header's count made the reader allocate %d MiB", grew>>20)
 	}
+}
+
+// TestSnapshotCarriesChanges: the change log comes back whole, in order,
+// its ids the listings' own strings; a log cut short is refused.
+func TestSnapshotCarriesChanges(t *testing.T) {
+	r := synthWithFull(400)
+	var cs []changes.Change
+	for i, l := range r.All() {
+		if i%3 != 0 {
+			continue
+		}
+		prev := changes.MetaOf(&l)
+		prev.At -= 1000
+		prev.Version, prev.Permissions, prev.Developer = "0.1", []string{"tabs"}, "Someone Else"
+		next := changes.MetaOf(&l)
+		cs = changes.Diff(cs, l.Store, strings.Clone(l.ID), &prev, &next)
+	}
+	log := changes.NewLog(cs, 0)
+	if log.Len() < 200 {
+		t.Fatalf("only %d changes", log.Len())
+	}
+	r = r.WithChanges(log)
+	var buf bytes.Buffer
+	if _, err := replica.WriteSnapshot(&buf, r, 1); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := replica.ReadSnapshot(bytes.NewReader(buf.Bytes()), replica.ReadOptions{Generation: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl := got.Changes()
+	if gl.Len() != log.Len() || gl.From() != log.From() {
+		t.Fatalf("%d changes from %d, want %d from %d", gl.Len(), gl.From(), log.Len(), log.From())
+	}
+	for i := range log.Len() {
+		a, b := log.At(i), gl.At(i)
+		if a.At != b.At || a.ID != b.ID || a.Kind != b.Kind || a.Before != b.Before || a.After != b.After ||
+			!slices.Equal(a.Added(), b.Added()) || !slices.Equal(a.Removed(), b.Removed()) || a.Widened != b.Widened {
+			t.Fatalf("change %d: %+v, want %+v", i, b, a)
+		}
+		if l := got.Lookup(b.Store, b.ID); l == nil || unsafeData(l.ID) != unsafeData(b.ID) {
+			t.Fatalf("change %d: its id is not the listing's own string", i)
+		}
+	}
+	raw := decompress(t, buf.Bytes())
+	if _, _, err := replica.ReadSnapshot(bytes.NewReader(recompress(raw[:len(raw)-10])), replica.ReadOptions{}); err == nil {
+		t.Error("a change log cut short was read")
+	}
+}
+
+// recompress returns b as a zstd stream.
+func recompress(b []byte) []byte {
+	var out bytes.Buffer
+	zw, _ := zstd.NewWriter(&out)
+	zw.Write(b)
+	zw.Close()
+	return out.Bytes()
 }

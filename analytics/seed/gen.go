@@ -741,13 +741,15 @@ func makeVersion(r *rand.Rand, s views.Store) string {
 // are delisted for a while and come back. A listing delisted for good
 // (meta.DelistedAt) was live in every version before its last. The
 // versions are made from meta backwards, each the one after it with that
-// update undone.
+// update undone; meta's crawl becomes its last update's (or the first
+// read's), unless it is the delisting's.
 func (g *Generator) history(dst []analytics.ListingRow, r *rand.Rand, p *plan, meta *analytics.ListingRow) []analytics.ListingRow {
 	first := p.startAt
 	if !first.Before(meta.CrawledAt) {
 		return dst
 	}
-	span := meta.CrawledAt.Sub(first)
+	end := meta.CrawledAt
+	span := end.Sub(first)
 	years := span.Hours() / (24 * 365)
 	big := math.Min(p.size/1e5, 1)
 	rate := 2 + 6*big
@@ -761,7 +763,19 @@ func (g *Generator) history(dst []analytics.ListingRow, r *rand.Rand, p *plan, m
 	}
 	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
 	at = slices.CompactFunc(at, func(a, b time.Time) bool { return a.Equal(b) })
-	at = slices.DeleteFunc(at, func(t time.Time) bool { return !t.After(first) || !t.Before(meta.CrawledAt) })
+	at = slices.DeleteFunc(at, func(t time.Time) bool { return !t.After(first) || !t.Before(end) })
+	if meta.DelistedAt == nil {
+		// The newest version is the last update's, or the first read's:
+		// the crawler writes a version when something changed, not at
+		// every crawl.
+		meta.CrawledAt = first
+		if len(at) > 0 {
+			meta.CrawledAt, at = at[len(at)-1], at[:len(at)-1]
+		}
+		if len(at) == 0 && meta.CrawledAt.Equal(first) {
+			return dst
+		}
+	}
 	versions := make([]analytics.ListingRow, len(at)+2) // first read, updates, meta
 	versions[len(versions)-1] = *meta
 	cur := *meta

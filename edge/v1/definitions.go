@@ -25,6 +25,7 @@ type Definition struct {
 
 const (
 	viewsCadence   = "Rebuilt in the background from the stored crawls every few minutes; changes when a new reading arrives."
+	changeCadence  = "Read from the stored metadata versions when the edge loads and at every refresh (every few minutes), as the crawler writes them; answered from memory."
 	historyCadence = "Read from the stored crawls when asked for, and cached until the next rebuild; a past day changes only if a late crawl of it arrives."
 )
 
@@ -65,6 +66,20 @@ var Definitions = []Definition{
 		links.NameWeight, links.DeveloperWeight, links.DescriptionWeight, links.LinkThreshold, links.LinkMargin),
 		"The listings' newest metadata.", viewsCadence, "Never null: an empty list when no listing of another store is judged the same; listings never read are not linked."},
 	{"changedAt", "When a listing last changed for the change feed: the later of its newest metadata crawl and its newest reading.", "An instant (RFC 3339, UTC).", viewsCadence, "Never null: a listing is in the feed once it has been crawled."},
+	{"changeAt", "When a change of a listing's metadata was seen: the crawl that read the version holding it. The change happened between that crawl and the one that read the version before.", "An instant (RFC 3339, UTC), within the change window (the newest metadata crawl less EDGE_CHANGE_DAYS, 180 by default).", changeCadence, "Never null."},
+	{"changeKind", "What changed between two consecutive metadata versions of a listing: one of the change.* kinds below. One crawl can hold several changes of one listing (a new version that adds a permission), one event each. A listing's first version is no change, nor is a version the crawler only knew of (never read).", "Two consecutive metadata versions.", changeCadence, "Never null."},
+	{"change.version", "The listing's version string changed (before, after).", "Two consecutive versions.", changeCadence, "before and after are null only when the store gave no version."},
+	{"change.permissions", "chrome and edge: the manifest's permissions changed; added and removed name them, sorted (an MV2 manifest lists host access such as <all_urls> among its permissions).", "Two consecutive versions.", changeCadence, "Other stores: no such change (their manifests are not read)."},
+	{"change.hostAccess", "chrome and edge: the host patterns the listing may reach changed; added and removed name them, sorted. widened is true when it added a pattern while no pattern it had reached every host (<all_urls>, or a match pattern whose host is *): it may now reach hosts it could not.", "Two consecutive versions.", changeCadence, "Other stores: no such change."},
+	{"change.manifestVersion", "chrome and edge: the manifest version changed (2 to 3).", "Two consecutive versions.", changeCadence, "No change when either version is unknown."},
+	{"change.accessLevel", "chrome and edge: the access level the crawler derives from permissions and host access (1 to 4) changed.", "Two consecutive versions.", changeCadence, "No change when either level is unknown."},
+	{"change.developer", "The developer (publisher) named by the store changed: an ownership change, the classic way a trusted extension is sold and turned.", "Two consecutive versions.", changeCadence, "Never null."},
+	{"change.name", "The listing's name changed.", "Two consecutive versions.", changeCadence, "Never null."},
+	{"change.category", "The listing moved to another category of its store.", "Two consecutive versions.", changeCadence, "before or after is empty when the store gave none."},
+	{"change.featured", "The store featured the listing (after true) or stopped (after false): chrome's Featured badge, edge's and firefox's recommendations.", "Two consecutive versions.", changeCadence, "Never null."},
+	{"change.delisted", "The listing left its store: after is the delisting's time (RFC 3339).", "Two consecutive versions.", changeCadence, "before is null."},
+	{"change.relisted", "The listing came back to its store after a delisting: before is the delisting's time.", "Two consecutive versions.", changeCadence, "after is null."},
+	{"widened", "A hostAccess change that lets the listing reach hosts it could not before (see change.hostAccess).", "Two consecutive versions.", changeCadence, "Null for every kind but hostAccess."},
 }
 
 // definitionsAnswer is the answer of GET /api/v1/definitions.

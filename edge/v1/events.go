@@ -1,0 +1,353 @@
+package v1
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/changes"
+	"github.com/edge-stats/edge/views/served"
+)
+
+const (
+	eventsDefaultLimit = 100
+	eventsMaxLimit     = 1000
+	// maxEventFilters bounds the stores and kinds one query names.
+	maxEventFilters = 16
+)
+
+// eventCursor is what an event's cursor carries: its place in the feed.
+type eventCursor struct {
+	Version int    `json:"v"`
+	At      int64  `json:"t"`
+	Store   uint8  `json:"s"`
+	ID      string `json:"i"`
+	Kind    uint8  `json:"k"`
+}
+
+func cursorOf(p changes.Pos) string {
+	return *encodeCursor(eventCursor{Version: 1, At: p.At, Store: uint8(p.Store), ID: p.ID, Kind: uint8(p.Kind)})
+}
+
+// decodeEventCursor reads a cursor cursorOf made; ok is false for anything
+// else.
+func decodeEventCursor(raw string) (changes.Pos, bool) {
+	c, ok := decodeCursor[eventCursor](raw)
+	if !ok || c.Version != 1 || c.Store >= uint8(views.NumStores) || c.Kind == 0 || changes.Kind(c.Kind).String() == "" || len(c.ID) > 512 {
+		return changes.Pos{}, false
+	}
+	return changes.Pos{At: c.At, Store: views.Store(c.Store), ID: c.ID, Kind: changes.Kind(c.Kind)}, true
+}
+
+// EventDoc is one change of one listing, as the changelog and the event
+// feed give it.
+type EventDoc struct {
+	EventID string    `json:"eventId"` // the event's cursor: resume after it
+	At      time.Time `json:"at"`
+	Store   string    `json:"store"`
+	ID      string    `json:"id"`
+	Name    *string   `json:"name"` // the listing's current name; null when it left the replica
+	Kind    string    `json:"kind"`
+	Before  *string   `json:"before"`
+	After   *string   `json:"after"`
+	Added   []string  `json:"added"`   // permissions and hostAccess; null for other kinds
+	Removed []string  `json:"removed"` // the same
+	Widened *bool     `json:"widened"` // hostAccess only; null for other kinds
+}
+
+// newEventDoc returns c as the API gives it, with the listing's name from
+// r.
+func newEventDoc(c *changes.Change, r interface {
+	Lookup(views.Store, string) *views.Listing
+}) EventDoc {
+	d := EventDoc{EventID: cursorOf(changes.PosOf(c)), At: time.Unix(c.At, 0).UTC(), Store: c.Store.String(), ID: c.ID, Kind: c.Kind.String()}
+	if l := r.Lookup(c.Store, c.ID); l != nil && l.Name != "" {
+		d.Name = &l.Name
+	}
+	switch c.Kind {
+	case changes.Permissions, changes.HostAccess:
+		d.Added, d.Removed = nonNil(c.Added()), nonNil(c.Removed())
+		if c.Kind == changes.HostAccess {
+			w := c.Widened
+			d.Widened = &w
+		}
+	default:
+		if c.Before != "" {
+			d.Before = &c.Before
+		}
+		if c.After != "" {
+			d.After = &c.After
+		}
+	}
+	return d
+}
+
+// eventWindow is the span of time the change log covers.
+type eventWindow struct {
+	From time.Time `json:"from"` // changes before it are not kept (--change-days)
+	To   time.Time `json:"to"`   // the newest metadata crawl read
+}
+
+// changeLogAnswer is the answer of GET /api/v1/listings/{store}/{id}/changes.
+type changeLogAnswer struct {
+	Store      string      `json:"store"`
+	ID         string      `json:"id"`
+	Window     eventWindow `json:"window"`
+	Changes    []EventDoc  `json:"changes"`
+	NextCursor *string     `json:"nextCursor"`
+}
+
+// eventPage is the answer of GET /api/v1/events.
+type eventPage struct {
+	Order        string      `json:"order"` // newest (no since) or oldest (from since)
+	Window       eventWindow `json:"window"`
+	Events       []EventDoc  `json:"events"`
+	NextCursor   *string     `json:"nextCursor"`
+	LatestCursor *string     `json:"latestCursor"` // the newest event of the feed, filters aside: poll with since=latestCursor
+}
+
+// changeLog returns the published state and its change log, or a 503
+// while the log loads.
+func (s *API) changeLog(st *served.State) (*changes.Log, eventWindow, error) {
+	log := st.Replica.Changes()
+	if log == nil {
+		return nil, eventWindow{}, problem.New(http.StatusServiceUnavailable,
+			"The listings' change log is still loading after a restart. Retry in a minute.").RetryAfter(30)
+	}
+	return log, eventWindow{From: time.Unix(log.From(), 0).UTC(), To: st.Replica.Info().ListingsMark.UTC()}, nil
+}
+
+// limitParam reads limit (1 to max, default def).
+func limitParam(c *fiber.Ctx, def, max int) (int, error) {
+	raw := c.Query("limit")
+	if raw == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > max {
+		return 0, problem.Newf(http.StatusBadRequest, "limit: %.40q is not a whole number from 1 to %d (default %d).", raw, max, def)
+	}
+	return n, nil
+}
+
+// getListingChanges answers GET /api/v1/listings/{store}/{id}/changes
+// (and .csv): the listing's changes, newest first, cursor-paged.
+func (s *API) getListingChanges(c *fiber.Ctx) (answer.Reply, error) {
+	st, l, err := s.listingParams(c)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	log, window, err := s.changeLog(st)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	limit, err := limitParam(c, eventsDefaultLimit, eventsMaxLimit)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	var before changes.Pos
+	if raw := c.Query("cursor"); raw != "" {
+		p, ok := decodeEventCursor(raw)
+		if !ok || p.Store != l.Store || p.ID != l.ID {
+			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: pass the nextCursor of this listing's previous page unchanged; omit it for the newest changes.")
+		}
+		before = p
+	}
+	asCSV := wantsCSV(c)
+	var buf [640]byte
+	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id/changes", st.Replica.Info().Generation).
+		Int("s", int64(l.Store)).Str("id", l.ID).Int("limit", int64(limit)).
+		Int("t", before.At).Int("cs", int64(before.Store)).Str("ci", before.ID).Int("ck", int64(before.Kind)).Int("csv", b2i(asCSV))
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		cs, more := log.Listing(l.Store, l.ID, before, limit)
+		out := changeLogAnswer{Store: l.Store.String(), ID: l.ID, Window: window, Changes: make([]EventDoc, len(cs))}
+		for i, ch := range cs {
+			out.Changes[i] = newEventDoc(ch, st.Replica)
+		}
+		if more {
+			out.NextCursor = &out.Changes[len(out.Changes)-1].EventID
+		}
+		if asCSV {
+			return eventsCSV(out.Changes)
+		}
+		return answer.JSON(out)
+	})
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+// eventFilter reads the feed's filters: store and kind (each one name or
+// several, comma-separated) and permission.
+func eventFilter(c *fiber.Ctx) (changes.Filter, error) {
+	var f changes.Filter
+	if raw := c.Query("store"); raw != "" {
+		for i, name := range strings.Split(raw, ",") {
+			st, err := views.ParseStore(name)
+			if err != nil || i >= maxEventFilters {
+				return f, problem.Newf(http.StatusBadRequest, "store: %.40q is not a store; use chrome, edge, firefox, apple or googleplay, or several comma-separated.", name)
+			}
+			f.Stores = append(f.Stores, st)
+		}
+	}
+	if raw := c.Query("kind"); raw != "" {
+		for i, name := range strings.Split(raw, ",") {
+			k, ok := changes.ParseKind(name)
+			if !ok || i >= maxEventFilters {
+				names := make([]string, 0, 12)
+				for _, k := range changes.Kinds() {
+					names = append(names, k.String())
+				}
+				return f, problem.Newf(http.StatusBadRequest, "kind: %.40q is not a kind of change; use one of %s, or several comma-separated.", name, strings.Join(names, ", "))
+			}
+			f.Kinds = append(f.Kinds, k)
+		}
+	}
+	if p := c.Query("permission"); p != "" {
+		if len(p) > 200 {
+			return f, problem.New(http.StatusBadRequest, "permission: a permission's name, such as tabs or cookies (at most 200 bytes).")
+		}
+		if len(f.Kinds) > 0 && (len(f.Kinds) > 1 || f.Kinds[0] != changes.Permissions) {
+			return f, problem.New(http.StatusBadRequest, "permission selects permissions changes that added it: leave kind out, or set it to permissions.")
+		}
+		f.Permission = p
+	}
+	return f, nil
+}
+
+// sinceEvent reads since: an event's cursor (eventId or nextCursor), a
+// time (RFC 3339: the events strictly after it) or a date (the events on
+// that day or later).
+func sinceEvent(raw string) (changes.Pos, error) {
+	if t, err := time.Parse(time.RFC3339, raw); err == nil {
+		return changes.Pos{At: t.Unix(), Store: views.NumStores}, nil // after every event at t's second
+	}
+	if t, err := time.Parse(time.DateOnly, raw); err == nil {
+		return changes.Pos{At: t.Unix() - 1, Store: views.NumStores}, nil
+	}
+	if p, ok := decodeEventCursor(raw); ok {
+		return p, nil
+	}
+	return changes.Pos{}, problem.New(http.StatusBadRequest,
+		"since: send an eventId or the nextCursor of the previous answer unchanged, a time (RFC 3339, such as 2026-03-01T00:00:00Z) or a date (yyyy-MM-dd); omit it for the newest events first.")
+}
+
+// getEvents answers GET /api/v1/events (and .csv): the store-wide feed of
+// changes. Without since, newest first, paged back with cursor; with
+// since, oldest first from there, and nextCursor only moves forward (it
+// stays at since when nothing is newer: ask again later).
+func (s *API) getEvents(c *fiber.Ctx) (answer.Reply, error) {
+	st, err := s.current()
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	log, window, err := s.changeLog(st)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	f, err := eventFilter(c)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	limit, err := limitParam(c, eventsDefaultLimit, eventsMaxLimit)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	since, cursor := c.Query("since"), c.Query("cursor")
+	var pos changes.Pos
+	forward := since != ""
+	switch {
+	case forward && cursor != "":
+		return answer.Reply{}, problem.New(http.StatusBadRequest, "since and cursor: send one. since reads forward from a place, oldest first; cursor pages back through the newest first.")
+	case forward:
+		if pos, err = sinceEvent(since); err != nil {
+			return answer.Reply{}, err
+		}
+	case cursor != "":
+		p, ok := decodeEventCursor(cursor)
+		if !ok {
+			return answer.Reply{}, problem.New(http.StatusBadRequest, notACursor)
+		}
+		pos = p
+	}
+	asCSV := wantsCSV(c)
+	var buf [768]byte
+	key := answer.NewKey(buf[:0], "/api/v1/events", st.Replica.Info().Generation).
+		Int("fwd", b2i(forward)).Int("t", pos.At).Int("ps", int64(pos.Store)).Str("pi", pos.ID).Int("pk", int64(pos.Kind)).
+		Int("limit", int64(limit)).Str("perm", f.Permission).Int("csv", b2i(asCSV))
+	for _, st := range f.Stores {
+		key = key.Int("s", int64(st))
+	}
+	for _, k := range f.Kinds {
+		key = key.Int("k", int64(k))
+	}
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		var (
+			cs   []*changes.Change
+			more bool
+		)
+		out := eventPage{Order: "newest", Window: window}
+		if forward {
+			out.Order = "oldest"
+			cs, more = log.After(&f, pos, limit)
+		} else {
+			cs, more = log.Before(&f, pos, limit)
+		}
+		out.Events = make([]EventDoc, len(cs))
+		for i, ch := range cs {
+			out.Events[i] = newEventDoc(ch, st.Replica)
+		}
+		switch {
+		case forward && len(cs) > 0:
+			out.NextCursor = &out.Events[len(cs)-1].EventID
+		case forward:
+			next := since
+			if _, ok := decodeEventCursor(since); !ok {
+				next = cursorOf(pos) // a time or date: the same place, as a cursor
+			}
+			out.NextCursor = &next
+		case more:
+			out.NextCursor = &out.Events[len(cs)-1].EventID
+		}
+		if log.Len() > 0 {
+			latest := cursorOf(log.Newest())
+			out.LatestCursor = &latest
+		}
+		if asCSV {
+			return eventsCSV(out.Events)
+		}
+		return answer.JSON(out)
+	})
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+// eventsCSV is a page of events as CSV: one change a row; added and
+// removed names separated by spaces.
+func eventsCSV(es []EventDoc) (*answer.Answer, error) {
+	rows := make([][]string, len(es))
+	opt := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return answer.CSVText(*p)
+	}
+	for i, e := range es {
+		widened := ""
+		if e.Widened != nil {
+			widened = strconv.FormatBool(*e.Widened)
+		}
+		rows[i] = []string{e.At.Format(time.RFC3339), e.Store, answer.CSVText(e.ID), opt(e.Name), e.Kind, opt(e.Before), opt(e.After),
+			answer.CSVText(strings.Join(e.Added, " ")), answer.CSVText(strings.Join(e.Removed, " ")), widened, e.EventID}
+	}
+	return answer.CSV([]string{"at", "store", "id", "name", "kind", "before", "after", "added", "removed", "widened", "event_id"}, rows)
+}

@@ -76,7 +76,8 @@ func TestOpenAPIDescriptionIsValid(t *testing.T) {
 	want := []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",
 		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",
 		"/week", "/week/{id}", "/weeks", "/openapi.json", "/listings/{store}/{id}/growth", "/listings/{store}/{id}/history.csv",
-		"/compare", "/compare.csv", "/definitions", "/changes", "/exports", "/exports/{day}/{file}"}
+		"/compare", "/compare.csv", "/definitions", "/changes", "/exports", "/exports/{day}/{file}",
+		"/listings/{store}/{id}/changes", "/listings/{store}/{id}/changes.csv", "/events", "/events.csv"}
 	if len(doc.Paths) != len(want) {
 		t.Errorf("%d paths, want %d", len(doc.Paths), len(want))
 	}
@@ -188,7 +189,18 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		"/compare?listings=" + url.QueryEscape("firefox:"+firefox.ID+",chrome:"+chrome.ID) + "&days=20",
 		"/compare.csv?listings=" + url.QueryEscape("firefox:"+firefox.ID+",chrome:"+chrome.ID),
 		"/listings/firefox/" + firefox.ID + "/history.csv",
+		"/listings/firefox/" + firefox.ID + "/changes",
+		"/listings/chrome/" + chrome.ID + "/changes.csv?limit=3",
+		"/events?limit=5",
+		"/events?since=2026-02-27&kind=version,name&store=chrome,edge",
+		"/events?permission=tabs",
+		"/events.csv?limit=3",
 		// Errors.
+		"/events?kind=nope",
+		"/events?since=nonsense",
+		"/events?since=2026-02-27&cursor=x",
+		"/events?permission=tabs&kind=name",
+		"/listings/chrome/" + chrome.ID + "/changes?cursor=x",
 		"/listings/firefox/" + firefox.ID + "/growth",
 		"/listings/firefox/" + firefox.ID + "/growth?from=2020-13-01",
 		"/listings/firefox/" + firefox.ID + "/growth?from=2020-01-01T00:00:00",

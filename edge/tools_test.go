@@ -86,6 +86,9 @@ func toolCases(tag, category string, firefox, chrome views.Listing, newest views
 		{"get_definitions", nil, "/definitions"},
 		{"list_changes", map[string]any{"limit": 3}, "/changes?limit=3"},
 		{"list_exports", nil, "/exports"},
+		{"get_listing_changes", map[string]any{"store": "chrome", "id": chrome.ID, "limit": 5}, "/listings/chrome/" + chrome.ID + "/changes?limit=5"},
+		{"list_events", map[string]any{"store": "chrome,edge", "kind": "version,developer", "limit": 4}, "/events?store=chrome,edge&kind=version,developer&limit=4"},
+		{"list_events", map[string]any{"since": "2026-02-20", "limit": 3}, "/events?since=2026-02-20&limit=3"},
 	}
 }
 
@@ -148,7 +151,7 @@ func TestToolServerWithTheGoSDKClient(t *testing.T) {
 		}
 	}
 	want := []string{"search_listings", "get_listing", "get_listing_history", "top_charts", "climbers", "search_reviews", "list_tags", "tag_listings", "store_stats",
-		"listing_growth", "compare_listings", "get_definitions", "list_changes", "list_exports"}
+		"listing_growth", "compare_listings", "get_definitions", "list_changes", "list_exports", "get_listing_changes", "list_events"}
 	slices.Sort(names)
 	slices.Sort(want)
 	if !slices.Equal(names, want) || !slices.Equal(names, sorted(mcp.ToolNames())) {
@@ -501,7 +504,7 @@ func TestToolServerWithTheTypeScriptClients(t *testing.T) {
 			for _, tool := range got.Tools {
 				names = append(names, tool.Name)
 			}
-			if !slices.Equal(sorted(names), sorted(mcp.ToolNames())) || len(names) != 14 {
+			if !slices.Equal(sorted(names), sorted(mcp.ToolNames())) || len(names) != 16 {
 				t.Fatalf("tools %v", names)
 			}
 			for i, c := range cases {

@@ -15,10 +15,10 @@ import (
 )
 
 // maxToolsList is the bound on tools/list's body: an agent reads it into
-// its context before the first call. It was 40 KiB until listing_growth
-// answered instants as well as dates (a second answer shape) and chart
-// entries carried the figure they are ranked by: 41.7 KB since.
-const maxToolsList = 42 << 10
+// its context before the first call. Issue 42 set it at 40 KiB with
+// sixteen tools: the output schemas carry no required lists since (see
+// bare), which made room for the changelog's and the event feed's tools.
+const maxToolsList = 40 << 10
 
 // TestToolsListIsSmall lists the tools through the SDK as a client does
 // and checks that the answer stays within maxToolsList and that each
@@ -100,7 +100,7 @@ func TestToolsListIsSmall(t *testing.T) {
 				t.Errorf("%s: $defs carries %s, which its schema never uses", tool.Name, name)
 			}
 		}
-		if len(used) == 0 && tool.OutputSchema["oneOf"] == nil && tool.OutputSchema["properties"] == nil {
+		if len(used) == 0 && tool.OutputSchema["anyOf"] == nil && tool.OutputSchema["properties"] == nil {
 			t.Errorf("%s: an empty output schema", tool.Name)
 		}
 	}

@@ -159,7 +159,7 @@ func TestOutputSchemas(t *testing.T) {
 	if s, _ := outputSchema(defs, "C|D"); len(s["$defs"].(map[string]any)) != 2 {
 		t.Fatalf("either: $defs %v, want C and D", s["$defs"])
 	}
-	if s, err := outputSchema(defs, "A|B"); err != nil || s["oneOf"] == nil || s["type"] != "object" {
+	if s, err := outputSchema(defs, "A|B"); err != nil || s["anyOf"] == nil || s["type"] != "object" {
 		t.Fatalf("either: %v %v", s, err)
 	}
 	if _, err := outputSchema(defs, "E"); err == nil {

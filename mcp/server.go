@@ -189,7 +189,9 @@ func outputSchema(defs map[string]any, name string) (map[string]any, error) {
 				return nil, fmt.Errorf("no schema %s", n)
 			}
 		}
-		out = map[string]any{"type": "object", "oneOf": []any{map[string]any{"$ref": "#/$defs/" + a}, map[string]any{"$ref": "#/$defs/" + b}}}
+		// anyOf, not oneOf: without their required lists (see bare), both
+		// shapes admit an object of either.
+		out = map[string]any{"type": "object", "anyOf": []any{map[string]any{"$ref": "#/$defs/" + a}, map[string]any{"$ref": "#/$defs/" + b}}}
 	} else {
 		s, ok := defs[name].(map[string]any)
 		if !ok {
@@ -205,10 +207,14 @@ func outputSchema(defs map[string]any, name string) (map[string]any, error) {
 }
 
 // bare returns a copy of schema v without its prose (description,
-// example, examples, x- extensions, and additionalProperties: false) and
-// its value bounds (format, minimum, maximum, minItems, maxItems): what
-// a client needs to read a result is its shape, and tools/list, which an
-// agent reads whole into its context, stays small. The fields, their
+// example, examples, x- extensions, and additionalProperties: false),
+// its value bounds (format, minimum, maximum, minItems, maxItems) and its
+// required lists: what a client needs to read a result is its shape, and
+// tools/list, which an agent reads whole into its context, stays small.
+// Every field of an answer is always present (a missing value is null),
+// as the OpenAPI description's required lists say and its tests check on
+// every live answer; repeated in each tool's schema, the lists were an
+// eighth of tools/list. The fields, their
 // formats and bounds are described in the OpenAPI description that the
 // schemas come from (docs/mcp.md). A property that is named
 // "description" stays: only keywords go. A nullable type, which the
@@ -223,7 +229,7 @@ func bare(v any) any {
 				continue
 			}
 			switch k {
-			case "description", "example", "examples", "format", "minimum", "maximum", "minItems", "maxItems":
+			case "description", "example", "examples", "format", "minimum", "maximum", "minItems", "maxItems", "required":
 				continue
 			case "additionalProperties":
 				// Closed objects are the description's promise, checked by

@@ -240,6 +240,39 @@ var tools = []tool{
 		request: func(a args) (string, url.Values) { return "/changes", a.query() },
 	},
 	{
+		name:  "get_listing_changes",
+		title: "Get a listing's changelog",
+		description: "A listing's metadata changes, newest first: version, permissions, host access (widened: new hosts reachable), manifest, access level, developer (new owner), name, category, featured, delisted, relisted. " +
+			"Same as GET /api/v1/listings/{store}/{id}/changes.",
+		args: map[string]map[string]any{
+			"store":  storeArg("The listing's store."),
+			"id":     str("The listing's id in its store."),
+			"cursor": cursorArg,
+			"limit":  integer("Changes per page.", 1, 1000, 100),
+		},
+		required: []string{"store", "id"},
+		output:   "ChangeLog",
+		request: func(a args) (string, url.Values) {
+			return "/listings/" + a.path("store") + "/" + a.path("id") + "/changes", a.query()
+		},
+	},
+	{
+		name:  "list_events",
+		title: "List change events",
+		description: "Metadata changes of every listing (kinds as get_listing_changes): newest first, or oldest first from since. To watch: since=latestCursor, then each nextCursor. " +
+			"Same as GET /api/v1/events.",
+		args: map[string]map[string]any{
+			"store":      str("Stores, comma-separated; absent: all."),
+			"kind":       str("Kinds, comma-separated (version, permissions, hostAccess, developer…); absent: all."),
+			"permission": str("Only changes that added this permission (such as tabs)."),
+			"since":      str("An eventId, a nextCursor, a time or a date: oldest first after it."),
+			"cursor":     cursorArg,
+			"limit":      integer("Events per page.", 1, 1000, 100),
+		},
+		output:  "EventPage",
+		request: func(a args) (string, url.Values) { return "/events", a.query() },
+	},
+	{
 		name:        "list_exports",
 		title:       "List daily exports",
 		description: "The daily bulk exports, newest first: per day and store, gzip NDJSON and CSV files of every listing's state and the day's readings, with size, rows, SHA-256 and url (downloading needs a key). Same as GET /api/v1/exports.",

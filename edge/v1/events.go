@@ -139,9 +139,19 @@ func limitParam(c *fiber.Ctx, def, max int) (int, error) {
 // getListingChanges answers GET /api/v1/listings/{store}/{id}/changes
 // (and .csv): the listing's changes, newest first, cursor-paged.
 func (s *API) getListingChanges(c *fiber.Ctx) (answer.Reply, error) {
-	st, l, err := s.listingParams(c)
+	// A listing delisted before its first reading has a changelog too:
+	// only an unknown listing is a 404.
+	store, err := storeParam(c)
 	if err != nil {
 		return answer.Reply{}, err
+	}
+	st, err := s.current()
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	l := st.Replica.Lookup(store, c.Params("id"))
+	if l == nil {
+		return answer.Reply{}, problem.Newf(http.StatusNotFound, "There is no listing %q in store %s. Use the store's own id, as listed by /api/v1/listings?store=%s.", c.Params("id"), store, store)
 	}
 	log, window, err := s.changeLog(st)
 	if err != nil {

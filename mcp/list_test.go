@@ -44,6 +44,11 @@ func TestToolsListIsSmall(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("tools/list: %d %s", rec.Code, body)
 	}
+	// The 2026-07-28 caching hints: the list is the same for every caller
+	// and stays true until a deploy.
+	if !strings.Contains(string(body), `"ttlMs":3600000`) || !strings.Contains(string(body), `"cacheScope":"public"`) {
+		t.Errorf("tools/list without its caching hints: %.200s", body)
+	}
 	if len(body) > maxToolsList {
 		t.Errorf("tools/list is %d bytes, over its bound of %d", len(body), maxToolsList)
 	}

@@ -66,6 +66,14 @@ func New(version string, openapi []byte, answer Answerer, charge Charge, generat
 		// answered at once, instead of held open for notifications that
 		// a JSON answer cannot carry.
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		// The caching hints of the 2026-07-28 protocol on what is listed
+		// (tools/list, server/discover): the tools are compiled in and the
+		// same for every caller, so they stay true until the edge is
+		// upgraded; an hour bounds how long a client keeps an old list
+		// after a deploy.
+		SetCacheable: func(_ context.Context, _ sdk.Request, c *sdk.Cacheable) {
+			c.TTLMs, c.CacheScope = listTTL, "public"
+		},
 	})
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false), IdempotentHint: true}
 	for i := range tools {
@@ -160,6 +168,9 @@ func (t *tool) handler(answer Answerer, charge Charge) sdk.ToolHandler {
 func failed(detail string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: detail}}}
 }
+
+// listTTL is the ttlMs of tools/list and server/discover: an hour.
+const listTTL = 3_600_000
 
 // schemaDefs reads the OpenAPI description's schemas, with their
 // references rewritten to JSON Schema's #/$defs.

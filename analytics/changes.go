@@ -162,3 +162,40 @@ func streamVersionRows(ctx context.Context, conn driver.Conn, in *replica.Intern
 	}
 	return nil
 }
+
+// DayChange is one change of a day's events file: the change, and the
+// listing's name in the version that holds it.
+type DayChange struct {
+	changes.Change
+	Name string
+}
+
+// StreamDayChanges calls fn with every change of store s's listings seen
+// by a crawl of day d (UTC), in the feed's order within each listing and
+// listings in id order: every version of each listing with a version
+// that day is read, so that its first version of the day is diffed with
+// the one before it.
+func StreamDayChanges(ctx context.Context, conn driver.Conn, s views.Store, d views.Day, fn func(*DayChange) error) error {
+	from, to := d.Time().Unix(), (d + 1).Time().Unix()
+	sel := selection{`store = ? AND id IN (SELECT id FROM listings WHERE store = ? AND toUInt32(crawled_at) >= ? AND toUInt32(crawled_at) < ?)`,
+		[]any{uint8(s), uint8(s), from, to}}
+	var (
+		cs  []changes.Change
+		err error
+	)
+	streamErr := streamVersions(ctx, conn, replica.NewInterner(), sel, func(s views.Store, id string, prev, next *changes.Meta) {
+		if err != nil || next.At < from || next.At >= to {
+			return
+		}
+		cs = changes.Diff(cs[:0], s, id, prev, next) // in kind order
+		for i := range cs {
+			if err = fn(&DayChange{Change: cs[i], Name: next.Name}); err != nil {
+				return
+			}
+		}
+	})
+	if streamErr != nil {
+		return fmt.Errorf("changes of %s on %s: %w", s, d, streamErr)
+	}
+	return err
+}

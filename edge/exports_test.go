@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,9 +84,19 @@ func TestDailyExports(t *testing.T) {
 	key, _ := signUpWithKey(t, h, "exports@example.com")
 	auth := map[string]string{"Authorization": "Bearer " + key}
 	day := l.Days[2]
-	if len(day.Files) != 2*int(views.NumStores) {
+	if len(day.Files) != 3*int(views.NumStores) {
 		t.Fatalf("%s: %d files", day.Day, len(day.Files))
 	}
+	// The day's events, diffed by hand from the seeded versions.
+	dayStart, _ := time.Parse(time.DateOnly, day.Day)
+	wantEvents := map[string][]string{}
+	for _, c := range expectedChanges(edgetest.Seed(800)) {
+		if at := time.Unix(c.At, 0); !at.Before(dayStart) && at.Before(dayStart.AddDate(0, 0, 1)) {
+			wantEvents[c.Store.String()] = append(wantEvents[c.Store.String()], changeKey(&c))
+		}
+	}
+	sortedKeys := func(ks []string) []string { return slices.Sorted(slices.Values(ks)) }
+	events := 0
 	var chromeND []byte
 	for _, f := range day.Files {
 		a := call(t, "GET", h.Base+f.URL, auth, "")
@@ -96,6 +107,21 @@ func TestDailyExports(t *testing.T) {
 			t.Fatalf("%s: %d, %d bytes (listed %d), headers %v", f.URL, a.status, len(a.body), f.Size, a.header)
 		}
 		plain := gunzip(t, a.body)
+		if f.Content == exports.ContentEvents {
+			var got []string
+			for line := range bytes.Lines(plain) {
+				var e eventJSON
+				if err := json.Unmarshal(line, &e); err != nil || e.Name == nil || *e.Name == "" {
+					t.Fatalf("%s: %v, name %v", f.URL, err, e.Name)
+				}
+				got = append(got, e.key())
+			}
+			if len(got) != f.Rows || !slices.Equal(sortedKeys(got), sortedKeys(wantEvents[f.Store])) {
+				t.Fatalf("%s: %d events (listed %d), want %d:\n%v\nwant\n%v", f.URL, len(got), f.Rows, len(wantEvents[f.Store]), got, wantEvents[f.Store])
+			}
+			events += len(got)
+			continue
+		}
 		switch f.Format {
 		case "ndjson":
 			if n := bytes.Count(plain, []byte("\n")); n != f.Rows || f.Rows < 50 {
@@ -150,6 +176,9 @@ func TestDailyExports(t *testing.T) {
 
 	if checked == 0 {
 		t.Fatal("no line of the chrome file was checked")
+	}
+	if events == 0 {
+		t.Fatalf("no event on %s: the test checks nothing of the events files", day.Day)
 	}
 
 	// Refusals.

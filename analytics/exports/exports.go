@@ -31,17 +31,25 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/changes"
 )
 
 // File is one file of a day's export.
 type File struct {
-	Name   string `json:"name"` // <store>.ndjson.gz or <store>.csv.gz
-	Store  string `json:"store"`
-	Format string `json:"format"` // ndjson or csv
-	Size   int64  `json:"size"`   // bytes, compressed
-	Rows   int    `json:"rows"`   // listings
-	SHA256 string `json:"sha256"` // of the compressed bytes, in hex
+	Name    string `json:"name"` // <store>.ndjson.gz, <store>.csv.gz or <store>.events.ndjson.gz
+	Store   string `json:"store"`
+	Content string `json:"content"` // listings, or events (the day's changes)
+	Format  string `json:"format"`  // ndjson or csv
+	Size    int64  `json:"size"`    // bytes, compressed
+	Rows    int    `json:"rows"`    // listings, or events
+	SHA256  string `json:"sha256"`  // of the compressed bytes, in hex
 }
+
+// The contents of a day's files.
+const (
+	ContentListings = "listings"
+	ContentEvents   = "events"
+)
 
 // Manifest lists a day's files.
 type Manifest struct {
@@ -55,6 +63,9 @@ const manifestName = "manifest.json"
 
 // formats are the formats of each store's files, in manifest order.
 var formats = []string{"ndjson", "csv"}
+
+// eventsName returns the name of store s's events file.
+func eventsName(s views.Store) string { return s.String() + ".events.ndjson.gz" }
 
 // fileName returns the name of store s's file in format.
 func fileName(s views.Store, format string) string { return s.String() + "." + format + ".gz" }
@@ -85,7 +96,11 @@ func Build(ctx context.Context, conn driver.Conn, dir string, d views.Day) (m Ma
 		if err != nil {
 			return m, false, fmt.Errorf("export %s of %s: %w", s, d, err)
 		}
-		m.Files = append(m.Files, files...)
+		events, err := writeEvents(ctx, conn, tmp, s, d)
+		if err != nil {
+			return m, false, fmt.Errorf("export the events of %s of %s: %w", s, d, err)
+		}
+		m.Files = append(append(m.Files, files...), events)
 	}
 	m.Built, m.Seconds = time.Now().UTC().Truncate(time.Second), time.Since(start).Seconds()
 	b, _ := json.MarshalIndent(m, "", "  ")
@@ -113,6 +128,11 @@ func readManifest(dayDir string) (Manifest, error) {
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("manifest of %s: %w", dayDir, err)
+	}
+	for i := range m.Files {
+		if m.Files[i].Content == "" {
+			m.Files[i].Content = ContentListings // written before the events files
+		}
 	}
 	return m, nil
 }
@@ -143,13 +163,16 @@ type output struct {
 }
 
 func create(dir string, s views.Store, format string) (*output, error) {
-	name := fileName(s, format)
+	return createNamed(dir, fileName(s, format), s, ContentListings, format)
+}
+
+func createNamed(dir, name string, s views.Store, content, format string) (*output, error) {
 	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	h := sha256.New()
-	o := &output{f: f, buf: bufio.NewWriterSize(f, 1<<20), sum: h, file: File{Name: name, Store: s.String(), Format: format}}
+	o := &output{f: f, buf: bufio.NewWriterSize(f, 1<<20), sum: h, file: File{Name: name, Store: s.String(), Content: content, Format: format}}
 	o.cnt = &counted{w: o.buf, hash: h}
 	// No name and no time in the header: the bytes depend on the data alone.
 	o.gz, _ = gzip.NewWriterLevel(o.cnt, gzip.DefaultCompression)
@@ -209,6 +232,59 @@ func writeStore(ctx context.Context, conn driver.Conn, dir string, s views.Store
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+// event is a line of a day's events file: a change of a listing, as
+// GET /api/v1/events gives it, with the listing's name in the version
+// that holds it.
+type event struct {
+	At      time.Time `json:"at"`
+	Store   string    `json:"store"`
+	ID      string    `json:"id"`
+	Name    string    `json:"name"`
+	Kind    string    `json:"kind"`
+	Before  *string   `json:"before"`
+	After   *string   `json:"after"`
+	Added   []string  `json:"added"`
+	Removed []string  `json:"removed"`
+	Widened *bool     `json:"widened"`
+}
+
+// writeEvents writes store s's events of day d into dir: every change of
+// a listing seen by a crawl of that day, one a line.
+func writeEvents(ctx context.Context, conn driver.Conn, dir string, s views.Store, d views.Day) (File, error) {
+	o, err := createNamed(dir, eventsName(s), s, ContentEvents, "ndjson")
+	if err != nil {
+		return File{}, err
+	}
+	defer o.f.Close()
+	enc := json.NewEncoder(o.gz)
+	rows := 0
+	err = analytics.StreamDayChanges(ctx, conn, s, d, func(c *analytics.DayChange) error {
+		rows++
+		e := event{At: time.Unix(c.At, 0).UTC(), Store: s.String(), ID: c.ID, Name: c.Name, Kind: c.Kind.String()}
+		switch c.Kind {
+		case changes.Permissions, changes.HostAccess:
+			e.Added, e.Removed = append([]string{}, c.Added()...), append([]string{}, c.Removed()...)
+			if c.Kind == changes.HostAccess {
+				e.Widened = &c.Widened
+			}
+		default:
+			if c.Before != "" {
+				e.Before = &c.Before
+			}
+			if c.After != "" {
+				e.After = &c.After
+			}
+		}
+		return enc.Encode(&e)
+	})
+	if err != nil {
+		return File{}, err
+	}
+	f, err := o.close()
+	f.Rows = rows
+	return f, err
 }
 
 // reading is a reading in an NDJSON line.
@@ -439,6 +515,7 @@ func checkNames(m Manifest) error {
 		for _, format := range formats {
 			allowed[fileName(s, format)] = true
 		}
+		allowed[eventsName(s)] = true
 	}
 	for _, f := range m.Files {
 		if !allowed[f.Name] {

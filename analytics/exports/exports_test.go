@@ -85,11 +85,15 @@ func TestDaysPathAndPrune(t *testing.T) {
 // same files and manifest, and nothing at all when a file's bytes, size
 // or name are not what the manifest says.
 func TestCopy(t *testing.T) {
-	files := map[string][]byte{"chrome.csv.gz": []byte("csv bytes"), "edge.ndjson.gz": []byte("ndjson bytes")}
+	files := map[string][]byte{"chrome.csv.gz": []byte("csv bytes"), "edge.ndjson.gz": []byte("ndjson bytes"), "edge.events.ndjson.gz": []byte("events")}
 	m := Manifest{Day: "2026-02-03", Built: time.Date(2026, 2, 4, 1, 0, 0, 0, time.UTC), Seconds: 1.5}
-	for _, name := range []string{"chrome.csv.gz", "edge.ndjson.gz"} {
+	for _, name := range []string{"chrome.csv.gz", "edge.ndjson.gz", "edge.events.ndjson.gz"} {
 		sum := sha256.Sum256(files[name])
-		m.Files = append(m.Files, File{Name: name, Size: int64(len(files[name])), SHA256: hex.EncodeToString(sum[:])})
+		content := ContentListings
+		if strings.Contains(name, ".events.") {
+			content = ContentEvents
+		}
+		m.Files = append(m.Files, File{Name: name, Content: content, Size: int64(len(files[name])), SHA256: hex.EncodeToString(sum[:])})
 	}
 	open := func(_ context.Context, name string) (io.ReadCloser, error) {
 		b, ok := files[name]

@@ -63,8 +63,9 @@ func gunzip(t *testing.T, b []byte) []byte {
 }
 
 // TestDailyExports runs the exports job over the seeded data and checks
-// the listing and the files through HTTP: every closed day with two files
-// a store, each file's size and SHA-256 as listed, a key required, 304 on
+// the listing and the files through HTTP: every closed day with three
+// files a store (listings as NDJSON and CSV, and the day's events, checked
+// against the seeded versions diffed by hand), each file's size and SHA-256 as listed, a key required, 304 on
 // the strong ETag, immutable caching; one listing's line against the raw
 // table; the CSV's rows; that a second build of a day, elsewhere, gives
 // the same bytes; and that the days past the kept ones are pruned.

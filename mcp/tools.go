@@ -275,7 +275,7 @@ var tools = []tool{
 	{
 		name:        "list_exports",
 		title:       "List daily exports",
-		description: "The daily bulk exports, newest first: per day and store, gzip NDJSON and CSV files of every listing's state and the day's readings, with size, rows, SHA-256 and url (downloading needs a key). Same as GET /api/v1/exports.",
+		description: "The daily bulk exports, newest first: per day and store, gzip NDJSON and CSV files of every listing's state and the day's readings, and the day's events, with size, rows, SHA-256 and url (downloading needs a key). Same as GET /api/v1/exports.",
 		args:        map[string]map[string]any{},
 		output:      "ExportList",
 		request:     func(a args) (string, url.Values) { return "/exports", a.query() },

@@ -35,6 +35,7 @@ targets=(
 	"./edge/coding FuzzChoose"
 	"./edge/v1 FuzzParseListingRefs"
 	"./edge/v1 FuzzSincePos"
+	"./edge/v1 FuzzEventQuery"
 	"./edge/v1 FuzzParseInstant"
 	"./edge/transport FuzzFrame"
 	"./views/replica FuzzReadSnapshot"

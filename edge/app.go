@@ -34,6 +34,7 @@ import (
 	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/replay"
+	"github.com/edge-stats/edge/edge/stream"
 	"github.com/edge-stats/edge/edge/transport"
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/mcp"
@@ -68,6 +69,7 @@ type Config struct {
 	SearchBudget   time.Duration     // time budget of review searches in ClickHouse (whole seconds on 18.16)
 	SearchMaxRows  uint64            // rows a review search may read in ClickHouse (0: no bound)
 	Limits         limits.Config     // the v1 API's limits and search pool
+	Stream         stream.Config     // the event streams' bounds (zero fields: their defaults)
 	NoLimits       bool              // serve v1 without keys and limits (an internal edge behind a gateway that applies them; benchmarks)
 	SDKOnlyTools   bool              // answer every /mcp request through the MCP SDK, without the fast tools/call path (for comparison)
 	KeysEvery      time.Duration     // how often the key list is reloaded from ClickHouse
@@ -103,6 +105,7 @@ type Config struct {
 // DefaultConfig returns the settings used when none are given.
 func DefaultConfig() Config {
 	return Config{
+		Stream:              stream.Config{}.Defaults(),
 		Listen:              "127.0.0.1:8080",
 		ReadTimeout:         10 * time.Second,
 		WriteTimeout:        30 * time.Second,
@@ -163,6 +166,7 @@ type Server struct {
 	cfg      Config
 	log      *slog.Logger
 	state    *views.Published[served.State]
+	stream   *stream.Hub // the event streams
 	editions *views.Published[editions.Set]
 	jobs     func() []cron.Status
 	app      *fiber.App
@@ -243,9 +247,10 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	}
 	s.limits = limits.New(cfg.Limits, src.Usage)
 	s.gate = access.New(access.Config{Proxies: proxies, InvalidKeys: cfg.Limits.InvalidKeys}, s.keys, s.limits)
+	s.stream = stream.NewHub(cfg.Stream, src.State, v1.EncodeEvent)
 	s.v1, err = v1.New(v1.Config{ReadBudget: cfg.ReadBudget, TextBudget: cfg.TextBudget, SearchBudget: cfg.SearchBudget,
 		SearchMaxRows: cfg.SearchMaxRows}, v1.Sources{State: src.State, Editions: src.Editions, DB: src.DB, Answers: answers,
-		Gate: s.gate, Log: log, Exports: src.Exports})
+		Gate: s.gate, Log: log, Exports: src.Exports, Stream: s.stream})
 	if err != nil {
 		return nil, err
 	}
@@ -371,6 +376,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return n
 	})
 	synced.Go(func() { s.misses.Watch(syncCtx) })
+	// The event streams: broadcast each state's events; ended when the
+	// server stops, before its drain (they never end by themselves).
+	streamsDone := make(chan struct{})
+	stopStreams := sync.OnceFunc(func() { close(streamsDone) })
+	var streams sync.WaitGroup
+	streams.Go(func() { s.stream.Run(streamsDone) })
+	defer func() { stopStreams(); streams.Wait() }()
 	defer func() {
 		stopSync()
 		synced.Wait()
@@ -399,6 +411,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// client of a keep-alive connection sees it closed after an answer,
 	// never under a request it is sending.
 	s.draining.Store(true)
+	stopStreams()
 	ln.Close()
 	// The accept loop ends at once. fasthttp counts it as an open
 	// connection while it runs and takes one off the count it reports

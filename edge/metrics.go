@@ -148,6 +148,7 @@ func newMetrics(s *Server) *metrics {
 		m.precompressSeconds, m.precompressed)
 	m.reg.MustRegister(s.answers.Collectors()...)
 	m.reg.MustRegister(s.misses.Collectors()...)
+	m.reg.MustRegister(s.stream.Collectors()...)
 	return m
 }
 

@@ -77,7 +77,7 @@ func TestOpenAPIDescriptionIsValid(t *testing.T) {
 		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",
 		"/week", "/week/{id}", "/weeks", "/openapi.json", "/listings/{store}/{id}/growth", "/listings/{store}/{id}/history.csv",
 		"/compare", "/compare.csv", "/definitions", "/changes", "/exports", "/exports/{day}/{file}",
-		"/listings/{store}/{id}/changes", "/listings/{store}/{id}/changes.csv", "/events", "/events.csv"}
+		"/listings/{store}/{id}/changes", "/listings/{store}/{id}/changes.csv", "/events", "/events.csv", "/events/stream"}
 	if len(doc.Paths) != len(want) {
 		t.Errorf("%d paths, want %d", len(doc.Paths), len(want))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/stream"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
 	"github.com/edge-stats/edge/views/served"
@@ -41,7 +42,8 @@ type Sources struct {
 	Answers  *answer.Cache
 	Gate     *access.Gate // limits (nil: none) and the search pool
 	Log      *slog.Logger
-	Exports  Exports // the daily bulk exports (nil: none on this edge)
+	Exports  Exports     // the daily bulk exports (nil: none on this edge)
+	Stream   *stream.Hub // the event streams (nil: none on this edge)
 }
 
 // API answers /api/v1.
@@ -57,6 +59,7 @@ type API struct {
 	// definitions is the answer of /definitions, made once.
 	definitions *answer.Answer
 	exports     Exports
+	stream      *stream.Hub
 }
 
 // New returns the API answering from src.
@@ -78,7 +81,7 @@ func New(cfg Config, src Sources) (*API, error) {
 	defs.SetModified(time.Now())
 	defs.Tag("edge", "api-v1-definitions")
 	return &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
-		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports}, nil
+		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream}, nil
 }
 
 // OpenAPIAnswer returns the served OpenAPI description.
@@ -103,6 +106,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	r.Get("/listings/:store/:id/changes", respond.Handle(s.getListingChanges))
 	r.Get("/listings/:store/:id/changes.csv", respond.Handle(s.getListingChanges))
 	r.Get("/events", respond.Handle(s.getEvents))
+	r.Get("/events/stream", s.getEventStream)
 	r.Get("/events.csv", respond.Handle(s.getEvents))
 	r.Get("/compare", respond.Handle(s.getCompare))
 	r.Get("/compare.csv", respond.Handle(s.getCompare))

@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,8 +11,10 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/stream"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
+	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/served"
 )
 
@@ -27,12 +30,12 @@ type eventCursor struct {
 	Version int    `json:"v"`
 	At      int64  `json:"t"`
 	Store   uint8  `json:"s"`
-	ID      string `json:"i"`
+	ID      []byte `json:"i"` // bytes, so that any id reads back as it was (JSON text would replace invalid UTF-8)
 	Kind    uint8  `json:"k"`
 }
 
 func cursorOf(p changes.Pos) string {
-	return *encodeCursor(eventCursor{Version: 1, At: p.At, Store: uint8(p.Store), ID: p.ID, Kind: uint8(p.Kind)})
+	return *encodeCursor(eventCursor{Version: 1, At: p.At, Store: uint8(p.Store), ID: []byte(p.ID), Kind: uint8(p.Kind)})
 }
 
 // decodeEventCursor reads a cursor cursorOf made; ok is false for anything
@@ -42,7 +45,7 @@ func decodeEventCursor(raw string) (changes.Pos, bool) {
 	if !ok || c.Version != 1 || c.Store >= uint8(views.NumStores) || c.Kind == 0 || changes.Kind(c.Kind).String() == "" || len(c.ID) > 512 {
 		return changes.Pos{}, false
 	}
-	return changes.Pos{At: c.At, Store: views.Store(c.Store), ID: c.ID, Kind: changes.Kind(c.Kind)}, true
+	return changes.Pos{At: c.At, Store: views.Store(c.Store), ID: string(c.ID), Kind: changes.Kind(c.Kind)}, true
 }
 
 // EventDoc is one change of one listing, as the changelog and the event
@@ -197,8 +200,13 @@ func (s *API) getListingChanges(c *fiber.Ctx) (answer.Reply, error) {
 // eventFilter reads the feed's filters: store and kind (each one name or
 // several, comma-separated) and permission.
 func eventFilter(c *fiber.Ctx) (changes.Filter, error) {
+	return parseEventFilter(c.Query("store"), c.Query("kind"), c.Query("permission"))
+}
+
+// parseEventFilter reads the values of store, kind and permission.
+func parseEventFilter(stores, kinds, p string) (changes.Filter, error) {
 	var f changes.Filter
-	if raw := c.Query("store"); raw != "" {
+	if raw := stores; raw != "" {
 		for i, name := range strings.Split(raw, ",") {
 			st, err := views.ParseStore(name)
 			if err != nil || i >= maxEventFilters {
@@ -207,7 +215,7 @@ func eventFilter(c *fiber.Ctx) (changes.Filter, error) {
 			f.Stores = append(f.Stores, st)
 		}
 	}
-	if raw := c.Query("kind"); raw != "" {
+	if raw := kinds; raw != "" {
 		for i, name := range strings.Split(raw, ",") {
 			k, ok := changes.ParseKind(name)
 			if !ok || i >= maxEventFilters {
@@ -220,7 +228,7 @@ func eventFilter(c *fiber.Ctx) (changes.Filter, error) {
 			f.Kinds = append(f.Kinds, k)
 		}
 	}
-	if p := c.Query("permission"); p != "" {
+	if p != "" {
 		if len(p) > 200 {
 			return f, problem.New(http.StatusBadRequest, "permission: a permission's name, such as tabs or cookies (at most 200 bytes).")
 		}
@@ -360,4 +368,60 @@ func eventsCSV(es []EventDoc) (*answer.Answer, error) {
 			answer.CSVText(strings.Join(e.Added, " ")), answer.CSVText(strings.Join(e.Removed, " ")), widened, e.EventID}
 	}
 	return answer.CSV([]string{"at", "store", "id", "name", "kind", "before", "after", "added", "removed", "widened", "event_id"}, rows)
+}
+
+// EncodeEvent renders c, a change of r's log, as the event stream sends
+// it: its eventId, and its document as one line of JSON.
+func EncodeEvent(c *changes.Change, r *replica.Replica) (id string, data []byte) {
+	d := newEventDoc(c, r)
+	data, _ = json.Marshal(&d) // strings, times and slices: never fails
+	return d.EventID, data
+}
+
+// getEventStream answers GET /api/v1/events/stream: the events of the
+// feed as server-sent events, as the edge publishes them, with the
+// feed's filters; Last-Event-ID (or since) resumes after an event. It
+// needs a key; the streams are bounded per key and per edge.
+func (s *API) getEventStream(c *fiber.Ctx) error {
+	if s.stream == nil {
+		return problem.New(http.StatusServiceUnavailable, "This edge streams no events; ask another edge of the service, or poll /api/v1/events with since.").RetryAfter(60)
+	}
+	key := ""
+	if s.gate != nil {
+		key = s.gate.MissCaller(c).Key
+	}
+	if key == "" {
+		return problem.New(http.StatusUnauthorized, "The event stream needs a key: send Authorization: Bearer <key> (make one at /account).").
+			WithHeader(fiber.HeaderWWWAuthenticate, `Bearer realm="edge", error="invalid_request", error_description="The event stream needs a key."`)
+	}
+	f, err := eventFilter(c)
+	if err != nil {
+		return err
+	}
+	since, has := changes.Pos{}, false
+	raw := c.Get("Last-Event-ID")
+	if raw == "" {
+		raw = c.Query("since")
+	}
+	if raw != "" {
+		if since, err = sinceEvent(raw); err != nil {
+			return problem.New(http.StatusBadRequest, "Last-Event-ID (or since): send the id of the last event received unchanged, a time (RFC 3339) or a date (yyyy-MM-dd); omit it to start with the next event.")
+		}
+		has = true
+	}
+	write, why := s.stream.Open(key, f, since, has, c.Context().Conn())
+	switch why {
+	case stream.NotReady:
+		return problem.New(http.StatusServiceUnavailable, "The listings' change log is still loading after a restart. Retry in a minute.").RetryAfter(30)
+	case stream.KeyFull:
+		return problem.Newf(http.StatusTooManyRequests, "This key has %d event streams open, its most on one edge: close one, or filter one stream by store and kind instead of opening several.", s.stream.Config().PerKey).RetryAfter(60)
+	case stream.EdgeFull:
+		return problem.New(http.StatusServiceUnavailable, "This edge has all the event streams it serves open. Retry in a few seconds (another edge of the service may have room).").RetryAfter(5)
+	}
+	h := &c.Response().Header
+	h.SetContentType("text/event-stream; charset=utf-8")
+	h.Set(fiber.HeaderCacheControl, "no-store")
+	h.Set("X-Accel-Buffering", "no") // proxies that buffer answers send these as they come
+	c.Context().SetBodyStreamWriter(write)
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/changes"
 )
 
 // FuzzParseListingRefs feeds /compare's listings parameter anything: it
@@ -78,6 +79,50 @@ func FuzzParseInstant(f *testing.F) {
 			}
 		case at.Location() != time.UTC || at.Nanosecond() != 0 || at.Year() < 2000 || at.Year() > 9999:
 			t.Fatalf("%q: %v", raw, at)
+		}
+	})
+}
+
+// FuzzEventQuery checks the event feed's parameters: store, kind and
+// permission parse to a filter of valid stores and kinds, at most 16 of
+// each, or a 400 problem; since parses to a place or a 400; and every
+// event's cursor reads back as the place it was made from.
+func FuzzEventQuery(f *testing.F) {
+	f.Add("chrome,edge", "version,hostAccess", "", "2026-03-01", int64(1772323200), uint8(1), "abc", uint8(3))
+	f.Add("", "", "tabs", "eyJ2IjoxfQ", int64(-5), uint8(9), "", uint8(0))
+	f.Add(",,", "Version", "x", "%%%", int64(0), uint8(0), "\x00", uint8(12))
+	f.Fuzz(func(t *testing.T, stores, kinds, permission, since string, at int64, store uint8, id string, kind uint8) {
+		is400 := func(err error) bool {
+			p, ok := err.(*problem.Problem)
+			return ok && p.Status == 400
+		}
+		filter, err := parseEventFilter(stores, kinds, permission)
+		if err != nil && !is400(err) {
+			t.Fatalf("filter %q %q %q: %v, want a 400 problem", stores, kinds, permission, err)
+		}
+		if err == nil {
+			if len(filter.Stores) > maxEventFilters || len(filter.Kinds) > maxEventFilters || len(filter.Permission) > 200 {
+				t.Fatalf("filter %+v", filter)
+			}
+			for _, s := range filter.Stores {
+				if !s.Valid() {
+					t.Fatalf("store %d", s)
+				}
+			}
+			for _, k := range filter.Kinds {
+				if k.String() == "" {
+					t.Fatalf("kind %d", k)
+				}
+			}
+		}
+		if pos, err := sinceEvent(since); err != nil && !is400(err) || err == nil && (pos.Store > views.NumStores || len(pos.ID) > 512) {
+			t.Fatalf("since %q: %+v, %v", since, pos, err)
+		}
+		if store < views.NumStores && changes.Kind(kind).String() != "" && len(id) <= 512 {
+			p := changes.Pos{At: at, Store: views.Store(store), ID: id, Kind: changes.Kind(kind)}
+			if back, ok := decodeEventCursor(cursorOf(p)); !ok || back != p {
+				t.Fatalf("cursor of %+v read back as %+v, %v", p, back, ok)
+			}
 		}
 	})
 }

@@ -160,9 +160,13 @@ func TestLogMatchesBruteForce(t *testing.T) {
 		var sel []Pos
 		for i := range want {
 			c := &want[i]
-			if (len(f.Stores) == 0 || slices.Contains(f.Stores, c.Store)) &&
+			keep := (len(f.Stores) == 0 || slices.Contains(f.Stores, c.Store)) &&
 				(f.Permission != "" && c.Kind == Permissions && slices.Contains(c.Added(), f.Permission) ||
-					f.Permission == "" && (len(f.Kinds) == 0 || slices.Contains(f.Kinds, c.Kind))) {
+					f.Permission == "" && (len(f.Kinds) == 0 || slices.Contains(f.Kinds, c.Kind)))
+			if keep != f.Keeps(c) {
+				t.Fatalf("round %d: Keeps(%+v) = %v under %+v", round, c, !keep, f)
+			}
+			if keep {
 				sel = append(sel, PosOf(c))
 			}
 		}

@@ -175,6 +175,17 @@ func (f *Filter) keeps(c *Change) bool {
 	return f.Permission == "" || slices.Contains(c.Added(), f.Permission)
 }
 
+// Keeps reports whether f selects c.
+func (f *Filter) Keeps(c *Change) bool {
+	if len(f.Stores) > 0 && !slices.Contains(f.Stores, c.Store) {
+		return false
+	}
+	if f.Permission != "" {
+		return c.Kind == Permissions && f.keeps(c)
+	}
+	return len(f.Kinds) == 0 || slices.Contains(f.Kinds, c.Kind)
+}
+
 // After returns the changes f selects strictly after pos, oldest first,
 // at most limit, and whether more remain.
 func (l *Log) After(f *Filter, pos Pos, limit int) (out []*Change, more bool) {

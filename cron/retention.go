@@ -8,10 +8,13 @@ import (
 	"github.com/edge-stats/edge/analytics"
 )
 
+// WebhookLogDays is how many days of webhook delivery attempts are kept.
+const WebhookLogDays = 30
+
 // UsageRetentionJob returns the job that drops the daily usage of the days
 // older than keep days (the day's count is all the limits need; older days
-// serve no one). Any edge of a fleet may run it: dropping a day twice
-// drops nothing.
+// serve no one), and the webhook delivery logs older than WebhookLogDays.
+// Any edge of a fleet may run it: dropping a day twice drops nothing.
 func UsageRetentionJob(db *analytics.Lazy, schedule string, keep int, log *slog.Logger) Job {
 	return Job{Name: "usage-retention", Schedule: schedule, Run: func(ctx context.Context) error {
 		conn, err := db.Conn(ctx)
@@ -32,6 +35,15 @@ func UsageRetentionJob(db *analytics.Lazy, schedule string, keep int, log *slog.
 		dropped, err = analytics.DropUsageLogBefore(ctx, conn, logBefore)
 		if len(dropped) > 0 {
 			log.Info("old usage log dropped", "days", len(dropped), "before", logBefore.Format(time.DateOnly))
+		}
+		if err != nil {
+			return err
+		}
+		// Webhook delivery logs are kept WebhookLogDays.
+		hooksBefore := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -WebhookLogDays)
+		dropped, err = analytics.DropWebhookDeliveriesBefore(ctx, conn, hooksBefore)
+		if len(dropped) > 0 {
+			log.Info("old webhook delivery logs dropped", "days", len(dropped), "before", hooksBefore.Format(time.DateOnly))
 		}
 		return err
 	}}

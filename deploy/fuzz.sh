@@ -27,6 +27,7 @@ targets=(
 	"./analytics FuzzParseSearchQuery"
 	"./edge/access FuzzKeyHeaders"
 	"./edge/clientip FuzzClientHeaders"
+	"./edge/egress FuzzCheckURL"
 	"./edge/account FuzzBasicCredentials"
 	"./edge/account FuzzSignUpBody"
 	"./views/textindex FuzzTextSearch"

@@ -37,6 +37,7 @@ import (
 	"github.com/edge-stats/edge/edge/stream"
 	"github.com/edge-stats/edge/edge/transport"
 	v1 "github.com/edge-stats/edge/edge/v1"
+	"github.com/edge-stats/edge/edge/webhooks"
 	"github.com/edge-stats/edge/mcp"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
@@ -69,6 +70,7 @@ type Config struct {
 	SearchBudget   time.Duration     // time budget of review searches in ClickHouse (whole seconds on 18.16)
 	SearchMaxRows  uint64            // rows a review search may read in ClickHouse (0: no bound)
 	Limits         limits.Config     // the v1 API's limits and search pool
+	Webhooks       webhooks.Config   // the webhooks (off without a key)
 	Stream         stream.Config     // the event streams' bounds (zero fields: their defaults)
 	NoLimits       bool              // serve v1 without keys and limits (an internal edge behind a gateway that applies them; benchmarks)
 	SDKOnlyTools   bool              // answer every /mcp request through the MCP SDK, without the fast tools/call path (for comparison)
@@ -157,30 +159,35 @@ type Sources struct {
 	KeysGate keys.Gate
 	// Exports are the daily bulk exports to list and serve (nil: none).
 	Exports v1.Exports
+	// Leading says whether this edge leads its fleet, for the work a
+	// fleet does once (webhook deliveries); nil: it does (alone).
+	Leading func() bool
 }
 
 // Server is the edge's HTTP server: it wires the APIs (packages v1,
 // legacy, account and the tool server) to one fiber app behind metrics,
 // panic recovery and problem+json errors.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	state    *views.Published[served.State]
-	stream   *stream.Hub // the event streams
-	editions *views.Published[editions.Set]
-	jobs     func() []cron.Status
-	app      *fiber.App
-	metrics  *metrics
-	answers  *answer.Cache
-	replay   *replay.Table // nil without the replay path
-	misses   *missgate.Gate
-	keys     *keys.Registry
-	keysTick time.Duration // the keys' reload tick when a gate decides (0: KeysEvery)
-	limits   *limits.Limiter
-	gate     *access.Gate
-	v1       *v1.API
-	tools    *mcp.Server
-	handler  fasthttp.RequestHandler // the app's, for the tool server's internal reads
+	cfg    Config
+	log    *slog.Logger
+	state  *views.Published[served.State]
+	stream *stream.Hub // the event streams
+	// deliverer delivers the webhooks (nil: not on this edge).
+	deliverer *webhooks.Deliverer
+	editions  *views.Published[editions.Set]
+	jobs      func() []cron.Status
+	app       *fiber.App
+	metrics   *metrics
+	answers   *answer.Cache
+	replay    *replay.Table // nil without the replay path
+	misses    *missgate.Gate
+	keys      *keys.Registry
+	keysTick  time.Duration // the keys' reload tick when a gate decides (0: KeysEvery)
+	limits    *limits.Limiter
+	gate      *access.Gate
+	v1        *v1.API
+	tools     *mcp.Server
+	handler   fasthttp.RequestHandler // the app's, for the tool server's internal reads
 	// internalCtxs are request contexts for the tool server's reads.
 	internalCtxs sync.Pool
 	// draining is set once the server stops accepting: every answer then
@@ -289,10 +296,21 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 		legacy.Sources{State: src.State, Answers: answers, Search: s.gate.SearchSlot, Caller: s.gate.MissCaller, Log: log}).Routes(s.app, respond)
 	accounts := keys.NewAccounts(src.DB, runtime.GOMAXPROCS(0), nil)
 	accounts.Wait = cfg.HashWait
-	account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInEmailFailures: cfg.SignInEmailFailures, SignInWindow: cfg.SignInWindow,
+	acc := account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInEmailFailures: cfg.SignInEmailFailures, SignInWindow: cfg.SignInWindow,
 		SignUps: cfg.SignUps, DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second,
 		MaxAddresses: cfg.Limits.MaxAddresses},
-		accounts, s.keys, log).Routes(s.app)
+		accounts, s.keys, log)
+	acc.Routes(s.app)
+	hooks, err := webhooks.NewAPI(cfg.Webhooks, acc.SignIn, src.DB, src.State, log)
+	if err != nil {
+		return nil, err
+	}
+	hooks.Routes(s.app)
+	if cfg.Webhooks.Key != "" && cfg.Webhooks.Deliver && src.DB != nil {
+		if s.deliverer, err = webhooks.NewDeliverer(cfg.Webhooks, src.DB, src.State, src.Leading, log); err != nil {
+			return nil, err
+		}
+	}
 	apidocs.Routes(s.app, respond)
 	if err := s.mountTools(v1.Version); err != nil {
 		return nil, err
@@ -383,6 +401,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	var streams sync.WaitGroup
 	streams.Go(func() { s.stream.Run(streamsDone) })
 	defer func() { stopStreams(); streams.Wait() }()
+	if s.deliverer != nil {
+		dctx, stopDeliveries := context.WithCancel(context.Background())
+		var delivering sync.WaitGroup
+		delivering.Go(func() { s.deliverer.Run(dctx) })
+		defer func() { stopDeliveries(); delivering.Wait() }()
+	}
 	defer func() {
 		stopSync()
 		synced.Wait()

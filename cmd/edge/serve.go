@@ -37,6 +37,7 @@ type serveConfig struct {
 	fleet                                                      fleet.Config
 	followEvery                                                time.Duration
 	maxEditions, retentionDays, changeDays                     int
+	webhookAllow                                               string
 	exports                                                    cron.ExportsConfig
 	backoffMin, backoffMax                                     time.Duration
 	trusted, exempt                                            string // address ranges, as given
@@ -86,6 +87,14 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.Int(&c.srv.Stream.Buffer, "stream-buffer", c.srv.Stream.Buffer, "bytes of events queued for one stream's client before it is cut for reading too slowly (it resumes with Last-Event-ID)")
 	f.Duration(&c.srv.Stream.Heartbeat, "stream-heartbeat", c.srv.Stream.Heartbeat, "how often a stream with nothing to send sends a comment, so that proxies keep it open")
 	f.Duration(&c.srv.Stream.MaxAge, "stream-max-age", c.srv.Stream.MaxAge, "a stream ends after it, and its client reconnects with Last-Event-ID (spreads streams over a fleet's edges after a deploy)")
+	f.String(&c.srv.Webhooks.Key, "webhook-key", "", "32 random bytes, base64 (openssl rand -base64 32), the same on every edge: seals the webhooks' signing secrets in ClickHouse (set it as EDGE_WEBHOOK_KEY: a flag shows in the process list); empty: webhooks are off (/account/webhooks answers 503)")
+	f.Bool(&c.srv.Webhooks.Deliver, "webhook-deliver", true, "deliver the webhooks while this edge leads its fleet (with --zk), or always (without); off on all but one edge of a fleet without ZooKeeper")
+	f.String(&c.webhookAllow, "webhook-allow", "", "comma-separated CIDR ranges webhooks may reach although not public (such as 127.0.0.0/8 for a receiver on this host); every other loopback, private, link-local and reserved address is refused")
+	f.Bool(&c.srv.Webhooks.Policy.AllowHTTP, "webhook-allow-http", false, "admit http:// webhook URLs (only https:// otherwise)")
+	f.Int(&c.srv.Webhooks.PerAccount, "webhooks-per-account", 10, "webhook endpoints one account may register")
+	f.Int(&c.srv.Webhooks.Workers, "webhook-workers", 64, "deliveries at once to endpoints that answer")
+	f.Int(&c.srv.Webhooks.RetryWorkers, "webhook-retry-workers", 8, "deliveries at once to endpoints that fail (apart, so that they cost the others nothing)")
+	f.Duration(&c.srv.Webhooks.Timeout, "webhook-timeout", 10*time.Second, "how long one delivery may take: connecting, sending and the answer")
 	f.Int(&c.srv.Limits.InvalidKeys, "invalid-keys", c.srv.Limits.InvalidKeys, "invalid keys a minute from one address before its keys are refused unread (429)")
 	f.Int(&c.srv.Limits.SearchSlots, "search-slots", c.srv.Limits.SearchSlots, "searches running at once across every caller (the search pool)")
 	f.Float(&c.srv.Limits.SearchRate, "search-rate", c.srv.Limits.SearchRate, "searches started a second across every caller (0: no bound)")
@@ -152,6 +161,11 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	case c.fleetListen != "" && c.followEvery < time.Second:
 		return nil, fmt.Errorf("--follow-every %v: ask the leader at most once a second", c.followEvery)
 	}
+	allow, err := clientip.ParsePrefixes(c.webhookAllow)
+	if err != nil {
+		return nil, fmt.Errorf("--webhook-allow: %w", err)
+	}
+	c.srv.Webhooks.Policy.Allow = allow
 	if c.srv.TrustedProxies, err = clientip.ParsePrefixes(c.trusted); err != nil {
 		return nil, fmt.Errorf("--trusted-proxies: %w", err)
 	}
@@ -378,7 +392,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		elector.Store(e)
 		defer e.Close()
 	}
-	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB}
+	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB, Leading: leading}
 	if client != nil {
 		// The usage and the keys' changes: read from the leader while
 		// another edge leads, from ClickHouse otherwise.

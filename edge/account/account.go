@@ -245,6 +245,12 @@ func isJSON(contentType string) bool {
 	return err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
+// SignIn checks the request's HTTP Basic credentials (e-mail address and
+// password), throttled as every sign-in, and returns the account's
+// address or the problem to answer: for routes of other packages under
+// /account (package webhooks).
+func (s *API) SignIn(c *fiber.Ctx) (string, error) { return s.signIn(c) }
+
 // signIn checks the request's HTTP Basic credentials (e-mail address and
 // password) and returns the account's address. Failures are throttled per
 // e-mail address and per client address.

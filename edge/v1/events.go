@@ -425,3 +425,18 @@ func (s *API) getEventStream(c *fiber.Ctx) error {
 	c.Context().SetBodyStreamWriter(write)
 	return nil
 }
+
+// EventCursor returns the eventId of the event at p.
+func EventCursor(p changes.Pos) string { return cursorOf(p) }
+
+// ParseEventCursor reads an eventId; ok is false for anything else.
+func ParseEventCursor(raw string) (changes.Pos, bool) { return decodeEventCursor(raw) }
+
+// ParseEventFilter reads the feed's filters (store, kind, permission), or
+// returns a 400 problem saying what to change.
+func ParseEventFilter(stores, kinds, permission string) (changes.Filter, error) {
+	return parseEventFilter(stores, kinds, permission)
+}
+
+// NewEventDoc returns c, a change of r's log, as the API gives it.
+func NewEventDoc(c *changes.Change, r *replica.Replica) EventDoc { return newEventDoc(c, r) }

@@ -1,0 +1,209 @@
+// Package egress is what the edge may connect to on behalf of a caller:
+// a webhook's URL is checked when it is registered (CheckURL) and again at
+// every connection (Client), so that a caller cannot make the edge reach
+// its own network — loopback, private, link-local and cloud metadata
+// addresses — directly, through a name that resolves there, or through a
+// name that resolves elsewhere first and there later (DNS rebinding).
+// Redirects are not followed and answers are read only up to a bound.
+package egress
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Policy says which URLs and addresses a caller may make the edge reach.
+type Policy struct {
+	// Allow lists ranges reachable even though they are not public (the
+	// operator's choice: the tests allow loopback).
+	Allow []netip.Prefix
+	// AllowHTTP admits http:// URLs; otherwise only https://.
+	AllowHTTP bool
+	// Resolver looks names up (nil: the system's).
+	Resolver interface {
+		LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+	}
+}
+
+// ErrRefused wraps every refusal of a URL or an address.
+var ErrRefused = errors.New("refused")
+
+// blocked are ranges that are not public beyond what netip's predicates
+// tell: shared (carrier-grade NAT), this network, IETF protocol
+// assignments, documentation and benchmarking, reserved, and the IPv6
+// translation, discard and documentation prefixes.
+var blocked = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("100::/64"),
+	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("2002::/16"), // 6to4: embeds an IPv4 address
+}
+
+// Why returns why a is not public ("" when it is): what a refusal names.
+func Why(a netip.Addr) string {
+	a = a.Unmap()
+	switch {
+	case !a.IsValid():
+		return "not an address"
+	case a.IsLoopback():
+		return "loopback"
+	case a.IsPrivate():
+		return "private"
+	case a.IsLinkLocalUnicast():
+		return "link-local (cloud metadata lives there)"
+	case a.IsUnspecified():
+		return "unspecified"
+	case a.IsMulticast(), a.IsLinkLocalMulticast(), a.IsInterfaceLocalMulticast():
+		return "multicast"
+	case a.Is4() && a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "broadcast"
+	}
+	for _, p := range blocked {
+		if p.Contains(a) {
+			return "reserved (" + p.String() + ")"
+		}
+	}
+	return ""
+}
+
+// Check returns an error wrapping ErrRefused when a may not be reached.
+func (p *Policy) Check(a netip.Addr) error {
+	a = a.Unmap()
+	for _, r := range p.Allow {
+		if r.Contains(a) {
+			return nil
+		}
+	}
+	if why := Why(a); why != "" {
+		return fmt.Errorf("%w: %s is %s", ErrRefused, a, why)
+	}
+	return nil
+}
+
+// CheckURL parses raw as a webhook URL and checks it: https (or http when
+// allowed), a host and no user name or password, at most 2,048 bytes, a
+// port of 1 to 65535, and every address its host resolves to reachable.
+// The returned URL is what deliveries use.
+func (p *Policy) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
+	if len(raw) > 2048 {
+		return nil, fmt.Errorf("%w: a URL of at most 2,048 bytes", ErrRefused)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: not a URL", ErrRefused)
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && p.AllowHTTP:
+	case u.Scheme == "http":
+		return nil, fmt.Errorf("%w: use https (this service delivers over TLS only)", ErrRefused)
+	default:
+		return nil, fmt.Errorf("%w: use an https URL", ErrRefused)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%w: no user name or password in the URL (sign deliveries with the secret instead)", ErrRefused)
+	}
+	if u.Opaque != "" || u.Hostname() == "" {
+		return nil, fmt.Errorf("%w: a URL with a host, such as https://hooks.example.com/edge", ErrRefused)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("%w: a port from 1 to 65535", ErrRefused)
+		}
+	}
+	u.Fragment, u.RawFragment = "", ""
+	addrs, err := p.resolve(ctx, u.Hostname())
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range addrs {
+		if err := p.Check(a); err != nil {
+			return nil, fmt.Errorf("%s resolves to a refused address: %w", u.Hostname(), err)
+		}
+	}
+	return u, nil
+}
+
+// resolve returns the addresses of host: itself when it is one.
+func (p *Policy) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return []netip.Addr{a}, nil
+	}
+	var r interface {
+		LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+	} = net.DefaultResolver
+	if p.Resolver != nil {
+		r = p.Resolver
+	}
+	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return nil, fmt.Errorf("%w: %s does not resolve", ErrRefused, host)
+	}
+	return addrs, nil
+}
+
+// MaxAnswer is how much of an answer's body a delivery reads.
+const MaxAnswer = 1 << 10
+
+// Client returns an HTTP client that connects only where p allows: each
+// connection's address is checked as it is made (after the name was
+// resolved, so a name that now resolves elsewhere is refused), through no
+// proxy, following no redirect, within timeout for the whole exchange.
+// Callers read at most MaxAnswer bytes of a body.
+func (p *Policy) Client(timeout time.Duration) *http.Client {
+	dialer := &net.Dialer{Timeout: timeout, Control: func(_, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return fmt.Errorf("%w: %s", ErrRefused, address)
+		}
+		return p.Check(ap.Addr())
+	}}
+	tr := &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			host, port, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			addrs, err := p.resolve(ctx, host)
+			if err != nil {
+				return nil, err
+			}
+			var last error
+			for _, a := range addrs {
+				c, err := dialer.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+				if err == nil {
+					return c, nil
+				}
+				last = err
+			}
+			return nil, last
+		},
+		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        90 * time.Second,
+		ResponseHeaderTimeout:  timeout,
+		MaxResponseHeaderBytes: 16 << 10,
+	}
+	return &http.Client{Transport: tr, Timeout: timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}

@@ -1,0 +1,300 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/problem"
+	v1 "github.com/edge-stats/edge/edge/v1"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/served"
+)
+
+// SignIn checks a request's account credentials and returns the
+// account's e-mail address, or the problem to answer (package account).
+type SignIn func(c *fiber.Ctx) (string, error)
+
+// API answers /account/webhooks.
+type API struct {
+	cfg    Config
+	signIn SignIn
+	db     *analytics.Lazy
+	state  *views.Published[served.State]
+	sealer *sealer // nil: webhooks are off
+	client *http.Client
+	log    *slog.Logger
+}
+
+// NewAPI returns the webhook routes; with no key in cfg they answer 503.
+func NewAPI(cfg Config, signIn SignIn, db *analytics.Lazy, state *views.Published[served.State], log *slog.Logger) (*API, error) {
+	cfg = cfg.Defaults()
+	a := &API{cfg: cfg, signIn: signIn, db: db, state: state, log: log, client: cfg.Policy.Client(cfg.Timeout)}
+	if cfg.Key != "" {
+		s, err := newSealer(cfg.Key)
+		if err != nil {
+			return nil, err
+		}
+		a.sealer = s
+	}
+	return a, nil
+}
+
+// Routes adds the routes to app.
+func (a *API) Routes(app *fiber.App) {
+	app.Get("/account/webhooks", a.guard(a.list))
+	app.Post("/account/webhooks", a.guard(a.create))
+	app.Get("/account/webhooks/:id", a.guard(a.get))
+	app.Delete("/account/webhooks/:id", a.guard(a.remove))
+	app.Post("/account/webhooks/:id/enable", a.guard(a.enable))
+	app.Post("/account/webhooks/:id/test", a.guard(a.test))
+}
+
+// guard signs the caller in (webhooks on) and passes its account on.
+func (a *API) guard(h func(c *fiber.Ctx, email string) error) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		if a.sealer == nil || a.db == nil {
+			return problem.New(http.StatusServiceUnavailable, "Webhooks are off on this service (its operator set no EDGE_WEBHOOK_KEY); poll /api/v1/events with since, or stream /api/v1/events/stream.")
+		}
+		email, err := a.signIn(c)
+		if err != nil {
+			return err
+		}
+		return h(c, email)
+	}
+}
+
+// Endpoint is an endpoint as /account/webhooks gives it; its secret
+// appears only in the answer that makes it.
+type Endpoint struct {
+	ID          string    `json:"id"`
+	URL         string    `json:"url"`
+	Store       string    `json:"store"`      // "" for every store
+	Kind        string    `json:"kind"`       // "" for every kind
+	Permission  string    `json:"permission"` // "" for any
+	Secret      string    `json:"secret,omitempty"`
+	CreatedAt   time.Time `json:"createdAt"`
+	Enabled     bool      `json:"enabled"`
+	DisabledWhy string    `json:"disabledWhy"`
+}
+
+func endpointOf(r analytics.WebhookRow) Endpoint {
+	return Endpoint{ID: r.ID, URL: r.URL, Store: r.Stores, Kind: r.Kinds, Permission: r.Permission, CreatedAt: r.CreatedAt.UTC(),
+		Enabled: r.Enabled, DisabledWhy: r.DisabledWhy}
+}
+
+// list answers GET /account/webhooks.
+func (a *API) list(c *fiber.Ctx, email string) error {
+	rows, err := a.load(c.UserContext(), email)
+	if err != nil {
+		return err
+	}
+	out := make([]Endpoint, len(rows))
+	for i, r := range rows {
+		out[i] = endpointOf(r)
+	}
+	return c.JSON(fiber.Map{"email": email, "maxEndpoints": a.cfg.PerAccount, "webhooks": out})
+}
+
+// load returns the account's endpoints.
+func (a *API) load(ctx context.Context, email string) ([]analytics.WebhookRow, error) {
+	conn, err := a.db.Conn(ctx)
+	if err != nil {
+		return nil, problem.ReadFailed("the webhooks", err)
+	}
+	rows, err := analytics.LoadWebhooks(ctx, conn, email)
+	if err != nil {
+		return nil, problem.ReadFailed("the webhooks", err)
+	}
+	return rows, nil
+}
+
+// find returns the account's endpoint named by the path, or a 404.
+func (a *API) find(c *fiber.Ctx, email string) (analytics.WebhookRow, error) {
+	rows, err := a.load(c.UserContext(), email)
+	if err != nil {
+		return analytics.WebhookRow{}, err
+	}
+	for _, r := range rows {
+		if r.ID == c.Params("id") {
+			return r, nil
+		}
+	}
+	return analytics.WebhookRow{}, problem.New(http.StatusNotFound, "This account has no such webhook: list them with GET /account/webhooks.")
+}
+
+// createBody is the body of POST /account/webhooks.
+type createBody struct {
+	URL        string `json:"url"`
+	Store      string `json:"store"`
+	Kind       string `json:"kind"`
+	Permission string `json:"permission"`
+}
+
+// create answers POST /account/webhooks: a new endpoint, with its secret
+// shown this once. Deliveries start with the events after it was made.
+func (a *API) create(c *fiber.Ctx, email string) error {
+	var in createBody
+	dec := json.NewDecoder(strings.NewReader(string(c.Body())))
+	dec.DisallowUnknownFields()
+	if len(c.Body()) > 8<<10 || dec.Decode(&in) != nil {
+		return problem.New(http.StatusBadRequest, `Send a JSON body of at most 8 KiB: {"url": "https://hooks.example.com/edge", "store": "chrome,edge", "kind": "developer,permissions", "permission": ""} (store, kind and permission filter as /api/v1/events does; leave them out for every event).`)
+	}
+	if _, err := v1.ParseEventFilter(in.Store, in.Kind, in.Permission); err != nil {
+		return err
+	}
+	u, err := a.cfg.Policy.CheckURL(c.UserContext(), strings.TrimSpace(in.URL))
+	if err != nil {
+		return problem.New(http.StatusBadRequest, "url: "+problem.Sentence(err.Error())+". Give a public https URL of your own receiver.")
+	}
+	rows, err := a.load(c.UserContext(), email)
+	if err != nil {
+		return err
+	}
+	if len(rows) >= a.cfg.PerAccount {
+		return problem.Newf(http.StatusConflict, "This account has %d webhooks, its most: delete one first (DELETE /account/webhooks/{id}), or widen one's filters.", len(rows))
+	}
+	conn, err := a.db.Conn(c.UserContext())
+	if err != nil {
+		return problem.ReadFailed("the webhooks", err)
+	}
+	secret := newSecret()
+	row := analytics.WebhookRow{ID: newID(), Email: email, URL: u.String(), Stores: in.Store, Kinds: in.Kind, Permission: in.Permission,
+		CreatedAt: time.Now().UTC().Truncate(time.Second), Enabled: true}
+	row.Secret = a.sealer.seal(row.ID, secret)
+	// Where deliveries start: after the newest event now.
+	cursor := ""
+	if st := a.state.Load(); st != nil && st.Replica.Changes() != nil {
+		cursor = v1.EventCursor(st.Replica.Changes().Newest())
+	}
+	if err := analytics.WriteWebhookCursors(c.UserContext(), conn, []analytics.WebhookCursor{{ID: row.ID, Cursor: cursor}}, time.Now()); err != nil {
+		return problem.ReadFailed("the webhooks", err)
+	}
+	if err := analytics.WriteWebhook(c.UserContext(), conn, row, time.Now()); err != nil {
+		return problem.ReadFailed("the webhooks", err)
+	}
+	doc := endpointOf(row)
+	doc.Secret = secret
+	return c.Status(http.StatusCreated).JSON(doc)
+}
+
+// delivery is an attempt as the delivery log gives it.
+type delivery struct {
+	At        time.Time `json:"at"`
+	EventID   string    `json:"eventId"`
+	Type      string    `json:"type"`
+	Attempt   uint32    `json:"attempt"`
+	Status    uint16    `json:"status"` // 0: no answer
+	LatencyMS uint32    `json:"latencyMs"`
+	Error     string    `json:"error"`
+}
+
+// get answers GET /account/webhooks/{id}: the endpoint and its newest 100
+// delivery attempts, newest first.
+func (a *API) get(c *fiber.Ctx, email string) error {
+	row, err := a.find(c, email)
+	if err != nil {
+		return err
+	}
+	conn, err := a.db.Conn(c.UserContext())
+	if err != nil {
+		return problem.ReadFailed("the webhooks", err)
+	}
+	ds, err := analytics.LoadWebhookDeliveries(c.UserContext(), conn, row.ID, 100)
+	if err != nil {
+		return problem.ReadFailed("the delivery log", err)
+	}
+	out := make([]delivery, len(ds))
+	for i, d := range ds {
+		out[i] = delivery{At: d.At.UTC(), EventID: d.EventID, Type: d.Type, Attempt: d.Attempt, Status: d.Status, LatencyMS: d.LatencyMS, Error: d.Error}
+	}
+	return c.JSON(fiber.Map{"webhook": endpointOf(row), "deliveries": out})
+}
+
+// remove answers DELETE /account/webhooks/{id}.
+func (a *API) remove(c *fiber.Ctx, email string) error {
+	row, err := a.find(c, email)
+	if err != nil {
+		return err
+	}
+	row.Deleted, row.Enabled = true, false
+	if err := a.write(c.UserContext(), row); err != nil {
+		return err
+	}
+	return c.SendStatus(http.StatusNoContent)
+}
+
+// enable answers POST /account/webhooks/{id}/enable: an endpoint disabled
+// after a day of failures delivers again, from the event it stopped at.
+func (a *API) enable(c *fiber.Ctx, email string) error {
+	row, err := a.find(c, email)
+	if err != nil {
+		return err
+	}
+	if !row.Enabled {
+		conn, err := a.db.Conn(c.UserContext())
+		if err != nil {
+			return problem.ReadFailed("the webhooks", err)
+		}
+		cursors, err := analytics.LoadWebhookCursors(c.UserContext(), conn)
+		if err != nil {
+			return problem.ReadFailed("the webhooks", err)
+		}
+		cur := cursors[row.ID]
+		cur.ID, cur.FailingSince, cur.Attempts = row.ID, time.Time{}, 0
+		if err := analytics.WriteWebhookCursors(c.UserContext(), conn, []analytics.WebhookCursor{cur}, time.Now()); err != nil {
+			return problem.ReadFailed("the webhooks", err)
+		}
+		row.Enabled, row.DisabledWhy = true, ""
+		if err := a.write(c.UserContext(), row); err != nil {
+			return err
+		}
+	}
+	return c.JSON(endpointOf(row))
+}
+
+func (a *API) write(ctx context.Context, row analytics.WebhookRow) error {
+	conn, err := a.db.Conn(ctx)
+	if err == nil {
+		err = analytics.WriteWebhook(ctx, conn, row, time.Now())
+	}
+	if err != nil {
+		return problem.ReadFailed("the webhooks", err)
+	}
+	return nil
+}
+
+// test answers POST /account/webhooks/{id}/test: a delivery of type
+// webhook.test made now by this edge, signed as every delivery, its
+// outcome answered and logged.
+func (a *API) test(c *fiber.Ctx, email string) error {
+	row, err := a.find(c, email)
+	if err != nil {
+		return err
+	}
+	secret, err := a.sealer.open(row.ID, row.Secret)
+	if err != nil {
+		return problem.New(http.StatusConflict, "This webhook's secret does not open with the service's key (the key was changed): delete the webhook and make it again.")
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	id := "test_" + newID()[3:]
+	body, _ := json.Marshal(Message{Type: "webhook.test", Timestamp: now, Data: endpointOf(row)})
+	at := post(c.UserContext(), a.client, row.URL, secret, id, body)
+	if conn, err := a.db.Conn(c.UserContext()); err == nil {
+		if err := analytics.WriteWebhookDeliveries(c.UserContext(), conn, []analytics.WebhookDelivery{deliveryRow(row.ID, now, id, "webhook.test", 1, at)}); err != nil {
+			a.log.Warn("webhooks: a test delivery's log row was not written", "err", err)
+		}
+	}
+	out := delivery{At: now, EventID: id, Type: "webhook.test", Attempt: 1, Status: uint16(at.status), LatencyMS: uint32(at.latency.Milliseconds())}
+	if !at.ok() {
+		out.Error = describe(at)
+	}
+	return c.JSON(fiber.Map{"delivered": at.ok(), "delivery": out})
+}

@@ -1,0 +1,380 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/egress"
+	v1 "github.com/edge-stats/edge/edge/v1"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/changes"
+	"github.com/edge-stats/edge/views/served"
+)
+
+// Message is the body of a delivery: the convention's type, timestamp
+// and data (an event of the feed; for a test delivery, the endpoint).
+type Message struct {
+	Type      string    `json:"type"` // listing.<kind>, or webhook.test
+	Timestamp time.Time `json:"timestamp"`
+	Data      any       `json:"data"`
+}
+
+// attempt is one delivery's outcome.
+type attempt struct {
+	status  int
+	latency time.Duration
+	err     error
+}
+
+func (a attempt) ok() bool { return a.err == nil && a.status >= 200 && a.status < 300 }
+
+// post sends body to url, signed with secret as message id, and reads at
+// most egress.MaxAnswer bytes of the answer.
+func post(ctx context.Context, client *http.Client, url, secret, id string, body []byte) attempt {
+	now := time.Now()
+	sig, err := Sign(secret, id, now, body)
+	if err != nil {
+		return attempt{err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return attempt{err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "edge-webhooks/1")
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", fmt.Sprint(now.Unix()))
+	req.Header.Set("webhook-signature", sig)
+	resp, err := client.Do(req)
+	if err != nil {
+		return attempt{latency: time.Since(now), err: err}
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, egress.MaxAnswer))
+	resp.Body.Close()
+	return attempt{status: resp.StatusCode, latency: time.Since(now)}
+}
+
+// endpoint is a registered endpoint as the deliverer keeps it.
+type endpoint struct {
+	row          analytics.WebhookRow
+	secret       string
+	filter       changes.Filter
+	cursor       changes.Pos // the last event delivered
+	failingSince time.Time
+	attempts     uint32
+	nextAt       time.Time
+	busy         bool // a delivery runs
+}
+
+// job is one delivery to run.
+type job struct {
+	ep    *endpoint
+	event *changes.Change
+	r     *served.State
+}
+
+// Deliverer delivers the events to the endpoints, on the edge that leads.
+type Deliverer struct {
+	cfg     Config
+	db      *analytics.Lazy
+	state   *views.Published[served.State]
+	leading func() bool
+	sealer  *sealer
+	client  *http.Client
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	eps    map[string]*endpoint
+	dirty  map[string]bool // endpoints whose cursor is to be written
+	logs   []analytics.WebhookDelivery
+	loaded time.Time // when the endpoints were last read; zero: not since leading
+	main   chan job
+	retry  chan job
+}
+
+// NewDeliverer returns the deliverer of cfg (whose Key must be set);
+// leading (nil: always) says whether this edge leads its fleet.
+func NewDeliverer(cfg Config, db *analytics.Lazy, state *views.Published[served.State], leading func() bool, log *slog.Logger) (*Deliverer, error) {
+	cfg = cfg.Defaults()
+	s, err := newSealer(cfg.Key)
+	if err != nil {
+		return nil, err
+	}
+	if leading == nil {
+		leading = func() bool { return true }
+	}
+	return &Deliverer{cfg: cfg, db: db, state: state, leading: leading, sealer: s, client: cfg.Policy.Client(cfg.Timeout), log: log,
+		eps: map[string]*endpoint{}, dirty: map[string]bool{}, main: make(chan job, cfg.Workers), retry: make(chan job, cfg.RetryWorkers)}, nil
+}
+
+// Run delivers until ctx ends: every tick it reads the endpoints again
+// when due, starts a delivery for each endpoint that has an event after
+// its cursor and no delivery running or waiting out a backoff, and writes
+// the cursors and attempts of the deliveries done.
+func (d *Deliverer) Run(ctx context.Context) {
+	var workers sync.WaitGroup
+	for range d.cfg.Workers {
+		workers.Go(func() { d.work(ctx, d.main) })
+	}
+	for range d.cfg.RetryWorkers {
+		workers.Go(func() { d.work(ctx, d.retry) })
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	lastFlush := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			d.flush(fctx)
+			cancel()
+			workers.Wait()
+			return
+		case <-tick.C:
+		}
+		if !d.leading() {
+			d.forget(ctx)
+			continue
+		}
+		if time.Since(d.loaded) >= d.cfg.Reload {
+			if err := d.reload(ctx); err != nil {
+				d.log.Warn("webhooks: reading the endpoints failed; will retry", "err", err)
+			}
+		}
+		d.dispatch(ctx)
+		if time.Since(lastFlush) >= time.Second {
+			d.flush(ctx)
+			lastFlush = time.Now()
+		}
+	}
+}
+
+// forget drops what the deliverer knew once it no longer leads (after
+// writing it): the next leader reads it from ClickHouse.
+func (d *Deliverer) forget(ctx context.Context) {
+	if d.loaded.IsZero() {
+		return
+	}
+	d.flush(ctx)
+	d.mu.Lock()
+	d.eps, d.loaded = map[string]*endpoint{}, time.Time{}
+	d.mu.Unlock()
+}
+
+// reload reads the endpoints and, for those new to the deliverer or
+// enabled again, their cursors.
+func (d *Deliverer) reload(ctx context.Context) error {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	rows, err := analytics.LoadWebhooks(ctx, conn, "")
+	if err != nil {
+		return err
+	}
+	cursors, err := analytics.LoadWebhookCursors(ctx, conn)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	seen := map[string]bool{}
+	for _, row := range rows {
+		seen[row.ID] = true
+		ep, known := d.eps[row.ID]
+		if known && (ep.row.Enabled || !row.Enabled) {
+			ep.row = row // a disabled endpoint stays as it was; a deletion drops it below
+			continue
+		}
+		secret, err := d.sealer.open(row.ID, row.Secret)
+		if err != nil {
+			d.log.Warn("webhooks: an endpoint's secret does not open; it is skipped", "endpoint", row.ID, "err", err)
+			continue
+		}
+		f, err := v1.ParseEventFilter(row.Stores, row.Kinds, row.Permission)
+		if err != nil {
+			continue
+		}
+		ep = &endpoint{row: row, secret: secret, filter: f}
+		if c, ok := cursors[row.ID]; ok {
+			ep.cursor, _ = v1.ParseEventCursor(c.Cursor)
+			ep.failingSince, ep.attempts = c.FailingSince, c.Attempts
+		} else if st := d.state.Load(); st != nil && st.Replica.Changes() != nil {
+			ep.cursor = st.Replica.Changes().Newest()
+			d.dirty[row.ID] = true
+		}
+		if known {
+			ep.busy = d.eps[row.ID].busy
+		}
+		d.eps[row.ID] = ep
+	}
+	for id := range d.eps {
+		if !seen[id] {
+			delete(d.eps, id)
+		}
+	}
+	d.loaded = time.Now()
+	return nil
+}
+
+// dispatch starts the deliveries due.
+func (d *Deliverer) dispatch(ctx context.Context) {
+	st := d.state.Load()
+	if st == nil || st.Replica.Changes() == nil {
+		return
+	}
+	log := st.Replica.Changes()
+	now := time.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, ep := range d.eps {
+		if ep.busy || !ep.row.Enabled || now.Before(ep.nextAt) {
+			continue
+		}
+		next, _ := log.After(&ep.filter, ep.cursor, 1)
+		if len(next) == 0 {
+			continue
+		}
+		pool := d.main
+		if ep.attempts > 0 {
+			pool = d.retry // a failing endpoint waits for the retry lane
+		}
+		select {
+		case pool <- job{ep: ep, event: next[0], r: st}:
+			ep.busy = true
+		default: // every worker busy: next tick
+		}
+	}
+}
+
+// work runs the deliveries of one lane.
+func (d *Deliverer) work(ctx context.Context, jobs <-chan job) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case j := <-jobs:
+			d.deliver(ctx, j)
+		}
+	}
+}
+
+// deliver sends one event to one endpoint and records the outcome.
+func (d *Deliverer) deliver(ctx context.Context, j job) {
+	doc := v1.NewEventDoc(j.event, j.r.Replica)
+	body, _ := json.Marshal(Message{Type: "listing." + doc.Kind, Timestamp: doc.At, Data: doc})
+	d.mu.Lock()
+	url, secret, n := j.ep.row.URL, j.ep.secret, j.ep.attempts+1
+	d.mu.Unlock()
+	a := post(ctx, d.client, url, secret, doc.EventID, body)
+	now := time.Now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ep := j.ep
+	ep.busy = false
+	d.logs = append(d.logs, deliveryRow(ep.row.ID, now, doc.EventID, "listing."+doc.Kind, n, a))
+	d.dirty[ep.row.ID] = true
+	if a.ok() {
+		ep.cursor, ep.failingSince, ep.attempts, ep.nextAt = changes.PosOf(j.event), time.Time{}, 0, time.Time{}
+		return
+	}
+	if ctx.Err() != nil {
+		return // stopping: the attempt does not count
+	}
+	if ep.failingSince.IsZero() {
+		ep.failingSince = now
+	}
+	ep.attempts = n
+	ep.nextAt = now.Add(backoff(n))
+	if now.Sub(ep.failingSince) >= d.cfg.GiveUp {
+		ep.row.Enabled = false
+		ep.row.DisabledWhy = fmt.Sprintf("every delivery failed for %s (since %s); the last: %s", d.cfg.GiveUp, ep.failingSince.UTC().Format(time.RFC3339), describe(a))
+		row := ep.row
+		go func() {
+			conn, err := d.db.Conn(ctx)
+			if err == nil {
+				err = analytics.WriteWebhook(ctx, conn, row, time.Now())
+			}
+			if err != nil {
+				d.log.Warn("webhooks: disabling a failing endpoint failed; will retry", "endpoint", row.ID, "err", err)
+				d.mu.Lock()
+				d.loaded = time.Time{} // read again, and disable again at its next failure
+				d.mu.Unlock()
+			}
+		}()
+	}
+}
+
+// backoff is the wait after the n-th failed attempt of a delivery: 5 s,
+// doubling up to an hour, within a fifth either way.
+func backoff(n uint32) time.Duration {
+	d := 5 * time.Second << min(n-1, 10)
+	d = min(d, time.Hour)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+// describe says what an attempt got.
+func describe(a attempt) string {
+	switch {
+	case a.err != nil && errors.Is(a.err, egress.ErrRefused):
+		return "refused: " + a.err.Error()
+	case a.err != nil:
+		return a.err.Error()
+	}
+	return fmt.Sprintf("HTTP %d", a.status)
+}
+
+func deliveryRow(id string, at time.Time, event, typ string, n uint32, a attempt) analytics.WebhookDelivery {
+	r := analytics.WebhookDelivery{ID: id, At: at, EventID: event, Type: typ, Attempt: n, Status: uint16(a.status),
+		LatencyMS: uint32(a.latency.Milliseconds())}
+	if !a.ok() {
+		r.Error = describe(a)
+		if len(r.Error) > 500 {
+			r.Error = r.Error[:500]
+		}
+	}
+	return r
+}
+
+// flush writes the cursors and attempts recorded since the last flush;
+// what fails to be written is kept for the next.
+func (d *Deliverer) flush(ctx context.Context) {
+	d.mu.Lock()
+	var cs []analytics.WebhookCursor
+	for id := range d.dirty {
+		if ep, ok := d.eps[id]; ok {
+			cs = append(cs, analytics.WebhookCursor{ID: id, Cursor: v1.EventCursor(ep.cursor), FailingSince: ep.failingSince, Attempts: ep.attempts})
+		}
+	}
+	logs := d.logs
+	d.dirty, d.logs = map[string]bool{}, nil
+	d.mu.Unlock()
+	if len(cs) == 0 && len(logs) == 0 {
+		return
+	}
+	conn, err := d.db.Conn(ctx)
+	if err == nil {
+		if err = analytics.WriteWebhookCursors(ctx, conn, cs, time.Now()); err == nil {
+			err = analytics.WriteWebhookDeliveries(ctx, conn, logs)
+		}
+	}
+	if err != nil {
+		d.log.Warn("webhooks: writing where deliveries stand failed; will retry", "err", err)
+		d.mu.Lock()
+		for _, c := range cs {
+			d.dirty[c.ID] = true
+		}
+		d.logs = append(logs, d.logs...)
+		d.mu.Unlock()
+	}
+}

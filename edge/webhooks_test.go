@@ -1,0 +1,291 @@
+package edge_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/edgetest"
+	"github.com/edge-stats/edge/edge/egress"
+	"github.com/edge-stats/edge/edge/webhooks"
+	"github.com/edge-stats/edge/views"
+)
+
+const testWebhookKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // 32 bytes
+
+// hookMessage is a delivery a receiver verified.
+type hookMessage struct {
+	ID   string
+	Type string
+	Data eventJSON
+}
+
+// hookReceiver is a loopback receiver that verifies every delivery's
+// signature by the Standard Webhooks rules with each path's secret, and
+// keeps the messages of each path in the order they came.
+type hookReceiver struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	secrets map[string]string
+	got     map[string][]hookMessage
+	bad     []string
+	status  map[string]int // a path answering this status instead of 204
+}
+
+func newHookReceiver(t *testing.T) *hookReceiver {
+	r := &hookReceiver{secrets: map[string]string{}, got: map[string][]hookMessage{}, status: map[string]int{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		path := req.URL.Path
+		if s, ok := r.status[path]; ok {
+			w.WriteHeader(s)
+			return
+		}
+		id, ts, sigs := req.Header.Get("webhook-id"), req.Header.Get("webhook-timestamp"), req.Header.Get("webhook-signature")
+		key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(r.secrets[path], "whsec_"))
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte(id + "." + ts + "." + string(body)))
+		want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+		sec, _ := strconv.ParseInt(ts, 10, 64)
+		if !slices.Contains(strings.Fields(sigs), want) || len(key) == 0 || time.Since(time.Unix(sec, 0)).Abs() > 5*time.Minute {
+			r.bad = append(r.bad, path+": "+sigs)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var m hookMessage
+		json.Unmarshal(body, &m)
+		m.ID = id
+		r.got[path] = append(r.got[path], m)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *hookReceiver) messages(path string) []hookMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got[path])
+}
+
+// waitUntil polls cond until it holds, or fails after wait.
+func waitUntil(t *testing.T, wait time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(wait); !cond(); {
+		if time.Now().After(end) {
+			t.Fatalf("%s: not within %s", what, wait)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type webhookDoc struct {
+	ID, URL, Secret, DisabledWhy string
+	Enabled                      bool
+}
+
+// hookRow is a new metadata version of l at at, changed by change.
+func hookRow(l views.Listing, at time.Time, change func(r *analytics.ListingRow)) analytics.ListingRow {
+	r := analytics.ListingRow{Store: l.Store, ID: l.ID, CrawledAt: at, Name: l.Name, Developer: l.Developer, Category: l.Category,
+		Kind: l.Kind, Description: l.Description, Icon: l.Icon, Version: l.Version, FirstSeen: time.Unix(l.FirstSeen, 0),
+		Featured: l.Featured, ManifestVersion: l.ManifestVersion, AccessLevel: l.AccessLevel, Permissions: l.Permissions,
+		HostAccess: l.HostAccess, Topics: l.Topics}
+	change(&r)
+	return r
+}
+
+// TestWebhooks registers endpoints over HTTP and checks their deliveries
+// at a loopback receiver that verifies each signature: a test delivery on
+// demand; a refresh's events in the feed's order, filtered; an endpoint
+// that answers 500 retried and logged while the others are delivered,
+// then disabled after its give-up time, and enabled again by its owner,
+// getting what it missed; in a fleet of two edges, deliveries by the
+// leader alone, and the second edge, once it leads, going on from where
+// the first stopped, with nothing lost.
+func TestWebhooks(t *testing.T) {
+	cfg := seeded(t)
+	rcv := newHookReceiver(t)
+	lead := [2]atomic.Bool{}
+	lead[0].Store(true)
+	hook := func(c *edge.Config) {
+		c.Webhooks = webhooks.Config{Key: testWebhookKey, Deliver: true, Reload: 100 * time.Millisecond, GiveUp: 2 * time.Second,
+			Timeout: 2 * time.Second, Policy: egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowHTTP: true}}
+	}
+	edges := [2]*harness{}
+	for i := range edges {
+		edges[i] = edgetest.StartWith(t, cfg, nil, func(s *edge.Sources) { s.Leading = lead[i].Load }, hook)
+		if err := edges[i].Jobs.RunNow("views"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := edges[0], edges[1]
+	email := "hooks@example.com"
+	signUpWithKey(t, a, email)
+	auth := basic(email, "long enough password")
+	register := func(h *harness, body string) webhookDoc {
+		t.Helper()
+		r := call(t, "POST", h.Base+"/account/webhooks", auth, body)
+		if r.status != 201 {
+			t.Fatalf("register %s: %d %s", body, r.status, r.body)
+		}
+		var d webhookDoc
+		json.Unmarshal(r.body, &d)
+		if !strings.HasPrefix(d.Secret, "whsec_") || !d.Enabled {
+			t.Fatalf("registered: %+v", d)
+		}
+		rcv.mu.Lock()
+		rcv.secrets[strings.TrimPrefix(d.URL, rcv.srv.URL)] = d.Secret
+		rcv.mu.Unlock()
+		return d
+	}
+	all := register(b, `{"url": "`+rcv.srv.URL+`/all"}`) // made on the edge that does not deliver
+	owners := register(a, `{"url": "`+rcv.srv.URL+`/owners", "kind": "developer"}`)
+	rcv.status["/down"] = 500
+	down := register(a, `{"url": "`+rcv.srv.URL+`/down", "store": "chrome"}`)
+	problem(t, get(t, "GET", a.Base+"/account/webhooks"), 401)
+	if r := call(t, "GET", a.Base+"/account/webhooks", auth, ""); r.status != 200 || strings.Contains(string(r.body), "whsec_") {
+		t.Fatalf("the list: %d %s (secrets are shown once)", r.status, r.body)
+	}
+
+	// A test delivery on demand.
+	r := call(t, "POST", a.Base+"/account/webhooks/"+all.ID+"/test", auth, "")
+	if r.status != 200 || !strings.Contains(string(r.body), `"delivered":true`) || len(rcv.messages("/all")) != 1 || rcv.messages("/all")[0].Type != "webhook.test" {
+		t.Fatalf("test delivery: %d %s; received %+v", r.status, r.body, rcv.messages("/all"))
+	}
+
+	// Events: a new owner of one chrome listing, a new version of another.
+	st := a.State.Load()
+	now := st.Replica.Info().ReadingsMark.Add(time.Hour).Truncate(time.Second)
+	l1, l2 := firstLive(t, a, views.Chrome), firstLive(t, a, views.Firefox)
+	cfg.Add(t, []analytics.ListingRow{
+		hookRow(l1, now, func(r *analytics.ListingRow) { r.Developer = "Buyer Inc." }),
+		hookRow(l2, now, func(r *analytics.ListingRow) { r.Version += ".1" }),
+	}, nil)
+	for _, h := range edges {
+		if err := h.Jobs.RunNow("refresh"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, 10*time.Second, "deliveries to /all", func() bool { return len(rcv.messages("/all")) == 3 })
+	got := rcv.messages("/all")[1:]
+	if got[0].Data.ID != l1.ID || got[0].Type != "listing.developer" || got[1].Data.ID != l2.ID || got[1].Type != "listing.version" ||
+		got[0].ID != got[0].Data.EventID {
+		t.Fatalf("delivered %+v", got)
+	}
+	waitUntil(t, 5*time.Second, "the developer change to /owners", func() bool { return len(rcv.messages("/owners")) == 1 })
+	if m := rcv.messages("/owners")[0]; m.Data.Kind != "developer" || *m.Data.After != "Buyer Inc." {
+		t.Fatalf("/owners got %+v", m)
+	}
+	// The endpoint that answers 500: retried, logged, then disabled.
+	waitUntil(t, 15*time.Second, "the failing endpoint disabled", func() bool {
+		var d struct{ Webhook webhookDoc }
+		r := call(t, "GET", a.Base+"/account/webhooks/"+down.ID, auth, "")
+		json.Unmarshal(r.body, &d)
+		return !d.Webhook.Enabled && strings.Contains(d.Webhook.DisabledWhy, "HTTP 500")
+	})
+	var log struct {
+		Deliveries []struct {
+			Status  int
+			Attempt int
+			Error   string
+		}
+	}
+	waitUntil(t, 5*time.Second, "the failing endpoint's attempts logged", func() bool {
+		json.Unmarshal(call(t, "GET", a.Base+"/account/webhooks/"+down.ID, auth, "").body, &log)
+		return len(log.Deliveries) >= 2
+	})
+	if log.Deliveries[0].Status != 500 || log.Deliveries[0].Attempt != 2 || log.Deliveries[1].Attempt != 1 || log.Deliveries[0].Error != "HTTP 500" {
+		t.Fatalf("the failing endpoint's log: %+v", log.Deliveries)
+	}
+	if len(rcv.bad) > 0 {
+		t.Fatalf("signatures that did not verify: %v", rcv.bad)
+	}
+
+	// The first edge stops leading (as when it dies); the second leads and
+	// goes on from where the first stood. The endpoint that was down is
+	// back, enabled again, and gets the event it missed.
+	lead[0].Store(false)
+	rcv.mu.Lock()
+	delete(rcv.status, "/down")
+	rcv.mu.Unlock()
+	if r := call(t, "POST", b.Base+"/account/webhooks/"+down.ID+"/enable", auth, ""); r.status != 200 {
+		t.Fatalf("enable: %d %s", r.status, r.body)
+	}
+	later := now.Add(time.Hour)
+	cfg.Add(t, []analytics.ListingRow{hookRow(l1, later, func(r *analytics.ListingRow) { r.Developer, r.Name = "Buyer Inc.", "Renamed Later" })}, nil)
+	lead[1].Store(true)
+	for _, h := range edges {
+		if err := h.Jobs.RunNow("refresh"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, 10*time.Second, "the rename to /all from the second edge", func() bool { return len(rcv.messages("/all")) >= 4 })
+	waitUntil(t, 10*time.Second, "what /down missed", func() bool { return len(rcv.messages("/down")) >= 2 })
+	time.Sleep(500 * time.Millisecond)
+	seen := map[string]int{}
+	for _, m := range rcv.messages("/all") {
+		seen[m.ID]++
+	}
+	last := rcv.messages("/all")[len(rcv.messages("/all"))-1]
+	if last.Data.Kind != "name" || len(seen) != 4 {
+		t.Fatalf("after the second edge took over: %+v", rcv.messages("/all"))
+	}
+	if d := rcv.messages("/down"); d[0].Data.ID != l1.ID || d[0].Type != "listing.developer" || d[1].Type != "listing.name" {
+		t.Fatalf("the endpoint enabled again got %+v, want the developer change it missed, then the rename", d)
+	}
+	if len(rcv.bad) > 0 {
+		t.Fatalf("signatures that did not verify: %v", rcv.bad)
+	}
+	if r := call(t, "DELETE", a.Base+"/account/webhooks/"+owners.ID, auth, ""); r.status != 204 {
+		t.Fatalf("delete: %d", r.status)
+	}
+}
+
+// TestWebhookURLsRefused: with no range allowed, registration refuses
+// every URL that reaches the edge's own network, and http.
+func TestWebhookURLsRefused(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.Webhooks = webhooks.Config{Key: testWebhookKey} })
+	email := "ssrf@example.com"
+	signUpWithKey(t, h, email)
+	auth := basic(email, "long enough password")
+	for url, why := range map[string]string{
+		"http://93.184.216.34/x":                   "use https",
+		"https://127.0.0.1/x":                      "loopback",
+		"https://localhost:8443/x":                 "loopback",
+		"https://[::1]/x":                          "loopback",
+		"https://[::ffff:127.0.0.1]/x":             "loopback",
+		"https://10.1.2.3/x":                       "private",
+		"https://192.168.0.10/x":                   "private",
+		"https://169.254.169.254/latest/meta-data": "link-local",
+		"https://[fe80::1]/x":                      "link-local",
+		"https://0.0.0.0/x":                        "unspecified",
+		"https://user:pass@93.184.216.34/x":        "no user name",
+		"file:///etc/passwd":                       "https URL",
+	} {
+		r := call(t, "POST", h.Base+"/account/webhooks", auth, `{"url": "`+url+`"}`)
+		if d := problem(t, r, 400); !strings.Contains(d, why) {
+			t.Errorf("%s: %q, want it to say %q", url, d, why)
+		}
+	}
+	for _, body := range []string{`{"url": "https://93.184.216.34/", "kind": "nope"}`, `{"url": 5}`, `{"url": "https://93.184.216.34/", "extra": 1}`, `[]`} {
+		problem(t, call(t, "POST", h.Base+"/account/webhooks", auth, body), 400)
+	}
+	off := start(t, seeded(t))
+	problem(t, call(t, "GET", off.Base+"/account/webhooks", auth, ""), 503)
+}

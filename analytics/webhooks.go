@@ -36,6 +36,21 @@ func WriteWebhook(ctx context.Context, conn driver.Conn, w WebhookRow, now time.
 		})
 }
 
+// WriteWebhookRows stores new endpoints in one batch, written at now
+// (each its first version): for bulk registrations, such as benchmarks'.
+func WriteWebhookRows(ctx context.Context, conn driver.Conn, ws []WebhookRow, now time.Time) error {
+	return sendBatch(ctx, conn, "INSERT INTO webhooks (id, email, url, stores, kinds, permission, secret, created_at, enabled, disabled_why, deleted, version)",
+		"webhooks", func(b driver.Batch) error {
+			for _, w := range ws {
+				if err := b.Append(w.ID, w.Email, w.URL, w.Stores, w.Kinds, w.Permission, w.Secret, w.CreatedAt.UTC(),
+					boolByte(w.Enabled), w.DisabledWhy, boolByte(w.Deleted), uint64(now.UnixNano())); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+}
+
 // LoadWebhooks returns the newest version of every endpoint not deleted,
 // of the account email ("" for every account's).
 func LoadWebhooks(ctx context.Context, conn driver.Conn, email string) ([]WebhookRow, error) {

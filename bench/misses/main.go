@@ -38,7 +38,7 @@ func main() {
 	conns := flag.Int("conns", 32, "connections (each one query at a time)")
 	rate := flag.Float64("rate", 0, "queries a second, paced; 0: as fast as the answers come")
 	dur := flag.Duration("duration", 20*time.Second, "how long to send")
-	mix := flag.String("mix", "simple", "the queries: simple (store or platform, sort, a size bound) or dashboard (every sort and filter kind)")
+	mix := flag.String("mix", "simple", "the queries: simple (store or platform, sort, a size bound), dashboard (every sort and filter kind) or events (changelogs and event feed pages)")
 	xff := flag.String("xff", "", "an address to send as X-Forwarded-For (the edge must trust the load generator as a proxy)")
 	slowest := flag.Int("slowest", 0, "print the N slowest answered queries")
 	flag.Parse()
@@ -46,8 +46,14 @@ func main() {
 	case "simple":
 	case "dashboard":
 		query = dashboardQuery
+	case "events":
+		if err := eventsPrepare(*base); err != nil {
+			fmt.Fprintln(os.Stderr, "misses:", err)
+			os.Exit(1)
+		}
+		query = eventsQuery
 	default:
-		fmt.Fprintln(os.Stderr, "misses: --mix simple or dashboard")
+		fmt.Fprintln(os.Stderr, "misses: --mix simple, dashboard or events")
 		os.Exit(2)
 	}
 	forwardedFor = *xff

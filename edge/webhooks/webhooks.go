@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/egress"
 )
 
@@ -145,4 +146,26 @@ func newID() string {
 	b := make([]byte, 12)
 	rand.Read(b)
 	return "wh_" + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// BulkEndpoints returns count new enabled endpoints of account email, at
+// base + "/<n>", filtered by stores and kinds, their secrets sealed with
+// key, and a "/<n><TAB>secret" line each: for benchmarks, which register
+// thousands without signing in for each.
+func BulkEndpoints(key, email, base string, count int, stores, kinds string) ([]analytics.WebhookRow, []string, error) {
+	s, err := newSealer(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows := make([]analytics.WebhookRow, count)
+	lines := make([]string, count)
+	now := time.Now().UTC().Truncate(time.Second)
+	for i := range rows {
+		path := "/" + strconv.Itoa(i)
+		secret := newSecret()
+		r := analytics.WebhookRow{ID: newID(), Email: email, URL: base + path, Stores: stores, Kinds: kinds, CreatedAt: now, Enabled: true}
+		r.Secret = s.seal(r.ID, secret)
+		rows[i], lines[i] = r, path+"\t"+secret
+	}
+	return rows, lines, nil
 }

@@ -561,12 +561,29 @@ func (w *workload) run() {
 	more.Seed = 8
 	_, err = seed.Write(ctx, conn, more, seed.WriteOptions{Append: true, Workers: 2})
 	w.must(err)
-	_, n, err := analytics.RefreshReplica(ctx, conn, r, 3)
+	r2, n, err := analytics.RefreshReplica(ctx, conn, r, 3)
 	w.must(err)
 	if n == 0 {
 		t.Fatal("the refresh read no changed listing")
 	}
 	w.note("RefreshReplica")
+
+	// The change log: loaded whole, then what a refresh reads, and a
+	// day's changes for the exports.
+	changeLog, err := analytics.LoadChanges(ctx, conn, r, time.Unix(0, 0))
+	w.must(err)
+	if changeLog.Len() == 0 {
+		t.Fatal("no change in the seeded versions")
+	}
+	refreshed, err := analytics.RefreshChanges(ctx, conn, r, r2, changeLog, time.Unix(0, 0))
+	w.must(err)
+	if refreshed.Len() < changeLog.Len() {
+		t.Fatalf("%d changes after the refresh, %d before", refreshed.Len(), changeLog.Len())
+	}
+	for s := range views.NumStores {
+		w.must(analytics.StreamDayChanges(ctx, conn, views.Store(s), views.DayOf(w.end)-3, func(*analytics.DayChange) error { return nil }))
+	}
+	w.note("LoadChanges", "RefreshChanges", "StreamDayChanges")
 
 	// The ranks job and the week states of editions.
 	days, err := analytics.DaysToRank(ctx, conn, w.end.Add(-10*24*time.Hour))
@@ -696,6 +713,36 @@ func (w *workload) run() {
 	w.must(err)
 	w.note("LoadAccount", "LoadAccountStates", "LoadKeys", "LoadKeysByID", "LoadAccessChanges", "ServerNow")
 
+	// Webhooks: endpoints, where their deliveries stand, their log.
+	hook := analytics.WebhookRow{ID: "wh_a", Email: "a@example.com", URL: "https://hooks.example.com/a", Kinds: "developer",
+		Secret: "sealed", CreatedAt: now, Enabled: true}
+	w.must(analytics.WriteWebhook(ctx, conn, hook, now))
+	hook.Enabled, hook.DisabledWhy = false, "every delivery failed"
+	w.must(analytics.WriteWebhook(ctx, conn, hook, now.Add(time.Second)))
+	w.must(analytics.WriteWebhookRows(ctx, conn, []analytics.WebhookRow{{ID: "wh_b", Email: "b@example.com", URL: "https://hooks.example.com/b",
+		Secret: "sealed", CreatedAt: now, Enabled: true}}, now))
+	hooks, err := analytics.LoadWebhooks(ctx, conn, "")
+	w.must(err)
+	mine, err := analytics.LoadWebhooks(ctx, conn, "a@example.com")
+	w.must(err)
+	if len(hooks) != 2 || len(mine) != 1 || mine[0].Enabled {
+		t.Fatalf("webhooks %+v, a's %+v", hooks, mine)
+	}
+	w.must(analytics.WriteWebhookCursors(ctx, conn, []analytics.WebhookCursor{{ID: "wh_a", Cursor: "c1"}, {ID: "wh_b", Cursor: "c2", FailingSince: now, Attempts: 3}}, now))
+	cursors, err := analytics.LoadWebhookCursors(ctx, conn)
+	w.must(err)
+	if cursors["wh_b"].Attempts != 3 || !cursors["wh_b"].FailingSince.Equal(now) || !cursors["wh_a"].FailingSince.IsZero() {
+		t.Fatalf("cursors %+v", cursors)
+	}
+	w.must(analytics.WriteWebhookDeliveries(ctx, conn, []analytics.WebhookDelivery{{ID: "wh_a", At: now, EventID: "e1", Type: "listing.version", Attempt: 1, Status: 204, LatencyMS: 3},
+		{ID: "wh_a", At: now.Add(time.Second), EventID: "e2", Type: "listing.name", Attempt: 2, Error: "HTTP 500", Status: 500}}))
+	log, err := analytics.LoadWebhookDeliveries(ctx, conn, "wh_a", 10)
+	w.must(err)
+	if len(log) != 2 || log[0].EventID != "e2" {
+		t.Fatalf("delivery log %+v", log)
+	}
+	w.note("WriteWebhook", "WriteWebhookRows", "LoadWebhooks", "WriteWebhookCursors", "LoadWebhookCursors", "WriteWebhookDeliveries", "LoadWebhookDeliveries")
+
 	// Usage: batches on three days, then every read of it.
 	day := func(d int) time.Time { return time.Date(2026, 7, 10+d, 0, 0, 0, 0, time.UTC) }
 	for i, d := range []int{0, 1, 2} {
@@ -729,7 +776,9 @@ func (w *workload) runDestructive() {
 	}
 	_, err = analytics.DropUsageLogBefore(w.ctx, w.conn, day)
 	w.must(err)
-	w.note("DropUsageBefore", "DropUsageLogBefore")
+	_, err = analytics.DropWebhookDeliveriesBefore(w.ctx, w.conn, w.end.Add(24*time.Hour))
+	w.must(err)
+	w.note("DropUsageBefore", "DropUsageLogBefore", "DropWebhookDeliveriesBefore")
 	// Reset empties the upstream tables: the tables' counts after it are
 	// compared (upstream empty, the rest as they were).
 	w.must(analytics.Reset(w.ctx, w.conn))

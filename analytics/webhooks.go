@@ -100,9 +100,9 @@ func WriteWebhookCursors(ctx context.Context, conn driver.Conn, cs []WebhookCurs
 	return sendBatch(ctx, conn, "INSERT INTO webhook_cursors (id, cursor, failing_since, attempts, version)", "webhook_cursors",
 		func(b driver.Batch) error {
 			for _, c := range cs {
-				since := time.Unix(0, 0).UTC()
+				var since uint32
 				if !c.FailingSince.IsZero() {
-					since = c.FailingSince.UTC()
+					since = uint32(c.FailingSince.Unix())
 				}
 				if err := b.Append(c.ID, c.Cursor, since, c.Attempts, v); err != nil {
 					return err
@@ -116,7 +116,7 @@ func WriteWebhookCursors(ctx context.Context, conn driver.Conn, cs []WebhookCurs
 // one.
 func LoadWebhookCursors(ctx context.Context, conn driver.Conn) (map[string]WebhookCursor, error) {
 	rows, err := conn.Query(ctx, `SELECT id, argMax(cursor, version), argMax(failing_since, version), argMax(attempts, version)
-		FROM webhook_cursors GROUP BY id`)
+		FROM webhook_cursors GROUP BY id ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("load webhook cursors: %w", err)
 	}
@@ -124,11 +124,12 @@ func LoadWebhookCursors(ctx context.Context, conn driver.Conn) (map[string]Webho
 	out := map[string]WebhookCursor{}
 	for rows.Next() {
 		var c WebhookCursor
-		if err := rows.Scan(&c.ID, &c.Cursor, &c.FailingSince, &c.Attempts); err != nil {
+		var since uint32
+		if err := rows.Scan(&c.ID, &c.Cursor, &since, &c.Attempts); err != nil {
 			return nil, fmt.Errorf("scan webhook cursor: %w", err)
 		}
-		if c.FailingSince.Unix() <= 0 {
-			c.FailingSince = time.Time{}
+		if since > 0 {
+			c.FailingSince = time.Unix(int64(since), 0).UTC()
 		}
 		out[c.ID] = c
 	}

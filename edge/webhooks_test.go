@@ -286,6 +286,8 @@ func TestWebhookURLsRefused(t *testing.T) {
 	for _, body := range []string{`{"url": "https://93.184.216.34/", "kind": "nope"}`, `{"url": 5}`, `{"url": "https://93.184.216.34/", "extra": 1}`, `[]`} {
 		problem(t, call(t, "POST", h.Base+"/account/webhooks", auth, body), 400)
 	}
+	form := call(t, "POST", h.Base+"/account/webhooks", map[string]string{"Authorization": auth["Authorization"], "Content-Type": "text/plain"}, `{"url": "https://93.184.216.34/"}`)
+	problem(t, form, 415)
 	off := start(t, seeded(t))
 	problem(t, call(t, "GET", off.Base+"/account/webhooks", auth, ""), 503)
 }

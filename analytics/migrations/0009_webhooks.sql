@@ -21,11 +21,12 @@ ORDER BY id;
 -- Where each endpoint's deliveries stand, written by the delivering edge
 -- after its deliveries and read by the next one to deliver (after a
 -- restart, or another edge taking the lead): the last event delivered (an
--- event cursor), since when the next one fails, and its attempts.
+-- event cursor), since when the next one fails (unix seconds; 0 when it
+-- does not), and its attempts.
 CREATE TABLE IF NOT EXISTS webhook_cursors (
     id            String,
     cursor        String,
-    failing_since DateTime,
+    failing_since UInt32,
     attempts      UInt32,
     version       UInt64
 ) ENGINE = ReplacingMergeTree(version)

@@ -81,10 +81,10 @@ func change(args []string) error {
 	var page struct {
 		Listings []struct {
 			Store, ID, Name, Developer, Category, Kind, Description, Icon, Version string
-			FirstSeen                                                             time.Time
-			Featured                                                              bool
-			ManifestVersion, AccessLevel                                          *uint8
-			Permissions, HostAccess, Topics                                       []string
+			FirstSeen                                                              time.Time
+			Featured                                                               bool
+			ManifestVersion, AccessLevel                                           *uint8
+			Permissions, HostAccess, Topics                                        []string
 		}
 	}
 	err = json.NewDecoder(resp.Body).Decode(&page)

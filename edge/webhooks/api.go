@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -141,6 +142,12 @@ type createBody struct {
 // create answers POST /account/webhooks: a new endpoint, with its secret
 // shown this once. Deliveries start with the events after it was made.
 func (a *API) create(c *fiber.Ctx, email string) error {
+	// JSON only, declared so: a page elsewhere cannot make a signed-in
+	// browser post a form here without a preflight.
+	if mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); err != nil || mt != fiber.MIMEApplicationJSON {
+		return problem.New(http.StatusUnsupportedMediaType, `Send the body as JSON with the header Content-Type: application/json.`).
+			WithHeader("Accept-Post", "application/json")
+	}
 	var in createBody
 	dec := json.NewDecoder(strings.NewReader(string(c.Body())))
 	dec.DisallowUnknownFields()

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -275,6 +276,18 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 		StrictRouting:         false,
 		CaseSensitive:         true,
 	})
+	// An event stream's answer lasts up to its MaxAge: its write deadline
+	// is that and a minute, not WriteTimeout (every other answer's). The
+	// stream closes a client whose write waits past the stream's own
+	// WriteTimeout itself (package stream).
+	streamConfig := fasthttp.RequestConfig{WriteTimeout: s.stream.Config().MaxAge + time.Minute}
+	streamPath := []byte(stream.StreamPath)
+	s.app.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+		if bytes.HasPrefix(h.RequestURI(), streamPath) {
+			return streamConfig
+		}
+		return fasthttp.RequestConfig{}
+	}
 	s.app.Use(s.metrics.observe)
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		log.Error("panic in handler", "method", c.Method(), "path", apikey.Redact(c.Path()), "panic", e)

@@ -396,7 +396,9 @@ func TestDefinitions(t *testing.T) {
 		used[m] = true
 	}
 	for n := range names {
-		if !used[n] && !strings.HasPrefix(n, "flags.") {
+		// flags.* and change.* define values (of a day's flags, of an
+		// event's kind), not fields: their field names its definition.
+		if !used[n] && !strings.HasPrefix(n, "flags.") && !strings.HasPrefix(n, "change.") {
 			t.Errorf("definition %q is named by no field of the description", n)
 		}
 	}

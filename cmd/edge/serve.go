@@ -95,6 +95,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.Int(&c.srv.Webhooks.Workers, "webhook-workers", 64, "deliveries at once to endpoints that answer")
 	f.Int(&c.srv.Webhooks.RetryWorkers, "webhook-retry-workers", 8, "deliveries at once to endpoints that fail (apart, so that they cost the others nothing)")
 	f.Duration(&c.srv.Webhooks.Timeout, "webhook-timeout", 10*time.Second, "how long one delivery may take: connecting, sending and the answer")
+	f.Duration(&c.srv.Webhooks.FirstTimeout, "webhook-first-timeout", 2*time.Second, "how long an event's first attempt may take (by the workers of endpoints that answer); past it the endpoint waits for the retry lane, which allows --webhook-timeout")
 	f.Int(&c.srv.Limits.InvalidKeys, "invalid-keys", c.srv.Limits.InvalidKeys, "invalid keys a minute from one address before its keys are refused unread (429)")
 	f.Int(&c.srv.Limits.SearchSlots, "search-slots", c.srv.Limits.SearchSlots, "searches running at once across every caller (the search pool)")
 	f.Float(&c.srv.Limits.SearchRate, "search-rate", c.srv.Limits.SearchRate, "searches started a second across every caller (0: no bound)")

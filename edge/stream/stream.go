@@ -26,6 +26,11 @@ import (
 	"github.com/edge-stats/edge/views/served"
 )
 
+// StreamPath is the route of the streams: a server gives its answers a
+// write deadline of MaxAge and a minute (fasthttp's per-request
+// RequestConfig), instead of its answers' WriteTimeout.
+const StreamPath = "/api/v1/events/stream"
+
 // Config bounds the streams.
 type Config struct {
 	PerKey    int           // open streams per key (default 4)
@@ -326,8 +331,13 @@ func (h *Hub) close(cl *client) {
 // then those queued, with heartbeats, until the client goes, is cut, or
 // the stream's age passes MaxAge.
 func (h *Hub) write(w *bufio.Writer, cl *client, r *replica.Replica, liveFrom, since changes.Pos) {
+	// A write that waits longer than WriteTimeout (a client that stopped
+	// reading) closes the connection. The connection's own deadline is
+	// the server's (fasthttp sets it once an answer, from its goroutine):
+	// the server gives a stream's answer MaxAge and a minute (StreamPath).
 	flush := func() bool {
-		cl.conn.SetWriteDeadline(time.Now().Add(h.cfg.WriteTimeout))
+		watchdog := time.AfterFunc(h.cfg.WriteTimeout, func() { cl.conn.Close() })
+		defer watchdog.Stop()
 		return w.Flush() == nil
 	}
 	w.WriteString("retry: 3000\n\n")

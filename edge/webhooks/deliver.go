@@ -276,7 +276,13 @@ func (d *Deliverer) deliver(ctx context.Context, j job) {
 	d.mu.Lock()
 	url, secret, n := j.ep.row.URL, j.ep.secret, j.ep.attempts+1
 	d.mu.Unlock()
-	a := post(ctx, d.client, url, secret, doc.EventID, body)
+	actx := ctx
+	if n == 1 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, d.cfg.FirstTimeout)
+		defer cancel()
+	}
+	a := post(actx, d.client, url, secret, doc.EventID, body)
 	now := time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()

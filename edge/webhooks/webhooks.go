@@ -43,6 +43,10 @@ type Config struct {
 	Workers      int           // deliveries at once to endpoints that answer (default 64)
 	RetryWorkers int           // deliveries at once to endpoints that fail (default 8): they cannot take the others' turns
 	Timeout      time.Duration // one delivery: connect, send, answer (default 10 s)
+	// FirstTimeout bounds an event's first attempt, made by the workers
+	// of endpoints that answer (default 2 s): an endpoint that hangs holds
+	// one of them that long, once, then waits for the retry lane.
+	FirstTimeout time.Duration
 	GiveUp       time.Duration // an endpoint failing this long is disabled (default 24 h)
 	Reload       time.Duration // how often the delivering edge reads the endpoints again (default 5 s)
 	Policy       egress.Policy // where deliveries may go
@@ -61,6 +65,9 @@ func (c Config) Defaults() Config {
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Second
+	}
+	if c.FirstTimeout <= 0 {
+		c.FirstTimeout = min(2*time.Second, c.Timeout)
 	}
 	if c.GiveUp <= 0 {
 		c.GiveUp = 24 * time.Hour

@@ -140,6 +140,9 @@ type client struct {
 	key    string
 	filter changes.Filter
 	conn   net.Conn
+	// backlog is the replica the stream's backlog is read from, until it
+	// is sent (then nil).
+	backlog *replica.Replica
 
 	mu    sync.Mutex
 	queue []frame
@@ -304,16 +307,19 @@ func (h *Hub) Open(key string, f changes.Filter, since changes.Pos, hasSince boo
 	// The state loaded now holds every event up to the hub's position:
 	// the backlog is read from it, what comes after from the queue.
 	liveFrom := h.pos
-	cl := &client{key: key, filter: f, conn: conn, wake: make(chan struct{}, 1)}
+	cl := &client{key: key, filter: f, conn: conn, wake: make(chan struct{}, 1), backlog: st.Replica}
 	h.clients[cl] = struct{}{}
 	h.perKey[key]++
 	h.mu.Unlock()
 	if !hasSince {
 		since = liveFrom
 	}
+	// The writer holds the state only while it sends the backlog (see
+	// client.backlog): a stream open for an hour must not keep the state
+	// it opened with, and every state since, from being collected.
 	return func(w *bufio.Writer) {
 		defer h.close(cl)
-		h.write(w, cl, st.Replica, liveFrom, since)
+		h.write(w, cl, liveFrom, since)
 	}, Opened
 }
 
@@ -327,30 +333,41 @@ func (h *Hub) close(cl *client) {
 	}
 }
 
-// write sends cl's stream: the events of r after since up to liveFrom,
-// then those queued, with heartbeats, until the client goes, is cut, or
-// the stream's age passes MaxAge.
-func (h *Hub) write(w *bufio.Writer, cl *client, r *replica.Replica, liveFrom, since changes.Pos) {
-	// A write that waits longer than WriteTimeout (a client that stopped
-	// reading) closes the connection. The connection's own deadline is
-	// the server's (fasthttp sets it once an answer, from its goroutine):
-	// the server gives a stream's answer MaxAge and a minute (StreamPath).
-	flush := func() bool {
-		watchdog := time.AfterFunc(h.cfg.WriteTimeout, func() { cl.conn.Close() })
-		defer watchdog.Stop()
-		return w.Flush() == nil
+// write sends cl's stream: its backlog (the events after since up to
+// liveFrom), then the events queued.
+func (h *Hub) write(w *bufio.Writer, cl *client, liveFrom, since changes.Pos) {
+	if h.backlog(w, cl, liveFrom, &since) {
+		h.live(w, cl, since)
 	}
+}
+
+// flush sends what w holds; a write that waits longer than WriteTimeout
+// (a client that stopped reading) closes the connection. The connection's
+// own deadline is the server's (fasthttp sets it once an answer, from its
+// goroutine): the server gives a stream's answer MaxAge and a minute
+// (StreamPath).
+func (h *Hub) flush(w *bufio.Writer, cl *client) bool {
+	watchdog := time.AfterFunc(h.cfg.WriteTimeout, func() { cl.conn.Close() })
+	defer watchdog.Stop()
+	return w.Flush() == nil
+}
+
+// backlog sends the events of cl's backlog replica after *since up to
+// liveFrom, moving *since on, then lets the replica go; false when the
+// client is gone.
+func (h *Hub) backlog(w *bufio.Writer, cl *client, liveFrom changes.Pos, since *changes.Pos) bool {
+	r := cl.backlog
+	cl.backlog = nil
 	w.WriteString("retry: 3000\n\n")
 	log := r.Changes()
-	if since.Compare(changes.Pos{At: log.From()}) < 0 && since != (changes.Pos{}) {
+	if since.Compare(changes.Pos{At: log.From()}) < 0 && *since != (changes.Pos{}) {
 		w.WriteString(": events before " + time.Unix(log.From(), 0).UTC().Format(time.RFC3339) + " are no longer kept\n\n")
 	}
-	if !flush() {
-		return
+	if !h.flush(w, cl) {
+		return false
 	}
-	sent := since
-	for sent.Compare(liveFrom) < 0 {
-		page, more := log.After(&cl.filter, sent, 256)
+	for since.Compare(liveFrom) < 0 {
+		page, more := log.After(&cl.filter, *since, 256)
 		for _, c := range page {
 			if changes.PosOf(c).Compare(liveFrom) > 0 {
 				more = false
@@ -358,15 +375,21 @@ func (h *Hub) write(w *bufio.Writer, cl *client, r *replica.Replica, liveFrom, s
 			}
 			w.Write(newFrame(c, r, h.encode).bytes)
 			h.sent.Add(1)
-			sent = changes.PosOf(c)
+			*since = changes.PosOf(c)
 		}
-		if !flush() {
-			return
+		if !h.flush(w, cl) {
+			return false
 		}
 		if !more {
 			break
 		}
 	}
+	return true
+}
+
+// live sends cl's queued events after sent, with heartbeats, until the
+// client goes, is cut, or the stream's age passes MaxAge.
+func (h *Hub) live(w *bufio.Writer, cl *client, sent changes.Pos) {
 	heartbeat := time.NewTicker(h.cfg.Heartbeat)
 	defer heartbeat.Stop()
 	end := time.NewTimer(h.cfg.MaxAge)
@@ -386,12 +409,12 @@ func (h *Hub) write(w *bufio.Writer, cl *client, r *replica.Replica, liveFrom, s
 				h.sent.Add(1)
 				sent = f.pos
 			}
-			if !flush() {
+			if !h.flush(w, cl) {
 				return
 			}
 		case <-heartbeat.C:
 			w.WriteString(": heartbeat\n\n")
-			if !flush() {
+			if !h.flush(w, cl) {
 				return
 			}
 		case <-end.C:

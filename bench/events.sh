@@ -31,6 +31,7 @@ mkdir -p "$out"
 . bench/lib.sh
 misses_prepare
 GOEXPERIMENT=simd go build -o bin/events ./bench/events
+bin/events reset --ch-database "$db" # an earlier run's endpoints: sealed with its key
 port=18095
 base=http://127.0.0.1:$port
 export EDGE_WEBHOOK_KEY EDGE_CH_DATABASE=$db

@@ -7,6 +7,7 @@
 //
 //	events change   --ch-database bench_1m_ev --base http://127.0.0.1:18095 --count 1
 //	events sse      --base http://127.0.0.1:18095 --key edge_… --clients 10000 --wait 60s
+//	events reset    --ch-database bench_1m_ev
 //	events register --ch-database bench_1m_ev --key-file webhook.key --url http://127.0.0.1:19990 --count 10000
 //	events receive  --listen 127.0.0.1:19990 --secrets secrets.tsv --expect 10000 --hang 100 --fail 100
 package main
@@ -47,6 +48,8 @@ func main() {
 		err = sse(os.Args[2:])
 	case "register":
 		err = register(os.Args[2:])
+	case "reset":
+		err = reset(os.Args[2:])
 	case "receive":
 		err = receive(os.Args[2:])
 	default:
@@ -252,6 +255,29 @@ func register(args []string) error {
 	}
 	fmt.Printf("registered %d endpoints\n", len(rows))
 	return os.WriteFile(*out, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+}
+
+// reset empties the webhook tables of the benchmark's database: the
+// endpoints of an earlier run were sealed with another run's key.
+func reset(args []string) error {
+	fs := flag.NewFlagSet("reset", flag.ExitOnError)
+	cfg := chConfig(fs)
+	fs.Parse(args)
+	if !strings.HasPrefix(cfg.Database, "bench_") {
+		return fmt.Errorf("reset empties tables of bench_ databases only, not %s", cfg.Database)
+	}
+	ctx := context.Background()
+	conn, err := analytics.Open(ctx, *cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for _, t := range []string{"webhooks", "webhook_cursors", "webhook_deliveries"} {
+		if err := conn.Exec(ctx, "TRUNCATE TABLE IF EXISTS "+t); err != nil {
+			return fmt.Errorf("truncate %s: %w", t, err)
+		}
+	}
+	return nil
 }
 
 // receive serves the endpoints: it verifies each delivery's signature,

@@ -98,8 +98,11 @@ type Deliverer struct {
 	dirty  map[string]bool // endpoints whose cursor is to be written
 	logs   []analytics.WebhookDelivery
 	loaded time.Time // when the endpoints were last read; zero: not since leading
-	main   chan job
-	retry  chan job
+	// unsealable are the endpoints whose secret this edge's key does not
+	// open, warned about once.
+	unsealable map[string]bool
+	main       chan job
+	retry      chan job
 }
 
 // NewDeliverer returns the deliverer of cfg (whose Key must be set);
@@ -114,7 +117,7 @@ func NewDeliverer(cfg Config, db *analytics.Lazy, state *views.Published[served.
 		leading = func() bool { return true }
 	}
 	return &Deliverer{cfg: cfg, db: db, state: state, leading: leading, sealer: s, client: cfg.Policy.Client(cfg.Timeout), log: log,
-		eps: map[string]*endpoint{}, dirty: map[string]bool{}, main: make(chan job, cfg.Workers), retry: make(chan job, cfg.RetryWorkers)}, nil
+		eps: map[string]*endpoint{}, dirty: map[string]bool{}, unsealable: map[string]bool{}, main: make(chan job, cfg.Workers), retry: make(chan job, cfg.RetryWorkers)}, nil
 }
 
 // Run delivers until ctx ends: every tick it reads the endpoints again
@@ -198,7 +201,10 @@ func (d *Deliverer) reload(ctx context.Context) error {
 		}
 		secret, err := d.sealer.open(row.ID, row.Secret)
 		if err != nil {
-			d.log.Warn("webhooks: an endpoint's secret does not open; it is skipped", "endpoint", row.ID, "err", err)
+			if !d.unsealable[row.ID] { // said once, not at every reload
+				d.unsealable[row.ID] = true
+				d.log.Warn("webhooks: an endpoint's secret does not open with this edge's key (EDGE_WEBHOOK_KEY changed?); it is skipped", "endpoint", row.ID, "err", err)
+			}
 			continue
 		}
 		f, err := v1.ParseEventFilter(row.Stores, row.Kinds, row.Permission)

@@ -43,6 +43,7 @@ type Log struct {
 	all       []Change
 	byListing []int32                            // positions, by Store, ID, At, Kind
 	byKind    [views.NumStores][numKinds][]int32 // positions of each store's changes of each kind, in feed order
+	byAdded   map[string][]int32                 // positions of the permissions changes that added each permission, in feed order
 	from      int64
 }
 
@@ -53,11 +54,18 @@ func NewLog(cs []Change, from int64) *Log {
 	cs = slices.DeleteFunc(cs, func(c Change) bool { return c.At < from || !c.Store.Valid() || c.Kind == 0 || c.Kind >= numKinds })
 	slices.SortStableFunc(cs, func(a, b Change) int { return PosOf(&a).Compare(PosOf(&b)) })
 	cs = slices.CompactFunc(cs, func(a, b Change) bool { return PosOf(&a) == PosOf(&b) })
-	l := &Log{all: slices.Clip(cs), from: from, byListing: make([]int32, len(cs))}
+	l := &Log{all: slices.Clip(cs), from: from, byListing: make([]int32, len(cs)), byAdded: map[string][]int32{}}
 	for i := range cs {
 		l.byListing[i] = int32(i)
 		c := &cs[i]
 		l.byKind[c.Store][c.Kind] = append(l.byKind[c.Store][c.Kind], int32(i))
+		if c.Kind == Permissions {
+			for _, p := range c.Added() {
+				if list := l.byAdded[p]; len(list) == 0 || list[len(list)-1] != int32(i) { // a name once a change
+					l.byAdded[p] = append(list, int32(i))
+				}
+			}
+		}
 	}
 	slices.SortFunc(l.byListing, func(a, b int32) int {
 		x, y := &l.all[a], &l.all[b]
@@ -146,33 +154,34 @@ type Filter struct {
 	Permission string        // "": any; else only Permissions changes that added it
 }
 
-// lists returns the index lists f reads.
-func (l *Log) lists(f *Filter) [][]int32 {
+// lists returns the index lists f reads, and whether each change they
+// hold must still be checked against f (Keeps): a permission's list holds
+// every store's changes that added it.
+func (l *Log) lists(f *Filter) (lists [][]int32, check bool) {
+	if f.Permission != "" {
+		if list := l.byAdded[f.Permission]; len(list) > 0 {
+			return [][]int32{list}, true
+		}
+		return nil, false
+	}
 	stores, kinds := f.Stores, f.Kinds
 	if len(stores) == 0 {
 		for s := range views.Store(views.NumStores) {
 			stores = append(stores, s)
 		}
 	}
-	if f.Permission != "" {
-		kinds = []Kind{Permissions}
-	} else if len(kinds) == 0 {
+	if len(kinds) == 0 {
 		kinds = Kinds()
 	}
 	stores, kinds = slices.Compact(slices.Sorted(slices.Values(stores))), slices.Compact(slices.Sorted(slices.Values(kinds)))
-	var out [][]int32
 	for _, s := range stores {
 		for _, k := range kinds {
 			if s.Valid() && k > 0 && k < numKinds && len(l.byKind[s][k]) > 0 {
-				out = append(out, l.byKind[s][k])
+				lists = append(lists, l.byKind[s][k])
 			}
 		}
 	}
-	return out
-}
-
-func (f *Filter) keeps(c *Change) bool {
-	return f.Permission == "" || slices.Contains(c.Added(), f.Permission)
+	return lists, false
 }
 
 // Keeps reports whether f selects c.
@@ -181,7 +190,7 @@ func (f *Filter) Keeps(c *Change) bool {
 		return false
 	}
 	if f.Permission != "" {
-		return c.Kind == Permissions && f.keeps(c)
+		return c.Kind == Permissions && slices.Contains(c.Added(), f.Permission)
 	}
 	return len(f.Kinds) == 0 || slices.Contains(f.Kinds, c.Kind)
 }
@@ -193,7 +202,7 @@ func (l *Log) After(f *Filter, pos Pos, limit int) (out []*Change, more bool) {
 		return nil, false
 	}
 	start := sort.Search(len(l.all), func(i int) bool { return PosOf(&l.all[i]).Compare(pos) > 0 })
-	lists := l.lists(f)
+	lists, check := l.lists(f)
 	heads := make([]int, len(lists))
 	for i, list := range lists {
 		heads[i] = sort.Search(len(list), func(k int) bool { return int(list[k]) >= start })
@@ -210,7 +219,7 @@ func (l *Log) After(f *Filter, pos Pos, limit int) (out []*Change, more bool) {
 		}
 		c := &l.all[lists[best][heads[best]]]
 		heads[best]++
-		if !f.keeps(c) {
+		if check && !f.Keeps(c) {
 			continue
 		}
 		if len(out) == limit {
@@ -230,7 +239,7 @@ func (l *Log) Before(f *Filter, pos Pos, limit int) (out []*Change, more bool) {
 	if pos != (Pos{}) {
 		end = sort.Search(len(l.all), func(i int) bool { return PosOf(&l.all[i]).Compare(pos) >= 0 })
 	}
-	lists := l.lists(f)
+	lists, check := l.lists(f)
 	heads := make([]int, len(lists)) // one past the next to take
 	for i, list := range lists {
 		heads[i] = sort.Search(len(list), func(k int) bool { return int(list[k]) >= end })
@@ -247,7 +256,7 @@ func (l *Log) Before(f *Filter, pos Pos, limit int) (out []*Change, more bool) {
 		}
 		heads[best]--
 		c := &l.all[lists[best][heads[best]]]
-		if !f.keeps(c) {
+		if check && !f.Keeps(c) {
 			continue
 		}
 		if len(out) == limit {

@@ -67,6 +67,7 @@ trap '[ -n "$edge_pid" ] && kill "$edge_pid" 2>/dev/null; [ -n "$receiver_pid" ]
   echo "edge RSS with 10,000 streams open: $(rss); $(curl -fs "$base/metrics" | grep '^edge_event_streams_open')"
   echo "cached /api/summary with 10,000 streams open:"
   summary_hits "$port" "$secs"
+  echo "change written at $(date -u +%T.%N | cut -c1-12)"
   bin/events change --base "$base" --count 1
   wait "$sse" || true
   tail -n +2 "$out/sse.txt"
@@ -101,4 +102,8 @@ trap '[ -n "$edge_pid" ] && kill "$edge_pid" 2>/dev/null; [ -n "$receiver_pid" ]
   wait "$receiver_pid" || true
   receiver_pid=""
   cat "$out/receive-2.txt"
+  # The edge was started inside this group (a subshell: the trap does
+  # not know it), and holds tee's pipe open while it runs.
+  kill "$edge_pid"
+  wait "$edge_pid" 2>/dev/null || true
 } 2>&1 | tee -a "$out/events.txt"

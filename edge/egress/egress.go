@@ -199,7 +199,8 @@ func (p *Policy) Client(timeout time.Duration) *http.Client {
 			return nil, last
 		},
 		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
-		MaxIdleConnsPerHost:    2,
+		MaxIdleConns:           256,
+		MaxIdleConnsPerHost:    16, // many endpoints may share a host (a receiver service)
 		IdleConnTimeout:        90 * time.Second,
 		ResponseHeaderTimeout:  timeout,
 		MaxResponseHeaderBytes: 16 << 10,

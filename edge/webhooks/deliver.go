@@ -117,7 +117,10 @@ func NewDeliverer(cfg Config, db *analytics.Lazy, state *views.Published[served.
 		leading = func() bool { return true }
 	}
 	return &Deliverer{cfg: cfg, db: db, state: state, leading: leading, sealer: s, client: cfg.Policy.Client(cfg.Timeout), log: log,
-		eps: map[string]*endpoint{}, dirty: map[string]bool{}, unsealable: map[string]bool{}, main: make(chan job, cfg.Workers), retry: make(chan job, cfg.RetryWorkers)}, nil
+		eps: map[string]*endpoint{}, dirty: map[string]bool{}, unsealable: map[string]bool{},
+		// Up to 16 deliveries a worker start each tick (10 a second): a
+		// dispatch walks every endpoint, so it runs on the tick alone.
+		main: make(chan job, 16*cfg.Workers), retry: make(chan job, cfg.RetryWorkers)}, nil
 }
 
 // Run delivers until ctx ends: every tick it reads the endpoints again

@@ -20,7 +20,8 @@
 #      publishing it, started again: every healthy endpoint gets it (a new
 #      receiver, which counts the second event alone), and how many
 #      deliveries were repeated (made before the kill, and again after).
-# Results go to bench/out/events.txt.
+# PARTS (default "1 2 3 4") runs some of them; SSE_ROUNDS (default 1)
+# repeats the second. Results go to bench/out/events.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -47,32 +48,45 @@ trap '[ -n "$edge_pid" ] && kill "$edge_pid" 2>/dev/null; [ -n "$receiver_pid" ]
   echo "== events: $db, $(date -u +%FT%TZ), $pin_mode, $(git rev-parse --short HEAD)"
   misses_edge "$port" "${edge_env[@]}"
   echo "edge ready, RSS $(rss)"
-  for c in 1 4; do
-    echo "-- 1. changelogs and feed pages, uncached, $c connections"
-    bin/misses --base "$base" --mix events --conns "$c" --duration "${secs}s" --slowest 3
-  done
+  parts=" ${PARTS:-1 2 3 4} "
+  if [[ $parts == *" 1 "* ]]; then
+    for c in 1 4; do
+      echo "-- 1. changelogs and feed pages, uncached, $c connections"
+      bin/misses --base "$base" --mix events --conns "$c" --duration "${secs}s" --slowest 3
+    done
+  fi
 
   # The account (made by an earlier run, or now: a 409 is fine).
   curl -s -o /dev/null -X POST "$base/account" -H 'Content-Type: application/json' -d '{"email":"bench@example.com","password":"long enough password"}'
+  # An earlier run's keys are revoked (an account holds a few): a new one.
+  for id in $(curl -fs -u 'bench@example.com:long enough password' "$base/account/keys" | grep -o '"id":"[^"]*"' | cut -d'"' -f4); do
+    curl -s -o /dev/null -X DELETE -u 'bench@example.com:long enough password' "$base/account/keys/$id"
+  done
   key=$(curl -fs -X POST "$base/account/keys" -u 'bench@example.com:long enough password' | sed 's/.*"key":"\([^"]*\)".*/\1/')
 
-  echo "-- 2. event streams"
+  for round in $(seq 1 "${SSE_ROUNDS:-1}"); do
+  [[ $parts == *" 2 "* ]] || break
+  echo "-- 2. event streams (round $round)"
   echo "cached /api/summary without streams:"
   summary_hits "$port" "$secs"
-  rm -f "$out/sse-ready"
-  bin/events sse --base "$base" --key "$key" --clients 10000 --ready "$out/sse-ready" --wait 60s > "$out/sse.txt" 2>&1 &
+  rm -f "$out/sse-ready" "$out/sse-go"
+  bin/events sse --base "$base" --key "$key" --clients 10000 --ready "$out/sse-ready" --go "$out/sse-go" --wait 60s > "$out/sse.txt" 2>&1 &
   sse=$!
   for _ in $(seq 1 120); do [ -f "$out/sse-ready" ] && break; sleep 1; done
   head -1 "$out/sse.txt"
   echo "edge RSS with 10,000 streams open: $(rss); $(curl -fs "$base/metrics" | grep '^edge_event_streams_open')"
   echo "cached /api/summary with 10,000 streams open:"
   summary_hits "$port" "$secs"
+  touch "$out/sse-go"
   echo "change written at $(date -u +%T.%N | cut -c1-12)"
   bin/events change --base "$base" --count 1
   wait "$sse" || true
   tail -n +2 "$out/sse.txt"
   echo "edge RSS after: $(rss)"
+  sleep 5 # the streams close
+  done
 
+  if [[ $parts == *" 3 "* ]]; then
   echo "-- 3. webhooks: 10,000 endpoints, one event each"
   bin/events register --url http://127.0.0.1:19990 --count 10000 --secrets "$out/secrets.tsv"
   bin/events receive --listen 127.0.0.1:19990 --secrets "$out/secrets.tsv" --expect 1 --hang 100 --fail 100 --report 5s --for 5m > "$out/receive-1.txt" 2>&1 &
@@ -83,7 +97,9 @@ trap '[ -n "$edge_pid" ] && kill "$edge_pid" 2>/dev/null; [ -n "$receiver_pid" ]
   wait "$receiver_pid" || true
   receiver_pid=""
   cat "$out/receive-1.txt"
+  fi
 
+  if [[ $parts == *" 4 "* ]]; then
   echo "-- 4. a second event, and the delivering edge killed a second after publishing it"
   bin/events receive --listen 127.0.0.1:19990 --secrets "$out/secrets.tsv" --expect 1 --hang 100 --fail 100 --report 10s --for 10m > "$out/receive-2.txt" 2>&1 &
   receiver_pid=$!
@@ -102,6 +118,7 @@ trap '[ -n "$edge_pid" ] && kill "$edge_pid" 2>/dev/null; [ -n "$receiver_pid" ]
   wait "$receiver_pid" || true
   receiver_pid=""
   cat "$out/receive-2.txt"
+  fi
   # The edge was started inside this group (a subshell: the trap does
   # not know it), and holds tee's pipe open while it runs.
   kill "$edge_pid"

@@ -297,6 +297,12 @@ func TestChangelogAndEventFeed(t *testing.T) {
 	if got := keys(page.Events); !slices.Equal(got, wantNew) {
 		t.Fatalf("since the newest event before the refresh (%s):\n%s\nwant\n%s", at, strings.Join(got, "\n"), strings.Join(wantNew, "\n"))
 	}
+	// A time after every event: nothing, and a nextCursor to ask again with.
+	quiet := getOK[eventPageJSON](t, h.Base+"/api/v1/events?since=2100-01-01")
+	if len(quiet.Events) != 0 || quiet.NextCursor == nil || *quiet.NextCursor != "2100-01-01" {
+		t.Fatalf("since a time after every event: %+v", quiet)
+	}
+	getOK[eventPageJSON](t, h.Base+"/api/v1/events?since="+url.QueryEscape(*quiet.NextCursor))
 	again := getOK[eventPageJSON](t, h.Base+"/api/v1/events?since="+url.QueryEscape(*page.NextCursor))
 	if len(again.Events) != 0 || *again.NextCursor != *page.NextCursor {
 		t.Fatalf("after the newest event: %+v", again)

@@ -326,10 +326,7 @@ func (s *API) getEvents(c *fiber.Ctx) (answer.Reply, error) {
 		case forward && len(cs) > 0:
 			out.NextCursor = &out.Events[len(cs)-1].EventID
 		case forward:
-			next := since
-			if _, ok := decodeEventCursor(since); !ok {
-				next = cursorOf(pos) // a time or date: the same place, as a cursor
-			}
+			next := since // nothing newer: the same place, as it was given (a cursor, a time or a date)
 			out.NextCursor = &next
 		case more:
 			out.NextCursor = &out.Events[len(cs)-1].EventID

@@ -361,6 +361,10 @@ func deliveryRow(id string, at time.Time, event, typ string, n uint32, a attempt
 	return r
 }
 
+// maxPendingLogs bounds the delivery attempts kept for the log while
+// they cannot be written.
+const maxPendingLogs = 100_000
+
 // flush writes the cursors and attempts recorded since the last flush;
 // what fails to be written is kept for the next.
 func (d *Deliverer) flush(ctx context.Context) {
@@ -390,6 +394,9 @@ func (d *Deliverer) flush(ctx context.Context) {
 			d.dirty[c.ID] = true
 		}
 		d.logs = append(logs, d.logs...)
+		if n := len(d.logs) - maxPendingLogs; n > 0 {
+			d.logs = d.logs[n:] // ClickHouse out of reach for long: the oldest attempts go unlogged, the cursors are kept
+		}
 		d.mu.Unlock()
 	}
 }

@@ -251,7 +251,7 @@ func TestChangelogAndEventFeed(t *testing.T) {
 	latest := getOK[eventPageJSON](t, h.Base+"/api/v1/events?limit=1").LatestCursor
 	var owned, gone views.Listing
 	for _, l := range st.Replica.OfStore(views.Chrome) {
-		if l.Live() && l.ManifestVersion != 0 && !slices.ContainsFunc(l.HostAccess, changes.AllHosts) && !slices.Contains(l.Permissions, "tabs") {
+		if l.Live() && l.ManifestVersion != 0 && !slices.ContainsFunc(l.HostAccess, views.HostReachesAll) && !slices.Contains(l.Permissions, "tabs") {
 			if owned.ID == "" {
 				owned = l
 			} else if gone.ID == "" {

@@ -819,7 +819,7 @@ func (g *Generator) undoUpdate(r *rand.Rand, p *plan, next analytics.ListingRow)
 			}
 		}
 		if u := r.Float64(); u < 0.02 && len(prev.HostAccess) > 0 {
-			if slices.ContainsFunc(prev.HostAccess, isAllHosts) {
+			if slices.ContainsFunc(prev.HostAccess, views.HostReachesAll) {
 				// Widened to every host by this update, from a few sites.
 				prev.HostAccess = []string{someHosts[r.IntN(len(someHosts))]}
 				prev.AccessLevel = max(1, min(prev.AccessLevel, 2))
@@ -853,11 +853,6 @@ func (g *Generator) undoUpdate(r *rand.Rand, p *plan, next analytics.ListingRow)
 		prev.Featured = !next.Featured
 	}
 	return prev
-}
-
-// isAllHosts reports whether a host pattern reaches every host.
-func isAllHosts(h string) bool {
-	return h == "<all_urls>" || h == "*://*/*" || h == "http://*/*" || h == "https://*/*"
 }
 
 // previousVersion returns the version number before v: its last number

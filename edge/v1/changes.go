@@ -2,7 +2,6 @@ package v1
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -58,11 +57,8 @@ func sincePos(raw string) (feed.Pos, error) {
 	if raw == "" {
 		return feed.Pos{}, nil
 	}
-	if t, err := time.Parse(time.RFC3339, raw); err == nil {
-		return feed.Pos{At: t.Unix(), Store: views.NumStores}, nil // after every change at t's second
-	}
-	if t, err := time.Parse(time.DateOnly, raw); err == nil {
-		return feed.Pos{At: t.Unix() - 1, Store: views.NumStores}, nil
+	if at, ok := sinceInstant(raw); ok {
+		return feed.Pos{At: at, Store: views.NumStores}, nil // after every change at that second
 	}
 	c, ok := decodeCursor[changeCursor](raw)
 	if !ok || c.Version != 1 || c.Store > uint8(views.NumStores) || len(c.ID) > 512 {
@@ -70,6 +66,20 @@ func sincePos(raw string) (feed.Pos, error) {
 			"since: send the nextCursor of the previous answer unchanged, a time (RFC 3339, such as 2026-03-01T00:00:00Z) or a date (yyyy-MM-dd); omit it to start from the beginning.")
 	}
 	return feed.Pos{At: c.At, Store: views.Store(c.Store), ID: c.ID}, nil
+}
+
+// sinceInstant reads a since given as a time (RFC 3339: what comes
+// strictly after it) or a date (yyyy-MM-dd: what comes on that day or
+// later), as the second after which a feed resumes: the change feed's
+// and the event feed's places both start after every entry of it.
+func sinceInstant(raw string) (at int64, ok bool) {
+	if t, err := time.Parse(time.RFC3339, raw); err == nil {
+		return t.Unix(), true
+	}
+	if t, err := time.Parse(time.DateOnly, raw); err == nil {
+		return t.Unix() - 1, true
+	}
+	return 0, false
 }
 
 // getChanges answers GET /api/v1/changes: the listings whose metadata or
@@ -88,13 +98,9 @@ func (s *API) getChanges(c *fiber.Ctx) (answer.Reply, error) {
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	limit := changesDefaultLimit
-	if raw := c.Query("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > changesMaxLimit {
-			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "limit: %.40q is not a whole number from 1 to %d (default %d).", raw, changesMaxLimit, changesDefaultLimit)
-		}
-		limit = n
+	limit, err := limitParam(c, changesDefaultLimit, changesMaxLimit)
+	if err != nil {
+		return answer.Reply{}, err
 	}
 	var buf [640]byte
 	key := answer.NewKey(buf[:0], "/api/v1/changes", gen).

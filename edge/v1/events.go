@@ -152,9 +152,9 @@ func (s *API) getListingChanges(c *fiber.Ctx) (answer.Reply, error) {
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	l := st.Replica.Lookup(store, c.Params("id"))
-	if l == nil {
-		return answer.Reply{}, problem.Newf(http.StatusNotFound, "There is no listing %q in store %s. Use the store's own id, as listed by /api/v1/listings?store=%s.", c.Params("id"), store, store)
+	l, err := findListing(st, store, c.Params("id"))
+	if err != nil {
+		return answer.Reply{}, err
 	}
 	log, window, err := s.changeLog(st)
 	if err != nil {
@@ -244,11 +244,8 @@ func parseEventFilter(stores, kinds, p string) (changes.Filter, error) {
 // time (RFC 3339: the events strictly after it) or a date (the events on
 // that day or later).
 func sinceEvent(raw string) (changes.Pos, error) {
-	if t, err := time.Parse(time.RFC3339, raw); err == nil {
-		return changes.Pos{At: t.Unix(), Store: views.NumStores}, nil // after every event at t's second
-	}
-	if t, err := time.Parse(time.DateOnly, raw); err == nil {
-		return changes.Pos{At: t.Unix() - 1, Store: views.NumStores}, nil
+	if at, ok := sinceInstant(raw); ok {
+		return changes.Pos{At: at, Store: views.NumStores}, nil // after every event at that second
 	}
 	if p, ok := decodeEventCursor(raw); ok {
 		return p, nil

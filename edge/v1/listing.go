@@ -42,13 +42,21 @@ func (s *API) listingParams(c *fiber.Ctx) (st *served.State, l *views.Listing, e
 		return nil, nil, err
 	}
 	id := c.Params("id")
-	if l = st.Replica.Lookup(store, id); l == nil {
-		return nil, nil, problem.Newf(http.StatusNotFound, "There is no listing %q in store %s. Use the store's own id, as listed by /api/v1/listings?store=%s.", id, store, store)
+	if l, err = findListing(st, store, id); err != nil {
+		return nil, nil, err
 	}
 	if !l.Crawled() {
 		return nil, nil, problem.Newf(http.StatusNotFound, "Listing %q in store %s has been found but not read yet; retry after its first crawl.", id, store)
 	}
 	return st, l, nil
+}
+
+// findListing returns listing (store, id) of st, or the 404 to answer.
+func findListing(st *served.State, store views.Store, id string) (*views.Listing, error) {
+	if l := st.Replica.Lookup(store, id); l != nil {
+		return l, nil
+	}
+	return nil, problem.Newf(http.StatusNotFound, "There is no listing %q in store %s. Use the store's own id, as listed by /api/v1/listings?store=%s.", id, store, store)
 }
 
 // getListing answers GET /api/v1/listings/{store}/{id}.

@@ -11,7 +11,6 @@ package changes
 import (
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/edge-stats/edge/views"
@@ -132,7 +131,8 @@ func (m *Meta) Read() bool { return m.Name != "" || m.Version != "" || m.Develop
 // crawler did not read (Meta.Read); a manifest version or access level of
 // 0 is unknown, not a change; manifest kinds only on the stores that read
 // manifests. A HostAccess change widens access when it adds a pattern and
-// the listing had no pattern that reaches every host (AllHosts) before:
+// the listing had no pattern that reaches every host (views.HostReachesAll,
+// as the listing query's host-access filter reads it) before:
 // any new pattern reaches hosts the old ones did not.
 func Diff(dst []Change, s views.Store, id string, prev, next *Meta) []Change {
 	if !prev.Read() || !next.Read() {
@@ -150,7 +150,7 @@ func Diff(dst []Change, s views.Store, id string, prev, next *Meta) []Change {
 			dst = append(dst, Change{At: at, ID: id, Store: s, Kind: Permissions, nAdded: uint16(len(added)), Set: append(added, removed...)})
 		}
 		if added, removed := setDiff(prev.HostAccess, next.HostAccess); len(added)+len(removed) > 0 {
-			widened := len(added) > 0 && !slices.ContainsFunc(prev.HostAccess, AllHosts)
+			widened := len(added) > 0 && !slices.ContainsFunc(prev.HostAccess, views.HostReachesAll)
 			dst = append(dst, Change{At: at, ID: id, Store: s, Kind: HostAccess, Widened: widened, nAdded: uint16(len(added)), Set: append(added, removed...)})
 		}
 		if prev.ManifestVersion != 0 && next.ManifestVersion != 0 {
@@ -193,18 +193,4 @@ func setDiff(prev, next []string) (added, removed []string) {
 	slices.Sort(added)
 	slices.Sort(removed)
 	return added, removed
-}
-
-// AllHosts reports whether a host pattern reaches every host: <all_urls>,
-// or a match pattern whose host is * (such as *://*/* or https://*/*).
-func AllHosts(pattern string) bool {
-	if pattern == "<all_urls>" {
-		return true
-	}
-	_, rest, ok := strings.Cut(pattern, "://")
-	if !ok {
-		return false
-	}
-	host, _, _ := strings.Cut(rest, "/")
-	return host == "*"
 }

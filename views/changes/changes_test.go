@@ -94,15 +94,6 @@ func TestDiff(t *testing.T) {
 	}
 }
 
-func TestAllHosts(t *testing.T) {
-	for p, want := range map[string]bool{"<all_urls>": true, "*://*/*": true, "https://*/*": true, "http://*/": true,
-		"https://*.example.com/*": false, "https://example.com/*": false, "file:///*": false, "": false} {
-		if AllHosts(p) != want {
-			t.Errorf("AllHosts(%q) = %v", p, !want)
-		}
-	}
-}
-
 func TestParseKind(t *testing.T) {
 	for _, k := range Kinds() {
 		if got, ok := ParseKind(k.String()); !ok || got != k {

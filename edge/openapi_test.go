@@ -53,16 +53,19 @@ func TestOpenAPIDescriptionIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	openapiValidator(t, spec)
+	type operation struct {
+		OperationID string `json:"operationId"`
+		Description string `json:"description"`
+		Parameters  []struct {
+			Ref         string `json:"$ref"`
+			Description string `json:"description"`
+		} `json:"parameters"`
+	}
 	var doc struct {
 		OpenAPI string `json:"openapi"`
-		Paths   map[string]map[string]struct {
-			OperationID string `json:"operationId"`
-			Description string `json:"description"`
-			Parameters  []struct {
-				Ref         string `json:"$ref"`
-				Description string `json:"description"`
-			} `json:"parameters"`
-		} `json:"paths"`
+		// Each path's operations by method; "servers" (the account
+		// routes' own root) is not an operation.
+		Paths      map[string]map[string]json.RawMessage `json:"paths"`
 		Components struct {
 			Schemas map[string]any `json:"schemas"`
 		} `json:"components"`
@@ -78,22 +81,42 @@ func TestOpenAPIDescriptionIsValid(t *testing.T) {
 		"/week", "/week/{id}", "/weeks", "/openapi.json", "/listings/{store}/{id}/growth", "/listings/{store}/{id}/history.csv",
 		"/compare", "/compare.csv", "/definitions", "/changes", "/exports", "/exports/{day}/{file}",
 		"/listings/{store}/{id}/changes", "/listings/{store}/{id}/changes.csv", "/events", "/events.csv", "/events/stream"}
-	if len(doc.Paths) != len(want) {
-		t.Errorf("%d paths, want %d", len(doc.Paths), len(want))
+	// The account's webhook routes, at the service's root (their own
+	// servers), by method.
+	account := map[string][]string{"/account/webhooks": {"get", "post"}, "/account/webhooks/{id}": {"get", "delete"},
+		"/account/webhooks/{id}/enable": {"post"}, "/account/webhooks/{id}/test": {"post"}}
+	if len(doc.Paths) != len(want)+len(account) {
+		t.Errorf("%d paths, want %d", len(doc.Paths), len(want)+len(account))
 	}
-	for _, p := range want {
-		op, ok := doc.Paths[p]["get"]
+	check := func(method, p string) {
+		raw, ok := doc.Paths[p][method]
 		if !ok {
-			t.Errorf("no GET %s", p)
-			continue
+			t.Errorf("no %s %s", method, p)
+			return
+		}
+		var op operation
+		if err := json.Unmarshal(raw, &op); err != nil {
+			t.Fatal(err)
 		}
 		if op.OperationID == "" || op.Description == "" {
-			t.Errorf("GET %s: operationId %q, description %q", p, op.OperationID, op.Description)
+			t.Errorf("%s %s: operationId %q, description %q", method, p, op.OperationID, op.Description)
 		}
 		for i, prm := range op.Parameters {
 			if prm.Ref == "" && prm.Description == "" {
-				t.Errorf("GET %s: parameter %d has no description", p, i)
+				t.Errorf("%s %s: parameter %d has no description", method, p, i)
 			}
+		}
+	}
+	for _, p := range want {
+		check("get", p)
+	}
+	for p, methods := range account {
+		var servers []struct{ URL string }
+		if json.Unmarshal(doc.Paths[p]["servers"], &servers) != nil || len(servers) != 1 || servers[0].URL != "/" {
+			t.Errorf("%s: not at the service's root: %s", p, doc.Paths[p]["servers"])
+		}
+		for _, m := range methods {
+			check(m, p)
 		}
 	}
 	// Every object schema says which properties it has and admits no other.

@@ -361,18 +361,22 @@ func TestSortsFollowTheCatalogue(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Paths map[string]map[string]struct {
-			Parameters []struct {
-				Name   string
-				Schema struct{ Enum []string }
-			}
-		}
+		Paths map[string]map[string]json.RawMessage // operations, and a path's servers
 	}
 	if err := json.Unmarshal(spec, &doc); err != nil {
 		t.Fatal(err)
 	}
+	var listOp struct {
+		Parameters []struct {
+			Name   string
+			Schema struct{ Enum []string }
+		}
+	}
+	if err := json.Unmarshal(doc.Paths["/listings"]["get"], &listOp); err != nil {
+		t.Fatal(err)
+	}
 	var openapi []string
-	for _, p := range doc.Paths["/listings"]["get"].Parameters {
+	for _, p := range listOp.Parameters {
 		if p.Name == "sort" {
 			openapi = p.Schema.Enum
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/links"
 	"github.com/edge-stats/edge/views/replica"
+	"github.com/edge-stats/edge/views/textindex"
 )
 
 // Engine answers listing queries over one replica. It is immutable once
@@ -22,6 +23,7 @@ type Engine struct {
 	topics     Topics
 	orders     sortOrders
 	cols       filterCols
+	recent     *textindex.Recent // the matches of recent text searches
 }
 
 // Ranks are the figures package figures computes that sorts read, one
@@ -40,6 +42,9 @@ type Topics func(slug string) (byStore *[views.NumStores][]int32, ok bool)
 // ranks, links and topics are r's (package figures, package links).
 func Build(r *replica.Replica, ranks Ranks, links *links.Set, topics Topics) *Engine {
 	e := &Engine{replica: r, ls: r.All(), ranks: ranks, topics: topics}
+	// Recent searches keep up to 64 bitmaps of every listing's worth (8
+	// MiB at 1M listings); a store's search takes a store's share.
+	e.recent = textindex.NewRecent(max(8*len(e.ls), 1<<20))
 	for _, s := range views.Stores {
 		e.storeStart[s], e.storeStart[s+1] = r.StoreRange(s)
 	}
@@ -47,3 +52,7 @@ func Build(r *replica.Replica, ranks Ranks, links *links.Set, topics Topics) *En
 	e.buildFilterCols(links)
 	return e
 }
+
+// TextCache returns what the engine's memory of recent text searches
+// holds, and how often it answered.
+func (e *Engine) TextCache() textindex.RecentStats { return e.recent.Stats() }

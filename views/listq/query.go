@@ -136,5 +136,5 @@ func (e *Engine) textMatches(q *Query) (match []uint64, partial bool) {
 	if q.Store != nil {
 		lo, hi = e.storeStart[*q.Store], e.storeStart[*q.Store+1]
 	}
-	return e.replica.Text().Search(q.Q, !q.NameOnly, lo, hi, q.Deadline)
+	return e.recent.Search(e.replica.Text(), q.Q, !q.NameOnly, lo, hi, q.Deadline)
 }

@@ -40,6 +40,8 @@ targets=(
 	"./edge/v1 FuzzParseInstant"
 	"./edge/transport FuzzFrame"
 	"./views/replica FuzzReadSnapshot"
+	"./edge/jsonw FuzzString"
+	"./edge/jsonw FuzzFloat"
 )
 for t in "${targets[@]}"; do
 	set -- $t

@@ -1,11 +1,13 @@
 package answer
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/coding"
+	"github.com/edge-stats/edge/edge/jsonw"
 	"github.com/edge-stats/edge/edge/transport"
 )
 
@@ -80,14 +83,35 @@ func New(body []byte, contentType string) *Answer {
 		ETag: `W/"` + strconv.FormatUint(xxhash.Sum64(body), 36) + `"`}
 }
 
-// JSON encodes v as the answer.
+// JSON encodes v as the answer: by its own AppendJSON when it has one
+// (the pages of listings, written by hand: package jsonw), else by
+// encoding/json.
 func JSON(v any) (*Answer, error) {
+	if a, ok := v.(jsonw.Appender); ok {
+		p, _ := scratch.Get().(*[]byte)
+		if p == nil {
+			p = new([]byte)
+		}
+		b := a.AppendJSON((*p)[:0])
+		body := bytes.Clone(b)
+		if cap(b) <= maxScratch {
+			*p = b
+			scratch.Put(p)
+		}
+		return New(body, fiber.MIMEApplicationJSON), nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode answer: %w", err)
 	}
 	return New(b, fiber.MIMEApplicationJSON), nil
 }
+
+// scratch recycles the buffers that Appenders write into, up to
+// maxScratch bytes each (a page of 200 listings is about 600 KB).
+var scratch sync.Pool
+
+const maxScratch = 4 << 20
 
 // Search encodes v, a search's answer; partial marks it cut short by its
 // time budget, so that it is not cached.

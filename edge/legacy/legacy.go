@@ -227,14 +227,6 @@ func parseLegacy(c *fiber.Ctx, q *listq.Query, paging bool) error {
 	return nil
 }
 
-// legacyPage is the answer of /api/extensions.
-type legacyPage struct {
-	Total    int   `json:"total"`
-	Page     int   `json:"page"`
-	PageSize int   `json:"pageSize"`
-	Rows     []Row `json:"rows"`
-}
-
 // legacyFigures returns the figures for the legacy API, or 503 until built.
 func (s *API) legacyFigures() (*figures.Figures, uint64, error) {
 	st := s.state.Load()
@@ -281,11 +273,8 @@ func (s *API) getExtensions(c *fiber.Ctx) (answer.Reply, error) {
 			return nil, err
 		}
 		today := views.DayOf(f.Replica().Info().ReadingsMark)
-		page := legacyPage{Total: total, Page: q.Page, PageSize: q.PageSize, Rows: make([]Row, len(ls))}
-		for i, l := range ls {
-			page.Rows[i] = NewRow(l, today)
-		}
-		return tagged(answer.JSON(page))("api-extensions", q.Store)
+		page := rowsPage{total: total, page: q.Page, pageSize: q.PageSize, listings: ls, today: today}
+		return tagged(answer.JSON(&page))("api-extensions", q.Store)
 	})
 	if err != nil {
 		return answer.Reply{}, err

@@ -55,17 +55,30 @@ type Row struct {
 // NewRow returns the row of l; today is the data's newest day, from
 // which the sparkline's days-ago are counted.
 func NewRow(l *views.Listing, today views.Day) Row {
-	d := v1.NewListingDoc(l, nil)
-	row := Row{ID: l.ID, S: d.Slug, N: l.Name, D: l.Developer, C: l.Category, T: int(l.Kind),
+	var row Row
+	row.fill(l, today, new(v1.ListingDoc))
+	return row
+}
+
+// fill sets r to the row of l (NewRow), with d as the listing's document
+// that r's values point into, reusing r's sparkline: the rows of a page
+// are written one after another through one Row and one document.
+func (r *Row) fill(l *views.Listing, today views.Day, d *v1.ListingDoc) {
+	d.Fill(l, nil)
+	sp := r.SP[:0]
+	if sp == nil {
+		sp = make([][2]int64, 0, views.SparkDays) // one allocation: at most a point a day
+	}
+	*r = Row{ID: l.ID, S: d.Slug, N: l.Name, D: l.Developer, C: l.Category, T: int(l.Kind),
 		P: int(l.Store), I: d.Usage, WD: d.WeeklyDownloads, CD: d.Created, V: l.Version, U: d.Updated,
 		FS: d.FirstSeen, DU: d.DelistedAt, AL: int(l.AccessLevel), IC: l.Icon, F: l.Featured,
-		DS: l.Description, SP: make([][2]int64, 0, views.SparkDays), LC: d.GrowthComputedAt} // one allocation: at most a point a day
+		DS: l.Description, SP: sp, LC: d.GrowthComputedAt}
 	if d.Rating != nil {
-		row.R, row.RC = d.Rating, d.RatingCount
+		r.R, r.RC = d.Rating, d.RatingCount
 	}
 	l.Hist.Sparkline(func(p views.SparkPoint) {
 		if ago := int64(today - p.Day); ago >= 0 && ago < views.SparkDays {
-			row.SP = append(row.SP, [2]int64{ago, p.Value})
+			r.SP = append(r.SP, [2]int64{ago, p.Value})
 		}
 	})
 	set := func(c *v1.ChangeDoc, g **int64, p **float64, b **time.Time) {
@@ -73,13 +86,12 @@ func NewRow(l *views.Listing, today views.Day) Row {
 			*g, *p, *b = &c.Change, c.Percent, &c.Since
 		}
 	}
-	set(d.Growth.D1, &row.G1, &row.G1P, &row.G1B)
-	set(d.Growth.D7, &row.G7, &row.G7P, &row.G7B)
-	set(d.Growth.D30, &row.G30, &row.G30P, &row.G30B)
-	set(d.Growth.D365, &row.G365, &row.G365P, &row.G365B)
+	set(d.Growth.D1, &r.G1, &r.G1P, &r.G1B)
+	set(d.Growth.D7, &r.G7, &r.G7P, &r.G7B)
+	set(d.Growth.D30, &r.G30, &r.G30P, &r.G30B)
+	set(d.Growth.D365, &r.G365, &r.G365P, &r.G365B)
 	if d.RatingGrowth != nil {
-		set(d.RatingGrowth.D1, &row.RG1, &row.RG1P, &row.RG1B)
-		set(d.RatingGrowth.D7, &row.RG7, &row.RG7P, &row.RG7B)
+		set(d.RatingGrowth.D1, &r.RG1, &r.RG1P, &r.RG1B)
+		set(d.RatingGrowth.D7, &r.RG7, &r.RG7P, &r.RG7B)
 	}
-	return row
 }

@@ -3,12 +3,12 @@ package legacy
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/listq"
@@ -80,7 +80,7 @@ func BenchmarkLegacy1M(b *testing.B) {
 						w.Write(rec)
 					}
 					w.Flush()
-				} else if _, err := json.Marshal(rows); err != nil || total < 0 {
+				} else if _, err := answer.JSON(&legacyPage{Total: total, Page: q.Page, PageSize: q.PageSize, Rows: rows}); err != nil {
 					b.Fatal(err)
 				}
 				times = append(times, time.Since(start))

@@ -53,6 +53,25 @@ type ListingDoc struct {
 	RankClimb7d      *int          `json:"rankClimb7d"`
 	Charts           []ChartPosDoc `json:"charts"`
 	AlsoIn           []AlsoInDoc   `json:"alsoIn"`
+
+	// held holds what the pointers above point to, so that a document is
+	// one allocation, and a page of them one: an uncached page builds up
+	// to 200.
+	held docValues
+}
+
+// docValues are the values a ListingDoc's pointers point to.
+type docValues struct {
+	slug, updated, created                  string
+	delistedAt, readAt, computedAt          time.Time
+	manifestVersion, accessLevel            uint8
+	size, usage, weeklyDownloads, ratingCnt int64
+	rating                                  float64
+	stars                                   [5]uint32
+	storeRank, categoryRank, rankClimb      int
+	ratingGrowth                            RatingGrowthDoc
+	sizeWindows                             [4]ChangeDoc
+	ratingWindows                           [2]ChangeDoc
 }
 
 // AlsoInDoc is a listing of another store judged the same extension.
@@ -76,9 +95,9 @@ type ChangeDoc struct {
 	To           time.Time   `json:"to"`
 	FromReadings []time.Time `json:"fromReadings"`
 	Interpolated bool        `json:"interpolated"`
-	// readings holds FromReadings (one or two), so that a document is one
-	// allocation: an uncached page builds hundreds.
+	// readings and percent hold what FromReadings and Percent point to.
 	readings [2]time.Time
+	percent  float64
 }
 
 // SizeGrowthDoc holds the size growth windows; each is null until a reading
@@ -103,19 +122,23 @@ type ChartPosDoc struct {
 	Position int     `json:"position"`
 }
 
-func changeDoc(c views.Change, ok bool) *ChangeDoc {
+// setChange fills *d with c and returns d, or nil when !ok.
+func setChange(d *ChangeDoc, c views.Change, ok bool) *ChangeDoc {
 	if !ok {
 		return nil
 	}
 	since := time.Unix(c.Since, 0).UTC()
-	d := &ChangeDoc{Change: c.Delta, Since: since, From: since, To: time.Unix(c.To, 0).UTC(), Interpolated: c.Interpolated()}
+	*d = ChangeDoc{Change: c.Delta, Since: since, From: since, To: time.Unix(c.To, 0).UTC(), Interpolated: c.Interpolated()}
 	d.readings[0] = time.Unix(c.Base.At, 0).UTC()
 	d.FromReadings = d.readings[:1]
 	if c.Interpolated() {
 		d.readings[1] = time.Unix(c.Base.After, 0).UTC()
 		d.FromReadings = d.readings[:2]
 	}
-	d.Percent = percent2(c.Percent)
+	if !math.IsNaN(c.Percent) {
+		d.percent = round2(c.Percent)
+		d.Percent = &d.percent
+	}
 	return d
 }
 
@@ -125,14 +148,28 @@ func percent2(p float64) *float64 {
 	if math.IsNaN(p) {
 		return nil
 	}
-	p = math.Round(p*100) / 100
+	p = round2(p)
 	return &p
 }
+
+// round2 rounds a percent to two decimals.
+func round2(p float64) float64 { return math.Round(p*100) / 100 }
 
 // NewListingDoc returns the document of l, with its computed figures when
 // f is not nil (ranks and charts are null and empty without them).
 func NewListingDoc(l *views.Listing, f *figures.Figures) ListingDoc {
-	d := ListingDoc{
+	d := new(ListingDoc)
+	d.Fill(l, f)
+	return *d
+}
+
+// Fill sets d to the document of l (NewListingDoc) without allocating
+// but for l's dates and chart positions, so that one document can be
+// filled for each listing of a page in turn. d's pointers point into d
+// itself: a copy of d shares them, and d must not be filled again while
+// a copy is in use.
+func (d *ListingDoc) Fill(l *views.Listing, f *figures.Figures) {
+	*d = ListingDoc{
 		Store:       l.Store.String(),
 		ID:          l.ID,
 		Name:        l.Name,
@@ -142,50 +179,67 @@ func NewListingDoc(l *views.Listing, f *figures.Figures) ListingDoc {
 		Description: l.Description,
 		Icon:        l.Icon,
 		Version:     l.Version,
-		Updated:     dayPtr(l.Updated),
-		Created:     dayPtr(l.Created),
 		FirstSeen:   time.Unix(l.FirstSeen, 0).UTC(),
-		DelistedAt:  unixPtr(l.Delisted),
 		Live:        l.Live(),
 		SizeMeasure: l.Store.SizeMeasure(),
 		Featured:    l.Featured,
 		Permissions: nonNil(l.Permissions),
 		HostAccess:  nonNil(l.HostAccess),
 		Topics:      nonNil(l.Topics),
-		Size:        intPtr(l.Size()),
-		Usage:       intPtr(l.Usage()),
-		RatingCount: intPtr(l.RatingCount()),
-		ReadAt:      unixPtr(l.ReadAt),
 	}
+	h := &d.held
+	d.Updated = dayIn(&h.updated, l.Updated)
+	d.Created = dayIn(&h.created, l.Created)
+	d.DelistedAt = unixIn(&h.delistedAt, l.Delisted)
+	d.ReadAt = unixIn(&h.readAt, l.ReadAt)
+	d.Size = intIn(&h.size)(l.Size())
+	d.Usage = intIn(&h.usage)(l.Usage())
+	d.RatingCount = intIn(&h.ratingCnt)(l.RatingCount())
 	if l.Slug != "" {
-		s := l.Slug
-		d.Slug = &s
+		h.slug = l.Slug
+		d.Slug = &h.slug
 	}
 	if l.Store.ReadsManifests() {
-		mv, al := l.ManifestVersion, l.AccessLevel
-		if mv != 0 {
-			d.ManifestVersion = &mv
+		h.manifestVersion, h.accessLevel = l.ManifestVersion, l.AccessLevel
+		if h.manifestVersion != 0 {
+			d.ManifestVersion = &h.manifestVersion
 		}
-		d.AccessLevel = &al
+		d.AccessLevel = &h.accessLevel
 	}
 	if l.Store == views.Firefox {
-		d.WeeklyDownloads = intPtr(l.WeeklyDownloads())
+		d.WeeklyDownloads = intIn(&h.weeklyDownloads)(l.WeeklyDownloads())
 	}
 	if r, ok := l.Rating(); ok {
-		r = views.RoundRating(r)
-		d.Rating = &r
+		h.rating = views.RoundRating(r)
+		d.Rating = &h.rating
 	}
 	if l.HasStars {
-		s := l.Stars
-		d.Stars = &s
+		h.stars = l.Stars
+		d.Stars = &h.stars
 	}
-	d.Growth = SizeGrowthDoc{changeDoc(l.SizeGrowth(views.Window1d)), changeDoc(l.SizeGrowth(views.Window7d)),
-		changeDoc(l.SizeGrowth(views.Window30d)), changeDoc(l.SizeGrowth(views.Window365d))}
+	for i, w := range [...]views.Window{views.Window1d, views.Window7d, views.Window30d, views.Window365d} {
+		c, ok := l.SizeGrowth(w)
+		p := setChange(&h.sizeWindows[i], c, ok)
+		switch i {
+		case 0:
+			d.Growth.D1 = p
+		case 1:
+			d.Growth.D7 = p
+		case 2:
+			d.Growth.D30 = p
+		case 3:
+			d.Growth.D365 = p
+		}
+	}
 	if l.Store != views.Apple {
-		d.RatingGrowth = &RatingGrowthDoc{changeDoc(l.RatingGrowth(views.Window1d)), changeDoc(l.RatingGrowth(views.Window7d))}
+		c1, ok1 := l.RatingGrowth(views.Window1d)
+		c7, ok7 := l.RatingGrowth(views.Window7d)
+		h.ratingGrowth = RatingGrowthDoc{setChange(&h.ratingWindows[0], c1, ok1), setChange(&h.ratingWindows[1], c7, ok7)}
+		d.RatingGrowth = &h.ratingGrowth
 	}
 	if t := l.Hist.ComputedAt(); !t.IsZero() {
-		d.GrowthComputedAt = &t
+		h.computedAt = t
+		d.GrowthComputedAt = &h.computedAt
 	}
 	d.Charts = []ChartPosDoc{}
 	d.AlsoIn = []AlsoInDoc{}
@@ -196,10 +250,12 @@ func NewListingDoc(l *views.Listing, f *figures.Figures) ListingDoc {
 		}
 		st, cat, climb, ok := f.Ranks(l)
 		if st != views.NoRank {
-			d.StoreRank, d.CategoryRank = &st, &cat
+			h.storeRank, h.categoryRank = st, cat
+			d.StoreRank, d.CategoryRank = &h.storeRank, &h.categoryRank
 		}
 		if ok {
-			d.RankClimb7d = &climb
+			h.rankClimb = climb
+			d.RankClimb7d = &h.rankClimb
 		}
 		for _, p := range f.Positions(l) {
 			pd := ChartPosDoc{Chart: p.Chart, Position: p.Position}
@@ -210,15 +266,36 @@ func NewListingDoc(l *views.Listing, f *figures.Figures) ListingDoc {
 			d.Charts = append(d.Charts, pd)
 		}
 	}
-	return d
 }
 
-func dayPtr(d views.Day) *string {
+// dayIn sets *dst to d as a date and returns dst, or nil for no day.
+func dayIn(dst *string, d views.Day) *string {
 	if !d.Valid() {
 		return nil
 	}
-	s := d.String()
-	return &s
+	*dst = d.String()
+	return dst
+}
+
+// unixIn sets *dst to the time of sec and returns dst, or nil for 0.
+func unixIn(dst *time.Time, sec int64) *time.Time {
+	if sec == 0 {
+		return nil
+	}
+	*dst = time.Unix(sec, 0).UTC()
+	return dst
+}
+
+// intIn returns what sets *dst to a value and returns dst, or nil when
+// the value is missing (!ok).
+func intIn(dst *int64) func(v int64, ok bool) *int64 {
+	return func(v int64, ok bool) *int64 {
+		if !ok {
+			return nil
+		}
+		*dst = v
+		return dst
+	}
 }
 
 func unixPtr(sec int64) *time.Time {
@@ -227,13 +304,6 @@ func unixPtr(sec int64) *time.Time {
 	}
 	t := time.Unix(sec, 0).UTC()
 	return &t
-}
-
-func intPtr(v int64, ok bool) *int64 {
-	if !ok {
-		return nil
-	}
-	return &v
 }
 
 // nonNil returns s, or an empty slice for nil, so that JSON reads [] and

@@ -44,13 +44,6 @@ func decodeListCursor(s string) (listCursor, bool) {
 	return c, ok && c.Version == 1 && c.Page >= 1 && c.Page < listMaxPages && c.Limit >= 1 && c.Limit <= listMaxLimit
 }
 
-// listAnswer is the answer of GET /api/v1/listings.
-type listAnswer struct {
-	Listings   []ListingDoc `json:"listings"`
-	NextCursor *string      `json:"nextCursor"`
-	Partial    bool         `json:"partial"` // q's search ran past its time budget; no next page is offered
-}
-
 // parseList reads the v1 listing query (all but limit and cursor) into q.
 func parseList(args *fasthttp.Args, q *listq.Query) error {
 	*q = listq.Query{Page: 1, PageSize: listDefaultLimit, NameOnly: true}
@@ -245,14 +238,11 @@ func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 			q.Deadline = time.Now().Add(s.cfg.TextBudget)
 		}
 		ls, last, more, partial := f.Listings().List(&q, after)
-		out := listAnswer{Listings: make([]ListingDoc, len(ls)), Partial: partial}
-		for i, l := range ls {
-			out.Listings[i] = NewListingDoc(l, f)
-		}
+		out := listPage{listings: ls, figures: f, partial: partial}
 		if more && page < listMaxPages && !partial {
-			out.NextCursor = encodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
+			out.nextCursor = encodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
 		}
-		return answer.Search(out, partial)
+		return answer.Search(&out, partial)
 	})
 	if err != nil {
 		return answer.Reply{}, err

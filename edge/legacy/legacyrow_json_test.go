@@ -1,0 +1,115 @@
+package legacy
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/replica/replicatest"
+)
+
+// checkAppends compares v's AppendJSON with encoding/json's output.
+func checkAppends(t *testing.T, what string, v interface{ AppendJSON([]byte) []byte }) {
+	t.Helper()
+	want, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.AppendJSON(nil); string(got) != string(want) {
+		t.Fatalf("%s:\ngot  %s\nwant %s", what, got, want)
+	}
+}
+
+// TestRowAppendsAsMarshal checks that the hand-written encoding of legacy
+// rows and of a page of them (rowsPage) is encoding/json's, byte for byte, for every
+// listing of a synthetic replica (every store, growth windows,
+// sparklines), listings with text to escape, and rows with every value
+// missing.
+func TestRowAppendsAsMarshal(t *testing.T) {
+	r := replicatest.Synth(3000, nil)
+	today := views.DayOf(r.Info().ReadingsMark)
+	page := legacyPage{Total: 3000, Page: 2, PageSize: 50}
+	var pageOf []*views.Listing
+	var growth, spark bool
+	for i := range r.Len() {
+		l := r.At(int32(i))
+		row := NewRow(l, today)
+		checkAppends(t, l.Store.String()+"/"+l.ID, &row)
+		growth = growth || row.G7 != nil
+		spark = spark || len(row.SP) > 0
+		if len(page.Rows) < 50 {
+			page.Rows = append(page.Rows, row)
+			pageOf = append(pageOf, l)
+		}
+		if i%97 == 0 {
+			odd := *l
+			odd.Name, odd.Developer, odd.Description, odd.Category, odd.Version, odd.Icon = oddText, oddText, oddText, oddText, oddText, oddText
+			row := NewRow(&odd, today)
+			checkAppends(t, "odd "+l.ID, &row)
+		}
+	}
+	if !growth || !spark {
+		t.Errorf("growth %v, sparklines %v: the comparison did not reach both", growth, spark)
+	}
+	var none views.Listing
+	row := NewRow(&none, today)
+	checkAppends(t, "a listing of zero values", &row)
+	row.SP = nil
+	checkAppends(t, "no sparkline", &row)
+	checkPage := func(what string, want legacyPage, got rowsPage) {
+		t.Helper()
+		w, err := json.Marshal(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := got.AppendJSON(nil); string(g) != string(w) {
+			t.Fatalf("%s:\ngot  %s\nwant %s", what, g, w)
+		}
+	}
+	checkPage("a page", page, rowsPage{total: 3000, page: 2, pageSize: 50, listings: pageOf, today: today})
+	checkPage("an empty page", legacyPage{Rows: []Row{}}, rowsPage{})
+}
+
+// legacyPage is the answer of /api/extensions as a Go value, which
+// rowsPage writes without building.
+type legacyPage struct {
+	Total    int   `json:"total"`
+	Page     int   `json:"page"`
+	PageSize int   `json:"pageSize"`
+	Rows     []Row `json:"rows"`
+}
+
+// oddText is text that every escape of encoding/json meets.
+const oddText = "<b>\"A&B\"</b>\\ \n\t\x01 \u2028\u2029 \xff\xc3 ü 😀"
+
+// BenchmarkPageEncoding writes a page of 50 legacy rows as an uncached
+// /api/extensions did (a Row built per listing, then encoding/json) and
+// as it does (rowsPage).
+func BenchmarkPageEncoding(b *testing.B) {
+	r := replicatest.Synth(10000, nil)
+	today := views.DayOf(r.Info().ReadingsMark)
+	var ls []*views.Listing
+	for i := range 50 {
+		ls = append(ls, r.At(int32(i*97)))
+	}
+	b.Run("rows-encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			page := legacyPage{Total: 10000, Page: 1, PageSize: 50, Rows: make([]Row, len(ls))}
+			for i, l := range ls {
+				page.Rows[i] = NewRow(l, today)
+			}
+			if _, err := json.Marshal(&page); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("rowsPage", func(b *testing.B) {
+		p := rowsPage{total: 10000, page: 1, pageSize: 50, listings: ls, today: today}
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf = p.AppendJSON(buf[:0])
+		}
+	})
+}

@@ -1,0 +1,166 @@
+package v1
+
+import (
+	"github.com/edge-stats/edge/edge/jsonw"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
+)
+
+// AppendJSON appends d's JSON, the bytes encoding/json.Marshal gives
+// (TestListingDocAppendsAsMarshal): an uncached page writes up to 200
+// documents of some thirty times each.
+func (d *ListingDoc) AppendJSON(b []byte) []byte {
+	b = append(b, '{')
+	b = jsonw.String(jsonw.Key(b, "store"), d.Store)
+	b = jsonw.String(jsonw.Key(b, "id"), d.ID)
+	b = jsonw.StringPtr(jsonw.Key(b, "slug"), d.Slug)
+	b = jsonw.String(jsonw.Key(b, "name"), d.Name)
+	b = jsonw.String(jsonw.Key(b, "developer"), d.Developer)
+	b = jsonw.String(jsonw.Key(b, "category"), d.Category)
+	b = jsonw.String(jsonw.Key(b, "kind"), d.Kind)
+	b = jsonw.String(jsonw.Key(b, "description"), d.Description)
+	b = jsonw.String(jsonw.Key(b, "icon"), d.Icon)
+	b = jsonw.String(jsonw.Key(b, "version"), d.Version)
+	b = jsonw.StringPtr(jsonw.Key(b, "updated"), d.Updated)
+	b = jsonw.StringPtr(jsonw.Key(b, "created"), d.Created)
+	b = jsonw.Time(jsonw.Key(b, "firstSeen"), d.FirstSeen)
+	b = jsonw.TimePtr(jsonw.Key(b, "delistedAt"), d.DelistedAt)
+	b = jsonw.Bool(jsonw.Key(b, "live"), d.Live)
+	b = jsonw.Bool(jsonw.Key(b, "featured"), d.Featured)
+	b = jsonw.UintPtr(jsonw.Key(b, "manifestVersion"), d.ManifestVersion)
+	b = jsonw.Strings(jsonw.Key(b, "permissions"), d.Permissions)
+	b = jsonw.Strings(jsonw.Key(b, "hostAccess"), d.HostAccess)
+	b = jsonw.UintPtr(jsonw.Key(b, "accessLevel"), d.AccessLevel)
+	b = jsonw.Strings(jsonw.Key(b, "topics"), d.Topics)
+	b = jsonw.IntPtr(jsonw.Key(b, "size"), d.Size)
+	b = jsonw.String(jsonw.Key(b, "sizeMeasure"), d.SizeMeasure)
+	b = jsonw.IntPtr(jsonw.Key(b, "usage"), d.Usage)
+	b = jsonw.IntPtr(jsonw.Key(b, "weeklyDownloads"), d.WeeklyDownloads)
+	b = jsonw.FloatPtr(jsonw.Key(b, "rating"), d.Rating)
+	b = jsonw.IntPtr(jsonw.Key(b, "ratingCount"), d.RatingCount)
+	b = jsonw.Key(b, "stars")
+	if d.Stars == nil {
+		b = jsonw.Null(b)
+	} else {
+		b = append(b, '[')
+		for i, n := range d.Stars {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonw.Uint(b, uint64(n))
+		}
+		b = append(b, ']')
+	}
+	b = jsonw.TimePtr(jsonw.Key(b, "readAt"), d.ReadAt)
+	b = append(jsonw.Key(b, "growth"), '{')
+	b = d.Growth.D1.appendJSON(jsonw.Key(b, "1d"))
+	b = d.Growth.D7.appendJSON(jsonw.Key(b, "7d"))
+	b = d.Growth.D30.appendJSON(jsonw.Key(b, "30d"))
+	b = d.Growth.D365.appendJSON(jsonw.Key(b, "365d"))
+	b = append(b, '}')
+	b = jsonw.Key(b, "ratingGrowth")
+	if d.RatingGrowth == nil {
+		b = jsonw.Null(b)
+	} else {
+		b = append(b, '{')
+		b = d.RatingGrowth.D1.appendJSON(jsonw.Key(b, "1d"))
+		b = d.RatingGrowth.D7.appendJSON(jsonw.Key(b, "7d"))
+		b = append(b, '}')
+	}
+	b = jsonw.IntPtr(jsonw.Key(b, "storeRank"), d.StoreRank)
+	b = jsonw.IntPtr(jsonw.Key(b, "categoryRank"), d.CategoryRank)
+	b = jsonw.IntPtr(jsonw.Key(b, "rankClimb7d"), d.RankClimb7d)
+	b = jsonw.Key(b, "charts")
+	if d.Charts == nil {
+		b = jsonw.Null(b)
+	} else {
+		b = append(b, '[')
+		for i := range d.Charts {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			c := &d.Charts[i]
+			b = append(b, '{')
+			b = jsonw.String(jsonw.Key(b, "chart"), c.Chart)
+			b = jsonw.StringPtr(jsonw.Key(b, "category"), c.Category)
+			b = jsonw.Int(jsonw.Key(b, "position"), int64(c.Position))
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = jsonw.Key(b, "alsoIn")
+	if d.AlsoIn == nil {
+		b = jsonw.Null(b)
+	} else {
+		b = append(b, '[')
+		for i := range d.AlsoIn {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			a := &d.AlsoIn[i]
+			b = append(b, '{')
+			b = jsonw.String(jsonw.Key(b, "store"), a.Store)
+			b = jsonw.String(jsonw.Key(b, "id"), a.ID)
+			b = jsonw.Float(jsonw.Key(b, "confidence"), a.Confidence)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendJSON appends c's JSON, or null when c is nil.
+func (c *ChangeDoc) appendJSON(b []byte) []byte {
+	if c == nil {
+		return jsonw.Null(b)
+	}
+	b = append(b, '{')
+	b = jsonw.Int(jsonw.Key(b, "change"), c.Change)
+	b = jsonw.FloatPtr(jsonw.Key(b, "percent"), c.Percent)
+	b = jsonw.Time(jsonw.Key(b, "since"), c.Since)
+	b = jsonw.Time(jsonw.Key(b, "from"), c.From)
+	b = jsonw.Time(jsonw.Key(b, "to"), c.To)
+	b = jsonw.Key(b, "fromReadings")
+	if c.FromReadings == nil {
+		b = jsonw.Null(b)
+	} else {
+		b = append(b, '[')
+		for i, t := range c.FromReadings {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonw.Time(b, t)
+		}
+		b = append(b, ']')
+	}
+	b = jsonw.Bool(jsonw.Key(b, "interpolated"), c.Interpolated)
+	return append(b, '}')
+}
+
+// listPage is the answer of GET /api/v1/listings as it is written: each
+// listing's document is filled in turn into one, so that a page of 200
+// costs no document per listing. Its JSON is listAnswer's
+// (TestListingDocAppendsAsMarshal).
+type listPage struct {
+	listings   []*views.Listing
+	figures    *figures.Figures
+	nextCursor *string
+	partial    bool
+}
+
+// AppendJSON appends the page's JSON.
+func (p *listPage) AppendJSON(b []byte) []byte {
+	b = append(jsonw.Key(append(b, '{'), "listings"), '[')
+	var d ListingDoc
+	for i, l := range p.listings {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		d.Fill(l, p.figures)
+		b = d.AppendJSON(b)
+	}
+	b = append(b, ']')
+	b = jsonw.StringPtr(jsonw.Key(b, "nextCursor"), p.nextCursor)
+	b = jsonw.Bool(jsonw.Key(b, "partial"), p.partial)
+	return append(b, '}')
+}

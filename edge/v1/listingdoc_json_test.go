@@ -1,0 +1,108 @@
+package v1
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views/replica/replicatest"
+)
+
+// oddText is text that every escape of encoding/json meets.
+const oddText = "<b>\"A&B\"</b>\\ \n\t\x01 \u2028\u2029 \xff\xc3 ü 😀"
+
+// checkAppends compares v's AppendJSON with encoding/json's output.
+func checkAppends(t *testing.T, what string, v interface{ AppendJSON([]byte) []byte }) {
+	t.Helper()
+	want, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.AppendJSON(nil); string(got) != string(want) {
+		t.Fatalf("%s:\ngot  %s\nwant %s", what, got, want)
+	}
+}
+
+// TestListingDocAppendsAsMarshal checks that the hand-written encoding of
+// listing documents and of a page of them (listPage) is encoding/json's, byte for
+// byte, for every listing of two synthetic replicas (every store, growth
+// windows, ranks, charts, links),
+// listings with text to escape, stars and
+// interpolated windows, and a document with every value missing.
+func TestListingDocAppendsAsMarshal(t *testing.T) {
+	synth := replicatest.Synth(3000, nil)
+	twins := replicatest.Twins(300)
+	var page listAnswer
+	var pageOf []*views.Listing
+	var pageFigures *figures.Figures
+	seen := map[string]bool{}
+	for _, rep := range []struct {
+		f *figures.Figures
+		n int
+	}{{figures.Build(synth, 0), synth.Len()}, {figures.Build(twins, 0), twins.Len()}} {
+		for i := range rep.n {
+			l := rep.f.Replica().At(int32(i))
+			d := NewListingDoc(l, rep.f)
+			checkAppends(t, l.Store.String()+"/"+l.ID, &d)
+			if len(page.Listings) < 50 {
+				page.Listings = append(page.Listings, d)
+				pageOf, pageFigures = append(pageOf, l), rep.f
+			}
+			seen["growth"] = seen["growth"] || d.Growth.D7 != nil
+			seen["charts"] = seen["charts"] || len(d.Charts) > 0
+			seen["alsoIn"] = seen["alsoIn"] || len(d.AlsoIn) > 0
+			seen["delisted"] = seen["delisted"] || d.DelistedAt != nil
+			seen["ranks"] = seen["ranks"] || d.StoreRank != nil
+			if i%97 == 0 {
+				odd := *l
+				odd.Name, odd.Developer, odd.Description, odd.Category, odd.Version = oddText, oddText, oddText+oddText, oddText, oddText
+				odd.Permissions, odd.HostAccess = []string{oddText, "tabs"}, []string{"<all_urls>"}
+				odd.HasStars, odd.Stars = true, [5]uint32{1, 0, 30, 4000000000, 7}
+				d := NewListingDoc(&odd, rep.f)
+				// A window whose start lies between two readings, with a
+				// percent of a zero start (null) and one in exponent form.
+				at := time.Unix(1764000000, 0).UTC()
+				p := 1.5e-7
+				d.Growth.D30 = &ChangeDoc{Change: -12, Since: at, From: at, To: at.Add(time.Hour), Interpolated: true,
+					FromReadings: []time.Time{at.Add(-time.Minute), at.Add(time.Minute)}}
+				d.Growth.D365 = &ChangeDoc{Change: 1 << 40, Percent: &p, Since: at, From: at, To: at, FromReadings: []time.Time{at}}
+				checkAppends(t, "odd "+l.ID, &d)
+			}
+		}
+	}
+	for _, k := range []string{"growth", "charts", "alsoIn", "delisted", "ranks"} {
+		if !seen[k] {
+			t.Errorf("no document had %s: the comparison did not reach it", k)
+		}
+	}
+	var none views.Listing
+	d := NewListingDoc(&none, nil)
+	checkAppends(t, "a listing of zero values", &d)
+	d.Permissions, d.Charts, d.AlsoIn = nil, nil, nil
+	checkAppends(t, "nil lists", &d)
+	checkPage := func(what string, want listAnswer, got listPage) {
+		t.Helper()
+		w, err := json.Marshal(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := got.AppendJSON(nil); string(g) != string(w) {
+			t.Fatalf("%s:\ngot  %s\nwant %s", what, g, w)
+		}
+	}
+	checkPage("a page", page, listPage{listings: pageOf, figures: pageFigures})
+	cursor := "abc"
+	page.NextCursor, page.Partial = &cursor, true
+	checkPage("a page with a cursor", page, listPage{listings: pageOf, figures: pageFigures, nextCursor: &cursor, partial: true})
+	checkPage("an empty page", listAnswer{Listings: []ListingDoc{}}, listPage{})
+}
+
+// listAnswer is the answer of GET /api/v1/listings as a Go value, which
+// listPage writes without building.
+type listAnswer struct {
+	Listings   []ListingDoc `json:"listings"`
+	NextCursor *string      `json:"nextCursor"`
+	Partial    bool         `json:"partial"` // q's search ran past its time budget; no next page is offered
+}

@@ -422,7 +422,7 @@ func DropUsageLogBefore(ctx context.Context, conn driver.Conn, before time.Time)
 func dropDaysBefore(ctx context.Context, conn driver.Conn, table string, before time.Time) ([]string, error) {
 	target, err := onTable(ctx, conn, table)
 	if err != nil {
-		return nil, fmt.Errorf("list usage days: %w", err)
+		return nil, fmt.Errorf("list the days of %s: %w", table, err)
 	}
 	// One server's parts name its days; a cluster's servers each hold
 	// some, so there the days are read from the table.
@@ -433,20 +433,20 @@ func dropDaysBefore(ctx context.Context, conn driver.Conn, table string, before 
 	}
 	rows, err := conn.Query(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list usage days: %w", err)
+		return nil, fmt.Errorf("list the days of %s: %w", table, err)
 	}
 	var days []string
 	for rows.Next() {
 		var p string
 		if err := rows.Scan(&p); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("list usage days: %w", err)
+			return nil, fmt.Errorf("list the days of %s: %w", table, err)
 		}
 		days = append(days, p)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list usage days: %w", err)
+		return nil, fmt.Errorf("list the days of %s: %w", table, err)
 	}
 	cut := before.UTC().Format(time.DateOnly)
 	var dropped []string

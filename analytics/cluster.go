@@ -2,6 +2,8 @@ package analytics
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -120,6 +122,9 @@ func latestNullable(col, by string) string {
 func clusterOf(ctx context.Context, conn driver.Conn, table string) (string, error) {
 	var engine string
 	err := conn.QueryRow(ctx, `SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = ?`, table).Scan(&engine)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("table %s is missing from the database: run edge migrate (make run does) to bring its schema up to date", table)
+	}
 	if err != nil {
 		return "", fmt.Errorf("engine of %s: %w", table, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,6 +158,22 @@ func TestDropUsageBefore(t *testing.T) {
 	}
 	if again, err := analytics.DropUsageBefore(ctx, conn, today.AddDate(0, 0, -35)); err != nil || len(again) != 0 {
 		t.Fatalf("a second drop: %v %v, want nothing", again, err)
+	}
+}
+
+// TestRetentionNamesAMissingTable: on a database whose schema is older
+// than the binary (a table of a later migration missing), the retention
+// says which table is missing and what to run, rather than a driver's
+// "no rows".
+func TestRetentionNamesAMissingTable(t *testing.T) {
+	_, conn := chtest.Need(t, srv).Migrated(t)
+	ctx := context.Background()
+	if err := conn.Exec(ctx, "DROP TABLE webhook_deliveries"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := analytics.DropWebhookDeliveriesBefore(ctx, conn, time.Now())
+	if err == nil || !strings.Contains(err.Error(), "webhook_deliveries is missing") || !strings.Contains(err.Error(), "edge migrate") {
+		t.Fatalf("got %v, want the missing table named and edge migrate", err)
 	}
 }
 

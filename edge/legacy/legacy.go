@@ -341,8 +341,11 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) (answer.Reply, error) {
 		w := csv.NewWriter(&buf)
 		w.UseCRLF = true
 		w.Write(csvHeader)
+		var row Row // each listing's row in turn (rowsPage)
+		var doc v1.ListingDoc
 		for _, l := range ls {
-			w.Write(s.csvRecord(NewRow(l, today), l))
+			row.fill(l, today, &doc)
+			w.Write(s.csvRecord(row, l))
 		}
 		w.Flush()
 		if err := w.Error(); err != nil {

@@ -2,6 +2,7 @@ package textindex
 
 import (
 	"container/list"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,6 +98,9 @@ func (r *Recent) add(k recentKey, words []uint64) {
 	if size > r.max/4 {
 		return // one search may not take the room of many
 	}
+	// The caller's q may borrow a request's bytes (parsers read queries
+	// without copying): the key keeps a copy.
+	k.q = strings.Clone(k.q)
 	e := &recentEntry{key: k, words: append([]uint64(nil), words...)}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/edge-stats/edge/views"
 )
@@ -67,6 +68,23 @@ func TestRecentAnswersAsTheSearch(t *testing.T) {
 	}
 	PutBitmap(got)
 	checkRecent(t, r, rep, "ab", true, 0, rep.Len())
+}
+
+// TestRecentKeepsItsOwnKeys: a query whose bytes belong to the caller (a
+// request's buffer, reused after the answer) may change after the search;
+// what is remembered stays under the text that was searched.
+func TestRecentKeepsItsOwnKeys(t *testing.T) {
+	rep := textReplica(rand.New(rand.NewPCG(15, 16)), 2000)
+	r := NewRecent(1 << 30)
+	buf := []byte("ab")
+	got, _ := r.Search(&rep.text, unsafe.String(&buf[0], len(buf)), false, 0, rep.Len(), time.Time{})
+	PutBitmap(got)
+	copy(buf, "li") // the request's buffer, reused
+	checkRecent(t, r, rep, "ab", false, 0, rep.Len())
+	checkRecent(t, r, rep, "li", false, 0, rep.Len())
+	if st := r.Stats(); st.Hits != 1 || st.Misses != 2 {
+		t.Fatalf("%+v: want ab remembered under ab (one hit) and li searched", st)
+	}
 }
 
 // TestRecentForgetsPartialSearches checks that a search cut by its

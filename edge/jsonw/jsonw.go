@@ -86,8 +86,12 @@ func String(b []byte, s string) []byte {
 
 // Float appends f as encoding/json writes a float64: the shortest
 // decimal that reads back as f, in exponent form below 1e-6 and from
-// 1e21. f must be finite (encoding/json refuses NaN and infinities).
+// 1e21. NaN and infinities, which encoding/json refuses (failing the
+// whole document), are written null.
 func Float(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return Null(b)
+	}
 	format := byte('f')
 	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
 		format = 'e'

@@ -50,6 +50,16 @@ func TestFloatAsEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestFloatWritesNullForNonFinite: a value encoding/json refuses is
+// written null, so that one bad figure does not fail a page.
+func TestFloatWritesNullForNonFinite(t *testing.T) {
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if got := string(Float(nil, v)); got != "null" {
+			t.Errorf("Float(%v) = %s, want null", v, got)
+		}
+	}
+}
+
 func FuzzFloat(f *testing.F) {
 	for _, v := range floatCases {
 		f.Add(v)

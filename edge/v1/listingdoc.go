@@ -192,9 +192,15 @@ func (d *ListingDoc) Fill(l *views.Listing, f *figures.Figures) {
 	d.Created = dayIn(&h.created, l.Created)
 	d.DelistedAt = unixIn(&h.delistedAt, l.Delisted)
 	d.ReadAt = unixIn(&h.readAt, l.ReadAt)
-	d.Size = intIn(&h.size)(l.Size())
-	d.Usage = intIn(&h.usage)(l.Usage())
-	d.RatingCount = intIn(&h.ratingCnt)(l.RatingCount())
+	if v, ok := l.Size(); ok {
+		h.size, d.Size = v, &h.size
+	}
+	if v, ok := l.Usage(); ok {
+		h.usage, d.Usage = v, &h.usage
+	}
+	if v, ok := l.RatingCount(); ok {
+		h.ratingCnt, d.RatingCount = v, &h.ratingCnt
+	}
 	if l.Slug != "" {
 		h.slug = l.Slug
 		d.Slug = &h.slug
@@ -207,7 +213,9 @@ func (d *ListingDoc) Fill(l *views.Listing, f *figures.Figures) {
 		d.AccessLevel = &h.accessLevel
 	}
 	if l.Store == views.Firefox {
-		d.WeeklyDownloads = intIn(&h.weeklyDownloads)(l.WeeklyDownloads())
+		if v, ok := l.WeeklyDownloads(); ok {
+			h.weeklyDownloads, d.WeeklyDownloads = v, &h.weeklyDownloads
+		}
 	}
 	if r, ok := l.Rating(); ok {
 		h.rating = views.RoundRating(r)
@@ -284,18 +292,6 @@ func unixIn(dst *time.Time, sec int64) *time.Time {
 	}
 	*dst = time.Unix(sec, 0).UTC()
 	return dst
-}
-
-// intIn returns what sets *dst to a value and returns dst, or nil when
-// the value is missing (!ok).
-func intIn(dst *int64) func(v int64, ok bool) *int64 {
-	return func(v int64, ok bool) *int64 {
-		if !ok {
-			return nil
-		}
-		*dst = v
-		return dst
-	}
 }
 
 func unixPtr(sec int64) *time.Time {

@@ -180,18 +180,23 @@ func TimePtr(b []byte, t *time.Time) []byte {
 	return Time(b, *t)
 }
 
-// Strings appends ss as an array of strings, or null when ss is nil (as
-// encoding/json writes a nil slice).
-func Strings(b []byte, ss []string) []byte {
-	if ss == nil {
+// Slice appends s as an array, each element by each, or null when s is
+// nil (as encoding/json writes a nil slice).
+func Slice[T any](b []byte, s []T, each func(b []byte, v *T) []byte) []byte {
+	if s == nil {
 		return Null(b)
 	}
 	b = append(b, '[')
-	for i, s := range ss {
+	for i := range s {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = String(b, s)
+		b = each(b, &s[i])
 	}
 	return append(b, ']')
+}
+
+// Strings appends ss as an array of strings, or null when ss is nil.
+func Strings(b []byte, ss []string) []byte {
+	return Slice(b, ss, func(b []byte, s *string) []byte { return String(b, *s) })
 }

@@ -32,20 +32,10 @@ func (r *Row) AppendJSON(b []byte) []byte {
 	b = jsonw.String(jsonw.Key(b, "ic"), r.IC)
 	b = jsonw.Bool(jsonw.Key(b, "f"), r.F)
 	b = jsonw.String(jsonw.Key(b, "ds"), r.DS)
-	b = jsonw.Key(b, "sp")
-	if r.SP == nil {
-		b = jsonw.Null(b)
-	} else {
-		b = append(b, '[')
-		for i, p := range r.SP {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(jsonw.Int(append(b, '['), p[0]), ',')
-			b = append(jsonw.Int(b, p[1]), ']')
-		}
-		b = append(b, ']')
-	}
+	b = jsonw.Slice(jsonw.Key(b, "sp"), r.SP, func(b []byte, p *[2]int64) []byte {
+		b = append(jsonw.Int(append(b, '['), p[0]), ',')
+		return append(jsonw.Int(b, p[1]), ']')
+	})
 	ints := [...]struct {
 		name string
 		v    *int64

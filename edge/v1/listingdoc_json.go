@@ -1,6 +1,8 @@
 package v1
 
 import (
+	"time"
+
 	"github.com/edge-stats/edge/edge/jsonw"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
@@ -42,14 +44,7 @@ func (d *ListingDoc) AppendJSON(b []byte) []byte {
 	if d.Stars == nil {
 		b = jsonw.Null(b)
 	} else {
-		b = append(b, '[')
-		for i, n := range d.Stars {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonw.Uint(b, uint64(n))
-		}
-		b = append(b, ']')
+		b = jsonw.Slice(b, d.Stars[:], func(b []byte, n *uint32) []byte { return jsonw.Uint(b, uint64(*n)) })
 	}
 	b = jsonw.TimePtr(jsonw.Key(b, "readAt"), d.ReadAt)
 	b = append(jsonw.Key(b, "growth"), '{')
@@ -70,42 +65,18 @@ func (d *ListingDoc) AppendJSON(b []byte) []byte {
 	b = jsonw.IntPtr(jsonw.Key(b, "storeRank"), d.StoreRank)
 	b = jsonw.IntPtr(jsonw.Key(b, "categoryRank"), d.CategoryRank)
 	b = jsonw.IntPtr(jsonw.Key(b, "rankClimb7d"), d.RankClimb7d)
-	b = jsonw.Key(b, "charts")
-	if d.Charts == nil {
-		b = jsonw.Null(b)
-	} else {
-		b = append(b, '[')
-		for i := range d.Charts {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			c := &d.Charts[i]
-			b = append(b, '{')
-			b = jsonw.String(jsonw.Key(b, "chart"), c.Chart)
-			b = jsonw.StringPtr(jsonw.Key(b, "category"), c.Category)
-			b = jsonw.Int(jsonw.Key(b, "position"), int64(c.Position))
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
-	b = jsonw.Key(b, "alsoIn")
-	if d.AlsoIn == nil {
-		b = jsonw.Null(b)
-	} else {
-		b = append(b, '[')
-		for i := range d.AlsoIn {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			a := &d.AlsoIn[i]
-			b = append(b, '{')
-			b = jsonw.String(jsonw.Key(b, "store"), a.Store)
-			b = jsonw.String(jsonw.Key(b, "id"), a.ID)
-			b = jsonw.Float(jsonw.Key(b, "confidence"), a.Confidence)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b = jsonw.Slice(jsonw.Key(b, "charts"), d.Charts, func(b []byte, c *ChartPosDoc) []byte {
+		b = jsonw.String(jsonw.Key(append(b, '{'), "chart"), c.Chart)
+		b = jsonw.StringPtr(jsonw.Key(b, "category"), c.Category)
+		b = jsonw.Int(jsonw.Key(b, "position"), int64(c.Position))
+		return append(b, '}')
+	})
+	b = jsonw.Slice(jsonw.Key(b, "alsoIn"), d.AlsoIn, func(b []byte, a *AlsoInDoc) []byte {
+		b = jsonw.String(jsonw.Key(append(b, '{'), "store"), a.Store)
+		b = jsonw.String(jsonw.Key(b, "id"), a.ID)
+		b = jsonw.Float(jsonw.Key(b, "confidence"), a.Confidence)
+		return append(b, '}')
+	})
 	return append(b, '}')
 }
 
@@ -120,19 +91,7 @@ func (c *ChangeDoc) appendJSON(b []byte) []byte {
 	b = jsonw.Time(jsonw.Key(b, "since"), c.Since)
 	b = jsonw.Time(jsonw.Key(b, "from"), c.From)
 	b = jsonw.Time(jsonw.Key(b, "to"), c.To)
-	b = jsonw.Key(b, "fromReadings")
-	if c.FromReadings == nil {
-		b = jsonw.Null(b)
-	} else {
-		b = append(b, '[')
-		for i, t := range c.FromReadings {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonw.Time(b, t)
-		}
-		b = append(b, ']')
-	}
+	b = jsonw.Slice(jsonw.Key(b, "fromReadings"), c.FromReadings, func(b []byte, t *time.Time) []byte { return jsonw.Time(b, *t) })
 	b = jsonw.Bool(jsonw.Key(b, "interpolated"), c.Interpolated)
 	return append(b, '}')
 }

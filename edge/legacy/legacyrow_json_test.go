@@ -4,21 +4,10 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/edge-stats/edge/edge/jsonw/jsonwtest"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/replica/replicatest"
 )
-
-// checkAppends compares v's AppendJSON with encoding/json's output.
-func checkAppends(t *testing.T, what string, v interface{ AppendJSON([]byte) []byte }) {
-	t.Helper()
-	want, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := v.AppendJSON(nil); string(got) != string(want) {
-		t.Fatalf("%s:\ngot  %s\nwant %s", what, got, want)
-	}
-}
 
 // TestRowAppendsAsMarshal checks that the hand-written encoding of legacy
 // rows and of a page of them (rowsPage) is encoding/json's, byte for byte, for every
@@ -34,7 +23,7 @@ func TestRowAppendsAsMarshal(t *testing.T) {
 	for i := range r.Len() {
 		l := r.At(int32(i))
 		row := NewRow(l, today)
-		checkAppends(t, l.Store.String()+"/"+l.ID, &row)
+		jsonwtest.CheckSelf(t, l.Store.String()+"/"+l.ID, &row)
 		growth = growth || row.G7 != nil
 		spark = spark || len(row.SP) > 0
 		if len(page.Rows) < 50 {
@@ -43,9 +32,10 @@ func TestRowAppendsAsMarshal(t *testing.T) {
 		}
 		if i%97 == 0 {
 			odd := *l
-			odd.Name, odd.Developer, odd.Description, odd.Category, odd.Version, odd.Icon = oddText, oddText, oddText, oddText, oddText, oddText
+			o := jsonwtest.OddText
+			odd.Name, odd.Developer, odd.Description, odd.Category, odd.Version, odd.Icon = o, o, o, o, o, o
 			row := NewRow(&odd, today)
-			checkAppends(t, "odd "+l.ID, &row)
+			jsonwtest.CheckSelf(t, "odd "+l.ID, &row)
 		}
 	}
 	if !growth || !spark {
@@ -53,21 +43,11 @@ func TestRowAppendsAsMarshal(t *testing.T) {
 	}
 	var none views.Listing
 	row := NewRow(&none, today)
-	checkAppends(t, "a listing of zero values", &row)
+	jsonwtest.CheckSelf(t, "a listing of zero values", &row)
 	row.SP = nil
-	checkAppends(t, "no sparkline", &row)
-	checkPage := func(what string, want legacyPage, got rowsPage) {
-		t.Helper()
-		w, err := json.Marshal(want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g := got.AppendJSON(nil); string(g) != string(w) {
-			t.Fatalf("%s:\ngot  %s\nwant %s", what, g, w)
-		}
-	}
-	checkPage("a page", page, rowsPage{total: 3000, page: 2, pageSize: 50, listings: pageOf, today: today})
-	checkPage("an empty page", legacyPage{Rows: []Row{}}, rowsPage{})
+	jsonwtest.CheckSelf(t, "no sparkline", &row)
+	jsonwtest.Check(t, "a page", page, &rowsPage{total: 3000, page: 2, pageSize: 50, listings: pageOf, today: today})
+	jsonwtest.Check(t, "an empty page", legacyPage{Rows: []Row{}}, &rowsPage{})
 }
 
 // legacyPage is the answer of /api/extensions as a Go value, which
@@ -78,9 +58,6 @@ type legacyPage struct {
 	PageSize int   `json:"pageSize"`
 	Rows     []Row `json:"rows"`
 }
-
-// oddText is text that every escape of encoding/json meets.
-const oddText = "<b>\"A&B\"</b>\\ \n\t\x01 \u2028\u2029 \xff\xc3 ü 😀"
 
 // BenchmarkPageEncoding writes a page of 50 legacy rows as an uncached
 // /api/extensions did (a Row built per listing, then encoding/json) and

@@ -1,29 +1,14 @@
 package v1
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/edge-stats/edge/edge/jsonw/jsonwtest"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/replica/replicatest"
 )
-
-// oddText is text that every escape of encoding/json meets.
-const oddText = "<b>\"A&B\"</b>\\ \n\t\x01 \u2028\u2029 \xff\xc3 ü 😀"
-
-// checkAppends compares v's AppendJSON with encoding/json's output.
-func checkAppends(t *testing.T, what string, v interface{ AppendJSON([]byte) []byte }) {
-	t.Helper()
-	want, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := v.AppendJSON(nil); string(got) != string(want) {
-		t.Fatalf("%s:\ngot  %s\nwant %s", what, got, want)
-	}
-}
 
 // TestListingDocAppendsAsMarshal checks that the hand-written encoding of
 // listing documents and of a page of them (listPage) is encoding/json's, byte for
@@ -45,7 +30,7 @@ func TestListingDocAppendsAsMarshal(t *testing.T) {
 		for i := range rep.n {
 			l := rep.f.Replica().At(int32(i))
 			d := NewListingDoc(l, rep.f)
-			checkAppends(t, l.Store.String()+"/"+l.ID, &d)
+			jsonwtest.CheckSelf(t, l.Store.String()+"/"+l.ID, &d)
 			if len(page.Listings) < 50 {
 				page.Listings = append(page.Listings, d)
 				pageOf, pageFigures = append(pageOf, l), rep.f
@@ -57,8 +42,9 @@ func TestListingDocAppendsAsMarshal(t *testing.T) {
 			seen["ranks"] = seen["ranks"] || d.StoreRank != nil
 			if i%97 == 0 {
 				odd := *l
-				odd.Name, odd.Developer, odd.Description, odd.Category, odd.Version = oddText, oddText, oddText+oddText, oddText, oddText
-				odd.Permissions, odd.HostAccess = []string{oddText, "tabs"}, []string{"<all_urls>"}
+				o := jsonwtest.OddText
+				odd.Name, odd.Developer, odd.Description, odd.Category, odd.Version = o, o, o+o, o, o
+				odd.Permissions, odd.HostAccess = []string{o, "tabs"}, []string{"<all_urls>"}
 				odd.HasStars, odd.Stars = true, [5]uint32{1, 0, 30, 4000000000, 7}
 				d := NewListingDoc(&odd, rep.f)
 				// A window whose start lies between two readings, with a
@@ -68,7 +54,7 @@ func TestListingDocAppendsAsMarshal(t *testing.T) {
 				d.Growth.D30 = &ChangeDoc{Change: -12, Since: at, From: at, To: at.Add(time.Hour), Interpolated: true,
 					FromReadings: []time.Time{at.Add(-time.Minute), at.Add(time.Minute)}}
 				d.Growth.D365 = &ChangeDoc{Change: 1 << 40, Percent: &p, Since: at, From: at, To: at, FromReadings: []time.Time{at}}
-				checkAppends(t, "odd "+l.ID, &d)
+				jsonwtest.CheckSelf(t, "odd "+l.ID, &d)
 			}
 		}
 	}
@@ -79,24 +65,14 @@ func TestListingDocAppendsAsMarshal(t *testing.T) {
 	}
 	var none views.Listing
 	d := NewListingDoc(&none, nil)
-	checkAppends(t, "a listing of zero values", &d)
+	jsonwtest.CheckSelf(t, "a listing of zero values", &d)
 	d.Permissions, d.Charts, d.AlsoIn = nil, nil, nil
-	checkAppends(t, "nil lists", &d)
-	checkPage := func(what string, want listAnswer, got listPage) {
-		t.Helper()
-		w, err := json.Marshal(want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g := got.AppendJSON(nil); string(g) != string(w) {
-			t.Fatalf("%s:\ngot  %s\nwant %s", what, g, w)
-		}
-	}
-	checkPage("a page", page, listPage{listings: pageOf, figures: pageFigures})
+	jsonwtest.CheckSelf(t, "nil lists", &d)
+	jsonwtest.Check(t, "a page", page, &listPage{listings: pageOf, figures: pageFigures})
 	cursor := "abc"
 	page.NextCursor, page.Partial = &cursor, true
-	checkPage("a page with a cursor", page, listPage{listings: pageOf, figures: pageFigures, nextCursor: &cursor, partial: true})
-	checkPage("an empty page", listAnswer{Listings: []ListingDoc{}}, listPage{})
+	jsonwtest.Check(t, "a page with a cursor", page, &listPage{listings: pageOf, figures: pageFigures, nextCursor: &cursor, partial: true})
+	jsonwtest.Check(t, "an empty page", listAnswer{Listings: []ListingDoc{}}, &listPage{})
 }
 
 // listAnswer is the answer of GET /api/v1/listings as a Go value, which

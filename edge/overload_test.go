@@ -25,7 +25,9 @@ import (
 // queries are computed.
 func TestMissesWaitTheirTurn(t *testing.T) {
 	h := start(t, synthetic(t), func(c *edge.Config) {
-		c.Misses = missgate.Config{Share: 0.0001, Wait: 20 * time.Millisecond, Queue: 4}
+		// Refusals held as by default (250 ms); a burst of a minute, as
+		// the turns held meanwhile count against the budget.
+		c.Misses = missgate.Config{Share: 0.0001, Burst: time.Minute, Wait: 20 * time.Millisecond, Queue: 4}
 	})
 	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
@@ -109,14 +111,16 @@ func TestMissesWaitTheirTurn(t *testing.T) {
 // TestOneCallerCannotTakeTheOthersTurns attacks the miss gate's fairness
 // through HTTP: with every turn held, one caller (an address named by a
 // trusted proxy) floods distinct uncached queries from 32 connections
-// until its queue is full and the rest of its queries are refused; then
-// another caller's query still waits in a queue of its own and, of the
-// turns freed next, takes one before the flood's, and is answered.
+// until its queue is full and the rest of its queries are refused, each
+// refusal held (the 28 connections past its queue wait for theirs, and
+// send nothing meanwhile); then another caller's query still waits in a
+// queue of its own and, of the turns freed next, takes one before the
+// flood's, and is answered.
 func TestOneCallerCannotTakeTheOthersTurns(t *testing.T) {
 	h := start(t, synthetic(t), func(c *edge.Config) {
 		c.NoLimits = true
 		c.TrustedProxies = clientip.Prefixes{netip.MustParsePrefix("127.0.0.1/32")}
-		c.Misses = missgate.Config{Share: 0.0001, Wait: 20 * time.Second, Queue: 4}
+		c.Misses = missgate.Config{Share: 0.0001, Wait: 20 * time.Second, Queue: 4, Hold: 2 * time.Second}
 	})
 	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
@@ -185,19 +189,21 @@ func TestOneCallerCannotTakeTheOthersTurns(t *testing.T) {
 		}
 		wg.Wait()
 	}()
-	waitGauge := func(want float64) {
+	waitMetric := func(name string, want float64) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
-		for metricOf(t, h.Base, "edge_miss_gate_waiting") != want {
+		for metricOf(t, h.Base, name) != want {
 			if time.Now().After(deadline) {
-				t.Fatalf("edge_miss_gate_waiting %v, want %v", metricOf(t, h.Base, "edge_miss_gate_waiting"), want)
+				t.Fatalf("%s %v, want %v", name, metricOf(t, h.Base, name), want)
 			}
 			time.Sleep(time.Millisecond)
 		}
 	}
-	waitGauge(4) // the flood's queue is full
+	waitGauge := func(want float64) { t.Helper(); waitMetric("edge_miss_gate_waiting", want) }
+	waitGauge(4)                          // the flood's queue is full
+	waitMetric("edge_miss_gate_held", 28) // the rest of it held, then refused
 	for floodRefused.Load() == 0 {
-		time.Sleep(time.Millisecond) // and the rest of it refused
+		time.Sleep(time.Millisecond)
 	}
 
 	other := make(chan int, 1)

@@ -7,7 +7,12 @@
 // a core), misses take the whole machine, one a core. Turns go to the
 // caller (a key, an address, an IPv6 /64) with the fewest misses being
 // computed, so that one caller flooding misses cannot take the turns of
-// the others; each miss waits a bounded time for its turn.
+// the others; each miss waits a bounded time for its turn. A caller that
+// overflows its queue is taken to be flooding: for a second it runs at
+// most half the turns, so that a core stays free for the others (and for
+// reading their queries at all), and its refusals are held before they
+// are answered, so that a client that retries at once costs a read and a
+// write a Hold, not a core.
 package missgate
 
 import (
@@ -47,13 +52,28 @@ type Config struct {
 	// at most Queue × GOMAXPROCS at once; past that a newcomer takes the
 	// place of the newest miss of the longest queue.
 	Queue int
+	// Hold is how long after it arrived a refused miss is answered (the
+	// HAProxy "tarpit"): a client that asks again at once, whatever
+	// Retry-After says, sends at most a miss a connection every Hold, and
+	// a flood of refusals cannot take the CPU. At most maxHeld refusals
+	// are held at once; past that they are answered at once. Negative:
+	// refusals are answered at once.
+	Hold time.Duration
 }
+
+// maxHeld is the most refusals held at once (Config.Hold): each holds
+// its connection's goroutine, parked, and nothing else.
+const maxHeld = 4096
+
+// floodingFor is how long a caller whose queue overflowed is taken to be
+// flooding: it runs at most half the turns (floodTurns).
+const floodingFor = time.Second
 
 // DefaultConfig returns the defaults: 15% of the CPU while cached answers
 // are delayed, with a burst of a second of computing, 25 ms of waiting at
-// most, 8 waiting a caller.
+// most, 8 waiting a caller, refusals held 250 ms.
 func DefaultConfig() Config {
-	return Config{Share: 0.15, Burst: time.Second, Wait: 25 * time.Millisecond, Queue: 8}
+	return Config{Share: 0.15, Burst: time.Second, Wait: 25 * time.Millisecond, Queue: 8, Hold: 250 * time.Millisecond}
 }
 
 // Caller is who a miss is computed for: a key, or an address (an IPv6
@@ -68,6 +88,7 @@ type Gate struct {
 	cfg        Config
 	procs      int // turns while cached answers are not delayed
 	shared     int // turns while they are: ceil(GOMAXPROCS × Share)
+	flooding   int // turns of a caller taken to be flooding: half the procs
 	maxWaiting int
 
 	// The computing budget while cached answers are delayed: credit grows
@@ -92,10 +113,14 @@ type Gate struct {
 	contended atomic.Int64
 	// cached counts the answers that needed no computing (SetCached).
 	cached func() uint64
+	// sleep holds a refusal (time.Sleep; a test's clock in tests).
+	sleep func(time.Duration)
+	held  atomic.Int64 // refusals being held
 
 	runningN, waitingN atomic.Int64
 	runningG           prometheus.GaugeFunc
 	queued             prometheus.GaugeFunc
+	heldG              prometheus.GaugeFunc
 	admitted           prometheus.Counter
 	refused            *prometheus.CounterVec
 	busy               prometheus.Counter
@@ -106,6 +131,9 @@ type caller struct {
 	who     Caller
 	running int
 	waiters []*waiter
+	// overflowed is when the caller's queue was last found full: it is
+	// taken to be flooding for floodingFor after.
+	overflowed time.Time
 }
 
 // waiter is a miss waiting for its turn. turn receives true when it is
@@ -131,16 +159,21 @@ func New(cfg Config) *Gate {
 	if cfg.Queue <= 0 {
 		cfg.Queue = d.Queue
 	}
+	if cfg.Hold == 0 {
+		cfg.Hold = d.Hold
+	}
 	procs := runtime.GOMAXPROCS(0)
 	rate := float64(procs) * cfg.Share
 	n := max(1, int(math.Ceil(rate-1e-9)))
-	g := &Gate{cfg: cfg, procs: max(n, procs), shared: n, maxWaiting: cfg.Queue * procs,
-		rate: rate, burst: cfg.Burst, credit: cfg.Burst, at: time.Now(), callers: make(map[Caller]*caller)}
+	g := &Gate{cfg: cfg, procs: max(n, procs), shared: n, flooding: max(1, max(n, procs)/2), maxWaiting: cfg.Queue * procs,
+		rate: rate, burst: cfg.Burst, credit: cfg.Burst, at: time.Now(), callers: make(map[Caller]*caller), sleep: time.Sleep}
 	g.contended.Store(math.MaxInt64) // until Watch samples the scheduler: the share applies
 	g.runningG = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edge_miss_gate_running",
 		Help: "Uncached answers to queries being computed."}, func() float64 { return float64(g.runningN.Load()) })
 	g.queued = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edge_miss_gate_waiting",
 		Help: "Uncached answers to queries waiting for their turn."}, func() float64 { return float64(g.waitingN.Load()) })
+	g.heldG = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edge_miss_gate_held",
+		Help: "Refusals (503) held before they are answered, so that a client asking again at once cannot take the CPU."}, func() float64 { return float64(g.held.Load()) })
 	g.admitted = prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_miss_gate_admitted_total",
 		Help: "Uncached answers to queries computed."})
 	g.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_miss_gate_refused_total",
@@ -164,12 +197,13 @@ func (g *Gate) SetCached(count func() uint64) { g.cached = count }
 func (g *Gate) Collectors() []prometheus.Collector {
 	slots := prometheus.NewGauge(prometheus.GaugeOpts{Name: "edge_miss_gate_slots", Help: "Uncached answers to queries computed at once at most while cached answers are delayed."})
 	slots.Set(float64(g.shared))
-	return []prometheus.Collector{g.runningG, g.queued, g.admitted, g.refused, g.busy, slots}
+	return []prometheus.Collector{g.runningG, g.queued, g.heldG, g.admitted, g.refused, g.busy, slots}
 }
 
 // Enter waits for a turn for a miss of who, at most the gate's Wait, and
-// returns the func to call when the miss is computed; or the problem to
-// answer (503, Retry-After: 1).
+// returns the func to call when the miss is computed; or, once the
+// refusal has been held (Config.Hold), the problem to answer (503,
+// Retry-After: 1).
 func (g *Gate) Enter(who Caller) (func(), error) {
 	now := time.Now()
 	g.mu.Lock()
@@ -178,20 +212,21 @@ func (g *Gate) Enter(who Caller) (func(), error) {
 		c = &caller{who: who}
 		g.callers[who] = c
 	}
-	if g.waiting == 0 && g.canRun(now) {
+	if g.waiting == 0 && g.canRun(now) && g.mayRun(c, now) {
 		g.start(c)
 		g.mu.Unlock()
 		return g.admit(c, now), nil
 	}
 	if len(c.waiters) >= g.cfg.Queue {
+		c.overflowed = now
 		g.forget(c)
 		g.mu.Unlock()
-		return nil, g.refuse("caller")
+		return nil, g.refuse("caller", now)
 	}
 	if g.waiting >= g.maxWaiting && !g.makeRoom(c) {
 		g.forget(c)
 		g.mu.Unlock()
-		return nil, g.refuse("queue")
+		return nil, g.refuse("queue", now)
 	}
 	w := &waiter{turn: make(chan bool, 1)}
 	if len(c.waiters) == 0 {
@@ -207,13 +242,13 @@ func (g *Gate) Enter(who Caller) (func(), error) {
 	defer timer.Stop()
 	select {
 	case ok := <-w.turn:
-		return g.answer(c, ok)
+		return g.answer(c, ok, now)
 	case <-timer.C:
 	}
 	g.mu.Lock()
 	if w.answered { // its turn came as the wait ran out
 		g.mu.Unlock()
-		return g.answer(c, <-w.turn)
+		return g.answer(c, <-w.turn, now)
 	}
 	g.drop(c, w)
 	why := "wait"
@@ -222,37 +257,52 @@ func (g *Gate) Enter(who Caller) (func(), error) {
 	}
 	g.forget(c)
 	g.mu.Unlock()
-	return nil, g.refuse(why)
+	return nil, g.refuse(why, now)
 }
 
 // Crowded returns the problem to answer (503, Retry-After: 1, counted as
-// why="caller") when who's queue is full, nil otherwise: a handler asks
-// it before it reads a query, so that a caller flooding misses is refused
-// for the price of a lookup, not of a query read, keyed and looked up.
+// why="caller") when who's queue is full, once the refusal has been held
+// (Config.Hold), and nil at once otherwise: a handler asks it before it
+// reads a query, so that a caller flooding misses is refused for the
+// price of a lookup, not of a query read, keyed and looked up.
 func (g *Gate) Crowded(who Caller) error {
+	now := time.Now()
 	g.mu.Lock()
 	c := g.callers[who]
 	full := c != nil && len(c.waiters) >= g.cfg.Queue
+	if full {
+		c.overflowed = now
+	}
 	g.mu.Unlock()
 	if full {
-		return g.refuse("caller")
+		return g.refuse("caller", now)
 	}
 	return nil
 }
 
-// answer is what a waiting miss of c gets: its turn, or its place taken.
-func (g *Gate) answer(c *caller, ok bool) (func(), error) {
+// answer is what a waiting miss of c that arrived at since gets: its
+// turn, or its place taken.
+func (g *Gate) answer(c *caller, ok bool, since time.Time) (func(), error) {
 	if !ok {
 		g.mu.Lock()
 		g.forget(c)
 		g.mu.Unlock()
-		return nil, g.refuse("queue")
+		return nil, g.refuse("queue", since)
 	}
 	return g.admit(c, time.Now()), nil
 }
 
-func (g *Gate) refuse(why string) error {
+// refuse counts a refusal of a miss that arrived at since, holds it until
+// Config.Hold after since (unless maxHeld are held already), and returns
+// the problem to answer.
+func (g *Gate) refuse(why string, since time.Time) error {
 	g.refused.WithLabelValues(why).Inc()
+	if d := g.cfg.Hold - time.Since(since); d > 0 {
+		if g.held.Add(1) <= maxHeld {
+			g.sleep(d)
+		}
+		g.held.Add(-1)
+	}
 	return busy()
 }
 
@@ -265,6 +315,14 @@ func (g *Gate) canRun(now time.Time) bool {
 	return g.running < g.shared && g.due(now) == 0
 }
 
+// mayRun reports whether c may start one more miss at now (g.mu held): a
+// caller whose queue overflowed in the last floodingFor runs at most
+// g.flooding misses at once, so that the others' queries find a core
+// free, and are read at all, while it floods.
+func (g *Gate) mayRun(c *caller, now time.Time) bool {
+	return c.running < g.flooding || now.Sub(c.overflowed) >= floodingFor
+}
+
 // start counts a miss of c as running (g.mu held).
 func (g *Gate) start(c *caller) {
 	c.running++
@@ -274,7 +332,8 @@ func (g *Gate) start(c *caller) {
 
 // dispatch gives the free turns to the misses waiting (g.mu held): each
 // to the caller with the fewest misses running, the ring's order between
-// equals. While the budget has no credit, it looks again when it has.
+// equals, none to a flooding caller past its turns (mayRun). While the
+// budget has no credit, it looks again when it has.
 func (g *Gate) dispatch(now time.Time) {
 	for len(g.ring) > 0 {
 		if !g.canRun(now) {
@@ -286,9 +345,12 @@ func (g *Gate) dispatch(now time.Time) {
 		best := -1
 		for k := range g.ring {
 			i := (g.next + k) % len(g.ring)
-			if best < 0 || g.ring[i].running < g.ring[best].running {
+			if g.mayRun(g.ring[i], now) && (best < 0 || g.ring[i].running < g.ring[best].running) {
 				best = i
 			}
+		}
+		if best < 0 {
+			return // only flooding callers wait: the free turns stay free
 		}
 		c := g.ring[best]
 		w := c.waiters[0]

@@ -111,15 +111,21 @@ func TestWaitAndQueue(t *testing.T) {
 	holds := fill(t, long, alice)
 	waiting := enter(long, alice)
 	waitFor(t, long, 1)
-	_, err = long.Enter(alice) // alice's queue is full: refused at once, not after a minute
+	_, err = long.Enter(alice) // alice's queue is full: refused after the hold, not after a minute
 	refusal(t, err)
-	holds[0]() // the waiting one gets the turn
+	// Her queue overflowed: she is taken to be flooding and runs at most
+	// half the turns. The turn freed that brings her below that goes to
+	// her waiting miss.
+	free := long.procs - long.flooding + 1
+	for _, l := range holds[:free] {
+		l()
+	}
 	if e := <-waiting; e.err != nil {
 		t.Fatalf("the waiting miss: %v", e.err)
 	} else {
 		e.leave()
 	}
-	for _, l := range holds[1:] {
+	for _, l := range holds[free:] {
 		l()
 	}
 	for _, l := range leaves {
@@ -355,5 +361,180 @@ func TestContendedOnlyWhileCachedAnswersWait(t *testing.T) {
 	stop()
 	if !g.Contended(time.Now()) {
 		t.Fatal("cached answers served on busy cores never made the CPU contended")
+	}
+}
+
+// recordSleeps makes g's holds record their durations instead of
+// sleeping.
+func recordSleeps(g *Gate) *[]time.Duration {
+	var mu sync.Mutex
+	var slept []time.Duration
+	g.sleep = func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		slept = append(slept, d)
+	}
+	return &slept
+}
+
+// TestRefusalsAreHeld: every refusal is held until Hold after the miss
+// reached the gate (a crowded caller's at once, a waiting miss's for what
+// is left of the Hold after its wait), none past maxHeld at once, none
+// with a negative Hold; the gauge counts those being held.
+func TestRefusalsAreHeld(t *testing.T) {
+	const hold = time.Hour
+	inHold := func(t *testing.T, d, upTo time.Duration) {
+		t.Helper()
+		if d <= upTo-time.Minute || d > upTo {
+			t.Errorf("held %v, want up to %v and not a minute less", d, upTo)
+		}
+	}
+
+	t.Run("crowded", func(t *testing.T) {
+		g := idle(Config{Share: 0.0001, Wait: time.Minute, Queue: 1, Hold: hold})
+		slept := recordSleeps(g)
+		leaves := fill(t, g, alice)
+		w := enter(g, alice)
+		waitFor(t, g, 1)
+		refusal(t, g.Crowded(alice))
+		_, err := g.Enter(alice)
+		refusal(t, err)
+		if len(*slept) != 2 {
+			t.Fatalf("%d refusals held, want 2", len(*slept))
+		}
+		for _, d := range *slept {
+			inHold(t, d, hold)
+		}
+		for _, l := range leaves {
+			l()
+		}
+		if e := <-w; e.err == nil {
+			e.leave()
+		}
+	})
+
+	t.Run("after a wait", func(t *testing.T) {
+		const wait = 20 * time.Millisecond
+		g := idle(Config{Share: 0.0001, Wait: wait, Queue: 1, Hold: hold})
+		slept := recordSleeps(g)
+		leaves := fill(t, g, alice)
+		_, err := g.Enter(alice)
+		refusal(t, err)
+		if len(*slept) != 1 {
+			t.Fatalf("%d refusals held, want 1", len(*slept))
+		}
+		inHold(t, (*slept)[0], hold-wait)
+		for _, l := range leaves {
+			l()
+		}
+	})
+
+	t.Run("off", func(t *testing.T) {
+		g := idle(Config{Share: 0.0001, Wait: time.Minute, Queue: 1, Hold: -1})
+		slept := recordSleeps(g)
+		leaves := fill(t, g, alice)
+		w := enter(g, alice)
+		waitFor(t, g, 1)
+		refusal(t, g.Crowded(alice))
+		if len(*slept) != 0 {
+			t.Errorf("a negative Hold held %v", *slept)
+		}
+		for _, l := range leaves {
+			l()
+		}
+		if e := <-w; e.err == nil {
+			e.leave()
+		}
+	})
+
+	t.Run("bounded", func(t *testing.T) {
+		g := idle(Config{Share: 0.0001, Wait: time.Minute, Queue: 1, Hold: hold})
+		slept := recordSleeps(g)
+		leaves := fill(t, g, alice)
+		w := enter(g, alice)
+		waitFor(t, g, 1)
+		g.held.Store(maxHeld)
+		refusal(t, g.Crowded(alice)) // answered at once
+		if len(*slept) != 0 || g.held.Load() != maxHeld {
+			t.Errorf("past maxHeld: held %v, %d counted", *slept, g.held.Load())
+		}
+		g.held.Store(0)
+
+		// The gauge counts the refusals being held.
+		release := make(chan struct{})
+		g.sleep = func(time.Duration) { <-release }
+		done := make(chan error)
+		for range 3 {
+			go func() { done <- g.Crowded(alice) }()
+		}
+		for float64(g.held.Load()) != 3 {
+			runtime.Gosched()
+		}
+		close(release)
+		for range 3 {
+			refusal(t, <-done)
+		}
+		if n := float64(g.held.Load()); n != 0 {
+			t.Errorf("%v held once answered", n)
+		}
+		for _, l := range leaves {
+			l()
+		}
+		if e := <-w; e.err == nil {
+			e.leave()
+		}
+	})
+}
+
+// TestFloodingCallerRunsHalfTheTurns: a caller may take every turn until
+// its queue overflows; then, for floodingFor, it runs at most half of
+// them: a turn freed beyond that stays free for another caller, and its
+// waiting misses get turns only below it. Once floodingFor has passed, it
+// takes every turn again.
+func TestFloodingCallerRunsHalfTheTurns(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	g := idle(Config{Share: 0.0001, Wait: time.Minute, Queue: 1, Hold: -1})
+	if g.procs != 4 || g.flooding != 2 {
+		t.Fatalf("%d turns, %d for a flooding caller; want 4 and 2", g.procs, g.flooding)
+	}
+	holds := fill(t, g, alice) // all four: she has not overflowed
+	w := enter(g, alice)
+	waitFor(t, g, 1)
+	if _, err := g.Enter(alice); err == nil {
+		t.Fatal("alice's second waiting miss was not refused")
+	}
+	holds[0]()
+	holds[1]() // two turns free; alice runs two: hers stay free
+	select {
+	case <-w:
+		t.Fatal("a flooding caller's waiting miss got a third turn")
+	case <-time.After(20 * time.Millisecond):
+	}
+	if r := g.runningN.Load(); r != 2 {
+		t.Fatalf("%d running, want alice's 2", r)
+	}
+	b, err := g.Enter(bob) // a free turn for bob at once
+	if err != nil {
+		t.Fatalf("bob, with a turn free: %v", err)
+	}
+	holds[2]() // alice runs one: her waiting miss runs
+	e := <-w
+	if e.err != nil {
+		t.Fatalf("alice below half the turns: %v", e.err)
+	}
+
+	// A second on, alice is no longer taken to be flooding.
+	g.mu.Lock()
+	g.callers[alice].overflowed = time.Now().Add(-floodingFor)
+	g.mu.Unlock()
+	a3, err := g.Enter(alice)
+	if err != nil {
+		t.Fatalf("alice a second after her overflow, with a turn free: %v", err)
+	}
+	for _, l := range []func(){holds[3], e.leave, a3, b} {
+		l()
+	}
+	if g.runningN.Load() != 0 || len(g.callers) != 0 {
+		t.Errorf("after all: %d running, %d callers kept", g.runningN.Load(), len(g.callers))
 	}
 }

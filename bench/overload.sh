@@ -8,8 +8,10 @@
 # Starts an edge on 127.0.0.1:18093 over the database (default bench_1m)
 # and measures, each for the given seconds (default 15):
 #   1. the cached /api/summary alone (wrk -t1 -c16 --latency);
-#   2. the edge's capacity for misses: distinct queries from 32
-#      connections as fast as they are answered (bench/misses);
+#   2. the edge's capacity for misses: distinct queries from 8
+#      connections as fast as they are answered (bench/misses); one
+#      caller's queue holds them all, so the gate never takes it to be
+#      flooding (which would halve its turns);
 #   3. both at once, the misses paced at 10x that capacity from 256
 #      connections.
 # Then the same three with the miss gate opened wide (EDGE_MISS_SHARE=64,
@@ -36,8 +38,8 @@ measure() {
   echo "== $label: $db, $(date -u +%FT%TZ), $pin_mode, $(git rev-parse --short HEAD)"
   echo "-- 1. cached /api/summary alone"
   hits
-  echo "-- 2. misses alone, 32 connections, as fast as answered"
-  "${gen_pin[@]}" bin/misses --base http://127.0.0.1:18093 --conns 32 --duration "${secs}s" | tee "$out/overload-capacity.txt"
+  echo "-- 2. misses alone, 8 connections, as fast as answered"
+  "${gen_pin[@]}" bin/misses --base http://127.0.0.1:18093 --conns 8 --duration "${secs}s" | tee "$out/overload-capacity.txt"
   local capacity
   capacity=$(awk '$1 == "200" {sub("/s", "", $3); print $3}' "$out/overload-capacity.txt")
   local rate

@@ -58,8 +58,8 @@ func main() {
 	}
 	forwardedFor = *xff
 	keepURLs = *slowest > 0
-	if *dur <= 0 || *dur > 10*time.Minute || *conns < 1 || *conns > 1024 {
-		fmt.Fprintln(os.Stderr, "misses: --duration up to 10m, --conns 1 to 1024")
+	if *dur <= 0 || *dur > 10*time.Minute || *conns < 1 || *conns > 8192 {
+		fmt.Fprintln(os.Stderr, "misses: --duration up to 10m, --conns 1 to 8192")
 		os.Exit(2)
 	}
 	r := run(*base, *conns, *rate, *dur)

@@ -17,7 +17,9 @@
 # Then the same three with the miss gate opened wide (EDGE_MISS_SHARE=64,
 # a minute of waiting: every miss computed at once), as the edge was before
 # the gate. OVERLOAD_RATE sets the misses' rate of step 3 instead of 10x
-# the capacity. BENCH_PIN=1 runs the edge on core 0 and the load
+# the capacity, OVERLOAD_CONNS its connections instead of 256 (the gate
+# holds each refusal 250 ms, so 256 connections send at most about 1,000
+# refused misses a second: 5000 let the misses arrive at the rate asked). BENCH_PIN=1 runs the edge on core 0 and the load
 # generators on core 1 (bench/lib.sh). Results go to bench/out/overload.txt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,8 +46,9 @@ measure() {
   capacity=$(awk '$1 == "200" {sub("/s", "", $3); print $3}' "$out/overload-capacity.txt")
   local rate
   rate=${OVERLOAD_RATE:-$(awk -v c="$capacity" 'BEGIN {printf "%d", (c < 10 ? 10 : c) * 10}')}
-  echo "-- 3. cached /api/summary while misses arrive at $rate/s (10x $capacity/s), 256 connections"
-  "${gen_pin[@]}" bin/misses --base http://127.0.0.1:18093 --conns 256 --rate "$rate" --duration "$((secs + 2))s" > "$out/overload-flood.txt" &
+  local conns=${OVERLOAD_CONNS:-256}
+  echo "-- 3. cached /api/summary while misses arrive at $rate/s (10x $capacity/s), $conns connections"
+  "${gen_pin[@]}" bin/misses --base http://127.0.0.1:18093 --conns "$conns" --rate "$rate" --duration "$((secs + 2))s" > "$out/overload-flood.txt" &
   local flood=$!
   sleep 1
   hits

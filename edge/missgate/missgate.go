@@ -461,31 +461,23 @@ func (g *Gate) Contended(now time.Time) bool { return now.UnixNano() < g.contend
 // back to the share for contendedFor.
 const minCached = 2
 
-// cachedFor is how long cached answers count as asked after a sample
-// last served minCached of them: misses that take every core can keep
-// cached answers from being served at all (their requests wait to be
-// read behind the misses'), and a CDN's or a dashboard's cached answers
-// are asked all day, not in one sample.
-const cachedFor = 10 * time.Second
-
 // contendedFor is how long the share applies after cached answers were
 // last seen delayed.
 const contendedFor = 500 * time.Millisecond
 
 // Watch samples Go's scheduler latencies every 10 ms until ctx ends: when
-// cached answers are asked (SetCached: a sample served at least minCached
-// of them in the last cachedFor) and more than 1% of the goroutines that
-// ran in a sample waited 1 ms or more for a core, the cached answers
-// waited too: misses take only their share for the next contendedFor.
-// Misses that wait only on misses (no cached answer served for
-// cachedFor) never make the CPU contended. Without SetCached every sample
-// counts; without Watch, the share always applies.
+// cached answers were served in a sample (SetCached; at least minCached
+// of them) and more than 1% of
+// the goroutines that ran in it waited 1 ms or more for a core, the
+// cached answers waited too: misses take only their share for the next
+// contendedFor. Misses that wait only on misses (no cached answer served)
+// never make the CPU contended. Without SetCached every sample counts;
+// without Watch, the share always applies.
 func (g *Gate) Watch(ctx context.Context) {
 	g.contended.Store(0)
 	sample := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
 	var last []uint64
 	var lastCached uint64
-	var servedAt time.Time // the last sample that served minCached
 	if g.cached != nil {
 		lastCached = g.cached()
 	}
@@ -502,19 +494,14 @@ func (g *Gate) Watch(ctx context.Context) {
 			g.contended.Store(math.MaxInt64) // no such metric: the share always applies
 			return
 		}
-		now := time.Now()
 		served := true
 		if g.cached != nil {
 			n := g.cached()
-			if n-lastCached >= minCached {
-				servedAt = now
-			}
-			lastCached = n
-			served = !servedAt.IsZero() && now.Sub(servedAt) < cachedFor
+			served, lastCached = n-lastCached >= minCached, n
 		}
 		h := sample[0].Value.Float64Histogram()
 		if len(last) == len(h.Counts) && served && late(h, last) {
-			g.contended.Store(now.Add(contendedFor).UnixNano())
+			g.contended.Store(time.Now().Add(contendedFor).UnixNano())
 		}
 		last = append(last[:0], h.Counts...)
 	}

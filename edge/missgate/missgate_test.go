@@ -377,6 +377,26 @@ func recordSleeps(g *Gate) *[]time.Duration {
 	return &slept
 }
 
+// crowdedGate returns an idle gate holding refusals hold, whose holds
+// are recorded, with alice's queue (of one) full, and the func that ends
+// her misses.
+func crowdedGate(t *testing.T, hold time.Duration) (*Gate, *[]time.Duration, func()) {
+	t.Helper()
+	g := idle(Config{Share: 0.0001, Wait: time.Minute, Queue: 1, Hold: hold})
+	slept := recordSleeps(g)
+	leaves := fill(t, g, alice)
+	w := enter(g, alice)
+	waitFor(t, g, 1)
+	return g, slept, func() {
+		for _, l := range leaves {
+			l()
+		}
+		if e := <-w; e.err == nil {
+			e.leave()
+		}
+	}
+}
+
 // TestRefusalsAreHeld: every refusal is held until Hold after the miss
 // reached the gate (a crowded caller's at once, a waiting miss's for what
 // is left of the Hold after its wait), none past maxHeld at once, none
@@ -391,11 +411,8 @@ func TestRefusalsAreHeld(t *testing.T) {
 	}
 
 	t.Run("crowded", func(t *testing.T) {
-		g := idle(Config{Share: 0.0001, Wait: time.Minute, Queue: 1, Hold: hold})
-		slept := recordSleeps(g)
-		leaves := fill(t, g, alice)
-		w := enter(g, alice)
-		waitFor(t, g, 1)
+		g, slept, end := crowdedGate(t, hold)
+		defer end()
 		refusal(t, g.Crowded(alice))
 		_, err := g.Enter(alice)
 		refusal(t, err)
@@ -404,12 +421,6 @@ func TestRefusalsAreHeld(t *testing.T) {
 		}
 		for _, d := range *slept {
 			inHold(t, d, hold)
-		}
-		for _, l := range leaves {
-			l()
-		}
-		if e := <-w; e.err == nil {
-			e.leave()
 		}
 	})
 
@@ -430,29 +441,17 @@ func TestRefusalsAreHeld(t *testing.T) {
 	})
 
 	t.Run("off", func(t *testing.T) {
-		g := idle(Config{Share: 0.0001, Wait: time.Minute, Queue: 1, Hold: -1})
-		slept := recordSleeps(g)
-		leaves := fill(t, g, alice)
-		w := enter(g, alice)
-		waitFor(t, g, 1)
+		g, slept, end := crowdedGate(t, -1)
+		defer end()
 		refusal(t, g.Crowded(alice))
 		if len(*slept) != 0 {
 			t.Errorf("a negative Hold held %v", *slept)
 		}
-		for _, l := range leaves {
-			l()
-		}
-		if e := <-w; e.err == nil {
-			e.leave()
-		}
 	})
 
 	t.Run("bounded", func(t *testing.T) {
-		g := idle(Config{Share: 0.0001, Wait: time.Minute, Queue: 1, Hold: hold})
-		slept := recordSleeps(g)
-		leaves := fill(t, g, alice)
-		w := enter(g, alice)
-		waitFor(t, g, 1)
+		g, slept, end := crowdedGate(t, hold)
+		defer end()
 		g.held.Store(maxHeld)
 		refusal(t, g.Crowded(alice)) // answered at once
 		if len(*slept) != 0 || g.held.Load() != maxHeld {
@@ -467,21 +466,15 @@ func TestRefusalsAreHeld(t *testing.T) {
 		for range 3 {
 			go func() { done <- g.Crowded(alice) }()
 		}
-		for float64(g.held.Load()) != 3 {
+		for g.held.Load() != 3 {
 			runtime.Gosched()
 		}
 		close(release)
 		for range 3 {
 			refusal(t, <-done)
 		}
-		if n := float64(g.held.Load()); n != 0 {
+		if n := g.held.Load(); n != 0 {
 			t.Errorf("%v held once answered", n)
-		}
-		for _, l := range leaves {
-			l()
-		}
-		if e := <-w; e.err == nil {
-			e.leave()
 		}
 	})
 }

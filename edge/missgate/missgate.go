@@ -10,9 +10,9 @@
 // the others; each miss waits a bounded time for its turn. A caller that
 // overflows its queue is taken to be flooding: for a second it runs at
 // most half the turns, so that a core stays free for the others (and for
-// reading their queries at all), and its refusals are held before they
-// are answered, so that a client that retries at once costs a read and a
-// write a Hold, not a core.
+// reading their queries at all). Every refusal is held before it is
+// answered, so that a client that asks again at once costs the edge one
+// read and one write a connection every Hold, not a core.
 package missgate
 
 import (
@@ -67,7 +67,7 @@ type Config struct {
 const maxHeld = 1 << 16
 
 // floodingFor is how long a caller whose queue overflowed is taken to be
-// flooding: it runs at most half the turns (floodTurns).
+// flooding: it runs at most half the turns (Gate.flooding).
 const floodingFor = time.Second
 
 // DefaultConfig returns the defaults: 15% of the CPU while cached answers
@@ -114,7 +114,7 @@ type Gate struct {
 	contended atomic.Int64
 	// cached counts the answers that needed no computing (SetCached).
 	cached func() uint64
-	// sleep holds a refusal (time.Sleep; a test's clock in tests).
+	// sleep holds a refusal (time.Sleep; a recorder in tests).
 	sleep func(time.Duration)
 	held  atomic.Int64 // refusals being held
 

@@ -68,7 +68,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.Float(&c.srv.Misses.Share, "miss-share", c.srv.Misses.Share, "share of the CPU (GOMAXPROCS) that uncached answers to queries may take while cached answers wait for a core: ceil(GOMAXPROCS × share) at a time, within GOMAXPROCS × share seconds of computing a second; otherwise up to GOMAXPROCS at a time")
 	f.Duration(&c.srv.Misses.Wait, "miss-wait", c.srv.Misses.Wait, "longest an uncached answer to a query waits for its turn before it answers 503 Retry-After: 1")
 	f.Int(&c.srv.Misses.Queue, "miss-queue", c.srv.Misses.Queue, "uncached answers to queries of one caller (a key, an address or IPv6 /64) that may wait at once, all callers at most this × GOMAXPROCS; past it they answer 503 (after the hold)")
-	f.Duration(&c.srv.Misses.Hold, "miss-hold", c.srv.Misses.Hold, "how long after it arrived a refused uncached answer to a query is answered 503, so that a client asking again at once cannot take the CPU with refusals (negative: at once)")
+	f.Duration(&c.srv.Misses.Hold, "miss-hold", c.srv.Misses.Hold, "how long after it arrived a refused uncached answer to a query is answered 503 (at a random point between half this and this), so that a client asking again at once cannot take the CPU with refusals (negative: at once)")
 	f.Int(&c.srv.MaxURIBytes, "max-uri-bytes", c.srv.MaxURIBytes, "longest request URI; longer ones answer 414")
 	f.Int(&c.srv.MaxHeaderBytes, "max-header-bytes", c.srv.MaxHeaderBytes, "largest request line and headers together, read into a buffer of this size a connection; larger ones answer 431")
 	f.Int(&c.srv.MaxBodyBytes, "max-body-bytes", c.srv.MaxBodyBytes, "largest request body (/mcp, /account); larger ones answer 413")

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -397,16 +398,18 @@ func crowdedGate(t *testing.T, hold time.Duration) (*Gate, *[]time.Duration, fun
 	}
 }
 
-// TestRefusalsAreHeld: every refusal is held until Hold after the miss
-// reached the gate (a crowded caller's at once, a waiting miss's for what
-// is left of the Hold after its wait), none past maxHeld at once, none
-// with a negative Hold; the gauge counts those being held.
+// TestRefusalsAreHeld: every refusal is held until between half the Hold
+// and the Hold after the miss reached the gate (a crowded caller's at
+// once, a waiting miss's for what is left after its wait), the end drawn
+// at random so that a flood's connections do not wake together; none past
+// maxHeld at once, none with a negative Hold; the gauge counts those being
+// held.
 func TestRefusalsAreHeld(t *testing.T) {
 	const hold = time.Hour
 	inHold := func(t *testing.T, d, upTo time.Duration) {
 		t.Helper()
-		if d <= upTo-time.Minute || d > upTo {
-			t.Errorf("held %v, want up to %v and not a minute less", d, upTo)
+		if d <= upTo-hold/2-time.Minute || d > upTo {
+			t.Errorf("held %v, want from %v to %v", d, upTo-hold/2, upTo)
 		}
 	}
 
@@ -421,6 +424,17 @@ func TestRefusalsAreHeld(t *testing.T) {
 		}
 		for _, d := range *slept {
 			inHold(t, d, hold)
+		}
+		// Twenty more: their ends spread over the half Hold.
+		for range 20 {
+			refusal(t, g.Crowded(alice))
+		}
+		lo, hi := slices.Min(*slept), slices.Max(*slept)
+		for _, d := range *slept {
+			inHold(t, d, hold)
+		}
+		if hi-lo < 5*time.Minute {
+			t.Errorf("22 holds all within %v of each other: a flood's connections would wake together", hi-lo)
 		}
 	})
 

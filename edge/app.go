@@ -58,6 +58,7 @@ type Config struct {
 	// then goes to the process that took over the listener).
 	DrainTimeout   time.Duration
 	CacheMB        int               // answer cache size in MiB
+	QueryMinUses   int               // asks of a query of the long tail before its answer is kept: 1 or 2 (the default; answer.Cache.SetMinUses)
 	PublicURL      string            // the service's public address, for links such as the CSV's url column
 	TrustedProxies clientip.Prefixes // connections from these may name the client in ClientHeader
 	ClientHeader   string            // the header trusted proxies name the client in: x-forwarded-for (default) or forwarded (RFC 7239)
@@ -116,6 +117,7 @@ func DefaultConfig() Config {
 		ShutdownTimeout:     15 * time.Second,
 		DrainTimeout:        5 * time.Second,
 		CacheMB:             256,
+		QueryMinUses:        2,
 		PublicURL:           "http://127.0.0.1:8080",
 		FairUseRate:         1,
 		FairUseBurst:        20,
@@ -220,6 +222,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	answers.SetMinUses(cmp.Or(cfg.QueryMinUses, 2))
 	misses := missgate.New(cfg.Misses)
 	answers.SetGate(misses)
 	// An answer's Last-Modified: the newest reading of the state it was

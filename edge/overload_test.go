@@ -33,9 +33,11 @@ func TestMissesWaitTheirTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	cached := []string{"/api/v1/listings", "/api/summary", "/api/extensions?platform=0", "/api/v1/tags"}
-	for _, p := range cached {
-		if a := get(t, "GET", h.Base+p); a.status != 200 {
-			t.Fatalf("%s: %d %s", p, a.status, a.body)
+	for range 2 { // a query's answer is kept on its second ask
+		for _, p := range cached {
+			if a := get(t, "GET", h.Base+p); a.status != 200 {
+				t.Fatalf("%s: %d %s", p, a.status, a.body)
+			}
 		}
 	}
 	h.Server.WaitAnswers()

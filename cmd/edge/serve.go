@@ -65,6 +65,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.Duration(&c.srv.SearchBudget, "search-budget", c.srv.SearchBudget, "time budget of a review search in ClickHouse, in whole seconds; past it the answer is partial")
 	f.Uint64(&c.srv.SearchMaxRows, "search-max-rows", c.srv.SearchMaxRows, "rows a review search may read in ClickHouse before its answer is partial (0: no bound)")
 	f.Int(&c.srv.CacheMB, "cache-mb", c.srv.CacheMB, "size of the encoded-answer cache in MiB")
+	f.Int(&c.srv.QueryMinUses, "query-min-uses", c.srv.QueryMinUses, "how many times a query of filters, sorts and pages is asked before its answer is kept in the cache: 2 keeps it on its second ask (queries asked once cost no cache memory), 1 on its first")
 	f.Float(&c.srv.Misses.Share, "miss-share", c.srv.Misses.Share, "share of the CPU (GOMAXPROCS) that uncached answers to queries may take while cached answers wait for a core: ceil(GOMAXPROCS × share) at a time, within GOMAXPROCS × share seconds of computing a second; otherwise up to GOMAXPROCS at a time")
 	f.Duration(&c.srv.Misses.Wait, "miss-wait", c.srv.Misses.Wait, "longest an uncached answer to a query waits for its turn before it answers 503 Retry-After: 1")
 	f.Int(&c.srv.Misses.Queue, "miss-queue", c.srv.Misses.Queue, "uncached answers to queries of one caller (a key, an address or IPv6 /64) that may wait at once, all callers at most this × GOMAXPROCS; past it they answer 503 (after the hold)")
@@ -152,6 +153,8 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 		return nil, fmt.Errorf("--keys-every %v: use a duration from 1ms to 30s", c.srv.KeysEvery)
 	case c.srv.UsageEvery <= 0 || c.srv.Limits.StaleAfter < 2*c.srv.UsageEvery:
 		return nil, fmt.Errorf("--usage-every %v and --usage-stale-after %v: syncs must be positive and at least twice as frequent as the staleness bound", c.srv.UsageEvery, c.srv.Limits.StaleAfter)
+	case c.srv.QueryMinUses != 1 && c.srv.QueryMinUses != 2:
+		return nil, fmt.Errorf("--query-min-uses %d: use 1 (keep every answer) or 2 (keep an answer on its second ask)", c.srv.QueryMinUses)
 	case os.Getenv("GOGC") == "" && c.gcPercent < 1:
 		return nil, fmt.Errorf("--gc-percent %d: use a positive percentage (GOGC=off turns the collector off, which an edge should not)", c.gcPercent)
 	case c.retention != "off" && c.retentionDays < 1:

@@ -47,6 +47,13 @@ type Answer struct {
 	vars [coding.Count]atomic.Pointer[variant]
 	best atomic.Bool
 	home *cached
+	// scratch is the pooled buffer that holds Body while the answer is a
+	// draft (Draft), until the cache keeps it (keep: Body copied out) or
+	// lets it go unkept; nil for every other answer. once says that one
+	// request alone has the unkept draft: the Responder copies its body
+	// into the response and gives the buffer back (recycle).
+	scratch *[]byte
+	once    bool
 }
 
 // Tag sets the answer's cache tags (lower-case letters, digits and '-'
@@ -88,17 +95,9 @@ func New(body []byte, contentType string) *Answer {
 // encoding/json.
 func JSON(v any) (*Answer, error) {
 	if a, ok := v.(jsonw.Appender); ok {
-		p, _ := scratch.Get().(*[]byte)
-		if p == nil {
-			p = new([]byte)
-		}
-		b := a.AppendJSON((*p)[:0])
-		body := bytes.Clone(b)
-		if cap(b) <= maxScratch {
-			*p = b
-			scratch.Put(p)
-		}
-		return New(body, fiber.MIMEApplicationJSON), nil
+		d := Draft(a)
+		d.keep()
+		return d, nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -107,11 +106,57 @@ func JSON(v any) (*Answer, error) {
 	return New(b, fiber.MIMEApplicationJSON), nil
 }
 
+// Draft encodes v as an answer whose body stays in a pooled buffer: the
+// answer of a builder of Cache.GetQuery, which the cache either keeps
+// (its body copied to its size) or, when no one asked for it before,
+// lets the Responder send once and recycle (Cache.SetMinUses). A draft
+// used anywhere else is correct but holds the pooled buffer: use JSON.
+func Draft(v jsonw.Appender) *Answer {
+	p, _ := scratch.Get().(*[]byte)
+	if p == nil {
+		p = new([]byte)
+	}
+	*p = v.AppendJSON((*p)[:0])
+	a := New(*p, fiber.MIMEApplicationJSON)
+	a.scratch = p
+	return a
+}
+
+// keep makes a draft an answer of its own: its body copied out of the
+// pooled buffer, which goes back to the pool.
+func (a *Answer) keep() {
+	if a.scratch == nil {
+		return
+	}
+	a.Body = bytes.Clone(a.Body)
+	putScratch(a.scratch)
+	a.scratch, a.once = nil, false
+}
+
+// recycle gives back the pooled buffer of a draft sent once (a.once),
+// whose body the response has copied; a shared or kept answer is left
+// alone. Only the Responder calls it, after the answer is written.
+func (a *Answer) recycle() {
+	if a == nil || !a.once || a.scratch == nil {
+		return
+	}
+	p := a.scratch
+	a.Body, a.scratch, a.once = nil, nil, false
+	putScratch(p)
+}
+
 // scratch recycles the buffers that Appenders write into, up to
 // maxScratch bytes each (a page of 200 listings is about 600 KB).
 var scratch sync.Pool
 
 const maxScratch = 4 << 20
+
+func putScratch(p *[]byte) {
+	if cap(*p) <= maxScratch {
+		*p = (*p)[:0]
+		scratch.Put(p)
+	}
+}
 
 // Search encodes v, a search's answer; partial marks it cut short by its
 // time budget, so that it is not cached.
@@ -121,4 +166,14 @@ func Search(v any, partial bool) (*Answer, error) {
 		a.NoStore, a.ETag = true, ""
 	}
 	return a, err
+}
+
+// SearchDraft is Search for a builder of Cache.GetQuery: the answer is a
+// Draft.
+func SearchDraft(v jsonw.Appender, partial bool) *Answer {
+	a := Draft(v)
+	if partial {
+		a.NoStore, a.ETag = true, ""
+	}
+	return a
 }

@@ -38,6 +38,10 @@ type Cache struct {
 	// instead of taking a turn of its own (a hot page after a state is
 	// published, asked by many at once).
 	building singleflight.Group
+	// asked remembers the queries of the long tail asked once and not
+	// kept (minUses 2).
+	asked   *doorkeeper
+	minUses int
 }
 
 // cached is an answer in the cache under its key's first hash h, with the
@@ -63,6 +67,8 @@ func NewCache(maxBytes int64) (*Cache, error) {
 		c:       c,
 		seed:    maphash.MakeSeed(),
 		aliases: new([aliasSlots]atomic.Pointer[aliasEntry]),
+		asked:   newDoorkeeper(),
+		minUses: 2,
 		hits: prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_answer_cache_hits_total",
 			Help: "Answers served from the answer cache."}),
 		misses: prometheus.NewCounter(prometheus.CounterOpts{Name: "edge_answer_cache_misses_total",
@@ -90,6 +96,20 @@ func (ac *Cache) Crowded(who missgate.Caller) error {
 	return ac.gate.Crowded(who)
 }
 
+// SetMinUses sets how many times a query of the long tail (GetQuery)
+// must be asked before its answer is kept: 1 keeps every answer; 2, the
+// default, keeps an answer on its second ask (nginx's
+// proxy_cache_min_uses), so that the distinct queries an analyst or a
+// flood asks once cost no copy, no cache memory and no evictions of the
+// answers dashboards ask again. Other values are 2. Call it before the
+// cache is used.
+func (ac *Cache) SetMinUses(n int) {
+	ac.minUses = 2
+	if n == 1 {
+		ac.minUses = 1
+	}
+}
+
 // SetGate makes g the gate that GetQuery's misses pass (package
 // missgate). Call it before the cache is used.
 func (ac *Cache) SetGate(g *missgate.Gate) { ac.gate = g }
@@ -99,7 +119,7 @@ func (ac *Cache) SetGate(g *missgate.Gate) { ac.gate = g }
 // published state: summary, categories, a week) or wait on ClickHouse
 // under budgets of their own (history, reviews): they pass no gate.
 func (ac *Cache) Get(key Key, build func() (*Answer, error)) (*Answer, error) {
-	return ac.get(key, missgate.Caller{}, build, false)
+	return ac.get(key, missgate.Caller{}, build, false, true)
 }
 
 // GetQuery is Get for the answer to one query of the long tail (filters,
@@ -108,11 +128,16 @@ func (ac *Cache) Get(key Key, build func() (*Answer, error)) (*Answer, error) {
 // so that a flood of distinct queries cannot take the CPU from the
 // answers cached (docs/operations.md, Overload). who is the caller the
 // miss is computed for: turns are shared fairly between callers.
-func (ac *Cache) GetQuery(key Key, who missgate.Caller, build func() (*Answer, error)) (*Answer, error) {
-	return ac.get(key, who, build, true)
+//
+// build may return a Draft. Its answer is kept when its query was asked
+// before (SetMinUses) or when first is set (the server's own requests
+// for the pages dashboards open with); otherwise the Responder sends it
+// and recycles its buffer.
+func (ac *Cache) GetQuery(key Key, who missgate.Caller, first bool, build func() (*Answer, error)) (*Answer, error) {
+	return ac.get(key, who, build, true, first)
 }
 
-func (ac *Cache) get(key Key, who missgate.Caller, build func() (*Answer, error), gated bool) (*Answer, error) {
+func (ac *Cache) get(key Key, who missgate.Caller, build func() (*Answer, error), gated, first bool) (*Answer, error) {
 	h, check := xxhash.Sum64(key.b), maphash.Bytes(ac.seed, key.b)
 	if e, ok := ac.c.Get(h); ok && e.check == check {
 		ac.hits.Inc()
@@ -123,25 +148,39 @@ func (ac *Cache) get(key Key, who missgate.Caller, build func() (*Answer, error)
 		var id [16]byte
 		binary.LittleEndian.PutUint64(id[:8], h)
 		binary.LittleEndian.PutUint64(id[8:], check)
-		v, err, _ := ac.building.Do(string(id[:]), func() (any, error) {
+		v, err, shared := ac.building.Do(string(id[:]), func() (any, error) {
 			leave, err := ac.gate.Enter(who)
 			if err != nil {
 				return nil, err
 			}
 			defer leave()
-			return ac.made(h, check, build, true)
+			return ac.made(h, check, build, true, first)
 		})
 		if err != nil {
 			return nil, err
 		}
-		return v.(*Answer), nil
+		a := v.(*Answer)
+		// An unkept draft given to several requests at once is never
+		// recycled: its buffer goes with the answer. Every caller of Do
+		// sees the same shared, and none is added once it returns, so
+		// only a draft's one request writes once.
+		if a.scratch != nil && !shared {
+			a.once = true
+		}
+		return a, nil
 	}
-	return ac.made(h, check, build, gated)
+	a, err := ac.made(h, check, build, gated, first)
+	if err == nil && a.scratch != nil {
+		a.once = true
+	}
+	return a, err
 }
 
 // made builds the answer of the key hashed (h, check) and keeps it; an
-// answer to a query (gated) is sent from memory.
-func (ac *Cache) made(h, check uint64, build func() (*Answer, error), gated bool) (*Answer, error) {
+// answer to a query (gated) is sent from memory. A draft of a query
+// asked for the first time is not kept (SetMinUses), nor is a NoStore
+// answer.
+func (ac *Cache) made(h, check uint64, build func() (*Answer, error), gated, first bool) (*Answer, error) {
 	a, err := build()
 	if err != nil {
 		return nil, err
@@ -152,8 +191,14 @@ func (ac *Cache) made(h, check uint64, build func() (*Answer, error), gated bool
 	if ac.modified != nil && a.modified == 0 {
 		a.SetModified(ac.modified())
 	}
+	if a.scratch != nil {
+		if !first && ac.minUses > 1 && !ac.asked.askedBefore(h, check) {
+			return a, nil
+		}
+		a.keep()
+	}
 	if gated {
-		// An answer of the long tail is seldom asked twice: it is sent
+		// An answer of the long tail is asked again seldom: it is sent
 		// from memory, with no memfd to make (and no file descriptor
 		// held) for it.
 		a.file = transport.NewStream(a.Body)

@@ -52,6 +52,7 @@ func (r Responder) Handle(h Handler) fiber.Handler {
 			return err
 		}
 		a := reply.Answer
+		defer a.recycle()
 		out, err := send(c, a, reply.CacheControl)
 		if err != nil {
 			return err

@@ -82,7 +82,7 @@ func send(c *fiber.Ctx, a *Answer, cacheControl string) (sent, error) {
 			h.SetCanonical(headerSurrogateKey, a.surrogate)
 			h.SetCanonical(headerCacheTag, a.cacheTag)
 		}
-		if offered != coding.IdentityOnly && !a.best.Load() {
+		if offered != coding.IdentityOnly && !a.best.Load() && !a.once {
 			if cp, ok := c.Context().UserValue(captureKey{}).(*Capture); ok {
 				cp.add(a)
 			}
@@ -104,6 +104,12 @@ func send(c *fiber.Ctx, a *Answer, cacheControl string) (sent, error) {
 		body, file = v.body, v.file
 	}
 	out := sent{variant: enc, best: order == coding.SmallFirst, body: body}
+	if a.once && enc == coding.Identity {
+		// A draft sent once: its pooled buffer goes back when the
+		// handler returns (Answer.recycle), so the response keeps a copy.
+		c.Response().SetBody(body)
+		return out, nil
+	}
 	if transport.Send(c.Context(), file) {
 		return out, nil
 	}

@@ -50,7 +50,11 @@ func (a *Answer) variant(c coding.Coding) (*variant, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !a.vars[c].CompareAndSwap(nil, newVariant(body)) {
+	v := &variant{body: body}
+	if a.scratch == nil {
+		v = newVariant(body) // a draft is sent once, or by few at once: no memfd
+	}
+	if !a.vars[c].CompareAndSwap(nil, v) {
 		return a.vars[c].Load(), nil // another request made it first
 	}
 	a.recost()

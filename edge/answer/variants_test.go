@@ -166,13 +166,13 @@ func TestConcurrentMissesBuildOnce(t *testing.T) {
 	errs := make([]error, 20)
 	var buf [64]byte
 	wg.Go(func() {
-		answers[0], errs[0] = c.GetQuery(NewKey(buf[:0], "/q", 1).Str("a", "b"), missgate.Caller{}, build)
+		answers[0], errs[0] = c.GetQuery(NewKey(buf[:0], "/q", 1).Str("a", "b"), missgate.Caller{}, false, build)
 	})
 	<-started
 	for i := 1; i < len(answers); i++ {
 		wg.Go(func() {
 			var buf [64]byte
-			answers[i], errs[i] = c.GetQuery(NewKey(buf[:0], "/q", 1).Str("a", "b"), missgate.Caller{}, build)
+			answers[i], errs[i] = c.GetQuery(NewKey(buf[:0], "/q", 1).Str("a", "b"), missgate.Caller{}, false, build)
 		})
 	}
 	wg.Wait()

@@ -266,7 +266,7 @@ func (s *API) getExtensions(c *fiber.Ctx) (answer.Reply, error) {
 	}
 	var keyBuf [256]byte
 	key := v1.QueryKey(answer.NewKey(keyBuf[:0], "/api/extensions", gen), &q)
-	a, err := s.answers.GetQuery(key, who, func() (*answer.Answer, error) {
+	a, err := s.answers.GetQuery(key, who, answer.Capturing(c.Context()), func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		total, ls, err := s.query(f, &q)
 		if err != nil {
@@ -274,7 +274,7 @@ func (s *API) getExtensions(c *fiber.Ctx) (answer.Reply, error) {
 		}
 		today := views.DayOf(f.Replica().Info().ReadingsMark)
 		page := rowsPage{total: total, page: q.Page, pageSize: q.PageSize, listings: ls, today: today}
-		return tagged(answer.JSON(&page))("api-extensions", q.Store)
+		return answer.Draft(&page).Tag(tags("api-extensions", q.Store)...), nil
 	})
 	if err != nil {
 		return answer.Reply{}, err
@@ -329,7 +329,7 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{}, err
 	}
 	var key [256]byte
-	a, err := s.answers.GetQuery(v1.QueryKey(answer.NewKey(key[:0], "/api/extensions.csv", gen), &q), s.missCaller(c), func() (*answer.Answer, error) {
+	a, err := s.answers.GetQuery(v1.QueryKey(answer.NewKey(key[:0], "/api/extensions.csv", gen), &q), s.missCaller(c), answer.Capturing(c.Context()), func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		_, ls, err := s.query(f, &q)
 		if err != nil {

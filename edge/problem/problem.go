@@ -79,8 +79,11 @@ func Handler(log *slog.Logger) fiber.ErrorHandler {
 			log.Error("request failed", "method", c.Method(), "path", apikey.Redact(c.Path()), "err", err)
 			p = New(http.StatusInternalServerError, "The server failed to answer. Try again later; if it persists, report it with the time of the request.")
 		}
-		p.Instance = c.Path()
-		return Write(c, p)
+		// A copy: one problem may be the answer of several requests (a
+		// refusal shared by the misses that waited for one build).
+		cp := *p
+		cp.Instance = c.Path()
+		return Write(c, &cp)
 	}
 }
 

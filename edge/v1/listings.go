@@ -227,7 +227,7 @@ func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 	}
 	var buf [256]byte
 	key := QueryKey(answer.NewKey(buf[:0], "/api/v1/listings", st.Replica.Info().Generation), &q).Str("cursor", rawCursor)
-	a, err := s.answers.GetQuery(key, who, func() (*answer.Answer, error) {
+	a, err := s.answers.GetQuery(key, who, answer.Capturing(c.Context()), func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		if q.Q != "" {
 			release, err := s.gate.SearchSlot()
@@ -242,7 +242,7 @@ func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 		if more && page < listMaxPages && !partial {
 			out.nextCursor = encodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
 		}
-		return answer.Search(&out, partial)
+		return answer.SearchDraft(&out, partial), nil
 	})
 	if err != nil {
 		return answer.Reply{}, err

@@ -9,8 +9,8 @@
 // computed, so that one caller flooding misses cannot take the turns of
 // the others; each miss waits a bounded time for its turn. A caller that
 // overflows its queue is taken to be flooding: for a second it runs at
-// most half the turns, so that a core stays free for the others (and for
-// reading their queries at all). Every refusal is held before it is
+// most half the turns, within half their time, so that a core stays free
+// for the others (and for reading their queries at all). Every refusal is held before it is
 // answered, so that a client that asks again at once costs the edge one
 // read and one write a connection every half Hold to Hold, not a core.
 package missgate
@@ -69,8 +69,21 @@ type Config struct {
 const maxHeld = 1 << 16
 
 // floodingFor is how long a caller whose queue overflowed is taken to be
-// flooding: it runs at most half the turns (Gate.flooding).
+// flooding: it runs at most half the turns (Gate.flooding), within
+// floodShare of their time.
 const floodingFor = time.Second
+
+// floodShare is the share of its turns' time a flooding caller may spend
+// computing: Gate.flooding × floodShare seconds a second, with a burst
+// of floodBurst. A miss costs about as much again outside its turn as in
+// it (reading the query, writing a 40 KB answer, the collections of its
+// garbage: measured on a flood of distinct queries at 1M listings), so a
+// flooding caller that computed in every one of its turns took 1.6 cores
+// of two, and another caller's queries waited 20–75 ms to be read at all.
+const (
+	floodShare = 0.5
+	floodBurst = 50 * time.Millisecond
+)
 
 // DefaultConfig returns the defaults: 15% of the CPU while cached answers
 // are delayed, with a burst of a second of computing, 25 ms of waiting at
@@ -93,6 +106,7 @@ type Gate struct {
 	shared     int // turns while they are: ceil(GOMAXPROCS × Share)
 	flooding   int // turns of a caller taken to be flooding: half the procs
 	maxWaiting int
+	floodRate  float64 // a flooding caller's computing budget: nanoseconds a nanosecond
 
 	// The computing budget while cached answers are delayed: credit grows
 	// by rate (nanoseconds of computing a nanosecond) up to burst, and
@@ -110,6 +124,8 @@ type Gate struct {
 	next     int                // where the ring's turns go on
 	retimer  *time.Timer        // dispatches when the budget has credit again
 	retiming bool
+	retryAt  time.Time // when the retimer dispatches, while retiming
+	swept    time.Time // when sweep last ran
 
 	// contended is the time (unix nanoseconds) until which cached
 	// answers are taken to be delayed: the share applies until then.
@@ -137,6 +153,11 @@ type caller struct {
 	// overflowed is when the caller's queue was last found full: it is
 	// taken to be flooding for floodingFor after.
 	overflowed time.Time
+	// credit is the caller's computing budget while it floods, at at:
+	// it grows by Gate.floodRate up to floodBurst, and each miss of its
+	// that ends while it floods spends its time (floodDue).
+	credit time.Duration
+	at     time.Time
 }
 
 // waiter is a miss waiting for its turn. turn receives true when it is
@@ -168,7 +189,8 @@ func New(cfg Config) *Gate {
 	procs := runtime.GOMAXPROCS(0)
 	rate := float64(procs) * cfg.Share
 	n := max(1, int(math.Ceil(rate-1e-9)))
-	g := &Gate{cfg: cfg, procs: max(n, procs), shared: n, flooding: max(1, max(n, procs)/2), maxWaiting: cfg.Queue * procs,
+	flooding := max(1, max(n, procs)/2)
+	g := &Gate{cfg: cfg, procs: max(n, procs), shared: n, flooding: flooding, floodRate: float64(flooding) * floodShare, maxWaiting: cfg.Queue * procs,
 		rate: rate, burst: cfg.Burst, credit: cfg.Burst, at: time.Now(), callers: make(map[Caller]*caller), sleep: time.Sleep}
 	g.contended.Store(math.MaxInt64) // until Watch samples the scheduler: the share applies
 	g.runningG = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edge_miss_gate_running",
@@ -210,6 +232,7 @@ func (g *Gate) Collectors() []prometheus.Collector {
 func (g *Gate) Enter(who Caller) (func(), error) {
 	now := time.Now()
 	g.mu.Lock()
+	g.sweep(now)
 	c := g.callers[who]
 	if c == nil {
 		c = &caller{who: who}
@@ -325,10 +348,32 @@ func (g *Gate) canRun(now time.Time) bool {
 
 // mayRun reports whether c may start one more miss at now (g.mu held): a
 // caller whose queue overflowed in the last floodingFor runs at most
-// g.flooding misses at once, so that the others' queries find a core
-// free, and are read at all, while it floods.
+// g.flooding misses at once, within its computing budget (floodDue), so
+// that the others' queries find a core free, and are read at all, while
+// it floods.
 func (g *Gate) mayRun(c *caller, now time.Time) bool {
-	return c.running < g.flooding || now.Sub(c.overflowed) >= floodingFor
+	if !flooding(c, now) {
+		return true
+	}
+	return c.running < g.flooding && g.floodDue(c, now) == 0
+}
+
+// flooding reports whether c is taken to be flooding at now.
+func flooding(c *caller, now time.Time) bool { return now.Sub(c.overflowed) < floodingFor }
+
+// floodDue returns how long until c, flooding, has computing budget at
+// now (0: it has; g.mu held).
+func (g *Gate) floodDue(c *caller, now time.Time) time.Duration {
+	if c.at.IsZero() {
+		c.credit = floodBurst
+	} else {
+		c.credit = min(floodBurst, c.credit+time.Duration(float64(now.Sub(c.at))*g.floodRate))
+	}
+	c.at = now
+	if c.credit > 0 {
+		return 0
+	}
+	return time.Duration(float64(-c.credit)/g.floodRate) + time.Microsecond
 }
 
 // start counts a miss of c as running (g.mu held).
@@ -358,7 +403,20 @@ func (g *Gate) dispatch(now time.Time) {
 			}
 		}
 		if best < 0 {
-			return // only flooding callers wait: the free turns stay free
+			// Only flooding callers wait: the free turns stay free, until
+			// one has budget again.
+			var soon time.Duration
+			for _, c := range g.ring {
+				if c.running < g.flooding {
+					if d := g.floodDue(c, now); d > 0 && (soon == 0 || d < soon) {
+						soon = d
+					}
+				}
+			}
+			if soon > 0 {
+				g.retryIn(soon)
+			}
+			return
 		}
 		c := g.ring[best]
 		w := c.waiters[0]
@@ -379,12 +437,14 @@ func (g *Gate) dispatch(now time.Time) {
 	}
 }
 
-// retryIn dispatches again after d (g.mu held).
+// retryIn dispatches again after d, unless a dispatch is due sooner
+// (g.mu held).
 func (g *Gate) retryIn(d time.Duration) {
-	if g.retiming {
-		return
+	at := time.Now().Add(d)
+	if g.retiming && !at.Before(g.retryAt) {
+		return // a dispatch comes sooner
 	}
-	g.retiming = true
+	g.retiming, g.retryAt = true, at
 	if g.retimer == nil {
 		g.retimer = time.AfterFunc(d, func() {
 			g.mu.Lock()
@@ -445,10 +505,27 @@ func (g *Gate) drop(c *caller, w *waiter) {
 }
 
 // forget drops c from the callers once it has nothing running or
-// waiting (g.mu held).
+// waiting (g.mu held), unless it is flooding: a flood's queue empties
+// for a moment while its connections' refusals are held, and forgetting
+// it then forgot that it floods, and its budget, so that it took every
+// turn again until its queue next overflowed. sweep drops it later.
 func (g *Gate) forget(c *caller) {
-	if c.running == 0 && len(c.waiters) == 0 {
+	if c.running == 0 && len(c.waiters) == 0 && !flooding(c, time.Now()) {
 		delete(g.callers, c.who)
+	}
+}
+
+// sweep drops, once every floodingFor, the callers kept by forget that
+// have nothing running or waiting and no longer flood (g.mu held).
+func (g *Gate) sweep(now time.Time) {
+	if now.Sub(g.swept) < floodingFor {
+		return
+	}
+	g.swept = now
+	for who, c := range g.callers {
+		if c.running == 0 && len(c.waiters) == 0 && !flooding(c, now) {
+			delete(g.callers, who)
+		}
 	}
 }
 
@@ -553,6 +630,10 @@ func (g *Gate) leave(c *caller, start time.Time) {
 	if !g.Contended(now) {
 		g.credit = max(g.credit, 0) // idle CPU taken is no debt
 	}
+	if flooding(c, now) {
+		g.floodDue(c, now)
+		c.credit -= took
+	}
 	c.running--
 	g.running--
 	g.runningN.Store(int64(g.running))
@@ -562,5 +643,5 @@ func (g *Gate) leave(c *caller, start time.Time) {
 
 func busy() error {
 	return problem.New(http.StatusServiceUnavailable,
-		"The edge is computing as many uncached answers as it allows. Retry in a second; answers asked before come from the cache at once.").RetryAfter(1)
+		"The edge is computing as many uncached answers as it allows. Retry in a second; answers asked again and again come from the cache at once.").RetryAfter(1)
 }

@@ -137,8 +137,21 @@ func TestWaitAndQueue(t *testing.T) {
 	} else {
 		l()
 	}
-	if len(long.callers) != 0 || len(g.callers) != 0 {
-		t.Errorf("callers kept with nothing running or waiting: %d, %d", len(long.callers), len(g.callers))
+	if len(g.callers) != 0 {
+		t.Errorf("callers kept with nothing running or waiting: %d", len(g.callers))
+	}
+	// alice flooded long: she is kept while she floods, and swept after.
+	long.mu.Lock()
+	defer long.mu.Unlock()
+	a := long.callers[alice]
+	if a == nil {
+		t.Fatal("a flooding caller with nothing running or waiting was forgotten")
+	}
+	a.overflowed = time.Now().Add(-floodingFor)
+	long.swept = time.Time{} // a sweep is due
+	long.sweep(time.Now())
+	if len(long.callers) != 0 {
+		t.Errorf("callers kept after the sweep: %d", len(long.callers))
 	}
 }
 
@@ -544,4 +557,79 @@ func TestFloodingCallerRunsHalfTheTurns(t *testing.T) {
 	if g.runningN.Load() != 0 || len(g.callers) != 0 {
 		t.Errorf("after all: %d running, %d callers kept", g.runningN.Load(), len(g.callers))
 	}
+}
+
+// TestFloodingCallerComputesWithinItsBudget: a flooding caller computes
+// within Gate.flooding × floodShare seconds a second. In debt, its
+// waiting miss gets no free turn while another caller's gets one at
+// once; its miss runs once the budget has grown back, on a timer, with
+// no other miss leaving; and a flood's queue that empties for a moment
+// (its refusals held) keeps it flooding, with its budget, rather than
+// handing it every turn again.
+func TestFloodingCallerComputesWithinItsBudget(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	g := idle(Config{Share: 0.0001, Wait: time.Minute, Queue: 1, Hold: -1})
+	if g.floodRate != 1 {
+		t.Fatalf("a flooding caller's budget: %v s a second, want 1 (2 turns × %v)", g.floodRate, floodShare)
+	}
+	holds := fill(t, g, alice)
+	w := enter(g, alice)
+	waitFor(t, g, 1)
+	if _, err := g.Enter(alice); err == nil {
+		t.Fatal("alice's second waiting miss was not refused")
+	}
+	g.mu.Lock()
+	g.callers[alice].credit, g.callers[alice].at = -time.Hour, time.Now() // in debt for an hour
+	g.mu.Unlock()
+	for _, l := range holds[:3] {
+		l() // one of hers runs: her waiting miss may run by turns, not by budget
+	}
+	select {
+	case <-w:
+		t.Fatal("a flooding caller in debt got a turn")
+	case <-time.After(20 * time.Millisecond):
+	}
+	b, err := g.Enter(bob)
+	if err != nil {
+		t.Fatalf("bob, with turns free: %v", err)
+	}
+	b()
+	g.mu.Lock()
+	g.callers[alice].credit = -time.Millisecond // 1 ms of debt: 1 ms at 1 s a second
+	g.dispatch(time.Now())                      // what a miss leaving does: arms the timer
+	g.mu.Unlock()
+	e := <-w // the timer gives her the turn; no miss leaves meanwhile
+	if e.err != nil {
+		t.Fatalf("alice with her budget back: %v", e.err)
+	}
+	e.leave()
+	holds[3]()
+
+	// Nothing of hers runs or waits, but she still floods: kept, and
+	// held to her turns (2 of 4) at once.
+	g.mu.Lock()
+	a := g.callers[alice]
+	g.mu.Unlock()
+	if a == nil {
+		t.Fatal("a flooding caller whose queue emptied was forgotten")
+	}
+	var runs []func()
+	for range g.flooding {
+		l, err := g.Enter(alice)
+		if err != nil {
+			t.Fatalf("alice within her turns: %v", err)
+		}
+		runs = append(runs, l)
+	}
+	third := enter(g, alice)
+	select {
+	case <-third:
+		t.Fatal("a flooding caller whose queue emptied got a third turn")
+	case <-time.After(20 * time.Millisecond):
+	}
+	runs[0]()
+	if e := <-third; e.err == nil {
+		e.leave()
+	}
+	runs[1]()
 }

@@ -122,7 +122,7 @@ func TestOneCallerCannotTakeTheOthersTurns(t *testing.T) {
 	h := start(t, synthetic(t), func(c *edge.Config) {
 		c.NoLimits = true
 		c.TrustedProxies = clientip.Prefixes{netip.MustParsePrefix("127.0.0.1/32")}
-		c.Misses = missgate.Config{Share: 0.0001, Wait: 20 * time.Second, Queue: 4, Hold: 2 * time.Second}
+		c.Misses = missgate.Config{Share: 0.0001, Wait: 20 * time.Second, Queue: 4, Hold: 250 * time.Millisecond} // the flood's refusals held 1-2 s (floodHold)
 	})
 	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)

@@ -10,9 +10,10 @@
 // the others; each miss waits a bounded time for its turn. A caller that
 // overflows its queue is taken to be flooding: for a second it runs at
 // most half the turns, within half their time, so that a core stays free
-// for the others (and for reading their queries at all). Every refusal is held before it is
-// answered, so that a client that asks again at once costs the edge one
-// read and one write a connection every half Hold to Hold, not a core.
+// for the others (and for reading their queries at all). Every refusal
+// is held before it is answered (a flooding caller's eight times as
+// long), so that a client that asks again at once costs the edge one read
+// and one write a connection every half Hold to Hold, not a core.
 package missgate
 
 import (
@@ -57,9 +58,9 @@ type Config struct {
 	// most, at least half of it (the HAProxy "tarpit"): a client that
 	// asks again at once, whatever Retry-After says, sends at most a miss
 	// a connection every half Hold, and a flood of refusals cannot take
-	// the CPU. At most maxHeld refusals
-	// are held at once; past that they are answered at once. Negative:
-	// refusals are answered at once.
+	// the CPU. A flooding caller's refusals are held floodHold times as
+	// long. At most maxHeld refusals are held at once; past that they are
+	// answered at once. Negative: refusals are answered at once.
 	Hold time.Duration
 }
 
@@ -84,6 +85,10 @@ const (
 	floodShare = 0.5
 	floodBurst = 50 * time.Millisecond
 )
+
+// floodHold is how many times longer than Config.Hold the refusals of a
+// flooding caller are held (Gate.refuse): 1-2 s by default.
+const floodHold = 8
 
 // DefaultConfig returns the defaults: 15% of the CPU while cached answers
 // are delayed, with a burst of a second of computing, 25 ms of waiting at
@@ -247,12 +252,13 @@ func (g *Gate) Enter(who Caller) (func(), error) {
 		c.overflowed = now
 		g.forget(c)
 		g.mu.Unlock()
-		return nil, g.refuse("caller", now)
+		return nil, g.refuse("caller", now, true)
 	}
 	if g.waiting >= g.maxWaiting && !g.makeRoom(c) {
+		flood := flooding(c, now)
 		g.forget(c)
 		g.mu.Unlock()
-		return nil, g.refuse("queue", now)
+		return nil, g.refuse("queue", now, flood)
 	}
 	w := &waiter{turn: make(chan bool, 1)}
 	if len(c.waiters) == 0 {
@@ -281,9 +287,10 @@ func (g *Gate) Enter(who Caller) (func(), error) {
 	if g.Contended(time.Now()) && g.running < g.shared {
 		why = "share" // turns were free: the budget was spent
 	}
+	flood := flooding(c, time.Now())
 	g.forget(c)
 	g.mu.Unlock()
-	return nil, g.refuse(why, now)
+	return nil, g.refuse(why, now, flood)
 }
 
 // Crowded returns the problem to answer (503, Retry-After: 1, counted as
@@ -301,7 +308,7 @@ func (g *Gate) Crowded(who Caller) error {
 	}
 	g.mu.Unlock()
 	if full {
-		return g.refuse("caller", now)
+		return g.refuse("caller", now, true)
 	}
 	return nil
 }
@@ -311,9 +318,10 @@ func (g *Gate) Crowded(who Caller) error {
 func (g *Gate) answer(c *caller, ok bool, since time.Time) (func(), error) {
 	if !ok {
 		g.mu.Lock()
+		flood := flooding(c, time.Now())
 		g.forget(c)
 		g.mu.Unlock()
-		return nil, g.refuse("queue", since)
+		return nil, g.refuse("queue", since, flood)
 	}
 	return g.admit(c, time.Now()), nil
 }
@@ -325,9 +333,18 @@ func (g *Gate) answer(c *caller, ok bool, since time.Time) (func(), error) {
 // a Hold later, ask again together and be refused together, every Hold,
 // and each wave of hundreds of goroutines made ready at once delays the
 // reading of every other query (by 175 ms in a trace).
-func (g *Gate) refuse(why string, since time.Time) error {
+//
+// A flooding caller's refusals are held floodHold times longer: its
+// connections, each asking again at once, would otherwise be refused
+// every 125-250 ms each, which from thousands of connections is tens of
+// thousands of reads and writes a second (15,000 took 0.4 of a core).
+func (g *Gate) refuse(why string, since time.Time, flood bool) error {
 	g.refused.WithLabelValues(why).Inc()
-	hold := g.cfg.Hold/2 + rand.N(g.cfg.Hold/2+1)
+	full := g.cfg.Hold
+	if flood && full > 0 {
+		full *= floodHold
+	}
+	hold := full/2 + rand.N(full/2+1)
 	if d := hold - time.Since(since); d > 0 {
 		if g.held.Add(1) <= maxHeld {
 			g.sleep(d)

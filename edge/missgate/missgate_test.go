@@ -108,11 +108,11 @@ func TestWaitAndQueue(t *testing.T) {
 	_, err := g.Enter(alice) // waits 20 ms, then refused
 	refusal(t, err)
 
-	long := idle(Config{Share: 0.0001, Wait: time.Minute, Queue: 1})
+	long := idle(Config{Share: 0.0001, Wait: time.Minute, Queue: 1, Hold: -1})
 	holds := fill(t, long, alice)
 	waiting := enter(long, alice)
 	waitFor(t, long, 1)
-	_, err = long.Enter(alice) // alice's queue is full: refused after the hold, not after a minute
+	_, err = long.Enter(alice) // alice's queue is full: refused at once (no hold), not after a minute
 	refusal(t, err)
 	// Her queue overflowed: she is taken to be flooding and runs at most
 	// half the turns. The turn freed that brings her below that goes to
@@ -419,14 +419,17 @@ func crowdedGate(t *testing.T, hold time.Duration) (*Gate, *[]time.Duration, fun
 // held.
 func TestRefusalsAreHeld(t *testing.T) {
 	const hold = time.Hour
+	const flood = floodHold * hold // a flooding caller's
 	inHold := func(t *testing.T, d, upTo time.Duration) {
 		t.Helper()
-		if d <= upTo-hold/2-time.Minute || d > upTo {
-			t.Errorf("held %v, want from %v to %v", d, upTo-hold/2, upTo)
+		if d <= upTo/2-time.Minute || d > upTo {
+			t.Errorf("held %v, want from %v to %v", d, upTo/2, upTo)
 		}
 	}
 
 	t.Run("crowded", func(t *testing.T) {
+		// Her queue is full: she floods, and her refusals are held
+		// floodHold times the Hold.
 		g, slept, end := crowdedGate(t, hold)
 		defer end()
 		refusal(t, g.Crowded(alice))
@@ -436,15 +439,15 @@ func TestRefusalsAreHeld(t *testing.T) {
 			t.Fatalf("%d refusals held, want 2", len(*slept))
 		}
 		for _, d := range *slept {
-			inHold(t, d, hold)
+			inHold(t, d, flood)
 		}
-		// Twenty more: their ends spread over the half Hold.
+		// Twenty more: their ends spread over the half hold.
 		for range 20 {
 			refusal(t, g.Crowded(alice))
 		}
 		lo, hi := slices.Min(*slept), slices.Max(*slept)
 		for _, d := range *slept {
-			inHold(t, d, hold)
+			inHold(t, d, flood)
 		}
 		if hi-lo < 5*time.Minute {
 			t.Errorf("22 holds all within %v of each other: a flood's connections would wake together", hi-lo)
@@ -461,7 +464,9 @@ func TestRefusalsAreHeld(t *testing.T) {
 		if len(*slept) != 1 {
 			t.Fatalf("%d refusals held, want 1", len(*slept))
 		}
-		inHold(t, (*slept)[0], hold-wait)
+		if d := (*slept)[0]; d <= hold/2-wait-time.Minute || d > hold-wait { // not flooding: the Hold
+			t.Errorf("held %v, want from %v to %v", d, hold/2-wait, hold-wait)
+		}
 		for _, l := range leaves {
 			l()
 		}

@@ -266,7 +266,11 @@ func (s *API) getExtensions(c *fiber.Ctx) (answer.Reply, error) {
 	}
 	var keyBuf [256]byte
 	key := v1.QueryKey(answer.NewKey(keyBuf[:0], "/api/extensions", gen), &q)
-	a, err := s.answers.GetQuery(key, who, answer.Capturing(c.Context()), func() (*answer.Answer, error) {
+	// A search is kept on its first ask (it took a slot of the search
+	// pool), as are the pages the server asks for itself; other pages on
+	// their second (answer.Cache.SetMinUses).
+	first := q.Q != "" || answer.Capturing(c.Context())
+	a, err := s.answers.GetQuery(key, who, first, func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		total, ls, err := s.query(f, &q)
 		if err != nil {

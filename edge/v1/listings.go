@@ -227,7 +227,12 @@ func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 	}
 	var buf [256]byte
 	key := QueryKey(answer.NewKey(buf[:0], "/api/v1/listings", st.Replica.Info().Generation), &q).Str("cursor", rawCursor)
-	a, err := s.answers.GetQuery(key, who, answer.Capturing(c.Context()), func() (*answer.Answer, error) {
+	// A search is kept on its first ask (it took a slot of the search
+	// pool, and a search asked again comes from the cache without one),
+	// as are the pages the server asks for itself; other pages on their
+	// second (answer.Cache.SetMinUses).
+	first := q.Q != "" || answer.Capturing(c.Context())
+	a, err := s.answers.GetQuery(key, who, first, func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		if q.Q != "" {
 			release, err := s.gate.SearchSlot()

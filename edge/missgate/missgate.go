@@ -113,15 +113,14 @@ type Gate struct {
 	maxWaiting int
 	floodRate  float64 // a flooding caller's computing budget: nanoseconds a nanosecond
 
-	// The computing budget while cached answers are delayed: credit grows
-	// by rate (nanoseconds of computing a nanosecond) up to burst, and
-	// each miss spends its time.
+	// The computing budget while cached answers are delayed (budget)
+	// grows by rate (nanoseconds of computing a nanosecond) up to burst,
+	// and each miss spends its time.
 	rate  float64
 	burst time.Duration
 
 	mu       sync.Mutex
-	credit   time.Duration
-	at       time.Time
+	budget   bucket // the computing budget while cached answers are delayed (rate, burst)
 	running  int
 	waiting  int
 	callers  map[Caller]*caller // callers with misses running or waiting
@@ -158,11 +157,32 @@ type caller struct {
 	// overflowed is when the caller's queue was last found full: it is
 	// taken to be flooding for floodingFor after.
 	overflowed time.Time
-	// credit is the caller's computing budget while it floods, at at:
-	// it grows by Gate.floodRate up to floodBurst, and each miss of its
-	// that ends while it floods spends its time (floodDue).
+	// budget is the caller's computing budget while it floods: it grows
+	// by Gate.floodRate up to floodBurst, and each miss of its that ends
+	// while it floods spends its time (floodDue).
+	budget bucket
+}
+
+// bucket is a computing budget (g.mu held): its credit at at grows by a
+// rate (nanoseconds of computing a nanosecond) up to a burst, and misses
+// spend their time from it. The zero bucket is full.
+type bucket struct {
 	credit time.Duration
 	at     time.Time
+}
+
+// due returns how long until b has credit at now (0: it has).
+func (b *bucket) due(now time.Time, rate float64, burst time.Duration) time.Duration {
+	if b.at.IsZero() {
+		b.credit = burst
+	} else {
+		b.credit = min(burst, b.credit+time.Duration(float64(now.Sub(b.at))*rate))
+	}
+	b.at = now
+	if b.credit > 0 {
+		return 0
+	}
+	return time.Duration(float64(-b.credit)/rate) + time.Microsecond
 }
 
 // waiter is a miss waiting for its turn. turn receives true when it is
@@ -196,7 +216,7 @@ func New(cfg Config) *Gate {
 	n := max(1, int(math.Ceil(rate-1e-9)))
 	flooding := max(1, max(n, procs)/2)
 	g := &Gate{cfg: cfg, procs: max(n, procs), shared: n, flooding: flooding, floodRate: float64(flooding) * floodShare, maxWaiting: cfg.Queue * procs,
-		rate: rate, burst: cfg.Burst, credit: cfg.Burst, at: time.Now(), callers: make(map[Caller]*caller), sleep: time.Sleep}
+		rate: rate, burst: cfg.Burst, callers: make(map[Caller]*caller), sleep: time.Sleep}
 	g.contended.Store(math.MaxInt64) // until Watch samples the scheduler: the share applies
 	g.runningG = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edge_miss_gate_running",
 		Help: "Uncached answers to queries being computed."}, func() float64 { return float64(g.runningN.Load()) })
@@ -381,16 +401,7 @@ func flooding(c *caller, now time.Time) bool { return now.Sub(c.overflowed) < fl
 // floodDue returns how long until c, flooding, has computing budget at
 // now (0: it has; g.mu held).
 func (g *Gate) floodDue(c *caller, now time.Time) time.Duration {
-	if c.at.IsZero() {
-		c.credit = floodBurst
-	} else {
-		c.credit = min(floodBurst, c.credit+time.Duration(float64(now.Sub(c.at))*g.floodRate))
-	}
-	c.at = now
-	if c.credit > 0 {
-		return 0
-	}
-	return time.Duration(float64(-c.credit)/g.floodRate) + time.Microsecond
+	return c.budget.due(now, g.floodRate, floodBurst)
 }
 
 // start counts a miss of c as running (g.mu held).
@@ -624,14 +635,7 @@ func late(h *metrics.Float64Histogram, last []uint64) bool {
 
 // due returns how long until the budget has credit at now (0: it has;
 // g.mu held).
-func (g *Gate) due(now time.Time) time.Duration {
-	g.credit = min(g.burst, g.credit+time.Duration(float64(now.Sub(g.at))*g.rate))
-	g.at = now
-	if g.credit > 0 {
-		return 0
-	}
-	return time.Duration(float64(-g.credit)/g.rate) + time.Microsecond
-}
+func (g *Gate) due(now time.Time) time.Duration { return g.budget.due(now, g.rate, g.burst) }
 
 // leave frees the turn of a miss of c that started at start, spends its
 // time from the budget (the wall time it took: computing, or waiting for
@@ -643,13 +647,14 @@ func (g *Gate) leave(c *caller, start time.Time) {
 	g.busy.Add(took.Seconds())
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.credit -= took
+	g.due(now)
+	g.budget.credit -= took
 	if !g.Contended(now) {
-		g.credit = max(g.credit, 0) // idle CPU taken is no debt
+		g.budget.credit = max(g.budget.credit, 0) // idle CPU taken is no debt
 	}
 	if flooding(c, now) {
 		g.floodDue(c, now)
-		c.credit -= took
+		c.budget.credit -= took
 	}
 	c.running--
 	g.running--

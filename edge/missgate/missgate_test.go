@@ -60,8 +60,15 @@ func idle(cfg Config) *Gate {
 // fill takes every turn of g for who and returns the funcs that free them.
 func fill(t *testing.T, g *Gate, who Caller) []func() {
 	t.Helper()
+	return take(t, g, who, g.procs)
+}
+
+// take takes n free turns of g for who and returns the funcs that free
+// them.
+func take(t *testing.T, g *Gate, who Caller, n int) []func() {
+	t.Helper()
 	var leaves []func()
-	for range g.procs {
+	for range n {
 		l, err := g.Enter(who)
 		if err != nil {
 			t.Fatalf("a free turn: %v", err)
@@ -260,7 +267,7 @@ func TestShareOfTheCPU(t *testing.T) {
 	refusal(t, err)
 	// Time passes (as the budget sees it): the credit is back.
 	g.mu.Lock()
-	g.at = g.at.Add(-3 * time.Second)
+	g.budget.at = g.budget.at.Add(-3 * time.Second)
 	g.mu.Unlock()
 	if l, err := g.Enter(alice); err != nil {
 		t.Fatalf("after the budget grew back: %v", err)
@@ -284,7 +291,7 @@ func TestShareOfTheCPU(t *testing.T) {
 func TestWaitingMissesGetTheBudgetBack(t *testing.T) {
 	g := New(Config{Share: 0.5 / float64(runtime.GOMAXPROCS(0)), Burst: time.Millisecond, Wait: time.Minute, Queue: 1})
 	g.mu.Lock()
-	g.credit = -20 * time.Millisecond // 40 ms at half a core
+	g.budget = bucket{credit: -20 * time.Millisecond, at: time.Now()} // 40 ms at half a core
 	g.mu.Unlock()
 	if e := <-enter(g, alice); e.err != nil {
 		t.Fatalf("the budget back: %v", e.err)
@@ -584,7 +591,7 @@ func TestFloodingCallerComputesWithinItsBudget(t *testing.T) {
 		t.Fatal("alice's second waiting miss was not refused")
 	}
 	g.mu.Lock()
-	g.callers[alice].credit, g.callers[alice].at = -time.Hour, time.Now() // in debt for an hour
+	g.callers[alice].budget = bucket{credit: -time.Hour, at: time.Now()} // in debt for an hour
 	g.mu.Unlock()
 	for _, l := range holds[:3] {
 		l() // one of hers runs: her waiting miss may run by turns, not by budget
@@ -600,8 +607,8 @@ func TestFloodingCallerComputesWithinItsBudget(t *testing.T) {
 	}
 	b()
 	g.mu.Lock()
-	g.callers[alice].credit = -time.Millisecond // 1 ms of debt: 1 ms at 1 s a second
-	g.dispatch(time.Now())                      // what a miss leaving does: arms the timer
+	g.callers[alice].budget.credit = -time.Millisecond // 1 ms of debt: 1 ms at 1 s a second
+	g.dispatch(time.Now())                             // what a miss leaving does: arms the timer
 	g.mu.Unlock()
 	e := <-w // the timer gives her the turn; no miss leaves meanwhile
 	if e.err != nil {
@@ -618,14 +625,7 @@ func TestFloodingCallerComputesWithinItsBudget(t *testing.T) {
 	if a == nil {
 		t.Fatal("a flooding caller whose queue emptied was forgotten")
 	}
-	var runs []func()
-	for range g.flooding {
-		l, err := g.Enter(alice)
-		if err != nil {
-			t.Fatalf("alice within her turns: %v", err)
-		}
-		runs = append(runs, l)
-	}
+	runs := take(t, g, alice, g.flooding) // within her turns
 	third := enter(g, alice)
 	select {
 	case <-third:

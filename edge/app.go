@@ -165,6 +165,9 @@ type Sources struct {
 	// Leading says whether this edge leads its fleet, for the work a
 	// fleet does once (webhook deliveries); nil: it does (alone).
 	Leading func() bool
+	// Collectors are metrics of the edge's other parts (its fleet's) to
+	// serve on /metrics.
+	Collectors []prometheus.Collector
 }
 
 // Server is the edge's HTTP server: it wires the APIs (packages v1,
@@ -266,6 +269,9 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = newMetrics(s)
+	if err := s.metrics.reg.Register(collectorsOf(src.Collectors)); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edge",
 		ErrorHandler:          s.requestBoundsProblem(problem.Handler(log)),

@@ -152,6 +152,21 @@ func newMetrics(s *Server) *metrics {
 	return m
 }
 
+// collectorsOf joins collectors into one, to register at once.
+type collectorsOf []prometheus.Collector
+
+func (cs collectorsOf) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range cs {
+		c.Describe(ch)
+	}
+}
+
+func (cs collectorsOf) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range cs {
+		c.Collect(ch)
+	}
+}
+
 // observe counts every request but the server's own by route pattern (never the raw path, so
 // the label set stays small) and status, and times it.
 func (m *metrics) observe(c *fiber.Ctx) error {

@@ -60,6 +60,17 @@ func (e *envFlags) Uint64(p *uint64, name string, def uint64, usage string) {
 	e.fs.Uint64Var(p, name, def, e.usage(name, usage))
 }
 
+func (e *envFlags) Int64(p *int64, name string, def int64, usage string) {
+	if v, ok := e.env(name); ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			e.err = fmt.Errorf("EDGE_%s: %q is not a whole number", envName(name), v)
+		}
+		def = n
+	}
+	e.fs.Int64Var(p, name, def, e.usage(name, usage))
+}
+
 func (e *envFlags) Float(p *float64, name string, def float64, usage string) {
 	if v, ok := e.env(name); ok {
 		f, err := strconv.ParseFloat(v, 64)

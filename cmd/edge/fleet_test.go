@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -17,7 +20,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/cron/fleet"
+	"github.com/edge-stats/edge/cron/fleet/trust"
 )
 
 // syncBuffer is a log an edge writes while the test reads it.
@@ -87,6 +94,7 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	t.Setenv("EDGE_CH_ADDR", cfg.Addr)
 	t.Setenv("EDGE_CH_DATABASE", cfg.Database)
 	t.Setenv("EDGE_ZK", "127.0.0.1:"+strconv.Itoa(z.Port))
+	t.Setenv("EDGE_FLEET_TOKEN", fleetToken)
 	ctx := context.Background()
 	if code, out, errs := runCmd(t, ctx, "migrate"); code != 0 {
 		t.Fatalf("migrate: %d %q %q", code, out, errs)
@@ -116,7 +124,7 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		go func() {
 			e.done <- run(sctx, []string{"serve", "--listen", e.addr, "--memory-limit", "1GiB", "--cache-mb", "64",
 				"--exports-schedule", "@every 1s", "--exports-dir", e.exports, "--retry-max", "2s", "--fleet-listen", "127.0.0.1:0", "--fleet-dir", t.TempDir(),
-				"--follow-every", "1s", "--no-limits", "--fleet-token", "test-fleet-token"}, strings.NewReader(""), &bytes.Buffer{}, e.errs)
+				"--follow-every", "1s", "--no-limits"}, strings.NewReader(""), &bytes.Buffer{}, e.errs)
 		}()
 		return e
 	}
@@ -232,29 +240,34 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		sl2, el2, _ := get(leader, "/api/v1/exports")
 		return sl == 200 && so == 200 && sl2 == 200 && el == eo && el == el2 && bytes.Equal(bl, bo)
 	})
-	// The leader's fleet address answers only an edge that sends the
-	// fleet's token: the usage log's changes, its key list's version.
+	// The leader's fleet address answers only an edge that proves it
+	// holds the fleet's token, which no request carries.
 	fleetAddr := regexp.MustCompile(`msg="fleet address" listen=(\S+)`).FindStringSubmatch(leader.errs.String())
 	if fleetAddr == nil {
 		t.Fatalf("no fleet address in the leader's log: %s", leader.errs)
 	}
-	fleetGet := func(path, token string) int {
-		req, _ := http.NewRequest("GET", "http://"+fleetAddr[1]+path, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
+	keys, err := trust.New(fleetToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleetGet := func(client *http.Client, path string) int {
+		req, _ := http.NewRequest("GET", "https://"+fleetAddr[1]+path, nil)
+		req.Header.Set("Authorization", "Bearer "+fleetToken)
+		resp, err := client.Do(req)
 		if err != nil {
-			t.Fatal(err)
+			return -1
 		}
 		resp.Body.Close()
 		return resp.StatusCode
 	}
 	usagePath := "/fleet/v1/usage?day=" + time.Now().UTC().Format(time.DateOnly) + "&at=0&n=0"
-	if a, b, c, d, e := fleetGet(usagePath, ""), fleetGet(usagePath, "wrong"), fleetGet(usagePath, "test-fleet-token"),
-		fleetGet("/fleet/v1/keys", ""), fleetGet("/fleet/v1/keys", "test-fleet-token"); a != 401 || b != 401 || (c != 200 && c != 410) || d != 401 || e != 200 {
-		t.Errorf("the fleet's usage without a token %d, with another %d, with the token %d; its keys without %d, with %d", a, b, c, d, e)
+	edgeClient := &http.Client{Transport: fleet.Transport(keys)}
+	noCert := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	if a, b, c, d := fleetGet(noCert, usagePath), fleetGet(edgeClient, usagePath), fleetGet(noCert, "/fleet/v1/keys"),
+		fleetGet(edgeClient, "/fleet/v1/keys"); a != -1 || (b != 200 && b != 410) || c != -1 || d != 200 {
+		t.Errorf("the fleet's usage without the fleet's certificate %d, with it %d; its keys without %d, with %d", a, b, c, d)
 	}
+	plantedLeader(t, z.Port, cfg.Database, leader.addr, other.addr, leader.errs, other.errs)
 	// The copied files are the leader's (the files need a key to be
 	// asked for: compared on disk).
 	for _, name := range []string{"manifest.json", "chrome.csv.gz", "apple.ndjson.gz"} {
@@ -285,5 +298,103 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		if so != 200 || sj != so || eo != ej || !bytes.Equal(bo, bj) {
 			t.Errorf("%s: the new leader answers %d %s, the edge that joined %d %s", path, so, eo, sj, ej)
 		}
+	}
+}
+
+// fleetToken is the fleet's token of the tests.
+const fleetToken = "the-fleet-token-of-the-serve-tests-0123456789"
+
+// plantedLeader plants, in the fleet's election, nodes that sort before
+// the edges' own and name a fake leader that records what it receives and
+// would serve a state of its own: a node named "!", and one of the
+// recipe's own name form. The real leader keeps leading, the token never
+// reaches the fake (nor does any request), and the following edge keeps
+// serving the real state.
+func plantedLeader(t *testing.T, zkPort int, database, leaderAddr, otherAddr string, leaderLog, otherLog fmt.Stringer) {
+	t.Helper()
+	get := func(addr, path string) []byte {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return b
+	}
+	fake, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	var (
+		mu       sync.Mutex
+		received bytes.Buffer
+		conns    int
+	)
+	go func() {
+		for {
+			c, err := fake.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns++
+			mu.Unlock()
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(5 * time.Second))
+				b := make([]byte, 64<<10)
+				n, _ := c.Read(b)
+				mu.Lock()
+				received.Write(b[:n])
+				mu.Unlock()
+			}()
+		}
+	}()
+	z, _, err := zk.Connect([]string{"127.0.0.1:" + strconv.Itoa(zkPort)}, 4*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	path := "/edge/fleets/" + database
+	fakeURL := "https://" + fake.Addr().String()
+	for _, p := range []struct{ name, data string }{
+		{"!", `{"id":"x","fleet":"` + fakeURL + `"}`},
+		{"_c_00000000000000000000000000000000-n_0000000000", `{"id":"x","fleet":"` + fakeURL + `","session":"1","sig":"AAAA"}`},
+	} {
+		if _, err := z.Create(path+"/"+p.name, []byte(p.data), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("plant %s: %v", p.name, err)
+		}
+	}
+	before := get(leaderAddr, "/api/v1/charts/chrome")
+	ranksBefore, _ := ranksOf(leaderAddr)
+	// Three of the follower's asks (one a second) and the leader's
+	// election's reads.
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(otherLog.String(), "a node that takes no part") || !strings.Contains(leaderLog.String(), "a node that takes no part") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the planted nodes were not seen:\nleader: %s\nother: %s", leaderLog, otherLog)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second)
+	mu.Lock()
+	got, n := received.String(), conns
+	mu.Unlock()
+	if n != 0 || strings.Contains(got, fleetToken) {
+		t.Errorf("the fake leader had %d connections and received %q", n, got)
+	}
+	if strings.Contains(leaderLog.String(), "no longer leading") {
+		t.Errorf("the real leader stopped leading: %s", leaderLog)
+	}
+	if r, _ := ranksOf(leaderAddr); r.Skipped > ranksBefore.Skipped {
+		t.Errorf("the real leader skipped its once-jobs: %+v", r)
+	}
+	now := get(otherAddr, "/api/v1/charts/chrome")
+	if !bytes.Equal(before, now) {
+		t.Errorf("the following edge no longer serves the leader's state:\n%.300s\n%.300s", before, now)
+	}
+	for _, name := range []string{"!", "_c_00000000000000000000000000000000-n_0000000000"} {
+		z.Delete(path+"/"+name, -1)
 	}
 }

@@ -80,6 +80,22 @@ func TestBadSettings(t *testing.T) {
 	if code, _, errs := runCmd(t, ctx, "serve", "--log-level", "loud"); code != 1 || !strings.Contains(errs, "log level") {
 		t.Errorf("bad log level: %d %q", code, errs)
 	}
+	// A fleet off loopback needs the fleet's token, and a token that is
+	// a real secret.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081"}, "EDGE_FLEET_TOKEN"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", ":8081"}, "EDGE_FLEET_TOKEN"},
+		{[]string{"--zk", "zk.internal:2181"}, "EDGE_ZK_AUTH"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081", "--fleet-token", "short"}, "at least 32"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "127.0.0.1:0", "--fleet-advertise", "http://10.0.0.5:8081"}, "--fleet-advertise"},
+	} {
+		if code, _, errs := runCmd(t, ctx, append([]string{"serve"}, c.args...)...); code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("serve %v: %d %q, want it refused naming %s", c.args, code, errs, c.want)
+		}
+	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		if code, _, errs := runCmd(t, ctx, "serve", "--memory-limit", "12 parsecs"); code != 1 || !strings.Contains(errs, "--memory-limit") {
 			t.Errorf("bad memory limit: %d %q", code, errs)

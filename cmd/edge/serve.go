@@ -6,15 +6,20 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/cron/fleet"
+	"github.com/edge-stats/edge/cron/fleet/trust"
 	"github.com/edge-stats/edge/cron/leader"
 	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/edge"
@@ -32,7 +37,8 @@ type serveConfig struct {
 	srv edge.Config
 	// The jobs' cron specs ("off": the job does not run on this edge).
 	full, refresh, editions, ranks, retention, exportsSchedule string
-	zk, zkPath                                                 string // the fleet's ZooKeeper, and its election's node
+	zk, zkPath, zkAuth                                         string // the fleet's ZooKeeper, its election's node, and this edge's ZooKeeper credentials
+	fleetToken                                                 string // the fleet's shared secret (keys derived into fleet.Keys)
 	fleetListen, fleetAdvertise                                string // where this edge serves the fleet's state when it leads
 	fleet                                                      fleet.Config
 	followEvery                                                time.Duration
@@ -124,7 +130,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.String(&c.fleet.Dir, "fleet-dir", c.fleet.Dir, "where the leading edge keeps the snapshot of its state it serves")
 	f.Int(&c.fleet.Sends, "fleet-sends", c.fleet.Sends, "snapshots the leading edge sends at once; past it an edge is told to come back")
 	f.Duration(&c.fleet.Patience, "fleet-patience", c.fleet.Patience, "how long an edge without a state waits for a leader that has none yet before it loads from ClickHouse itself")
-	f.String(&c.fleet.Token, "fleet-token", "", "the fleet's shared secret, the same on every edge (set it as EDGE_FLEET_TOKEN: a flag shows in the process list): with it, the fleet address answers only a request that sends it, and an edge that follows reads the usage log's changes from the leader instead of ClickHouse; without it, each edge reads them from ClickHouse")
+	f.Secret(&c.fleetToken, "fleet-token", "the fleet's shared secret, at least 32 random characters (openssl rand -base64 32), the same on every edge (set it as EDGE_FLEET_TOKEN: a flag shows in the process list). It is never sent: the edges derive from it the certificates of their fleet addresses (TLS both ways), the signature of each state and of each election node (docs/operations.md, Trust within a fleet); with it an edge that follows also reads the usage log's changes from the leader instead of ClickHouse. Needed for a fleet address or ZooKeeper off loopback")
+	f.Secret(&c.zkAuth, "zk-auth", "ZooKeeper digest credentials user:password (set it as EDGE_ZK_AUTH): the election's path and nodes are made readable and writable by them alone")
+	f.Int64(&c.fleet.MaxBytes, "fleet-max-bytes", c.fleet.MaxBytes, "largest state, compressed and uncompressed, an edge takes from its fleet's leader")
 	f.Duration(&c.followEvery, "follow-every", 10*time.Second, "how often an edge that follows its fleet's leader asks it for a newer state (a 304 when there is none)")
 	f.Int(&c.changeDays, "change-days", 180, "days of listings' metadata changes the edge keeps in memory for the changelog and event feed (/api/v1/listings/{store}/{id}/changes, /api/v1/events), counted back from the newest metadata crawl")
 	f.Int(&c.maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")
@@ -165,6 +173,15 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 		return nil, fmt.Errorf("--fleet-listen %s: a fleet's leader is elected through ZooKeeper: set --zk too", c.fleetListen)
 	case c.fleetListen != "" && c.followEvery < time.Second:
 		return nil, fmt.Errorf("--follow-every %v: ask the leader at most once a second", c.followEvery)
+	case c.fleetListen != "" && c.fleetToken == "" && !loopbackHostPort(c.fleetListen):
+		return nil, fmt.Errorf("--fleet-listen %s is not on loopback: set the fleet's token (EDGE_FLEET_TOKEN, openssl rand -base64 32, the same on every edge), without which anyone who reaches the address, or who writes to ZooKeeper, could read or forge the fleet's state", c.fleetListen)
+	case c.zk != "" && c.fleetToken == "" && c.zkAuth == "" && !allLoopback(analytics.Addrs(c.zk)):
+		return nil, fmt.Errorf("--zk %s is not on loopback: set the fleet's token (EDGE_FLEET_TOKEN) or ZooKeeper credentials (EDGE_ZK_AUTH), without which anyone who writes to ZooKeeper could take the fleet's lead", c.zk)
+	}
+	if c.fleetToken != "" {
+		if c.fleet.Keys, err = trust.New(c.fleetToken); err != nil {
+			return nil, fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
+		}
 	}
 	allow, err := clientip.ParsePrefixes(c.webhookAllow)
 	if err != nil {
@@ -262,7 +279,8 @@ func startElection(c *serveConfig, addr, fleetAddr string, onLead func(), log *s
 		path = "/edge/fleets/" + c.ch.Database
 	}
 	host, _ := os.Hostname()
-	return leader.Start(leader.Config{Servers: analytics.Addrs(c.zk), Path: path, ID: host + " " + addr, Fleet: fleetAddr, OnLead: onLead}, log)
+	return leader.Start(leader.Config{Servers: analytics.Addrs(c.zk), Path: path, ID: host + " " + addr, Fleet: fleetAddr, OnLead: onLead,
+		Keys: c.fleet.Keys, Auth: c.zkAuth}, log)
 }
 
 // startFleet, when c has a fleet address, listens on it, serves the
@@ -287,7 +305,15 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 		if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
 			host, _ = os.Hostname()
 		}
-		advertise = "http://" + net.JoinHostPort(host, port)
+		scheme := "http://"
+		if c.fleet.Keys != nil {
+			scheme = "https://"
+		}
+		advertise = scheme + net.JoinHostPort(host, port)
+	}
+	if err := fleet.CheckAddress(advertise, c.fleet.Keys); err != nil {
+		ln.Close()
+		return nil, "", nil, fmt.Errorf("--fleet-advertise: the other edges would not take this edge's state: %w", err)
 	}
 	pub, err := fleet.NewPublisher(c.fleet, leading, log)
 	if err != nil {
@@ -318,11 +344,14 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 		return nil, "", nil, err
 	}
 	log.Info("fleet address", "listen", ln.Addr().String(), "advertised", advertise)
-	client := &relay.Client{Token: c.fleet.Token, Leader: func() string {
+	client := &relay.Client{HTTP: &http.Client{Timeout: 2 * time.Second, Transport: fleet.Transport(c.fleet.Keys)}, Leader: func() string {
 		if leading() {
 			return ""
 		}
-		return leaderFleet()
+		if addr := leaderFleet(); fleet.CheckAddress(addr, c.fleet.Keys) == nil {
+			return addr
+		}
+		return ""
 	}}
 	return pub, advertise, client, nil
 }
@@ -366,10 +395,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		leading = func() bool { e := elector.Load(); return e != nil && e.Leading() }
 	}
 	var (
-		pub       *fleet.Publisher
-		advertise string
-		client    *relay.Client
+		pub        *fleet.Publisher
+		advertise  string
+		client     *relay.Client
+		collectors []prometheus.Collector
 	)
+	if c.zk != "" {
+		c.fleet.Metrics = fleet.NewMetrics()
+		collectors = append(c.fleet.Metrics.Collectors(), prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "edge_fleet_election_ignored_nodes_total",
+			Help: "Nodes under the fleet's election path that took no part (not made by an edge's recipe, not owned by the session they name, or not signed with the fleet's key), each counted once.",
+		}, func() float64 {
+			if e := elector.Load(); e != nil {
+				return float64(e.Ignored())
+			}
+			return 0
+		}))
+	}
 	built, err := addJobs(c, jobs, jobsDB, leading, log)
 	if err != nil {
 		return err
@@ -397,14 +439,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		elector.Store(e)
 		defer e.Close()
 	}
-	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB, Leading: leading}
+	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB, Leading: leading,
+		Collectors: collectors}
 	if client != nil {
 		// The usage and the keys' changes: read from the leader while
 		// another edge leads, from ClickHouse otherwise.
 		recorder := relay.NewRecorder(limits.ClickHouse(syncDB))
 		src.Usage = recorder
 		pub.Handle(relay.UsagePath, recorder, true)
-		if c.fleet.Token != "" {
+		if c.fleet.Keys != nil {
 			src.Usage = relay.NewStore(recorder, client)
 		}
 		src.KeysGate = relay.NewKeysGate(client, 5*time.Minute, c.srv.KeysEvery)
@@ -447,6 +490,29 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log.Info("edge stopped")
 	return nil
+}
+
+// loopbackHostPort reports whether a listen address names a loopback
+// host (an address of 127.0.0.0/8 or ::1, or localhost).
+func loopbackHostPort(hostPort string) bool {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+func allLoopback(hostPorts []string) bool {
+	for _, hp := range hostPorts {
+		if !loopbackHostPort(hp) {
+			return false
+		}
+	}
+	return len(hostPorts) > 0
 }
 
 // syncConfig is the configuration of the usage sync's and keys' refresh's

@@ -12,6 +12,14 @@
 // replica to the views, which build the figures from it as from a load:
 // the same replica gives the same figures, bytes and ETags on every edge.
 //
+// With the fleet's token (Config.Keys, package trust) the fleet address
+// speaks TLS 1.3 with both edges' certificates checked against the
+// authority derived from the token, so that neither side sends a byte to
+// an edge that has not proved it holds the token; and each state's digest
+// is signed by the leader, so that a follower reads only a state of its
+// fleet. Without a token the address must be on loopback (a development
+// fleet on one host), and a follower believes only a loopback leader.
+//
 // A follower falls back to loading from ClickHouse itself
 // (cron.ErrNoSource) when there is no leader, when it leads, when the
 // leader is out of reach, or when the leader has had no state to give for
@@ -23,7 +31,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -32,6 +40,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -41,8 +50,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/edge-stats/edge/analytics/exports"
 	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/cron/fleet/trust"
 	"github.com/edge-stats/edge/views/replica"
 )
 
@@ -76,17 +89,58 @@ type Config struct {
 	// Idle is how long a follower waits for the next byte from the
 	// leader before it gives the request up.
 	Idle time.Duration
-	// Token is the fleet's shared secret: the routes added with a token
-	// (Handle) answer only a request that sends it as a bearer token, and
-	// are off (404) without one.
-	Token string
+	// Keys are what the edge derived from the fleet's token (package
+	// trust): with them the fleet address takes only TLS connections of
+	// the fleet's edges, the leader signs each state and a follower reads
+	// only a signed state from an edge that proved it holds the token.
+	// Without them (nil) the routes that need the token (Handle) are off,
+	// and a follower believes only a leader on loopback.
+	Keys *trust.Keys
+	// Metrics counts what the fleet refused (nil: counted unseen).
+	Metrics *Metrics
 }
 
 // DefaultConfig returns the defaults: 4 sends at once, 10 minutes of
-// patience, snapshots of at most 64 GiB, 30 seconds for an election and
-// for the next byte of an answer.
+// patience, snapshots of at most 8 GiB uncompressed (about 18M listings),
+// 30 seconds for an election and for the next byte of an answer.
 func DefaultConfig() Config {
-	return Config{Dir: "data/fleet", Sends: 4, Patience: 10 * time.Minute, MaxBytes: 64 << 30, ElectionWait: 30 * time.Second, Idle: 30 * time.Second}
+	return Config{Dir: "data/fleet", Sends: 4, Patience: 10 * time.Minute, MaxBytes: 8 << 30, ElectionWait: 30 * time.Second, Idle: 30 * time.Second}
+}
+
+// Metrics are the fleet's counters, for the edge's /metrics.
+type Metrics struct {
+	refused *prometheus.CounterVec
+}
+
+// NewMetrics returns the fleet's counters.
+func NewMetrics() *Metrics {
+	return &Metrics{refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_fleet_refused_total",
+		Help: "What an edge refused of its fleet, by reason: address (a leader address it does not believe), handshake (the other end proved no hold of the fleet's token), signature (a state not signed by the fleet), digest (a state damaged), size (a state past the bound), format (a state it cannot read)."},
+		[]string{"reason"})}
+}
+
+// Collectors returns the counters to register.
+func (m *Metrics) Collectors() []prometheus.Collector { return []prometheus.Collector{m.refused} }
+
+// refuse counts a refusal.
+func (m *Metrics) refuse(reason string) {
+	if m != nil {
+		m.refused.WithLabelValues(reason).Inc()
+	}
+}
+
+// Refused returns how many refusals of reason were counted.
+func (m *Metrics) Refused(reason string) float64 {
+	if m == nil {
+		return 0
+	}
+	c, err := m.refused.GetMetricWithLabelValues(reason)
+	if err != nil {
+		return 0
+	}
+	var pm dto.Metric
+	c.Write(&pm)
+	return pm.GetCounter().GetValue()
 }
 
 // file is a snapshot file the leader serves.
@@ -96,6 +150,7 @@ type file struct {
 	size int64
 	raw  int64 // uncompressed bytes
 	gen  uint64
+	sig  string // the state's signature (trust.StateHeader), "" without keys
 }
 
 type offer struct {
@@ -117,7 +172,6 @@ type Publisher struct {
 	exportsDir string
 	days       func() []exports.Manifest
 	routes     sync.Map // path → route (Handle)
-	tokenSum   [sha256.Size]byte
 }
 
 type route struct {
@@ -126,18 +180,18 @@ type route struct {
 }
 
 // Handle adds a route the publisher serves while it leads. With the
-// fleet's token (Config.Token) every route answers only a request that
-// sends it; without one, a route that needsToken is off. It is safe to
-// call while serving.
+// fleet's keys (Config.Keys) every route answers only an edge that proved
+// it holds the token; without them, a route that needsToken is off. It is
+// safe to call while serving.
 func (p *Publisher) Handle(path string, h http.Handler, needsToken bool) {
 	p.routes.Store(path, route{h, needsToken})
 }
 
-// authorized reports whether r sends the fleet's token.
+// authorized reports whether r came over a connection whose client
+// showed a certificate of the fleet (Serve's TLS checks it: this is the
+// same check, should a request reach the handler another way).
 func (p *Publisher) authorized(r *http.Request) bool {
-	given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	sum := sha256.Sum256([]byte(given))
-	return ok && p.cfg.Token != "" && subtle.ConstantTimeCompare(sum[:], p.tokenSum[:]) == 1
+	return r.TLS != nil && len(r.TLS.VerifiedChains) > 0
 }
 
 // ServeExports makes the publisher serve, while it leads, the days of
@@ -156,8 +210,7 @@ func NewPublisher(cfg Config, leading func() bool, log *slog.Logger) (*Publisher
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("fleet: state directory: %w", err)
 	}
-	return &Publisher{cfg: cfg, leading: leading, log: log, pending: make(chan offer, 1), sends: make(chan struct{}, cfg.Sends),
-		tokenSum: sha256.Sum256([]byte(cfg.Token))}, nil
+	return &Publisher{cfg: cfg, leading: leading, log: log, pending: make(chan offer, 1), sends: make(chan struct{}, cfg.Sends)}, nil
 }
 
 // Offer hands the publisher a state just published (r and the count of
@@ -226,7 +279,11 @@ func (p *Publisher) write(o offer) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("fleet: %w", err)
 	}
-	old := p.cur.Swap(&file{path: path, etag: `"` + sum + `"`, size: cw.n, raw: raw, gen: o.r.Info().Generation})
+	f := &file{path: path, etag: `"` + sum + `"`, size: cw.n, raw: raw, gen: o.r.Info().Generation}
+	if p.cfg.Keys != nil {
+		f.sig = p.cfg.Keys.SignState(sum, f.gen)
+	}
+	old := p.cur.Swap(f)
 	p.written.Add(1)
 	if old != nil && old.path != path {
 		// A send in progress keeps its open file: removing the name does
@@ -257,12 +314,11 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// have one are off.
 	v, extra := p.routes.Load(r.URL.Path)
 	switch {
-	case extra && v.(route).needsToken && p.cfg.Token == "":
+	case extra && v.(route).needsToken && p.cfg.Keys == nil:
 		problem(w, http.StatusNotFound, "Not served", "this edge has no fleet token (EDGE_FLEET_TOKEN): the route is off", 0)
 		return
-	case p.cfg.Token != "" && !p.authorized(r):
-		w.Header().Set("WWW-Authenticate", `Bearer realm="fleet"`)
-		problem(w, http.StatusUnauthorized, "Unauthorized", "send the fleet's token (EDGE_FLEET_TOKEN) as Authorization: Bearer <token>", 0)
+	case p.cfg.Keys != nil && !p.authorized(r):
+		problem(w, http.StatusUnauthorized, "Unauthorized", "connect with TLS and a certificate of the fleet (an edge with the same EDGE_FLEET_TOKEN)", 0)
 		return
 	case extra:
 		switch {
@@ -302,6 +358,9 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("ETag", f.etag)
 	w.Header().Set("Edge-Generation", strconv.FormatUint(f.gen, 10))
+	if f.sig != "" {
+		w.Header().Set(trust.StateHeader, f.sig)
+	}
 	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == f.etag {
 		w.WriteHeader(http.StatusNotModified)
 		return
@@ -325,7 +384,32 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	io.Copy(w, fh) // a *os.File to a TCP connection: sendfile
+	sendSlowly(w, fh)
+}
+
+// writeIdle is how long a send to another edge may go without a write
+// getting through before it is cut: the server's WriteTimeout bounds
+// every answer, and a state's send moves the deadline on as it goes.
+const writeIdle = 30 * time.Second
+
+// sendSlowly copies r to w, moving w's write deadline writeIdle past each
+// chunk written, so that a large state takes as long as the network
+// needs, and an edge that stops reading is cut after writeIdle.
+func sendSlowly(w http.ResponseWriter, r io.Reader) {
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 1<<20)
+	for {
+		rc.SetWriteDeadline(time.Now().Add(writeIdle))
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // serveDays answers the list of days exported.
@@ -360,7 +444,7 @@ func (p *Publisher) serveExport(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/gzip")
 				w.Header().Set("Content-Length", strconv.FormatInt(f.Size, 10))
 				if r.Method == http.MethodGet {
-					io.Copy(w, io.LimitReader(fh, f.Size))
+					sendSlowly(w, io.LimitReader(fh, f.Size))
 				}
 				return
 			}
@@ -378,9 +462,18 @@ func problem(w http.ResponseWriter, status int, title, detail string, retry int)
 	fmt.Fprintf(w, `{"type":"about:blank","title":%q,"status":%d,"detail":%q}`, title, status, detail)
 }
 
-// Serve answers the fleet's requests on ln until ctx ends.
+// Serve answers the fleet's requests on ln until ctx ends: over TLS with
+// the fleet's certificates required when it has keys.
 func (p *Publisher) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: writeIdle, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10,
+		ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelDebug)}
+	if p.cfg.Keys != nil {
+		// A failed handshake (an address that is not of the fleet) is
+		// logged by the server's ErrorLog, at debug level: anyone may
+		// knock.
+		ln = tls.NewListener(ln, p.cfg.Keys.ServerTLS())
+	}
 	go func() {
 		<-ctx.Done()
 		srv.Close()
@@ -429,9 +522,47 @@ func NewFollower(cfg Config, leader func() string, leading func() bool) *Followe
 	}
 	// No overall timeout: a large state takes as long as it takes. A
 	// leader that stops sending for Config.Idle is cut (get).
+	return &Follower{cfg: cfg, leader: leader, leading: leading, client: &http.Client{Transport: Transport(cfg.Keys),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// Transport returns the transport of requests to the fleet's leader: TLS
+// with this edge's certificate, the leader's checked against the fleet's
+// authority, when keys is not nil.
+func Transport(keys *trust.Keys) *http.Transport {
 	tr := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-		ResponseHeaderTimeout: 30 * time.Second, IdleConnTimeout: time.Minute, DisableCompression: true}
-	return &Follower{cfg: cfg, leader: leader, leading: leading, client: &http.Client{Transport: tr}}
+		TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: 30 * time.Second, IdleConnTimeout: time.Minute,
+		DisableCompression: true, MaxResponseHeaderBytes: 64 << 10}
+	if keys != nil {
+		tr.TLSClientConfig = keys.ClientTLS()
+	}
+	return tr
+}
+
+// CheckAddress reports whether an edge with keys (or without: nil) may
+// believe addr as its leader's fleet address: with keys, an https://
+// address (the leader then proves itself in the handshake); without,
+// only http:// on loopback, since nothing else could prove itself. The
+// address comes from ZooKeeper, which others may write to.
+func CheckAddress(addr string, keys *trust.Keys) error {
+	u, err := url.Parse(addr)
+	if err != nil || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("fleet: leader address %q is not a URL of a host", addr)
+	}
+	if keys != nil {
+		if u.Scheme != "https" {
+			return fmt.Errorf("fleet: leader address %q: this edge has the fleet's token and takes the state only over TLS (https://)", addr)
+		}
+		return nil
+	}
+	if u.Scheme != "http" {
+		return fmt.Errorf("fleet: leader address %q: this edge has no fleet token (EDGE_FLEET_TOKEN), so it reads only an http:// address on loopback", addr)
+	}
+	host := u.Hostname()
+	if ip, err := netip.ParseAddr(host); (err != nil || !ip.IsLoopback()) && host != "localhost" {
+		return fmt.Errorf("fleet: leader address %q is not on loopback, and this edge has no fleet token (EDGE_FLEET_TOKEN) to check who answers there", addr)
+	}
+	return nil
 }
 
 // leaderAddr returns the leader's fleet address, or an error: one
@@ -453,6 +584,10 @@ func (f *Follower) leaderAddr() (string, error) {
 	f.mu.Lock()
 	f.alone = time.Time{}
 	f.mu.Unlock()
+	if err := CheckAddress(addr, f.cfg.Keys); err != nil {
+		f.cfg.Metrics.refuse("address")
+		return "", fmt.Errorf("%w: %w", err, cron.ErrNoSource)
+	}
 	return strings.TrimSuffix(addr, "/"), nil
 }
 
@@ -470,14 +605,15 @@ func (f *Follower) get(parent context.Context, addr, path string, header http.He
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	if f.cfg.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+f.cfg.Token)
-	}
 	resp, err := f.client.Do(req)
 	if err != nil {
 		cancel()
 		if parent.Err() != nil {
 			return nil, parent.Err()
+		}
+		if isHandshake(err) {
+			f.cfg.Metrics.refuse("handshake")
+			return nil, fmt.Errorf("fleet: leader at %s did not prove it holds the fleet's token (%v): %w", addr, err, cron.ErrNoSource)
 		}
 		return nil, fmt.Errorf("fleet: leader at %s out of reach (%v): %w", addr, err, cron.ErrNoSource)
 	}
@@ -609,6 +745,22 @@ func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions
 	if !ok || len(sum) != 2*sha256.Size {
 		return nil, 0, "", fmt.Errorf("fleet: leader at %s sent ETag %q, not a SHA-256: %w", addr, etag, cron.ErrNoSource)
 	}
+	gen, err := strconv.ParseUint(resp.Header.Get("Edge-Generation"), 10, 64)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("fleet: leader at %s sent no generation: %w", addr, cron.ErrNoSource)
+	}
+	if k := f.cfg.Keys; k != nil {
+		// Its origin, before a byte of it is taken: the leader proved it
+		// holds the token in the handshake, and its state must say so too.
+		if err := k.VerifyState(resp.Header.Get(trust.StateHeader), sum, gen); err != nil {
+			f.cfg.Metrics.refuse("signature")
+			return nil, 0, "", fmt.Errorf("fleet: state from %s (generation %d) refused, %w: the state served is kept, and this edge loads from ClickHouse: %w", addr, gen, err, cron.ErrNoSource)
+		}
+	}
+	if resp.ContentLength > f.cfg.MaxBytes {
+		f.cfg.Metrics.refuse("size")
+		return nil, 0, "", fmt.Errorf("fleet: state from %s has %d bytes, past the bound of %d (EDGE_FLEET_MAX_BYTES)", addr, resp.ContentLength, f.cfg.MaxBytes)
+	}
 	// The state is taken whole first, then read: the leader's send ends
 	// at the speed of the network, not of this edge's decoding, so that
 	// its few sends at once (Config.Sends) serve many edges joining
@@ -623,6 +775,7 @@ func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions
 	}()
 	r, snapshots, err := replica.ReadSnapshot(bufio.NewReaderSize(tmp, 1<<20), o)
 	if err != nil {
+		f.cfg.Metrics.refuse("format")
 		return nil, 0, "", fmt.Errorf("fleet: state from %s: %w", addr, err)
 	}
 	f.settled()
@@ -651,15 +804,27 @@ func (f *Follower) download(body io.Reader, sum string) (*os.File, error) {
 		return fail(fmt.Errorf("after %d bytes: %w", n, err))
 	}
 	if n > f.cfg.MaxBytes {
+		f.cfg.Metrics.refuse("size")
 		return fail(fmt.Errorf("larger than %d bytes", f.cfg.MaxBytes))
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+		f.cfg.Metrics.refuse("digest")
 		return fail(fmt.Errorf("SHA-256 %s, its ETag says %s", got, sum))
 	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return fail(fmt.Errorf("state file: %w", err))
 	}
 	return tmp, nil
+}
+
+// isHandshake reports whether err is a TLS handshake's failure: the other
+// end is not of the fleet.
+func isHandshake(err error) bool {
+	var cv *tls.CertificateVerificationError
+	var alert tls.AlertError
+	var rh tls.RecordHeaderError
+	return errors.As(err, &cv) || errors.As(err, &alert) || errors.As(err, &rh) ||
+		strings.Contains(err.Error(), "tls: ")
 }
 
 // fetchPattern names a state being taken from the leader (os.CreateTemp).

@@ -5,21 +5,35 @@
 // edge's ZooKeeper session: an edge that loses its connection stops
 // leading at once, and its node goes when the session expires, so that
 // the next edge leads; no two edges lead while ZooKeeper can tell.
+//
+// ZooKeeper may be reachable by others than the fleet, so a node takes
+// part only when the edge's own recipe made it: its name is that of a
+// protected ephemeral sequential node (_c_<32 hex>-n_<10 digits>), it is
+// ephemeral and owned by the session its data names, and, with the
+// fleet's keys (package trust), its data is signed with the fleet's
+// member key. Anything else under the path is ignored and logged. With
+// ZooKeeper credentials (Config.Auth) the path and the nodes are also
+// closed to every other ZooKeeper user by a digest ACL.
 package leader
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/edge-stats/edge/cron/fleet/trust"
 )
 
 // Config says where the election takes place.
@@ -42,6 +56,13 @@ type Config struct {
 	// this edge comes to lead: a job skipped while another edge led can
 	// run at once instead of at its next time.
 	OnLead func()
+	// Keys, when set, sign this edge's node and check every other's: a
+	// node not signed with the fleet's member key takes no part.
+	Keys *trust.Keys
+	// Auth, when set ("user:password"), is this edge's ZooKeeper digest
+	// identity: the election's path and nodes are made readable and
+	// writable by it alone (an existing path's ACL is set to it).
+	Auth string
 }
 
 // DefaultSessionTimeout is Config.SessionTimeout's default.
@@ -55,6 +76,9 @@ type Elector struct {
 	events  <-chan zk.Event
 	leading atomic.Bool
 	leader  atomic.Pointer[member] // the leading node's, nil when unknown
+	acl     []zk.ACL               // of the nodes this edge creates
+	ignored atomic.Int64           // nodes ignored (Ignored)
+	seen    map[string]bool        // the nodes ignored and logged, by name (run's goroutine only)
 	cancel  context.CancelFunc
 	done    chan struct{}
 	once    sync.Once
@@ -70,12 +94,20 @@ func Start(cfg Config, log *slog.Logger) (*Elector, error) {
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = DefaultSessionTimeout
 	}
+	acl := zk.WorldACL(zk.PermAll)
+	if cfg.Auth != "" {
+		user, pass, ok := strings.Cut(cfg.Auth, ":")
+		if !ok || user == "" || pass == "" {
+			return nil, errors.New("leader: ZooKeeper credentials: want user:password")
+		}
+		acl = zk.DigestACL(zk.PermAll, user, pass)
+	}
 	conn, events, err := zk.Connect(cfg.Servers, cfg.SessionTimeout, zk.WithLogger(zkLogger{log}))
 	if err != nil {
 		return nil, fmt.Errorf("leader: connect to ZooKeeper: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Elector{cfg: cfg, log: log, conn: conn, events: events, cancel: cancel, done: make(chan struct{})}
+	e := &Elector{cfg: cfg, log: log, conn: conn, events: events, acl: acl, seen: map[string]bool{}, cancel: cancel, done: make(chan struct{})}
 	go e.run(ctx)
 	return e, nil
 }
@@ -102,21 +134,57 @@ func (e *Elector) LeaderFleet() string {
 	return ""
 }
 
+// Ignored returns how many nodes under the election's path this edge
+// ignored, each counted once.
+func (e *Elector) Ignored() int64 { return e.ignored.Load() }
+
 // member is what an edge's node holds: JSON, so that edges of a later
 // release can add to it.
 type member struct {
 	ID    string `json:"id"`
 	Fleet string `json:"fleet,omitempty"`
+	// Session is the ZooKeeper session that owns the node, in hex: a node
+	// copied into another session's is not the edge's.
+	Session string `json:"session"`
+	// Sig is the fleet's signature of the rest (trust.Keys.SignMember),
+	// "" without keys.
+	Sig string `json:"sig,omitempty"`
 }
 
-// parseMember reads a node's data; a node of an earlier release holds
-// the bare ID.
-func parseMember(data []byte) *member {
+// fields are what a member's signature covers.
+func (m *member) fields(path string) []string {
+	return []string{"election", path, m.Session, m.ID, m.Fleet}
+}
+
+// nodeName is the name of a node the election's recipe makes
+// (CreateProtectedEphemeralSequential with the prefix n_).
+var nodeName = regexp.MustCompile(`^_c_[0-9a-f]{32}-n_([0-9]{10})$`)
+
+// check reads a node's data and tells whether it takes part: "" when it
+// does, else why not.
+func (e *Elector) check(data []byte, stat *zk.Stat) (*member, string) {
 	var m member
-	if json.Unmarshal(data, &m) != nil || m.ID == "" {
-		return &member{ID: string(data)}
+	switch {
+	case json.Unmarshal(data, &m) != nil || m.ID == "":
+		return nil, "its data is not an edge's"
+	case stat == nil || stat.EphemeralOwner == 0:
+		return nil, "it is not ephemeral"
+	case m.Session != strconv.FormatInt(stat.EphemeralOwner, 16):
+		return nil, "it is not owned by the session it names"
+	case e.cfg.Keys != nil && !e.cfg.Keys.VerifyMember(m.Sig, m.fields(e.cfg.Path)...):
+		return nil, "it is not signed with the fleet's key"
 	}
-	return &m
+	return &m, ""
+}
+
+// ignore logs a node that takes no part, once.
+func (e *Elector) ignore(name, why string) {
+	if e.seen[name] {
+		return
+	}
+	e.seen[name] = true
+	e.ignored.Add(1)
+	e.log.Warn("fleet election: a node that takes no part", "path", e.cfg.Path, "node", name, "why", why)
 }
 
 // Close leaves the election: the node is deleted, so that the next edge
@@ -139,6 +207,7 @@ func (e *Elector) run(ctx context.Context) {
 	var (
 		node    string // this edge's node, "" when it has none in this session
 		session int64
+		authed  bool // credentials given to this connection (resent on reconnects)
 	)
 	defer func() {
 		if node != "" {
@@ -156,7 +225,14 @@ func (e *Elector) run(ctx context.Context) {
 				node, session = "", id // a new session: the old node went with the old one
 			}
 			var err error
-			if node == "" {
+			if e.cfg.Auth != "" && !authed {
+				if err = e.conn.AddAuth("digest", []byte(e.cfg.Auth)); err == nil {
+					authed = true
+				} else {
+					err = fmt.Errorf("ZooKeeper credentials: %w", err)
+				}
+			}
+			if err == nil && node == "" {
 				node, err = e.enter()
 			}
 			if err == nil {
@@ -186,19 +262,51 @@ func (e *Elector) enter() (string, error) {
 	parts := strings.Split(strings.TrimPrefix(e.cfg.Path, "/"), "/")
 	for i := range parts {
 		p := "/" + strings.Join(parts[:i+1], "/")
-		if _, err := e.conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := e.conn.Create(p, nil, 0, e.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return "", fmt.Errorf("create %s: %w", p, err)
 		}
 	}
-	data, err := json.Marshal(member{ID: e.cfg.ID, Fleet: e.cfg.Fleet})
+	if e.cfg.Auth != "" {
+		if err := e.closePath(); err != nil {
+			return "", err
+		}
+	}
+	m := member{ID: e.cfg.ID, Fleet: e.cfg.Fleet, Session: strconv.FormatInt(e.conn.SessionID(), 16)}
+	if e.cfg.Keys != nil {
+		m.Sig = e.cfg.Keys.SignMember(m.fields(e.cfg.Path)...)
+	}
+	data, err := json.Marshal(m)
 	if err != nil {
 		return "", fmt.Errorf("enter the election: %w", err)
 	}
-	node, err := e.conn.CreateProtectedEphemeralSequential(e.cfg.Path+"/n_", data, zk.WorldACL(zk.PermAll))
+	// Without credentials the node is still read-only to others: nobody
+	// else may rewrite what it names.
+	acl := e.acl
+	if e.cfg.Auth == "" {
+		acl = zk.WorldACL(zk.PermRead)
+	}
+	node, err := e.conn.CreateProtectedEphemeralSequential(e.cfg.Path+"/n_", data, acl)
 	if err != nil {
 		return "", fmt.Errorf("enter the election: %w", err)
 	}
 	return node, nil
+}
+
+// closePath sets the election path's ACL to this edge's credentials when
+// it is another (a path made before the fleet had credentials).
+func (e *Elector) closePath() error {
+	acl, stat, err := e.conn.GetACL(e.cfg.Path)
+	if err != nil {
+		return fmt.Errorf("read the ACL of %s: %w", e.cfg.Path, err)
+	}
+	if slices.Equal(acl, e.acl) {
+		return nil
+	}
+	if _, err := e.conn.SetACL(e.cfg.Path, e.acl, stat.Aversion); err != nil {
+		return fmt.Errorf("close %s to other ZooKeeper users: %w", e.cfg.Path, err)
+	}
+	e.log.Info("fleet election: the path is now closed to other ZooKeeper users", "path", e.cfg.Path)
+	return nil
 }
 
 // errGone says this edge's node is gone from the election.
@@ -213,16 +321,61 @@ func (e *Elector) decide(node string) (<-chan zk.Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the election: %w", err)
 	}
-	slices.SortFunc(children, func(a, b string) int { return strings.Compare(seq(a), seq(b)) })
-	mine := slices.Index(children, node[strings.LastIndex(node, "/")+1:])
-	if mine < 0 {
+	type candidate struct {
+		name string
+		seq  int64
+	}
+	var nodes []candidate
+	present := make(map[string]bool, len(children))
+	for _, c := range children {
+		present[c] = true
+		m := nodeName.FindStringSubmatch(c)
+		if m == nil {
+			e.ignore(c, "its name is not of the election's recipe")
+			continue
+		}
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		nodes = append(nodes, candidate{c, n})
+	}
+	for name := range e.seen {
+		if !present[name] {
+			delete(e.seen, name) // gone: a node of that name again is logged again
+		}
+	}
+	slices.SortFunc(nodes, func(a, b candidate) int { return cmp.Or(cmp.Compare(a.seq, b.seq), strings.Compare(a.name, b.name)) })
+	own := node[strings.LastIndex(node, "/")+1:]
+	if !slices.ContainsFunc(nodes, func(c candidate) bool { return c.name == own }) {
 		e.lose("this edge's node is gone")
 		return nil, errGone
 	}
-	if data, _, err := e.conn.Get(e.cfg.Path + "/" + children[0]); err == nil {
-		e.leader.Store(parseMember(data))
+	// The leader is the lowest node that takes part: this edge's own, or
+	// the first before it that checks out.
+	mine := false
+	for _, c := range nodes {
+		if c.name == own {
+			mine = true
+			e.leader.Store(&member{ID: e.cfg.ID, Fleet: e.cfg.Fleet})
+			break
+		}
+		if e.seen[c.name] {
+			continue // ignored already: a node's owner and signature do not change
+		}
+		data, stat, err := e.conn.Get(e.cfg.Path + "/" + c.name)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // gone meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the election: %w", err)
+		}
+		m, why := e.check(data, stat)
+		if why != "" {
+			e.ignore(c.name, why)
+			continue
+		}
+		e.leader.Store(m)
+		break
 	}
-	if mine == 0 {
+	if mine {
 		if !e.leading.Swap(true) {
 			e.log.Info("leading the fleet's once-jobs", "node", node)
 			if e.cfg.OnLead != nil {
@@ -240,15 +393,6 @@ func (e *Elector) lose(why string) {
 	if e.leading.Swap(false) {
 		e.log.Warn("no longer leading the fleet's once-jobs", "why", why)
 	}
-}
-
-// seq returns a node name's sequence number (the 10 digits that
-// ZooKeeper appends): the protected prefix before it differs by edge.
-func seq(name string) string {
-	if len(name) < 10 {
-		return name
-	}
-	return name[len(name)-10:]
 }
 
 // zkLogger sends the ZooKeeper client's lines to slog, at debug level:

@@ -5,11 +5,17 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/cron/fleet/trust"
 	"github.com/edge-stats/edge/cron/leader"
 )
 
@@ -139,4 +145,172 @@ func TestStartRefusesBadConfig(t *testing.T) {
 			t.Errorf("%+v: started", cfg)
 		}
 	}
+}
+
+// plant connects to ZooKeeper as an outsider would (no credentials, or
+// the ones given) and returns the connection.
+func plant(t *testing.T, addr, auth string) *zk.Conn {
+	t.Helper()
+	c, _, err := zk.Connect([]string{addr}, 4*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	eventually(t, "the outsider's session", func() bool { return c.State() == zk.StateHasSession })
+	if auth != "" {
+		if err := c.AddAuth("digest", []byte(auth)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+var testKeys = sync.OnceValue(func() *trust.Keys {
+	k, err := trust.New("the-election-s-token-of-tests-0123456789")
+	if err != nil {
+		panic(err)
+	}
+	return k
+})
+
+// TestPlantedNodesTakeNoPart: an outsider who can write to ZooKeeper
+// plants nodes that sort before the fleet's: one named "!", one of the
+// recipe's own name form numbered 0 (persistent), one of that form in
+// its own ephemeral session naming the fake leader with a forged
+// signature, and a copy of the real leader's data in its own session.
+// The real leader keeps leading, every edge keeps naming it, and each
+// planted node is logged and counted once.
+func TestPlantedNodesTakeNoPart(t *testing.T) {
+	z := startZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	path := "/edge/test/planted"
+	var logs syncLog
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	// The path's sequence is moved on, so that the planted nodes can sort
+	// before the fleet's.
+	out := plant(t, addr, "")
+	for _, p := range []string{"/edge", "/edge/test", path} {
+		out.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+	}
+	for range 5 {
+		n, err := out.Create(path+"/x", nil, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Delete(n, -1)
+	}
+	var es []*leader.Elector
+	for i := range 2 {
+		e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: path, ID: fmt.Sprintf("edge-%d", i), Fleet: fmt.Sprintf("https://edge-%d", i),
+			SessionTimeout: 4 * time.Second, Keys: testKeys()}, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		es = append(es, e)
+		if i == 0 {
+			eventually(t, "the first edge leads", e.Leading)
+		}
+	}
+	eventually(t, "both name the first", func() bool { return es[1].LeaderFleet() == "https://edge-0" })
+
+	children, _, err := out.Children(path)
+	if err != nil || len(children) != 2 {
+		t.Fatalf("children %v, %v", children, err)
+	}
+	slices.Sort(children)
+	realData, _, err := out.Get(path + "/" + children[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := `{"id":"x","fleet":"https://outsider:1"}`
+	forged := fmt.Sprintf(`{"id":"x","fleet":"https://outsider:1","session":"%x","sig":"AAAA"}`, out.SessionID())
+	for _, p := range []struct {
+		name, data string
+		flags      int32
+	}{
+		{"!", fake, 0},
+		{"_c_00000000000000000000000000000000-n_0000000000", fake, 0},
+		{"_c_00000000000000000000000000000001-n_0000000000", forged, zk.FlagEphemeral},
+		{"_c_00000000000000000000000000000002-n_0000000001", string(realData), zk.FlagEphemeral},
+	} {
+		if _, err := out.Create(path+"/"+p.name, []byte(p.data), p.flags, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("plant %s: %v", p.name, err)
+		}
+	}
+	eventually(t, "every planted node ignored by every edge", func() bool {
+		return es[0].Ignored() == 4 && es[1].Ignored() == 4
+	})
+	time.Sleep(300 * time.Millisecond)
+	if !es[0].Leading() || es[1].Leading() || es[1].LeaderFleet() != "https://edge-0" || es[0].LeaderFleet() != "https://edge-0" {
+		t.Fatalf("after the planting: leading %v %v, naming %q %q", es[0].Leading(), es[1].Leading(), es[0].LeaderFleet(), es[1].LeaderFleet())
+	}
+	if strings.Contains(logs.String(), "no longer leading") || strings.Count(logs.String(), "a node that takes no part") != 8 {
+		t.Errorf("the log:\n%s", logs.String())
+	}
+	// Nobody else may rewrite what an edge's node names.
+	if _, err := out.Set(path+"/"+children[0], []byte(fake), -1); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("an outsider rewrote an edge's node: %v", err)
+	}
+	// The leader leaves: the next edge leads, not a planted node.
+	es[0].Close()
+	eventually(t, "the second edge leads", es[1].Leading)
+}
+
+// TestZooKeeperCredentials: with credentials the election's path is
+// closed to every other ZooKeeper user (an existing path's ACL is set),
+// and edges with the credentials still elect one.
+func TestZooKeeperCredentials(t *testing.T) {
+	z := startZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	path := "/edge/test/closed"
+	// The path exists, open to all, before the fleet has credentials.
+	out := plant(t, addr, "")
+	for _, p := range []string{"/edge", "/edge/test", path} {
+		out.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+	}
+	var es []*leader.Elector
+	for i := range 2 {
+		e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: path, ID: fmt.Sprintf("edge-%d", i),
+			SessionTimeout: 4 * time.Second, Auth: "fleet:secret"}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		es = append(es, e)
+	}
+	eventually(t, "one edge leads", func() bool {
+		return es[0].Leading() != es[1].Leading() && es[0].Leader() != "" && es[1].Leader() == es[0].Leader()
+	})
+	if _, err := out.Create(path+"/!", []byte("x"), 0, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("an outsider planted a node: %v", err)
+	}
+	if _, _, err := out.Children(path); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("an outsider read the election: %v", err)
+	}
+	wrong := plant(t, addr, "fleet:other")
+	if _, err := wrong.Create(path+"/!", []byte("x"), 0, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("other credentials planted a node: %v", err)
+	}
+	if _, err := leader.Start(leader.Config{Servers: []string{addr}, Path: path, Auth: "no-colon"}, slog.New(slog.DiscardHandler)); err == nil {
+		t.Error("credentials without a password were taken")
+	}
+}
+
+// syncLog is a log's buffer written from many goroutines.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -203,9 +203,9 @@ type Client struct {
 	// Leader returns the leader's fleet address, "" when this edge leads
 	// or none is known: then every read goes to the store.
 	Leader func() string
-	// Token is sent as a bearer token (the fleet's shared secret).
-	Token string
-	// HTTP is the client to ask with (nil: one with a 2-second timeout).
+	// HTTP is the client to ask with (nil: one with a 2-second timeout):
+	// in a fleet with a token, one whose transport proves this edge holds
+	// it and requires the leader to prove the same (fleet.Transport).
 	HTTP *http.Client
 }
 
@@ -221,9 +221,6 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, out any
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return 0, err
-	}
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	hc := c.HTTP
 	if hc == nil {

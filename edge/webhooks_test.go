@@ -125,7 +125,7 @@ func TestWebhooks(t *testing.T) {
 	lead[0].Store(true)
 	hook := func(c *edge.Config) {
 		c.Webhooks = webhooks.Config{Key: testWebhookKey, Deliver: true, Reload: 100 * time.Millisecond, GiveUp: 2 * time.Second,
-			Timeout: 2 * time.Second, Policy: egress.Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowHTTP: true}}
+			Timeout: 2 * time.Second, Policy: egress.Policy{Allow: []egress.Rule{{Prefix: netip.MustParsePrefix("127.0.0.0/8")}}, AllowHTTP: true}}
 	}
 	edges := [2]*harness{}
 	for i := range edges {
@@ -291,3 +291,110 @@ func TestWebhookURLsRefused(t *testing.T) {
 	off := start(t, seeded(t))
 	problem(t, call(t, "GET", off.Base+"/account/webhooks", auth, ""), 503)
 }
+
+// TestWebhookLimitsHoldUnderRaces: creates racing on two edges of a
+// fleet (four at once on each) leave the account with its most
+// endpoints, never more; test
+// deliveries are bounded per account (429 with Retry-After), one at a
+// time, whatever their receiver does.
+func TestWebhookLimitsHoldUnderRaces(t *testing.T) {
+	ch := chtestMigrated(t)
+	release := make(chan struct{})
+	var hung atomic.Int64
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hang" {
+			hung.Add(1)
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer slow.Close()
+	defer close(release)
+	hook := func(c *edge.Config) {
+		c.Webhooks = webhooks.Config{Key: testWebhookKey, PerAccount: 3, Timeout: 5 * time.Second,
+			Policy: egress.Policy{Allow: []egress.Rule{{Prefix: netip.MustParsePrefix("127.0.0.0/8")}}, AllowHTTP: true}}
+	}
+	a, b := start(t, ch, hook), start(t, ch, hook)
+	email := "racer@example.com"
+	signUpWithKey(t, a, email)
+	auth := basic(email, "long enough password")
+	var wg sync.WaitGroup
+	var created atomic.Int64
+	// Four at once on each edge: a fifth sign-in at once on one edge is
+	// throttled (each sign-in holds a place among the failures allowed
+	// until it succeeds).
+	codes := make(chan int, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := [2]*harness{a, b}[i%2]
+			r := call(t, "POST", h.Base+"/account/webhooks", auth, `{"url": "`+slow.URL+`/r`+strconv.Itoa(i)+`"}`)
+			if r.status == 201 {
+				created.Add(1)
+			}
+			codes <- r.status
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	for c := range codes {
+		if c != 201 && c != 409 {
+			t.Errorf("a racing create answered %d", c)
+		}
+	}
+	var list struct{ Webhooks []webhookDoc }
+	r := call(t, "GET", b.Base+"/account/webhooks", auth, "")
+	json.Unmarshal(r.body, &list)
+	if len(list.Webhooks) > 3 || int64(len(list.Webhooks)) != created.Load() || created.Load() == 0 {
+		t.Fatalf("8 racing creates with a most of 3: %d listed, %d answered 201", len(list.Webhooks), created.Load())
+	}
+	// Creates that gave up under contention leave room: asked again
+	// alone, they fill it, and no more.
+	for i := len(list.Webhooks); i < 4; i++ {
+		want := 201
+		if i == 3 {
+			want = 409
+		}
+		if r := call(t, "POST", a.Base+"/account/webhooks", auth, `{"url": "`+slow.URL+`/again"}`); r.status != want {
+			t.Fatalf("create %d alone: %d %s", i+1, r.status, r.body)
+		}
+	}
+	r = call(t, "GET", b.Base+"/account/webhooks", auth, "")
+	list.Webhooks = nil
+	json.Unmarshal(r.body, &list)
+
+	// Test deliveries: one at a time per account, then a few a minute.
+	hang := call(t, "DELETE", a.Base+"/account/webhooks/"+list.Webhooks[0].ID, auth, "")
+	if hang.status != 204 {
+		t.Fatalf("delete: %d", hang.status)
+	}
+	h := call(t, "POST", a.Base+"/account/webhooks", auth, `{"url": "`+slow.URL+`/hang"}`)
+	var hangDoc webhookDoc
+	json.Unmarshal(h.body, &hangDoc)
+	done := make(chan answer, 1)
+	go func() { done <- call(t, "POST", a.Base+"/account/webhooks/"+hangDoc.ID+"/test", auth, "") }()
+	waitUntil(t, 5*time.Second, "the hanging test delivery", func() bool { return hung.Load() == 1 })
+	busy := call(t, "POST", a.Base+"/account/webhooks/"+list.Webhooks[1].ID+"/test", auth, "")
+	problem(t, busy, 429)
+	if busy.header.Get("Retry-After") == "" {
+		t.Error("a refused test delivery has no Retry-After")
+	}
+	release <- struct{}{}
+	if r := <-done; r.status != 200 {
+		t.Fatalf("the hanging test: %d %s", r.status, r.body)
+	}
+	statuses := []int{}
+	for range TestBurstForTests + 1 {
+		statuses = append(statuses, call(t, "POST", a.Base+"/account/webhooks/"+list.Webhooks[1].ID+"/test", auth, "").status)
+	}
+	if statuses[0] != 200 || statuses[len(statuses)-1] != 429 {
+		t.Errorf("test deliveries in a row: %v, want the budget spent and then 429", statuses)
+	}
+}
+
+// TestBurstForTests is the per-account burst of test deliveries.
+const TestBurstForTests = webhooks.TestBurst

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -140,7 +142,8 @@ func TestMigrateSeedServe(t *testing.T) {
 	exportsDir := t.TempDir()
 	go func() {
 		done <- run(sctx, []string{"serve", "--listen", addr, "--log-format", "json", "--memory-limit", "2GiB", "--cache-mb", "256",
-			"--exports-dir", exportsDir},
+			"--exports-dir", exportsDir, "--webhook-key", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", "--webhook-allow", "127.0.0.0/8,::1",
+			"--webhook-allow-http"},
 			strings.NewReader(""), &bytes.Buffer{}, &errs)
 	}()
 
@@ -167,6 +170,7 @@ func TestMigrateSeedServe(t *testing.T) {
 	if !ready.Ready || total != 300 {
 		t.Fatalf("never ready with 300 listings: %+v", ready)
 	}
+	webhooksStayOffOwnServices(t, addr, cfg.Addr)
 	stop() // as SIGTERM does
 	select {
 	case code := <-done:
@@ -262,5 +266,50 @@ func TestAccountAndKeyCommands(t *testing.T) {
 	}
 	if code, _, _ := runCmd(t, ctx, "key", "--help"); code != 0 {
 		t.Errorf("key --help: exit %d", code)
+	}
+}
+
+// webhooksStayOffOwnServices registers webhooks at a serving edge whose
+// allow list admits all of loopback: its own ClickHouse (the native port
+// given, the HTTP port that takes SQL), its own listen address, and
+// addresses hidden behind a zone are refused; a receiver is admitted.
+func webhooksStayOffOwnServices(t *testing.T, addr, chAddr string) {
+	t.Helper()
+	post := func(path, body string, auth bool) (int, string) {
+		req, _ := http.NewRequest("POST", "http://"+addr+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if auth {
+			req.SetBasicAuth("hooks@example.com", "long enough password")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post("/account", `{"email":"hooks@example.com","password":"long enough password"}`, false); code != 201 {
+		t.Fatalf("sign up: %d %s", code, body)
+	}
+	_, chPort, _ := net.SplitHostPort(chAddr)
+	_, ownPort, _ := net.SplitHostPort(addr)
+	for _, c := range []struct{ url, want string }{
+		{"http://127.0.0.1:" + chPort + "/", "own addresses"},
+		{"http://127.0.0.1:8123/?query=INSERT", "own addresses"},
+		{"http://127.0.0.2:" + ownPort + "/", "own addresses"},
+		{"http://[::1]:" + chPort + "/", "own addresses"},
+		{"http://[::1%251]:9/", "no zone"},
+		{"https://[64:ff9b::7f00:1%251]/", "no zone"},
+		{"https://[::ffff:0:7f00:1]/", "reserved"},
+	} {
+		if code, body := post("/account/webhooks", `{"url":"`+c.url+`"}`, true); code != 400 || !strings.Contains(body, c.want) {
+			t.Errorf("%s: %d %s, want a 400 saying %q", c.url, code, body, c.want)
+		}
+	}
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+	defer rcv.Close()
+	if code, body := post("/account/webhooks", `{"url":"`+rcv.URL+`/hook"}`, true); code != 201 {
+		t.Errorf("a receiver the allow list admits: %d %s", code, body)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/clientip"
+	"github.com/edge-stats/edge/edge/egress"
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/limits/relay"
 	"github.com/edge-stats/edge/views"
@@ -43,7 +44,7 @@ type serveConfig struct {
 	fleet                                                      fleet.Config
 	followEvery                                                time.Duration
 	maxEditions, retentionDays, changeDays                     int
-	webhookAllow                                               string
+	webhookAllow, webhookDeny                                  string
 	exports                                                    cron.ExportsConfig
 	backoffMin, backoffMax                                     time.Duration
 	trusted, exempt                                            string // address ranges, as given
@@ -97,7 +98,8 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.Duration(&c.srv.Stream.MaxAge, "stream-max-age", c.srv.Stream.MaxAge, "a stream ends after it, and its client reconnects with Last-Event-ID (spreads streams over a fleet's edges after a deploy)")
 	f.String(&c.srv.Webhooks.Key, "webhook-key", "", "32 random bytes, base64 (openssl rand -base64 32), the same on every edge: seals the webhooks' signing secrets in ClickHouse (set it as EDGE_WEBHOOK_KEY: a flag shows in the process list); empty: webhooks are off (/account/webhooks answers 503)")
 	f.Bool(&c.srv.Webhooks.Deliver, "webhook-deliver", true, "deliver the webhooks while this edge leads its fleet (with --zk), or always (without); off on all but one edge of a fleet without ZooKeeper")
-	f.String(&c.webhookAllow, "webhook-allow", "", "comma-separated CIDR ranges webhooks may reach although not public (such as 127.0.0.0/8 for a receiver on this host); every other loopback, private, link-local and reserved address is refused")
+	f.String(&c.webhookAllow, "webhook-allow", "", "comma-separated addresses or CIDR ranges, best each with its receiver's port, that webhooks may reach although not public (such as 127.0.0.1:9999 for a receiver on this host); every other loopback, private, link-local and reserved address is refused, and so are this edge's own services (its listen, fleet and debug addresses, its ClickHouse's and ZooKeeper's hosts on their ports and their usual ones, and --webhook-deny) whatever this says")
+	f.String(&c.webhookDeny, "webhook-deny", "", "comma-separated addresses or CIDR ranges with a port or none (10.0.0.7:8123) that webhooks never reach, whatever --webhook-allow says: services of this edge's network on ports it cannot know")
 	f.Bool(&c.srv.Webhooks.Policy.AllowHTTP, "webhook-allow-http", false, "admit http:// webhook URLs (only https:// otherwise)")
 	f.Int(&c.srv.Webhooks.PerAccount, "webhooks-per-account", 10, "webhook endpoints one account may register")
 	f.Int(&c.srv.Webhooks.Workers, "webhook-workers", 64, "deliveries at once to endpoints that answer")
@@ -183,11 +185,12 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 			return nil, fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
 		}
 	}
-	allow, err := clientip.ParsePrefixes(c.webhookAllow)
-	if err != nil {
+	if c.srv.Webhooks.Policy.Allow, err = egress.ParseRules(c.webhookAllow); err != nil {
 		return nil, fmt.Errorf("--webhook-allow: %w", err)
 	}
-	c.srv.Webhooks.Policy.Allow = allow
+	if c.srv.Webhooks.Policy.Deny, err = egress.ParseRules(c.webhookDeny); err != nil {
+		return nil, fmt.Errorf("--webhook-deny: %w", err)
+	}
 	if c.srv.TrustedProxies, err = clientip.ParsePrefixes(c.trusted); err != nil {
 		return nil, fmt.Errorf("--trusted-proxies: %w", err)
 	}
@@ -458,6 +461,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			log.Warn("exports", "err", err)
 		}
 	}
+	// Webhooks never reach this edge's own services, whatever the allow
+	// list says.
+	c.srv.Webhooks.Policy.Deny = append(c.srv.Webhooks.Policy.Deny, ownServices(ctx, c, ln.Addr().String())...)
 	server, err := edge.New(c.srv, src, log)
 	if err != nil {
 		return err
@@ -490,6 +496,26 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log.Info("edge stopped")
 	return nil
+}
+
+// ownServices returns the rules that keep webhooks off this edge's own
+// services: its listen, fleet and debug addresses, and its ClickHouse's
+// and ZooKeeper's hosts on the ports given and the ports those servers
+// usually also listen on (ClickHouse's HTTP, which takes SQL, among them).
+func ownServices(ctx context.Context, c *serveConfig, listen string) []egress.Rule {
+	var own []string
+	for _, a := range []string{listen, c.srv.Listen, c.fleetListen, c.debugListen} {
+		if a != "" {
+			own = append(own, a)
+		}
+	}
+	rules := egress.Own(ctx, own)
+	clickhousePorts := []uint16{8123, 8443, 9000, 9004, 9005, 9009, 9010, 9011, 9363, 9440}
+	rules = append(rules, egress.Own(ctx, analytics.Addrs(c.ch.Addr), clickhousePorts...)...)
+	if c.zk != "" {
+		rules = append(rules, egress.Own(ctx, analytics.Addrs(c.zk), 2181, 2281, 2888, 3888, 7000, 8080)...)
+	}
+	return rules
 }
 
 // loopbackHostPort reports whether a listen address names a loopback

@@ -16,17 +16,109 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
 
+// Rule is a range of addresses, on one port or every port.
+type Rule struct {
+	Prefix netip.Prefix
+	Port   uint16 // 0: every port
+}
+
+func (r Rule) matches(ap netip.AddrPort) bool {
+	return r.Prefix.Contains(ap.Addr()) && (r.Port == 0 || r.Port == ap.Port())
+}
+
+func (r Rule) String() string {
+	if r.Port == 0 {
+		return r.Prefix.String()
+	}
+	if r.Prefix.Addr().Is6() {
+		return "[" + r.Prefix.String() + "]:" + strconv.Itoa(int(r.Port))
+	}
+	return r.Prefix.String() + ":" + strconv.Itoa(int(r.Port))
+}
+
+// ParseRules reads a comma-separated list of addresses or CIDR ranges,
+// each with a port or none: 127.0.0.1:9999, 10.0.0.0/8,
+// 10.0.0.0/8:443, [::1]:9999, [fd00::/8]:443, ::1. An address is a range
+// of one.
+func ParseRules(s string) ([]Rule, error) {
+	var out []Rule
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		r, err := parseRule(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func parseRule(f string) (Rule, error) {
+	bad := fmt.Errorf("%q: want an address or CIDR range, with :port or without (127.0.0.1:9999, 10.0.0.0/8, [::1]:9999)", f)
+	host, port := f, ""
+	switch {
+	case strings.HasPrefix(f, "["):
+		end := strings.Index(f, "]")
+		if end < 0 {
+			return Rule{}, bad
+		}
+		host, port = f[1:end], f[end+1:]
+		if port != "" {
+			var ok bool
+			if port, ok = strings.CutPrefix(port, ":"); !ok {
+				return Rule{}, bad
+			}
+		}
+	case strings.Count(f, ":") == 1: // IPv4 with a port
+		host, port, _ = strings.Cut(f, ":")
+	}
+	var r Rule
+	if strings.Contains(host, "/") {
+		p, err := netip.ParsePrefix(host)
+		if err != nil {
+			return Rule{}, bad
+		}
+		r.Prefix = p.Masked()
+	} else {
+		a, err := netip.ParseAddr(host)
+		if err != nil || a.Zone() != "" {
+			return Rule{}, bad
+		}
+		r.Prefix = netip.PrefixFrom(a, a.BitLen())
+	}
+	if a := r.Prefix.Addr(); a.Is4In6() {
+		r.Prefix = netip.PrefixFrom(a.Unmap(), max(r.Prefix.Bits()-96, 0))
+	}
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return Rule{}, bad
+		}
+		r.Port = uint16(n)
+	}
+	return r, nil
+}
+
 // Policy says which URLs and addresses a caller may make the edge reach.
 type Policy struct {
 	// Allow lists ranges reachable even though they are not public (the
-	// operator's choice: the tests allow loopback).
-	Allow []netip.Prefix
+	// operator's choice: the tests allow loopback), best each with its
+	// receiver's port.
+	Allow []Rule
+	// Deny lists the edge's own services (its listen and fleet
+	// addresses, its ClickHouse and ZooKeeper): never reached, whatever
+	// Allow says.
+	Deny []Rule
 	// AllowHTTP admits http:// URLs; otherwise only https://.
 	AllowHTTP bool
 	// Resolver looks names up (nil: the system's).
@@ -55,12 +147,18 @@ var blocked = []netip.Prefix{
 	netip.MustParsePrefix("64:ff9b:1::/48"),
 	netip.MustParsePrefix("100::/64"),
 	netip.MustParsePrefix("2001:db8::/32"),
-	netip.MustParsePrefix("2002::/16"), // 6to4: embeds an IPv4 address
+	netip.MustParsePrefix("2002::/16"),       // 6to4: embeds an IPv4 address
+	netip.MustParsePrefix("2001::/32"),       // Teredo: embeds an IPv4 address
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated): embeds an IPv4 address
+	netip.MustParsePrefix("::ffff:0:0/96"),   // IPv4-mapped, should one reach here unmapped
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated (RFC 2765)
+	netip.MustParsePrefix("fec0::/10"),       // site-local (deprecated, still routed inside some networks)
 }
 
 // Why returns why a is not public ("" when it is): what a refusal names.
+// A zone (fe80::1%eth0) is no part of the address for this question.
 func Why(a netip.Addr) string {
-	a = a.Unmap()
+	a = a.WithZone("").Unmap()
 	switch {
 	case !a.IsValid():
 		return "not an address"
@@ -85,11 +183,19 @@ func Why(a netip.Addr) string {
 	return ""
 }
 
-// Check returns an error wrapping ErrRefused when a may not be reached.
-func (p *Policy) Check(a netip.Addr) error {
-	a = a.Unmap()
+// Check returns an error wrapping ErrRefused when ap may not be reached:
+// one of the edge's own services (Deny), or an address that is not
+// public and not allowed. A zone is stripped before every check.
+func (p *Policy) Check(ap netip.AddrPort) error {
+	a := ap.Addr().WithZone("").Unmap()
+	ap = netip.AddrPortFrom(a, ap.Port())
+	for _, r := range p.Deny {
+		if r.matches(ap) {
+			return fmt.Errorf("%w: %s is one of this service's own addresses", ErrRefused, ap)
+		}
+	}
 	for _, r := range p.Allow {
-		if r.Contains(a) {
+		if r.matches(ap) {
 			return nil
 		}
 	}
@@ -125,10 +231,19 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 	if u.Opaque != "" || u.Hostname() == "" {
 		return nil, fmt.Errorf("%w: a URL with a host, such as https://hooks.example.com/edge", ErrRefused)
 	}
-	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+	if strings.Contains(u.Host, "%") {
+		return nil, fmt.Errorf("%w: no zone (%%) in the host: give a public address or name", ErrRefused)
+	}
+	port := uint16(443)
+	if u.Scheme == "http" {
+		port = 80
+	}
+	if ps := u.Port(); ps != "" {
+		n, err := strconv.Atoi(ps)
+		if err != nil || n < 1 || n > 65535 {
 			return nil, fmt.Errorf("%w: a port from 1 to 65535", ErrRefused)
 		}
+		port = uint16(n)
 	}
 	u.Fragment, u.RawFragment = "", ""
 	addrs, err := p.resolve(ctx, u.Hostname())
@@ -136,7 +251,7 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 		return nil, err
 	}
 	for _, a := range addrs {
-		if err := p.Check(a); err != nil {
+		if err := p.Check(netip.AddrPortFrom(a, port)); err != nil {
 			return nil, fmt.Errorf("%s resolves to a refused address: %w", u.Hostname(), err)
 		}
 	}
@@ -161,6 +276,54 @@ func (p *Policy) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 	return addrs, nil
 }
 
+// Own returns the rules that deny the services at hostPorts (host:port,
+// or :port for every interface) on each of ports as well as the port
+// given: a service on loopback, on every interface or named localhost is
+// denied on every loopback address and every address of this host's
+// interfaces; a named host on each address it resolves to now.
+func Own(ctx context.Context, hostPorts []string, ports ...uint16) []Rule {
+	var out []Rule
+	for _, hp := range hostPorts {
+		host, ps, err := net.SplitHostPort(hp)
+		if err != nil {
+			continue
+		}
+		all := slices.Clone(ports)
+		if n, err := strconv.Atoi(ps); err == nil && n > 0 && n < 65536 {
+			all = append(all, uint16(n))
+		}
+		var prefixes []netip.Prefix
+		a, err := netip.ParseAddr(host)
+		switch {
+		case host == "" || host == "localhost" || (err == nil && (a.IsLoopback() || a.IsUnspecified())):
+			prefixes = append(prefixes, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
+			if ifs, err := net.InterfaceAddrs(); err == nil {
+				for _, ia := range ifs {
+					if n, ok := ia.(*net.IPNet); ok {
+						if ip, ok := netip.AddrFromSlice(n.IP); ok {
+							prefixes = append(prefixes, netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()))
+						}
+					}
+				}
+			}
+		case err == nil:
+			prefixes = append(prefixes, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+		default:
+			if as, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host); err == nil {
+				for _, a := range as {
+					prefixes = append(prefixes, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+				}
+			}
+		}
+		for _, p := range prefixes {
+			for _, port := range all {
+				out = append(out, Rule{Prefix: p, Port: port})
+			}
+		}
+	}
+	return out
+}
+
 // MaxAnswer is how much of an answer's body a delivery reads.
 const MaxAnswer = 1 << 10
 
@@ -175,7 +338,7 @@ func (p *Policy) Client(timeout time.Duration) *http.Client {
 		if err != nil {
 			return fmt.Errorf("%w: %s", ErrRefused, address)
 		}
-		return p.Check(ap.Addr())
+		return p.Check(ap)
 	}}
 	tr := &http.Transport{
 		Proxy: nil,

@@ -29,7 +29,7 @@ func (r *fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.A
 	return []netip.Addr{netip.MustParseAddr(as[i])}, nil
 }
 
-var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+var loopback = []Rule{{Prefix: netip.MustParsePrefix("127.0.0.0/8")}, {Prefix: netip.MustParsePrefix("::1/128")}}
 
 // TestCheckURLRefuses refuses each kind of URL a caller could reach the
 // edge's own network with, and admits a public https URL.
@@ -65,6 +65,18 @@ func TestCheckURLRefuses(t *testing.T) {
 		"https://hooks.example.com:0/x":            "a port from 1",
 		"https:///x":                               "a URL with a host",
 		"https://" + strings.Repeat("a", 2100):     "at most 2,048 bytes",
+		// A zone hid an address from every range (fourth review).
+		"https://[64:ff9b::7f00:1%251]/": "no zone",
+		"https://[2002:7f00:1::%251]/":   "no zone",
+		"https://[2001:db8::1%251]/":     "no zone",
+		"https://[100::1%251]/":          "no zone",
+		"https://[fe80::1%25eth0]/":      "no zone",
+		"https://[64:ff9b::7f00:1]/":     "reserved",
+		"https://[::7f00:1]/":            "reserved (::/96)",
+		"https://[::a00:1]/":             "reserved (::/96)",
+		"https://[::ffff:0:a00:1]/":      "reserved (::ffff:0:0:0/96)",
+		"https://[fec0::1]/":             "reserved (fec0::/10)",
+		"https://[2001:0:4136:e378::1]/": "reserved (2001::/32)",
 	} {
 		_, err := p.CheckURL(context.Background(), raw)
 		if err == nil || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), want) {
@@ -79,6 +91,65 @@ func TestCheckURLRefuses(t *testing.T) {
 	allowing := &Policy{Allow: loopback, AllowHTTP: true}
 	if _, err := allowing.CheckURL(context.Background(), "http://127.0.0.1:9/x"); err != nil {
 		t.Errorf("loopback allowed by the operator: %v", err)
+	}
+}
+
+// TestZonesAreStripped: an address with a zone is judged as the address,
+// at the dial's check too (a name could resolve to one).
+func TestZonesAreStripped(t *testing.T) {
+	p := &Policy{}
+	for _, s := range []string{"64:ff9b::7f00:1%1", "2002:7f00:1::%eth0", "2001:db8::1%1", "100::1%1", "::1%lo", "::ffff:127.0.0.1%1", "fe80::1%1"} {
+		if err := p.Check(netip.AddrPortFrom(netip.MustParseAddr(s), 443)); !errors.Is(err, ErrRefused) {
+			t.Errorf("%s: %v, want a refusal", s, err)
+		}
+	}
+}
+
+// TestAllowAndDenyRules: an allowed range with a port admits that port
+// alone; a denied service is refused whatever the allow list says.
+func TestAllowAndDenyRules(t *testing.T) {
+	allow, err := ParseRules("127.0.0.1:9999, [::1]:9999, 10.0.0.0/8:443, 192.168.1.7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deny, err := ParseRules("10.0.0.5:443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Policy{Allow: allow, Deny: deny, AllowHTTP: true}
+	for raw, ok := range map[string]bool{
+		"http://127.0.0.1:9999/x":  true,
+		"http://127.0.0.1:8123/x":  false,
+		"http://127.0.0.2:9999/x":  false,
+		"http://[::1]:9999/x":      true,
+		"http://[::1]:9000/x":      false,
+		"https://10.1.2.3/x":       true,
+		"https://10.1.2.3:8443/x":  false,
+		"https://10.0.0.5/x":       false, // denied whatever the allow list says
+		"http://192.168.1.7:1234/": true,
+		"http://192.168.1.8:1234/": false,
+	} {
+		_, err := p.CheckURL(context.Background(), raw)
+		if (err == nil) != ok {
+			t.Errorf("%s: %v, want allowed %v", raw, err, ok)
+		}
+	}
+	for _, bad := range []string{"127.0.0.1:0", "127.0.0.1:70000", "[::1", "[::1]9", "fe80::1%1", "x", "10.0.0.0/33", "::1:", "127.0.0.1:x"} {
+		if _, err := ParseRules(bad); err == nil {
+			t.Errorf("%q: taken", bad)
+		}
+	}
+	// The edge's own services on loopback are denied on every loopback
+	// address and the ports given.
+	own := Own(context.Background(), []string{"127.0.0.1:19000", ":8080"}, 8123)
+	q := &Policy{Allow: loopback, Deny: own, AllowHTTP: true}
+	for raw, ok := range map[string]bool{
+		"http://127.0.0.1:19000/": false, "http://127.0.0.9:8123/": false, "http://[::1]:8080/": false,
+		"http://127.0.0.1:9999/": true,
+	} {
+		if _, err := q.CheckURL(context.Background(), raw); (err == nil) != ok {
+			t.Errorf("own services: %s: %v, want allowed %v", raw, err, ok)
+		}
 	}
 }
 
@@ -154,7 +225,7 @@ func (anyName) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, err
 // that resolves to one.
 func FuzzCheckURL(f *testing.F) {
 	for _, s := range []string{"https://hooks.example.com/x", "https://[::ffff:10.0.0.1]/", "https://inside/", "https://0x7f.1/", "https://2130706433/",
-		"https://127.0.0.1%2523@x/", "HTTPS://[fe80::1%25eth0]/", "https://a@b@c/", "http://x/"} {
+		"https://127.0.0.1%2523@x/", "HTTPS://[fe80::1%25eth0]/", "https://[64:ff9b::7f00:1%251]/", "https://a@b@c/", "http://x/"} {
 		f.Add(s)
 	}
 	p := &Policy{Resolver: anyName{}}
@@ -166,7 +237,7 @@ func FuzzCheckURL(f *testing.F) {
 			}
 			return
 		}
-		if u.Scheme != "https" || u.User != nil || u.Hostname() == "" {
+		if u.Scheme != "https" || u.User != nil || u.Hostname() == "" || strings.Contains(u.Host, "%") {
 			t.Fatalf("%q accepted as %#v", raw, u)
 		}
 		host := strings.Trim(u.Hostname(), "[]")

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +33,8 @@ type API struct {
 	sealer *sealer // nil: webhooks are off
 	client *http.Client
 	log    *slog.Logger
+	locks  accountLocks
+	tests  testBudget
 }
 
 // NewAPI returns the webhook routes; with no key in cfg they answer 503.
@@ -161,12 +165,13 @@ func (a *API) create(c *fiber.Ctx, email string) error {
 	if err != nil {
 		return problem.New(http.StatusBadRequest, "url: "+problem.Sentence(err.Error())+". Give a public https URL of your own receiver.")
 	}
+	defer a.locks.lock(email)()
 	rows, err := a.load(c.UserContext(), email)
 	if err != nil {
 		return err
 	}
 	if len(rows) >= a.cfg.PerAccount {
-		return problem.Newf(http.StatusConflict, "This account has %d webhooks, its most: delete one first (DELETE /account/webhooks/{id}), or widen one's filters.", len(rows))
+		return a.full(len(rows))
 	}
 	conn, err := a.db.Conn(c.UserContext())
 	if err != nil {
@@ -187,9 +192,41 @@ func (a *API) create(c *fiber.Ctx, email string) error {
 	if err := analytics.WriteWebhook(c.UserContext(), conn, row, time.Now()); err != nil {
 		return problem.ReadFailed("the webhooks", err)
 	}
+	// Another edge of the fleet may have made one at the same moment:
+	// read again, and keep the new endpoint only if the account is
+	// within its most.
+	if err := a.keepWithinLimit(c, email, row); err != nil {
+		return err
+	}
 	doc := endpointOf(row)
 	doc.Secret = secret
 	return c.Status(http.StatusCreated).JSON(doc)
+}
+
+// full is the answer to a create past the account's most endpoints.
+func (a *API) full(n int) error {
+	return problem.Newf(http.StatusConflict, "This account has %d webhooks, its most: delete one first (DELETE /account/webhooks/{id}), or widen one's filters.", n)
+}
+
+// keepWithinLimit reads the account's endpoints after row was written,
+// and removes row when they are past PerAccount. Creates racing on
+// several edges each write and then read: the last of them to read sees
+// every row the others wrote, so no account ends past its most (under
+// contention at the limit, more than one may give up: each is told to
+// ask again).
+func (a *API) keepWithinLimit(c *fiber.Ctx, email string, row analytics.WebhookRow) error {
+	rows, err := a.load(c.UserContext(), email)
+	if err != nil {
+		return err
+	}
+	if len(rows) <= a.cfg.PerAccount {
+		return nil
+	}
+	row.Deleted, row.Enabled = true, false
+	if err := a.write(c.UserContext(), row); err != nil {
+		return err
+	}
+	return problem.Newf(http.StatusConflict, "This account's most is %d webhooks, and others were made at the same moment: list them (GET /account/webhooks), and ask again if it has fewer.", a.cfg.PerAccount)
 }
 
 // delivery is an attempt as the delivery log gives it.
@@ -286,6 +323,13 @@ func (a *API) test(c *fiber.Ctx, email string) error {
 	if err != nil {
 		return err
 	}
+	release, wait, ok := a.tests.take(email, time.Now())
+	if !ok {
+		secs := max(1, int(math.Ceil(wait.Seconds())))
+		return problem.Newf(http.StatusTooManyRequests, "This account may ask for %d test deliveries a minute, one at a time: ask again in %d s.", TestsPerMinute, secs).
+			WithHeader("Retry-After", strconv.Itoa(secs))
+	}
+	defer release()
 	secret, err := a.sealer.open(row.ID, row.Secret)
 	if err != nil {
 		return problem.New(http.StatusConflict, "This webhook's secret does not open with the service's key (the key was changed): delete the webhook and make it again.")

@@ -3,6 +3,7 @@ package edge_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -170,7 +171,7 @@ func TestEventStream(t *testing.T) {
 		if try == 50 {
 			t.Fatal("a closed stream still counts against its key")
 		}
-		time.Sleep(100 * time.Millisecond) // the edge sees the close at its next heartbeat
+		time.Sleep(100 * time.Millisecond) // the edge sees the close within its probe (a second)
 		resumed, _ = openStream(t, h, "", map[string]string{"Authorization": "Bearer " + key, "Last-Event-ID": firstID})
 	}
 	if e, id, _ := resumed.next(t, 5*time.Second); id != secondID || e.Kind != "developer" {
@@ -257,6 +258,44 @@ func (s *sseStream) quiet(t *testing.T, wait time.Duration) {
 			}
 		case <-deadline:
 			return
+		}
+	}
+}
+
+// TestAClosedStreamFreesItsPlace: a client that hangs up frees its
+// stream's place within the probe's interval, not at the next heartbeat
+// (an hour here), so that it can open another at once.
+func TestAClosedStreamFreesItsPlace(t *testing.T) {
+	cfg := seeded(t)
+	for _, rawIO := range []bool{true, false} {
+		h := start(t, cfg, func(c *edge.Config) {
+			c.Stream = stream.Config{PerKey: 1, Heartbeat: time.Hour, Probe: 100 * time.Millisecond}
+			c.RawIO = rawIO
+		})
+		if err := h.Jobs.RunNow("views"); err != nil {
+			t.Fatal(err)
+		}
+		key, _ := signUpWithKey(t, h, fmt.Sprintf("hangup-%v@example.com", rawIO))
+		auth := map[string]string{"Authorization": "Bearer " + key}
+		s, a := openStream(t, h, "", auth)
+		if s == nil {
+			t.Fatalf("stream: %d %s", a.status, a.body)
+		}
+		if _, a := openStream(t, h, "", auth); a.status != 429 {
+			t.Fatalf("a second stream of a key with room for one: %d", a.status)
+		}
+		s.close()
+		start := time.Now()
+		for {
+			again, _ := openStream(t, h, "", auth)
+			if again != nil {
+				again.close()
+				break
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("raw I/O %v: the closed stream still holds its key's place", rawIO)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 }

@@ -41,6 +41,13 @@ type Config struct {
 	// WriteTimeout is how long one write to a client may take before its
 	// connection is closed (default 30 s).
 	WriteTimeout time.Duration
+	// BacklogTime bounds the sending of a stream's backlog (the events
+	// after Last-Event-ID): a client that reads it more slowly is cut and
+	// resumes from the last event it got (default 2 min).
+	BacklogTime time.Duration
+	// Probe is how often a stream looks whether its client hung up, so
+	// that a closed stream's place is free within it (default 1 s).
+	Probe time.Duration
 }
 
 // Defaults returns c with every zero field set to its default.
@@ -62,6 +69,12 @@ func (c Config) Defaults() Config {
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 30 * time.Second
+	}
+	if c.BacklogTime <= 0 {
+		c.BacklogTime = 2 * time.Minute
+	}
+	if c.Probe <= 0 {
+		c.Probe = time.Second
 	}
 	return c
 }
@@ -140,9 +153,6 @@ type client struct {
 	key    string
 	filter changes.Filter
 	conn   net.Conn
-	// backlog is the replica the stream's backlog is read from, until it
-	// is sent (then nil).
-	backlog *replica.Replica
 
 	mu    sync.Mutex
 	queue []frame
@@ -307,16 +317,17 @@ func (h *Hub) Open(key string, f changes.Filter, since changes.Pos, hasSince boo
 	// The state loaded now holds every event up to the hub's position:
 	// the backlog is read from it, what comes after from the queue.
 	liveFrom := h.pos
-	cl := &client{key: key, filter: f, conn: conn, wake: make(chan struct{}, 1), backlog: st.Replica}
+	cl := &client{key: key, filter: f, conn: conn, wake: make(chan struct{}, 1)}
 	h.clients[cl] = struct{}{}
 	h.perKey[key]++
 	h.mu.Unlock()
 	if !hasSince {
 		since = liveFrom
 	}
-	// The writer holds the state only while it sends the backlog (see
-	// client.backlog): a stream open for an hour must not keep the state
-	// it opened with, and every state since, from being collected.
+	// The writer holds no state: the backlog is read a page at a time
+	// from the state published then (backlog), so that a stream open for
+	// an hour does not keep the state it opened with, and every state
+	// since, from being collected.
 	return func(w *bufio.Writer) {
 		defer h.close(cl)
 		h.write(w, cl, liveFrom, since)
@@ -352,22 +363,30 @@ func (h *Hub) flush(w *bufio.Writer, cl *client) bool {
 	return w.Flush() == nil
 }
 
-// backlog sends the events of cl's backlog replica after *since up to
-// liveFrom, moving *since on, then lets the replica go; false when the
-// client is gone.
+// backlog sends the events after *since up to liveFrom, moving *since
+// on, each page read from the state published then (every state holds
+// the events of those before it, within the change window); false when
+// the client is gone, or did not take the backlog within BacklogTime
+// (it resumes from the last event it got).
 func (h *Hub) backlog(w *bufio.Writer, cl *client, liveFrom changes.Pos, since *changes.Pos) bool {
-	r := cl.backlog
-	cl.backlog = nil
+	deadline := time.Now().Add(h.cfg.BacklogTime)
 	w.WriteString("retry: 3000\n\n")
-	log := r.Changes()
-	if since.Compare(changes.Pos{At: log.From()}) < 0 && *since != (changes.Pos{}) {
+	if log := h.state.Load().Replica.Changes(); since.Compare(changes.Pos{At: log.From()}) < 0 && *since != (changes.Pos{}) {
 		w.WriteString(": events before " + time.Unix(log.From(), 0).UTC().Format(time.RFC3339) + " are no longer kept\n\n")
 	}
 	if !h.flush(w, cl) {
 		return false
 	}
 	for since.Compare(liveFrom) < 0 {
-		page, more := log.After(&cl.filter, *since, 256)
+		if hungUp(cl.conn) {
+			return false
+		}
+		if time.Now().After(deadline) {
+			h.cut.Add(1) // reading too slowly
+			return false
+		}
+		r := h.state.Load().Replica
+		page, more := r.Changes().After(&cl.filter, *since, 256)
 		for _, c := range page {
 			if changes.PosOf(c).Compare(liveFrom) > 0 {
 				more = false
@@ -394,8 +413,14 @@ func (h *Hub) live(w *bufio.Writer, cl *client, sent changes.Pos) {
 	defer heartbeat.Stop()
 	end := time.NewTimer(h.cfg.MaxAge)
 	defer end.Stop()
+	probe := time.NewTicker(h.cfg.Probe)
+	defer probe.Stop()
 	for {
 		select {
+		case <-probe.C:
+			if hungUp(cl.conn) {
+				return
+			}
 		case <-cl.wake:
 			frames, cut := cl.take()
 			if cut {

@@ -33,6 +33,7 @@ import (
 	"github.com/edge-stats/edge/edge/legacy"
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/missgate"
+	"github.com/edge-stats/edge/edge/page/guard"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/replay"
 	"github.com/edge-stats/edge/edge/stream"
@@ -65,21 +66,25 @@ type Config struct {
 	IPv6Prefix     int               // leading bits of an IPv6 address that name one caller for every per-address limit (default 64)
 	FairUseRate    float64           // legacy API: requests a second per address (0 turns it off)
 	FairUseBurst   int               // legacy API: requests an address may make at once
-	FairUseExempt  clientip.Prefixes // legacy API: addresses without fair use, such as a CDN's
-	PublicMaxAge   time.Duration     // legacy API: max-age of its public Cache-Control
-	ReadBudget     time.Duration     // longest a per-request ClickHouse read may take
-	TextBudget     time.Duration     // time budget of q on /api/v1/listings, searched in memory
-	SearchBudget   time.Duration     // time budget of review searches in ClickHouse (whole seconds on 18.16)
-	SearchMaxRows  uint64            // rows a review search may read in ClickHouse (0: no bound)
-	Limits         limits.Config     // the v1 API's limits and search pool
-	Webhooks       webhooks.Config   // the webhooks (off without a key)
-	Stream         stream.Config     // the event streams' bounds (zero fields: their defaults)
-	NoLimits       bool              // serve v1 without keys and limits (an internal edge behind a gateway that applies them; benchmarks)
-	SDKOnlyTools   bool              // answer every /mcp request through the MCP SDK, without the fast tools/call path (for comparison)
-	KeysEvery      time.Duration     // how often the key list is reloaded from ClickHouse
-	UsageEvery     time.Duration     // how often the day's usage is flushed to ClickHouse and the fleet's totals read back
-	SignInFailures int               // failed sign-ins at one e-mail address from one client address in SignInWindow (a client address may fail three times as many at any)
-	SignInWindow   time.Duration     // the window of the sign-in limits
+	FairUseExempt  clientip.Prefixes // legacy API and pages: addresses without fair use, such as a CDN's
+	// PageRate and PageBurst bound the HTML pages per address: pages a
+	// second, and at once (package page/guard).
+	PageRate       float64
+	PageBurst      int
+	PublicMaxAge   time.Duration   // legacy API: max-age of its public Cache-Control
+	ReadBudget     time.Duration   // longest a per-request ClickHouse read may take
+	TextBudget     time.Duration   // time budget of q on /api/v1/listings, searched in memory
+	SearchBudget   time.Duration   // time budget of review searches in ClickHouse (whole seconds on 18.16)
+	SearchMaxRows  uint64          // rows a review search may read in ClickHouse (0: no bound)
+	Limits         limits.Config   // the v1 API's limits and search pool
+	Webhooks       webhooks.Config // the webhooks (off without a key)
+	Stream         stream.Config   // the event streams' bounds (zero fields: their defaults)
+	NoLimits       bool            // serve v1 without keys and limits (an internal edge behind a gateway that applies them; benchmarks)
+	SDKOnlyTools   bool            // answer every /mcp request through the MCP SDK, without the fast tools/call path (for comparison)
+	KeysEvery      time.Duration   // how often the key list is reloaded from ClickHouse
+	UsageEvery     time.Duration   // how often the day's usage is flushed to ClickHouse and the fleet's totals read back
+	SignInFailures int             // failed sign-ins at one e-mail address from one client address in SignInWindow (a client address may fail three times as many at any)
+	SignInWindow   time.Duration   // the window of the sign-in limits
 	// SignInEmailFailures is the failed sign-ins at one e-mail address
 	// from every client address together in SignInWindow.
 	SignInEmailFailures int
@@ -121,6 +126,8 @@ func DefaultConfig() Config {
 		PublicURL:           "http://127.0.0.1:8080",
 		FairUseRate:         1,
 		FairUseBurst:        20,
+		PageRate:            guard.Default().Rate,
+		PageBurst:           guard.Default().Burst,
 		PublicMaxAge:        time.Minute,
 		ReadBudget:          2 * time.Second,
 		TextBudget:          100 * time.Millisecond,
@@ -312,7 +319,8 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	s.app.Use("/api", apiCORS) // both APIs, before their keys and limits
 	respond := s.responder()
 	s.v1.Routes(s.app.Group("/api/v1"), limit, respond)
-	s.v1.PageRoutes(s.app, limit, respond)
+	pages := guard.New(guard.Config{Rate: cfg.PageRate, Burst: cfg.PageBurst, Exempt: cfg.FairUseExempt, Proxies: proxies})
+	s.v1.PageRoutes(s.app, pages.Handler, respond)
 	legacy.New(legacy.Config{PublicURL: cfg.PublicURL, PublicMaxAge: cfg.PublicMaxAge, FairUseRate: cfg.FairUseRate,
 		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies, TextBudget: cfg.TextBudget},
 		legacy.Sources{State: src.State, Answers: answers, Search: s.gate.SearchSlot, Caller: s.gate.MissCaller, Log: log}).Routes(s.app, respond)

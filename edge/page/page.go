@@ -1,65 +1,73 @@
-// Package page renders the HTML page of one listing: what a person opens
-// from the url of a legacy CSV row or a shared link. It is a plain page,
-// no script: the listing's name, store and developer, its current figures
-// (each linked to its definition) and an inline SVG chart of its size
-// over the last year, readable on a phone. Rendering is pure: the caller
-// gives the figures and the series.
+// Package page renders the edge's HTML pages for people: a listing's
+// page (what a person opens from the url of a legacy CSV row or a shared
+// link), the definitions of the figures, and the answer a browser gets
+// when it is refused. They are plain pages, no script, usable without
+// CSS, dark by the reader's preference: the figures the JSON answers
+// give, with what they mean a link away, and an inline SVG chart readable
+// on a phone. Rendering is pure: the caller gives the figures and the
+// series. Guard puts every page behind the limits and headers that fit
+// people in browsers.
 package page
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"html/template"
 	"strconv"
 	"strings"
 )
 
-// Figure is one figure of the page: its definition's name (the key of
-// GET /api/v1/definitions), a label, its value as the JSON document
-// gives it (Raw; "" for null) and as a person reads it (Text).
-type Figure struct {
-	Definition string
-	Label      string
-	Raw        string
-	Text       string
+// style is every page's style sheet, inline (one request a page); the
+// Content-Security-Policy admits it by its hash alone.
+const style = `:root{color-scheme:light dark;--fg:#1d232a;--muted:#4a5561;--bg:#fff;--line:#e3e7eb;--accent:#1a5fb4;--plot:#1a73e8;--grid:#e3e7eb;--ok:#1e6b34;--okbg:#e6f4ea;--gone:#9a2b1b;--gonebg:#fbe9e7}
+@media (prefers-color-scheme:dark){:root{--fg:#e6e9ed;--muted:#aab4be;--bg:#14181c;--line:#2c333a;--accent:#8ab4f8;--plot:#8ab4f8;--grid:#2c333a;--ok:#9bd4a9;--okbg:#1d3324;--gone:#f2a99d;--gonebg:#3a1f1b}}
+body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:46rem;padding:0 1rem;color:var(--fg);background:var(--bg)}
+a{color:var(--accent)}
+header,footer{font-size:.9rem;color:var(--muted);padding:.75rem 0}
+header a,footer a{margin-right:.9rem}
+footer{border-top:1px solid var(--line);margin-top:1.5rem}
+footer p{overflow-wrap:anywhere}
+h1{font-size:1.5rem;line-height:1.25;margin:.25rem 0;overflow-wrap:anywhere}
+h2{font-size:1.1rem;margin:1.25rem 0 .4rem}
+.meta{color:var(--muted);margin:0 0 1rem}
+.note,.why{color:var(--muted);font-size:.875rem}
+.why{display:block;font-variant-numeric:normal}
+.state{display:inline-block;font-size:.8rem;padding:.05rem .45rem;border-radius:.6rem;background:var(--okbg);color:var(--ok)}
+.state.gone{background:var(--gonebg);color:var(--gone)}
+table{border-collapse:collapse;width:100%;margin:.5rem 0 1rem}
+th,td{text-align:left;padding:.4rem .25rem;border-bottom:1px solid var(--line);vertical-align:top}
+th{font-weight:500}
+td{text-align:right;font-variant-numeric:tabular-nums}
+dt{font-weight:600;margin-top:1rem}
+dd{margin:.2rem 0 0}
+.chart{width:100%;max-width:560px;height:auto;display:block}
+.chart text{font-size:11.5px;fill:var(--muted)}
+.chart .grid{stroke:var(--grid);stroke-width:1}
+.chart .line{fill:none;stroke:var(--plot);stroke-width:2;stroke-linejoin:round}
+.chart .dot{fill:var(--plot)}`
+
+// CSP is every page's Content-Security-Policy: nothing but its own inline
+// style (by hash), its own links and forms, never framed.
+var CSP = func() string {
+	sum := sha256.Sum256([]byte(style))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+		"'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+}()
+
+// Head is what every page's head says besides its style: its title, its
+// description (what it shows, for a search engine and a shared link) and
+// the other forms of its figures (JSON, CSV).
+type Head struct {
+	Title       string
+	Description string
+	Alternates  []Alternate
 }
 
-// Point is one day of the size chart: the day (yyyy-MM-dd) and the day's
-// size; Has is false on a day without one.
-type Point struct {
-	Day  string
-	Size int64
-	Has  bool
-}
-
-// Data is what a page shows.
-type Data struct {
-	Store, ID   string
-	Name        string
-	Developer   string
-	Category    string
-	SizeMeasure string // what size counts in the store (users, installs, ratings)
-	Live        bool
-	Figures     []Figure
-	Points      []Point // oldest first
-	// Links: the listing's JSON document, its history as CSV, the
-	// figures' definitions.
-	DocumentURL, HistoryURL, DefinitionsURL string
-}
-
-// Render returns the page of d.
-func Render(d Data) ([]byte, error) {
-	var b bytes.Buffer
-	if err := tmpl.Execute(&b, view{Data: d, Chart: chart(d.Points, d.SizeMeasure)}); err != nil {
-		return nil, fmt.Errorf("render the page of %s/%s: %w", d.Store, d.ID, err)
-	}
-	return b.Bytes(), nil
-}
-
-// view is what the template reads.
-type view struct {
-	Data
-	Chart template.HTML
+// Alternate is another form of a page's content.
+type Alternate struct {
+	Type, URL, Label string
 }
 
 // Int formats n for a person: 1234567 is "1,234,567".
@@ -80,111 +88,41 @@ func Int(n int64) string {
 	return string(out)
 }
 
-// chart draws the size series as an inline SVG: a line through the days
-// with a size (a gap where days have none), the largest and smallest
-// sizes on the left and the first and last days below. It is drawn in a
-// viewBox, so that it scales to the screen's width.
-func chart(points []Point, measure string) template.HTML {
-	const w, h, left, bottom, top = 600.0, 260.0, 84.0, 30.0, 12.0
-	var lo, hi int64
-	n := 0
-	for _, p := range points {
-		if !p.Has {
-			continue
-		}
-		if n == 0 || p.Size < lo {
-			lo = p.Size
-		}
-		if n == 0 || p.Size > hi {
-			hi = p.Size
-		}
-		n++
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="%s over the last %d days">`, w, h, template.HTMLEscapeString("Size ("+measure+")"), len(points))
-	if n == 0 {
-		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">No size was read in these days.</text></svg>`, w/2, h/2)
-		return template.HTML(b.String())
-	}
-	span := float64(hi - lo)
-	if span == 0 {
-		span = 1
-	}
-	x := func(i int) float64 {
-		if len(points) == 1 {
-			return left
-		}
-		return left + float64(i)*(w-left-4)/float64(len(points)-1)
-	}
-	y := func(v int64) float64 { return top + (h-top-bottom)*(1-float64(v-lo)/span) }
-	fmt.Fprintf(&b, `<line class="axis" x1="%g" y1="%g" x2="%g" y2="%g"/>`, left, h-bottom, w, h-bottom)
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="end">%s</text>`, left-8, y(hi)+7, Int(hi))
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="end">%s</text>`, left-8, y(lo)+7, Int(lo))
-	fmt.Fprintf(&b, `<text x="%g" y="%g">%s</text>`, left, h-6, points[0].Day)
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="end">%s</text>`, w-4, h-6, points[len(points)-1].Day)
-	var path strings.Builder
-	pen := false
-	for i, p := range points {
-		if !p.Has {
-			pen = false
-			continue
-		}
-		cmd := "L"
-		if !pen {
-			cmd = "M"
-		}
-		fmt.Fprintf(&path, "%s%.1f %.1f ", cmd, x(i), y(p.Size))
-		pen = true
-	}
-	fmt.Fprintf(&b, `<path class="line" d="%s"/>`, strings.TrimSpace(path.String()))
-	if n == 1 {
-		for i, p := range points {
-			if p.Has {
-				fmt.Fprintf(&b, `<circle class="dot" cx="%.1f" cy="%.1f" r="3"/>`, x(i), y(p.Size))
-			}
-		}
-	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
-}
-
-var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{"last": func(p []Point) int { return len(p) - 1 }}).Parse(`<!doctype html>
+// layout is every page's frame: the head, the site's links, the main
+// content (the template "main" of each page) and the footer naming the
+// page's other forms.
+const layout = `{{define "layout"}}<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Name}} · {{.Store}}</title>
-<style>
-body{font:16px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:46rem;padding:1rem;color:#1d232a;background:#fff}
-h1{font-size:1.5rem;margin:.2rem 0}
-h2{font-size:1.05rem;margin:1rem 0 .4rem}
-.meta{color:#4a5561;margin:0 0 1rem}
-.state{display:inline-block;font-size:.8rem;padding:.05rem .45rem;border-radius:.6rem;background:#e6f4ea;color:#1e6b34}
-.state.gone{background:#fbe9e7;color:#9a2b1b}
-table{border-collapse:collapse;width:100%;margin:1rem 0}
-th,td{text-align:left;padding:.35rem .25rem;border-bottom:1px solid #e3e7eb;vertical-align:top}
-td{text-align:right;font-variant-numeric:tabular-nums}
-th a{color:inherit;text-decoration-color:#b6c0ca}
-.chart{width:100%;height:auto;display:block}
-.chart text{font-size:20px;fill:#4a5561}
-.chart .axis{stroke:#c9d1d9}
-.chart .line{fill:none;stroke:#1a73e8;stroke-width:2}
-.chart .dot{fill:#1a73e8}
-footer{font-size:.85rem;color:#4a5561;margin-top:1.5rem}
-footer a{color:#1a5fb4}
-</style>
+<title>{{.Head.Title}}</title>
+<meta name="description" content="{{.Head.Description}}">
+<link rel="icon" href="data:,">
+{{range .Head.Alternates}}<link rel="alternate" type="{{.Type}}" href="{{.URL}}">
+{{end}}<style>` + style + `</style>
 </head>
 <body>
-<h1>{{.Name}}</h1>
-<p class="meta">{{.Developer}} · {{.Store}}{{if .Category}} · {{.Category}}{{end}} {{if .Live}}<span class="state">live</span>{{else}}<span class="state gone">not live</span>{{end}}</p>
-<h2>Size ({{.SizeMeasure}}), daily, {{if .Points}}{{(index .Points 0).Day}} to {{(index .Points (last .Points)).Day}}{{end}}</h2>
-{{.Chart}}
-<table>
-{{range .Figures}}<tr><th scope="row"><a href="{{$.DefinitionsURL}}#{{.Definition}}">{{.Label}}</a></th><td data-figure="{{.Definition}}" data-value="{{.Raw}}">{{if .Text}}{{.Text}}{{else}}—{{end}}</td></tr>
-{{end}}</table>
-<footer>
-<p>The same figures as JSON: <a href="{{.DocumentURL}}">{{.DocumentURL}}</a>; the daily history as CSV: <a href="{{.HistoryURL}}">{{.HistoryURL}}</a>. What each figure means: <a href="{{.DefinitionsURL}}">{{.DefinitionsURL}}</a>.</p>
-</footer>
+<header><nav aria-label="Site"><a href="/">Stores</a><a href="/definitions">What the figures mean</a><a href="/docs">API</a></nav></header>
+<main>
+{{template "main" .}}
+</main>
+<footer>{{with .Head.Alternates}}<p>These figures as data: {{range $i, $a := .}}{{if $i}}, {{end}}<a href="{{$a.URL}}">{{$a.Label}}</a>{{end}}.</p>{{end}}
+<p>Figures are rebuilt from the stores' crawls every few minutes.</p></footer>
 </body>
 </html>
-`))
+{{end}}`
+
+// parse returns a page's template: the layout and its main.
+func parse(name, main string, funcs template.FuncMap) *template.Template {
+	return template.Must(template.Must(template.New(name).Funcs(funcs).Parse(layout)).Parse(`{{define "main"}}` + main + `{{end}}`))
+}
+
+// execute renders t's layout with v.
+func execute(t *template.Template, v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, "layout", v); err != nil {
+		return nil, fmt.Errorf("render the page %s: %w", t.Name(), err)
+	}
+	return b.Bytes(), nil
+}

@@ -1,6 +1,11 @@
 package page
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,15 +18,115 @@ func TestInt(t *testing.T) {
 	}
 }
 
-// TestRenderEscapesAndDraws checks that user-written text (a name, a
-// developer) reaches the page as text, never as markup, that the page
-// has no script, and that the chart has a point for each day with a size
-// and a gap for each day without.
-func TestRenderEscapesAndDraws(t *testing.T) {
-	d := Data{Store: "chrome", ID: "abc", Name: `<script>alert(1)</script>`, Developer: `Dev "&" <b>`, SizeMeasure: "users", Live: true,
-		Figures:     []Figure{{Definition: "size", Label: "Size", Raw: "1234", Text: "1,234"}, {Definition: "rating", Label: "Rating"}},
-		Points:      []Point{{Day: "2026-01-01", Size: 10, Has: true}, {Day: "2026-01-02", Size: 20, Has: true}, {Day: "2026-01-03"}, {Day: "2026-01-04", Size: 15, Has: true}},
-		DocumentURL: "/api/v1/listings/chrome/abc", HistoryURL: "/api/v1/listings/chrome/abc/history.csv", DefinitionsURL: "/api/v1/definitions"}
+func TestCompactAndTicks(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 950: "950", 1000: "1k", 12500: "12.5k", 1_250_000: "1.3M", 2_000_000_000: "2B"} {
+		if got := Compact(n); got != want {
+			t.Errorf("Compact(%d) = %q, want %q", n, got, want)
+		}
+	}
+	for hi, want := range map[int64][]int64{
+		0:       {0, 1},
+		1:       {0, 1},
+		5:       {0, 2, 4, 6},
+		100:     {0, 25, 50, 75, 100},
+		102:     {0, 50, 100, 150},
+		1234567: {0, 500000, 1000000, 1500000},
+	} {
+		if got := Ticks(hi); !slices.Equal(got, want) {
+			t.Errorf("Ticks(%d) = %v, want %v", hi, got, want)
+		}
+	}
+}
+
+// days returns n days from 2026-01-01, with a size every step days.
+func days(n, step int, size func(i int) int64) []Point {
+	out := make([]Point, n)
+	for i := range out {
+		out[i].Day = fmt.Sprintf("2026-%02d-%02d", 1+i/28, 1+i%28)
+		if i%step == 0 {
+			out[i].Size, out[i].Has = size(i), true
+		}
+	}
+	return out
+}
+
+// pathOf returns the chart's line.
+func pathOf(t *testing.T, page string) string {
+	t.Helper()
+	m := regexp.MustCompile(`<path class="line" d="([^"]*)"/>`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no line in %s", page)
+	}
+	return m[1]
+}
+
+// TestChartJoinsReadingsWithinTheTolerance: a listing read every third
+// day is one line (the fourth review: it drew nothing); a silence longer
+// than JoinDays breaks it and is named on the page; a reading no line
+// reaches is a dot.
+func TestChartJoinsReadingsWithinTheTolerance(t *testing.T) {
+	every3 := days(90, 3, func(i int) int64 { return int64(1000 + i) })
+	b, err := Render(Data{Store: "chrome", ID: "a", Name: "A", SizeMeasure: "users", Live: true, Points: every3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pathOf(t, string(b))
+	if strings.Count(p, "M") != 1 || strings.Count(p, "L") != 29 {
+		t.Errorf("a listing read every third day: %d moves, %d lines, want one line through 30 readings", strings.Count(p, "M"), strings.Count(p, "L"))
+	}
+	if strings.Contains(string(b), "it is broken") || strings.Contains(string(b), `class="dot"`) {
+		t.Error("a listing read every third day is said to have a gap")
+	}
+	// A silence of 20 days, and a lone reading after another.
+	gappy := days(60, 1, func(i int) int64 { return 500 })
+	for i := 10; i < 30; i++ {
+		gappy[i].Has = false
+	}
+	for i := 31; i < 59; i++ {
+		gappy[i].Has = false
+	}
+	b, _ = Render(Data{Store: "chrome", ID: "a", Name: "A", SizeMeasure: "users", Live: true, Points: gappy})
+	p = pathOf(t, string(b))
+	if strings.Count(p, "M") != 3 || !strings.Contains(string(b), gappy[9].Day+" to "+gappy[30].Day+" (21 days)") {
+		t.Errorf("the gaps: line %q\n%s", p, b)
+	}
+	if strings.Count(string(b), `class="dot"`) != 2 {
+		t.Errorf("days 30 and 59 are readings no line reaches: %d dots", strings.Count(string(b), `class="dot"`))
+	}
+	if len(Gaps(gappy)) != 2 {
+		t.Errorf("gaps %v", Gaps(gappy))
+	}
+}
+
+// TestChartAxis: the axis starts at 0 with gridlines at each tick; a flat
+// series has distinct labels (the fourth review: one printed twice).
+func TestChartAxis(t *testing.T) {
+	flat := days(30, 1, func(int) int64 { return 4200 })
+	b, _ := Render(Data{Store: "edge", ID: "a", Name: "A", SizeMeasure: "installs", Live: true, Points: flat})
+	labels := regexp.MustCompile(`text-anchor="end">([^<]+)</text>`).FindAllStringSubmatch(string(b), -1)
+	var seen []string
+	for _, l := range labels {
+		if slices.Contains(seen, l[1]) {
+			t.Errorf("label %q printed twice", l[1])
+		}
+		seen = append(seen, l[1])
+	}
+	if !slices.Contains(seen, "0") || strings.Count(string(b), `class="grid"`) < 3 {
+		t.Errorf("the axis: labels %v, %d gridlines", seen, strings.Count(string(b), `class="grid"`))
+	}
+}
+
+// TestRenderEscapesAndSaysWhy: user-written text (a name, a developer)
+// reaches the page as text, never as markup; the page has no script; a
+// null figure shows why; labels link to the definitions' page; a delisted
+// listing says when.
+func TestRenderEscapesAndSaysWhy(t *testing.T) {
+	d := Data{Store: "chrome", ID: "abc", Name: `<script>alert(1)</script>`, Developer: `Dev "&" <b>`, SizeMeasure: "users",
+		Delisted: "2026-02-03",
+		Figures: []Figure{{Definition: "size", Label: "Size", Raw: "1234", Text: "1,234"},
+			{Definition: "rating", Label: "Rating", Why: "no ratings yet"}},
+		Points:      days(4, 1, func(i int) int64 { return int64(10 * i) }),
+		DocumentURL: "/api/v1/listings/chrome/abc", HistoryURL: "/api/v1/listings/chrome/abc/history", HistoryCSVURL: "/api/v1/listings/chrome/abc/history.csv"}
 	b, err := Render(d)
 	if err != nil {
 		t.Fatal(err)
@@ -30,25 +135,52 @@ func TestRenderEscapesAndDraws(t *testing.T) {
 	if strings.Contains(page, "<script") || strings.Contains(page, "<b>") {
 		t.Fatalf("user text reached the page as markup:\n%s", page)
 	}
-	if !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
-		t.Error("the name is not on the page as text")
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `data-figure="size" data-value="1234">1,234<`,
+		`data-figure="rating" data-value="">—<span class="why">no ratings yet</span>`, `href="/definitions#size"`,
+		"delisted on 2026-02-03", `name="viewport"`, `<main>`, `<meta name="description"`,
+		`<link rel="alternate" type="text/csv" href="/api/v1/listings/chrome/abc/history.csv">`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
 	}
-	if !strings.Contains(page, `data-figure="size" data-value="1234">1,234<`) || !strings.Contains(page, `data-figure="rating" data-value="">—<`) {
-		t.Errorf("figures: %s", page)
+	if strings.Contains(page, "/api/v1/definitions#") {
+		t.Error("a label links to the JSON definitions")
 	}
-	path := page[strings.Index(page, `<path class="line" d="`):]
-	path = path[:strings.Index(path, `"/>`)]
-	if strings.Count(path, "M") != 2 || strings.Count(path, "L") != 1 {
-		t.Errorf("the line %q should run through days 1 and 2, break at day 3 and start again at day 4", path)
+}
+
+// TestCSPAdmitsTheStyle: the policy's hash is the style's, so that the
+// page is styled and nothing else runs.
+func TestCSPAdmitsTheStyle(t *testing.T) {
+	b, _ := Render(Data{Store: "apple", ID: "1", Name: "x"})
+	m := regexp.MustCompile(`(?s)<style>(.*)</style>`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("no style")
 	}
-	if !strings.Contains(page, `name="viewport"`) {
-		t.Error("no viewport: unreadable on a phone")
+	sum := sha256.Sum256(m[1])
+	if !strings.Contains(CSP, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'") || !strings.Contains(CSP, "frame-ancestors 'none'") ||
+		strings.Contains(CSP, "script-src") {
+		t.Errorf("CSP %q does not admit the page's style alone", CSP)
 	}
 }
 
 func TestRenderWithoutSizes(t *testing.T) {
 	b, err := Render(Data{Store: "apple", ID: "1", Name: "x", Points: []Point{{Day: "2026-01-01"}}})
 	if err != nil || !strings.Contains(string(b), "No size was read") {
+		t.Fatalf("%v: %s", err, b)
+	}
+}
+
+func TestRenderError(t *testing.T) {
+	b, err := RenderError(429, "Too many <pages>.", "300")
+	if err != nil || !strings.Contains(string(b), "Please slow down") || !strings.Contains(string(b), "come back in 300 seconds (about 5 minutes)") ||
+		strings.Contains(string(b), "<pages>") {
+		t.Fatalf("%v: %s", err, b)
+	}
+}
+
+func TestDefinitionsHaveAnchors(t *testing.T) {
+	b, err := RenderDefinitions([]Definition{{Name: "size", Measures: "m"}, {Name: "flags.gap", Measures: "g"}}, "/api/v1/definitions")
+	if err != nil || !strings.Contains(string(b), `<dt id="size">`) || !strings.Contains(string(b), `<dt id="flags.gap">`) {
 		t.Fatalf("%v: %s", err, b)
 	}
 }

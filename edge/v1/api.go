@@ -15,6 +15,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/page"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/stream"
 	"github.com/edge-stats/edge/views"
@@ -56,8 +57,9 @@ type API struct {
 	gate     *access.Gate
 	log      *slog.Logger
 	openapi  *answer.Answer
-	// definitions is the answer of /definitions, made once.
-	definitions *answer.Answer
+	// definitions is the answer of /definitions, made once, and
+	// definitionsPage its page (GET /definitions).
+	definitions, definitionsPage *answer.Answer
 	exports     Exports
 	stream      *stream.Hub
 }
@@ -80,8 +82,19 @@ func New(cfg Config, src Sources) (*API, error) {
 	}
 	defs.SetModified(time.Now())
 	defs.Tag("edge", "api-v1-definitions")
+	pd := make([]page.Definition, len(Definitions))
+	for i, d := range Definitions {
+		pd[i] = page.Definition{Name: d.Name, Measures: d.Measures, Window: d.Window, Cadence: d.Cadence, Null: d.Null}
+	}
+	body, err := page.RenderDefinitions(pd, "/api/v1/definitions")
+	if err != nil {
+		return nil, err
+	}
+	defsPage := answer.New(body, fiber.MIMETextHTMLCharsetUTF8)
+	defsPage.SetModified(time.Now())
+	defsPage.Tag("edge", "page-definitions")
 	return &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
-		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream}, nil
+		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, definitionsPage: defsPage, exports: src.Exports, stream: src.Stream}, nil
 }
 
 // OpenAPIAnswer returns the served OpenAPI description.
@@ -124,16 +137,16 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	r.Get("/week/:id", respond.Handle(s.getWeek))
 }
 
-// PageRoutes adds the listings' HTML pages (GET /listings/{store}/{id},
-// the url of a legacy CSV row) to app, behind limit (nil: none), as
-// /api/v1/listings/{store}/{id}/history is: a page reads its year of
-// sizes from ClickHouse once a view generation.
-func (s *API) PageRoutes(app *fiber.App, limit fiber.Handler, respond answer.Responder) {
-	handlers := []fiber.Handler{respond.Handle(s.getPage)}
-	if limit != nil {
-		handlers = append([]fiber.Handler{limit}, handlers...)
-	}
-	app.Get("/listings/:store/:id", handlers...)
+// PageRoutes adds the HTML pages for people to app, behind guard (the
+// pages' bounds, headers and HTML errors: package page/guard): a
+// listing's page (GET /listings/{store}/{id}, the url of a legacy CSV
+// row), which reads its year of sizes from ClickHouse once a view
+// generation, and the figures' definitions (GET /definitions).
+func (s *API) PageRoutes(app *fiber.App, guard fiber.Handler, respond answer.Responder) {
+	app.Get("/listings/:store/:id", guard, respond.Handle(s.getPage))
+	app.Get("/definitions", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
+		return answer.Reply{Answer: s.definitionsPage, CacheControl: answer.Private}, nil
+	}))
 }
 
 // readProblem logs a failed read from ClickHouse and returns its answer.

@@ -3,6 +3,7 @@ package v1
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -54,46 +55,53 @@ func (s *API) getPage(c *fiber.Ctx) (answer.Reply, error) {
 }
 
 // pageData is what the page of the listing of document d shows, with its
-// daily snapshots from day from to day last.
+// daily snapshots from day from to day last (the data's newest day).
 func pageData(d ListingDoc, snaps []analytics.Snapshot, from, last views.Day) page.Data {
 	doc := "/api/v1/listings/" + d.Store + "/" + url.PathEscape(d.ID)
 	out := page.Data{Store: d.Store, ID: d.ID, Name: d.Name, Developer: d.Developer, Category: d.Category, SizeMeasure: d.SizeMeasure,
-		Live: d.Live, DocumentURL: doc, HistoryURL: doc + "/history.csv", DefinitionsURL: "/api/v1/definitions"}
+		Live: d.Live, DocumentURL: doc, HistoryURL: doc + "/history", HistoryCSVURL: doc + "/history.csv", Cadence: cadence(snaps)}
 	if out.Name == "" {
 		out.Name = d.ID
 	}
-	num := func(def, label string, v *int64) {
+	if d.DelistedAt != nil {
+		out.Delisted = d.DelistedAt.UTC().Format(time.DateOnly)
+	}
+	why := nullReasons{d: d, last: last}
+	num := func(def, label string, v *int64, null string) {
 		f := page.Figure{Definition: def, Label: label}
 		if v != nil {
 			f.Raw, f.Text = strconv.FormatInt(*v, 10), page.Int(*v)
+		} else {
+			f.Why = null
 		}
 		out.Figures = append(out.Figures, f)
 	}
-	rank := func(def, label string, v *int) {
+	rank := func(def, label string, v *int, null string) {
 		if v == nil {
-			num(def, label, nil)
+			num(def, label, nil, null)
 			return
 		}
 		n := int64(*v)
-		num(def, label, &n)
+		num(def, label, &n, "")
 	}
-	num("size", "Size ("+d.SizeMeasure+")", d.Size)
-	if d.Store != views.Apple.String() {
-		num("usage", "Users or installs", d.Usage)
-	}
-	if d.WeeklyDownloads != nil {
-		num("weeklyDownloads", "Weekly downloads", d.WeeklyDownloads)
+	// Size is the usage figure on every store but apple (where it is the
+	// ratings count, and there is no usage): one row says it.
+	num("size", "Size ("+d.SizeMeasure+")", d.Size, why.size())
+	if d.Store == views.Firefox.String() {
+		num("weeklyDownloads", "Weekly downloads", d.WeeklyDownloads, why.read("no weekly downloads in its newest reading"))
 	}
 	rating := page.Figure{Definition: "rating", Label: "Rating"}
 	if d.Rating != nil {
 		rating.Raw, rating.Text = strconv.FormatFloat(*d.Rating, 'f', -1, 64), strconv.FormatFloat(*d.Rating, 'f', 2, 64)+" ★"
+	} else {
+		rating.Why = why.read("no ratings yet")
 	}
 	out.Figures = append(out.Figures, rating)
-	num("ratingCount", "Ratings", d.RatingCount)
-	rank("storeRank", "Rank in the store", d.StoreRank)
-	rank("categoryRank", "Rank in its category", d.CategoryRank)
-	rank("rankClimb7d", "Rank climb, 7 days", d.RankClimb7d)
-	for _, w := range []struct {
+	num("ratingCount", "Ratings", d.RatingCount, why.read("the store gives no count in its newest reading"))
+	rank("storeRank", "Rank in the store", d.StoreRank, why.rank())
+	rank("categoryRank", "Rank in its category", d.CategoryRank, why.rank())
+	rank("rankClimb7d", "Rank climb, 7 days", d.RankClimb7d, why.climb())
+	for i, w := range []struct {
 		label string
 		c     *ChangeDoc
 	}{{"1 day", d.Growth.D1}, {"7 days", d.Growth.D7}, {"30 days", d.Growth.D30}, {"365 days", d.Growth.D365}} {
@@ -103,12 +111,16 @@ func pageData(d ListingDoc, snaps []analytics.Snapshot, from, last views.Day) pa
 			if w.c.Percent != nil {
 				f.Text += " (" + strconv.FormatFloat(*w.c.Percent, 'f', 1, 64) + "%)"
 			}
+		} else {
+			f.Why = why.growth(views.Window(i), out.Cadence)
 		}
 		out.Figures = append(out.Figures, f)
 	}
+	read := page.Figure{Definition: "readAt", Label: "Read at", Why: "never read"}
 	if d.ReadAt != nil {
-		out.Figures = append(out.Figures, page.Figure{Definition: "readAt", Label: "Read at", Raw: d.ReadAt.Format(time.RFC3339), Text: d.ReadAt.Format("2006-01-02 15:04 UTC")})
+		read.Raw, read.Text, read.Why = d.ReadAt.Format(time.RFC3339), d.ReadAt.Format("2006-01-02 15:04 UTC"), ""
 	}
+	out.Figures = append(out.Figures, read)
 	byDay := make(map[string]int64, len(snaps))
 	for _, sn := range snaps {
 		if sn.Size != nil {
@@ -129,6 +141,112 @@ func pageData(d ListingDoc, snaps []analytics.Snapshot, from, last views.Day) pa
 		out.Points = append(out.Points, page.Point{Day: day.String(), Size: v, Has: ok})
 	}
 	return out
+}
+
+// cadence says how often a listing is read, from its days of the year:
+// the median of its crawls a day and of the days between readings.
+func cadence(snaps []analytics.Snapshot) string {
+	var crawls, gaps []int
+	for i, sn := range snaps {
+		crawls = append(crawls, sn.Crawls)
+		if i > 0 {
+			a, errA := time.Parse(time.DateOnly, snaps[i-1].Day)
+			b, errB := time.Parse(time.DateOnly, sn.Day)
+			if errA == nil && errB == nil {
+				gaps = append(gaps, int(b.Sub(a).Hours()/24))
+			}
+		}
+	}
+	if len(snaps) < 3 {
+		return ""
+	}
+	slices.Sort(crawls)
+	slices.Sort(gaps)
+	switch c, g := crawls[len(crawls)/2], gaps[len(gaps)/2]; {
+	case c > 1:
+		return "about " + strconv.Itoa(c) + " times a day"
+	case g <= 1:
+		return "about once a day"
+	default:
+		return "about every " + strconv.Itoa(g) + " days"
+	}
+}
+
+// nullReasons says why a figure of a listing's document is null, by the
+// figures' rules (docs/figures.md), for a reader of its page.
+type nullReasons struct {
+	d    ListingDoc
+	last views.Day // the data's newest day
+}
+
+// read is why a figure of the newest reading is null: the listing was
+// never read, or else otherwise.
+func (n nullReasons) read(otherwise string) string {
+	if n.d.ReadAt == nil {
+		return "never read"
+	}
+	return otherwise
+}
+
+func (n nullReasons) size() string {
+	if n.d.ReadAt == nil {
+		return "never read"
+	}
+	if n.d.Store == views.Apple.String() {
+		return "no ratings yet: on apple the size is the ratings count"
+	}
+	return "the store gave no figure in its newest reading"
+}
+
+func (n nullReasons) notLive() string {
+	if n.d.DelistedAt != nil {
+		return "delisted on " + n.d.DelistedAt.UTC().Format(time.DateOnly)
+	}
+	return "never read"
+}
+
+func (n nullReasons) rank() string {
+	switch {
+	case !n.d.Live:
+		return n.notLive()
+	case n.d.Size == nil:
+		return "no size to rank by"
+	case n.d.ReadAt != nil && views.DayOf(*n.d.ReadAt) < n.last-6:
+		return "not read in the 7 days up to " + n.last.String() + " (last read " + n.d.ReadAt.UTC().Format(time.DateOnly) + "): a rank counts the listings read then"
+	}
+	return "not ranked yet"
+}
+
+func (n nullReasons) climb() string {
+	if n.d.StoreRank == nil {
+		return n.rank()
+	}
+	then := n.last - 7
+	if views.DayOf(n.d.FirstSeen) > then {
+		return "first seen on " + n.d.FirstSeen.UTC().Format(time.DateOnly) + ": no rank 7 days before"
+	}
+	return "not ranked 7 days before (not read in the 7 days up to " + then.String() + ")"
+}
+
+func (n nullReasons) growth(w views.Window, cadence string) string {
+	switch {
+	case !n.d.Live:
+		return n.notLive()
+	case n.d.ReadAt == nil || n.d.Size == nil:
+		return "no size in its newest reading"
+	}
+	start := n.d.ReadAt.Add(-time.Duration(w.Days()) * 24 * time.Hour)
+	if n.d.FirstSeen.After(start) {
+		return "first seen on " + n.d.FirstSeen.UTC().Format(time.DateOnly) + ", less than " + w.String() + " before its newest reading"
+	}
+	s := "no reading on " + start.UTC().Format(time.DateOnly) + ", nor two around it at most " + strconv.FormatInt(w.MaxGap()/3600, 10) + " hours apart"
+	if w.Days() > 1 {
+		s = "no reading on " + start.UTC().Format(time.DateOnly) + ", nor two around it at most " + strconv.FormatInt(w.MaxGap()/86400, 10) + " days apart"
+	}
+	if cadence != "" {
+		s += " (read " + cadence + ")"
+	}
+	return s
 }
 
 // signed formats a change with its sign.

@@ -1,0 +1,187 @@
+package page
+
+import (
+	"fmt"
+	"html/template"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Point is one day of the size chart: the day (yyyy-MM-dd) and the day's
+// size; Has is false on a day without one.
+type Point struct {
+	Day  string
+	Size int64
+	Has  bool
+}
+
+// JoinDays is how many days apart, at most, two readings the chart joins
+// with a line may lie: the span over which the 7-day growth figure itself
+// takes the size between two readings (7 days and its tolerance of 3).
+// A listing read every third day is drawn as a line; a longer silence
+// breaks it, and the page says where.
+const JoinDays = 10
+
+// Gap is a stretch of days without a reading that the chart's line does
+// not cross: the days after From up to To, both readings' days.
+type Gap struct {
+	From, To string
+	Days     int
+}
+
+// Gaps returns the stretches longer than JoinDays between two days with a
+// size, oldest first.
+func Gaps(points []Point) []Gap {
+	var out []Gap
+	last := -1
+	for i, p := range points {
+		if !p.Has {
+			continue
+		}
+		if last >= 0 && i-last > JoinDays {
+			out = append(out, Gap{From: points[last].Day, To: p.Day, Days: i - last})
+		}
+		last = i
+	}
+	return out
+}
+
+// niceStep returns a step of 1, 2, 2.5 or 5 times a power of ten, at
+// least raw.
+func niceStep(raw float64) float64 {
+	if raw <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// Ticks returns the y axis's values for a series whose largest value is
+// hi: from 0 in equal nice steps to the first step at or above hi, 3 to
+// 5 of them. The axis starts at 0 so that a line's rise reads as what it
+// is, not as a climb from the bottom of the chart.
+func Ticks(hi int64) []int64 {
+	step := int64(math.Max(1, niceStep(float64(hi)/4)))
+	out := []int64{0}
+	for v := step; ; v += step {
+		out = append(out, v)
+		if v >= hi {
+			return out
+		}
+	}
+}
+
+// Compact formats n for an axis: 950, 12k, 1.5M, 2B.
+func Compact(n int64) string {
+	for _, u := range []struct {
+		div  float64
+		unit string
+	}{{1e9, "B"}, {1e6, "M"}, {1e3, "k"}} {
+		if math.Abs(float64(n)) >= u.div {
+			return strconv.FormatFloat(math.Round(float64(n)/u.div*10)/10, 'f', -1, 64) + u.unit
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// chart draws the size series as an inline SVG: a line through the days
+// with a size, joined across days without one when the readings lie at
+// most JoinDays apart and broken beyond, from an axis at 0 with labelled
+// gridlines, and the first, middle and last days below. It is drawn in a
+// viewBox, so that it scales to the screen's width.
+func chart(points []Point, measure string) template.HTML {
+	const w, h, left, right, bottom, top = 420.0, 220.0, 46.0, 8.0, 22.0, 10.0
+	var hi int64
+	n := 0
+	for _, p := range points {
+		if p.Has {
+			hi = max(hi, p.Size)
+			n++
+		}
+	}
+	var b strings.Builder
+	label := "Size (" + measure + "), daily"
+	if len(points) > 0 {
+		label += ", " + points[0].Day + " to " + points[len(points)-1].Day
+	}
+	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="%s">`, w, h, template.HTMLEscapeString(label))
+	if n == 0 {
+		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">No size was read in these days.</text></svg>`, w/2, h/2)
+		return template.HTML(b.String())
+	}
+	ticks := Ticks(hi)
+	top0 := float64(ticks[len(ticks)-1])
+	x := func(i int) float64 {
+		if len(points) == 1 {
+			return left + (w-left-right)/2
+		}
+		return left + float64(i)*(w-left-right)/float64(len(points)-1)
+	}
+	y := func(v int64) float64 { return top + (h-top-bottom)*(1-float64(v)/top0) }
+	for _, t := range ticks {
+		fmt.Fprintf(&b, `<line class="grid" x1="%g" y1="%.1f" x2="%g" y2="%.1f"/>`, left, y(t), w-right, y(t))
+		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end">%s</text>`, left-5, y(t)+3.5, Compact(t))
+	}
+	days := []int{0}
+	if len(points) > 2 {
+		days = append(days, len(points)/2)
+	}
+	if len(points) > 1 {
+		days = append(days, len(points)-1)
+	}
+	for k, i := range days {
+		anchor := "middle"
+		switch {
+		case k == 0 && len(days) > 1:
+			anchor = "start"
+		case k == len(days)-1 && len(days) > 1:
+			anchor = "end"
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="%s">%s</text>`, x(i), h-6, anchor, shortDay(points[i].Day))
+	}
+	var path strings.Builder
+	prev := -1
+	for i, p := range points {
+		if !p.Has {
+			continue
+		}
+		cmd := "M"
+		if prev >= 0 && i-prev <= JoinDays {
+			cmd = "L"
+		}
+		fmt.Fprintf(&path, "%s%.1f %.1f ", cmd, x(i), y(p.Size))
+		prev = i
+	}
+	fmt.Fprintf(&b, `<path class="line" d="%s"/>`, strings.TrimSpace(path.String()))
+	// A reading no line reaches is drawn as a dot.
+	prev = -1
+	for i, p := range points {
+		if !p.Has {
+			continue
+		}
+		next := slices.IndexFunc(points[i+1:], func(q Point) bool { return q.Has })
+		if (prev < 0 || i-prev > JoinDays) && (next < 0 || next+1 > JoinDays) {
+			fmt.Fprintf(&b, `<circle class="dot" cx="%.1f" cy="%.1f" r="2.5"/>`, x(i), y(p.Size))
+		}
+		prev = i
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// shortDay formats yyyy-MM-dd as "2 Mar 2026".
+func shortDay(day string) string {
+	t, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		return day
+	}
+	return t.Format("2 Jan 2006")
+}

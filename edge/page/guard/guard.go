@@ -1,0 +1,133 @@
+// Package guard puts the edge's HTML pages (package page) behind the
+// bounds and headers that fit people in browsers: a bound per client
+// address generous enough for a person clicking through the site, the
+// pages' security headers, and an HTML answer, never a JSON body, when a
+// page is refused or fails.
+package guard
+
+import (
+	"errors"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/edge/access"
+	"github.com/edge-stats/edge/edge/clientip"
+	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/page"
+	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/ratelimit"
+)
+
+// Config bounds the pages per client address: a person clicking
+// through the site, or a few behind one address, never meets it; a
+// crawler that asks for every listing does.
+type Config struct {
+	Rate    float64           // pages a second per address (0: no bound)
+	Burst   int               // pages an address may ask for at once
+	Exempt  clientip.Prefixes // addresses without a bound (a CDN's, which caches pages)
+	Proxies clientip.Proxies  // which connections may name the client
+}
+
+// Default returns the pages' default bounds: 2 pages a second per
+// address, 60 at once.
+func Default() Config { return Config{Rate: 2, Burst: 60} }
+
+// Guard puts pages behind their bounds and gives them the headers and
+// error answers of pages: a refused or failed page is an HTML page that
+// says what happened and when to come back, never a JSON body.
+type Guard struct {
+	cfg   Config
+	fair  *limits.FairUse
+	admit ratelimit.Admit
+}
+
+// New returns the guard of the pages.
+func New(cfg Config) *Guard {
+	g := &Guard{cfg: cfg, fair: limits.NewFairUse(cfg.Rate, cfg.Burst)}
+	g.admit = g.replayAdmit
+	return g
+}
+
+// Headers sets a page's security headers: its Content-Security-Policy
+// (its own style, never framed), no sniffing of its type, and a referrer
+// that names only this site to others.
+func Headers(c *fiber.Ctx) {
+	c.Set(fiber.HeaderContentSecurityPolicy, page.CSP)
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderReferrerPolicy, "strict-origin-when-cross-origin")
+}
+
+// Handler is the middleware of every page route.
+func (g *Guard) Handler(c *fiber.Ctx) error {
+	Headers(c)
+	if err := g.limit(c); err != nil {
+		return Error(c, err)
+	}
+	if err := c.Next(); err != nil {
+		return Error(c, err)
+	}
+	return nil
+}
+
+// limit applies the bound, and tells the replay path how (package
+// ratelimit), as the legacy API's fair use does.
+func (g *Guard) limit(c *fiber.Ctx) error {
+	if access.Internal(c) {
+		return nil
+	}
+	a := g.cfg.Proxies.Of(c)
+	if !g.fair.On() || g.cfg.Exempt.Contains(a) {
+		if ratelimit.Wanted(c.Context()) {
+			ratelimit.Apply(c.Context(), ratelimit.Applied{Caller: a, Admit: g.admit})
+		}
+		return nil
+	}
+	if ok, wait := g.fair.Allow(g.cfg.Proxies.Subject(a), access.RequestTime(c)); !ok {
+		secs := problem.Seconds(wait)
+		return problem.Newf(http.StatusTooManyRequests,
+			"Too many pages were asked for from your address in a short time. Please come back in %d seconds.", secs).RetryAfter(secs)
+	}
+	ratelimit.Apply(c.Context(), ratelimit.Applied{Caller: a, Admit: g.admit})
+	return nil
+}
+
+// replayAdmit applies the bound to a replayed page (package replay).
+func (g *Guard) replayAdmit(caller netip.Addr, now time.Time) (ratelimit.Decision, bool) {
+	if !g.fair.On() || g.cfg.Exempt.Contains(caller) {
+		return ratelimit.Decision{}, true
+	}
+	ok, _ := g.fair.Allow(g.cfg.Proxies.Subject(caller), now)
+	return ratelimit.Decision{}, ok
+}
+
+// Error writes err as an HTML page of its status: what happened, what to
+// do, and when to come back (Retry-After), never cached.
+func Error(c *fiber.Ctx, err error) error {
+	var p *problem.Problem
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &p):
+	case errors.As(err, &fe):
+		p = problem.New(fe.Code, fe.Message)
+		if fe.Code == http.StatusNotFound {
+			p.Detail = "There is no page here. The stores' pages start at /."
+		}
+	default:
+		return err // the server's error handler logs it and answers 500
+	}
+	body, rerr := page.RenderError(p.Status, p.Detail, p.Header(fiber.HeaderRetryAfter))
+	if rerr != nil {
+		return rerr
+	}
+	if r := p.Header(fiber.HeaderRetryAfter); r != "" {
+		c.Set(fiber.HeaderRetryAfter, r)
+	}
+	Headers(c)
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	c.Response().Header.Del(fiber.HeaderETag)
+	return c.Status(p.Status).Send(body)
+}

@@ -1,0 +1,75 @@
+package page
+
+import "html/template"
+
+// Figure is one figure of a listing's page: its definition's name (an
+// anchor of /definitions), a label, its value as the JSON document gives
+// it (Raw; "" for null) and as a person reads it (Text), and, when it is
+// null, why (Why).
+type Figure struct {
+	Definition string
+	Label      string
+	Raw        string
+	Text       string
+	Why        string
+}
+
+// Data is what a listing's page shows.
+type Data struct {
+	Store, ID   string
+	Name        string
+	Developer   string
+	Category    string
+	SizeMeasure string // what size counts in the store (users, installs, ratings)
+	Live        bool
+	Delisted    string // the day it was delisted, "" while live
+	Figures     []Figure
+	Points      []Point // oldest first
+	// Cadence says how often the listing is read, for the chart's note
+	// ("every 3 days"); "" when it cannot be told.
+	Cadence string
+	// Links: the listing's JSON document, its history as JSON and CSV.
+	DocumentURL, HistoryURL, HistoryCSVURL string
+}
+
+// Render returns the page of d.
+func Render(d Data) ([]byte, error) {
+	return execute(listingPage, listingView{
+		Data:  d,
+		Chart: chart(d.Points, d.SizeMeasure),
+		Gaps:  Gaps(d.Points),
+		Head: Head{
+			Title:       d.Name + " · " + d.Store + " · figures and history",
+			Description: description(d),
+			Alternates: []Alternate{{"application/json", d.DocumentURL, "the listing as JSON"},
+				{"application/json", d.HistoryURL, "its daily history as JSON"}, {"text/csv", d.HistoryCSVURL, "as CSV"}},
+		},
+	})
+}
+
+// description says in a sentence what a listing's page shows.
+func description(d Data) string {
+	s := "Size (" + d.SizeMeasure + "), growth, rating and ranks of " + d.Name
+	if d.Developer != "" {
+		s += " by " + d.Developer
+	}
+	return s + " in the " + d.Store + " store, with its daily history."
+}
+
+type listingView struct {
+	Data
+	Head  Head
+	Chart template.HTML
+	Gaps  []Gap
+}
+
+var listingPage = parse("listing", `<h1>{{.Name}}</h1>
+<p class="meta">{{if .Developer}}{{.Developer}} · {{end}}{{.Store}}{{if .Category}} · {{.Category}}{{end}}
+{{if .Live}}<span class="state">live</span>{{else}}<span class="state gone">{{if .Delisted}}delisted on {{.Delisted}}{{else}}not live{{end}}</span>{{end}}</p>
+<h2 id="size-chart">Size ({{.SizeMeasure}}), daily{{if .Points}}, {{(index .Points 0).Day}} to {{(index .Points (last .Points)).Day}}{{end}}</h2>
+{{.Chart}}
+<p class="note">{{if .Cadence}}Read {{.Cadence}}. {{end}}The line joins readings at most {{joinDays}} days apart (the span the 7-day growth takes a size across){{if .Gaps}}; it is broken where none came for longer: {{range $i, $g := .Gaps}}{{if $i}}, {{end}}{{$g.From}} to {{$g.To}} ({{$g.Days}} days){{end}}{{end}}.</p>
+<h2>Figures</h2>
+<table>
+{{range .Figures}}<tr><th scope="row"><a href="/definitions#{{.Definition}}">{{.Label}}</a></th><td data-figure="{{.Definition}}" data-value="{{.Raw}}">{{if .Text}}{{.Text}}{{else}}—{{if .Why}}<span class="why">{{.Why}}</span>{{end}}{{end}}</td></tr>
+{{end}}</table>`, template.FuncMap{"last": func(p []Point) int { return len(p) - 1 }, "joinDays": func() int { return JoinDays }})

@@ -1,0 +1,79 @@
+package edge_test
+
+import (
+	"net/netip"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/clientip"
+	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/views"
+)
+
+// TestPagesForPeople: pages are answered under bounds that fit browsers,
+// not the API's anonymous limits (the fourth review: a page counted
+// against 30 a minute and was refused as JSON); a refused or missing page
+// is an HTML page that says when to come back; every page carries its
+// Content-Security-Policy, nosniff and frame-ancestors. Addresses are
+// simulated through a trusted proxy's X-Forwarded-For.
+func TestPagesForPeople(t *testing.T) {
+	h := start(t, seeded(t), withLimits(limits.Policy{PerMinute: 3, PerDay: 1000}, limits.DefaultConfig().Keyed), func(c *edge.Config) {
+		c.TrustedProxies = clientip.Prefixes{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
+		c.PageRate, c.PageBurst = 0.01, 8
+	})
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	l := firstLive(t, h, views.Chrome)
+	listing := h.Base + "/listings/chrome/" + l.ID
+	from := func(addr string) []string { return []string{"X-Forwarded-For", addr} }
+
+	// Eight pages from one address: more than the API's 3 a minute, all
+	// answered, each with its headers.
+	for i := range 8 {
+		url := listing
+		if i%2 == 1 {
+			url = h.Base + "/definitions"
+		}
+		r := fetch(t, "GET", url, from("198.51.100.7")...)
+		if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+			t.Fatalf("page %d from one address: %d %s", i+1, r.status, r.header.Get("Content-Type"))
+		}
+		csp := r.header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'none'") ||
+			r.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("page %d: CSP %q, nosniff %q", i+1, csp, r.header.Get("X-Content-Type-Options"))
+		}
+	}
+	// The ninth is refused as a page saying when to come back.
+	r := fetch(t, "GET", listing, from("198.51.100.7")...)
+	secs, _ := strconv.Atoi(r.header.Get("Retry-After"))
+	if r.status != 429 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") || secs < 1 ||
+		!strings.Contains(string(r.decoded), "come back in "+r.header.Get("Retry-After")+" seconds") || r.header.Get("Cache-Control") != "no-store" ||
+		r.header.Get("Content-Security-Policy") == "" {
+		t.Fatalf("past the bound: %d %v %s", r.status, r.header, r.decoded)
+	}
+	// Another address (in another /64 for IPv6) is not held back by it.
+	for _, addr := range []string{"198.51.100.8", "2001:db8:1::1"} {
+		if r := fetch(t, "GET", listing, from(addr)...); r.status != 200 {
+			t.Errorf("a page from %s: %d", addr, r.status)
+		}
+	}
+	// The API's anonymous limit still holds for the API.
+	codes := []int{}
+	for range 4 {
+		codes = append(codes, fetch(t, "GET", h.Base+"/api/v1/charts/chrome", from("198.51.100.9")...).status)
+	}
+	if codes[3] != 429 {
+		t.Errorf("the API's anonymous limit: %v", codes)
+	}
+	// A page that does not exist is a page too.
+	for _, url := range []string{h.Base + "/listings/chrome/nosuchlistingnosuchlistingnosuch", h.Base + "/listings/nostore/x"} {
+		r := fetch(t, "GET", url, from("198.51.100.10")...)
+		if (r.status != 404 && r.status != 400) || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") || !strings.Contains(string(r.decoded), "<main>") {
+			t.Errorf("%s: %d %s %.200s", url, r.status, r.header.Get("Content-Type"), r.decoded)
+		}
+	}
+}

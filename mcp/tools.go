@@ -106,7 +106,7 @@ var tools = []tool{
 	{
 		name:  "top_charts",
 		title: "Top charts",
-		description: "A store's chart: the largest listings (top), fastest-growing (trending, rising), newest (new), best rated (top-rated) or climbing the ranks (climbers); optionally within one category. Same as GET /api/v1/charts/{store}. " +
+		description: "A store's chart: largest (top), fastest-growing in the chart's window (trending, rising), newest (new), best rated (top-rated) or climbing (climbers); optionally in a category. Same as GET /api/v1/charts/{store}. " +
 			"For the listings climbing the store ranks fastest use climbers.",
 		args: map[string]map[string]any{
 			"store":    storeArg("The chart's store."),

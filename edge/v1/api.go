@@ -60,8 +60,8 @@ type API struct {
 	// definitions is the answer of /definitions, made once, and
 	// definitionsPage its page (GET /definitions).
 	definitions, definitionsPage *answer.Answer
-	exports     Exports
-	stream      *stream.Hub
+	exports                      Exports
+	stream                       *stream.Hub
 }
 
 // New returns the API answering from src.

@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/page"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
@@ -29,12 +31,64 @@ type chartEntry struct {
 
 // chartAnswer is the answer of /api/v1/charts/{store}.
 type chartAnswer struct {
-	Store    string       `json:"store"`
-	Chart    string       `json:"chart"`
-	Category *string      `json:"category"`
-	From     *time.Time   `json:"from"` // the charts of a window: the instants every entry is ranked between; else null
-	To       *time.Time   `json:"to"`
-	Entries  []chartEntry `json:"entries"`
+	Store    string     `json:"store"`
+	Chart    string     `json:"chart"`
+	Category *string    `json:"category"`
+	From     *time.Time `json:"from"` // the charts of a window: the instants every entry is ranked between; else null
+	To       *time.Time `json:"to"`
+	DataNow  time.Time  `json:"dataNow"` // the data's newest reading
+	// Considered counts the live listings the chart's rule looked at (with
+	// its figure, past its floor); Note says in words what the entries'
+	// figures cover, and why the chart is short or empty when it is.
+	Considered int          `json:"considered"`
+	Note       string       `json:"note"`
+	Entries    []chartEntry `json:"entries"`
+}
+
+// chartNote says what a chart's entries rank by, over which instants, and
+// why it has fewer than ChartSize entries when it does: n entries of
+// considered listings looked at, in where (a store, or a store's
+// category).
+func chartNote(chart, where string, n, considered int) string {
+	floor := fmt.Sprintf("of size %s or more (%s ratings on %s)", page.Int(views.RisingMinSize(views.Chrome)), page.Int(views.RisingMinSize(views.Apple)), views.Apple)
+	lag := fmt.Sprintf("the %d days ending %d days before the data's newest reading (dataNow), the same two instants for every entry, so that listings read every third day have readings around both ends. It is not the listing's own growth.7d, which ends at its newest reading.", views.ChartDays, int(views.ChartLag.Hours()/24))
+	// pool is the listings the rule looks at; cond what makes one an entry
+	// ("" when every one is).
+	var what, pool, cond string
+	switch chart {
+	case figures.ChartTop:
+		what, pool = "Live listings by size.", "with a size"
+	case figures.ChartTrending:
+		what = "Each entry's change is its size change from from to to: " + lag
+		pool, cond = "with a size at both ends of the window", "grew"
+	case figures.ChartRising:
+		what = "Each entry's percent is its size change from from to to as a percent of its size at from, ranked as published (two decimals), then by size: " + lag
+		pool, cond = "with a size at both ends of the window and "+floor, "grew by 0.01% or more"
+	case figures.ChartNew:
+		what, pool = fmt.Sprintf("Listings first seen in the %d days up to the data's newest reading, by size.", figures.NewDays), fmt.Sprintf("first seen in the last %d days", figures.NewDays)
+	case figures.ChartTopRated:
+		what, pool = "Live listings by rating, then ratings count.", fmt.Sprintf("with %d ratings or more", figures.TopRatedMinRatings)
+	case figures.ChartClimbers:
+		what = "Each entry's climb is its store rank at from (7 days before the data's newest reading) minus its rank at to (dataNow)."
+		pool, cond = "ranked at both instants and "+floor, "climbed"
+	}
+	listings := func(k int) string {
+		if k == 1 {
+			return "1 live listing of " + where + " is"
+		}
+		return fmt.Sprintf("%d live listings of %s are", k, where)
+	}
+	switch {
+	case n >= figures.ChartSize:
+		return what
+	case considered == 0:
+		return what + " It is empty: no live listing of " + where + " is " + pool + "."
+	case n == 0:
+		return what + " It is empty: " + listings(considered) + " " + pool + ", and none " + cond + "."
+	case cond == "":
+		return what + fmt.Sprintf(" It has %d entries: %s %s.", n, listings(considered), pool)
+	}
+	return what + fmt.Sprintf(" It has %d entries: %s %s, and %d of them %s.", n, listings(considered), pool, n, cond)
 }
 
 // getChart answers GET /api/v1/charts/{store}?chart=&category=. The chart
@@ -62,14 +116,16 @@ func (s *API) getChart(c *fiber.Ctx) (answer.Reply, error) {
 	var buf [128]byte
 	key := answer.NewKey(buf[:0], "/api/v1/charts/:store", gen).Int("s", int64(store)).Str("chart", chart).Str("c", category)
 	return s.figuresAnswer(c, f, key, func(f *figures.Figures) any {
-		a := chartAnswer{Store: store.String(), Chart: chart, Entries: []chartEntry{}}
+		k := figures.ChartKey{Store: store, Chart: chart, Category: category}
+		a := chartAnswer{Store: store.String(), Chart: chart, Entries: []chartEntry{}, DataNow: f.Replica().Info().ReadingsMark.UTC(),
+			Considered: f.Considered(k)}
 		if category != "" {
 			a.Category = &category
 		}
 		if from, to, ok := f.Window(chart); ok {
 			a.From, a.To = unixPtr(from), unixPtr(to)
 		}
-		for i, l := range f.Chart(figures.ChartKey{Store: store, Chart: chart, Category: category}) {
+		for i, l := range f.Chart(k) {
 			e := chartEntry{Position: i + 1, Listing: NewListingDoc(l, f)}
 			if r, ok := f.RankedBy(chart, l); ok {
 				e.From, e.To = a.From, a.To
@@ -81,6 +137,11 @@ func (s *API) getChart(c *fiber.Ctx) (answer.Reply, error) {
 			}
 			a.Entries = append(a.Entries, e)
 		}
+		where := store.String()
+		if category != "" {
+			where += " in " + category
+		}
+		a.Note = chartNote(chart, where, len(a.Entries), a.Considered)
 		return a
 	})
 }

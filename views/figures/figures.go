@@ -70,6 +70,11 @@ type Figures struct {
 
 	charts    map[ChartKey][]int32
 	positions map[int32][]ChartPos
+	// considered counts, per chart, the live listings its rule looked at:
+	// those with its figure and past its floor, before the rule's own
+	// condition (positive growth, a climb), for saying why a chart is
+	// short or empty (Considered).
+	considered map[ChartKey]int
 
 	categories    [views.NumStores][]CategoryCount
 	allCategories []CategoryCount
@@ -87,13 +92,14 @@ func Build(r *replica.Replica, snapshots int64) *Figures {
 	start := time.Now()
 	n := r.Len()
 	f := &Figures{
-		replica:   r,
-		storeRank: make([]int32, n),
-		catRank:   make([]int32, n),
-		climb:     make([]int32, n),
-		hasClimb:  make([]bool, n),
-		charts:    map[ChartKey][]int32{},
-		positions: map[int32][]ChartPos{},
+		replica:    r,
+		storeRank:  make([]int32, n),
+		catRank:    make([]int32, n),
+		climb:      make([]int32, n),
+		hasClimb:   make([]bool, n),
+		charts:     map[ChartKey][]int32{},
+		positions:  map[int32][]ChartPos{},
+		considered: map[ChartKey]int{},
 	}
 	// Stores are independent: build them in parallel, each into its own
 	// index range of the shared slices and its own charts, merged after.
@@ -108,8 +114,11 @@ func Build(r *replica.Replica, snapshots int64) *Figures {
 	}
 	wg.Wait()
 	for _, p := range parts {
-		for k, idx := range p {
+		for k, idx := range p.charts {
 			f.setChart(k, idx)
+		}
+		for k, n := range p.considered {
+			f.considered[k] = n
 		}
 	}
 	f.sortPositions()
@@ -184,6 +193,14 @@ func (f *Figures) Chart(k ChartKey) []*views.Listing {
 	}
 	return out
 }
+
+// Considered returns how many live listings chart k's rule looked at:
+// those with the chart's figure (a size, a growth over the window, a
+// climb, a rating count past the floor) and past its size floor, of which
+// those meeting its condition (growth above 0, a climb) are its entries,
+// up to ChartSize. A chart with fewer entries than this had fewer
+// listings meet the condition.
+func (f *Figures) Considered(k ChartKey) int { return f.considered[k] }
 
 // Ranking is the figure a chart of a window ranked a listing by, between
 // the same two instants for every entry: the size change and its percent
@@ -320,20 +337,31 @@ func competition(items []ranked) []int32 {
 	return out
 }
 
-// storeCharts are the charts of one store and its categories.
-type storeCharts map[ChartKey][]int32
+// storeCharts are the charts of one store and its categories, and how
+// many listings each considered.
+type storeCharts struct {
+	charts     map[ChartKey][]int32
+	considered map[ChartKey]int
+}
 
 // chartStore builds every chart of one store and of each of its
 // categories; byRank is the store's ranking, which is the top chart's order.
 func (f *Figures) chartStore(s views.Store, lo, hi int, byRank []ranked) storeCharts {
 	ls := f.replica.All()
-	out := storeCharts{}
+	out := storeCharts{charts: map[ChartKey][]int32{}, considered: map[ChartKey]int{}}
+	consider := func(chart string, l *views.Listing) {
+		out.considered[ChartKey{s, chart, ""}]++
+		out.considered[ChartKey{s, chart, l.Category}]++
+	}
 	newSince := f.replica.Info().ReadingsMark.Add(-NewDays * 24 * time.Hour).Unix()
 	from, to := f.replica.Info().ChartWindow()
 	for _, chart := range Charts {
 		var items []ranked
 		if chart == ChartTop {
 			items = byRank
+			for _, it := range byRank {
+				consider(chart, &ls[it.idx])
+			}
 		}
 		for i := lo; i < hi && chart != ChartTop; i++ {
 			l := &ls[i]
@@ -345,17 +373,29 @@ func (f *Figures) chartStore(s views.Store, lo, hi int, byRank []ranked) storeCh
 			// The charts of a window rank every listing over the same two
 			// instants (docs/figures.md, Charts).
 			case ChartTrending:
-				if g, ok := l.ChartGrowth(from, to); ok && g.Delta > 0 {
+				g, ok := l.ChartGrowth(from, to)
+				if ok {
+					consider(chart, l)
+				}
+				if ok && g.Delta > 0 {
 					items = append(items, ranked{key: g.Delta, key2: size, idx: int32(i)})
 				}
 			case ChartRising:
-				if g, ok := l.ChartGrowth(from, to); ok && size >= views.RisingMinSize(s) && g.Percent > 0 && !math.IsNaN(g.Percent) {
-					items = append(items, ranked{key: int64(g.Percent * 1e6), key2: size, idx: int32(i)})
+				// Ranked by the percent as published (two decimals), then
+				// size: an entry's order can be read from its figures.
+				g, ok := l.ChartGrowth(from, to)
+				if !ok || size < views.RisingMinSize(s) || math.IsNaN(g.Percent) {
+					continue
+				}
+				consider(chart, l)
+				if hundredths := int64(math.Round(g.Percent * 100)); hundredths > 0 {
+					items = append(items, ranked{key: hundredths, key2: size, idx: int32(i)})
 				}
 			case ChartNew:
 				// Every listing first seen in the window: a new app not
 				// rated yet is new too (it comes after the sized ones).
 				if l.FirstSeen >= newSince {
+					consider(chart, l)
 					if !hasSize {
 						size = -1
 					}
@@ -365,9 +405,13 @@ func (f *Figures) chartStore(s views.Store, lo, hi int, byRank []ranked) storeCh
 				rating, rated := l.Rating()
 				count, _ := l.RatingCount()
 				if rated && count >= TopRatedMinRatings {
+					consider(chart, l)
 					items = append(items, ranked{key: int64(math.Round(views.RoundRating(rating) * 100)), key2: count, idx: int32(i)})
 				}
 			case ChartClimbers:
+				if f.hasClimb[i] && size >= views.RisingMinSize(s) {
+					consider(chart, l)
+				}
 				if f.hasClimb[i] && f.climb[i] > 0 && size >= views.RisingMinSize(s) {
 					// Ties go to the better current rank.
 					items = append(items, ranked{key: int64(f.climb[i]), key2: -int64(f.storeRank[i]), idx: int32(i)})
@@ -389,10 +433,10 @@ func (f *Figures) chartStore(s views.Store, lo, hi int, byRank []ranked) storeCh
 			}
 		}
 		if len(whole) > 0 {
-			out[ChartKey{s, chart, ""}] = whole
+			out.charts[ChartKey{s, chart, ""}] = whole
 		}
 		for cat, idx := range perCat {
-			out[ChartKey{s, chart, cat}] = idx
+			out.charts[ChartKey{s, chart, cat}] = idx
 		}
 	}
 	return out

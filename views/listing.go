@@ -38,6 +38,19 @@ type Day int32
 // NoDay is the Day of a missing date.
 const NoDay Day = 0
 
+// UpdatedAsRead returns a store's update date as the edge serves it: the
+// store's own, but never later than the day of the crawl that read it
+// (metaAt, unix seconds; 0 when unknown). A store's date is its claim; the
+// change feed's version events are when the crawler saw a new version, and
+// when the two disagree the change feed is the record of what was seen
+// (docs/figures.md, Dates).
+func UpdatedAsRead(d Day, metaAt int64) Day {
+	if d.Valid() && metaAt > 0 {
+		return min(d, DayOf(time.Unix(metaAt, 0)))
+	}
+	return d
+}
+
 // DayOf returns the UTC calendar day of t.
 func DayOf(t time.Time) Day { return Day(floorDiv(t.Unix(), 86400)) }
 

@@ -128,7 +128,7 @@ func listing(r *analytics.ListingRow, in *replica.Interner) views.Listing {
 	l := views.Listing{
 		Store: r.Store, ID: r.ID, Name: r.Name, Developer: in.String(r.Developer), Category: in.String(r.Category),
 		Kind: r.Kind, Description: analytics.TruncateRunes(r.Description, views.DescriptionLimit), Icon: r.Icon, Version: r.Version,
-		Updated: dayOf(r.StoreUpdated), Created: dayOf(r.StoreCreated), FirstSeen: r.FirstSeen.Unix(), MetaAt: r.CrawledAt.Unix(), Featured: r.Featured,
+		Updated: views.UpdatedAsRead(dayOf(r.StoreUpdated), r.CrawledAt.Unix()), Created: dayOf(r.StoreCreated), FirstSeen: r.FirstSeen.Unix(), MetaAt: r.CrawledAt.Unix(), Featured: r.Featured,
 		ManifestVersion: r.ManifestVersion, Permissions: in.Strings(slices.Clone(r.Permissions)),
 		HostAccess: in.Strings(slices.Clone(r.HostAccess)), AccessLevel: r.AccessLevel, Topics: in.Strings(slices.Clone(r.Topics)),
 	}

@@ -746,6 +746,7 @@ func makeVersion(r *rand.Rand, s views.Store) string {
 func (g *Generator) history(dst []analytics.ListingRow, r *rand.Rand, p *plan, meta *analytics.ListingRow) []analytics.ListingRow {
 	first := p.startAt
 	if !first.Before(meta.CrawledAt) {
+		clampUpdated(meta)
 		return dst
 	}
 	end := meta.CrawledAt
@@ -773,6 +774,7 @@ func (g *Generator) history(dst []analytics.ListingRow, r *rand.Rand, p *plan, m
 			meta.CrawledAt, at = at[len(at)-1], at[:len(at)-1]
 		}
 		if len(at) == 0 && meta.CrawledAt.Equal(first) {
+			clampUpdated(meta)
 			return dst
 		}
 	}
@@ -788,19 +790,59 @@ func (g *Generator) history(dst []analytics.ListingRow, r *rand.Rand, p *plan, m
 		away = 1 + r.IntN(len(at)-1)
 	}
 	for i := len(versions) - 2; i >= 0; i-- {
-		cur = g.undoUpdate(r, p, cur)
+		// A delisting is no new version: the version before a delisted
+		// meta is meta, live.
+		if i < len(versions)-2 || meta.DelistedAt == nil {
+			cur = g.undoUpdate(r, p, cur)
+		}
 		cur.CrawledAt = first
 		if i > 0 {
 			cur.CrawledAt = at[i-1]
 		}
-		v := cur
-		if i == away {
-			d := v.CrawledAt
-			v.DelistedAt = &d
-		}
-		versions[i] = v
+		versions[i] = cur
 	}
+	if away > 0 {
+		// Delisted for a while: the version before, gone from the store
+		// at this crawl; the next version comes back.
+		v := versions[away-1]
+		v.CrawledAt = versions[away].CrawledAt
+		d := v.CrawledAt
+		v.DelistedAt = &d
+		versions[away] = v
+	}
+	// The store's update date of each version after the first read is
+	// within two days before the crawl that saw it as a new version; the
+	// first read's is its own date, no later than that crawl. A version
+	// that only delists keeps the date before it.
+	clampUpdated(&versions[0])
+	for i := 1; i < len(versions); i++ {
+		v := &versions[i]
+		if v.DelistedAt != nil && (i == len(versions)-1 || i == away) {
+			v.StoreUpdated = versions[i-1].StoreUpdated
+			continue
+		}
+		if v.StoreUpdated == nil && versions[i-1].StoreUpdated == nil {
+			continue // a listing that publishes no update date
+		}
+		// Published a day or two before the crawl that saw it (the crawler
+		// writes a version only when something changed: the version before
+		// may be months older), never before that version's crawl.
+		d := v.CrawledAt.Add(-time.Duration(r.Float64() * float64(min(48*time.Hour, v.CrawledAt.Sub(versions[i-1].CrawledAt))))).UTC().Truncate(24 * time.Hour)
+		v.StoreUpdated = &d
+	}
+	meta.StoreUpdated = versions[len(versions)-1].StoreUpdated
 	return append(dst, versions[:len(versions)-1]...)
+}
+
+// clampUpdated keeps a version's store update date no later than the day
+// of the crawl that read it.
+func clampUpdated(v *analytics.ListingRow) {
+	if v.StoreUpdated == nil {
+		return
+	}
+	if day := v.CrawledAt.UTC().Truncate(24 * time.Hour); v.StoreUpdated.After(day) {
+		v.StoreUpdated = &day
+	}
 }
 
 // undoUpdate returns the version before next: next with one update

@@ -88,6 +88,7 @@ func Routes(app *fiber.App, respond answer.Responder) {
 		return answer.Reply{Answer: docs, CacheControl: "public, max-age=3600"}, nil
 	}))
 	app.Get("/", respond.Handle(func(c *fiber.Ctx) (answer.Reply, error) {
+		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 		if !strings.Contains(c.Get(fiber.HeaderAccept), "text/html") {
 			return answer.Reply{Answer: homeAsJSON, CacheControl: "public, max-age=3600", VaryAccept: true}, nil
 		}

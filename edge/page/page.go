@@ -26,7 +26,7 @@ const style = `:root{color-scheme:light dark;--fg:#1d232a;--muted:#4a5561;--bg:#
 body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:46rem;padding:0 1rem;color:var(--fg);background:var(--bg)}
 a{color:var(--accent)}
 header,footer{font-size:.9rem;color:var(--muted);padding:.75rem 0}
-header a,footer a{margin-right:.9rem}
+header a{margin-right:.9rem}
 footer{border-top:1px solid var(--line);margin-top:1.5rem}
 footer p{overflow-wrap:anywhere}
 h1{font-size:1.5rem;line-height:1.25;margin:.25rem 0;overflow-wrap:anywhere}

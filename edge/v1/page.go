@@ -237,7 +237,11 @@ func (n nullReasons) growth(w views.Window, cadence string) string {
 	}
 	start := n.d.ReadAt.Add(-time.Duration(w.Days()) * 24 * time.Hour)
 	if n.d.FirstSeen.After(start) {
-		return "first seen on " + n.d.FirstSeen.UTC().Format(time.DateOnly) + ", less than " + w.String() + " before its newest reading"
+		days := strconv.Itoa(w.Days()) + " days"
+		if w.Days() == 1 {
+			days = "a day"
+		}
+		return "first seen on " + n.d.FirstSeen.UTC().Format(time.DateOnly) + ", less than " + days + " before its newest reading"
 	}
 	s := "no reading on " + start.UTC().Format(time.DateOnly) + ", nor two around it at most " + strconv.FormatInt(w.MaxGap()/3600, 10) + " hours apart"
 	if w.Days() > 1 {

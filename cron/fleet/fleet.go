@@ -87,7 +87,9 @@ type Config struct {
 	// from ClickHouse itself.
 	ElectionWait time.Duration
 	// Idle is how long a follower waits for the next byte from the
-	// leader before it gives the request up.
+	// leader before it gives the request up, and how long the leader's
+	// write to an edge may wait before it is cut (an answer's whole write,
+	// or each chunk of a state's).
 	Idle time.Duration
 	// Keys are what the edge derived from the fleet's token (package
 	// trust): with them the fleet address takes only TLS connections of
@@ -206,6 +208,9 @@ func (p *Publisher) ServeExports(dir string, days func() []exports.Manifest) {
 func NewPublisher(cfg Config, leading func() bool, log *slog.Logger) (*Publisher, error) {
 	if cfg.Sends <= 0 {
 		cfg.Sends = DefaultConfig().Sends
+	}
+	if cfg.Idle <= 0 {
+		cfg.Idle = DefaultConfig().Idle
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("fleet: state directory: %w", err)
@@ -384,22 +389,17 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	sendSlowly(w, fh)
+	sendSlowly(w, fh, p.cfg.Idle)
 }
 
-// writeIdle is how long a send to another edge may go without a write
-// getting through before it is cut: the server's WriteTimeout bounds
-// every answer, and a state's send moves the deadline on as it goes.
-const writeIdle = 30 * time.Second
-
-// sendSlowly copies r to w, moving w's write deadline writeIdle past each
+// sendSlowly copies r to w, moving w's write deadline idle past each
 // chunk written, so that a large state takes as long as the network
-// needs, and an edge that stops reading is cut after writeIdle.
-func sendSlowly(w http.ResponseWriter, r io.Reader) {
+// needs, and an edge that stops reading is cut after idle.
+func sendSlowly(w http.ResponseWriter, r io.Reader, idle time.Duration) {
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 1<<20)
 	for {
-		rc.SetWriteDeadline(time.Now().Add(writeIdle))
+		rc.SetWriteDeadline(time.Now().Add(idle))
 		n, err := r.Read(buf)
 		if n > 0 {
 			if _, werr := w.Write(buf[:n]); werr != nil {
@@ -444,7 +444,7 @@ func (p *Publisher) serveExport(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/gzip")
 				w.Header().Set("Content-Length", strconv.FormatInt(f.Size, 10))
 				if r.Method == http.MethodGet {
-					sendSlowly(w, io.LimitReader(fh, f.Size))
+					sendSlowly(w, io.LimitReader(fh, f.Size), p.cfg.Idle)
 				}
 				return
 			}
@@ -466,7 +466,7 @@ func problem(w http.ResponseWriter, status int, title, detail string, retry int)
 // the fleet's certificates required when it has keys.
 func (p *Publisher) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: writeIdle, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10,
+		WriteTimeout: p.cfg.Idle, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10,
 		ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelDebug)}
 	if p.cfg.Keys != nil {
 		// A failed handshake (an address that is not of the fleet) is

@@ -386,3 +386,44 @@ func TestFollowerCutsALeaderThatStalls(t *testing.T) {
 		t.Fatal("the follower waits on a leader that stalled")
 	}
 }
+
+// TestLeaderCutsAnEdgeThatStopsReading: an edge that asks for the state
+// and then reads nothing is cut after Idle, and its place among the
+// sends at once is free again (the fourth review: the fleet server had
+// no write timeout).
+func TestLeaderCutsAnEdgeThatStopsReading(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Sends, cfg.Idle = 1, 300*time.Millisecond
+	l := startLeader(t, cfg)
+	l.offer(t, synth(60000, 1), 1) // several MiB: more than the sockets hold
+	if l.pub.cur.Load().size < 4<<20 {
+		t.Fatalf("the state has %d bytes: too few to fill the sockets", l.pub.cur.Load().size)
+	}
+	c, err := net.Dial("tcp", strings.TrimPrefix(l.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(*net.TCPConn).SetReadBuffer(4096)
+	io.WriteString(c, "GET "+StatePath+" HTTP/1.1\r\nHost: x\r\n\r\n")
+	time.Sleep(100 * time.Millisecond)
+	// Held: the one send at once is taken.
+	if resp, err := http.Get(l.url + StatePath); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("while an edge holds the send: %v %v", resp, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(l.url + StatePath)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an edge that stopped reading still holds the leader's send")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

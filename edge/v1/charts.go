@@ -95,55 +95,66 @@ func chartNote(chart, where string, n, considered int) string {
 // defaults to top; an unknown chart name is a 400 listing the names; a
 // category the store does not have is a 404.
 func (s *API) getChart(c *fiber.Ctx) (answer.Reply, error) {
-	store, err := storeParam(c)
+	store, chart, category, f, gen, err := s.chartParams(c)
 	if err != nil {
 		return answer.Reply{}, err
-	}
-	chart := c.Query("chart", figures.ChartTop)
-	if !slices.Contains(figures.Charts, chart) {
-		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "chart: %q is not a chart; use one of %s.", chart, strings.Join(figures.Charts, ", "))
-	}
-	f, gen, err := s.figures("Charts are")
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	var category string
-	if v := c.Query("category"); v != "" {
-		if category, err = categoryArg(f, &store, v); err != nil {
-			return answer.Reply{}, err
-		}
 	}
 	var buf [128]byte
 	key := answer.NewKey(buf[:0], "/api/v1/charts/:store", gen).Int("s", int64(store)).Str("chart", chart).Str("c", category)
-	return s.figuresAnswer(c, f, key, func(f *figures.Figures) any {
-		k := figures.ChartKey{Store: store, Chart: chart, Category: category}
-		a := chartAnswer{Store: store.String(), Chart: chart, Entries: []chartEntry{}, DataNow: f.Replica().Info().ReadingsMark.UTC(),
-			Considered: f.Considered(k)}
-		if category != "" {
-			a.Category = &category
-		}
-		if from, to, ok := f.Window(chart); ok {
-			a.From, a.To = unixPtr(from), unixPtr(to)
-		}
-		for i, l := range f.Chart(k) {
-			e := chartEntry{Position: i + 1, Listing: NewListingDoc(l, f)}
-			if r, ok := f.RankedBy(chart, l); ok {
-				e.From, e.To = a.From, a.To
-				if chart == figures.ChartClimbers {
-					e.Climb = &r.Climb
-				} else {
-					e.Change, e.Percent = &r.Change, percent2(r.Percent)
-				}
+	return s.figuresAnswer(c, f, key, func(f *figures.Figures) any { return chartDoc(f, store, chart, category) })
+}
+
+// chartParams reads a chart's store, name (top by default; another name
+// is a 400 listing the names) and category (a category the store does not
+// have is a 404), with the published figures.
+func (s *API) chartParams(c *fiber.Ctx) (store views.Store, chart, category string, f *figures.Figures, gen uint64, err error) {
+	if store, err = storeParam(c); err != nil {
+		return
+	}
+	chart = c.Query("chart", figures.ChartTop)
+	if !slices.Contains(figures.Charts, chart) {
+		err = problem.Newf(http.StatusBadRequest, "chart: %q is not a chart; use one of %s.", chart, strings.Join(figures.Charts, ", "))
+		return
+	}
+	if f, gen, err = s.figures("Charts are"); err != nil {
+		return
+	}
+	if v := c.Query("category"); v != "" {
+		category, err = categoryArg(f, &store, v)
+	}
+	return
+}
+
+// chartDoc is the chart answer of store's chart (of category, "" for the
+// whole store), as the API and the chart's page give it.
+func chartDoc(f *figures.Figures, store views.Store, chart, category string) chartAnswer {
+	k := figures.ChartKey{Store: store, Chart: chart, Category: category}
+	a := chartAnswer{Store: store.String(), Chart: chart, Entries: []chartEntry{}, DataNow: f.Replica().Info().ReadingsMark.UTC(),
+		Considered: f.Considered(k)}
+	if category != "" {
+		a.Category = &category
+	}
+	if from, to, ok := f.Window(chart); ok {
+		a.From, a.To = unixPtr(from), unixPtr(to)
+	}
+	for i, l := range f.Chart(k) {
+		e := chartEntry{Position: i + 1, Listing: NewListingDoc(l, f)}
+		if r, ok := f.RankedBy(chart, l); ok {
+			e.From, e.To = a.From, a.To
+			if chart == figures.ChartClimbers {
+				e.Climb = &r.Climb
+			} else {
+				e.Change, e.Percent = &r.Change, percent2(r.Percent)
 			}
-			a.Entries = append(a.Entries, e)
 		}
-		where := store.String()
-		if category != "" {
-			where += " in " + category
-		}
-		a.Note = chartNote(chart, where, len(a.Entries), a.Considered)
-		return a
-	})
+		a.Entries = append(a.Entries, e)
+	}
+	where := store.String()
+	if category != "" {
+		where += " in " + category
+	}
+	a.Note = chartNote(chart, where, len(a.Entries), a.Considered)
+	return a
 }
 
 // tagCount is a topic with its live listings per store.

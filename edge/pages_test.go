@@ -1,7 +1,13 @@
 package edge_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"html"
 	"net/netip"
+	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,4 +82,90 @@ func TestPagesForPeople(t *testing.T) {
 			t.Errorf("%s: %d %s %.200s", url, r.status, r.header.Get("Content-Type"), r.decoded)
 		}
 	}
+}
+
+// TestChartPagesEqualTheirJSON: every chart's page (each store, each
+// chart, a category) shows the entries of its JSON twin, each figure
+// equal, in the same order, with the chart's note, and its links answer.
+func TestChartPagesEqualTheirJSON(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 }) // a crawl from one address
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	figure := regexp.MustCompile(`data-figure="([^"]+)" data-value="([^"]*)"`)
+	for _, s := range views.Stores {
+		for _, chart := range []string{"top", "trending", "rising", "new", "top-rated", "climbers"} {
+			q := "?chart=" + chart
+			var doc map[string]any
+			if err := json.Unmarshal(get(t, "GET", h.Base+"/api/v1/charts/"+s.String()+q).body, &doc); err != nil {
+				t.Fatal(err)
+			}
+			r := get(t, "GET", h.Base+"/charts/"+s.String()+q)
+			if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") || r.header.Get("ETag") == "" {
+				t.Fatalf("%s %s: %d %v", s, chart, r.status, r.header)
+			}
+			var want []string
+			entries, _ := doc["entries"].([]any)
+			for _, e := range entries {
+				e := e.(map[string]any)
+				l := e["listing"].(map[string]any)
+				for _, k := range chartFields[chart] {
+					var v any
+					if rest, ok := strings.CutPrefix(k, "listing."); ok {
+						v = l[rest]
+					} else {
+						v = e[k]
+					}
+					want = append(want, k+"="+jsonRaw(v))
+				}
+			}
+			var got []string
+			for _, m := range figure.FindAllStringSubmatch(string(r.body), -1) {
+				got = append(got, m[1]+"="+html.UnescapeString(m[2]))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s %s: the page's figures %.300v, the JSON's %.300v", s, chart, got, want)
+			}
+			if note, _ := doc["note"].(string); !strings.Contains(html.UnescapeString(string(r.body)), note) {
+				t.Errorf("%s %s: the page lacks the note %q", s, chart, note)
+			}
+		}
+	}
+	// Every link of a chart's page answers.
+	r := get(t, "GET", h.Base+"/charts/chrome?chart=trending")
+	for _, m := range regexp.MustCompile(`href="(/[^"]*)"`).FindAllStringSubmatch(string(r.body), -1) {
+		u := html.UnescapeString(m[1])
+		if a := get(t, "GET", h.Base+u); a.status != 200 {
+			t.Errorf("the link %s answers %d", u, a.status)
+		}
+	}
+	// A category's chart, and a category the store lacks.
+	cats := getOK[struct{ Categories []struct{ Name string } }](t, h.Base+"/api/v1/categories/chrome").Categories
+	if r := get(t, "GET", h.Base+"/charts/chrome?chart=top&category="+url.QueryEscape(cats[0].Name)); r.status != 200 ||
+		!strings.Contains(string(r.body), "<h1>Largest: "+html.EscapeString(cats[0].Name)+" in chrome</h1>") {
+		t.Errorf("a category's chart: %d %.300s", r.status, r.body)
+	}
+	if r := get(t, "GET", h.Base+"/charts/chrome?category=nosuchcategory"); r.status != 404 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+		t.Errorf("a category the store lacks: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+}
+
+// chartFields are the JSON fields of a chart's entries its page shows,
+// in its columns' order.
+var chartFields = map[string][]string{
+	"top": {"listing.size"}, "new": {"listing.size"}, "trending": {"change", "listing.size"}, "rising": {"percent", "change", "listing.size"},
+	"top-rated": {"listing.rating", "listing.ratingCount"}, "climbers": {"climb", "listing.storeRank"},
+}
+
+// jsonRaw is a JSON value as a page's data-value gives it.
+func jsonRaw(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case string:
+		return v
+	}
+	return fmt.Sprint(v)
 }

@@ -25,7 +25,7 @@ func RenderError(status int, detail, retry string) ([]byte, error) {
 
 var errorPage = parse("error", `<h1>{{.Title}}</h1>
 <p>{{.Detail}}</p>
-{{if .Retry}}<p>You can come back in {{.Retry}} seconds{{if retryMinutes .Retry}} (about {{retryMinutes .Retry}} minutes){{end}}.</p>{{end}}
+{{if .Retry}}<p>You can come back in {{if eq .Retry "1"}}a second{{else}}{{.Retry}} seconds{{end}}{{if retryMinutes .Retry}} (about {{retryMinutes .Retry}} minutes){{end}}.</p>{{end}}
 <p class="note">Status {{.Status}}.</p>`, map[string]any{"retryMinutes": func(s string) int {
 	n, _ := strconv.Atoi(s)
 	if n < 120 {

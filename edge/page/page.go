@@ -40,6 +40,14 @@ table{border-collapse:collapse;width:100%;margin:.5rem 0 1rem}
 th,td{text-align:left;padding:.4rem .25rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-weight:500}
 td{text-align:right;font-variant-numeric:tabular-nums}
+td.pos{text-align:left;color:var(--muted);width:2.5rem}
+th.num{text-align:right}
+caption{text-align:left;font-weight:600;padding:.5rem 0}
+nav.tabs a{display:inline-block;margin:0 .8rem .4rem 0}
+nav.tabs a[aria-current]{font-weight:700;text-decoration:none;color:var(--fg)}
+.table{overflow-x:auto}
+form{margin:.5rem 0 1rem}
+select,input,button{font:inherit;padding:.25rem .4rem}
 dt{font-weight:600;margin-top:1rem}
 dd{margin:.2rem 0 0}
 .chart{width:100%;max-width:560px;height:auto;display:block}
@@ -113,9 +121,12 @@ const layout = `{{define "layout"}}<!doctype html>
 </html>
 {{end}}`
 
-// parse returns a page's template: the layout and its main.
+// parse returns a page's template: the layout, the shared parts (a list
+// of listings) and its main.
 func parse(name, main string, funcs template.FuncMap) *template.Template {
-	return template.Must(template.Must(template.New(name).Funcs(funcs).Parse(layout)).Parse(`{{define "main"}}` + main + `{{end}}`))
+	t := template.New(name).Funcs(listFuncs).Funcs(funcs)
+	t = template.Must(template.Must(t.Parse(layout)).Parse(listTemplate))
+	return template.Must(t.Parse(`{{define "main"}}` + main + `{{end}}`))
 }
 
 // execute renders t's layout with v.

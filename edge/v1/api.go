@@ -144,6 +144,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 // generation, and the figures' definitions (GET /definitions).
 func (s *API) PageRoutes(app *fiber.App, guard fiber.Handler, respond answer.Responder) {
 	app.Get("/listings/:store/:id", guard, respond.Handle(s.getPage))
+	app.Get("/charts/:store", guard, respond.Handle(s.getChartPage))
 	app.Get("/definitions", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{Answer: s.definitionsPage, CacheControl: answer.Private}, nil
 	}))

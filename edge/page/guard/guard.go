@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -88,7 +89,7 @@ func (g *Guard) limit(c *fiber.Ctx) error {
 	if ok, wait := g.fair.Allow(g.cfg.Proxies.Subject(a), access.RequestTime(c)); !ok {
 		secs := problem.Seconds(wait)
 		return problem.Newf(http.StatusTooManyRequests,
-			"Too many pages were asked for from your address in a short time. Please come back in %d seconds.", secs).RetryAfter(secs)
+			"Too many pages were asked for from your address in a short time. Please come back in %s.", seconds(secs)).RetryAfter(secs)
 	}
 	ratelimit.Apply(c.Context(), ratelimit.Applied{Caller: a, Admit: g.admit})
 	return nil
@@ -130,4 +131,12 @@ func Error(c *fiber.Ctx, err error) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	c.Response().Header.Del(fiber.HeaderETag)
 	return c.Status(p.Status).Send(body)
+}
+
+// seconds says n seconds in words.
+func seconds(n int) string {
+	if n == 1 {
+		return "a second"
+	}
+	return strconv.Itoa(n) + " seconds"
 }

@@ -169,3 +169,62 @@ func jsonRaw(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// TestHomeAndStorePages: the home page (for a browser) and each store's
+// page show the figures of their JSON twins, and every link of them
+// answers; a program still gets the API's home as JSON.
+func TestHomeAndStorePages(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	browser := map[string]string{"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+	home := call(t, "GET", h.Base+"/", browser, "")
+	if home.status != 200 || !strings.Contains(string(home.body), "<h1>Extensions and apps of five stores</h1>") || !strings.Contains(home.header.Get("Vary"), "Accept") {
+		t.Fatalf("/ for a browser: %d %v %.300s", home.status, home.header, home.body)
+	}
+	if j := call(t, "GET", h.Base+"/", nil, ""); j.status != 200 || !strings.HasPrefix(j.header.Get("Content-Type"), "application/json") {
+		t.Fatalf("/ for a program: %d %v", j.status, j.header)
+	}
+	figure := regexp.MustCompile(`data-figure="([^"]+)" data-value="([^"]*)"`)
+	for _, s := range views.Stores {
+		stats := getOK[map[string]any](t, h.Base+"/api/v1/stores/"+s.String()+"/stats")
+		r := get(t, "GET", h.Base+"/stores/"+s.String())
+		if r.status != 200 {
+			t.Fatalf("/stores/%s: %d", s, r.status)
+		}
+		shown := 0
+		for _, m := range figure.FindAllStringSubmatch(string(r.body), -1) {
+			if v, ok := stats[m[1]]; ok {
+				shown++
+				if jsonRaw(v) != html.UnescapeString(m[2]) {
+					t.Errorf("/stores/%s: %s is %s, the JSON's %s", s, m[1], m[2], jsonRaw(v))
+				}
+			}
+		}
+		if shown < 8 {
+			t.Errorf("/stores/%s shows %d of the statistics", s, shown)
+		}
+		if !strings.Contains(string(home.body), `data-figure="live" data-value="`+jsonRaw(stats["live"])+`"`) {
+			t.Errorf("the home page lacks %s's %v live listings", s, stats["live"])
+		}
+	}
+	// Every link of the home page and of a store's page answers.
+	seen := map[string]bool{}
+	for _, p := range []string{"/", "/stores/chrome"} {
+		body := call(t, "GET", h.Base+p, browser, "").body
+		for _, m := range regexp.MustCompile(`href="(/[^"]*)"`).FindAllStringSubmatch(string(body), -1) {
+			u := html.UnescapeString(m[1])
+			if seen[u] {
+				continue
+			}
+			seen[u] = true
+			if a := call(t, "GET", h.Base+u, browser, ""); a.status != 200 {
+				t.Errorf("%s links %s, which answers %d", p, u, a.status)
+			}
+		}
+	}
+	if len(seen) < 30 {
+		t.Errorf("only %d links followed", len(seen))
+	}
+}

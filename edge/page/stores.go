@@ -36,3 +36,81 @@ var chartPage = parse("chart", `<h1>{{.Title}}: {{if .Category}}{{.Category}} in
 {{if .Window}}<p>{{.Window}}</p>{{end}}
 <p class="note">{{.Note}}</p>
 <div class="table">{{template "list" .List}}</div>`, nil)
+
+// StorePage is what a store's page shows: its statistics, the top of each
+// chart, its categories.
+type StorePage struct {
+	Store      string
+	AsOf       string
+	Figures    []Figure
+	Charts     []List
+	Categories []Category
+	JSONURL    string
+}
+
+// Category is a category of a store with its live listings, linking to
+// its chart.
+type Category struct {
+	Name     string
+	Listings int
+	URL      string
+}
+
+// RenderStore returns a store's page.
+func RenderStore(d StorePage) ([]byte, error) {
+	return execute(storePage, struct {
+		StorePage
+		Head Head
+	}{d, Head{
+		Title:       d.Store + " · store statistics and charts",
+		Description: "The " + d.Store + " store: its live listings, their total size, its charts (largest, trending, rising, new, top rated, climbers) and its categories.",
+		Alternates:  []Alternate{{"application/json", d.JSONURL, "the statistics as JSON"}},
+	}})
+}
+
+var storePage = parse("store", `<h1>The {{.Store}} store</h1>
+<p class="meta">As of {{.AsOf}}.</p>
+<table>
+{{range .Figures}}<tr><th scope="row"><a href="/definitions#{{.Definition}}">{{.Label}}</a></th><td data-figure="{{.Definition}}" data-value="{{.Raw}}">{{if .Text}}{{.Text}}{{else}}—{{if .Why}}<span class="why">{{.Why}}</span>{{end}}{{end}}</td></tr>
+{{end}}</table>
+<h2>Charts</h2>
+{{range .Charts}}<div class="table">{{template "list" .}}</div>
+{{end}}
+<h2>Categories</h2>
+<table><thead><tr><th scope="col">Category</th><th scope="col" class="num">Live listings</th></tr></thead><tbody>
+{{range .Categories}}<tr><th scope="row"><a href="{{.URL}}">{{.Name}}</a></th><td data-figure="category" data-value="{{.Listings}}">{{int .Listings}}</td></tr>
+{{end}}</tbody></table>`, map[string]any{"int": func(n int) string { return Int(int64(n)) }})
+
+// StoreSummary is a store as the home page lists it.
+type StoreSummary struct {
+	Store       string
+	URL         string
+	Live        int
+	TotalSize   int64
+	SizeMeasure string
+	Top         List // the top of one chart
+}
+
+// RenderHome returns the home page: the five stores, each with its live
+// listings, total size and the top of its trending chart.
+func RenderHome(stores []StoreSummary, asOf string) ([]byte, error) {
+	return execute(homePage, struct {
+		Stores []StoreSummary
+		AsOf   string
+		Head   Head
+	}{stores, asOf, Head{
+		Title:       "Store listings: sizes, growth and charts of five stores",
+		Description: "Extensions and apps of the chrome, edge, firefox, apple and googleplay stores: how many people use each, how fast they grow, and the charts of each store.",
+		Alternates:  []Alternate{{"application/json", "/api/v1/openapi.json", "the API's description"}},
+	}})
+}
+
+var homePage = parse("home", `<h1>Extensions and apps of five stores</h1>
+<p>Sizes, growth, ranks and charts of every listing of chrome, edge, firefox, apple and googleplay, as of {{.AsOf}}.</p>
+<table><thead><tr><th scope="col">Store</th><th scope="col" class="num">Live listings</th><th scope="col" class="num">Total size</th></tr></thead><tbody>
+{{range .Stores}}<tr><th scope="row"><a href="{{.URL}}">{{.Store}}</a></th><td data-figure="live" data-value="{{.Live}}">{{int .Live}}</td><td data-figure="totalSize" data-value="{{.TotalSize}}">{{int64 .TotalSize}} {{.SizeMeasure}}</td></tr>
+{{end}}</tbody></table>
+{{range .Stores}}<div class="table">{{template "list" .Top}}</div>
+{{end}}
+<h2>For programs</h2>
+<p>The same figures as JSON: the <a href="/docs">API's reference</a> and its <a href="/api/v1/openapi.json">description</a>; tools for AI agents over MCP at <code>/mcp</code>.</p>`, map[string]any{"int": func(n int) string { return Int(int64(n)) }, "int64": Int})

@@ -57,6 +57,8 @@ type API struct {
 	gate     *access.Gate
 	log      *slog.Logger
 	openapi  *answer.Answer
+	// respond sends the pages' answers (PageRoutes).
+	respond answer.Responder
 	// definitions is the answer of /definitions, made once, and
 	// definitionsPage its page (GET /definitions).
 	definitions, definitionsPage *answer.Answer
@@ -145,6 +147,9 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 func (s *API) PageRoutes(app *fiber.App, guard fiber.Handler, respond answer.Responder) {
 	app.Get("/listings/:store/:id", guard, respond.Handle(s.getPage))
 	app.Get("/charts/:store", guard, respond.Handle(s.getChartPage))
+	app.Get("/stores/:store", guard, respond.Handle(s.getStorePage))
+	s.respond = respond
+	app.Get("/", guard, s.getHomePage)
 	app.Get("/definitions", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{Answer: s.definitionsPage, CacheControl: answer.Private}, nil
 	}))

@@ -3,6 +3,7 @@ package v1
 import (
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -154,4 +155,93 @@ func chartList(a chartAnswer, store views.Store, all string) page.List {
 			URL: "/listings/" + doc.Store + "/" + url.PathEscape(doc.ID), Figures: figs})
 	}
 	return l
+}
+
+// homeTop is how many entries of each store's trending chart the home
+// page shows, and storeTop of each chart a store's page shows.
+const (
+	homeTop  = 5
+	storeTop = 10
+)
+
+// getHomePage answers GET / for a browser (Accept: text/html): the five
+// stores with the top of their trending charts. A program, or a browser
+// before the figures are built, gets the home of the API's links.
+func (s *API) getHomePage(c *fiber.Ctx) error {
+	if !acceptsHTML(c) {
+		return c.Next()
+	}
+	f, gen, err := s.figures("The stores' figures are")
+	if err != nil {
+		return c.Next()
+	}
+	var buf [32]byte
+	reply, err := s.htmlAnswer(f, answer.NewKey(buf[:0], "/", gen), func(f *figures.Figures) ([]byte, error) {
+		var stores []page.StoreSummary
+		for _, st := range views.Stores {
+			stats := f.Stats(st)
+			top := chartList(trimChart(chartDoc(f, st, figures.ChartTrending, ""), homeTop), st, "/charts/"+st.String()+chartQuery(figures.ChartTrending, ""))
+			stores = append(stores, page.StoreSummary{Store: st.String(), URL: "/stores/" + st.String(), Live: stats.Live,
+				TotalSize: stats.TotalSize, SizeMeasure: stats.SizeMeasure, Top: top})
+		}
+		return page.RenderHome(stores, f.Replica().Info().ReadingsMark.UTC().Format("2006-01-02 15:04 UTC"))
+	})
+	if err != nil {
+		return err
+	}
+	reply.VaryAccept = true
+	return s.respond.Handle(func(*fiber.Ctx) (answer.Reply, error) { return reply, nil })(c)
+}
+
+// acceptsHTML reports whether the request asks for a page.
+func acceptsHTML(c *fiber.Ctx) bool {
+	return strings.Contains(c.Get(fiber.HeaderAccept), "text/html")
+}
+
+// trimChart keeps the first n entries of chart answer a.
+func trimChart(a chartAnswer, n int) chartAnswer {
+	a.Entries = a.Entries[:min(n, len(a.Entries))]
+	return a
+}
+
+// getStorePage answers GET /stores/{store}: the store's statistics (as
+// /api/v1/stores/{store}/stats), the top of each chart and its categories.
+func (s *API) getStorePage(c *fiber.Ctx) (answer.Reply, error) {
+	store, err := storeParam(c)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	f, gen, err := s.figures("The store's statistics are")
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	var buf [64]byte
+	return s.htmlAnswer(f, answer.NewKey(buf[:0], "/stores/:store", gen).Int("s", int64(store)), func(f *figures.Figures) ([]byte, error) {
+		st := f.Stats(store)
+		d := page.StorePage{Store: store.String(), AsOf: st.AsOf.UTC().Format("2006-01-02 15:04 UTC"), JSONURL: "/api/v1/stores/" + store.String() + "/stats"}
+		n := func(def, label string, v int64) {
+			d.Figures = append(d.Figures, page.Figure{Definition: def, Label: label, Raw: strconv.FormatInt(v, 10), Text: page.Int(v)})
+		}
+		n("live", "Live listings", int64(st.Live))
+		n("known", "Known listings", int64(st.Known))
+		n("delisted", "Delisted", int64(st.Delisted))
+		n("newThisWeek", "New in the last 7 days", int64(st.NewThisWeek))
+		n("delistedThisWeek", "Delisted in the last 7 days", int64(st.DelistedThisWeek))
+		n("totalSize", "Total size ("+st.SizeMeasure+")", st.TotalSize)
+		n("totalSizeChange7d", "Total size, change over 7 days", st.TotalSizeChange7d)
+		d.Figures[len(d.Figures)-1].Text = signed(st.TotalSizeChange7d)
+		avg := page.Figure{Definition: "averageRating", Label: "Average rating", Why: "no rated listing"}
+		if st.AverageRating != nil {
+			avg.Raw, avg.Text, avg.Why = strconv.FormatFloat(*st.AverageRating, 'f', -1, 64), strconv.FormatFloat(*st.AverageRating, 'f', 2, 64)+" ★", ""
+		}
+		d.Figures = append(d.Figures, avg)
+		for _, ch := range figures.Charts {
+			d.Charts = append(d.Charts, chartList(trimChart(chartDoc(f, store, ch, ""), storeTop), store, "/charts/"+store.String()+chartQuery(ch, "")))
+		}
+		for _, cat := range f.Categories(store) {
+			d.Categories = append(d.Categories, page.Category{Name: cat.Name, Listings: cat.Listings,
+				URL: "/charts/" + store.String() + chartQuery(figures.ChartTop, cat.Name)})
+		}
+		return page.RenderStore(d)
+	})
 }

@@ -228,3 +228,70 @@ func TestHomeAndStorePages(t *testing.T) {
 		t.Errorf("only %d links followed", len(seen))
 	}
 }
+
+// TestCountPagesEqualTheirJSON: the categories' and topics' pages, and a
+// topic's listings in a store, give the counts and sizes of their JSON
+// twins, in the same order.
+func TestCountPagesEqualTheirJSON(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	figure := regexp.MustCompile(`data-figure="([^"]+)" data-value="([^"]*)"`)
+	figures := func(path string) []string {
+		r := get(t, "GET", h.Base+path)
+		if r.status != 200 {
+			t.Fatalf("%s: %d", path, r.status)
+		}
+		var out []string
+		for _, m := range figure.FindAllStringSubmatch(string(r.body), -1) {
+			out = append(out, m[1]+"="+m[2])
+		}
+		return out
+	}
+	cats := getOK[struct {
+		Categories []struct {
+			Name     string
+			Listings int
+		}
+	}](t, h.Base+"/api/v1/categories/chrome")
+	var want []string
+	for _, c := range cats.Categories {
+		want = append(want, "listings="+strconv.Itoa(c.Listings))
+	}
+	if got := figures("/categories/chrome"); !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("/categories/chrome: %v, the JSON's %v", got, want)
+	}
+	tags := getOK[struct {
+		Tags []struct {
+			Slug     string
+			Listings map[string]int
+		}
+	}](t, h.Base+"/api/v1/tags")
+	want = nil
+	for _, tg := range tags.Tags {
+		for _, s := range views.Stores {
+			want = append(want, "listings."+s.String()+"="+strconv.Itoa(tg.Listings[s.String()]))
+		}
+	}
+	if got := figures("/tags"); !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("/tags: %.300v, the JSON's %.300v", got, want)
+	}
+	slug := tags.Tags[0].Slug
+	tag := getOK[struct{ Listings []struct{ Size *int64 } }](t, h.Base+"/api/v1/tags/"+slug+"/chrome")
+	want = nil
+	for _, l := range tag.Listings {
+		want = append(want, "size="+jsonRaw(func() any {
+			if l.Size == nil {
+				return nil
+			}
+			return float64(*l.Size)
+		}()))
+	}
+	if got := figures("/tags/" + slug + "/chrome"); !slices.Equal(got, want) {
+		t.Errorf("/tags/%s/chrome: %v, the JSON's %v", slug, got, want)
+	}
+	if r := get(t, "GET", h.Base+"/tags/nosuchtopic/chrome"); r.status != 404 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+		t.Errorf("an unknown topic: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+}

@@ -77,6 +77,7 @@ var storePage = parse("store", `<h1>The {{.Store}} store</h1>
 {{range .Charts}}<div class="table">{{template "list" .}}</div>
 {{end}}
 <h2>Categories</h2>
+<p><a href="/categories/{{.Store}}">Every category of {{.Store}}</a>, with the chart of each.</p>
 <table><thead><tr><th scope="col">Category</th><th scope="col" class="num">Live listings</th></tr></thead><tbody>
 {{range .Categories}}<tr><th scope="row"><a href="{{.URL}}">{{.Name}}</a></th><td data-figure="category" data-value="{{.Listings}}">{{int .Listings}}</td></tr>
 {{end}}</tbody></table>`, map[string]any{"int": func(n int) string { return Int(int64(n)) }})
@@ -114,3 +115,60 @@ var homePage = parse("home", `<h1>Extensions and apps of five stores</h1>
 {{end}}
 <h2>For programs</h2>
 <p>The same figures as JSON: the <a href="/docs">API's reference</a> and its <a href="/api/v1/openapi.json">description</a>; tools for AI agents over MCP at <code>/mcp</code>.</p>`, map[string]any{"int": func(n int) string { return Int(int64(n)) }, "int64": Int})
+
+// CountsPage is a page of named counts, each linking to its listings: a
+// store's categories, or the topics.
+type CountsPage struct {
+	Title, Intro string
+	Columns      []string // the counts' column labels (one a store for topics)
+	Rows         []CountRow
+	JSONURL      string
+	Head         Head
+}
+
+// CountRow is one row of a CountsPage: a name and its counts, each with
+// the page of its listings ("" for none).
+type CountRow struct {
+	Name   string
+	URL    string
+	Counts []Count
+}
+
+// Count is a count with the page of what it counts.
+type Count struct {
+	Figure string // its JSON name, for the tests that hold pages to JSON
+	N      int
+	URL    string
+}
+
+// RenderCounts returns a page of counts.
+func RenderCounts(d CountsPage) ([]byte, error) {
+	d.Head.Title = d.Title
+	d.Head.Alternates = []Alternate{{"application/json", d.JSONURL, "as JSON"}}
+	return execute(countsPage, d)
+}
+
+var countsPage = parse("counts", `<h1>{{.Title}}</h1>
+<p>{{.Intro}}</p>
+<div class="table"><table><thead><tr><th scope="col">Name</th>{{range .Columns}}<th scope="col" class="num">{{.}}</th>{{end}}</tr></thead><tbody>
+{{range .Rows}}<tr><th scope="row">{{if .URL}}<a href="{{.URL}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}</th>{{range .Counts}}<td data-figure="{{.Figure}}" data-value="{{.N}}">{{if and .URL .N}}<a href="{{.URL}}">{{int .N}}</a>{{else}}{{int .N}}{{end}}</td>{{end}}</tr>
+{{end}}</tbody></table></div>`, map[string]any{"int": func(n int) string { return Int(int64(n)) }})
+
+// ListingsPage is a page of listings: a topic's in a store.
+type ListingsPage struct {
+	Title, Intro string
+	List         List
+	JSONURL      string
+}
+
+// RenderListings returns a page of listings.
+func RenderListings(d ListingsPage) ([]byte, error) {
+	return execute(listingsPage, struct {
+		ListingsPage
+		Head Head
+	}{d, Head{Title: d.Title, Description: d.Intro, Alternates: []Alternate{{"application/json", d.JSONURL, "as JSON"}}}})
+}
+
+var listingsPage = parse("listings", `<h1>{{.Title}}</h1>
+<p>{{.Intro}}</p>
+<div class="table">{{template "list" .List}}</div>`, nil)

@@ -148,6 +148,9 @@ func (s *API) PageRoutes(app *fiber.App, guard fiber.Handler, respond answer.Res
 	app.Get("/listings/:store/:id", guard, respond.Handle(s.getPage))
 	app.Get("/charts/:store", guard, respond.Handle(s.getChartPage))
 	app.Get("/stores/:store", guard, respond.Handle(s.getStorePage))
+	app.Get("/categories/:store", guard, respond.Handle(s.getCategoriesPage))
+	app.Get("/tags", guard, respond.Handle(s.getTagsPage))
+	app.Get("/tags/:slug/:store", guard, respond.Handle(s.getTagPage))
 	s.respond = respond
 	app.Get("/", guard, s.getHomePage)
 	app.Get("/definitions", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {

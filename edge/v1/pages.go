@@ -245,3 +245,98 @@ func (s *API) getStorePage(c *fiber.Ctx) (answer.Reply, error) {
 		return page.RenderStore(d)
 	})
 }
+
+// getCategoriesPage answers GET /categories/{store}: the store's
+// categories with their live listings, each linking to its chart.
+func (s *API) getCategoriesPage(c *fiber.Ctx) (answer.Reply, error) {
+	store, err := storeParam(c)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	f, gen, err := s.figures("The store's categories are")
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	var buf [64]byte
+	return s.htmlAnswer(f, answer.NewKey(buf[:0], "/categories/:store", gen).Int("s", int64(store)), func(f *figures.Figures) ([]byte, error) {
+		d := page.CountsPage{Title: "Categories of " + store.String(), Columns: []string{"Live listings"},
+			Intro:   "Every category of a live listing of the " + store.String() + " store, by name; each links to its chart of the largest.",
+			JSONURL: "/api/v1/categories/" + store.String()}
+		d.Head.Description = d.Intro
+		for _, cat := range f.Categories(store) {
+			u := "/charts/" + store.String() + chartQuery(figures.ChartTop, cat.Name)
+			d.Rows = append(d.Rows, page.CountRow{Name: cat.Name, URL: u, Counts: []page.Count{{Figure: "listings", N: cat.Listings}}})
+		}
+		return page.RenderCounts(d)
+	})
+}
+
+// getTagsPage answers GET /tags: every topic with its live listings per
+// store, each count linking to the topic's listings in the store.
+func (s *API) getTagsPage(c *fiber.Ctx) (answer.Reply, error) {
+	f, gen, err := s.figures("Topics are")
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	var buf [32]byte
+	return s.htmlAnswer(f, answer.NewKey(buf[:0], "/tags", gen), func(f *figures.Figures) ([]byte, error) {
+		d := page.CountsPage{Title: "Topics", Intro: "Every topic of the listings, with its live listings in each store; a count links to them.",
+			JSONURL: "/api/v1/tags"}
+		d.Head.Description = d.Intro
+		for _, st := range views.Stores {
+			d.Columns = append(d.Columns, st.String())
+		}
+		for _, t := range f.Topics() {
+			row := page.CountRow{Name: t.Slug}
+			for _, st := range views.Stores {
+				row.Counts = append(row.Counts, page.Count{Figure: "listings." + st.String(), N: t.Count(st),
+					URL: "/tags/" + url.PathEscape(t.Slug) + "/" + st.String()})
+			}
+			d.Rows = append(d.Rows, row)
+		}
+		return page.RenderCounts(d)
+	})
+}
+
+// getTagPage answers GET /tags/{slug}/{store}: the topic's live listings
+// in the store, largest first (at most 200), as /api/v1/tags/{slug}/{store}.
+func (s *API) getTagPage(c *fiber.Ctx) (answer.Reply, error) {
+	store, err := storeParam(c)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	f, gen, err := s.figures("Topics are")
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	slug, err := tagArg(f, c.Params("slug"))
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	var buf [128]byte
+	key := answer.NewKey(buf[:0], "/tags/:slug/:store", gen).Str("tag", slug).Int("s", int64(store))
+	return s.htmlAnswer(f, key, func(f *figures.Figures) ([]byte, error) {
+		ls, _ := f.TopicListings(slug, store)
+		l := page.List{Caption: slug + " in " + store.String() + ", largest first", Empty: "No live listing of " + store.String() + " has this topic.",
+			Columns: []page.Column{{Label: "Size (" + store.SizeMeasure() + ")", Definition: "size"}}}
+		for i, li := range ls[:min(len(ls), 200)] {
+			doc := NewListingDoc(li, f)
+			sz := page.Figure{Definition: "size"}
+			if doc.Size != nil {
+				sz.Raw, sz.Text = strconv.FormatInt(*doc.Size, 10), page.Int(*doc.Size)
+			}
+			name := doc.Name
+			if name == "" {
+				name = doc.ID
+			}
+			l.Entries = append(l.Entries, page.Entry{Position: i + 1, Name: name, Developer: doc.Developer,
+				URL: "/listings/" + doc.Store + "/" + url.PathEscape(doc.ID), Figures: []page.Figure{sz}})
+		}
+		intro := strconv.Itoa(len(ls)) + " live listings of " + store.String() + " have the topic " + slug
+		if len(ls) > 200 {
+			intro += "; the 200 largest are shown"
+		}
+		return page.RenderListings(page.ListingsPage{Title: "Topic " + slug + " in " + store.String(), Intro: intro + ".", List: l,
+			JSONURL: "/api/v1/tags/" + url.PathEscape(slug) + "/" + store.String()})
+	})
+}

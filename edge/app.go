@@ -269,7 +269,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	s.limits = limits.New(cfg.Limits, src.Usage)
 	s.gate = access.New(access.Config{Proxies: proxies, InvalidKeys: cfg.Limits.InvalidKeys}, s.keys, s.limits)
 	s.stream = stream.NewHub(cfg.Stream, src.State, v1.EncodeEvent)
-	s.v1, err = v1.New(v1.Config{ReadBudget: cfg.ReadBudget, TextBudget: cfg.TextBudget, SearchBudget: cfg.SearchBudget,
+	s.v1, err = v1.New(v1.Config{ReadBudget: cfg.ReadBudget, TextBudget: cfg.TextBudget, SearchBudget: cfg.SearchBudget, PublicURL: cfg.PublicURL,
 		SearchMaxRows: cfg.SearchMaxRows}, v1.Sources{State: src.State, Editions: src.Editions, DB: src.DB, Answers: answers,
 		Gate: s.gate, Log: log, Exports: src.Exports, Stream: s.stream})
 	if err != nil {

@@ -28,8 +28,9 @@ type Data struct {
 	// Cadence says how often the listing is read, for the chart's note
 	// ("every 3 days"); "" when it cannot be told.
 	Cadence string
-	// Links: the listing's JSON document, its history as JSON and CSV.
-	DocumentURL, HistoryURL, HistoryCSVURL string
+	// Links: the listing's JSON document, its history as JSON and CSV,
+	// its changes as an Atom feed.
+	DocumentURL, HistoryURL, HistoryCSVURL, ChangesFeedURL string
 }
 
 // Render returns the page of d.
@@ -42,7 +43,8 @@ func Render(d Data) ([]byte, error) {
 			Title:       d.Name + " · " + d.Store + " · figures and history",
 			Description: description(d),
 			Alternates: []Alternate{{"application/json", d.DocumentURL, "the listing as JSON"},
-				{"application/json", d.HistoryURL, "its daily history as JSON"}, {"text/csv", d.HistoryCSVURL, "as CSV"}},
+				{"application/json", d.HistoryURL, "its daily history as JSON"}, {"text/csv", d.HistoryCSVURL, "as CSV"},
+				{"application/atom+xml", d.ChangesFeedURL, "its changes as a feed (Atom)"}},
 		},
 	})
 }

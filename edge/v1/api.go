@@ -33,6 +33,7 @@ type Config struct {
 	TextBudget    time.Duration // time budget of q on /api/v1/listings, searched in memory
 	SearchBudget  time.Duration // time budget of review searches in ClickHouse (whole seconds on 18.16)
 	SearchMaxRows uint64        // rows a review search may read in ClickHouse (0: no bound)
+	PublicURL     string        // the service's public address, for the feeds' absolute links
 }
 
 // Sources are what the API answers from.
@@ -151,6 +152,9 @@ func (s *API) PageRoutes(app *fiber.App, guard fiber.Handler, respond answer.Res
 	app.Get("/categories/:store", guard, respond.Handle(s.getCategoriesPage))
 	app.Get("/tags", guard, respond.Handle(s.getTagsPage))
 	app.Get("/tags/:slug/:store", guard, respond.Handle(s.getTagPage))
+	app.Get("/events", guard, respond.Handle(s.getEventsPage))
+	app.Get("/events.atom", guard, respond.Handle(s.getEventsFeed))
+	app.Get("/listings/:store/:id/changes.atom", guard, respond.Handle(s.getListingFeed))
 	s.respond = respond
 	app.Get("/", guard, s.getHomePage)
 	app.Get("/definitions", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {

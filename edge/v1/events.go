@@ -304,34 +304,7 @@ func (s *API) getEvents(c *fiber.Ctx) (answer.Reply, error) {
 		key = key.Int("k", int64(k))
 	}
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
-		var (
-			cs   []*changes.Change
-			more bool
-		)
-		out := eventPage{Order: "newest", Window: window}
-		if forward {
-			out.Order = "oldest"
-			cs, more = log.After(&f, pos, limit)
-		} else {
-			cs, more = log.Before(&f, pos, limit)
-		}
-		out.Events = make([]EventDoc, len(cs))
-		for i, ch := range cs {
-			out.Events[i] = newEventDoc(ch, st.Replica)
-		}
-		switch {
-		case forward && len(cs) > 0:
-			out.NextCursor = &out.Events[len(cs)-1].EventID
-		case forward:
-			next := since // nothing newer: the same place, as it was given (a cursor, a time or a date)
-			out.NextCursor = &next
-		case more:
-			out.NextCursor = &out.Events[len(cs)-1].EventID
-		}
-		if log.Len() > 0 {
-			latest := cursorOf(log.Newest())
-			out.LatestCursor = &latest
-		}
+		out := eventsDoc(st, log, window, f, forward, pos, since, limit)
 		if asCSV {
 			return eventsCSV(out.Events)
 		}
@@ -341,6 +314,41 @@ func (s *API) getEvents(c *fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{}, err
 	}
 	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+// eventsDoc is a page of the event feed: limit events of log that f
+// keeps, after pos oldest first (forward, from since as given) or before
+// it newest first (a zero pos: the newest).
+func eventsDoc(st *served.State, log *changes.Log, window eventWindow, f changes.Filter, forward bool, pos changes.Pos, since string, limit int) eventPage {
+	var (
+		cs   []*changes.Change
+		more bool
+	)
+	out := eventPage{Order: "newest", Window: window}
+	if forward {
+		out.Order = "oldest"
+		cs, more = log.After(&f, pos, limit)
+	} else {
+		cs, more = log.Before(&f, pos, limit)
+	}
+	out.Events = make([]EventDoc, len(cs))
+	for i, ch := range cs {
+		out.Events[i] = newEventDoc(ch, st.Replica)
+	}
+	switch {
+	case forward && len(cs) > 0:
+		out.NextCursor = &out.Events[len(cs)-1].EventID
+	case forward:
+		next := since // nothing newer: the same place, as it was given (a cursor, a time or a date)
+		out.NextCursor = &next
+	case more:
+		out.NextCursor = &out.Events[len(cs)-1].EventID
+	}
+	if log.Len() > 0 {
+		latest := cursorOf(log.Newest())
+		out.LatestCursor = &latest
+	}
+	return out
 }
 
 // eventsCSV is a page of events as CSV: one change a row; added and

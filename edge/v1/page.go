@@ -59,7 +59,8 @@ func (s *API) getPage(c *fiber.Ctx) (answer.Reply, error) {
 func pageData(d ListingDoc, snaps []analytics.Snapshot, from, last views.Day) page.Data {
 	doc := "/api/v1/listings/" + d.Store + "/" + url.PathEscape(d.ID)
 	out := page.Data{Store: d.Store, ID: d.ID, Name: d.Name, Developer: d.Developer, Category: d.Category, SizeMeasure: d.SizeMeasure,
-		Live: d.Live, DocumentURL: doc, HistoryURL: doc + "/history", HistoryCSVURL: doc + "/history.csv", Cadence: cadence(snaps)}
+		Live: d.Live, DocumentURL: doc, HistoryURL: doc + "/history", HistoryCSVURL: doc + "/history.csv", Cadence: cadence(snaps),
+		ChangesFeedURL: "/listings/" + d.Store + "/" + url.PathEscape(d.ID) + "/changes.atom"}
 	if out.Name == "" {
 		out.Name = d.ID
 	}

@@ -1,0 +1,127 @@
+package page
+
+import (
+	"encoding/xml"
+	"fmt"
+	"time"
+)
+
+// Event is one change of a listing as a page and a feed give it.
+type Event struct {
+	ID    string // the event's eventId
+	At    time.Time
+	Store string
+	Name  string // the listing's name (its id when it has none)
+	URL   string // the listing's page
+	Kind  string
+	What  string // the change in words
+}
+
+// Option is a choice of a filter's select.
+type Option struct {
+	Value, Label string
+	Selected     bool
+}
+
+// EventsPage is what the event feed's page shows.
+type EventsPage struct {
+	Title, Intro  string
+	Stores, Kinds []Option // the filters
+	Permission    string
+	Events        []Event
+	Older         string // the next page's address, "" at the end
+	JSONURL       string
+	AtomURL       string
+	FormAction    string // "" for no filter form (a listing's changes)
+}
+
+// RenderEvents returns a page of events.
+func RenderEvents(d EventsPage) ([]byte, error) {
+	return execute(eventsPage, struct {
+		EventsPage
+		Head Head
+	}{d, Head{Title: d.Title, Description: d.Intro,
+		Alternates: []Alternate{{"application/json", d.JSONURL, "the events as JSON"}, {"application/atom+xml", d.AtomURL, "their Atom feed"}}}})
+}
+
+var eventsPage = parse("events", `<h1>{{.Title}}</h1>
+<p>{{.Intro}} <a href="{{.AtomURL}}">Follow them in a feed reader (Atom)</a>.</p>
+{{if .FormAction}}<form method="get" action="{{.FormAction}}">
+<label for="store">Store</label> <select id="store" name="store"><option value="">every store</option>{{range .Stores}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select>
+<label for="kind">Change</label> <select id="kind" name="kind"><option value="">every change</option>{{range .Kinds}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select>
+<label for="permission">Permission</label> <input id="permission" name="permission" value="{{.Permission}}" size="12">
+<button type="submit">Show</button></form>{{end}}
+<div class="table"><table><thead><tr><th scope="col">When</th><th scope="col">Listing</th><th scope="col">Change</th></tr></thead><tbody>
+{{range .Events}}<tr data-event="{{.ID}}"><td class="pos">{{.At.Format "2006-01-02 15:04"}}</td><th scope="row"><a href="{{.URL}}">{{.Name}}</a><span class="why">{{.Store}}</span></th><td class="text"><a href="/definitions#change.{{.Kind}}">{{.Kind}}</a>: {{.What}}</td></tr>
+{{else}}<tr><td colspan="3">No change of a listing matches these filters in the change window.</td></tr>
+{{end}}</tbody></table></div>
+{{if .Older}}<p><a href="{{.Older}}">Older changes</a></p>{{end}}`, nil)
+
+// Feed is an Atom feed (RFC 4287) of events.
+type Feed struct {
+	Title, ID string
+	Self, Alt string // the feed's own address and its page's
+	Events    []Event
+}
+
+type atomLink struct {
+	Rel  string `xml:"rel,attr"`
+	Type string `xml:"type,attr,omitempty"`
+	Href string `xml:"href,attr"`
+}
+
+type atomEntry struct {
+	Title   string    `xml:"title"`
+	ID      string    `xml:"id"`
+	Updated string    `xml:"updated"`
+	Link    atomLink  `xml:"link"`
+	Summary string    `xml:"summary"`
+	Cat     *atomCat  `xml:"category,omitempty"`
+	Author  *atomName `xml:"author,omitempty"`
+}
+
+type atomCat struct {
+	Term string `xml:"term,attr"`
+}
+
+type atomName struct {
+	Name string `xml:"name"`
+}
+
+type atomFeed struct {
+	XMLName xml.Name    `xml:"http://www.w3.org/2005/Atom feed"`
+	Title   string      `xml:"title"`
+	ID      string      `xml:"id"`
+	Updated string      `xml:"updated"`
+	Author  atomName    `xml:"author"`
+	Links   []atomLink  `xml:"link"`
+	Entries []atomEntry `xml:"entry"`
+}
+
+// RenderFeed returns f as an Atom document: an entry an event, newest
+// first, each linking to its listing's page; updated is the newest
+// event's time (or epoch when there is none), so that the feed is the
+// same bytes until an event comes.
+func RenderFeed(f Feed, base string) ([]byte, error) {
+	updated := time.Unix(0, 0).UTC()
+	if len(f.Events) > 0 {
+		updated = f.Events[0].At
+	}
+	out := atomFeed{Title: f.Title, ID: f.ID, Updated: updated.UTC().Format(time.RFC3339), Author: atomName{"edge"},
+		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: base + f.Self}, {Rel: "alternate", Type: "text/html", Href: base + f.Alt}}}
+	for _, e := range f.Events {
+		out.Entries = append(out.Entries, atomEntry{
+			Title:   fmt.Sprintf("%s (%s): %s", e.Name, e.Store, e.Kind),
+			ID:      "tag:edge,2026:event:" + e.ID,
+			Updated: e.At.UTC().Format(time.RFC3339),
+			Link:    atomLink{Rel: "alternate", Type: "text/html", Href: base + e.URL},
+			Summary: e.What,
+			Cat:     &atomCat{e.Kind},
+		})
+	}
+	b, err := xml.MarshalIndent(out, "", " ")
+	if err != nil {
+		return nil, fmt.Errorf("render the feed %s: %w", f.Self, err)
+	}
+	return append([]byte(xml.Header), append(b, '\n')...), nil
+}

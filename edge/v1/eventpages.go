@@ -1,0 +1,214 @@
+package v1
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/page"
+	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/changes"
+)
+
+// The pages' and feeds' sizes: events a page, entries a feed.
+const (
+	eventsPageSize = 100
+	feedSize       = 50
+)
+
+// eventWords says an event in words: "5.14.4 → 5.14.5", "added tabs".
+func eventWords(e EventDoc) string {
+	opt := func(p *string) string {
+		if p == nil || *p == "" {
+			return "none"
+		}
+		return *p
+	}
+	var parts []string
+	if len(e.Added) > 0 {
+		parts = append(parts, "added "+strings.Join(e.Added, ", "))
+	}
+	if len(e.Removed) > 0 {
+		parts = append(parts, "removed "+strings.Join(e.Removed, ", "))
+	}
+	if e.Widened != nil && *e.Widened {
+		parts = append(parts, "it may now reach hosts it could not")
+	}
+	if len(parts) > 0 {
+		return strings.Join(parts, "; ")
+	}
+	switch e.Kind {
+	case "delisted":
+		return "left the store"
+	case "relisted":
+		return "came back to the store"
+	}
+	return opt(e.Before) + " → " + opt(e.After)
+}
+
+// pageEvent is e as a page and a feed give it.
+func pageEvent(e EventDoc) page.Event {
+	name := e.ID
+	if e.Name != nil && *e.Name != "" {
+		name = *e.Name
+	}
+	return page.Event{ID: e.EventID, At: e.At, Store: e.Store, Name: name, URL: "/listings/" + e.Store + "/" + url.PathEscape(e.ID),
+		Kind: e.Kind, What: eventWords(e)}
+}
+
+// filterQuery is the query of the feed's filters, as given.
+func filterQuery(c *fiber.Ctx) url.Values {
+	q := url.Values{}
+	for _, k := range []string{"store", "kind", "permission"} {
+		if v := c.Query(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q
+}
+
+func withQuery(path string, q url.Values) string {
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
+}
+
+// getEventsPage answers GET /events: the event feed's newest changes with
+// its filters (a plain GET form), 100 a page, older pages by cursor.
+func (s *API) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
+	st, err := s.current()
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	log, window, err := s.changeLog(st)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	f, err := eventFilter(c)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	var pos changes.Pos
+	cursor := c.Query("cursor")
+	if cursor != "" {
+		p, ok := decodeEventCursor(cursor)
+		if !ok {
+			return answer.Reply{}, problem.New(400, notACursor)
+		}
+		pos = p
+	}
+	q := filterQuery(c)
+	var buf [256]byte
+	key := answer.NewKey(buf[:0], "/events", st.Replica.Info().Generation).Str("q", q.Encode()).Str("cursor", cursor)
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		doc := eventsDoc(st, log, window, f, false, pos, "", eventsPageSize)
+		d := page.EventsPage{Title: "Changes of listings", FormAction: "/events", Permission: c.Query("permission"),
+			Intro:   "What changed in listings' metadata (a new version, permissions, a new developer, …), newest first, from " + window.From.Format("2006-01-02") + ".",
+			JSONURL: withQuery("/api/v1/events", q), AtomURL: withQuery("/events.atom", q)}
+		stores := strings.Split(c.Query("store"), ",")
+		for _, st := range views.Stores {
+			d.Stores = append(d.Stores, page.Option{Value: st.String(), Label: st.String(), Selected: len(stores) == 1 && stores[0] == st.String()})
+		}
+		for _, k := range changes.Kinds() {
+			d.Kinds = append(d.Kinds, page.Option{Value: k.String(), Label: k.String(), Selected: c.Query("kind") == k.String()})
+		}
+		for _, e := range doc.Events {
+			d.Events = append(d.Events, pageEvent(e))
+		}
+		if doc.NextCursor != nil {
+			older := filterQuery(c)
+			older.Set("cursor", *doc.NextCursor)
+			d.Older = "/events?" + older.Encode()
+		}
+		body, err := page.RenderEvents(d)
+		if err != nil {
+			return nil, err
+		}
+		return answer.New(body, fiber.MIMETextHTMLCharsetUTF8), nil
+	})
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+// getEventsFeed answers GET /events.atom: the newest 50 changes the
+// feed's filters keep, as Atom.
+func (s *API) getEventsFeed(c *fiber.Ctx) (answer.Reply, error) {
+	st, err := s.current()
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	log, window, err := s.changeLog(st)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	f, err := eventFilter(c)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	q := filterQuery(c)
+	var buf [256]byte
+	key := answer.NewKey(buf[:0], "/events.atom", st.Replica.Info().Generation).Str("q", q.Encode())
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		doc := eventsDoc(st, log, window, f, false, changes.Pos{}, "", feedSize)
+		title := "Changes of listings"
+		if len(q) > 0 {
+			title += " (" + strings.ReplaceAll(q.Encode(), "&", ", ") + ")"
+		}
+		feed := page.Feed{Title: title, ID: "tag:edge,2026:" + withQuery("/events.atom", q), Self: withQuery("/events.atom", q), Alt: withQuery("/events", q)}
+		for _, e := range doc.Events {
+			feed.Events = append(feed.Events, pageEvent(e))
+		}
+		body, err := page.RenderFeed(feed, s.cfg.PublicURL)
+		if err != nil {
+			return nil, err
+		}
+		return answer.New(body, "application/atom+xml; charset=utf-8"), nil
+	})
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+// getListingFeed answers GET /listings/{store}/{id}/changes.atom: the
+// listing's newest 50 changes, as Atom.
+func (s *API) getListingFeed(c *fiber.Ctx) (answer.Reply, error) {
+	st, l, err := s.listingParams(c)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	log, _, err := s.changeLog(st)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	var buf [160]byte
+	key := answer.NewKey(buf[:0], "/listings/:store/:id/changes.atom", st.Replica.Info().Generation).Int("s", int64(l.Store)).Str("id", l.ID)
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		cs, _ := log.Listing(l.Store, l.ID, changes.Pos{}, feedSize)
+		path := "/listings/" + l.Store.String() + "/" + url.PathEscape(l.ID)
+		name := l.Name
+		if name == "" {
+			name = l.ID
+		}
+		feed := page.Feed{Title: "Changes of " + name + " (" + l.Store.String() + ")", ID: "tag:edge,2026:" + path + "/changes.atom",
+			Self: path + "/changes.atom", Alt: path}
+		for _, ch := range cs {
+			feed.Events = append(feed.Events, pageEvent(newEventDoc(ch, st.Replica)))
+		}
+		body, err := page.RenderFeed(feed, s.cfg.PublicURL)
+		if err != nil {
+			return nil, err
+		}
+		return answer.New(body, "application/atom+xml; charset=utf-8"), nil
+	})
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}

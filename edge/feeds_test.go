@@ -1,9 +1,11 @@
 package edge_test
 
 import (
+	"encoding/json"
 	"html"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,5 +88,83 @@ func TestEventPagesAndFeeds(t *testing.T) {
 	}
 	if r := get(t, "GET", h.Base+"/events.atom?kind=nope"); r.status != 400 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
 		t.Errorf("a bad filter: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+}
+
+// TestWeekPagesAndFeed: the editions' page lists every edition of the
+// JSON list, each edition's page gives the figures of its JSON twin, and
+// the editions' Atom feed parses with an entry an edition.
+func TestWeekPagesAndFeed(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	if r := get(t, "GET", h.Base+"/weeks"); r.status != 503 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+		t.Errorf("/weeks before any edition: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	if err := h.Jobs.RunNow("editions"); err != nil {
+		t.Fatal(err)
+	}
+	weeks := getOK[struct{ Weeks []struct{ Week string } }](t, h.Base+"/api/v1/weeks")
+	list := get(t, "GET", h.Base+"/weeks")
+	for _, w := range weeks.Weeks {
+		if !strings.Contains(string(list.body), `href="/week/`+w.Week+`"`) {
+			t.Errorf("/weeks does not link %s", w.Week)
+		}
+	}
+	figure := regexp.MustCompile(`data-figure="([^"]+)" data-value="([^"]*)"`)
+	for _, w := range weeks.Weeks {
+		var e map[string]any
+		if err := json.Unmarshal(get(t, "GET", h.Base+"/api/v1/week/"+w.Week).body, &e); err != nil {
+			t.Fatal(err)
+		}
+		p := get(t, "GET", h.Base+"/week/"+w.Week)
+		n := 0
+		for _, m := range figure.FindAllStringSubmatch(string(p.body), -1) {
+			path := strings.Split(m[1], ".") // store, part, field
+			store := e["stores"].(map[string]any)[path[0]].(map[string]any)
+			var v any
+			if path[1] == "totals" {
+				v = store["totals"].(map[string]any)[path[2]]
+			} else {
+				continue // the lists: checked by their order below
+			}
+			n++
+			if jsonRaw(v) != m[2] {
+				t.Errorf("/week/%s: %s is %s, the JSON's %s", w.Week, m[1], m[2], jsonRaw(v))
+			}
+		}
+		if n != 25 {
+			t.Errorf("/week/%s shows %d totals, want 5 a store", w.Week, n)
+		}
+		// Each list's entries, in order.
+		for _, s := range []string{"chrome", "apple"} {
+			store := e["stores"].(map[string]any)[s].(map[string]any)
+			for _, list := range []string{"gainers", "newcomers"} {
+				var want []string
+				entries, _ := store[list].([]any)
+				for _, x := range entries {
+					f := "size"
+					if list == "gainers" {
+						f = "change"
+					}
+					want = append(want, jsonRaw(x.(map[string]any)[f]))
+				}
+				var got []string
+				for _, m := range figure.FindAllStringSubmatch(string(p.body), -1) {
+					if m[1] == s+"."+list+"."+map[string]string{"gainers": "change", "newcomers": "size"}[list] {
+						got = append(got, m[2])
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("/week/%s %s %s: %v, the JSON's %v", w.Week, s, list, got, want)
+				}
+			}
+		}
+	}
+	feed := get(t, "GET", h.Base+"/weeks.atom")
+	parsed, err := gofeed.NewParser().ParseString(string(feed.body))
+	if err != nil || len(parsed.Items) != len(weeks.Weeks) || !strings.HasSuffix(parsed.Items[0].Link, "/week/"+weeks.Weeks[0].Week) {
+		t.Fatalf("/weeks.atom: %d %v %+v", feed.status, err, parsed)
 	}
 }

@@ -57,11 +57,24 @@ var eventsPage = parse("events", `<h1>{{.Title}}</h1>
 {{end}}</tbody></table></div>
 {{if .Older}}<p><a href="{{.Older}}">Older changes</a></p>{{end}}`, nil)
 
-// Feed is an Atom feed (RFC 4287) of events.
+// Feed is an Atom feed (RFC 4287): events, or weekly editions.
 type Feed struct {
 	Title, ID string
 	Self, Alt string // the feed's own address and its page's
-	Events    []Event
+	Entries   []FeedEntry
+}
+
+// FeedEntry is an entry of a feed: its id (a tag URI), title, the page it
+// links to, when it was updated, a summary and a category ("" for none).
+type FeedEntry struct {
+	ID, Title, URL, Summary, Category string
+	Updated                           time.Time
+}
+
+// EventEntry is e as an entry of a feed.
+func EventEntry(e Event) FeedEntry {
+	return FeedEntry{ID: "tag:edge,2026:event:" + e.ID, Title: fmt.Sprintf("%s (%s): %s", e.Name, e.Store, e.Kind),
+		URL: e.URL, Summary: e.What, Category: e.Kind, Updated: e.At}
 }
 
 type atomLink struct {
@@ -98,26 +111,24 @@ type atomFeed struct {
 	Entries []atomEntry `xml:"entry"`
 }
 
-// RenderFeed returns f as an Atom document: an entry an event, newest
-// first, each linking to its listing's page; updated is the newest
-// event's time (or epoch when there is none), so that the feed is the
-// same bytes until an event comes.
+// RenderFeed returns f as an Atom document, its entries newest first,
+// each linking to its page under base; updated is the newest entry's time
+// (or epoch when there is none), so that the feed is the same bytes until
+// an entry comes.
 func RenderFeed(f Feed, base string) ([]byte, error) {
 	updated := time.Unix(0, 0).UTC()
-	if len(f.Events) > 0 {
-		updated = f.Events[0].At
+	if len(f.Entries) > 0 {
+		updated = f.Entries[0].Updated
 	}
 	out := atomFeed{Title: f.Title, ID: f.ID, Updated: updated.UTC().Format(time.RFC3339), Author: atomName{"edge"},
 		Links: []atomLink{{Rel: "self", Type: "application/atom+xml", Href: base + f.Self}, {Rel: "alternate", Type: "text/html", Href: base + f.Alt}}}
-	for _, e := range f.Events {
-		out.Entries = append(out.Entries, atomEntry{
-			Title:   fmt.Sprintf("%s (%s): %s", e.Name, e.Store, e.Kind),
-			ID:      "tag:edge,2026:event:" + e.ID,
-			Updated: e.At.UTC().Format(time.RFC3339),
-			Link:    atomLink{Rel: "alternate", Type: "text/html", Href: base + e.URL},
-			Summary: e.What,
-			Cat:     &atomCat{e.Kind},
-		})
+	for _, e := range f.Entries {
+		a := atomEntry{Title: e.Title, ID: e.ID, Updated: e.Updated.UTC().Format(time.RFC3339),
+			Link: atomLink{Rel: "alternate", Type: "text/html", Href: base + e.URL}, Summary: e.Summary}
+		if e.Category != "" {
+			a.Cat = &atomCat{e.Category}
+		}
+		out.Entries = append(out.Entries, a)
 	}
 	b, err := xml.MarshalIndent(out, "", " ")
 	if err != nil {

@@ -111,7 +111,7 @@ const layout = `{{define "layout"}}<!doctype html>
 {{end}}<style>` + style + `</style>
 </head>
 <body>
-<header><nav aria-label="Site"><a href="/">Stores</a><a href="/tags">Topics</a><a href="/definitions">What the figures mean</a><a href="/docs">API</a></nav></header>
+<header><nav aria-label="Site"><a href="/">Stores</a><a href="/events">Changes</a><a href="/weeks">Weeks</a><a href="/tags">Topics</a><a href="/definitions">What the figures mean</a><a href="/docs">API</a></nav></header>
 <main>
 {{template "main" .}}
 </main>

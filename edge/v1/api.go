@@ -153,6 +153,9 @@ func (s *API) PageRoutes(app *fiber.App, guard fiber.Handler, respond answer.Res
 	app.Get("/tags", guard, respond.Handle(s.getTagsPage))
 	app.Get("/tags/:slug/:store", guard, respond.Handle(s.getTagPage))
 	app.Get("/events", guard, respond.Handle(s.getEventsPage))
+	app.Get("/weeks", guard, respond.Handle(s.getWeeksPage))
+	app.Get("/weeks.atom", guard, respond.Handle(s.getWeeksFeed))
+	app.Get("/week/:id", guard, respond.Handle(s.getWeekPage))
 	app.Get("/events.atom", guard, respond.Handle(s.getEventsFeed))
 	app.Get("/listings/:store/:id/changes.atom", guard, respond.Handle(s.getListingFeed))
 	s.respond = respond

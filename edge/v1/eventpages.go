@@ -162,7 +162,7 @@ func (s *API) getEventsFeed(c *fiber.Ctx) (answer.Reply, error) {
 		}
 		feed := page.Feed{Title: title, ID: "tag:edge,2026:" + withQuery("/events.atom", q), Self: withQuery("/events.atom", q), Alt: withQuery("/events", q)}
 		for _, e := range doc.Events {
-			feed.Events = append(feed.Events, pageEvent(e))
+			feed.Entries = append(feed.Entries, page.EventEntry(pageEvent(e)))
 		}
 		body, err := page.RenderFeed(feed, s.cfg.PublicURL)
 		if err != nil {
@@ -199,7 +199,7 @@ func (s *API) getListingFeed(c *fiber.Ctx) (answer.Reply, error) {
 		feed := page.Feed{Title: "Changes of " + name + " (" + l.Store.String() + ")", ID: "tag:edge,2026:" + path + "/changes.atom",
 			Self: path + "/changes.atom", Alt: path}
 		for _, ch := range cs {
-			feed.Events = append(feed.Events, pageEvent(newEventDoc(ch, st.Replica)))
+			feed.Entries = append(feed.Entries, page.EventEntry(pageEvent(newEventDoc(ch, st.Replica))))
 		}
 		body, err := page.RenderFeed(feed, s.cfg.PublicURL)
 		if err != nil {

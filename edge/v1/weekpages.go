@@ -1,0 +1,208 @@
+package v1
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/page"
+	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
+)
+
+// weeksNotReady answers the weeks' pages before any edition is built.
+func weeksNotReady(eds *editions.Set) error {
+	if len(eds.Weeks()) == 0 {
+		return problem.NotReady("Weekly editions are")
+	}
+	return nil
+}
+
+// getWeeksPage answers GET /weeks: every edition, newest first.
+func (s *API) getWeeksPage(c *fiber.Ctx) (answer.Reply, error) {
+	eds := s.editions.Load()
+	if err := weeksNotReady(eds); err != nil {
+		return answer.Reply{}, err
+	}
+	var buf [32]byte
+	a, err := s.answers.Get(answer.NewKey(buf[:0], "/weeks", uint64(eds.Len())), func() (*answer.Answer, error) {
+		var refs []page.WeekRef
+		for _, w := range eds.Weeks() {
+			refs = append(refs, page.WeekRef{Week: w.String(), Start: w.Start().String(), End: w.Last().String(), URL: "/week/" + w.String()})
+		}
+		body, err := page.RenderWeeks(refs)
+		if err != nil {
+			return nil, err
+		}
+		return answer.New(body, fiber.MIMETextHTMLCharsetUTF8), nil
+	})
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+// getWeeksFeed answers GET /weeks.atom: the editions as Atom, an entry
+// an edition, newest first.
+func (s *API) getWeeksFeed(c *fiber.Ctx) (answer.Reply, error) {
+	eds := s.editions.Load()
+	if err := weeksNotReady(eds); err != nil {
+		return answer.Reply{}, err
+	}
+	var buf [32]byte
+	a, err := s.answers.Get(answer.NewKey(buf[:0], "/weeks.atom", uint64(eds.Len())), func() (*answer.Answer, error) {
+		feed := page.Feed{Title: "Weekly editions", ID: "tag:edge,2026:/weeks.atom", Self: "/weeks.atom", Alt: "/weeks"}
+		for _, w := range eds.Weeks()[:min(feedSize, len(eds.Weeks()))] {
+			e := eds.Get(w)
+			summary := "The week " + e.Start + " to " + e.Last + ":"
+			for _, st := range views.Stores {
+				if se := e.Stores[st.String()]; se != nil {
+					summary += " " + st.String() + " " + page.Int(int64(se.Totals.Live)) + " live (" + signed(int64(se.Totals.LiveChange)) + ");"
+				}
+			}
+			feed.Entries = append(feed.Entries, page.FeedEntry{ID: "tag:edge,2026:week:" + e.Week, Title: "Week " + e.Week,
+				URL: "/week/" + e.Week, Summary: summary, Updated: e.Cutoff.UTC()})
+		}
+		body, err := page.RenderFeed(feed, s.cfg.PublicURL)
+		if err != nil {
+			return nil, err
+		}
+		return answer.New(body, "application/atom+xml; charset=utf-8"), nil
+	})
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+// getWeekPage answers GET /week/{id}: an edition's page, from the same
+// edition as /api/v1/week/{id}.
+func (s *API) getWeekPage(c *fiber.Ctx) (answer.Reply, error) {
+	w, err := editions.ParseWeek(c.Params("id"))
+	if err != nil {
+		return answer.Reply{}, problem.New(http.StatusBadRequest, err.Error())
+	}
+	eds := s.editions.Load()
+	if err := weeksNotReady(eds); err != nil {
+		return answer.Reply{}, err
+	}
+	e := eds.Get(w)
+	if e == nil {
+		return answer.Reply{}, problem.Newf(http.StatusNotFound, "There is no edition of week %s: the editions are listed at /weeks.", w)
+	}
+	var buf [64]byte
+	a, err := s.answers.Get(answer.NewKey(buf[:0], "/week/:id", uint64(eds.Len())).Str("w", e.Week), func() (*answer.Answer, error) {
+		d := page.WeekPage{Week: e.Week, Start: e.Start, End: e.Last, From: e.ChangeFrom, To: e.ChangeTo, JSONURL: "/api/v1/week/" + e.Week}
+		for _, st := range views.Stores {
+			se := e.Stores[st.String()]
+			if se == nil {
+				continue
+			}
+			ws := page.WeekStore{Store: st.String()}
+			fig := func(def, label string, v int64, sign bool) {
+				f := page.Figure{Definition: st.String() + ".totals." + def, Label: label, Raw: strconv.FormatInt(v, 10), Text: page.Int(v)}
+				if sign {
+					f.Text = signed(v)
+				}
+				ws.Figures = append(ws.Figures, f)
+			}
+			t := se.Totals
+			fig("live", "Live listings at the week's end", int64(t.Live), false)
+			fig("liveChange", "Live listings, change", int64(t.LiveChange), true)
+			fig("totalSize", "Total size ("+st.SizeMeasure()+")", t.TotalSize, false)
+			fig("totalSizeChange", "Total size, change", t.TotalSizeChange, true)
+			fig("newcomers", "Newcomers", int64(t.Newcomers), false)
+			for _, l := range []struct {
+				name, caption string
+				entries       []editions.Entry
+				cols          []string
+			}{
+				{"gainers", "Biggest gainers", se.Gainers, []string{"change", "size"}},
+				{"gainersPercent", "Fastest growing", se.GainersPercent, []string{"percent", "size"}},
+				{"topClimbers", "Climbers in the store's ranks", se.TopClimbers, []string{"rank", "previousRank"}},
+				{"newcomers", "Newcomers", se.Newcomers, []string{"size"}},
+				{"departures", "Departures", se.Departures, []string{"size"}},
+				{"bestRatedNewcomers", "Best rated newcomers", se.BestRatedNewcomers, []string{"rating", "ratingCount"}},
+			} {
+				ws.Lists = append(ws.Lists, weekList(st, l.name, l.caption, l.entries, l.cols))
+			}
+			d.Stores = append(d.Stores, ws)
+		}
+		body, err := page.RenderWeek(d)
+		if err != nil {
+			return nil, err
+		}
+		return answer.New(body, fiber.MIMETextHTMLCharsetUTF8), nil
+	})
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+// weekColumns are the columns of an edition's lists, by their entries'
+// JSON field.
+var weekColumns = map[string]page.Column{
+	"change": {Label: "Change", Definition: "growth"}, "percent": {Label: "Change (%)", Definition: "growth"},
+	"size": {Label: "Size", Definition: "size"}, "rank": {Label: "Rank", Definition: "storeRank"},
+	"previousRank": {Label: "Rank a week before", Definition: "storeRank"}, "rating": {Label: "Rating", Definition: "rating"},
+	"ratingCount": {Label: "Ratings", Definition: "ratingCount"},
+}
+
+// weekList is one list of a store's part of an edition, its figures
+// named "<store>.<list>.<field>" for the tests.
+func weekList(st views.Store, name, caption string, entries []editions.Entry, cols []string) page.List {
+	l := page.List{Caption: caption + ", " + st.String(), Empty: "None this week."}
+	for _, c := range cols {
+		l.Columns = append(l.Columns, weekColumns[c])
+	}
+	i64 := func(v *int64) (string, string) {
+		if v == nil {
+			return "", ""
+		}
+		return strconv.FormatInt(*v, 10), page.Int(*v)
+	}
+	for i, e := range entries {
+		entry := page.Entry{Position: i + 1, Name: e.Name, URL: "/listings/" + st.String() + "/" + url.PathEscape(e.ID)}
+		if entry.Name == "" {
+			entry.Name = e.ID
+		}
+		for _, c := range cols {
+			f := page.Figure{Definition: st.String() + "." + name + "." + c}
+			switch c {
+			case "change":
+				f.Raw, f.Text = i64(e.Change)
+				if e.Change != nil {
+					f.Text = signed(*e.Change)
+				}
+			case "size":
+				f.Raw, f.Text = i64(e.Size)
+			case "ratingCount":
+				f.Raw, f.Text = i64(e.RatingCount)
+			case "percent":
+				if e.Percent != nil {
+					f.Raw, f.Text = strconv.FormatFloat(*e.Percent, 'f', -1, 64), strconv.FormatFloat(*e.Percent, 'f', 2, 64)+"%"
+				}
+			case "rating":
+				if e.Rating != nil {
+					f.Raw, f.Text = strconv.FormatFloat(*e.Rating, 'f', -1, 64), strconv.FormatFloat(*e.Rating, 'f', 2, 64)+" ★"
+				}
+			case "rank", "previousRank":
+				r := e.Rank
+				if c == "previousRank" {
+					r = e.PreviousRank
+				}
+				if r != nil {
+					f.Raw, f.Text = strconv.Itoa(*r), page.Int(int64(*r))
+				}
+			}
+			entry.Figures = append(entry.Figures, f)
+		}
+		l.Entries = append(l.Entries, entry)
+	}
+	return l
+}

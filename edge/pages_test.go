@@ -131,14 +131,6 @@ func TestChartPagesEqualTheirJSON(t *testing.T) {
 			}
 		}
 	}
-	// Every link of a chart's page answers.
-	r := get(t, "GET", h.Base+"/charts/chrome?chart=trending")
-	for _, m := range regexp.MustCompile(`href="(/[^"]*)"`).FindAllStringSubmatch(string(r.body), -1) {
-		u := html.UnescapeString(m[1])
-		if a := get(t, "GET", h.Base+u); a.status != 200 {
-			t.Errorf("the link %s answers %d", u, a.status)
-		}
-	}
 	// A category's chart, and a category the store lacks.
 	cats := getOK[struct{ Categories []struct{ Name string } }](t, h.Base+"/api/v1/categories/chrome").Categories
 	if r := get(t, "GET", h.Base+"/charts/chrome?chart=top&category="+url.QueryEscape(cats[0].Name)); r.status != 200 ||
@@ -175,8 +167,10 @@ func jsonRaw(v any) string {
 // answers; a program still gets the API's home as JSON.
 func TestHomeAndStorePages(t *testing.T) {
 	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
-	if err := h.Jobs.RunNow("views"); err != nil {
-		t.Fatal(err)
+	for _, job := range []string{"views", "editions"} {
+		if err := h.Jobs.RunNow(job); err != nil {
+			t.Fatal(err)
+		}
 	}
 	browser := map[string]string{"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
 	home := call(t, "GET", h.Base+"/", browser, "")
@@ -209,23 +203,53 @@ func TestHomeAndStorePages(t *testing.T) {
 			t.Errorf("the home page lacks %s's %v live listings", s, stats["live"])
 		}
 	}
-	// Every link of the home page and of a store's page answers.
-	seen := map[string]bool{}
-	for _, p := range []string{"/", "/stores/chrome"} {
-		body := call(t, "GET", h.Base+p, browser, "").body
-		for _, m := range regexp.MustCompile(`href="(/[^"]*)"`).FindAllStringSubmatch(string(body), -1) {
-			u := html.UnescapeString(m[1])
-			if seen[u] {
-				continue
-			}
-			seen[u] = true
-			if a := call(t, "GET", h.Base+u, browser, ""); a.status != 200 {
-				t.Errorf("%s links %s, which answers %d", p, u, a.status)
+}
+
+// TestCrawlFromHome follows every link of the pages from / as a browser
+// would, through 500 pages: none answers 404 or an error of the server,
+// and every page type is reached.
+func TestCrawlFromHome(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	for _, job := range []string{"views", "editions"} {
+		if err := h.Jobs.RunNow(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	browser := map[string]string{"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+	href := regexp.MustCompile(`href="(/[^"]*)"`)
+	queue, seen, pages := []string{"/"}, map[string]bool{"/": true}, 0
+	from := map[string]string{}
+	kinds := map[string]bool{}
+	for len(queue) > 0 && pages < 500 {
+		u := queue[0]
+		queue = queue[1:]
+		r := call(t, "GET", h.Base+u, browser, "")
+		if r.status == 404 || r.status >= 500 {
+			t.Errorf("%s (linked from %s) answers %d", u, from[u], r.status)
+			continue
+		}
+		if !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+			continue // a JSON, CSV or feed twin: asked, not read
+		}
+		pages++
+		kind := strings.SplitN(strings.TrimPrefix(u, "/"), "/", 2)[0]
+		kinds[strings.SplitN(kind, "?", 2)[0]] = true
+		for _, m := range href.FindAllStringSubmatch(string(r.body), -1) {
+			v, _, _ := strings.Cut(html.UnescapeString(m[1]), "#")
+			if !seen[v] {
+				seen[v] = true
+				from[v] = u
+				queue = append(queue, v)
 			}
 		}
 	}
-	if len(seen) < 30 {
-		t.Errorf("only %d links followed", len(seen))
+	for _, k := range []string{"", "stores", "charts", "categories", "tags", "listings", "events", "weeks", "week", "definitions"} {
+		if !kinds[k] {
+			t.Errorf("no /%s page was reached (reached %v)", k, kinds)
+		}
+	}
+	if pages < 200 {
+		t.Errorf("only %d pages reached", pages)
 	}
 }
 
@@ -293,5 +317,99 @@ func TestCountPagesEqualTheirJSON(t *testing.T) {
 	}
 	if r := get(t, "GET", h.Base+"/tags/nosuchtopic/chrome"); r.status != 404 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
 		t.Errorf("an unknown topic: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+}
+
+// TestBrowseAndComparePages: the listings' browser and the comparison
+// show their JSON twins' listings and figures, in order, and page on by
+// cursor; a bad parameter is an HTML 400 saying what to change.
+func TestBrowseAndComparePages(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	figure := regexp.MustCompile(`data-figure="([^"]+)" data-value="([^"]*)"`)
+	for _, q := range []string{"", "?store=chrome&sort=growth7d", "?q=pdf", "?store=apple&sort=rating&order=asc&limit=20"} {
+		var doc struct {
+			Listings []struct {
+				Size   *int64
+				Rating *float64
+			}
+			NextCursor *string
+		}
+		if err := json.Unmarshal(get(t, "GET", h.Base+"/api/v1/listings"+q).body, &doc); err != nil {
+			t.Fatal(err)
+		}
+		r := get(t, "GET", h.Base+"/listings"+q)
+		if r.status != 200 {
+			t.Fatalf("/listings%s: %d %.200s", q, r.status, r.body)
+		}
+		var sizes, ratings []string
+		for _, m := range figure.FindAllStringSubmatch(string(r.body), -1) {
+			switch m[1] {
+			case "size":
+				sizes = append(sizes, m[2])
+			case "rating":
+				ratings = append(ratings, m[2])
+			}
+		}
+		if len(sizes) != len(doc.Listings) || len(doc.Listings) == 0 {
+			t.Fatalf("/listings%s: %d sizes, the JSON's %d listings", q, len(sizes), len(doc.Listings))
+		}
+		for i, l := range doc.Listings {
+			var ws, wr any
+			if l.Size != nil {
+				ws = float64(*l.Size)
+			}
+			if l.Rating != nil {
+				wr = *l.Rating
+			}
+			if sizes[i] != jsonRaw(ws) || ratings[i] != jsonRaw(wr) {
+				t.Fatalf("/listings%s #%d: %s %s, the JSON's %v %v", q, i+1, sizes[i], ratings[i], ws, wr)
+			}
+		}
+		if doc.NextCursor != nil && !strings.Contains(html.UnescapeString(string(r.body)), "cursor="+url.QueryEscape(*doc.NextCursor)) {
+			t.Errorf("/listings%s does not page on", q)
+		}
+	}
+	if r := get(t, "GET", h.Base+"/listings?sort=nope"); r.status != 400 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+		t.Errorf("a bad sort: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	// A comparison of three listings.
+	ls := getOK[struct{ Listings []struct{ Store, ID string } }](t, h.Base+"/api/v1/listings?store=chrome&limit=3").Listings
+	var refs []string
+	for _, l := range ls {
+		refs = append(refs, l.Store+":"+l.ID)
+	}
+	q := "?days=14&listings=" + url.QueryEscape(strings.Join(refs, ","))
+	var cmp struct {
+		Listings []struct {
+			Growth *struct {
+				Change  int64
+				Percent *float64
+			}
+		}
+	}
+	if err := json.Unmarshal(get(t, "GET", h.Base+"/api/v1/compare"+q).body, &cmp); err != nil {
+		t.Fatal(err)
+	}
+	r := get(t, "GET", h.Base+"/compare"+q)
+	var changes []string
+	for _, m := range figure.FindAllStringSubmatch(string(r.body), -1) {
+		if m[1] == "growth.change" {
+			changes = append(changes, m[2])
+		}
+	}
+	if r.status != 200 || len(changes) != len(cmp.Listings) {
+		t.Fatalf("/compare: %d, %d changes for %d listings", r.status, len(changes), len(cmp.Listings))
+	}
+	for i, l := range cmp.Listings {
+		want := ""
+		if l.Growth != nil {
+			want = strconv.FormatInt(l.Growth.Change, 10)
+		}
+		if changes[i] != want {
+			t.Errorf("/compare #%d: %s, the JSON's %s", i+1, changes[i], want)
+		}
 	}
 }

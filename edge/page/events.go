@@ -52,7 +52,7 @@ var eventsPage = parse("events", `<h1>{{.Title}}</h1>
 <label for="permission">Permission</label> <input id="permission" name="permission" value="{{.Permission}}" size="12">
 <button type="submit">Show</button></form>{{end}}
 <div class="table"><table><thead><tr><th scope="col">When</th><th scope="col">Listing</th><th scope="col">Change</th></tr></thead><tbody>
-{{range .Events}}<tr data-event="{{.ID}}"><td class="pos">{{.At.Format "2006-01-02 15:04"}}</td><th scope="row"><a href="{{.URL}}">{{.Name}}</a><span class="why">{{.Store}}</span></th><td class="text"><a href="/definitions#change.{{.Kind}}">{{.Kind}}</a>: {{.What}}</td></tr>
+{{range .Events}}<tr data-event="{{.ID}}"><td class="pos">{{.At.Format "2006-01-02 15:04"}}</td><th scope="row">{{if .URL}}<a href="{{.URL}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}<span class="why">{{.Store}}{{if not .URL}}, not read yet{{end}}</span></th><td class="text"><a href="/definitions#change.{{.Kind}}">{{.Kind}}</a>: {{.What}}</td></tr>
 {{else}}<tr><td colspan="3">No change of a listing matches these filters in the change window.</td></tr>
 {{end}}</tbody></table></div>
 {{if .Older}}<p><a href="{{.Older}}">Older changes</a></p>{{end}}`, nil)
@@ -71,10 +71,15 @@ type FeedEntry struct {
 	Updated                           time.Time
 }
 
-// EventEntry is e as an entry of a feed.
+// EventEntry is e as an entry of a feed: it links to its listing's page,
+// or to the changes' page for a listing not read yet.
 func EventEntry(e Event) FeedEntry {
+	u := e.URL
+	if u == "" {
+		u = "/events?store=" + e.Store
+	}
 	return FeedEntry{ID: "tag:edge,2026:event:" + e.ID, Title: fmt.Sprintf("%s (%s): %s", e.Name, e.Store, e.Kind),
-		URL: e.URL, Summary: e.What, Category: e.Kind, Updated: e.At}
+		URL: u, Summary: e.What, Category: e.Kind, Updated: e.At}
 }
 
 type atomLink struct {

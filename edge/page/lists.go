@@ -45,6 +45,7 @@ const listTemplate = `{{define "list"}}<table>
 {{range .Entries}}<tr><td class="pos">{{.Position}}</td><th scope="row"><a href="{{.URL}}">{{.Name}}</a>{{if .Developer}}<span class="why">{{.Developer}}</span>{{end}}</th>{{range .Figures}}<td data-figure="{{.Definition}}" data-value="{{.Raw}}">{{if .Text}}{{.Text}}{{else}}—{{end}}</td>{{end}}</tr>
 {{else}}<tr><td colspan="{{add 2 (len .Columns)}}">{{.Empty}}</td></tr>
 {{end}}</tbody>
-</table>{{end}}`
+</table>{{end}}
+{{define "fig"}}<td data-figure="{{.Definition}}" data-value="{{.Raw}}">{{if .Text}}{{.Text}}{{else}}—{{if .Why}}<span class="why">{{.Why}}</span>{{end}}{{end}}</td>{{end}}`
 
 var listFuncs = template.FuncMap{"add": func(a, b int) int { return a + b }}

@@ -69,7 +69,7 @@ func RenderStore(d StorePage) ([]byte, error) {
 }
 
 var storePage = parse("store", `<h1>The {{.Store}} store</h1>
-<p class="meta">As of {{.AsOf}}.</p>
+<p class="meta">As of {{.AsOf}}. <a href="/listings?store={{.Store}}">Browse its listings</a> · <a href="/events?store={{.Store}}">its newest changes</a></p>
 <table>
 {{range .Figures}}<tr><th scope="row"><a href="/definitions#{{.Definition}}">{{.Label}}</a></th><td data-figure="{{.Definition}}" data-value="{{.Raw}}">{{if .Text}}{{.Text}}{{else}}—{{if .Why}}<span class="why">{{.Why}}</span>{{end}}{{end}}</td></tr>
 {{end}}</table>
@@ -108,6 +108,7 @@ func RenderHome(stores []StoreSummary, asOf string) ([]byte, error) {
 
 var homePage = parse("home", `<h1>Extensions and apps of five stores</h1>
 <p>Sizes, growth, ranks and charts of every listing of chrome, edge, firefox, apple and googleplay, as of {{.AsOf}}.</p>
+<form method="get" action="/listings" role="search"><label for="q">Find a listing</label> <input id="q" name="q" size="24" placeholder="name or developer"> <button type="submit">Search</button></form>
 <table><thead><tr><th scope="col">Store</th><th scope="col" class="num">Live listings</th><th scope="col" class="num">Total size</th></tr></thead><tbody>
 {{range .Stores}}<tr><th scope="row"><a href="{{.URL}}">{{.Store}}</a></th><td data-figure="live" data-value="{{.Live}}">{{int .Live}}</td><td data-figure="totalSize" data-value="{{.TotalSize}}">{{int64 .TotalSize}} {{.SizeMeasure}}</td></tr>
 {{end}}</tbody></table>

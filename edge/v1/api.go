@@ -146,6 +146,8 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 // row), which reads its year of sizes from ClickHouse once a view
 // generation, and the figures' definitions (GET /definitions).
 func (s *API) PageRoutes(app *fiber.App, guard fiber.Handler, respond answer.Responder) {
+	app.Get("/listings", guard, respond.Handle(s.getBrowsePage))
+	app.Get("/compare", guard, respond.Handle(s.getComparePage))
 	app.Get("/listings/:store/:id", guard, respond.Handle(s.getPage))
 	app.Get("/charts/:store", guard, respond.Handle(s.getChartPage))
 	app.Get("/stores/:store", guard, respond.Handle(s.getStorePage))

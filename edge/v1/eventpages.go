@@ -49,14 +49,22 @@ func eventWords(e EventDoc) string {
 	return opt(e.Before) + " → " + opt(e.After)
 }
 
-// pageEvent is e as a page and a feed give it.
-func pageEvent(e EventDoc) page.Event {
+// pageEvent is e, an event of r's log, as a page and a feed give it: it
+// links to its listing's page when the listing has one (it was read).
+func pageEvent(e EventDoc, r interface {
+	Lookup(views.Store, string) *views.Listing
+}) page.Event {
 	name := e.ID
 	if e.Name != nil && *e.Name != "" {
 		name = *e.Name
 	}
-	return page.Event{ID: e.EventID, At: e.At, Store: e.Store, Name: name, URL: "/listings/" + e.Store + "/" + url.PathEscape(e.ID),
-		Kind: e.Kind, What: eventWords(e)}
+	out := page.Event{ID: e.EventID, At: e.At, Store: e.Store, Name: name, Kind: e.Kind, What: eventWords(e)}
+	if st, err := views.ParseStore(e.Store); err == nil {
+		if l := r.Lookup(st, e.ID); l != nil && l.Crawled() {
+			out.URL = "/listings/" + e.Store + "/" + url.PathEscape(e.ID)
+		}
+	}
+	return out
 }
 
 // filterQuery is the query of the feed's filters, as given.
@@ -117,7 +125,7 @@ func (s *API) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
 			d.Kinds = append(d.Kinds, page.Option{Value: k.String(), Label: k.String(), Selected: c.Query("kind") == k.String()})
 		}
 		for _, e := range doc.Events {
-			d.Events = append(d.Events, pageEvent(e))
+			d.Events = append(d.Events, pageEvent(e, st.Replica))
 		}
 		if doc.NextCursor != nil {
 			older := filterQuery(c)
@@ -162,7 +170,7 @@ func (s *API) getEventsFeed(c *fiber.Ctx) (answer.Reply, error) {
 		}
 		feed := page.Feed{Title: title, ID: "tag:edge,2026:" + withQuery("/events.atom", q), Self: withQuery("/events.atom", q), Alt: withQuery("/events", q)}
 		for _, e := range doc.Events {
-			feed.Entries = append(feed.Entries, page.EventEntry(pageEvent(e)))
+			feed.Entries = append(feed.Entries, page.EventEntry(pageEvent(e, st.Replica)))
 		}
 		body, err := page.RenderFeed(feed, s.cfg.PublicURL)
 		if err != nil {
@@ -199,7 +207,7 @@ func (s *API) getListingFeed(c *fiber.Ctx) (answer.Reply, error) {
 		feed := page.Feed{Title: "Changes of " + name + " (" + l.Store.String() + ")", ID: "tag:edge,2026:" + path + "/changes.atom",
 			Self: path + "/changes.atom", Alt: path}
 		for _, ch := range cs {
-			feed.Entries = append(feed.Entries, page.EventEntry(pageEvent(newEventDoc(ch, st.Replica))))
+			feed.Entries = append(feed.Entries, page.EventEntry(pageEvent(newEventDoc(ch, st.Replica), st.Replica)))
 		}
 		body, err := page.RenderFeed(feed, s.cfg.PublicURL)
 		if err != nil {

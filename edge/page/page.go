@@ -41,6 +41,7 @@ th,td{text-align:left;padding:.4rem .25rem;border-bottom:1px solid var(--line);v
 th{font-weight:500}
 td{text-align:right;font-variant-numeric:tabular-nums}
 td.pos{text-align:left;color:var(--muted);width:2.5rem}
+td.text,td[colspan]{text-align:left}
 th.num{text-align:right}
 caption{text-align:left;font-weight:600;padding:.5rem 0}
 nav.tabs a{display:inline-block;margin:0 .8rem .4rem 0}

@@ -28,6 +28,7 @@ targets=(
 	"./edge/access FuzzKeyHeaders"
 	"./edge/clientip FuzzClientHeaders"
 	"./edge/egress FuzzCheckURL"
+	"./cron/leader FuzzMemberCheck"
 	"./edge/account FuzzBasicCredentials"
 	"./edge/account FuzzSignUpBody"
 	"./views/textindex FuzzTextSearch"

@@ -237,6 +237,27 @@ func (a *Accounts) CreateKey(ctx context.Context, email string) (string, analyti
 	if err := analytics.WriteKey(ctx, conn, row, a.now()); err != nil {
 		return "", analytics.KeyRow{}, fmt.Errorf("create key: %w", err)
 	}
+	// The lock holds on this edge only: another edge of the fleet may
+	// have made one at the same moment. Read again, and give the new key
+	// up when the account is past its most (the last of racing creates
+	// to read sees every key written, so no account ends past it).
+	keys, err = analytics.LoadKeys(ctx, conn, email)
+	if err != nil {
+		return "", analytics.KeyRow{}, fmt.Errorf("create key: %w", err)
+	}
+	active = 0
+	for _, k := range keys {
+		if !k.Revoked {
+			active++
+		}
+	}
+	if active > MaxKeys {
+		row.Revoked = true
+		if err := analytics.WriteKey(ctx, conn, row, a.now().Add(time.Millisecond)); err != nil {
+			return "", analytics.KeyRow{}, fmt.Errorf("create key: %w", err)
+		}
+		return "", analytics.KeyRow{}, ErrTooManyKeys
+	}
 	return key, row, nil
 }
 

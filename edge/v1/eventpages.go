@@ -112,7 +112,7 @@ func (s *API) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
 	q := filterQuery(c)
 	var buf [256]byte
 	key := answer.NewKey(buf[:0], "/events", st.Replica.Info().Generation).Str("q", q.Encode()).Str("cursor", cursor)
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+	return s.cached(key, htmlType, func() ([]byte, error) {
 		doc := eventsDoc(st, log, window, f, false, pos, "", eventsPageSize)
 		d := page.EventsPage{Title: "Changes of listings", FormAction: "/events", Permission: c.Query("permission"),
 			Intro:   "What changed in listings' metadata (a new version, permissions, a new developer, …), newest first, from " + window.From.Format("2006-01-02") + ".",
@@ -132,16 +132,8 @@ func (s *API) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
 			older.Set("cursor", *doc.NextCursor)
 			d.Older = "/events?" + older.Encode()
 		}
-		body, err := page.RenderEvents(d)
-		if err != nil {
-			return nil, err
-		}
-		return answer.New(body, fiber.MIMETextHTMLCharsetUTF8), nil
+		return page.RenderEvents(d)
 	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }
 
 // getEventsFeed answers GET /events.atom: the newest 50 changes the
@@ -162,7 +154,7 @@ func (s *API) getEventsFeed(c *fiber.Ctx) (answer.Reply, error) {
 	q := filterQuery(c)
 	var buf [256]byte
 	key := answer.NewKey(buf[:0], "/events.atom", st.Replica.Info().Generation).Str("q", q.Encode())
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+	return s.cached(key, atomType, func() ([]byte, error) {
 		doc := eventsDoc(st, log, window, f, false, changes.Pos{}, "", feedSize)
 		title := "Changes of listings"
 		if len(q) > 0 {
@@ -172,16 +164,8 @@ func (s *API) getEventsFeed(c *fiber.Ctx) (answer.Reply, error) {
 		for _, e := range doc.Events {
 			feed.Entries = append(feed.Entries, page.EventEntry(pageEvent(e, st.Replica)))
 		}
-		body, err := page.RenderFeed(feed, s.cfg.PublicURL)
-		if err != nil {
-			return nil, err
-		}
-		return answer.New(body, "application/atom+xml; charset=utf-8"), nil
+		return page.RenderFeed(feed, s.cfg.PublicURL)
 	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }
 
 // getListingFeed answers GET /listings/{store}/{id}/changes.atom: the
@@ -197,7 +181,7 @@ func (s *API) getListingFeed(c *fiber.Ctx) (answer.Reply, error) {
 	}
 	var buf [160]byte
 	key := answer.NewKey(buf[:0], "/listings/:store/:id/changes.atom", st.Replica.Info().Generation).Int("s", int64(l.Store)).Str("id", l.ID)
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+	return s.cached(key, atomType, func() ([]byte, error) {
 		cs, _ := log.Listing(l.Store, l.ID, changes.Pos{}, feedSize)
 		path := "/listings/" + l.Store.String() + "/" + url.PathEscape(l.ID)
 		name := l.Name
@@ -209,14 +193,6 @@ func (s *API) getListingFeed(c *fiber.Ctx) (answer.Reply, error) {
 		for _, ch := range cs {
 			feed.Entries = append(feed.Entries, page.EventEntry(pageEvent(newEventDoc(ch, st.Replica), st.Replica)))
 		}
-		body, err := page.RenderFeed(feed, s.cfg.PublicURL)
-		if err != nil {
-			return nil, err
-		}
-		return answer.New(body, "application/atom+xml; charset=utf-8"), nil
+		return page.RenderFeed(feed, s.cfg.PublicURL)
 	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }

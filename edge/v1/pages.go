@@ -17,20 +17,32 @@ import (
 var chartTitles = map[string]string{figures.ChartTop: "Largest", figures.ChartTrending: "Trending", figures.ChartRising: "Rising",
 	figures.ChartNew: "New", figures.ChartTopRated: "Top rated", figures.ChartClimbers: "Climbers"}
 
-// htmlAnswer is figuresAnswer for a page: the HTML render makes from the
-// published figures, cached per generation under key.
-func (s *API) htmlAnswer(f *figures.Figures, key answer.Key, render func(*figures.Figures) ([]byte, error)) (answer.Reply, error) {
+// The content types of the pages and of the feeds.
+const (
+	htmlType = fiber.MIMETextHTMLCharsetUTF8
+	atomType = "application/atom+xml; charset=utf-8"
+)
+
+// cached is a page or a feed of contentType that render makes, kept in
+// the answer cache under key (whose generation says when it is made
+// again).
+func (s *API) cached(key answer.Key, contentType string, render func() ([]byte, error)) (answer.Reply, error) {
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
-		body, err := render(f)
+		body, err := render()
 		if err != nil {
 			return nil, err
 		}
-		return answer.New(body, fiber.MIMETextHTMLCharsetUTF8), nil
+		return answer.New(body, contentType), nil
 	})
 	if err != nil {
 		return answer.Reply{}, err
 	}
 	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+// htmlAnswer is a page render makes from the published figures f.
+func (s *API) htmlAnswer(f *figures.Figures, key answer.Key, render func(*figures.Figures) ([]byte, error)) (answer.Reply, error) {
+	return s.cached(key, htmlType, func() ([]byte, error) { return render(f) })
 }
 
 // getChartPage answers GET /charts/{store}?chart=&category=: the chart's

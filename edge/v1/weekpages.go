@@ -29,21 +29,13 @@ func (s *API) getWeeksPage(c *fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{}, err
 	}
 	var buf [32]byte
-	a, err := s.answers.Get(answer.NewKey(buf[:0], "/weeks", uint64(eds.Len())), func() (*answer.Answer, error) {
+	return s.cached(answer.NewKey(buf[:0], "/weeks", uint64(eds.Len())), htmlType, func() ([]byte, error) {
 		var refs []page.WeekRef
 		for _, w := range eds.Weeks() {
 			refs = append(refs, page.WeekRef{Week: w.String(), Start: w.Start().String(), End: w.Last().String(), URL: "/week/" + w.String()})
 		}
-		body, err := page.RenderWeeks(refs)
-		if err != nil {
-			return nil, err
-		}
-		return answer.New(body, fiber.MIMETextHTMLCharsetUTF8), nil
+		return page.RenderWeeks(refs)
 	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }
 
 // getWeeksFeed answers GET /weeks.atom: the editions as Atom, an entry
@@ -54,7 +46,7 @@ func (s *API) getWeeksFeed(c *fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{}, err
 	}
 	var buf [32]byte
-	a, err := s.answers.Get(answer.NewKey(buf[:0], "/weeks.atom", uint64(eds.Len())), func() (*answer.Answer, error) {
+	return s.cached(answer.NewKey(buf[:0], "/weeks.atom", uint64(eds.Len())), atomType, func() ([]byte, error) {
 		feed := page.Feed{Title: "Weekly editions", ID: "tag:edge,2026:/weeks.atom", Self: "/weeks.atom", Alt: "/weeks"}
 		for _, w := range eds.Weeks()[:min(feedSize, len(eds.Weeks()))] {
 			e := eds.Get(w)
@@ -67,16 +59,8 @@ func (s *API) getWeeksFeed(c *fiber.Ctx) (answer.Reply, error) {
 			feed.Entries = append(feed.Entries, page.FeedEntry{ID: "tag:edge,2026:week:" + e.Week, Title: "Week " + e.Week,
 				URL: "/week/" + e.Week, Summary: summary, Updated: e.Cutoff.UTC()})
 		}
-		body, err := page.RenderFeed(feed, s.cfg.PublicURL)
-		if err != nil {
-			return nil, err
-		}
-		return answer.New(body, "application/atom+xml; charset=utf-8"), nil
+		return page.RenderFeed(feed, s.cfg.PublicURL)
 	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }
 
 // getWeekPage answers GET /week/{id}: an edition's page, from the same
@@ -95,7 +79,7 @@ func (s *API) getWeekPage(c *fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{}, problem.Newf(http.StatusNotFound, "There is no edition of week %s: the editions are listed at /weeks.", w)
 	}
 	var buf [64]byte
-	a, err := s.answers.Get(answer.NewKey(buf[:0], "/week/:id", uint64(eds.Len())).Str("w", e.Week), func() (*answer.Answer, error) {
+	return s.cached(answer.NewKey(buf[:0], "/week/:id", uint64(eds.Len())).Str("w", e.Week), htmlType, func() ([]byte, error) {
 		d := page.WeekPage{Week: e.Week, Start: e.Start, End: e.Last, From: e.ChangeFrom, To: e.ChangeTo, JSONURL: "/api/v1/week/" + e.Week}
 		for _, st := range views.Stores {
 			se := e.Stores[st.String()]
@@ -132,16 +116,8 @@ func (s *API) getWeekPage(c *fiber.Ctx) (answer.Reply, error) {
 			}
 			d.Stores = append(d.Stores, ws)
 		}
-		body, err := page.RenderWeek(d)
-		if err != nil {
-			return nil, err
-		}
-		return answer.New(body, fiber.MIMETextHTMLCharsetUTF8), nil
+		return page.RenderWeek(d)
 	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }
 
 // weekColumns are the columns of an edition's lists, by their entries'

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -191,29 +190,18 @@ func TestListingPageInChromium(t *testing.T) {
 	if err := json.Unmarshal(get(t, "GET", docURL).body, &doc); err != nil {
 		t.Fatal(err)
 	}
-	raw := func(v any) string {
-		switch v := v.(type) {
-		case nil:
-			return ""
-		case float64:
-			return strconv.FormatFloat(v, 'f', -1, 64)
-		case string:
-			return v
-		}
-		return fmt.Sprint(v)
-	}
 	want := map[string][]string{}
 	// usage is size on every store but apple (where it is null): the page
 	// shows it once, as size.
 	for _, k := range []string{"size", "weeklyDownloads", "rating", "ratingCount", "storeRank", "categoryRank", "rankClimb7d", "readAt"} {
 		if v, ok := doc[k]; ok && (k != "weeklyDownloads" || v != nil) {
-			want[k] = []string{raw(v)}
+			want[k] = []string{jsonRaw(v)}
 		}
 	}
 	growth, _ := doc["growth"].(map[string]any)
 	for _, w := range []string{"1d", "7d", "30d", "365d"} {
 		c, _ := growth[w].(map[string]any)
-		want["growth"] = append(want["growth"], raw(c["change"]))
+		want["growth"] = append(want["growth"], jsonRaw(c["change"]))
 	}
 	got := map[string][]string{}
 	for _, m := range regexp.MustCompile(`data-figure="([^"]+)" data-value="([^"]*)"`).FindAllStringSubmatch(dom, -1) {

@@ -61,9 +61,10 @@ vet:
 # text index, the tool calls' counting over many bodies, the answer cache
 # under 120,000 requests): they run in the race detector's pass at a
 # tenth of its speed for nothing it can find, so they run in a pass of
-# their own without it. Every code path they take also runs under the
+# their own without it; so do the pages' audits in Chromium, whose time
+# is the browser's. Every code path they take also runs under the
 # race detector in other tests (docs/testing.md, Time).
-NORACE := TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers
+NORACE := TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium
 
 # test is everything CI runs: formatting, vet, and every test (with the
 # race detector but NORACE), against real ClickHouse servers the tests

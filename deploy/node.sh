@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes Node.js 20 or newer available for the MCP client tests and
 # installs the pinned clients (mcp/testdata/clients/package-lock.json) and
+# the pages' browser audits (edge/testdata/pages/package-lock.json), and
 # the current ClickHouse engine the SQL tests replay statements on (npm's
 # chdb: analytics/chtest/chdb/node/package-lock.json).
 #
@@ -32,6 +33,13 @@ clients="$root/mcp/testdata/clients"
 if [ ! -d "$clients/node_modules/@modelcontextprotocol/client" ] || [ "$clients/package-lock.json" -nt "$clients/node_modules/.package-lock.json" ]; then
   echo "node.sh: installing the pinned MCP clients (npm ci)" >&2
   (cd "$clients" && PATH="$bindir:$PATH" npm ci --no-audit --no-fund --loglevel=error >&2)
+fi
+audits="$root/edge/testdata/pages"
+if [ ! -d "$audits/node_modules/axe-core" ] || [ "$audits/package-lock.json" -nt "$audits/node_modules/.package-lock.json" ]; then
+  # puppeteer-core drives Debian's Chromium (make deps): it downloads no
+  # browser of its own.
+  echo "node.sh: installing the pages' browser audits (axe-core, puppeteer-core, lighthouse; npm ci)" >&2
+  (cd "$audits" && PATH="$bindir:$PATH" npm ci --no-audit --no-fund --loglevel=error >&2)
 fi
 runner="$root/analytics/chtest/chdb/node"
 if [ ! -f "$runner/node_modules/chdb/package.json" ] || [ "$runner/package-lock.json" -nt "$runner/node_modules/.package-lock.json" ]; then

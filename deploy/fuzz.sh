@@ -35,6 +35,7 @@ targets=(
 	"./views/textindex FuzzNeedleMatches"
 	"./analytics FuzzSplitJoined"
 	"./edge/coding FuzzChoose"
+	"./edge/answer FuzzAppendPageLink"
 	"./edge/v1 FuzzParseListingRefs"
 	"./edge/v1 FuzzSincePos"
 	"./edge/v1 FuzzEventQuery"

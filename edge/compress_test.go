@@ -151,7 +151,8 @@ func TestCompression(t *testing.T) {
 }
 
 // TestPrecompressedOnPublish checks that the answers a published state
-// determines are encoded at the best level before anyone asks (each
+// determines, and the pages dashboards open with, are encoded at the best
+// level before anyone asks (each
 // coding's bytes are those of coding.Best), that an answer built on a
 // miss is encoded at the fast level when first asked for in a coding, and
 // that a state whose answers did not change reuses the variants made for
@@ -162,7 +163,7 @@ func TestPrecompressedOnPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitMetric(t, h.Base, "edge_precompress_round_seconds_count", 1)
-	for _, path := range []string{"/api/v1/listings", "/api/extensions?platform=0", "/api/v1/charts/chrome", "/api/summary", "/api/v1/openapi.json"} {
+	for _, path := range []string{"/api/v1/listings", "/api/extensions?platform=0", "/api/v1/charts/chrome", "/api/summary", "/api/v1/openapi.json", "/stores/chrome", "/charts/firefox"} {
 		plain := fetch(t, "GET", h.Base+path)
 		if len(plain.raw) < 1024 {
 			t.Fatalf("%s: %d bytes, too small to be compressed", path, len(plain.raw))
@@ -213,11 +214,12 @@ func TestPrecompressedOnPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitMetric(t, h.Base, "edge_precompress_round_seconds_count", 2)
-	// Every answer but the two static documents of 1 KiB or more (the
-	// OpenAPI description and the reference's script, compressed once)
+	// Every answer but the three static documents of 1 KiB or more (the
+	// OpenAPI description, the reference's script and the definitions'
+	// page, compressed once)
 	// keeps its encodings: the /api/extensions pages too, whose rows carry
 	// lc, the data's now of the history's read, unchanged with the data.
-	const static, withLC = 2, 0
+	const static, withLC = 3, 0
 	reused := metricOf(t, h.Base, `edge_precompressed_answers_total{how="reused"}`)
 	again := metricOf(t, h.Base, `edge_precompressed_answers_total{how="compressed"}`) - compressed
 	if again != withLC || reused != compressed-static-withLC {

@@ -180,6 +180,17 @@ func TestHomeAndStorePages(t *testing.T) {
 	if j := call(t, "GET", h.Base+"/", nil, ""); j.status != 200 || !strings.HasPrefix(j.header.Get("Content-Type"), "application/json") {
 		t.Fatalf("/ for a program: %d %v", j.status, j.header)
 	}
+	// Crawlers may read the pages, not the API; the pages are public
+	// answers a CDN may keep.
+	if r := get(t, "GET", h.Base+"/robots.txt"); r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/plain") ||
+		!strings.Contains(string(r.body), "User-agent: *\nDisallow: /api/\n") || strings.Contains(string(r.body), "Disallow: /\n") ||
+		strings.Contains(string(r.body), "Disallow: /listings") {
+		t.Errorf("/robots.txt: %d %s %q", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	if cc, vary := home.header.Get("Cache-Control"), home.header.Get("Vary"); !strings.HasPrefix(cc, "public, max-age=60") || strings.Contains(vary, "Authorization") ||
+		home.header.Get("Surrogate-Key") != "edge edge-page page-home" {
+		t.Errorf("/ for a browser: Cache-Control %q, Vary %q, Surrogate-Key %q", cc, vary, home.header.Get("Surrogate-Key"))
+	}
 	figure := regexp.MustCompile(`data-figure="([^"]+)" data-value="([^"]*)"`)
 	for _, s := range views.Stores {
 		stats := getOK[map[string]any](t, h.Base+"/api/v1/stores/"+s.String()+"/stats")
@@ -251,13 +262,65 @@ func TestCrawlFromHome(t *testing.T) {
 	if pages < 200 {
 		t.Errorf("only %d pages reached", pages)
 	}
+	jsonNamesItsPage(t, h)
+}
+
+// pageLink finds the page a Link header names.
+var pageLink = regexp.MustCompile(`<([^>]*)>; rel="alternate"; type="text/html"`)
+
+// jsonNamesItsPage: every API answer a person would open names its page
+// in its Link header (beside the definitions), and the page answers as
+// HTML; the page of a listing's history, growth, reviews and changes is
+// the listing's, a store's statistics' the store's.
+func jsonNamesItsPage(t *testing.T, h *harness) {
+	l := firstLive(t, h, views.Chrome)
+	other := h.State.Load().Replica.OfStore(views.Edge)[0]
+	slug := getOK[struct{ Tags []struct{ Slug string } }](t, h.Base+"/api/v1/tags").Tags[0].Slug
+	week := getOK[struct{ Weeks []struct{ Week string } }](t, h.Base+"/api/v1/weeks").Weeks[0].Week
+	listing := "/listings/chrome/" + l.ID
+	for api, page := range map[string]string{
+		"/api/v1/charts/chrome?chart=rising":                                   "/charts/chrome?chart=rising",
+		"/api/v1/categories/chrome":                                            "/categories/chrome",
+		"/api/v1/tags":                                                         "/tags",
+		"/api/v1/tags/" + slug + "/chrome":                                     "/tags/" + slug + "/chrome",
+		"/api/v1/listings?store=chrome&sort=growth7d":                          "/listings?store=chrome&sort=growth7d",
+		"/api/v1" + listing:                                                    listing,
+		"/api/v1" + listing + "/history":                                       listing,
+		"/api/v1" + listing + "/history.csv":                                   listing,
+		"/api/v1" + listing + "/growth?from=2026-02-20":                        listing,
+		"/api/v1" + listing + "/reviews":                                       listing,
+		"/api/v1" + listing + "/changes":                                       listing,
+		"/api/v1/events?store=chrome&kind=permissions,name":                    "/events?store=chrome&kind=permissions%2Cname",
+		"/api/v1/events.csv?store=chrome":                                      "/events?store=chrome",
+		"/api/v1/compare?days=7&listings=chrome:" + l.ID + ",edge:" + other.ID: "/compare?days=7&listings=chrome:" + l.ID + "%2Cedge:" + other.ID,
+		"/api/v1/stores/chrome/stats":                                          "/stores/chrome",
+		"/api/v1/week":                                                         "/week",
+		"/api/v1/weeks":                                                        "/weeks",
+		"/api/v1/week/" + week:                                                 "/week/" + week,
+		"/api/v1/definitions":                                                  "/definitions",
+	} {
+		r := get(t, "GET", h.Base+api)
+		m := pageLink.FindStringSubmatch(r.header.Get("Link"))
+		if r.status != 200 || m == nil || m[1] != page || !strings.Contains(r.header.Get("Link"), `</api/v1/definitions>; rel="describedby"`) {
+			t.Errorf("%s: %d, Link %q, want the page %s", api, r.status, r.header.Get("Link"), page)
+			continue
+		}
+		if p := get(t, "GET", h.Base+page); p.status != 200 || !strings.HasPrefix(p.header.Get("Content-Type"), "text/html") {
+			t.Errorf("%s names %s, which answers %d %s", api, page, p.status, p.header.Get("Content-Type"))
+		}
+	}
+	// An answer without a page names none.
+	if r := get(t, "GET", h.Base+"/api/v1/exports"); pageLink.MatchString(r.header.Get("Link")) {
+		t.Errorf("/api/v1/exports names a page: %q", r.header.Get("Link"))
+	}
 }
 
 // TestCountPagesEqualTheirJSON: the categories' and topics' pages, and a
 // topic's listings in a store, give the counts and sizes of their JSON
 // twins, in the same order.
 func TestCountPagesEqualTheirJSON(t *testing.T) {
-	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	// 6,000 listings: a topic has more chrome listings than its page shows.
+	h := start(t, seededN(t, 6000), func(c *edge.Config) { c.PageRate = 0 })
 	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +364,12 @@ func TestCountPagesEqualTheirJSON(t *testing.T) {
 	if got := figures("/tags"); !slices.Equal(got, want) || len(want) == 0 {
 		t.Errorf("/tags: %.300v, the JSON's %.300v", got, want)
 	}
-	slug := tags.Tags[0].Slug
+	slug := tags.Tags[0].Slug // the topic with the most chrome listings: its page shows the first 50
+	for _, tg := range tags.Tags {
+		if tg.Listings["chrome"] > tags.Tags[0].Listings["chrome"] {
+			slug = tg.Slug
+		}
+	}
 	tag := getOK[struct{ Listings []struct{ Size *int64 } }](t, h.Base+"/api/v1/tags/"+slug+"/chrome")
 	want = nil
 	for _, l := range tag.Listings {
@@ -312,8 +380,14 @@ func TestCountPagesEqualTheirJSON(t *testing.T) {
 			return float64(*l.Size)
 		}()))
 	}
-	if got := figures("/tags/" + slug + "/chrome"); !slices.Equal(got, want) {
-		t.Errorf("/tags/%s/chrome: %v, the JSON's %v", slug, got, want)
+	if len(want) <= 50 {
+		t.Fatalf("the topic %s has %d chrome listings: too few to test its page's first 50", slug, len(want))
+	}
+	if got := figures("/tags/" + slug + "/chrome"); !slices.Equal(got, want[:50]) {
+		t.Errorf("/tags/%s/chrome: %v, the JSON's first 50 %v", slug, got, want[:50])
+	}
+	if r := get(t, "GET", h.Base+"/tags/"+slug+"/chrome"); !strings.Contains(string(r.body), `href="/listings?store=chrome&amp;tag=`+slug+`"`) {
+		t.Errorf("/tags/%s/chrome does not link every one of its listings in the browser", slug)
 	}
 	if r := get(t, "GET", h.Base+"/tags/nosuchtopic/chrome"); r.status != 404 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
 		t.Errorf("an unknown topic: %d %s", r.status, r.header.Get("Content-Type"))

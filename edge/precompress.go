@@ -20,7 +20,8 @@ import (
 // those a published state alone determines (summary, categories, stats,
 // charts, tags, weeks) and the first pages dashboards ask for (every
 // store's first page of listings, in both APIs), and the static documents
-// (the OpenAPI description, /docs and its script, /). Every other answer
+// (the OpenAPI description, /docs and its script, /), then the pages
+// dashboards open with (precompressedPages). Every other answer
 // is compressed at the fast level when a client first asks for it in a
 // coding (docs/api-v1.md, Compression).
 func precompressedPaths() []string {
@@ -36,6 +37,19 @@ func precompressedPaths() []string {
 	return paths
 }
 
+// precompressedPages are the pages for people a dashboard reader opens
+// with (the home page, each store's page, charts and categories, the
+// topics, the editions and the definitions), asked as a browser asks
+// (Accept: text/html) and precompressed like the answers above.
+func precompressedPages() []string {
+	paths := []string{"/", "/tags", "/weeks", "/week", "/events", "/definitions"}
+	for _, st := range views.Stores {
+		name := st.String()
+		paths = append(paths, "/stores/"+name, "/charts/"+name, "/categories/"+name)
+	}
+	return paths
+}
+
 // precompressRound asks for every precompressed path in process, as the
 // tool server asks for its reads (no limits apply), and encodes each
 // answer sent that lacks its best variants.
@@ -45,7 +59,8 @@ func (s *Server) precompressRound(ctx context.Context, p *answer.Precompressor) 
 	var capture answer.Capture
 	rc := new(fasthttp.RequestCtx)
 	compressed, reused := 0, 0
-	for _, path := range precompressedPaths() {
+	api, pages := precompressedPaths(), precompressedPages()
+	for i, path := range append(api, pages...) {
 		if ctx.Err() != nil {
 			return
 		}
@@ -53,6 +68,9 @@ func (s *Server) precompressRound(ctx context.Context, p *answer.Precompressor) 
 		rc.Response.Reset()
 		rc.Request.Header.SetMethod(fiber.MethodGet)
 		rc.Request.SetRequestURI(path)
+		if i >= len(api) {
+			rc.Request.Header.Set(fiber.HeaderAccept, fiber.MIMETextHTML)
+		}
 		rc.Init2(nil, discardLogger{}, false)
 		rc.ResetUserValues()
 		access.MarkInternal(rc)

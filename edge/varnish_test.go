@@ -141,7 +141,7 @@ func TestBehindVarnish(t *testing.T) {
 // TestPurgeByTagBehindVarnish: legacy answers carry cache tags, and an
 // operator's purge of one tag at Varnish drops exactly the answers that
 // carry it: a store's answers by the store's tag, every legacy answer by
-// edge-legacy.
+// edge-legacy, every page for people by edge-page.
 func TestPurgeByTagBehindVarnish(t *testing.T) {
 	h := legacyEdge(t)
 	cdn := startVarnish(t, strings.TrimPrefix(h.Base, "http://"))
@@ -186,11 +186,26 @@ func TestPurgeByTagBehindVarnish(t *testing.T) {
 	if _, cache := fetch(summary); cache != "HIT" {
 		t.Fatalf("%s after purging store-chrome: %s, but it has no store", summary, cache)
 	}
+	// A page for people is kept too, and purged by edge-page alone.
+	store := "/stores/chrome"
+	fetch(store)
+	resp, cache := fetch(store)
+	if cache != "HIT" || resp.Header.Get("Surrogate-Key") != "edge edge-page page-stores" ||
+		!strings.HasPrefix(resp.Header.Get("Cache-Control"), "public, max-age=60") {
+		t.Fatalf("%s: %s, Surrogate-Key %q, Cache-Control %q", store, cache, resp.Header.Get("Surrogate-Key"), resp.Header.Get("Cache-Control"))
+	}
 	purge("edge-legacy")
 	for _, path := range []string{chrome, summary} {
 		if _, cache := fetch(path); cache != "MISS" {
 			t.Fatalf("%s after purging edge-legacy: %s", path, cache)
 		}
+	}
+	if _, cache := fetch(store); cache != "HIT" {
+		t.Fatalf("%s after purging edge-legacy: %s", store, cache)
+	}
+	purge("edge-page")
+	if _, cache := fetch(store); cache != "MISS" {
+		t.Fatalf("%s after purging edge-page: %s", store, cache)
 	}
 }
 

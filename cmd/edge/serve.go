@@ -489,7 +489,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	serveCtx, handover := context.WithCancel(ctx)
 	defer handover()
 	replaceOnUSR2(serveCtx, ln, c.replaceWait, func() { handover() }, log)
-	log.Info("edge listening", "addr", ln.Addr().String(), "clickhouse", c.ch.Addr, "database", c.ch.Database)
+	log.Info("edge listening", "addr", ln.Addr().String(), "pages", "http://"+ln.Addr().String()+"/", "clickhouse", c.ch.Addr, "database", c.ch.Database)
 	err = server.Serve(serveCtx, ln)
 	log.Info("edge stopping: waiting for background jobs")
 	jobs.Stop()

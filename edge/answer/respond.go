@@ -14,6 +14,9 @@ type Reply struct {
 	// VaryAccept says the route chose the answer by the request's Accept
 	// header (JSON or CSV, a page or its JSON form): Vary then names it.
 	VaryAccept bool
+	// Page says where the answer's page for people is, for its Link
+	// header (NoPage: none).
+	Page Page
 }
 
 // Handler is a route that finds or computes its answer and returns it for
@@ -53,7 +56,7 @@ func (r Responder) Handle(h Handler) fiber.Handler {
 		}
 		a := reply.Answer
 		defer a.recycle()
-		out, err := send(c, a, reply.CacheControl)
+		out, err := send(c, a, reply.CacheControl, reply.Page)
 		if err != nil {
 			return err
 		}

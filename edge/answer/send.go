@@ -31,7 +31,8 @@ func Public(maxAge time.Duration) string {
 
 // send writes a with its ETag, Last-Modified (when it has one) and
 // cacheControl, or 304 with no body when the client's copy is current
-// (notModified). A NoStore answer is sent whole with
+// (notModified). Its Link names the figures' definitions and, for an
+// API answer with one, its page (page). A NoStore answer is sent whole with
 // Cache-Control: no-store.
 //
 // The body goes out in the content coding the request's Accept-Encoding
@@ -43,7 +44,7 @@ func Public(maxAge time.Duration) string {
 // coding shares the answer's weak ETag (docs/api-v1.md, Compression). A
 // large body goes out by sendfile from its memfd when the connection
 // allows (package transport).
-func send(c *fiber.Ctx, a *Answer, cacheControl string) (sent, error) {
+func send(c *fiber.Ctx, a *Answer, cacheControl string, page Page) (sent, error) {
 	h := &c.Response().Header
 	offered := a.offered()
 	if offered != coding.IdentityOnly {
@@ -92,7 +93,7 @@ func send(c *fiber.Ctx, a *Answer, cacheControl string) (sent, error) {
 			return sent{variant: enc, best: order == coding.SmallFirst}, nil
 		}
 	}
-	h.SetCanonical(headerLink, linkDefinitions)
+	setLink(h, c.Request().URI(), page)
 	h.SetContentType(a.ContentType)
 	body, file := a.Body, a.file
 	if enc != coding.Identity {

@@ -1,12 +1,14 @@
-// Package page renders the edge's HTML pages for people: a listing's
-// page (what a person opens from the url of a legacy CSV row or a shared
-// link), the definitions of the figures, and the answer a browser gets
-// when it is refused. They are plain pages, no script, usable without
-// CSS, dark by the reader's preference: the figures the JSON answers
-// give, with what they mean a link away, and an inline SVG chart readable
-// on a phone. Rendering is pure: the caller gives the figures and the
-// series. Guard puts every page behind the limits and headers that fit
-// people in browsers.
+// Package page renders the edge's HTML pages for people and their Atom
+// feeds: the home page, a store's, a chart's, the categories and topics,
+// the listings' browser, a listing's page (what a person opens from the
+// url of a legacy CSV row or a shared link), a comparison, the weekly
+// editions, the change events, the definitions of the figures, and the
+// answer a browser gets when it is refused. They are plain pages, no
+// script, usable without CSS, dark by the reader's preference: the
+// figures the JSON answers give, with what they mean a link away, and
+// inline SVG charts readable on a phone. Rendering is pure: the caller
+// gives the figures and the series. Package guard puts every page behind
+// the limits and headers that fit people in browsers.
 package page
 
 import (
@@ -58,11 +60,15 @@ dd{margin:.2rem 0 0}
 .chart .dot{fill:var(--plot)}`
 
 // CSP is every page's Content-Security-Policy: nothing but its own inline
-// style (by hash), its own links and forms, never framed.
+// style (by hash), its own links and forms, never framed. No script may
+// run (script-src falls back to 'none'); connect-src 'self' lets a tool
+// that audits the page from inside it (Lighthouse reads /robots.txt with
+// a fetch in the page's context) reach the site, and gives a script, were
+// one ever to run, nowhere else to send anything.
 var CSP = func() string {
 	sum := sha256.Sum256([]byte(style))
 	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
-		"'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+		"'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 }()
 
 // Head is what every page's head says besides its style: its title, its
@@ -138,3 +144,16 @@ func execute(t *template.Template, v any) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// Robots is the site's /robots.txt: every page is open to crawlers (the
+// pages' per-address bound holds each one, however many addresses of
+// parameters it tries); the API, the tool server and the operators'
+// routes are for programs.
+const Robots = `# Pages for people are open to crawlers within their per-address bound
+# (docs/pages.md). The API is for programs: /api/v1/openapi.json describes it.
+User-agent: *
+Disallow: /api/
+Disallow: /mcp
+Disallow: /metrics
+Disallow: /readyz
+`

@@ -32,8 +32,11 @@ type WeekStore struct {
 type WeekPage struct {
 	Week, Start, End string
 	From, To         string // the two dates every change is between
-	Stores           []WeekStore
-	JSONURL          string
+	// ListSize is how many entries of each list the page shows, of the
+	// FullSize the edition's JSON has.
+	ListSize, FullSize int
+	Stores             []WeekStore
+	JSONURL            string
 }
 
 // RenderWeek returns an edition's page.
@@ -47,10 +50,11 @@ func RenderWeek(d WeekPage) ([]byte, error) {
 
 var weekPage = parse("week", `<h1>Week {{.Week}}</h1>
 <p class="meta">{{.Start}} to {{.End}}. Every change is between the snapshots of {{.From}} and {{.To}}.</p>
-<p><a href="/weeks">Every edition</a></p>
-{{range .Stores}}<h2 id="{{.Store}}">{{.Store}}</h2>
+<p>Each list shows its first {{.ListSize}} entries; <a href="{{.JSONURL}}">the edition as JSON</a> has up to {{.FullSize}} of each. <a href="/weeks">Every edition</a></p>
+{{range .Stores}}<section aria-labelledby="{{.Store}}"><h2 id="{{.Store}}">{{.Store}}</h2>
 <table>
 {{range .Figures}}<tr><th scope="row">{{.Label}}</th><td data-figure="{{.Definition}}" data-value="{{.Raw}}">{{.Text}}</td></tr>
 {{end}}</table>
 {{range .Lists}}<div class="table">{{template "list" .}}</div>
-{{end}}{{end}}`, nil)
+{{end}}</section>
+{{end}}`, nil)

@@ -95,7 +95,7 @@ func New(cfg Config, src Sources) (*API, error) {
 	}
 	defsPage := answer.New(body, fiber.MIMETextHTMLCharsetUTF8)
 	defsPage.SetModified(time.Now())
-	defsPage.Tag("edge", "page-definitions")
+	defsPage.Tag("edge", "edge-page", "page-definitions")
 	return &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
 		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, definitionsPage: defsPage, exports: src.Exports, stream: src.Stream}, nil
 }
@@ -104,40 +104,41 @@ func New(cfg Config, src Sources) (*API, error) {
 func (s *API) OpenAPIAnswer() *answer.Answer { return s.openapi }
 
 // Routes adds the API's routes to r (the /api/v1 group), each answer
-// sent by respond. The description and the figures' definitions need no
+// sent by respond; the answers of a route with a page for people name it
+// in their Link header (withPage). The description and the figures' definitions need no
 // key and count against no limit: they are routed before limit, the
 // middleware that checks keys and limits (nil: none).
 func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Responder) {
 	r.Get("/openapi.json", respond.Handle(s.getOpenAPI))
-	r.Get("/definitions", respond.Handle(s.getDefinitions))
+	r.Get("/definitions", respond.Handle(withPage(answer.SamePage, s.getDefinitions)))
 	if limit != nil {
 		r.Use(limit)
 	}
-	r.Get("/listings", respond.Handle(s.getListings))
-	r.Get("/listings/:store/:id", respond.Handle(s.getListing))
-	r.Get("/listings/:store/:id/reviews", respond.Handle(s.getReviews))
-	r.Get("/listings/:store/:id/history", respond.Handle(s.getHistory))
-	r.Get("/listings/:store/:id/history.csv", respond.Handle(s.getHistory))
-	r.Get("/listings/:store/:id/growth", respond.Handle(s.getGrowth))
-	r.Get("/listings/:store/:id/changes", respond.Handle(s.getListingChanges))
-	r.Get("/listings/:store/:id/changes.csv", respond.Handle(s.getListingChanges))
-	r.Get("/events", respond.Handle(s.getEvents))
+	r.Get("/listings", respond.Handle(withPage(answer.SamePage, s.getListings)))
+	r.Get("/listings/:store/:id", respond.Handle(withPage(answer.SamePage, s.getListing)))
+	r.Get("/listings/:store/:id/reviews", respond.Handle(withPage(answer.ParentPage, s.getReviews)))
+	r.Get("/listings/:store/:id/history", respond.Handle(withPage(answer.ParentPage, s.getHistory)))
+	r.Get("/listings/:store/:id/history.csv", respond.Handle(withPage(answer.ParentPage, s.getHistory)))
+	r.Get("/listings/:store/:id/growth", respond.Handle(withPage(answer.ParentPage, s.getGrowth)))
+	r.Get("/listings/:store/:id/changes", respond.Handle(withPage(answer.ParentPage, s.getListingChanges)))
+	r.Get("/listings/:store/:id/changes.csv", respond.Handle(withPage(answer.ParentPage, s.getListingChanges)))
+	r.Get("/events", respond.Handle(withPage(answer.SamePage, s.getEvents)))
 	r.Get("/events/stream", s.getEventStream)
-	r.Get("/events.csv", respond.Handle(s.getEvents))
-	r.Get("/compare", respond.Handle(s.getCompare))
-	r.Get("/compare.csv", respond.Handle(s.getCompare))
+	r.Get("/events.csv", respond.Handle(withPage(answer.SamePage, s.getEvents)))
+	r.Get("/compare", respond.Handle(withPage(answer.SamePage, s.getCompare)))
+	r.Get("/compare.csv", respond.Handle(withPage(answer.SamePage, s.getCompare)))
 	r.Get("/changes", respond.Handle(s.getChanges))
 	r.Get("/exports", respond.Handle(s.getExports))
 	r.Get("/exports/:day/:file", s.getExportFile)
 	r.Get("/reviews/search", respond.Handle(s.getReviewSearch))
-	r.Get("/categories/:store", respond.Handle(s.getCategories))
-	r.Get("/charts/:store", respond.Handle(s.getChart))
-	r.Get("/tags", respond.Handle(s.getTags))
-	r.Get("/tags/:slug/:store", respond.Handle(s.getTag))
-	r.Get("/stores/:store/stats", respond.Handle(s.getStats))
-	r.Get("/week", respond.Handle(s.getLatestWeek))
-	r.Get("/weeks", respond.Handle(s.getWeeks))
-	r.Get("/week/:id", respond.Handle(s.getWeek))
+	r.Get("/categories/:store", respond.Handle(withPage(answer.SamePage, s.getCategories)))
+	r.Get("/charts/:store", respond.Handle(withPage(answer.SamePage, s.getChart)))
+	r.Get("/tags", respond.Handle(withPage(answer.SamePage, s.getTags)))
+	r.Get("/tags/:slug/:store", respond.Handle(withPage(answer.SamePage, s.getTag)))
+	r.Get("/stores/:store/stats", respond.Handle(withPage(answer.ParentPage, s.getStats)))
+	r.Get("/week", respond.Handle(withPage(answer.SamePage, s.getLatestWeek)))
+	r.Get("/weeks", respond.Handle(withPage(answer.SamePage, s.getWeeks)))
+	r.Get("/week/:id", respond.Handle(withPage(answer.SamePage, s.getWeek)))
 }
 
 // PageRoutes adds the HTML pages for people to app, behind guard (the
@@ -157,14 +158,29 @@ func (s *API) PageRoutes(app *fiber.App, guard fiber.Handler, respond answer.Res
 	app.Get("/events", guard, respond.Handle(s.getEventsPage))
 	app.Get("/weeks", guard, respond.Handle(s.getWeeksPage))
 	app.Get("/weeks.atom", guard, respond.Handle(s.getWeeksFeed))
+	app.Get("/week", guard, respond.Handle(s.getLatestWeekPage))
 	app.Get("/week/:id", guard, respond.Handle(s.getWeekPage))
 	app.Get("/events.atom", guard, respond.Handle(s.getEventsFeed))
 	app.Get("/listings/:store/:id/changes.atom", guard, respond.Handle(s.getListingFeed))
 	s.respond = respond
 	app.Get("/", guard, s.getHomePage)
-	app.Get("/definitions", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
-		return answer.Reply{Answer: s.definitionsPage, CacheControl: answer.Private}, nil
+	robots := answer.New([]byte(page.Robots), fiber.MIMETextPlainCharsetUTF8).Tag("edge", "edge-page", "page-robots")
+	app.Get("/robots.txt", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
+		return answer.Reply{Answer: robots, CacheControl: pageCacheControl}, nil
 	}))
+	app.Get("/definitions", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
+		return answer.Reply{Answer: s.definitionsPage, CacheControl: pageCacheControl}, nil
+	}))
+}
+
+// withPage is route h, whose answers name their page for people in
+// their Link header, where p says (docs/pages.md, Where a page lives).
+func withPage(p answer.Page, h answer.Handler) answer.Handler {
+	return func(c *fiber.Ctx) (answer.Reply, error) {
+		r, err := h(c)
+		r.Page = p
+		return r, err
+	}
 }
 
 // readProblem logs a failed read from ClickHouse and returns its answer.

@@ -30,10 +30,24 @@ func jsonTwin(r answer.Reply, v any) error {
 	return nil
 }
 
-// htmlReply is a page made now (not cached: its JSON twin is), sent with
-// its own ETag.
-func htmlReply(body []byte) answer.Reply {
-	return answer.Reply{Answer: answer.New(body, fiber.MIMETextHTMLCharsetUTF8), CacheControl: answer.Private}
+// twinPage is the page render makes of twin, the JSON answer to c's query
+// on route: kept in the answer cache under the twin's ETag and the query
+// as sent (the form's values are the query's), so it is made once while
+// its twin is the same; a twin cut short by its time budget (NoStore)
+// makes a page that is not kept either.
+func (s *API) twinPage(c *fiber.Ctx, route string, twin answer.Reply, render func() ([]byte, error)) (answer.Reply, error) {
+	if twin.Answer.NoStore {
+		body, err := render()
+		if err != nil {
+			return answer.Reply{}, err
+		}
+		a := answer.New(body, htmlType)
+		a.NoStore = true
+		return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
+	}
+	var buf [256]byte
+	key := answer.NewKey(buf[:0], route, 0).Str("twin", twin.Answer.ETag).Str("q", string(c.Request().URI().QueryString()))
+	return s.cached(key, htmlType, render)
 }
 
 // getBrowsePage answers GET /listings: the v1 listings' query (store,
@@ -43,13 +57,18 @@ func (s *API) getBrowsePage(c *fiber.Ctx) (answer.Reply, error) {
 	if err != nil {
 		return answer.Reply{}, err
 	}
+	return s.twinPage(c, "/listings", r, func() ([]byte, error) { return s.browsePage(c, r) })
+}
+
+// browsePage is the page of r, the listings' answer to c's query.
+func (s *API) browsePage(c *fiber.Ctx, r answer.Reply) ([]byte, error) {
 	var doc struct {
 		Listings   []ListingDoc
 		NextCursor *string
 		Partial    bool
 	}
 	if err := jsonTwin(r, &doc); err != nil {
-		return answer.Reply{}, err
+		return nil, err
 	}
 	q := c.Queries()
 	sort := q["sort"]
@@ -99,11 +118,7 @@ func (s *API) getBrowsePage(c *fiber.Ctx) (answer.Reply, error) {
 		next.Set("cursor", *doc.NextCursor)
 		d.Next = "/listings?" + next.Encode()
 	}
-	body, err := page.RenderBrowse(d)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return htmlReply(body), nil
+	return page.RenderBrowse(d)
 }
 
 // getComparePage answers GET /compare?listings=&days=: the comparison of
@@ -113,9 +128,14 @@ func (s *API) getComparePage(c *fiber.Ctx) (answer.Reply, error) {
 	if err != nil {
 		return answer.Reply{}, err
 	}
+	return s.twinPage(c, "/compare", r, func() ([]byte, error) { return comparePage(c, r) })
+}
+
+// comparePage is the page of r, the comparison's answer to c's query.
+func comparePage(c *fiber.Ctx, r answer.Reply) ([]byte, error) {
 	var doc compareAnswer
 	if err := jsonTwin(r, &doc); err != nil {
-		return answer.Reply{}, err
+		return nil, err
 	}
 	qs := string(c.Request().URI().QueryString())
 	d := page.ComparePage{From: doc.From, To: doc.To, Days: doc.Days, JSONURL: "/api/v1/compare?" + qs, CSVURL: "/api/v1/compare.csv?" + qs}
@@ -143,9 +163,5 @@ func (s *API) getComparePage(c *fiber.Ctx) (answer.Reply, error) {
 		}
 		d.Rows = append(d.Rows, row)
 	}
-	body, err := page.RenderCompare(d)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return htmlReply(body), nil
+	return page.RenderCompare(d)
 }

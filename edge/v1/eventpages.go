@@ -2,6 +2,7 @@ package v1
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -15,9 +16,23 @@ import (
 
 // The pages' and feeds' sizes: events a page, entries a feed.
 const (
-	eventsPageSize = 100
+	eventsPageSize = 50
 	feedSize       = 50
 )
+
+// twinQuery is the query of the JSON twin of the events' page of filters
+// q at cursor: the same events, eventsPageSize of them.
+func twinQuery(q url.Values, cursor string) url.Values {
+	t := url.Values{}
+	for k, v := range q {
+		t[k] = v
+	}
+	t.Set("limit", strconv.Itoa(eventsPageSize))
+	if cursor != "" {
+		t.Set("cursor", cursor)
+	}
+	return t
+}
 
 // eventWords says an event in words: "5.14.4 → 5.14.5", "added tabs".
 func eventWords(e EventDoc) string {
@@ -116,7 +131,7 @@ func (s *API) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
 		doc := eventsDoc(st, log, window, f, false, pos, "", eventsPageSize)
 		d := page.EventsPage{Title: "Changes of listings", FormAction: "/events", Permission: c.Query("permission"),
 			Intro:   "What changed in listings' metadata (a new version, permissions, a new developer, …), newest first, from " + window.From.Format("2006-01-02") + ".",
-			JSONURL: withQuery("/api/v1/events", q), AtomURL: withQuery("/events.atom", q)}
+			JSONURL: withQuery("/api/v1/events", twinQuery(q, cursor)), AtomURL: withQuery("/events.atom", q)}
 		stores := strings.Split(c.Query("store"), ",")
 		for _, st := range views.Stores {
 			d.Stores = append(d.Stores, page.Option{Value: st.String(), Label: st.String(), Selected: len(stores) == 1 && stores[0] == st.String()})

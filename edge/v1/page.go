@@ -46,12 +46,12 @@ func (s *API) getPage(c *fiber.Ctx) (answer.Reply, error) {
 		if err != nil {
 			return nil, err
 		}
-		return answer.New(body, fiber.MIMETextHTMLCharsetUTF8), nil
+		return pageAnswer(key, htmlType, body), nil
 	})
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
 }
 
 // pageData is what the page of the listing of document d shows, with its

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -23,21 +24,55 @@ const (
 	atomType = "application/atom+xml; charset=utf-8"
 )
 
+// tagPageSize is how many of a topic's listings its page shows: a phone's
+// few screens (the JSON twin gives 200; the listings' browser all).
+const tagPageSize = 50
+
+// pageCacheControl is the Cache-Control of the pages and feeds: the same
+// for every reader (no key, no per-caller header), so a CDN may keep them
+// as it keeps the legacy API's answers (docs/pages.md, Built like every
+// other answer).
+var pageCacheControl = answer.Public(60 * time.Second)
+
 // cached is a page or a feed of contentType that render makes, kept in
 // the answer cache under key (whose generation says when it is made
-// again).
+// again), with its cache tags (pageAnswer).
 func (s *API) cached(key answer.Key, contentType string, render func() ([]byte, error)) (answer.Reply, error) {
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
 		body, err := render()
 		if err != nil {
 			return nil, err
 		}
-		return answer.New(body, contentType), nil
+		return pageAnswer(key, contentType, body), nil
 	})
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
+}
+
+// pageAnswer is a page or a feed of key's route, with its cache tags
+// (docs/operations.md, Behind a CDN): "edge", "edge-page" on every page
+// and feed, and the route's ("page-charts" for /charts/{store},
+// "page-home" for /, "page-events-atom" for /events.atom).
+func pageAnswer(key answer.Key, contentType string, body []byte) *answer.Answer {
+	return answer.New(body, contentType).Tag("edge", "edge-page", pageTag(key))
+}
+
+// pageTag is the cache tag of key's route: its path's literal segments,
+// joined by '-' after "page", with '.' as '-'.
+func pageTag(key answer.Key) string {
+	route, _, _ := strings.Cut(string(key.Text()), "@")
+	var parts []string
+	for _, seg := range strings.Split(route, "/") {
+		if seg != "" && !strings.HasPrefix(seg, ":") {
+			parts = append(parts, strings.ReplaceAll(seg, ".", "-"))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"home"}
+	}
+	return "page-" + strings.Join(parts, "-")
 }
 
 // htmlAnswer is a page render makes from the published figures f.
@@ -311,7 +346,9 @@ func (s *API) getTagsPage(c *fiber.Ctx) (answer.Reply, error) {
 }
 
 // getTagPage answers GET /tags/{slug}/{store}: the topic's live listings
-// in the store, largest first (at most 200), as /api/v1/tags/{slug}/{store}.
+// in the store, largest first: the first tagPageSize of
+// /api/v1/tags/{slug}/{store}'s, and a link to all of them in the
+// listings' browser.
 func (s *API) getTagPage(c *fiber.Ctx) (answer.Reply, error) {
 	store, err := storeParam(c)
 	if err != nil {
@@ -331,7 +368,7 @@ func (s *API) getTagPage(c *fiber.Ctx) (answer.Reply, error) {
 		ls, _ := f.TopicListings(slug, store)
 		l := page.List{Caption: slug + " in " + store.String() + ", largest first", Empty: "No live listing of " + store.String() + " has this topic.",
 			Columns: []page.Column{{Label: "Size (" + store.SizeMeasure() + ")", Definition: "size"}}}
-		for i, li := range ls[:min(len(ls), 200)] {
+		for i, li := range ls[:min(len(ls), tagPageSize)] {
 			doc := NewListingDoc(li, f)
 			sz := page.Figure{Definition: "size"}
 			if doc.Size != nil {
@@ -345,8 +382,9 @@ func (s *API) getTagPage(c *fiber.Ctx) (answer.Reply, error) {
 				URL: "/listings/" + doc.Store + "/" + url.PathEscape(doc.ID), Figures: []page.Figure{sz}})
 		}
 		intro := strconv.Itoa(len(ls)) + " live listings of " + store.String() + " have the topic " + slug
-		if len(ls) > 200 {
-			intro += "; the 200 largest are shown"
+		if len(ls) > tagPageSize {
+			l.URL = "/listings?" + url.Values{"store": {store.String()}, "tag": {slug}}.Encode()
+			intro += "; the " + strconv.Itoa(tagPageSize) + " largest are shown here, and every one in the listings' browser"
 		}
 		return page.RenderListings(page.ListingsPage{Title: "Topic " + slug + " in " + store.String(), Intro: intro + ".", List: l,
 			JSONURL: "/api/v1/tags/" + url.PathEscape(slug) + "/" + store.String()})

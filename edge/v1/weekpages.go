@@ -78,9 +78,25 @@ func (s *API) getWeekPage(c *fiber.Ctx) (answer.Reply, error) {
 	if e == nil {
 		return answer.Reply{}, problem.Newf(http.StatusNotFound, "There is no edition of week %s: the editions are listed at /weeks.", w)
 	}
+	return s.weekPage(eds, e)
+}
+
+// getLatestWeekPage answers GET /week: the newest edition's page, as
+// /api/v1/week is the newest edition.
+func (s *API) getLatestWeekPage(c *fiber.Ctx) (answer.Reply, error) {
+	eds := s.editions.Load()
+	if err := weeksNotReady(eds); err != nil {
+		return answer.Reply{}, err
+	}
+	return s.weekPage(eds, eds.Latest())
+}
+
+// weekPage is the page of edition e of eds.
+func (s *API) weekPage(eds *editions.Set, e *editions.Edition) (answer.Reply, error) {
 	var buf [64]byte
 	return s.cached(answer.NewKey(buf[:0], "/week/:id", uint64(eds.Len())).Str("w", e.Week), htmlType, func() ([]byte, error) {
-		d := page.WeekPage{Week: e.Week, Start: e.Start, End: e.Last, From: e.ChangeFrom, To: e.ChangeTo, JSONURL: "/api/v1/week/" + e.Week}
+		d := page.WeekPage{Week: e.Week, Start: e.Start, End: e.Last, From: e.ChangeFrom, To: e.ChangeTo, JSONURL: "/api/v1/week/" + e.Week,
+			ListSize: weekPageListSize, FullSize: editions.Size}
 		for _, st := range views.Stores {
 			se := e.Stores[st.String()]
 			if se == nil {
@@ -129,7 +145,14 @@ var weekColumns = map[string]page.Column{
 	"ratingCount": {Label: "Ratings", Definition: "ratingCount"},
 }
 
-// weekList is one list of a store's part of an edition, its figures
+// weekPageListSize is how many entries of each of an edition's lists its
+// page shows: five stores of six lists stay a phone's few screens (and a
+// fast page: bench/README.md, Pages for people). The JSON has each list
+// whole (editions.Size).
+const weekPageListSize = 5
+
+// weekList is one list of a store's part of an edition (its first
+// weekPageListSize entries), its figures
 // named "<store>.<list>.<field>" for the tests.
 func weekList(st views.Store, name, caption string, entries []editions.Entry, cols []string) page.List {
 	l := page.List{Caption: caption + ", " + st.String(), Empty: "None this week."}
@@ -142,7 +165,7 @@ func weekList(st views.Store, name, caption string, entries []editions.Entry, co
 		}
 		return strconv.FormatInt(*v, 10), page.Int(*v)
 	}
-	for i, e := range entries {
+	for i, e := range entries[:min(len(entries), weekPageListSize)] {
 		entry := page.Entry{Position: i + 1, Name: e.Name, URL: "/listings/" + st.String() + "/" + url.PathEscape(e.ID)}
 		if entry.Name == "" {
 			entry.Name = e.ID

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Cached answers side by side with nginx serving the same bytes as a static
-# file, measured with wrk on this machine (loopback only, bounded runs).
+# Cached answers (and a page for people) side by side with nginx serving
+# the same bytes as a static file, measured with wrk on this machine
+# (loopback only, bounded runs).
 #
 #   bench/cached.sh [database] [seconds] [rounds]
 #
@@ -68,7 +69,7 @@ if [ "${BENCH_PIN:-}" = 1 ]; then
   wrk_cmd="taskset -c 1 wrk -t1" mode="pinned: edge or nginx on core 0, wrk on core 1"
 fi
 # Limits far above what wrk sends: every call does the full accounting and is admitted.
-EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 \
+EDGE_FAIR_USE_RATE=0 EDGE_ANON_PER_MINUTE=1000000000 EDGE_ANON_PER_DAY=1000000000000 EDGE_PAGE_RATE=1000000000 EDGE_PAGE_BURST=1000000000 \
   "${pin[@]}" bin/edge serve --ch-database "$db" --listen 127.0.0.1:18090 --log-level warn --exports-schedule off &
 edge_pid=$!
 # Measure once every background job has run and is idle: the first
@@ -87,10 +88,12 @@ for _ in $(seq 1 300); do
   sleep 1
 done
 
-# v1 small and large, legacy small and large.
-paths=("/api/v1/categories/chrome" "/api/v1/listings" "/api/summary" "/api/extensions?platform=0")
-files=("api/v1/categories/chrome" "api/v1/listings" "api/summary" "api/extensions-platform0")
-mkdir -p "$tmp/www/api/v1/categories"
+# v1 small and large, legacy small and large, and a page for people (a
+# store's page: what a dashboard reader opens; nginx serves it as
+# text/html).
+paths=("/api/v1/categories/chrome" "/api/v1/listings" "/api/summary" "/api/extensions?platform=0" "/stores/chrome")
+files=("api/v1/categories/chrome" "api/v1/listings" "api/summary" "api/extensions-platform0" "stores/chrome")
+mkdir -p "$tmp/www/api/v1/categories" "$tmp/www/stores"
 ext="" static="" module="" ae=()
 case $enc in
   gzip) ext=.gz static="gzip_static on;" ;;
@@ -114,7 +117,7 @@ http {
   default_type application/json;
   etag on;
   $static
-  server { listen 127.0.0.1:18091; root $tmp/www; }
+  server { listen 127.0.0.1:18091; root $tmp/www; location /stores/ { default_type "text/html; charset=utf-8"; } }
 }
 CONF
 nginx -c "$tmp/nginx.conf"

@@ -67,24 +67,14 @@ vet:
 # race detector in other tests (docs/testing.md, Time).
 NORACE := TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium
 
-# BESIDE are the tests of package edge that mostly wait on servers of
-# their own (a cluster of three ClickHouse servers and ZooKeeper, its
-# distributed DDL, a replica and ZooKeeper stopped): they run beside the
-# other packages' race pass rather than in edge's pass alone, whose fault
-# and load tests time what they measure (docs/testing.md, Time).
-BESIDE := TestClusterAnswersAsOneServer
-
 # test is everything CI runs: formatting, vet, and every test (with the
 # race detector but NORACE), against real ClickHouse servers the tests
 # start themselves. Each pass says when it starts.
 test: deps fmt-check vet
-	@mkdir -p .var
-	@echo "== $$(date -u +%T) race pass: every package but edge, and edge's $(BESIDE) beside them"
-	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -run '^($(BESIDE))$$' ./edge > .var/test-beside.log 2>&1 & beside=$$!; \
-	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -skip '^($(NORACE))$$' $$($(GO) list ./... | grep -v '/edge/edge$$'); status=$$?; \
-	wait $$beside; beside=$$?; cat .var/test-beside.log; test $$status -eq 0 -a $$beside -eq 0
+	@echo "== $$(date -u +%T) race pass: every package but edge"
+	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -skip '^($(NORACE))$$' $$($(GO) list ./... | grep -v '/edge/edge$$')
 	@echo "== $$(date -u +%T) race pass: edge alone"
-	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -skip '^($(NORACE)|$(BESIDE))$$' ./edge # alone: its fault and load tests time what they measure
+	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -skip '^($(NORACE))$$' ./edge # alone: its fault and load tests time what they measure
 	@echo "== $$(date -u +%T) NORACE pass"
 	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -count=1 -timeout 10m -run '^($(NORACE))$$' ./edge ./views/...
 	GOEXPERIMENT= $(GO) test -count=1 -run 'Text|Needle|Legacy|List|ScanKernels' ./views/textindex ./views/listq # the portable text scan and scan kernels

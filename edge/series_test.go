@@ -403,9 +403,16 @@ func TestDefinitions(t *testing.T) {
 		}
 	}
 	l := seriesListing(t, h, views.Chrome, 0)
-	for _, path := range []string{"/api/v1/listings/chrome/" + l.ID, "/api/v1/stores/chrome/stats", "/api/summary"} {
-		if got := get(t, "GET", h.Base+path).header.Get("Link"); got != `</api/v1/definitions>; rel="describedby"` {
-			t.Errorf("%s: Link %q", path, got)
+	// Every answer names the definitions; a v1 answer with a page for
+	// people names it too (docs/pages.md).
+	for path, page := range map[string]string{"/api/v1/listings/chrome/" + l.ID: "/listings/chrome/" + l.ID,
+		"/api/v1/stores/chrome/stats": "/stores/chrome", "/api/summary": ""} {
+		want := `</api/v1/definitions>; rel="describedby"`
+		if page != "" {
+			want += `, <` + page + `>; rel="alternate"; type="text/html"`
+		}
+		if got := get(t, "GET", h.Base+path).header.Get("Link"); got != want {
+			t.Errorf("%s: Link %q, want %q", path, got, want)
 		}
 	}
 }

@@ -142,12 +142,16 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	}
 	a, b := start(), start()
 	defer func() { stopEdge(a); stopEdge(b) }()
+	// 90 s: in make test's race pass, beside the other packages and
+	// edge's cluster test, the leader's first ranks run was not done
+	// within 30 s once (2026-11-26; its exports' backfill, a day after
+	// another, was still running). A bound on waiting, not on speed.
 	eventually := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(90 * time.Second)
 		for !cond() {
 			if time.Now().After(deadline) {
-				t.Fatalf("not within 30 s: %s\na: %s\nb: %s", what, a.errs, b.errs)
+				t.Fatalf("not within 90 s: %s\na: %s\nb: %s", what, a.errs, b.errs)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

@@ -131,7 +131,7 @@ func TestPagesInChromium(t *testing.T) {
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := mkdir(out); err != nil {
+	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := cmd.Output()
@@ -160,7 +160,7 @@ func TestPagesInChromium(t *testing.T) {
 // checkAudit fails t for each goal page a misses.
 func checkAudit(t *testing.T, a audit) {
 	t.Helper()
-	at := a.Name + " at " + itoa(a.Width) + " px (" + a.Scheme + ")"
+	at := a.Name + " at " + strconv.Itoa(a.Width) + " px (" + a.Scheme + ")"
 	want := 200
 	if a.Name == "not-found" {
 		want = 404
@@ -204,9 +204,3 @@ func pageAuditData() seed.Options {
 	o.Days = 400
 	return o
 }
-
-// mkdir makes dir and its parents.
-func mkdir(dir string) error { return os.MkdirAll(dir, 0o755) }
-
-// itoa is strconv.Itoa, short.
-func itoa(n int) string { return strconv.Itoa(n) }

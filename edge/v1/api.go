@@ -109,36 +109,40 @@ func (s *API) OpenAPIAnswer() *answer.Answer { return s.openapi }
 // key and count against no limit: they are routed before limit, the
 // middleware that checks keys and limits (nil: none).
 func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Responder) {
+	// same and parent are the routes whose page is at their own path
+	// (answer.SamePage) or their parent's (answer.ParentPage).
+	same := func(h answer.Handler) fiber.Handler { return respond.Handle(withPage(answer.SamePage, h)) }
+	parent := func(h answer.Handler) fiber.Handler { return respond.Handle(withPage(answer.ParentPage, h)) }
 	r.Get("/openapi.json", respond.Handle(s.getOpenAPI))
-	r.Get("/definitions", respond.Handle(withPage(answer.SamePage, s.getDefinitions)))
+	r.Get("/definitions", same(s.getDefinitions))
 	if limit != nil {
 		r.Use(limit)
 	}
-	r.Get("/listings", respond.Handle(withPage(answer.SamePage, s.getListings)))
-	r.Get("/listings/:store/:id", respond.Handle(withPage(answer.SamePage, s.getListing)))
-	r.Get("/listings/:store/:id/reviews", respond.Handle(withPage(answer.ParentPage, s.getReviews)))
-	r.Get("/listings/:store/:id/history", respond.Handle(withPage(answer.ParentPage, s.getHistory)))
-	r.Get("/listings/:store/:id/history.csv", respond.Handle(withPage(answer.ParentPage, s.getHistory)))
-	r.Get("/listings/:store/:id/growth", respond.Handle(withPage(answer.ParentPage, s.getGrowth)))
-	r.Get("/listings/:store/:id/changes", respond.Handle(withPage(answer.ParentPage, s.getListingChanges)))
-	r.Get("/listings/:store/:id/changes.csv", respond.Handle(withPage(answer.ParentPage, s.getListingChanges)))
-	r.Get("/events", respond.Handle(withPage(answer.SamePage, s.getEvents)))
+	r.Get("/listings", same(s.getListings))
+	r.Get("/listings/:store/:id", same(s.getListing))
+	r.Get("/listings/:store/:id/reviews", parent(s.getReviews))
+	r.Get("/listings/:store/:id/history", parent(s.getHistory))
+	r.Get("/listings/:store/:id/history.csv", parent(s.getHistory))
+	r.Get("/listings/:store/:id/growth", parent(s.getGrowth))
+	r.Get("/listings/:store/:id/changes", parent(s.getListingChanges))
+	r.Get("/listings/:store/:id/changes.csv", parent(s.getListingChanges))
+	r.Get("/events", same(s.getEvents))
 	r.Get("/events/stream", s.getEventStream)
-	r.Get("/events.csv", respond.Handle(withPage(answer.SamePage, s.getEvents)))
-	r.Get("/compare", respond.Handle(withPage(answer.SamePage, s.getCompare)))
-	r.Get("/compare.csv", respond.Handle(withPage(answer.SamePage, s.getCompare)))
+	r.Get("/events.csv", same(s.getEvents))
+	r.Get("/compare", same(s.getCompare))
+	r.Get("/compare.csv", same(s.getCompare))
 	r.Get("/changes", respond.Handle(s.getChanges))
 	r.Get("/exports", respond.Handle(s.getExports))
 	r.Get("/exports/:day/:file", s.getExportFile)
 	r.Get("/reviews/search", respond.Handle(s.getReviewSearch))
-	r.Get("/categories/:store", respond.Handle(withPage(answer.SamePage, s.getCategories)))
-	r.Get("/charts/:store", respond.Handle(withPage(answer.SamePage, s.getChart)))
-	r.Get("/tags", respond.Handle(withPage(answer.SamePage, s.getTags)))
-	r.Get("/tags/:slug/:store", respond.Handle(withPage(answer.SamePage, s.getTag)))
-	r.Get("/stores/:store/stats", respond.Handle(withPage(answer.ParentPage, s.getStats)))
-	r.Get("/week", respond.Handle(withPage(answer.SamePage, s.getLatestWeek)))
-	r.Get("/weeks", respond.Handle(withPage(answer.SamePage, s.getWeeks)))
-	r.Get("/week/:id", respond.Handle(withPage(answer.SamePage, s.getWeek)))
+	r.Get("/categories/:store", same(s.getCategories))
+	r.Get("/charts/:store", same(s.getChart))
+	r.Get("/tags", same(s.getTags))
+	r.Get("/tags/:slug/:store", same(s.getTag))
+	r.Get("/stores/:store/stats", parent(s.getStats))
+	r.Get("/week", same(s.getLatestWeek))
+	r.Get("/weeks", same(s.getWeeks))
+	r.Get("/week/:id", same(s.getWeek))
 }
 
 // PageRoutes adds the HTML pages for people to app, behind guard (the

@@ -42,6 +42,7 @@ targets=(
 	"./edge/v1 FuzzParseInstant"
 	"./edge/transport FuzzFrame"
 	"./views/replica FuzzReadSnapshot"
+	"./views/replica FuzzReadDelta"
 	"./edge/jsonw FuzzString"
 	"./edge/jsonw FuzzFloat"
 )

@@ -278,3 +278,43 @@ func (l *Log) Bytes() int {
 	}
 	return n
 }
+
+// Tail returns the log of l's changes strictly after p (the zero Pos:
+// all of them), with l's window start: what a log that ends at p lacks
+// of l. l is unchanged.
+func (l *Log) Tail(p Pos) *Log {
+	if l == nil {
+		return NewLog(nil, 0)
+	}
+	i, _ := slices.BinarySearchFunc(l.all, p, func(c Change, p Pos) int {
+		if PosOf(&c).Compare(p) <= 0 {
+			return -1
+		}
+		return 1
+	})
+	return NewLog(slices.Clone(l.all[i:]), l.from)
+}
+
+// Extend returns l's changes with tail's appended, in tail's window: the
+// log a refresh that read tail's changes builds (With). l is unchanged.
+func (l *Log) Extend(tail *Log) *Log {
+	if tail == nil {
+		return l
+	}
+	return l.With(tail.all, tail.from)
+}
+
+// Equal reports whether l and o hold the same changes in the same window.
+func (l *Log) Equal(o *Log) bool {
+	if l.Len() != o.Len() || l.From() != o.From() {
+		return false
+	}
+	for i := range l.Len() {
+		a, b := &l.all[i], &o.all[i]
+		if a.At != b.At || a.ID != b.ID || a.Store != b.Store || a.Kind != b.Kind || a.Widened != b.Widened ||
+			a.nAdded != b.nAdded || a.Before != b.Before || a.After != b.After || !slices.Equal(a.Set, b.Set) {
+			return false
+		}
+	}
+	return true
+}

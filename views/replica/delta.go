@@ -1,0 +1,392 @@
+package replica
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+	"unsafe"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/changes"
+)
+
+// A delta is what changed from one state (its base) to a later one: what
+// a fleet's leader sends a follower that holds the base, in place of the
+// whole state (package cron/fleet). It is a zstd stream (with its
+// checksum) of:
+//
+//	magic "EDGEDELT", format version (uvarint: SnapshotFormat, whose
+//	        binary form of a listing it shares)
+//	the base's digest and the result's (Digest, 32 bytes each)
+//	header: the result's, as a snapshot's (watermarks, load figures,
+//	        count of readings, number of listings)
+//	removed: a count, then each key (store byte, id) in key order
+//	changed: a count, then blocks of the listings added or changed, in
+//	        key order, as a snapshot's
+//	changes: a byte (0: the base's change log extended by the log that
+//	        follows, changes.Log.Extend; 1: the log that follows, whole),
+//	        then a log (changes.WriteLog)
+//
+// A reader refuses a delta of another base, keys out of order, a removed
+// key the base lacks, and any length past its bound; and after applying
+// it, a result whose digest is not the one the delta names. So a delta
+// applied gives exactly the state its leader holds, or an error.
+
+const (
+	deltaMagic = "EDGEDELT"
+	// maxKeyBytes bounds a removed listing's id a reader accepts.
+	maxKeyBytes = 1 << 12
+)
+
+// DeltaStats says what a delta holds.
+type DeltaStats struct {
+	Changed  int   // listings added or changed
+	Removed  int   // listings removed
+	Raw      int64 // uncompressed bytes written
+	WholeLog bool  // the change log is sent whole, not as its new changes
+}
+
+// WriteDelta writes to w what changed from base (of digest baseDigest)
+// to r, with snapshots (the count of readings r's figures report) and
+// digest, r's (DigestOf).
+func WriteDelta(w io.Writer, base *Replica, baseDigest Digest, r *Replica, snapshots int64, digest Digest) (DeltaStats, error) {
+	var st DeltaStats
+	changed, removed := diffListings(base.listings, r.listings)
+	st.Changed, st.Removed = len(changed), len(removed)
+	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true))
+	if err != nil {
+		return st, fmt.Errorf("delta: %w", err)
+	}
+	put := func(b []byte) error {
+		n, err := zw.Write(b)
+		st.Raw += int64(n)
+		return err
+	}
+	fail := func(what string, err error) (DeltaStats, error) {
+		zw.Close()
+		return st, fmt.Errorf("delta %s: %w", what, err)
+	}
+	h := []byte(deltaMagic)
+	h = binary.AppendUvarint(h, SnapshotFormat)
+	h = append(h, baseDigest[:]...)
+	h = append(h, digest[:]...)
+	h = append(h, infoBytes(r.info, snapshots, len(r.listings))...)
+	h = binary.AppendUvarint(h, uint64(len(removed)))
+	for _, l := range removed {
+		h = append(h, byte(l.Store))
+		h = appendString(h, l.ID)
+	}
+	h = binary.AppendUvarint(h, uint64(len(changed)))
+	if err := put(h); err != nil {
+		return fail("header", err)
+	}
+	block := make([]byte, 0, snapshotBlock+64<<10)
+	var frame [2 * binary.MaxVarintLen64]byte
+	count := 0
+	flush := func() error {
+		f := binary.AppendUvarint(frame[:0], uint64(count))
+		f = binary.AppendUvarint(f, uint64(len(block)))
+		if err := put(f); err != nil {
+			return err
+		}
+		err := put(block)
+		block, count = block[:0], 0
+		return err
+	}
+	for _, i := range changed {
+		block = views.AppendListing(block, &r.listings[i])
+		count++
+		if len(block) >= snapshotBlock {
+			if err := flush(); err != nil {
+				return fail("listings", err)
+			}
+		}
+	}
+	if count > 0 {
+		if err := flush(); err != nil {
+			return fail("listings", err)
+		}
+	}
+	if err := put([]byte{0}); err != nil {
+		return fail("listings", err)
+	}
+	log := r.changes.Tail(base.changes.Newest())
+	if !base.changes.Extend(log).Equal(r.changes) {
+		log, st.WholeLog = r.changes, true
+	}
+	mode := byte(0)
+	if st.WholeLog {
+		mode = 1
+	}
+	if err := put([]byte{mode}); err != nil {
+		return fail("changes", err)
+	}
+	if err := changes.WriteLog(writerFunc(put), log); err != nil {
+		return fail("changes", err)
+	}
+	if err := zw.Close(); err != nil {
+		return st, fmt.Errorf("delta: %w", err)
+	}
+	return st, nil
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// diffListings returns the indexes in next of the listings added or
+// changed since prev, and prev's listings that next no longer holds;
+// both are sorted by key.
+func diffListings(prev, next []views.Listing) (changed []int32, removed []*views.Listing) {
+	var a, b []byte
+	i, j := 0, 0
+	for i < len(prev) || j < len(next) {
+		c := 1
+		switch {
+		case i == len(prev):
+			c = 1
+		case j == len(next):
+			c = -1
+		default:
+			c = compareKey(&prev[i], &next[j])
+		}
+		switch {
+		case c < 0:
+			removed = append(removed, &prev[i])
+			i++
+		case c > 0:
+			changed = append(changed, int32(j))
+			j++
+		default:
+			// A listing a refresh did not touch is a copy of the old one
+			// (the same strings): its memory is the same. Otherwise the
+			// binary forms tell.
+			if !sameMemory(&prev[i], &next[j]) {
+				a, b = views.AppendListing(a[:0], &prev[i]), views.AppendListing(b[:0], &next[j])
+				if !bytes.Equal(a, b) {
+					changed = append(changed, int32(j))
+				}
+			}
+			i++
+			j++
+		}
+	}
+	return changed, removed
+}
+
+// sameMemory reports whether a and b hold the same bytes: the same
+// figures and the same strings (immutable) at the same addresses, so
+// the same listing.
+func sameMemory(a, b *views.Listing) bool {
+	const size = unsafe.Sizeof(views.Listing{})
+	return *(*[size]byte)(unsafe.Pointer(a)) == *(*[size]byte)(unsafe.Pointer(b))
+}
+
+// ErrDeltaBase says a delta does not apply to the state it was given:
+// its base is another.
+var ErrDeltaBase = errors.New("delta of another base")
+
+// ReadDelta reads a delta (WriteDelta) from rd and applies it to base,
+// whose digest is baseDigest; it returns the new replica (of generation
+// o.Generation, sharing base's unchanged listings, strings and text), the
+// count of readings its figures report, and its digest, which it checked
+// against the one the delta names. o.Prev is ignored: base is the
+// replica the new one replaces.
+func ReadDelta(rd io.Reader, base *Replica, baseDigest Digest, o ReadOptions) (*Replica, int64, Digest, error) {
+	zr, err := zstd.NewReader(rd, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(32<<20))
+	if err != nil {
+		return nil, 0, Digest{}, fmt.Errorf("delta: %w", err)
+	}
+	defer zr.Close()
+	var src io.Reader = zr
+	if o.MaxBytes > 0 {
+		src = &limited{r: zr, left: o.MaxBytes}
+	}
+	r, snapshots, d, err := readDelta(bufio.NewReaderSize(src, 64<<10), base, baseDigest, o.Generation)
+	if err != nil {
+		return nil, 0, Digest{}, fmt.Errorf("delta: %w", err)
+	}
+	return r, snapshots, d, nil
+}
+
+func readDelta(br *bufio.Reader, base *Replica, baseDigest Digest, gen uint64) (*Replica, int64, Digest, error) {
+	var want Digest
+	head := make([]byte, len(deltaMagic))
+	if _, err := io.ReadFull(br, head); err != nil {
+		return nil, 0, want, fmt.Errorf("header: %w", err)
+	}
+	if string(head) != deltaMagic {
+		return nil, 0, want, errors.New("not a delta (no EDGEDELT at its start)")
+	}
+	format, err := binary.ReadUvarint(br)
+	if err != nil {
+		return nil, 0, want, fmt.Errorf("header: %w", err)
+	}
+	if format != SnapshotFormat {
+		return nil, 0, want, fmt.Errorf("%w: format %d, this edge reads %d", ErrSnapshotFormat, format, SnapshotFormat)
+	}
+	var from Digest
+	if _, err := io.ReadFull(br, from[:]); err != nil {
+		return nil, 0, want, fmt.Errorf("header: %w", err)
+	}
+	if from != baseDigest {
+		return nil, 0, want, fmt.Errorf("%w: it applies to %x, this edge holds %x", ErrDeltaBase, from[:8], baseDigest[:8])
+	}
+	if _, err := io.ReadFull(br, want[:]); err != nil {
+		return nil, 0, want, fmt.Errorf("header: %w", err)
+	}
+	var v [7]int64
+	for i := range v {
+		if v[i], err = binary.ReadVarint(br); err != nil {
+			return nil, 0, want, fmt.Errorf("header: %w", err)
+		}
+	}
+	hist, err := br.ReadByte()
+	if err != nil {
+		return nil, 0, want, fmt.Errorf("header: %w", err)
+	}
+	n, err := binary.ReadUvarint(br)
+	if err != nil {
+		return nil, 0, want, fmt.Errorf("header: %w", err)
+	}
+	if n > maxSnapshotListings || hist > 1 {
+		return nil, 0, want, fmt.Errorf("header: %d listings, history %d", n, hist)
+	}
+	info := Info{Generation: gen, ListingsMark: fromUnixNano(v[0]), ReadingsMark: fromUnixNano(v[1]),
+		ClimbAt: fromUnixNano(v[2]), ChartTo: fromUnixNano(v[3]), LoadedAt: fromUnixNano(v[4]),
+		LoadTime: time.Duration(v[5]), HasHistory: hist == 1}
+	snapshots := v[6]
+	removed, err := readRemoved(br, base)
+	if err != nil {
+		return nil, 0, want, err
+	}
+	count, err := binary.ReadUvarint(br)
+	if err != nil {
+		return nil, 0, want, fmt.Errorf("header: %w", err)
+	}
+	// The counts bound nothing read so far: check them against each
+	// other and the base before making room for them.
+	if count > n || n > uint64(base.Len()-len(removed))+count || uint64(base.Len()-len(removed)) > n {
+		return nil, 0, want, fmt.Errorf("%d listings removed and %d changed of the %d the base holds cannot give %d", len(removed), count, base.Len(), n)
+	}
+	changed, err := readBlocks(br, count, base)
+	if err != nil {
+		return nil, 0, want, err
+	}
+	if uint64(len(changed)) != count {
+		return nil, 0, want, fmt.Errorf("%d listings changed of the %d its header says", len(changed), count)
+	}
+	listings := applyListings(base.listings, removed, changed, int(n))
+	if uint64(len(listings)) != n {
+		return nil, 0, want, fmt.Errorf("%d listings after it, of the %d its header says", len(listings), n)
+	}
+	mode, err := br.ReadByte()
+	if err != nil || mode > 1 {
+		return nil, 0, want, fmt.Errorf("changes: mode %d: %v", mode, err)
+	}
+	r := newSortedFrom(listings, info, base)
+	in := NewInterner()
+	log, err := changes.ReadLog(br, func(s views.Store, str string, value bool) string {
+		if !value {
+			if l := r.Lookup(s, str); l != nil {
+				return l.ID
+			}
+		}
+		return in.String(str)
+	})
+	if err != nil {
+		return nil, 0, want, err
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, 0, want, errors.New("bytes past the end")
+	}
+	if mode == 0 {
+		log = base.changes.Extend(log)
+	}
+	r = r.WithChanges(log)
+	if got := DigestOf(r, snapshots); got != want {
+		return nil, 0, want, fmt.Errorf("the state it gives has digest %x, the delta names %x", got[:8], want[:8])
+	}
+	return r, snapshots, want, nil
+}
+
+// readRemoved reads the keys a delta removes: in key order, each a
+// listing of base. It returns their indexes in base.
+func readRemoved(br *bufio.Reader, base *Replica) ([]int, error) {
+	count, err := binary.ReadUvarint(br)
+	if err != nil {
+		return nil, fmt.Errorf("removed: %w", err)
+	}
+	if count > uint64(base.Len()) {
+		return nil, fmt.Errorf("removed: %d listings of the base's %d", count, base.Len())
+	}
+	out := make([]int, 0, count)
+	var buf []byte
+	for k := range count {
+		s, err := br.ReadByte()
+		if err != nil {
+			return nil, fmt.Errorf("removed %d: %w", k, err)
+		}
+		size, err := binary.ReadUvarint(br)
+		if err != nil || size > maxKeyBytes {
+			return nil, fmt.Errorf("removed %d: an id of %d bytes: %v", k, size, err)
+		}
+		buf = slices.Grow(buf[:0], int(size))[:size]
+		if _, err := io.ReadFull(br, buf); err != nil {
+			return nil, fmt.Errorf("removed %d: %w", k, err)
+		}
+		i := base.indexOf(views.Store(s), string(buf))
+		if i < 0 || (len(out) > 0 && i <= out[len(out)-1]) {
+			return nil, fmt.Errorf("removed %d: %d/%q is not a listing of the base after the one before", k, s, buf)
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// applyListings returns base's listings less those at the indexes
+// removed, with changed (in key order) added or in place of the ones
+// of the same keys: at most n listings.
+func applyListings(base []views.Listing, removed []int, changed []views.Listing, n int) []views.Listing {
+	out := make([]views.Listing, 0, n)
+	i, j := 0, 0
+	for i < len(base) || j < len(changed) {
+		if len(removed) > 0 && removed[0] == i {
+			removed = removed[1:]
+			i++
+			continue
+		}
+		c := 1
+		switch {
+		case i == len(base):
+			c = 1
+		case j == len(changed):
+			c = -1
+		default:
+			c = compareKey(&base[i], &changed[j])
+		}
+		switch {
+		case c < 0:
+			out = append(out, base[i])
+			i++
+		case c > 0:
+			out = append(out, changed[j])
+			j++
+		default:
+			out = append(out, changed[j])
+			i++
+			j++
+		}
+		if len(out) > n {
+			return out // the caller refuses it
+		}
+	}
+	return out
+}

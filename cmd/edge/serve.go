@@ -137,6 +137,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.Secret(&c.fleetToken, "fleet-token", "the fleet's shared secret, at least 32 random characters (openssl rand -base64 32), the same on every edge (set it as EDGE_FLEET_TOKEN: a flag shows in the process list). It is never sent: the edges derive from it the certificates of their fleet addresses (TLS both ways), the signature of each state and of each election node (docs/operations.md, Trust within a fleet); with it an edge that follows also reads the usage log's changes from the leader instead of ClickHouse. Needed for a fleet address or ZooKeeper off loopback")
 	f.Secret(&c.zkAuth, "zk-auth", "ZooKeeper digest credentials user:password (set it as EDGE_ZK_AUTH): the election's path and nodes are made readable and writable by them alone")
 	f.Int64(&c.fleet.MaxBytes, "fleet-max-bytes", c.fleet.MaxBytes, "largest state, compressed and uncompressed, an edge takes from its fleet's leader")
+	f.Int(&c.fleet.Deltas, "fleet-deltas", c.fleet.Deltas, "deltas the leading edge keeps (what changed from each of its last states to the next): an edge that holds one of those states takes what changed, one further behind the whole state; 0: whole states only")
 	f.Duration(&c.followEvery, "follow-every", 10*time.Second, "how often an edge that follows its fleet's leader asks it for a newer state (a 304 when there is none)")
 	f.Int(&c.changeDays, "change-days", 180, "days of listings' metadata changes the edge keeps in memory for the changelog and event feed (/api/v1/listings/{store}/{id}/changes, /api/v1/events), counted back from the newest metadata crawl")
 	f.Int(&c.maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")
@@ -337,7 +338,9 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 		}
 		return ""
 	}
-	follower := fleet.NewFollower(c.fleet, leaderFleet, leading)
+	fcfg := c.fleet
+	fcfg.Log = log
+	follower := fleet.NewFollower(fcfg, leaderFleet, leading)
 	built.views.OnPublish(pub.Offer)
 	built.views.FollowFrom(follower)
 	if built.exports != nil {

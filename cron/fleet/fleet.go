@@ -50,8 +50,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/edge-stats/edge/analytics/exports"
 	"github.com/edge-stats/edge/cron"
@@ -98,51 +96,23 @@ type Config struct {
 	// Without them (nil) the routes that need the token (Handle) are off,
 	// and a follower believes only a leader on loopback.
 	Keys *trust.Keys
-	// Metrics counts what the fleet refused (nil: counted unseen).
+	// Deltas is how many deltas the leader keeps: a follower that holds
+	// one of the states they start from takes what changed since, in
+	// place of the whole state; one further behind takes the whole.
+	Deltas int
+	// Metrics counts what the fleet refused and sent (nil: counted unseen).
 	Metrics *Metrics
+	// Log is where a follower says why it took a whole state in place of
+	// a delta (nil: slog.Default()).
+	Log *slog.Logger
 }
 
 // DefaultConfig returns the defaults: 4 sends at once, 10 minutes of
 // patience, snapshots of at most 8 GiB uncompressed (about 18M listings),
-// 30 seconds for an election and for the next byte of an answer.
+// 30 seconds for an election and for the next byte of an answer, and 12
+// deltas kept (an hour of five-minute refreshes).
 func DefaultConfig() Config {
-	return Config{Dir: "data/fleet", Sends: 4, Patience: 10 * time.Minute, MaxBytes: 8 << 30, ElectionWait: 30 * time.Second, Idle: 30 * time.Second}
-}
-
-// Metrics are the fleet's counters, for the edge's /metrics.
-type Metrics struct {
-	refused *prometheus.CounterVec
-}
-
-// NewMetrics returns the fleet's counters.
-func NewMetrics() *Metrics {
-	return &Metrics{refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_fleet_refused_total",
-		Help: "What an edge refused of its fleet, by reason: address (a leader address it does not believe), handshake (the other end proved no hold of the fleet's token), signature (a state not signed by the fleet), digest (a state damaged), size (a state past the bound), format (a state it cannot read)."},
-		[]string{"reason"})}
-}
-
-// Collectors returns the counters to register.
-func (m *Metrics) Collectors() []prometheus.Collector { return []prometheus.Collector{m.refused} }
-
-// refuse counts a refusal.
-func (m *Metrics) refuse(reason string) {
-	if m != nil {
-		m.refused.WithLabelValues(reason).Inc()
-	}
-}
-
-// Refused returns how many refusals of reason were counted.
-func (m *Metrics) Refused(reason string) float64 {
-	if m == nil {
-		return 0
-	}
-	c, err := m.refused.GetMetricWithLabelValues(reason)
-	if err != nil {
-		return 0
-	}
-	var pm dto.Metric
-	c.Write(&pm)
-	return pm.GetCounter().GetValue()
+	return Config{Dir: "data/fleet", Sends: 4, Patience: 10 * time.Minute, MaxBytes: 8 << 30, ElectionWait: 30 * time.Second, Idle: 30 * time.Second, Deltas: 12}
 }
 
 // file is a snapshot file the leader serves.
@@ -153,6 +123,7 @@ type file struct {
 	raw  int64 // uncompressed bytes
 	gen  uint64
 	sig  string // the state's signature (trust.StateHeader), "" without keys
+	tag  string // the state's tag (stateTag of its digest)
 }
 
 type offer struct {
@@ -170,6 +141,11 @@ type Publisher struct {
 	pending chan offer
 	sends   chan struct{}
 	written atomic.Int64 // snapshots written, for tests and logs
+	// last is the newest state written, the base of the next delta; nil
+	// while not leading. deltas are the deltas kept, and the newest
+	// state's tag. Only Run writes them.
+	last   atomic.Pointer[held]
+	deltas atomic.Pointer[deltaSet]
 	// The exports served (ServeExports): nil days serves none.
 	exportsDir string
 	days       func() []exports.Manifest
@@ -212,8 +188,18 @@ func NewPublisher(cfg Config, leading func() bool, log *slog.Logger) (*Publisher
 	if cfg.Idle <= 0 {
 		cfg.Idle = DefaultConfig().Idle
 	}
+	if cfg.Deltas < 0 {
+		cfg.Deltas = 0
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("fleet: state directory: %w", err)
+	}
+	// What a leader stopped in the middle left: deltas from states no
+	// follower can hold now.
+	if left, err := filepath.Glob(filepath.Join(cfg.Dir, "delta-*.snap")); err == nil {
+		for _, f := range left {
+			os.Remove(f)
+		}
 	}
 	return &Publisher{cfg: cfg, leading: leading, log: log, pending: make(chan offer, 1), sends: make(chan struct{}, cfg.Sends)}, nil
 }
@@ -222,7 +208,11 @@ func NewPublisher(cfg Config, leading func() bool, log *slog.Logger) (*Publisher
 // readings its figures report); it returns at once. Only the newest
 // state offered while one is written is written next.
 func (p *Publisher) Offer(r *replica.Replica, snapshots int64) {
-	if r == nil || !r.Info().HasHistory || !p.leading() {
+	if !p.leading() {
+		p.forget()
+		return
+	}
+	if r == nil || !r.Info().HasHistory {
 		return // a bare replica (figures still loading) is not a state to hand out
 	}
 	for {
@@ -245,8 +235,12 @@ func (p *Publisher) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case o := <-p.pending:
-			if f := p.cur.Load(); !p.leading() || (f != nil && f.gen == o.r.Info().Generation) {
-				continue // not leading, or this state is written already
+			if !p.leading() {
+				p.forget()
+				continue
+			}
+			if f := p.cur.Load(); f != nil && f.gen == o.r.Info().Generation {
+				continue // this state is written already
 			}
 			if err := p.write(o); err != nil {
 				p.log.Warn("fleet state not written", "generation", o.r.Info().Generation, "err", err)
@@ -262,6 +256,10 @@ func (p *Publisher) Written() int64 { return p.written.Load() }
 // Only Run calls it, one at a time.
 func (p *Publisher) write(o offer) error {
 	start := time.Now()
+	// What changed first: the followers that hold the state before take
+	// it while the whole state is still being written.
+	digest := replica.DigestOf(o.r, o.snapshots)
+	p.writeDelta(o, digest)
 	tmp, err := os.CreateTemp(p.cfg.Dir, ".state-*.tmp")
 	if err != nil {
 		return fmt.Errorf("fleet: %w", err)
@@ -284,7 +282,7 @@ func (p *Publisher) write(o offer) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("fleet: %w", err)
 	}
-	f := &file{path: path, etag: `"` + sum + `"`, size: cw.n, raw: raw, gen: o.r.Info().Generation}
+	f := &file{path: path, etag: `"` + sum + `"`, size: cw.n, raw: raw, gen: o.r.Info().Generation, tag: stateTag(digest)}
 	if p.cfg.Keys != nil {
 		f.sig = p.cfg.Keys.SignState(sum, f.gen)
 	}
@@ -312,8 +310,11 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 }
 
 // ServeHTTP answers GET StatePath: the newest snapshot (200, or 304 to
-// an If-None-Match of its ETag); 503 with Retry-After while this edge
-// does not lead or has no state yet, or sends as many as it may.
+// an If-None-Match of its ETag or its tag), or to an edge that holds an
+// earlier state and asks for a delta (RFC 3229: If-None-Match of that
+// state's tag and A-IM: edge-delta) what changed since (226 IM Used,
+// serveDelta); 503 with Retry-After while this edge does not lead or has
+// no state yet, or sends as many as it may.
 func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// With a token, every route wants it; without, the routes that must
 	// have one are off.
@@ -356,17 +357,31 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveExport(w, r)
 		return
 	}
+	inm := r.Header.Get("If-None-Match")
+	if set := p.deltas.Load(); set != nil && inm != "" && r.Method == http.MethodGet {
+		if inm == set.tag {
+			w.Header().Set("ETag", set.tag)
+			w.Header().Set("Edge-Generation", strconv.FormatUint(set.gen, 10))
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		if d := set.from[inm]; d != nil && acceptsDelta(r.Header) {
+			p.serveDelta(w, d)
+			return
+		}
+	}
 	f := p.cur.Load()
 	if f == nil {
 		problem(w, http.StatusServiceUnavailable, "No state yet", "the leading edge is still loading its first state: ask again", 1)
 		return
 	}
 	w.Header().Set("ETag", f.etag)
+	w.Header().Set(TagHeader, f.tag)
 	w.Header().Set("Edge-Generation", strconv.FormatUint(f.gen, 10))
 	if f.sig != "" {
 		w.Header().Set(trust.StateHeader, f.sig)
 	}
-	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == f.etag {
+	if inm != "" && (inm == f.etag || inm == f.tag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -389,25 +404,28 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	sendSlowly(w, fh, p.cfg.Idle)
+	p.cfg.Metrics.moved("sent", "whole", sendSlowly(w, fh, p.cfg.Idle))
 }
 
 // sendSlowly copies r to w, moving w's write deadline idle past each
 // chunk written, so that a large state takes as long as the network
-// needs, and an edge that stops reading is cut after idle.
-func sendSlowly(w http.ResponseWriter, r io.Reader, idle time.Duration) {
+// needs, and an edge that stops reading is cut after idle. It returns
+// the bytes written.
+func sendSlowly(w http.ResponseWriter, r io.Reader, idle time.Duration) (sent int64) {
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 1<<20)
 	for {
 		rc.SetWriteDeadline(time.Now().Add(idle))
 		n, err := r.Read(buf)
 		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return
+			m, werr := w.Write(buf[:n])
+			sent += int64(m)
+			if werr != nil {
+				return sent
 			}
 		}
 		if err != nil {
-			return
+			return sent
 		}
 	}
 }
@@ -493,6 +511,7 @@ type Follower struct {
 	mu      sync.Mutex
 	waiting time.Time // since when the leader has had no state; zero when it has
 	alone   time.Time // since when no leader is known; zero while one is
+	noDelta string    // the tag of a state whose delta was refused: the whole state next
 }
 
 // NewFollower returns a follower of the leader whose fleet address
@@ -712,62 +731,132 @@ func (f *Follower) Fetch(ctx context.Context, have string, o replica.ReadOptions
 // errNoState says the leader has no state yet.
 var errNoState = errors.New("the leader has no state yet")
 
+// fetch asks the leader for a state newer than have: what changed since
+// (one delta after another, up to maxChain, when the leader keeps them
+// from the state this edge holds), or the whole state.
 func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions) (*replica.Replica, int64, string, error) {
 	addr, err := f.leaderAddr()
 	if err != nil {
 		return nil, 0, "", err
 	}
+	var (
+		got   *replica.Replica // the newest state taken by deltas, nil while none
+		snaps int64
+		tag   = have
+	)
+	for step := 0; ; step++ {
+		delta := o.Prev != nil && step < maxChain && f.deltaFrom(tag)
+		res, err := f.fetchOnce(ctx, addr, tag, o, delta)
+		if err != nil {
+			if got != nil { // the deltas taken stand: the rest comes at the next ask
+				f.log().Warn("fleet: the leader's state after deltas", "leader", addr, "deltas", step, "err", err)
+				return got, snaps, tag, nil
+			}
+			return nil, 0, "", err
+		}
+		switch res.kind {
+		case tookWhole:
+			return res.r, res.snapshots, res.tag, nil
+		case tookDelta:
+			got, snaps, tag = res.r, res.snapshots, res.tag
+			o.Prev = res.r
+		case refusedDelta: // the whole state next (noDeltaFrom)
+		default: // nothing newer
+			if got != nil {
+				return got, snaps, tag, nil
+			}
+			return nil, 0, have, nil
+		}
+	}
+}
+
+// What one ask of the leader gave.
+type took int
+
+const (
+	tookNothing  took = iota // the state held is the newest (304)
+	tookWhole                // the whole state
+	tookDelta                // a delta, applied
+	refusedDelta             // a delta that did not give the state it named
+)
+
+type fetched struct {
+	kind      took
+	r         *replica.Replica
+	snapshots int64
+	tag       string
+}
+
+// fetchOnce makes one ask of the leader, with delta when this edge may
+// take a delta from the state have names.
+func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.ReadOptions, delta bool) (fetched, error) {
 	var header http.Header
 	if have != "" {
 		header = http.Header{"If-None-Match": {have}}
+		if delta {
+			header.Set("A-IM", deltaIM)
+		}
 	}
 	resp, err := f.get(ctx, addr, StatePath, header)
 	if err != nil {
-		return nil, 0, "", err
+		return fetched{}, err
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusNotModified:
 		f.settled()
-		return nil, 0, have, nil
+		return fetched{kind: tookNothing}, nil
+	case http.StatusIMUsed:
+		if !delta {
+			return fetched{}, fmt.Errorf("fleet: leader at %s sent a delta unasked: %w", addr, cron.ErrNoSource)
+		}
+		r, snapshots, tag, err := f.takeDelta(resp, addr, have, o)
+		if err != nil {
+			f.cfg.Metrics.refuse("delta")
+			f.noDeltaFrom(have)
+			f.log().Warn("fleet: a delta refused: this edge asks for the whole state", "leader", addr, "err", err)
+			return fetched{kind: refusedDelta}, nil
+		}
+		f.settled()
+		return fetched{tookDelta, r, snapshots, tag}, nil
 	case http.StatusOK:
 	case http.StatusServiceUnavailable:
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 		if f.waitedTooLong(have) {
-			return nil, 0, "", fmt.Errorf("fleet: leader at %s has had no state for %v: %w", addr, f.cfg.Patience, cron.ErrNoSource)
+			return fetched{}, fmt.Errorf("fleet: leader at %s has had no state for %v: %w", addr, f.cfg.Patience, cron.ErrNoSource)
 		}
-		return nil, 0, "", fmt.Errorf("fleet: leader at %s: %s (Retry-After %s): %w", addr, resp.Status, resp.Header.Get("Retry-After"), errNoState)
+		return fetched{}, fmt.Errorf("fleet: leader at %s: %s (Retry-After %s): %w", addr, resp.Status, resp.Header.Get("Retry-After"), errNoState)
 	default:
-		return nil, 0, "", fmt.Errorf("fleet: leader at %s answered %s: %w", addr, resp.Status, cron.ErrNoSource)
+		return fetched{}, fmt.Errorf("fleet: leader at %s answered %s: %w", addr, resp.Status, cron.ErrNoSource)
 	}
 	etag := resp.Header.Get("ETag")
 	sum, ok := strings.CutPrefix(strings.TrimSuffix(etag, `"`), `"`)
 	if !ok || len(sum) != 2*sha256.Size {
-		return nil, 0, "", fmt.Errorf("fleet: leader at %s sent ETag %q, not a SHA-256: %w", addr, etag, cron.ErrNoSource)
+		return fetched{}, fmt.Errorf("fleet: leader at %s sent ETag %q, not a SHA-256: %w", addr, etag, cron.ErrNoSource)
 	}
 	gen, err := strconv.ParseUint(resp.Header.Get("Edge-Generation"), 10, 64)
 	if err != nil {
-		return nil, 0, "", fmt.Errorf("fleet: leader at %s sent no generation: %w", addr, cron.ErrNoSource)
+		return fetched{}, fmt.Errorf("fleet: leader at %s sent no generation: %w", addr, cron.ErrNoSource)
 	}
 	if k := f.cfg.Keys; k != nil {
 		// Its origin, before a byte of it is taken: the leader proved it
 		// holds the token in the handshake, and its state must say so too.
 		if err := k.VerifyState(resp.Header.Get(trust.StateHeader), sum, gen); err != nil {
 			f.cfg.Metrics.refuse("signature")
-			return nil, 0, "", fmt.Errorf("fleet: state from %s (generation %d) refused, %w: the state served is kept, and this edge loads from ClickHouse: %w", addr, gen, err, cron.ErrNoSource)
+			return fetched{}, fmt.Errorf("fleet: state from %s (generation %d) refused, %w: the state served is kept, and this edge loads from ClickHouse: %w", addr, gen, err, cron.ErrNoSource)
 		}
 	}
 	if resp.ContentLength > f.cfg.MaxBytes {
 		f.cfg.Metrics.refuse("size")
-		return nil, 0, "", fmt.Errorf("fleet: state from %s has %d bytes, past the bound of %d (EDGE_FLEET_MAX_BYTES)", addr, resp.ContentLength, f.cfg.MaxBytes)
+		return fetched{}, fmt.Errorf("fleet: state from %s has %d bytes, past the bound of %d (EDGE_FLEET_MAX_BYTES)", addr, resp.ContentLength, f.cfg.MaxBytes)
 	}
 	// The state is taken whole first, then read: the leader's send ends
 	// at the speed of the network, not of this edge's decoding, so that
 	// its few sends at once (Config.Sends) serve many edges joining
 	// together in turn; and a damaged state is refused before it is read.
-	tmp, err := f.download(resp.Body, sum)
+	tmp, err := f.download(resp.Body, sum, "whole")
 	if err != nil {
-		return nil, 0, "", fmt.Errorf("fleet: state from %s: %w", addr, err)
+		return fetched{}, fmt.Errorf("fleet: state from %s: %w", addr, err)
 	}
 	defer func() {
 		tmp.Close()
@@ -776,16 +865,17 @@ func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions
 	r, snapshots, err := replica.ReadSnapshot(bufio.NewReaderSize(tmp, 1<<20), o)
 	if err != nil {
 		f.cfg.Metrics.refuse("format")
-		return nil, 0, "", fmt.Errorf("fleet: state from %s: %w", addr, err)
+		return fetched{}, fmt.Errorf("fleet: state from %s: %w", addr, err)
 	}
 	f.settled()
-	return r, snapshots, etag, nil
+	f.cfg.Metrics.holds(gen)
+	return fetched{tookWhole, r, snapshots, f.wholeTag(resp.Header, etag, r, snapshots)}, nil
 }
 
 // download copies a state's body to a file of the fleet directory and
 // checks its SHA-256 against sum (hex); it returns the file, at its
 // start. A body past Config.MaxBytes is refused.
-func (f *Follower) download(body io.Reader, sum string) (*os.File, error) {
+func (f *Follower) download(body io.Reader, sum, kind string) (*os.File, error) {
 	if err := os.MkdirAll(f.cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
@@ -800,6 +890,7 @@ func (f *Follower) download(body io.Reader, sum string) (*os.File, error) {
 	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(body, f.cfg.MaxBytes+1))
+	f.cfg.Metrics.moved("received", kind, n)
 	if err != nil {
 		return fail(fmt.Errorf("after %d bytes: %w", n, err))
 	}

@@ -200,3 +200,21 @@ func (k *Keys) VerifyState(sig, sum string, generation uint64) error {
 	}
 	return nil
 }
+
+// SignDelta signs a delta between two states: the SHA-256 of its bytes,
+// the generation it gives, and the tags of the state it applies to and
+// of the state it gives. Its fields differ from a whole state's
+// (SignState), so neither signature passes for the other.
+func (k *Keys) SignDelta(sum string, generation uint64, base, result string) string {
+	return "v1=" + base64.RawURLEncoding.EncodeToString(sign(k.state, "delta", sum, fmt.Sprint(generation), base, result))
+}
+
+// VerifyDelta checks a delta's signature (SignDelta's, as sent in
+// StateHeader).
+func (k *Keys) VerifyDelta(sig, sum string, generation uint64, base, result string) error {
+	v, ok := strings.CutPrefix(sig, "v1=")
+	if !ok || !verify(k.state, v, "delta", sum, fmt.Sprint(generation), base, result) {
+		return ErrBadSignature
+	}
+	return nil
+}

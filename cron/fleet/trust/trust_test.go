@@ -140,3 +140,26 @@ func TestSignatures(t *testing.T) {
 		t.Error("a member's signature verifies for other fields or another fleet")
 	}
 }
+
+func TestDeltaSignatures(t *testing.T) {
+	a, b := keysOf(t, token), keysOf(t, token+"-same")
+	sum, base, result := strings.Repeat("ab", 32), `"state-1"`, `"state-2"`
+	sig := a.SignDelta(sum, 7, base, result)
+	if err := a.VerifyDelta(sig, sum, 7, base, result); err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"another fleet":      b.VerifyDelta(sig, sum, 7, base, result),
+		"another generation": a.VerifyDelta(sig, sum, 8, base, result),
+		"another base":       a.VerifyDelta(sig, sum, 7, `"state-0"`, result),
+		"another result":     a.VerifyDelta(sig, sum, 7, base, `"state-3"`),
+		"another digest":     a.VerifyDelta(sig, strings.Repeat("ab", 31)+"ac", 7, base, result),
+		// Neither kind of signature passes for the other.
+		"a whole state's as a delta's": a.VerifyDelta(a.SignState(sum, 7), sum, 7, base, result),
+		"a delta's as a whole state's": a.VerifyState(sig, sum, 7),
+	} {
+		if !errors.Is(err, ErrBadSignature) {
+			t.Errorf("%s: %v, want ErrBadSignature", name, err)
+		}
+	}
+}

@@ -1,0 +1,255 @@
+package fleet
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/edge-stats/edge/views/replica"
+)
+
+// changed returns a state after r: every step-th listing's users one
+// more, and a listing added (as a refresh that read a crawl gives).
+func changed(r *replica.Replica, step int, gen uint64) *replica.Replica {
+	ls := slices.Clone(r.All())
+	for i := 0; i < len(ls); i += step {
+		u, _ := ls[i].Usage()
+		ls[i].SetUsage(u+1, true)
+	}
+	add := ls[0]
+	add.ID = add.ID + "-new-" + strings.Repeat("x", int(gen%7))
+	ls = append(ls, add)
+	info := r.Info()
+	info.Generation = gen
+	return replica.New(ls, info).WithChanges(r.Changes())
+}
+
+// takes fetches the leader's state from have (a 304 gives cur back) and
+// checks that the follower holds exactly want.
+func takes(t *testing.T, f *Follower, have string, cur *replica.Replica, want *replica.Replica, wantSnaps int64) (*replica.Replica, string) {
+	t.Helper()
+	got, snaps, tag, err := f.Fetch(context.Background(), have, replica.ReadOptions{Generation: 9, Prev: cur})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == nil {
+		got, snaps = cur, wantSnaps
+	}
+	if replica.DigestOf(got, snaps) != replica.DigestOf(want, wantSnaps) {
+		t.Fatalf("the follower holds a state of %d listings that is not the leader's (%d)", got.Len(), want.Len())
+	}
+	if d, ok := parseStateTag(tag); !ok || d != replica.DigestOf(want, wantSnaps) {
+		t.Fatalf("tag %s does not name the state held", tag)
+	}
+	return got, tag
+}
+
+// A follower that holds the leader's previous state takes what changed,
+// not the whole state; one a few states behind takes the deltas one after
+// another; the bytes are counted by kind on both sides, and the
+// generation each holds is the leader's.
+func TestFollowerTakesWhatChanged(t *testing.T) {
+	lcfg, fcfg := DefaultConfig(), DefaultConfig()
+	lcfg.Metrics, fcfg.Metrics = NewMetrics(), NewMetrics()
+	l := startLeader(t, lcfg)
+	f := follower(t, fcfg, l.url, false)
+
+	s := synth(10000, 1)
+	l.offer(t, s, 100)
+	cur, tag := takes(t, f, "", nil, s, 100)
+	whole := fcfg.Metrics.Bytes("received", "whole")
+	if whole == 0 || fcfg.Metrics.Bytes("received", "delta") != 0 || lcfg.Metrics.Bytes("sent", "whole") != whole {
+		t.Fatalf("whole state: received %v, sent %v", whole, lcfg.Metrics.Bytes("sent", "whole"))
+	}
+
+	// One refresh: 1 listing in 288 changed.
+	s = changed(s, 288, 2)
+	l.offer(t, s, 101)
+	cur, tag = takes(t, f, tag, cur, s, 101)
+	delta := fcfg.Metrics.Bytes("received", "delta")
+	if delta == 0 || delta > whole/100 || fcfg.Metrics.Bytes("received", "whole") != whole {
+		t.Fatalf("a refresh of 1 in 288 listings: %v bytes of delta for a whole state of %v", delta, whole)
+	}
+	if lcfg.Metrics.Bytes("sent", "delta") != delta || fcfg.Metrics.Generation() != 2 || lcfg.Metrics.Generation() != 2 {
+		t.Errorf("sent %v delta bytes; generations %v and %v, want 2", lcfg.Metrics.Bytes("sent", "delta"), fcfg.Metrics.Generation(), lcfg.Metrics.Generation())
+	}
+
+	// Three refreshes while the follower did not ask: three deltas, in turn.
+	for gen := uint64(3); gen <= 5; gen++ {
+		s = changed(s, 500, gen)
+		l.offer(t, s, int64(100+gen))
+	}
+	cur, tag = takes(t, f, tag, cur, s, 105)
+	if fcfg.Metrics.Bytes("received", "whole") != whole || fcfg.Metrics.Generation() != 5 {
+		t.Errorf("three deltas behind: took %v bytes whole, holds generation %v", fcfg.Metrics.Bytes("received", "whole")-whole, fcfg.Metrics.Generation())
+	}
+	// Nothing new: a 304.
+	before := fcfg.Metrics.Bytes("received", "delta")
+	if got, _, tag2, err := f.Fetch(context.Background(), tag, replica.ReadOptions{Prev: cur}); err != nil || got != nil || tag2 != tag {
+		t.Fatalf("nothing new: %v, %v, %s", got, err, tag2)
+	}
+	if fcfg.Metrics.Bytes("received", "delta") != before {
+		t.Error("bytes counted for a 304")
+	}
+}
+
+// A follower further behind than the deltas the leader keeps takes the
+// whole state.
+func TestFollowerFarBehindTakesTheWholeState(t *testing.T) {
+	lcfg, fcfg := DefaultConfig(), DefaultConfig()
+	lcfg.Deltas, fcfg.Metrics = 2, NewMetrics()
+	l := startLeader(t, lcfg)
+	f := follower(t, fcfg, l.url, false)
+	s := synth(3000, 1)
+	l.offer(t, s, 1)
+	cur, tag := takes(t, f, "", nil, s, 1)
+	for gen := uint64(2); gen <= 5; gen++ {
+		s = changed(s, 100, gen)
+		l.offer(t, s, 1)
+	}
+	if n := len(l.pub.deltas.Load().order); n != 2 {
+		t.Fatalf("the leader keeps %d deltas, want 2", n)
+	}
+	whole := fcfg.Metrics.Bytes("received", "whole")
+	takes(t, f, tag, cur, s, 1)
+	if fcfg.Metrics.Bytes("received", "whole") <= whole || fcfg.Metrics.Bytes("received", "delta") != 0 {
+		t.Errorf("four states behind of two deltas kept: %v bytes whole, %v of deltas", fcfg.Metrics.Bytes("received", "whole")-whole, fcfg.Metrics.Bytes("received", "delta"))
+	}
+	left, _ := os.ReadDir(l.pub.cfg.Dir)
+	if len(left) != 3 { // the whole state and two deltas
+		t.Errorf("the leader's directory holds %d files, want 3", len(left))
+	}
+}
+
+// A delta that does not give the state it names (damaged on the
+// leader's disk, or with a signature that is not the fleet's) is refused
+// and counted, and the follower takes the whole state in the same ask.
+func TestARefusedDeltaGivesTheWholeState(t *testing.T) {
+	for _, c := range []struct {
+		name, reason string
+		keys         bool
+		spoil        func(d *deltaFile)
+	}{
+		{"damaged", "digest", false, func(d *deltaFile) {
+			b, _ := os.ReadFile(d.path)
+			b[len(b)/2] ^= 1
+			os.WriteFile(d.path, b, 0o644)
+		}},
+		{"signed by another", "signature", true, func(d *deltaFile) {
+			d.sig = keysOf(t, otherToken).SignDelta(d.sum, d.gen, d.base, d.result)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			lcfg, fcfg := DefaultConfig(), DefaultConfig()
+			if c.keys {
+				lcfg, fcfg = withKeys(lcfg, keysOf(t, testToken)), withKeys(fcfg, keysOf(t, testToken))
+			}
+			fcfg.Metrics = NewMetrics()
+			l := startLeader(t, lcfg)
+			f := follower(t, fcfg, l.url, false)
+			s := synth(3000, 1)
+			l.offer(t, s, 1)
+			cur, tag := takes(t, f, "", nil, s, 1)
+			s = changed(s, 50, 2)
+			l.offer(t, s, 2)
+			c.spoil(l.pub.deltas.Load().order[0])
+			whole := fcfg.Metrics.Bytes("received", "whole")
+			takes(t, f, tag, cur, s, 2)
+			if fcfg.Metrics.Refused(c.reason) != 1 || fcfg.Metrics.Refused("delta") != 1 || fcfg.Metrics.Bytes("received", "whole") <= whole {
+				t.Errorf("refused %v (%s) and %v (delta); whole bytes %v then %v", fcfg.Metrics.Refused(c.reason), c.reason, fcfg.Metrics.Refused("delta"), whole, fcfg.Metrics.Bytes("received", "whole"))
+			}
+		})
+	}
+}
+
+// Edges of two releases: a leader that keeps no deltas (the release
+// before: no A-IM, no state tags) gives a follower of this release whole
+// states and 304s by ETag; a follower that asks for no delta (the
+// release before) gets whole states and 304s from a leader of this one.
+func TestDeltasAcrossReleases(t *testing.T) {
+	t.Run("an earlier leader", func(t *testing.T) {
+		l := startLeader(t, DefaultConfig())
+		// The release before: A-IM unknown, no state tag sent.
+		target, _ := url.Parse(l.url)
+		proxy := httputil.NewSingleHostReverseProxy(target)
+		proxy.ModifyResponse = func(r *http.Response) error { r.Header.Del(TagHeader); return nil }
+		old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Header.Del("A-IM")
+			proxy.ServeHTTP(w, r)
+		}))
+		t.Cleanup(old.Close)
+		fcfg := DefaultConfig()
+		fcfg.Metrics = NewMetrics()
+		f := follower(t, fcfg, old.URL, false)
+		s := synth(2000, 1)
+		l.offer(t, s, 1)
+		cur, _, tag, err := f.Fetch(context.Background(), "", replica.ReadOptions{})
+		if err != nil || strings.HasPrefix(tag, `"state-`) {
+			t.Fatalf("from an earlier leader: %v, tag %s (want its ETag)", err, tag)
+		}
+		if again, _, tag2, err := f.Fetch(context.Background(), tag, replica.ReadOptions{Prev: cur}); err != nil || again != nil || tag2 != tag {
+			t.Fatalf("the same state again: %v %v", again, err)
+		}
+		s = changed(s, 10, 2)
+		l.offer(t, s, 2)
+		next, _, _, err := f.Fetch(context.Background(), tag, replica.ReadOptions{Prev: cur})
+		if err != nil || next == nil || replica.DigestOf(next, 2) != replica.DigestOf(s, 2) || fcfg.Metrics.Bytes("received", "delta") != 0 {
+			t.Fatalf("a new state from an earlier leader: %v", err)
+		}
+	})
+	t.Run("an earlier follower", func(t *testing.T) {
+		l := startLeader(t, DefaultConfig())
+		s := synth(2000, 1)
+		l.offer(t, s, 1)
+		get := func(inm string) *http.Response {
+			req, _ := http.NewRequest(http.MethodGet, l.url+StatePath, nil)
+			if inm != "" {
+				req.Header.Set("If-None-Match", inm)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp
+		}
+		first := get("")
+		etag := first.Header.Get("ETag")
+		if first.StatusCode != http.StatusOK || get(etag).StatusCode != http.StatusNotModified {
+			t.Fatalf("a follower of the release before: %s, then %s", first.Status, get(etag).Status)
+		}
+		l.offer(t, changed(s, 10, 2), 2)
+		// Asked without A-IM, from a state the leader keeps a delta of:
+		// the whole state, as the release before reads it.
+		if resp := get(first.Header.Get(TagHeader)); resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/vnd.edge.snapshot+zstd" {
+			t.Errorf("no A-IM: %s %s", resp.Status, resp.Header.Get("Content-Type"))
+		}
+	})
+}
+
+// acceptsDelta reads A-IM as a list, with parameters, in any case.
+func TestAcceptsDelta(t *testing.T) {
+	for v, want := range map[string]bool{
+		"edge-delta": true, "gzip, Edge-Delta;q=1": true, " edge-delta ": true,
+		"": false, "edge-deltas": false, "vcdiff": false,
+	} {
+		if got := acceptsDelta(http.Header{"A-Im": {v}}); got != want {
+			t.Errorf("A-IM %q: %v, want %v", v, got, want)
+		}
+	}
+	d := replica.Digest{1, 2, 3}
+	if got, ok := parseStateTag(stateTag(d)); !ok || got != d {
+		t.Error("a state's tag does not name its digest")
+	}
+	for _, bad := range []string{"", `"state-"`, `"` + strings.Repeat("ab", 32) + `"`, `state-` + strings.Repeat("ab", 32), `"state-` + strings.Repeat("zz", 32) + `"`} {
+		if _, ok := parseStateTag(bad); ok {
+			t.Errorf("%q read as a state's tag", bad)
+		}
+	}
+}

@@ -50,7 +50,6 @@ import (
 	"sync/atomic"
 	"time"
 
-
 	"github.com/edge-stats/edge/analytics/exports"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/cron/fleet/trust"

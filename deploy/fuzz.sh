@@ -9,6 +9,12 @@
 # (golang/go#75804, fixed in Go 1.27). Such a failure with no failing
 # input written is reported as that flake, not as a finding.
 #
+# The targets run in two lanes at once (LANES), each target with two
+# workers: much of a target's time is its start (linking its binary,
+# the coordinator, the seed corpus), which the other lane's work fills.
+# A target's third field divides a count budget: the costliest per
+# execution run a quarter of it (a time budget is never divided).
+#
 # Each target's seed corpus is in its package's testdata/fuzz/<target>/
 # and in its f.Add calls; what a run finds (a failing input) is written
 # there by Go and fails the run. The list below is every parser of
@@ -18,7 +24,7 @@ cd "$(dirname "$0")/.."
 fuzztime=${1:-20000x}
 go=${GO:-go}
 targets=(
-	"./mcp FuzzToolCallsCountedOnce"
+	"./mcp FuzzToolCallsCountedOnce /4"
 	"./edge/v1 FuzzListQuery"
 	"./edge/v1 FuzzListCursor"
 	"./edge/v1 FuzzReviewCursor"
@@ -31,7 +37,7 @@ targets=(
 	"./cron/leader FuzzMemberCheck"
 	"./edge/account FuzzBasicCredentials"
 	"./edge/account FuzzSignUpBody"
-	"./views/textindex FuzzTextSearch"
+	"./views/textindex FuzzTextSearch /4"
 	"./views/textindex FuzzNeedleMatches"
 	"./analytics FuzzSplitJoined"
 	"./edge/coding FuzzChoose"
@@ -46,19 +52,47 @@ targets=(
 	"./edge/jsonw FuzzString"
 	"./edge/jsonw FuzzFloat"
 )
-for t in "${targets[@]}"; do
-	set -- $t
+lanes=${LANES:-2}
+
+# fuzz runs one target ($1 package, $2 name, $3 optional divisor) and
+# prints one line; it returns non-zero on a finding.
+fuzz() {
+	local budget=$fuzztime
+	if [[ -n ${3:-} && $budget == *x ]]; then
+		budget=$((${budget%x} / ${3#/}))x
+	fi
+	local start=$SECONDS out
 	# The targets need no ClickHouse: hide it, and let the packages that
 	# start one for their other tests (TestMain) skip them, CI or not.
-	out=$(env -u CI EDGE_TEST_CLICKHOUSE=off "$go" test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "$fuzztime" -parallel 2 2>&1) || {
+	out=$(env -u CI EDGE_TEST_CLICKHOUSE=off "$go" test "$1" -run '^$' -fuzz "^$2\$" -fuzztime "$budget" -parallel 2 2>&1) || {
 		if grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
 			echo "$1 $2: the fuzzing coordinator's deadline flake (golang/go#75804), no failing input"
-			continue
+			return 0
 		fi
 		echo "$out"
 		echo "FAIL $1 $2"
-		exit 1
+		return 1
 	}
+	local execs
 	execs=$(echo "$out" | grep -o 'execs: [0-9]*' | tail -1 | cut -d' ' -f2 || true)
-	printf '%-16s %-28s %s execs (budget %s)\n' "$1" "$2" "${execs:-?}" "$fuzztime"
+	printf '%-16s %-28s %s execs (budget %s) in %d s\n' "$1" "$2" "${execs:-?}" "$budget" $((SECONDS - start))
+}
+
+# lane runs every lanes-th target from the k-th.
+lane() {
+	local k=$1 i
+	for ((i = k; i < ${#targets[@]}; i += lanes)); do
+		fuzz ${targets[i]} || return 1
+	done
+}
+
+pids=()
+for ((k = 0; k < lanes; k++)); do
+	lane $k &
+	pids+=($!)
 done
+failed=0
+for pid in "${pids[@]}"; do
+	wait "$pid" || failed=1
+done
+exit $failed

@@ -43,6 +43,7 @@ var shardKeys = map[string]string{
 	"api_keys":           "cityHash64(key_id)",
 	"usage":              "cityHash64(day, subject)",
 	"usage_log":          "cityHash64(day, subject)",
+	"attempts_log":       "cityHash64(day, subject)",
 	"access_log":         "cityHash64(kind, id)",
 	"schema_migrations":  "cityHash64(version)",
 	"editions":           "cityHash64(week)",

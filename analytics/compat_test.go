@@ -162,7 +162,7 @@ func tableSteps(t *testing.T, h *httpCH, full bool) ([]chdb.Step, []check) {
 	var checks []check
 	for _, table := range migrationTables(t) {
 		q := "SELECT * FROM " + table
-		if !slices.Contains([]string{"listings", "snapshots", "access_log", "usage_log", "webhook_deliveries"}, table) {
+		if !slices.Contains([]string{"listings", "snapshots", "access_log", "usage_log", "attempts_log", "webhook_deliveries"}, table) {
 			q += " FINAL"
 		}
 		want, err := h.query(q)
@@ -859,6 +859,22 @@ func (w *workload) run() {
 	w.must(err)
 	w.note("WriteUsage", "LoadUsageSince", "LoadUsageEdges", "HasUsageBatch", "LoadUsage")
 
+	// The account routes' attempts: batches of two edges on two days,
+	// then a read of them.
+	for i, d := range []int{0, 1} {
+		w.must(analytics.WriteAttempts(ctx, conn, []analytics.Attempt{
+			{Edge: "e1", Seq: uint64(i + 1), Kind: 1, Subject: "00112233445566778899aabbccddeeff", Happened: day(d).Add(time.Hour + 250*time.Millisecond)},
+			{Edge: "e2", Seq: uint64(i + 1), Kind: 3, Subject: "ffeeddccbbaa99887766554433221100", Happened: day(d).Add(2 * time.Hour)}}))
+	}
+	got, _, err := analytics.LoadAttemptsSince(ctx, conn, day(0))
+	w.must(err)
+	if len(got) != 4 || !slices.ContainsFunc(got, func(a analytics.Attempt) bool {
+		return a.Edge == "e1" && a.Happened.Equal(day(0).Add(time.Hour+250*time.Millisecond))
+	}) {
+		w.t.Fatalf("attempts read back, to the millisecond: %+v", got)
+	}
+	w.note("WriteAttempts", "LoadAttemptsSince")
+
 	// A migration run again finds everything applied.
 	_, err = analytics.Migrate(ctx, w.cfg, slog.New(slog.DiscardHandler))
 	w.must(err)
@@ -876,7 +892,12 @@ func (w *workload) runDestructive() {
 	w.must(err)
 	_, err = analytics.DropWebhookDeliveriesBefore(w.ctx, w.conn, w.end.Add(24*time.Hour))
 	w.must(err)
-	w.note("DropUsageBefore", "DropUsageLogBefore", "DropWebhookDeliveriesBefore")
+	dropped, err = analytics.DropAttemptsLogBefore(w.ctx, w.conn, day)
+	w.must(err)
+	if len(dropped) != 1 {
+		w.t.Fatalf("dropped attempts days %v, want one", dropped)
+	}
+	w.note("DropUsageBefore", "DropUsageLogBefore", "DropWebhookDeliveriesBefore", "DropAttemptsLogBefore")
 	// Reset empties the upstream tables: the tables' counts after it are
 	// compared (upstream empty, the rest as they were).
 	w.must(analytics.Reset(w.ctx, w.conn))

@@ -13,7 +13,8 @@ const WebhookLogDays = 30
 
 // UsageRetentionJob returns the job that drops the daily usage of the days
 // older than keep days (the day's count is all the limits need; older days
-// serve no one), and the webhook delivery logs older than WebhookLogDays.
+// serve no one), the usage and attempts logs before yesterday, and the
+// webhook delivery logs older than WebhookLogDays.
 // Any edge of a fleet may run it: dropping a day twice drops nothing.
 func UsageRetentionJob(db *analytics.Lazy, schedule string, keep int, log *slog.Logger) Job {
 	return Job{Name: "usage-retention", Schedule: schedule, Run: func(ctx context.Context) error {
@@ -35,6 +36,15 @@ func UsageRetentionJob(db *analytics.Lazy, schedule string, keep int, log *slog.
 		dropped, err = analytics.DropUsageLogBefore(ctx, conn, logBefore)
 		if len(dropped) > 0 {
 			log.Info("old usage log dropped", "days", len(dropped), "before", logBefore.Format(time.DateOnly))
+		}
+		if err != nil {
+			return err
+		}
+		// The account routes' attempts count for an hour at most: the
+		// log of yesterday and today is kept, as the usage log's.
+		dropped, err = analytics.DropAttemptsLogBefore(ctx, conn, logBefore)
+		if len(dropped) > 0 {
+			log.Info("old attempts log dropped", "days", len(dropped), "before", logBefore.Format(time.DateOnly))
 		}
 		if err != nil {
 			return err

@@ -28,6 +28,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/apidocs"
 	"github.com/edge-stats/edge/edge/apikey"
+	"github.com/edge-stats/edge/edge/attempts"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/legacy"
@@ -162,6 +163,10 @@ type Sources struct {
 	// from DB so that slow per-request reads cannot starve them (nil: DB).
 	SyncDB *analytics.Lazy
 	Usage  limits.Store // the fleet's daily usage; nil: the usage tables of SyncDB
+	// Attempts is the fleet's log of the account routes' attempts (sign-
+	// ups, failed sign-ins), which their limits count; nil: the attempts
+	// log of SyncDB.
+	Attempts attempts.Store
 	// KeysGate, when set, decides on each tick whether to reload the
 	// keys (a following edge of a fleet: package relay); its ticks are
 	// then at least once a second, each reload still at most every
@@ -195,6 +200,7 @@ type Server struct {
 	replay    *replay.Table // nil without the replay path
 	misses    *missgate.Gate
 	keys      *keys.Registry
+	accounts  *account.API
 	keysTick  time.Duration // the keys' reload tick when a gate decides (0: KeysEvery)
 	limits    *limits.Limiter
 	gate      *access.Gate
@@ -251,6 +257,9 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	}
 	if src.Usage == nil {
 		src.Usage = limits.ClickHouse(src.SyncDB)
+	}
+	if src.Attempts == nil {
+		src.Attempts = attempts.ClickHouse(src.SyncDB)
 	}
 	forwarded, err := clientip.ParseHeader(cfg.ClientHeader)
 	if err != nil {
@@ -328,9 +337,15 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	accounts.Wait = cfg.HashWait
 	acc := account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInEmailFailures: cfg.SignInEmailFailures, SignInWindow: cfg.SignInWindow,
 		SignUps: cfg.SignUps, DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second,
-		MaxAddresses: cfg.Limits.MaxAddresses},
+		MaxAddresses: cfg.Limits.MaxAddresses, Shared: src.Attempts},
 		accounts, s.keys, log)
 	acc.Routes(s.app)
+	s.accounts = acc
+	for _, c := range acc.Collectors() {
+		if err := s.metrics.reg.Register(c); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
 	hooks, err := webhooks.NewAPI(cfg.Webhooks, acc.SignIn, src.DB, src.State, log)
 	if err != nil {
 		return nil, err
@@ -383,10 +398,11 @@ func (s *Server) KeysVersion() string { return s.keys.Version() }
 // Connection: close for up to DrainTimeout, lets requests in flight
 // finish (up to ShutdownTimeout) and returns.
 //
-// Before it answers, it loads the keys and the fleet's usage of the day
+// Before it answers, it loads the keys, the fleet's usage of the day and
+// the fleet's attempts at the account routes of their limits' windows
 // (waiting at most a few seconds: while ClickHouse is out of reach, v1
-// calls answer 503 until a later sync succeeds), and keeps both in sync
-// while it runs. Its last act is to flush the calls it counted.
+// calls and sign-ups answer 503 until a later sync succeeds), and keeps
+// them in sync while it runs. Its last act is to flush the calls it counted.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	first, cancelFirst := context.WithTimeout(ctx, 5*time.Second)
 	if err := s.keys.Load(first); err != nil {
@@ -394,6 +410,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	if err := s.limits.Usage.Sync(first); err != nil {
 		s.log.Warn("sync failing; will retry", "what", "usage", "err", err)
+	}
+	if err := s.accounts.StartAttempts(first); err != nil {
+		s.log.Warn("sync failing; will retry", "what", "attempts", "err", err)
 	}
 	cancelFirst()
 	syncCtx, stopSync := context.WithCancel(context.Background())
@@ -404,6 +423,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	synced.Go(func() { s.keys.Run(syncCtx, keysTick, s.cfg.ReadBudget+5*time.Second, s.log) })
 	synced.Go(func() { s.limits.Usage.Run(syncCtx, s.cfg.UsageEvery, max(s.cfg.UsageEvery, 2*time.Second), s.log) })
+	synced.Go(func() { s.accounts.RunAttempts(syncCtx, s.cfg.UsageEvery, max(s.cfg.UsageEvery, 2*time.Second)) })
 	if !s.cfg.NoPrecompress {
 		synced.Go(func() { s.precompress(syncCtx) })
 	}

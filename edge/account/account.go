@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/attempts"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/limits"
@@ -35,58 +37,86 @@ import (
 // e-mail address alone with a much higher ceiling, which bounds guesses
 // at one account from rotating addresses. Sign-ups count per client
 // address.
+//
+// The windows count by a hash of their subjects (attempts.Subject), as
+// the fleet's attempts log names them: with a log (Config.Shared), each
+// failure and sign-up is recorded there, and every other edge's is
+// counted here from when it happened, so that the limits hold for the
+// fleet (package attempts).
 type signInGuard struct {
-	byPair  *limits.Windows[pair]
-	byEmail *limits.Windows[string]
-	byAddr  *limits.Windows[netip.Addr]
-	signUps *limits.Windows[netip.Addr]
+	byPair  *limits.Windows[attempts.Key]
+	byEmail *limits.Windows[attempts.Key]
+	byAddr  *limits.Windows[attempts.Key]
+	signUps *limits.Windows[attempts.Key]
+	shared  *attempts.Log // nil: this edge's attempts alone
 }
 
-// pair is an e-mail address tried from a client address (its subject:
-// IPv6 grouped by prefix).
-type pair struct {
-	email string
-	addr  netip.Addr
+func hashKey(seed maphash.Seed, k attempts.Key) uint64 { return maphash.Bytes(seed, k[:]) }
+
+// subjects are the keys a sign-in attempt counts under.
+type subjects struct{ pair, email, addr attempts.Key }
+
+// subjectsOf returns the keys of a sign-in at email from addr (its
+// subject: IPv6 grouped by prefix).
+func subjectsOf(email string, addr netip.Addr) subjects {
+	a := addr.String()
+	return subjects{attempts.Subject("pair", email, a), attempts.Subject("email", email), attempts.Subject("addr", a)}
 }
 
-func hashPair(seed maphash.Seed, p pair) uint64 {
-	var h maphash.Hash
-	h.SetSeed(seed)
-	h.WriteString(p.email)
-	b := p.addr.As16()
-	h.Write(b[:])
-	return h.Sum64()
-}
+// signUpKey returns the key of the sign-ups from addr.
+func signUpKey(addr netip.Addr) attempts.Key { return attempts.Subject("signup", addr.String()) }
 
 // newSignInGuard returns the guard of cfg: each of its windows holds at
 // most cfg.MaxAddresses keys (EDGE_LIMITS_MAX_ADDRESSES). The ceiling of
 // an e-mail address lets go its addresses with the fewest failures
 // first, so a flood of sign-ins at other addresses from many clients
 // cannot push out the count of one under attack and restart its ceiling.
-func newSignInGuard(cfg Config) *signInGuard {
-	return &signInGuard{
-		byPair:  limits.NewWindows(cfg.SignInFailures, cfg.SignInWindow, hashPair).Bound(cfg.MaxAddresses),
-		byEmail: limits.NewWindows(cfg.SignInEmailFailures, cfg.SignInWindow, limits.HashString).Bound(cfg.MaxAddresses).EvictFewest(),
+func newSignInGuard(cfg Config, log *slog.Logger) *signInGuard {
+	g := &signInGuard{
+		byPair:  limits.NewWindows(cfg.SignInFailures, cfg.SignInWindow, hashKey).Bound(cfg.MaxAddresses),
+		byEmail: limits.NewWindows(cfg.SignInEmailFailures, cfg.SignInWindow, hashKey).Bound(cfg.MaxAddresses).EvictFewest(),
 		// One address may try a few accounts (a shared office), not many.
-		byAddr:  limits.NewWindows(cfg.SignInFailures*3, cfg.SignInWindow, limits.HashAddr).Bound(cfg.MaxAddresses),
-		signUps: limits.NewWindows(cfg.SignUps, time.Hour, limits.HashAddr).Bound(cfg.MaxAddresses),
+		byAddr:  limits.NewWindows(cfg.SignInFailures*3, cfg.SignInWindow, hashKey).Bound(cfg.MaxAddresses),
+		signUps: limits.NewWindows(cfg.SignUps, signUpSpan, hashKey).Bound(cfg.MaxAddresses),
+	}
+	if cfg.Shared != nil {
+		g.shared = attempts.New(cfg.Shared, max(cfg.SignInWindow, signUpSpan), g.count, log)
+	}
+	return g
+}
+
+// signUpSpan is the span of the sign-up limit.
+const signUpSpan = time.Hour
+
+// count counts another edge's attempt in its window.
+func (g *signInGuard) count(a attempts.Attempt) {
+	now := time.Now()
+	switch a.Kind {
+	case attempts.SignUp:
+		g.signUps.AddAt(a.Key, a.Happened, now)
+	case attempts.SignInPair:
+		g.byPair.AddAt(a.Key, a.Happened, now)
+	case attempts.SignInEmail:
+		g.byEmail.AddAt(a.Key, a.Happened, now)
+	case attempts.SignInAddr:
+		g.byAddr.AddAt(a.Key, a.Happened, now)
 	}
 }
 
 // reserve takes an attempt of email from addr at now in every window, or
 // none and says how long to wait when one of them is full.
 func (g *signInGuard) reserve(email string, addr netip.Addr, now time.Time) (bool, time.Duration) {
-	p := pair{email, addr}
-	if ok, wait := g.byPair.Allow(p, now); !ok {
+	k := subjectsOf(email, addr)
+	if ok, wait := g.byPair.Allow(k.pair, now); !ok {
 		return false, wait
 	}
-	if ok, wait := g.byEmail.Allow(email, now); !ok {
-		g.byPair.Release(p, now)
+	if ok, wait := g.byEmail.Allow(k.email, now); !ok {
+		g.byPair.Release(k.pair, now)
 		return false, wait
 	}
-	if ok, wait := g.byAddr.Allow(addr, now); !ok {
-		g.byPair.Release(p, now)
-		g.byEmail.Release(email, now)
+	if ok, wait := g.byAddr.Allow(k.addr, now); !ok {
+		g.byPair.Release(k.pair, now)
+		g.byEmail.Release(k.email, now)
 		return false, wait
 	}
 	return true, 0
@@ -94,9 +124,42 @@ func (g *signInGuard) reserve(email string, addr netip.Addr, now time.Time) (boo
 
 // release takes back an attempt reserved at now that was not a failure.
 func (g *signInGuard) release(email string, addr netip.Addr, now time.Time) {
-	g.byPair.Release(pair{email, addr}, now)
-	g.byEmail.Release(email, now)
-	g.byAddr.Release(addr, now)
+	k := subjectsOf(email, addr)
+	g.byPair.Release(k.pair, now)
+	g.byEmail.Release(k.email, now)
+	g.byAddr.Release(k.addr, now)
+}
+
+// failed records a failed sign-in reserved at now for the fleet.
+func (g *signInGuard) failed(email string, addr netip.Addr, now time.Time) {
+	if g.shared == nil {
+		return
+	}
+	k := subjectsOf(email, addr)
+	g.shared.Record(attempts.SignInPair, k.pair, now)
+	g.shared.Record(attempts.SignInEmail, k.email, now)
+	g.shared.Record(attempts.SignInAddr, k.addr, now)
+}
+
+// signUp takes a sign-up from addr at now, or refuses it: 429 past the
+// limit; 503 while the fleet's count is not current (its log has not
+// synced lately), since only the fleet's count bounds sign-ups.
+func (g *signInGuard) signUp(addr netip.Addr, now time.Time) error {
+	if g.shared != nil {
+		if ok, wait := g.shared.Current(); !ok {
+			return problem.Newf(http.StatusServiceUnavailable, "Sign-ups are counted across every edge, and this edge cannot reach that count now. Retry in %d seconds.",
+				problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
+		}
+	}
+	key := signUpKey(addr)
+	if ok, wait := g.signUps.Allow(key, now); !ok {
+		return problem.Newf(http.StatusTooManyRequests, "Too many accounts were made from your address in the last hour. Retry in %d seconds.",
+			problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
+	}
+	if g.shared != nil {
+		g.shared.Record(attempts.SignUp, key, now)
+	}
+	return nil
 }
 
 // Config holds the account routes' settings.
@@ -111,6 +174,9 @@ type Config struct {
 	// MaxAddresses bounds the keys each of the sign-in and sign-up
 	// counters holds (limits.DefaultMaxKeys when 0).
 	MaxAddresses int
+	// Shared is the fleet's attempts log (package attempts): with it the
+	// limits count every edge's attempts; nil: this edge's alone.
+	Shared attempts.Store
 }
 
 // API answers /account.
@@ -125,7 +191,34 @@ type API struct {
 // New returns the account routes over accounts; a change of keys reloads
 // registry at once, so that it works on this edge without waiting.
 func New(cfg Config, accounts *keys.Accounts, registry *keys.Registry, log *slog.Logger) *API {
-	return &API{cfg: cfg, accounts: accounts, registry: registry, signIns: newSignInGuard(cfg), log: log}
+	return &API{cfg: cfg, accounts: accounts, registry: registry, signIns: newSignInGuard(cfg, log), log: log}
+}
+
+// Collectors returns the counters of the fleet's attempts (none without
+// Config.Shared), for /metrics.
+func (s *API) Collectors() []prometheus.Collector {
+	if s.signIns.shared == nil {
+		return nil
+	}
+	return s.signIns.shared.Collectors()
+}
+
+// StartAttempts reads the fleet's attempts of the limits' windows, every
+// edge's (after a restart too: the log forgets none), and syncs once.
+// Without Config.Shared it does nothing.
+func (s *API) StartAttempts(ctx context.Context) error {
+	if s.signIns.shared == nil {
+		return nil
+	}
+	return s.signIns.shared.Start(ctx)
+}
+
+// RunAttempts syncs the fleet's attempts every interval, each sync within
+// timeout, until ctx ends. Without Config.Shared it returns at once.
+func (s *API) RunAttempts(ctx context.Context, interval, timeout time.Duration) {
+	if s.signIns.shared != nil {
+		s.signIns.shared.Run(ctx, interval, timeout)
+	}
 }
 
 // Routes adds the account routes to app.
@@ -227,9 +320,8 @@ func (s *API) signUp(c *fiber.Ctx) error {
 	if err := json.Unmarshal(c.Body(), &in); err != nil {
 		return problem.New(http.StatusBadRequest, `The body must be JSON: {"email": "name@example.com", "password": "at least 10 characters"}.`)
 	}
-	if ok, wait := s.signIns.signUps.Allow(addr, time.Now()); !ok {
-		return problem.Newf(http.StatusTooManyRequests, "Too many accounts were made from your address in the last hour. Retry in %d seconds.",
-			problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
+	if err := s.signIns.signUp(addr, time.Now()); err != nil {
+		return err
 	}
 	email, err := s.accounts.Create(c.UserContext(), in.Email, in.Password)
 	if err != nil {
@@ -273,6 +365,7 @@ func (s *API) signIn(c *fiber.Ctx) (string, error) {
 	}
 	account, err := s.accounts.SignIn(c.UserContext(), email, password)
 	if errors.Is(err, keys.ErrSignIn) {
+		s.signIns.failed(email, addr, now)
 		p := refuse()
 		p.Detail = "The e-mail address or the password is wrong, or the account is disabled. " + p.Detail
 		return "", p

@@ -12,12 +12,12 @@ import (
 // many clients and addresses are tried.
 func TestSignInGuardIsBounded(t *testing.T) {
 	g := newSignInGuard(Config{SignInFailures: 5, SignInEmailFailures: 50, SignInWindow: 15 * time.Minute,
-		SignUps: 5, MaxAddresses: 640})
+		SignUps: 5, MaxAddresses: 640}, nil)
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	for i := range 20_000 {
 		addr := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
 		g.reserve(fmt.Sprintf("user%d@example.com", i), addr, now)
-		g.signUps.Allow(addr, now)
+		g.signUps.Allow(signUpKey(addr), now)
 	}
 	for name, n := range map[string]int{"pairs": g.byPair.Len(), "e-mails": g.byEmail.Len(),
 		"addresses": g.byAddr.Len(), "sign-ups": g.signUps.Len()} {
@@ -35,7 +35,7 @@ func TestSignInGuardIsBounded(t *testing.T) {
 func TestEmailCeilingSurvivesAFlood(t *testing.T) {
 	const ceiling = 50
 	g := newSignInGuard(Config{SignInFailures: 5, SignInEmailFailures: ceiling, SignInWindow: 15 * time.Minute,
-		SignUps: 5, MaxAddresses: 640})
+		SignUps: 5, MaxAddresses: 640}, nil)
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	client := func(i int) netip.Addr {
 		return netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, byte(i >> 8), byte(i)})

@@ -140,6 +140,20 @@ func (w *Windows[K]) Release(k K, at time.Time) {
 // Add records an event for k whether or not k is within its limit.
 func (w *Windows[K]) Add(k K, now time.Time) { w.take(k, now.UnixNano(), true, false) }
 
+// AddAt records an event for k that happened at at (another edge's,
+// read later), whether or not k is within its limit: counted from at,
+// as it was where it happened. An event from after now counts as of now
+// (clocks differ); one that already left the window counts for nothing.
+func (w *Windows[K]) AddAt(k K, at, now time.Time) {
+	if at.After(now) {
+		at = now
+	}
+	if now.Sub(at) >= time.Duration(w.width*parts) {
+		return
+	}
+	w.take(k, at.UnixNano(), true, false)
+}
+
 func (w *Windows[K]) take(k K, now int64, record, respect bool) (bool, time.Duration) {
 	part := now / w.width
 	s := w.shard(k)

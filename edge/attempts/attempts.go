@@ -1,0 +1,325 @@
+// Package attempts shares the attempts that count against the account
+// routes' limits (sign-ups, failed sign-ins) across a fleet through a
+// log every edge writes and reads (ClickHouse's attempts_log), so that
+// the limits hold for the fleet rather than per edge, and a restart
+// forgets none (issue 54).
+//
+// Each edge counts its own attempts in its windows at once, as an edge
+// alone does, and records them here; Sync writes what was recorded as one
+// batch and reads what the fleet wrote since its last read, handing every
+// other edge's attempt to the windows, counted from when it happened. An
+// edge so counts another's attempts within one sync (2 s by default). A
+// log that has not synced for a while is stale: the sign-ups, which only
+// the fleet's count bounds, are then refused (503, Retry-After) rather
+// than admitted unbounded, and the sign-ins keep the edge's own ceilings.
+//
+// Subjects are hashed (Subject): the log holds no address and no e-mail
+// address, only what tells two attempts of one subject apart from others.
+package attempts
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/cron/every"
+)
+
+// Kind is the limit an attempt counts against.
+type Kind uint8
+
+// The kinds of attempts.
+const (
+	SignUp      Kind = iota + 1 // an account made from an address
+	SignInPair                  // a failed sign-in at an e-mail address from an address
+	SignInEmail                 // a failed sign-in at an e-mail address, from anywhere
+	SignInAddr                  // a failed sign-in from an address, at any account
+	numKinds
+)
+
+// Key is the hash of what a limit counts by.
+type Key [16]byte
+
+// Subject returns the key of the subject made of parts (an address, an
+// e-mail address): the first 16 bytes of the SHA-256 of the parts, each
+// length-prefixed, so that no two lists of parts share a key.
+func Subject(parts ...string) Key {
+	h := sha256.New()
+	var n [8]byte
+	for _, p := range parts {
+		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
+		h.Write([]byte(p))
+	}
+	var k Key
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+// Attempt is one attempt of another edge, as Sync hands it over.
+type Attempt struct {
+	Kind     Kind
+	Key      Key
+	Happened time.Time
+}
+
+// Store is where the fleet's attempts are logged (ClickHouse's
+// attempts_log; a memory store in tests).
+type Store interface {
+	// Write writes attempts as one batch: all of them or none.
+	Write(ctx context.Context, attempts []analytics.Attempt) error
+	// Since returns the attempts written at or after pos, and the
+	// position to ask from next. An attempt may come again in a later
+	// call (readers take each batch once).
+	Since(ctx context.Context, pos time.Time) ([]analytics.Attempt, time.Time, error)
+}
+
+// ClickHouse returns the store of a fleet: the attempts log of db.
+func ClickHouse(db *analytics.Lazy) Store { return chStore{db} }
+
+type chStore struct{ db *analytics.Lazy }
+
+func (s chStore) Write(ctx context.Context, attempts []analytics.Attempt) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	return analytics.WriteAttempts(ctx, conn, attempts)
+}
+
+func (s chStore) Since(ctx context.Context, pos time.Time) ([]analytics.Attempt, time.Time, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, pos, err
+	}
+	return analytics.LoadAttemptsSince(ctx, conn, pos)
+}
+
+// overlap is how far back a read starts before the previous read's
+// newest time: an insert takes its time before its rows can be read, and
+// the log's clock has whole seconds.
+const overlap = 4 * time.Second
+
+// Log records this edge's attempts and brings the fleet's.
+type Log struct {
+	store  Store
+	name   string           // this process's name in the log's batches
+	apply  func(a Attempt)  // takes another edge's attempt (the windows)
+	now    func() time.Time // the clock (tests replace it)
+	window time.Duration    // the longest span a limit counts over: how far back Start reads
+	log    *slog.Logger
+
+	mu      sync.Mutex // one Sync at a time; guards what follows
+	pending []analytics.Attempt
+	seq     uint64
+	pos     time.Time              // where the next read goes on from; zero before Start
+	seen    map[batch]time.Time    // batches taken, with the time they were read at
+	every   atomic.Int64           // Run's interval
+	counted *prometheus.CounterVec // attempts by kind and by whose (this edge's, the fleet's)
+	synced  atomic.Int64           // unix nanoseconds of the last Sync that wrote and read
+	started atomic.Bool
+}
+
+type batch struct {
+	edge string
+	seq  uint64
+}
+
+// New returns the log of this edge's attempts over store; apply takes
+// every attempt of another edge (and, at Start, of this edge's earlier
+// runs), counted over at most window.
+func New(store Store, window time.Duration, apply func(Attempt), log *slog.Logger) *Log {
+	var name [8]byte
+	rand.Read(name[:])
+	return &Log{store: store, name: hex.EncodeToString(name[:]), apply: apply, now: time.Now, window: window, log: log,
+		seen: map[batch]time.Time{},
+		counted: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_account_attempts_total",
+			Help: "Attempts at the account routes that count against their limits, by kind (signUp, signInPair, signInEmail, signInAddr) and by whose: this edge's own (edge, written to the fleet's attempts log) or the fleet's (fleet: another edge's, or an earlier run's, read from it)."},
+			[]string{"kind", "from"})}
+}
+
+// Collectors returns the log's counters, and whether it is current
+// (Current), for /metrics.
+func (l *Log) Collectors() []prometheus.Collector {
+	current := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edge_account_attempts_current",
+		Help: "1 while this edge counts the fleet's attempts at the account routes (its attempts log synced within three intervals), 0 while it cannot: sign-ups are then refused with 503."},
+		func() float64 {
+			if ok, _ := l.Current(); ok {
+				return 1
+			}
+			return 0
+		})
+	return []prometheus.Collector{l.counted, current}
+}
+
+// kindNames names the kinds in the metrics.
+var kindNames = [numKinds]string{"", "signUp", "signInPair", "signInEmail", "signInAddr"}
+
+// Record records an attempt of this edge, counted in its own windows
+// already, for the next Sync to write.
+func (l *Log) Record(kind Kind, key Key, happened time.Time) {
+	l.mu.Lock()
+	l.pending = append(l.pending, analytics.Attempt{Kind: uint8(kind), Subject: hex.EncodeToString(key[:]), Happened: happened})
+	l.mu.Unlock()
+	l.counted.WithLabelValues(kindNames[kind], "edge").Inc()
+}
+
+// Start reads the attempts of the last window, every edge's (a restart
+// forgets nothing the log holds), then syncs as Sync does.
+func (l *Log) Start(ctx context.Context) error {
+	l.mu.Lock()
+	if l.pos.IsZero() {
+		l.pos = l.now().Add(-l.window)
+	}
+	l.mu.Unlock()
+	return l.Sync(ctx)
+}
+
+// Sync writes the attempts recorded since the last Sync as one batch,
+// then reads what the fleet wrote since the last read and hands each
+// attempt of another edge to apply. A batch whose write failed is
+// written again at the next Sync.
+func (l *Log) Sync(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pos.IsZero() {
+		l.pos = l.now().Add(-l.window)
+	}
+	if len(l.pending) > 0 {
+		l.seq++
+		for i := range l.pending {
+			l.pending[i].Edge, l.pending[i].Seq = l.name, l.seq
+		}
+		if err := l.store.Write(ctx, l.pending); err != nil {
+			// Written again at the next Sync, under a new number: should
+			// this write have landed after all, its attempts count twice,
+			// which refuses early, never admits past a limit.
+			return err
+		}
+		l.seen[batch{l.name, l.seq}] = l.now()
+		l.pending = l.pending[:0]
+	}
+	rows, next, err := l.store.Since(ctx, l.pos.Add(-overlap))
+	if err != nil {
+		return err
+	}
+	now := l.now()
+	for _, r := range rows {
+		b := batch{r.Edge, r.Seq}
+		if _, ok := l.seen[b]; ok || r.Edge == l.name || r.Kind == 0 || r.Kind >= uint8(numKinds) {
+			continue
+		}
+		var k Key
+		if n, err := hex.Decode(k[:], []byte(r.Subject)); err != nil || n != len(k) {
+			continue
+		}
+		l.apply(Attempt{Kind: Kind(r.Kind), Key: k, Happened: r.Happened})
+		l.counted.WithLabelValues(kindNames[r.Kind], "fleet").Inc()
+	}
+	for _, r := range rows {
+		if _, ok := l.seen[batch{r.Edge, r.Seq}]; !ok {
+			l.seen[batch{r.Edge, r.Seq}] = now
+		}
+	}
+	// A batch is read again only within the overlap: forget older ones.
+	for b, at := range l.seen {
+		if now.Sub(at) > 4*overlap {
+			delete(l.seen, b)
+		}
+	}
+	if next.After(l.pos) {
+		l.pos = next
+	}
+	l.synced.Store(now.UnixNano())
+	l.started.Store(true)
+	return nil
+}
+
+// Run syncs every interval until ctx ends, each Sync within timeout.
+func (l *Log) Run(ctx context.Context, interval, timeout time.Duration) {
+	l.every.Store(int64(interval))
+	every.Run(ctx, interval, l.log, "attempts", func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return l.Sync(ctx)
+	})
+}
+
+// Current reports whether the log synced within the last three intervals
+// of Run (10 s before Run): whether this edge counts the fleet's
+// attempts; and, when it does not, how long to wait before asking again.
+func (l *Log) Current() (bool, time.Duration) {
+	interval := time.Duration(l.every.Load())
+	if interval <= 0 {
+		interval = 10 * time.Second / 3
+	}
+	if !l.started.Load() || l.now().Sub(time.Unix(0, l.synced.Load())) > 3*interval {
+		return false, max(interval, time.Second)
+	}
+	return true, 0
+}
+
+// Memory returns a store in memory, for tests: the log of one process's
+// edges. Fail makes its calls fail while set.
+func Memory() *MemoryStore { return &MemoryStore{} }
+
+// MemoryStore is a Store in memory (Memory).
+type MemoryStore struct {
+	mu   sync.Mutex
+	rows []memRow
+	// Fail, while set, makes every call fail, as a store out of reach.
+	Fail atomic.Bool
+}
+
+type memRow struct {
+	a  analytics.Attempt
+	at time.Time
+}
+
+// errAway is what a failing memory store answers.
+var errAway = errors.New("attempts store out of reach")
+
+// Write implements Store.
+func (m *MemoryStore) Write(_ context.Context, attempts []analytics.Attempt) error {
+	if m.Fail.Load() {
+		return errAway
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	for _, a := range attempts {
+		a.Happened = time.UnixMilli(a.Happened.UnixMilli()).UTC() // as ClickHouse keeps it
+		m.rows = append(m.rows, memRow{a, now})
+	}
+	return nil
+}
+
+// Since implements Store.
+func (m *MemoryStore) Since(_ context.Context, pos time.Time) ([]analytics.Attempt, time.Time, error) {
+	if m.Fail.Load() {
+		return nil, pos, errAway
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []analytics.Attempt
+	next := pos
+	for _, r := range m.rows {
+		if !r.at.Before(pos) {
+			out = append(out, r.a)
+			if r.at.After(next) {
+				next = r.at
+			}
+		}
+	}
+	return out, next, nil
+}

@@ -1,0 +1,85 @@
+package replica_test
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/views/replica"
+	"github.com/edge-stats/edge/views/replica/replicatest"
+	"github.com/edge-stats/edge/views/viewstest"
+)
+
+// BenchmarkDelta measures a fleet's state sent as what changed, on a
+// synthetic replica of 100,000 listings with the stores' real shares
+// (EDGE_BENCH_LISTINGS says otherwise) and a refresh that read a new
+// crawl of 1 listing in 288 (a five-minute refresh of a day's crawl):
+// the leader's digest of a state and its delta written (the listings
+// compared), the follower's delta applied (its digest checked), and the
+// whole state read, which the delta replaces. It reports the delta's
+// bytes against the whole state's.
+func BenchmarkDelta(b *testing.B) {
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv("EDGE_BENCH_LISTINGS")); err == nil {
+		n = v
+	}
+	base := replicatest.Synth(n, viewstest.RealShares)
+	ls := slices.Clone(base.All())
+	for i := 0; i < len(ls); i += 288 {
+		l := &ls[i]
+		u, _ := l.Usage()
+		l.SetUsage(u+int64(i%97)+1, true)
+		l.ReadAt += 3600
+		l.Hist.SetComputedAt(viewstest.Ref.Add(5 * time.Minute))
+	}
+	info := base.Info()
+	info.Generation++
+	next := replica.New(ls, info)
+	baseDigest, digest := replica.DigestOf(base, 1), replica.DigestOf(next, 2)
+	var whole, delta bytes.Buffer
+	if _, err := replica.WriteSnapshot(&whole, next, 2); err != nil {
+		b.Fatal(err)
+	}
+	st, err := replica.WriteDelta(&delta, base, baseDigest, next, 2, digest)
+	if err != nil {
+		b.Fatal(err)
+	}
+	report := func(b *testing.B) {
+		b.ReportMetric(float64(delta.Len()), "delta-B")
+		b.ReportMetric(float64(whole.Len()), "whole-B")
+		b.ReportMetric(100*float64(delta.Len())/float64(whole.Len()), "delta-%")
+		b.ReportMetric(float64(st.Changed), "changed")
+	}
+	b.Run("digest", func(b *testing.B) {
+		for b.Loop() {
+			replica.DigestOf(next, 2)
+		}
+	})
+	b.Run("write", func(b *testing.B) {
+		for b.Loop() {
+			var out bytes.Buffer
+			if _, err := replica.WriteDelta(&out, base, baseDigest, next, 2, digest); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b)
+	})
+	b.Run("apply", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, _, err := replica.ReadDelta(bytes.NewReader(delta.Bytes()), base, baseDigest, replica.ReadOptions{Generation: 3}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		report(b)
+	})
+	b.Run("whole", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := replica.ReadSnapshot(bytes.NewReader(whole.Bytes()), replica.ReadOptions{Generation: 3, Prev: base}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -64,13 +64,12 @@ vet:
 # work (brute-force property checks of the listing query engine and the
 # text index, the tool calls' counting over many bodies, the answer cache
 # under 120,000 requests, a load of 60,000 listings in parts under a
-# 16 MiB Go memory limit, every dashboard answer compressed at the best
-# level): they run in the race detector's pass at a tenth of its speed
+# 16 MiB Go memory limit): they run in the race detector's pass at a tenth of its speed
 # for nothing it can find, so they run in a pass of their own without
 # it; so do the pages' audits in Chromium, whose time is the browser's.
 # Every code path they take also runs under the race detector in other
 # tests (docs/testing.md, Time).
-NORACE := TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium|TestLoadsInBoundedMemory|TestPrecompressedOnPublish
+NORACE := TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium|TestLoadsInBoundedMemory
 
 # BESIDE are the tests of package edge that mostly wait on servers of
 # their own (a cluster of three ClickHouse servers and ZooKeeper, its
@@ -86,8 +85,10 @@ BESIDE := TestClusterAnswersAsOneServer
 # race detector but NORACE), against real ClickHouse servers the tests
 # start themselves. Each pass says when it starts.
 test: deps fmt-check vet
-	@echo "== $$(date -u +%T) race pass: every package, edge's first (the longest)"
-	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 25m -skip '^($(NORACE)|$(BESIDE))$$' ./edge $$($(GO) list ./... | grep -v '/edge/edge$$')
+	@echo "== $$(date -u +%T) race pass: every package but edge"
+	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -skip '^($(NORACE))$$' $$($(GO) list ./... | grep -v '/edge/edge$$')
+	@echo "== $$(date -u +%T) race pass: edge alone"
+	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -skip '^($(NORACE)|$(BESIDE))$$' ./edge # alone: its fault and load tests time what they measure (docs/testing.md, Time)
 	@echo "== $$(date -u +%T) NORACE pass, with edge's $(BESIDE) beside it and the fuzz targets"
 	@mkdir -p .var && rm -f .var/test-beside.status
 	(EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -run '^($(BESIDE))$$' ./edge > .var/test-beside.log 2>&1; echo $$? > .var/test-beside.status) &

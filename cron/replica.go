@@ -46,6 +46,9 @@ type Views struct {
 	// ("": the published state was loaded from ClickHouse).
 	source StateSource
 	tag    string
+	// tagNow is tag, for readers that do not hold the jobs' lock
+	// (FollowedTag).
+	tagNow atomic.Pointer[string]
 	// onPublish, when set, is given every state published with figures.
 	onPublish func(r *replica.Replica, snapshots int64)
 	// changeWindow is how far back the listings' change log reaches, from
@@ -105,6 +108,16 @@ func (v *Views) FollowFrom(src StateSource) { v.source = src }
 // OnPublish sets what is given every state published with figures (a
 // fleet's publisher). Set it before the jobs start.
 func (v *Views) OnPublish(f func(r *replica.Replica, snapshots int64)) { v.onPublish = f }
+
+// FollowedTag returns the tag of the fleet state published ("" when the
+// published state was loaded from ClickHouse): what the source's watch
+// asks a newer state than (fleet.Follower.Watch).
+func (v *Views) FollowedTag() string {
+	if t := v.tagNow.Load(); t != nil {
+		return *t
+	}
+	return ""
+}
 
 // FollowJob returns the job that asks the state source for a newer state
 // and publishes it; it does nothing when there is none to follow.
@@ -170,6 +183,7 @@ func (v *Views) follow(ctx context.Context) error {
 		return err
 	}
 	v.tag = tag
+	v.tagNow.Store(&tag)
 	v.indexText(r)
 	return nil
 }
@@ -418,6 +432,7 @@ func (v *Views) publish(r *replica.Replica, snapshots int64, kind string, gc fun
 	restore()
 	v.pub.Publish(&served.State{Replica: r, Figures: f})
 	v.tag = "" // a fleet state's publish sets it again
+	v.tagNow.Store(new(string))
 	v.once.Do(func() { close(v.figures) })
 	if v.onPublish != nil {
 		v.onPublish(r, snapshots)

@@ -4,7 +4,8 @@
 -- and read back by every edge of the fleet within seconds, so that the
 -- limits hold for the fleet, not per edge, and a restart forgets none.
 -- subject is a hash of what a limit counts by (an address, an e-mail
--- address, the two together), never the address itself; kind says which
+-- address, the two together; unkeyed, so it keeps them out of casual
+-- sight only: anyone can hash every IPv4 address); kind says which
 -- limit; happened is when the edge saw the attempt (unix milliseconds);
 -- at is ClickHouse's clock, where reads go on from. Kept two days (the
 -- usage retention job drops older days). Only added: an edge of the

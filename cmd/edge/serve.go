@@ -351,6 +351,13 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 	if err := jobs.Add(built.views.FollowJob(fmt.Sprintf("@every %s", c.followEvery))); err != nil {
 		return nil, "", nil, err
 	}
+	// A new state of the leader's is taken within a moment of its
+	// publish, not at the next scheduled ask.
+	go follower.Watch(ctx, built.views.FollowedTag, func() {
+		if err := jobs.RunNow("follow"); err != nil {
+			log.Debug("follow after the leader's new state", "err", err)
+		}
+	})
 	log.Info("fleet address", "listen", ln.Addr().String(), "advertised", advertise)
 	client := &relay.Client{HTTP: &http.Client{Timeout: 2 * time.Second, Transport: fleet.Transport(c.fleet.Keys)}, Leader: func() string {
 		if leading() {

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -140,6 +141,59 @@ func (p *Publisher) writeDelta(o offer, digest replica.Digest) {
 	}
 	p.deltas.Store(next)
 	p.cfg.Metrics.holds(next.gen)
+	p.notify()
+}
+
+// notify wakes the asks held until a newer state (waitWhileCurrent).
+func (p *Publisher) notify() {
+	ch := make(chan struct{})
+	close(*p.changed.Swap(&ch))
+}
+
+// current reports whether tag names the newest state this edge serves.
+func (p *Publisher) current(tag string) bool {
+	if set := p.deltas.Load(); set != nil && tag == set.tag {
+		return true
+	}
+	f := p.cur.Load()
+	return f != nil && (tag == f.etag || tag == f.tag)
+}
+
+// waitWhileCurrent returns once tag no longer names the newest state, the
+// ask is gone, or wait has passed.
+func (p *Publisher) waitWhileCurrent(ctx context.Context, tag string, wait time.Duration) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		ch := p.changed.Load()
+		if !p.current(tag) || !p.leading() {
+			return
+		}
+		select {
+		case <-*ch:
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+// preferWait returns the wait an ask prefers (RFC 7240, Prefer: wait=N),
+// or 0.
+func preferWait(h http.Header) time.Duration {
+	for _, v := range h.Values("Prefer") {
+		for _, pref := range strings.Split(v, ",") {
+			name, val, ok := strings.Cut(strings.TrimSpace(pref), "=")
+			if !ok || !strings.EqualFold(strings.TrimSpace(name), "wait") {
+				continue
+			}
+			if n, err := strconv.Atoi(strings.Trim(strings.TrimSpace(val), `"`)); err == nil && n > 0 {
+				return time.Duration(min(n, 3600)) * time.Second
+			}
+		}
+	}
+	return 0
 }
 
 // writeDeltaFile writes the delta from prev to o's state as a file of the

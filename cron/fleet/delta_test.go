@@ -9,7 +9,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/edge-stats/edge/views/replica"
 )
@@ -250,6 +252,81 @@ func TestAcceptsDelta(t *testing.T) {
 	for _, bad := range []string{"", `"state-"`, `"` + strings.Repeat("ab", 32) + `"`, `state-` + strings.Repeat("ab", 32), `"state-` + strings.Repeat("zz", 32) + `"`} {
 		if _, ok := parseStateTag(bad); ok {
 			t.Errorf("%q read as a state's tag", bad)
+		}
+	}
+}
+
+// A follower that watches its leader is told of a new state as soon as
+// the leader has it: the leader holds the ask (Prefer: wait) while the
+// follower's state is the newest, and answers it when a newer one comes.
+func TestWatchTellsOfANewState(t *testing.T) {
+	l := startLeader(t, DefaultConfig())
+	fcfg := DefaultConfig()
+	fcfg.Idle = 8 * time.Second // asks held for 3 s
+	f := follower(t, fcfg, l.url, false)
+	s := synth(2000, 1)
+	l.offer(t, s, 1)
+	_, tag := takes(t, f, "", nil, s, 1)
+	var have atomic.Value
+	have.Store(tag)
+	told := make(chan struct{}, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.Watch(ctx, func() string { return have.Load().(string) }, func() { told <- struct{}{} })
+	}()
+	// Held, then answered 304, then asked again: nothing to tell.
+	select {
+	case <-told:
+		t.Fatal("told of a new state while the follower held the newest")
+	case <-time.After(4 * time.Second):
+	}
+	s = changed(s, 100, 2)
+	l.offer(t, s, 2)
+	select {
+	case <-told:
+	case <-time.After(20 * time.Second):
+		t.Fatal("not told of the leader's new state")
+	}
+	cancel()
+	<-done
+}
+
+// The leader holds an ask from its newest state for the wait it prefers
+// (at most its own bound), and answers at once an ask from another.
+func TestLeaderHoldsAnAskFromItsNewestState(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Idle = 3 * time.Second // holds at most 2 s
+	l := startLeader(t, cfg)
+	s := synth(500, 1)
+	l.offer(t, s, 1)
+	tag := l.pub.cur.Load().tag
+	head := func(inm, prefer string) (*http.Response, time.Duration) {
+		req, _ := http.NewRequest(http.MethodHead, l.url+StatePath, nil)
+		req.Header.Set("If-None-Match", inm)
+		if prefer != "" {
+			req.Header.Set("Prefer", prefer)
+		}
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp, time.Since(start)
+	}
+	if resp, took := head(tag, "wait=60"); resp.StatusCode != http.StatusNotModified || took < time.Second {
+		t.Errorf("an ask from the newest state: %s after %v, want 304 after the leader's bound", resp.Status, took)
+	}
+	if resp, _ := head(`"state-`+strings.Repeat("00", 32)+`"`, "wait=60"); resp.StatusCode != http.StatusOK {
+		t.Errorf("an ask from another state: %s, want 200 at once", resp.Status)
+	}
+	for v, want := range map[string]time.Duration{"wait=5": 5 * time.Second, "respond-async, wait=10": 10 * time.Second,
+		"Wait = 7": 7 * time.Second, "wait=-1": 0, "wait=x": 0, "": 0, "handling=lenient": 0} {
+		if got := preferWait(http.Header{"Prefer": {v}}); got != want {
+			t.Errorf("Prefer %q: %v, want %v", v, got, want)
 		}
 	}
 }

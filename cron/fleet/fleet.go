@@ -140,11 +140,16 @@ type Publisher struct {
 	pending chan offer
 	sends   chan struct{}
 	written atomic.Int64 // snapshots written, for tests and logs
-	// last is the newest state written, the base of the next delta; nil
-	// while not leading. deltas are the deltas kept, and the newest
-	// state's tag. Only Run writes them.
+	// last is the newest state written, the base of the next delta, and
+	// deltas are the deltas kept, with the newest state's tag. Run
+	// writes them; an offer while this edge does not lead drops them
+	// (forget), so that an edge that stopped leading does not keep an
+	// old state alive.
 	last   atomic.Pointer[held]
 	deltas atomic.Pointer[deltaSet]
+	// changed is closed, and replaced, whenever a newer state is served:
+	// the asks held until then (Prefer: wait) answer.
+	changed atomic.Pointer[chan struct{}]
 	// The exports served (ServeExports): nil days serves none.
 	exportsDir string
 	days       func() []exports.Manifest
@@ -200,7 +205,10 @@ func NewPublisher(cfg Config, leading func() bool, log *slog.Logger) (*Publisher
 			os.Remove(f)
 		}
 	}
-	return &Publisher{cfg: cfg, leading: leading, log: log, pending: make(chan offer, 1), sends: make(chan struct{}, cfg.Sends)}, nil
+	p := &Publisher{cfg: cfg, leading: leading, log: log, pending: make(chan offer, 1), sends: make(chan struct{}, cfg.Sends)}
+	ch := make(chan struct{})
+	p.changed.Store(&ch)
+	return p, nil
 }
 
 // Offer hands the publisher a state just published (r and the count of
@@ -287,6 +295,7 @@ func (p *Publisher) write(o offer) error {
 	}
 	old := p.cur.Swap(f)
 	p.written.Add(1)
+	p.notify()
 	if old != nil && old.path != path {
 		// A send in progress keeps its open file: removing the name does
 		// not cut it.
@@ -357,6 +366,10 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	inm := r.Header.Get("If-None-Match")
+	if wait := preferWait(r.Header); wait > 0 && inm != "" {
+		// A long poll: held while the state asked from is the newest.
+		p.waitWhileCurrent(r.Context(), inm, min(wait, p.cfg.Idle-time.Second))
+	}
 	if set := p.deltas.Load(); set != nil && inm != "" && r.Method == http.MethodGet {
 		if inm == set.tag {
 			w.Header().Set("ETag", set.tag)
@@ -612,9 +625,14 @@ func (f *Follower) leaderAddr() (string, error) {
 // get asks the leader for path; an error wraps cron.ErrNoSource when the
 // leader is out of reach.
 func (f *Follower) get(parent context.Context, addr, path string, header http.Header) (*http.Response, error) {
+	return f.ask(parent, http.MethodGet, addr, path, header)
+}
+
+// ask is get with another method (HEAD).
+func (f *Follower) ask(parent context.Context, method, addr, path string, header http.Header) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(parent)
 	timer := time.AfterFunc(f.cfg.Idle, cancel)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, addr+path, nil)
+	req, err := http.NewRequestWithContext(ctx, method, addr+path, nil)
 	if err != nil {
 		timer.Stop()
 		cancel()

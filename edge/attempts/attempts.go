@@ -14,7 +14,11 @@
 // than admitted unbounded, and the sign-ins keep the edge's own ceilings.
 //
 // Subjects are hashed (Subject): the log holds no address and no e-mail
-// address, only what tells two attempts of one subject apart from others.
+// address in the clear, only what tells two attempts of one subject
+// apart from others. The hash is not keyed (the edges of a fleet without
+// a token share no secret), so it keeps them out of casual sight only:
+// whoever reads the log can hash every IPv4 address, or the accounts'
+// addresses, and compare.
 package attempts
 
 import (

@@ -313,3 +313,48 @@ func webhooksStayOffOwnServices(t *testing.T, addr, chAddr string) {
 		t.Errorf("a receiver the allow list admits: %d %s", code, body)
 	}
 }
+
+// TestServeRefusesASchemaItDoesNotServe: serve on a database that holds
+// a later release's contract migration exits at once, naming it (issue
+// 54; the other cases of analytics.CheckSchema are TestCheckSchema's).
+func TestServeRefusesASchemaItDoesNotServe(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	cfg := srv.NewDatabase(t)
+	t.Setenv("EDGE_CH_ADDR", cfg.Addr)
+	t.Setenv("EDGE_CH_DATABASE", cfg.Database)
+	ctx := context.Background()
+	serve := func() (int, string) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+		var errs bytes.Buffer
+		code := run(sctx, []string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json"}, strings.NewReader(""), &bytes.Buffer{}, &errs)
+		return code, errs.String()
+	}
+	if code, _, errs := runCmd(t, ctx, "migrate"); code != 0 {
+		t.Fatalf("migrate: %d %q", code, errs)
+	}
+	conn, err := analytics.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	record := func(version int, name string) {
+		t.Helper()
+		b, err := conn.PrepareBatch(ctx, "INSERT INTO schema_migrations (version, name, applied_at)")
+		if err == nil {
+			err = b.Append(uint32(version), name, time.Now())
+		}
+		if err == nil {
+			err = b.Send()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	record(9101, "9101_drop_old_table.contract.sql")
+	if code, errs := serve(); code == 0 || !strings.Contains(errs, "9101_drop_old_table.contract.sql") || !strings.Contains(errs, "run the release that made it") {
+		t.Fatalf("serve on a later release's contract migration: exit %d, %s", code, errs)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -397,6 +398,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Three pools: the jobs', the usage sync's and the keys' refresh, and
 	// the per-request reads', so that none can starve another
 	// (docs/operations.md, Faults).
+	if err := checkSchema(ctx, c.ch, log); err != nil {
+		return err
+	}
 	db, jobsDB, syncDB := analytics.NewLazy(c.ch), analytics.NewLazy(c.ch), analytics.NewLazy(syncConfig(c.ch))
 	defer db.Close()
 	defer jobsDB.Close()
@@ -559,4 +563,31 @@ func allLoopback(hostPorts []string) bool {
 func syncConfig(ch analytics.Config) analytics.Config {
 	ch.MaxConns = 2
 	return ch
+}
+
+// checkSchema refuses to serve on a schema this release does not serve
+// (analytics.CheckSchema: it lacks a migration of this release's, or
+// holds a contract migration of a later one), naming it. With ClickHouse
+// out of reach it says so and serves: the edge then loads when it can,
+// as it always has.
+func checkSchema(ctx context.Context, cfg analytics.Config, log *slog.Logger) error {
+	cfg.DialTimeout = min(cfg.DialTimeout, 3*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := analytics.Open(ctx, cfg)
+	if err != nil {
+		log.Warn("schema not checked: ClickHouse out of reach", "err", err)
+		return nil
+	}
+	defer conn.Close()
+	unknown, err := analytics.CheckSchema(ctx, conn)
+	switch {
+	case errors.Is(err, analytics.ErrSchema):
+		return fmt.Errorf("database %s: %w", cfg.Database, err)
+	case err != nil:
+		log.Warn("schema not checked", "err", err)
+	case len(unknown) > 0:
+		log.Info("the database holds migrations of a later release, which only add: this release serves beside them", "migrations", unknown)
+	}
+	return nil
 }

@@ -875,9 +875,16 @@ func (w *workload) run() {
 	}
 	w.note("WriteAttempts", "LoadAttemptsSince")
 
-	// A migration run again finds everything applied.
+	// A migration run again finds everything applied, and the schema is
+	// this release's.
 	_, err = analytics.Migrate(ctx, w.cfg, slog.New(slog.DiscardHandler))
 	w.must(err)
+	unknown, err := analytics.CheckSchema(ctx, conn)
+	w.must(err)
+	if len(unknown) != 0 {
+		w.t.Fatalf("migrations unknown to this release: %v", unknown)
+	}
+	w.note("CheckSchema")
 }
 
 // runDestructive calls what drops data: the usage retention, then Reset.

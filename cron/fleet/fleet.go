@@ -370,14 +370,14 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A long poll: held while the state asked from is the newest.
 		p.waitWhileCurrent(r.Context(), inm, min(wait, p.cfg.Idle-time.Second))
 	}
-	if set := p.deltas.Load(); set != nil && inm != "" && r.Method == http.MethodGet {
-		if inm == set.tag {
+	if set := p.deltas.Load(); set != nil && inm != "" {
+		if inm == set.tag { // the newest state, whose whole file may still be being written
 			w.Header().Set("ETag", set.tag)
 			w.Header().Set("Edge-Generation", strconv.FormatUint(set.gen, 10))
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		if d := set.from[inm]; d != nil && acceptsDelta(r.Header) {
+		if d := set.from[inm]; d != nil && r.Method == http.MethodGet && acceptsDelta(r.Header) {
 			p.serveDelta(w, d)
 			return
 		}

@@ -16,6 +16,7 @@ type Attempt struct {
 	Kind     uint8     // which limit it counts against
 	Subject  string    // a hash of what the limit counts by
 	Happened time.Time // when the edge saw it (milliseconds)
+	At       time.Time // when the log took it (ClickHouse's clock, whole seconds; set by reads)
 }
 
 // WriteAttempts writes attempts as one batch (one insert: all its rows or
@@ -56,7 +57,7 @@ func LoadAttemptsSince(ctx context.Context, conn driver.Conn, since time.Time) (
 		if err := rows.Scan(&a.Edge, &a.Seq, &a.Kind, &a.Subject, &happened, &at); err != nil {
 			return nil, since, fmt.Errorf("read attempts log: %w", err)
 		}
-		a.Happened = time.UnixMilli(int64(happened)).UTC()
+		a.Happened, a.At = time.UnixMilli(int64(happened)).UTC(), at
 		if at.After(newest) {
 			newest = at
 		}

@@ -123,11 +123,14 @@ type Log struct {
 	window time.Duration    // the longest span a limit counts over: how far back Start reads
 	log    *slog.Logger
 
-	mu      sync.Mutex // one Sync at a time; guards what follows
-	pending []analytics.Attempt
+	pmu     sync.Mutex          // guards pending: a Record never waits for a Sync's I/O
+	pending []analytics.Attempt // recorded since the last Sync took them
+
+	mu      sync.Mutex          // one Sync at a time; guards what follows
+	unsent  []analytics.Attempt // taken by a Sync whose write failed: written with the next
 	seq     uint64
 	pos     time.Time              // where the next read goes on from; zero before Start
-	seen    map[batch]time.Time    // batches taken, with the time they were read at
+	seen    map[batch]time.Time    // batches taken or read, by their time in the log
 	every   atomic.Int64           // Run's interval
 	counted *prometheus.CounterVec // attempts by kind and by whose (this edge's, the fleet's)
 	synced  atomic.Int64           // unix nanoseconds of the last Sync that wrote and read
@@ -172,9 +175,9 @@ var kindNames = [numKinds]string{"", "signUp", "signInPair", "signInEmail", "sig
 // Record records an attempt of this edge, counted in its own windows
 // already, for the next Sync to write.
 func (l *Log) Record(kind Kind, key Key, happened time.Time) {
-	l.mu.Lock()
+	l.pmu.Lock()
 	l.pending = append(l.pending, analytics.Attempt{Kind: uint8(kind), Subject: hex.EncodeToString(key[:]), Happened: happened})
-	l.mu.Unlock()
+	l.pmu.Unlock()
 	l.counted.WithLabelValues(kindNames[kind], "edge").Inc()
 }
 
@@ -199,28 +202,44 @@ func (l *Log) Sync(ctx context.Context) error {
 	if l.pos.IsZero() {
 		l.pos = l.now().Add(-l.window)
 	}
-	if len(l.pending) > 0 {
+	l.pmu.Lock()
+	out := append(l.unsent, l.pending...)
+	l.pending, l.unsent = nil, nil
+	l.pmu.Unlock()
+	if len(out) > 0 {
 		l.seq++
-		for i := range l.pending {
-			l.pending[i].Edge, l.pending[i].Seq = l.name, l.seq
+		for i := range out {
+			out[i].Edge, out[i].Seq = l.name, l.seq
 		}
-		if err := l.store.Write(ctx, l.pending); err != nil {
+		if err := l.store.Write(ctx, out); err != nil {
 			// Written again at the next Sync, under a new number: should
 			// this write have landed after all, its attempts count twice,
 			// which refuses early, never admits past a limit.
+			l.unsent = out
 			return err
 		}
-		l.seen[batch{l.name, l.seq}] = l.now()
-		l.pending = l.pending[:0]
 	}
 	rows, next, err := l.store.Since(ctx, l.pos.Add(-overlap))
 	if err != nil {
 		return err
 	}
 	now := l.now()
+	// A batch is taken whole or not at all: those seen before this read
+	// are skipped, every row of the others taken.
+	var fresh map[batch]bool
 	for _, r := range rows {
 		b := batch{r.Edge, r.Seq}
-		if _, ok := l.seen[b]; ok || r.Edge == l.name || r.Kind == 0 || r.Kind >= uint8(numKinds) {
+		if _, ok := l.seen[b]; !ok {
+			if fresh == nil {
+				fresh = map[batch]bool{}
+			}
+			fresh[b] = true
+		}
+	}
+	for _, r := range rows {
+		b := batch{r.Edge, r.Seq}
+		l.seen[b] = r.At
+		if !fresh[b] || r.Edge == l.name || r.Kind == 0 || r.Kind >= uint8(numKinds) {
 			continue
 		}
 		var k Key
@@ -230,19 +249,15 @@ func (l *Log) Sync(ctx context.Context) error {
 		l.apply(Attempt{Kind: Kind(r.Kind), Key: k, Happened: r.Happened})
 		l.counted.WithLabelValues(kindNames[r.Kind], "fleet").Inc()
 	}
-	for _, r := range rows {
-		if _, ok := l.seen[batch{r.Edge, r.Seq}]; !ok {
-			l.seen[batch{r.Edge, r.Seq}] = now
-		}
-	}
-	// A batch is read again only within the overlap: forget older ones.
-	for b, at := range l.seen {
-		if now.Sub(at) > 4*overlap {
-			delete(l.seen, b)
-		}
-	}
 	if next.After(l.pos) {
 		l.pos = next
+	}
+	// A batch is read again while its time in the log is within the
+	// overlap of the position: forget only those before that.
+	for b, at := range l.seen {
+		if at.Before(l.pos.Add(-overlap)) {
+			delete(l.seen, b)
+		}
 	}
 	l.synced.Store(now.UnixNano())
 	l.started.Store(true)
@@ -319,7 +334,9 @@ func (m *MemoryStore) Since(_ context.Context, pos time.Time) ([]analytics.Attem
 	next := pos
 	for _, r := range m.rows {
 		if !r.at.Before(pos) {
-			out = append(out, r.a)
+			a := r.a
+			a.At = r.at
+			out = append(out, a)
 			if r.at.After(next) {
 				next = r.at
 			}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/edge-stats/edge/analytics"
 )
 
 // taken collects what a log hands over.
@@ -141,4 +143,74 @@ func TestSubject(t *testing.T) {
 	if Subject("email", "x") != Subject("email", "x") {
 		t.Error("a subject's key is not stable")
 	}
+}
+
+// A quiet log: no new batch for minutes, every sync reads the last
+// batches again (the overlap): each is still taken once.
+func TestAQuietLogCountsOnce(t *testing.T) {
+	ctx := context.Background()
+	store := Memory()
+	a, _ := newLog(store)
+	b, fromB := newLog(store)
+	clock := time.Now()
+	b.now = func() time.Time { return clock }
+	for _, l := range []*Log{a, b} {
+		if err := l.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := Subject("pair", "x@example.com", "192.0.2.1")
+	a.Record(SignInPair, key, time.Now())
+	if err := a.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if err := b.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(time.Minute)
+	}
+	if n := fromB.count(SignInPair, key); n != 1 {
+		t.Errorf("a batch read again by ten syncs over ten minutes was taken %d times", n)
+	}
+}
+
+// A Record is never held by a Sync's write or read.
+func TestRecordDoesNotWaitForASync(t *testing.T) {
+	slow := &slowStore{Store: Memory(), release: make(chan struct{}), entered: make(chan struct{})}
+	l, _ := newLog(slow)
+	l.Record(SignUp, Subject("signup", "192.0.2.2"), time.Now())
+	done := make(chan error, 1)
+	go func() { done <- l.Sync(context.Background()) }()
+	<-slow.entered // the Sync is in its write
+	recorded := make(chan struct{})
+	go func() {
+		l.Record(SignUp, Subject("signup", "192.0.2.3"), time.Now())
+		close(recorded)
+	}()
+	select {
+	case <-recorded:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a Record waited for the Sync's write")
+	}
+	close(slow.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// slowStore holds its first Write until released.
+type slowStore struct {
+	Store
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *slowStore) Write(ctx context.Context, a []analytics.Attempt) error {
+	s.once.Do(func() {
+		close(s.entered)
+		<-s.release
+	})
+	return s.Store.Write(ctx, a)
 }

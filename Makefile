@@ -63,9 +63,10 @@ vet:
 # NORACE are the tests that check behaviour at scale in one goroutine's
 # work (brute-force property checks of the listing query engine and the
 # text index, the tool calls' counting over many bodies, the answer cache
-# under 120,000 requests): they run in the race detector's pass at a tenth of its speed
-# for nothing it can find, so they run in a pass of their own without
-# it; so do the pages' audits in Chromium, whose time is the browser's.
+# under 120,000 requests): they run in the race detector's pass at a
+# tenth of its speed for nothing it can find, so they run in a pass of
+# their own without it; so do the pages' audits in Chromium, whose time
+# is the browser's.
 # Every code path they take also runs under the race detector in other
 # tests (docs/testing.md, Time).
 NORACE := TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium

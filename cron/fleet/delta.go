@@ -230,19 +230,11 @@ func (p *Publisher) writeDeltaFile(prev *held, o offer, digest replica.Digest) (
 
 // serveDelta answers 226 IM Used with the delta d.
 func (p *Publisher) serveDelta(w http.ResponseWriter, d *deltaFile) {
-	select {
-	case p.sends <- struct{}{}:
-		defer func() { <-p.sends }()
-	default:
-		problem(w, http.StatusServiceUnavailable, "Busy", fmt.Sprintf("the leading edge sends %d states at once: ask again", cap(p.sends)), 2)
+	fh, done := p.openToSend(w, d.path)
+	if fh == nil {
 		return
 	}
-	fh, err := os.Open(d.path)
-	if err != nil { // dropped meanwhile: the edge asks again
-		problem(w, http.StatusServiceUnavailable, "State replaced", "a newer state replaced this one: ask again", 1)
-		return
-	}
-	defer fh.Close()
+	defer done()
 	h := w.Header()
 	h.Set("ETag", d.result)
 	h.Set("Delta-Base", d.base)

@@ -397,19 +397,11 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	select {
-	case p.sends <- struct{}{}:
-		defer func() { <-p.sends }()
-	default:
-		problem(w, http.StatusServiceUnavailable, "Busy", fmt.Sprintf("the leading edge sends %d states at once: ask again", cap(p.sends)), 2)
+	fh, done := p.openToSend(w, f.path)
+	if fh == nil {
 		return
 	}
-	fh, err := os.Open(f.path)
-	if err != nil { // replaced meanwhile: the edge asks again and gets the newer one
-		problem(w, http.StatusServiceUnavailable, "State replaced", "a newer state replaced this one: ask again", 1)
-		return
-	}
-	defer fh.Close()
+	defer done()
 	w.Header().Set("Content-Type", "application/vnd.edge.snapshot+zstd")
 	w.Header().Set("Content-Length", strconv.FormatInt(f.size, 10))
 	w.Header().Set("Edge-Raw-Bytes", strconv.FormatInt(f.raw, 10))
@@ -417,6 +409,29 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.cfg.Metrics.moved("sent", "whole", sendSlowly(w, fh, p.cfg.Idle))
+}
+
+// openToSend takes one of the sends the leader makes at once and opens
+// the file at path to send; it returns the file and what ends the send,
+// or nil after answering 503 with Retry-After (every send taken, or the
+// file replaced meanwhile: the edge asks again and gets the newer one).
+func (p *Publisher) openToSend(w http.ResponseWriter, path string) (*os.File, func()) {
+	select {
+	case p.sends <- struct{}{}:
+	default:
+		problem(w, http.StatusServiceUnavailable, "Busy", fmt.Sprintf("the leading edge sends %d states at once: ask again", cap(p.sends)), 2)
+		return nil, nil
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		<-p.sends
+		problem(w, http.StatusServiceUnavailable, "State replaced", "a newer state replaced this one: ask again", 1)
+		return nil, nil
+	}
+	return fh, func() {
+		fh.Close()
+		<-p.sends
+	}
 }
 
 // sendSlowly copies r to w, moving w's write deadline idle past each

@@ -292,20 +292,9 @@ func readDelta(br *bufio.Reader, base *Replica, baseDigest Digest, gen uint64) (
 		return nil, 0, want, fmt.Errorf("changes: mode %d: %v", mode, err)
 	}
 	r := newSortedFrom(listings, info, base)
-	in := NewInterner()
-	log, err := changes.ReadLog(br, func(s views.Store, str string, value bool) string {
-		if !value {
-			if l := r.Lookup(s, str); l != nil {
-				return l.ID
-			}
-		}
-		return in.String(str)
-	})
+	log, err := readLastLog(br, r)
 	if err != nil {
 		return nil, 0, want, err
-	}
-	if _, err := br.ReadByte(); err != io.EOF {
-		return nil, 0, want, errors.New("bytes past the end")
 	}
 	if mode == 0 {
 		log = base.changes.Extend(log)

@@ -270,6 +270,17 @@ func readSnapshot(br *bufio.Reader, o ReadOptions) (*Replica, int64, error) {
 		return nil, 0, fmt.Errorf("%d listings of the %d its header says", len(listings), n)
 	}
 	r := newSortedFrom(listings, info, prev)
+	log, err := readLastLog(br, r)
+	if err != nil {
+		return nil, 0, err
+	}
+	return r.WithChanges(log), snapshots, nil
+}
+
+// readLastLog reads the change log that ends a snapshot or a delta, its
+// ids shared with r's listings and its values interned, and checks that
+// nothing follows it.
+func readLastLog(br *bufio.Reader, r *Replica) (*changes.Log, error) {
 	in := NewInterner()
 	log, err := changes.ReadLog(br, func(s views.Store, str string, value bool) string {
 		if !value {
@@ -280,12 +291,12 @@ func readSnapshot(br *bufio.Reader, o ReadOptions) (*Replica, int64, error) {
 		return in.String(str)
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
-		return nil, 0, errors.New("bytes past the end")
+		return nil, errors.New("bytes past the end")
 	}
-	return r.WithChanges(log), snapshots, nil
+	return log, nil
 }
 
 // A block of a snapshot being read: its bytes, and where its listings go.

@@ -63,13 +63,15 @@ vet:
 # NORACE are the tests that check behaviour at scale in one goroutine's
 # work (brute-force property checks of the listing query engine and the
 # text index, the tool calls' counting over many bodies, the answer cache
-# under 120,000 requests): they run in the race detector's pass at a
-# tenth of its speed for nothing it can find, so they run in a pass of
-# their own without it; so do the pages' audits in Chromium, whose time
-# is the browser's.
+# under 120,000 requests, the precompression of every published answer
+# at the best level): they run in the race detector's pass at a tenth of
+# its speed for nothing it can find, so they run in a pass of their own
+# without it; so do the pages' audits in Chromium, whose time is the
+# browser's. (What the race detector can find in precompression, rounds
+# beside requests, TestPrecompressWhileAsked checks under it.)
 # Every code path they take also runs under the race detector in other
 # tests (docs/testing.md, Time).
-NORACE := TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium
+NORACE := TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium|TestPrecompressedOnPublish
 
 # BESIDE are the tests of package edge that mostly wait on servers of
 # their own (a cluster of three ClickHouse servers and ZooKeeper, its
@@ -95,7 +97,7 @@ test: deps fmt-check vet
 	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -count=1 -timeout 10m -run '^($(NORACE))$$' ./edge ./views/...
 	GOEXPERIMENT= $(GO) test -count=1 -run 'Text|Needle|Legacy|List|ScanKernels' ./views/textindex ./views/listq # the portable text scan and scan kernels
 	@echo "== $$(date -u +%T) fuzz targets"
-	GO=$(GO) deploy/fuzz.sh 20000x # every fuzz target, briefly (a count: see deploy/fuzz.sh)
+	GO=$(GO) deploy/fuzz.sh 10000x # every fuzz target, briefly (a count: see deploy/fuzz.sh; make fuzz for long runs)
 	@echo "== $$(date -u +%T) waiting for $(BESIDE)"
 	@while [ ! -s .var/test-beside.status ]; do sleep 2; done; cat .var/test-beside.log; exit $$(cat .var/test-beside.status)
 	@echo "== $$(date -u +%T) make test passed"

@@ -156,7 +156,9 @@ func TestCompression(t *testing.T) {
 // coding's bytes are those of coding.Best), that an answer built on a
 // miss is encoded at the fast level when first asked for in a coding, and
 // that a state whose answers did not change reuses the variants made for
-// the previous one.
+// the previous one. It runs in make test's pass without the race
+// detector (the Makefile's NORACE); TestPrecompressWhileAsked in
+// edge/answer checks rounds beside requests under it.
 func TestPrecompressedOnPublish(t *testing.T) {
 	h := start(t, synthetic(t), func(c *edge.Config) { c.NoPrecompress = false })
 	if err := h.Jobs.RunNow("views"); err != nil {

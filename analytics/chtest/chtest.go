@@ -179,6 +179,20 @@ func (p *proc) start(dir, log, name string, args ...string) error {
 	return nil
 }
 
+// died reports whether the process ended without being killed (a crash,
+// or the kernel's OOM killer).
+func (p *proc) died() bool {
+	if p.cmd == nil {
+		return false
+	}
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
 // kill kills the process and its children and waits for it to end.
 func (p *proc) kill() {
 	if p.cmd == nil || p.cmd.Process == nil {
@@ -249,6 +263,10 @@ func Main(m *testing.M, srv **Server) {
 	}
 	code := m.Run()
 	if s != nil {
+		if s.died() {
+			log, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
+			fmt.Fprintf(os.Stderr, "chtest: the ClickHouse server ended on its own during the tests; its log ends:\n%s\n", tail(log, 4000))
+		}
 		s.Stop()
 	}
 	os.Exit(code)

@@ -185,3 +185,75 @@ func TestConcurrentMissesBuildOnce(t *testing.T) {
 		t.Fatalf("%d builds, want 1", n)
 	}
 }
+
+// TestPrecompressWhileAsked: a round of the Precompressor replaces the
+// variants that requests made at the fast level, and reuses a round's
+// variants in the next, while requests keep asking for every coding. Each
+// request gets a variant that decodes to the body, and at the end the
+// answer holds the best level's bytes. (The edge's test of a whole round,
+// TestPrecompressedOnPublish, runs without the race detector: its
+// compression at the best level is most of a minute under it. This is
+// the part only the race detector checks.)
+func TestPrecompressWhileAsked(t *testing.T) {
+	ac, err := NewCache(8 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := jsonBody(300)
+	var buf [64]byte
+	first, err := ac.Get(NewKey(buf[:0], "/x", 1), func() (*Answer, error) { return New(body, "application/json"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := ac.Get(NewKey(buf[:0], "/x", 2), func() (*Answer, error) { return New(bytes.Clone(body), "application/json"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Precompressor
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 4 {
+		wg.Go(func() {
+			for n := 0; !stop.Load() || n < 3; n++ {
+				for _, a := range []*Answer{first, next} {
+					c := coding.Coding(1 + (i+n)%int(coding.Count-1))
+					v, err := a.variant(c)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if got, err := coding.Decode(c.String(), v.body); err != nil || !bytes.Equal(got, body) {
+						errs <- fmt.Errorf("%v variant does not decode to the body: %v", c, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	p.Round()
+	if did, err := p.Compress(first); err != nil || !did {
+		t.Errorf("first round: compressed %v, %v", did, err)
+	}
+	p.Round()
+	if did, err := p.Compress(next); err != nil || did {
+		t.Errorf("second round, the same bytes: compressed %v, %v; want the first round's variants", did, err)
+	}
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for c := coding.Identity + 1; c < coding.Count; c++ {
+		want, err := coding.Compress(c, coding.Best, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []*Answer{first, next} {
+			if v := a.vars[c].Load(); v == nil || !bytes.Equal(v.body, want) {
+				t.Errorf("%v: not the best level's bytes after the rounds", c)
+			}
+		}
+	}
+}

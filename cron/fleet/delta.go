@@ -150,12 +150,14 @@ func (p *Publisher) notify() {
 	close(*p.changed.Swap(&ch))
 }
 
-// current reports whether tag names the newest state this edge serves.
+// current reports whether tag names the newest state this edge serves:
+// the state of its newest delta, written before that state's whole file,
+// or the whole file's once it is written.
 func (p *Publisher) current(tag string) bool {
-	if set := p.deltas.Load(); set != nil && tag == set.tag {
-		return true
-	}
 	f := p.cur.Load()
+	if set := p.deltas.Load(); set != nil {
+		return tag == set.tag || (f != nil && f.tag == set.tag && tag == f.etag)
+	}
 	return f != nil && (tag == f.etag || tag == f.tag)
 }
 

@@ -39,8 +39,10 @@ func (f *Follower) watchOnce(ctx context.Context, tag string, wait time.Duration
 	if err != nil {
 		return false
 	}
+	// A-IM as the follow job asks: a leader that holds a delta from tag
+	// answers as soon as it is written, before the whole state is.
 	resp, err := f.ask(ctx, http.MethodHead, addr, StatePath, http.Header{
-		"If-None-Match": {tag}, "Prefer": {fmt.Sprintf("wait=%d", int(wait/time.Second))}})
+		"If-None-Match": {tag}, "A-IM": {deltaIM}, "Prefer": {fmt.Sprintf("wait=%d", int(wait/time.Second))}})
 	if err != nil {
 		return false
 	}

@@ -38,6 +38,7 @@
 # have no other traffic while it runs.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
 n=${1:-1}
 export EDGE_CH_ADDR=${EDGE_CH_ADDR:-127.0.0.1:19000}
 export EDGE_CH_DATABASE=${EDGE_CH_DATABASE:-bench_100k}
@@ -55,12 +56,8 @@ counters() {
 }
 fleet=()
 if [[ ${FLEET:-} == 1 ]]; then
-  mkdir -p "$work/zk"
-  printf 'tickTime=500\ndataDir=%s\nclientPort=12181\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n' "$work/zk" >"$work/zk/zoo.cfg"
-  java -Xmx256m -XX:+UseSerialGC -cp '/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:/usr/share/java/*' \
-    org.apache.zookeeper.server.quorum.QuorumPeerMain "$work/zk/zoo.cfg" >"$work/zk.log" 2>&1 &
-  pids+=($!)
-  until (exec 3<>/dev/tcp/127.0.0.1/12181) 2>/dev/null; do sleep 0.2; done
+  zk_start 12181 "$work/zk"
+  pids+=("$ZK_PID")
   fleet=(--zk 127.0.0.1:12181 --zk-path "/edge/bench/$$")
 fi
 read -r q0 cpu0 < <(counters)

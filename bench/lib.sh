@@ -91,3 +91,15 @@ summary_hits() {
   "${gen_pin[@]}" wrk -t1 -c16 -d"$2s" --latency "http://127.0.0.1:$1/api/summary" |
     awk '/Requests\/sec/ {r=$2} /^ +99%/ {p=$2} /^ +50%/ {m=$2} /Non-2xx/ {e=$0} END {printf "cached /api/summary  %s req/s  p50 %s  p99 %s %s\n", r, m, p, e}'
 }
+
+# zk_start <port> <dir> starts a ZooKeeper (Debian's package, as make
+# deps installs it) on 127.0.0.1:<port> with its data in <dir> and its log
+# in <dir>.log, waits until it answers, and leaves its pid in ZK_PID.
+zk_start() {
+  mkdir -p "$2"
+  printf 'tickTime=500\ndataDir=%s\nclientPort=%s\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n' "$2" "$1" >"$2/zoo.cfg"
+  java -Xmx256m -XX:+UseSerialGC -cp '/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:/usr/share/java/*' \
+    org.apache.zookeeper.server.quorum.QuorumPeerMain "$2/zoo.cfg" >"$2.log" 2>&1 &
+  ZK_PID=$!
+  until (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null; do sleep 0.2; done
+}

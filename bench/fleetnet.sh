@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# States crossing real links (issue 54): a leading edge and N following
+# edges, each follower in a network namespace of its own behind a link
+# of RATE (1gbit), and crawls arriving as a fleet sees them.
+#
+#   sudo bench/fleetnet.sh 10                   # 10 followers over bench_fleetnet (100,000 listings)
+#   ROUNDS=2 LISTINGS=1000000 DAYS=30 EDGE_CH_DATABASE=bench_fleetnet_1m MEMORY_LIMIT=6GiB bench/fleetnet.sh 2
+#
+# It seeds EDGE_CH_DATABASE (default bench_fleetnet, LISTINGS 100000, DAYS
+# 90) when empty, starts a ZooKeeper on 127.0.0.1:12181 and the leader
+# in this namespace (its fleet address on the bench's bridge, 10.77.0.1),
+# then the followers (10.77.0.11, .12, ...), each one's veth shaped both
+# ways by tc (tbf at RATE). The followers reach ClickHouse and ZooKeeper,
+# which listen on loopback, through bench/fleetnet's forwarder on the
+# bridge. Once every follower serves the leader's state, each of ROUNDS
+# (default 3) rounds writes a crawl of 1 listing in 288 (a five-minute
+# refresh of a day's crawl: a new reading of each, its users one more)
+# and waits for the leader's refresh (EDGE_REFRESH_SCHEDULE, every 20 s
+# here) and for every follower to publish its figures of that state. It
+# reports, per round, from the leader's publish ("views published" in its
+# log) to each follower's, and the bytes each follower took (its
+# edge_fleet_state_bytes_total) against the whole state's size.
+#
+# Root, ip and tc (iproute2) are needed. Traffic goes only between the
+# namespaces and bridge it makes, which it removes at the end, with its
+# processes. Results go to bench/out/fleetnet.txt, the edges' logs to
+# bench/out/fleetnet-logs/ (0.log the leader's).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
+cd "$root"
+n=${1:-10}
+rate=${RATE:-1gbit}
+rounds=${ROUNDS:-3}
+export EDGE_CH_ADDR=${EDGE_CH_ADDR:-127.0.0.1:19000}
+export EDGE_CH_DATABASE=${EDGE_CH_DATABASE:-bench_fleetnet}
+listings=${LISTINGS:-100000}
+days=${DAYS:-90}
+br=edgefl0
+net=10.77.0
+out=bench/out/fleetnet.txt
+mkdir -p bench/out
+ch() { clickhouse-client --port "${EDGE_CH_ADDR##*:}" -d "$EDGE_CH_DATABASE" -q "$1"; }
+
+make -s build
+GOEXPERIMENT=simd go build -o bin/fleetnet ./bench/fleetnet
+bin/edge seed --if-empty --listings "$listings" --days "$days" >/dev/null
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  for i in $(seq 1 "$n"); do ip netns del "efl$i" 2>/dev/null || true; done
+  ip link del "$br" 2>/dev/null || true
+  rm -rf bench/out/fleetnet-logs && mkdir -p bench/out/fleetnet-logs && cp "$work"/*.log bench/out/fleetnet-logs/ 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The bridge, and a namespace for each follower behind its shaped veth
+# (what an interrupted run left removed first).
+for l in $(ip -o link | grep -oE 'vfl[0-9]+' | sort -u); do ip link del "$l" 2>/dev/null || true; done
+for ns in $(ip netns list | grep -oE '^efl[0-9]+'); do ip netns del "$ns" 2>/dev/null || true; done
+ip link del "$br" 2>/dev/null || true
+ip link add "$br" type bridge
+ip addr add "$net.1/24" dev "$br"
+ip link set "$br" up
+for i in $(seq 1 "$n"); do
+  ip netns add "efl$i"
+  ip link add "vfl$i" type veth peer name eth0 netns "efl$i"
+  ip link set "vfl$i" master "$br" up
+  ip netns exec "efl$i" ip addr add "$net.$((10 + i))/24" dev eth0
+  ip netns exec "efl$i" ip link set eth0 up
+  ip netns exec "efl$i" ip link set lo up
+  tc qdisc add dev "vfl$i" root tbf rate "$rate" burst 256kb latency 50ms
+  ip netns exec "efl$i" tc qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms
+done
+
+zk_start 12181 "$work/zk"
+pids+=("$ZK_PID")
+bin/fleetnet "$net.1:${EDGE_CH_ADDR##*:}=$EDGE_CH_ADDR" "$net.1:12181=127.0.0.1:12181" >"$work/fleetnet.log" 2>&1 &
+pids+=($!)
+
+token=$(head -c 32 /dev/urandom | base64)
+common=(--zk-path "/edge/bench/fleetnet-$$" --fleet-token "$token" --memory-limit "${MEMORY_LIMIT:-2GiB}" --cache-mb 64
+  --refresh-schedule "@every 20s" --full-schedule "0 0 1 1 *" --ranks-schedule off --exports-schedule off --editions-schedule off --no-limits)
+bin/edge serve --listen 127.0.0.1:18090 --zk 127.0.0.1:12181 --fleet-listen "$net.1:18190" \
+  --fleet-dir "$work/f0" "${common[@]}" >"$work/0.log" 2>&1 &
+pids+=($!)
+echo "waiting for the leader's first state"
+until grep -q 'fleet state written' "$work/0.log"; do sleep 0.5; done
+for i in $(seq 1 "$n"); do
+  ip netns exec "efl$i" bin/edge serve --listen 127.0.0.1:18090 --ch-addr "$net.1:${EDGE_CH_ADDR##*:}" --zk "$net.1:12181" \
+    --fleet-listen "$net.$((10 + i)):18190" --fleet-dir "$work/f$i" "${common[@]}" >"$work/$i.log" 2>&1 &
+  pids+=($!)
+done
+
+metric() { # metric <follower index, 0 the leader> <sample with labels>
+  local cmd=(curl -s 127.0.0.1:18090/metrics)
+  (($1 > 0)) && cmd=(ip netns exec "efl$1" "${cmd[@]}")
+  "${cmd[@]}" | awk -v s="$2" 'index($0, s" ") == 1 { print $2; found = 1 } END { if (!found) print 0 }'
+}
+generation() { metric "$1" edge_views_generation | cut -d. -f1; }
+# etag is the ETag of an edge's /api/summary: the same on the leader and
+# a follower that serve the same state (each edge's generation counts
+# its own publishes).
+etag() {
+  local cmd=(curl -s -o /dev/null -D - 127.0.0.1:18090/api/summary)
+  (($1 > 0)) && cmd=(ip netns exec "efl$1" "${cmd[@]}")
+  "${cmd[@]}" | awk 'tolower($1) == "etag:" { print $2 }' | tr -d '\r'
+}
+publishes() { grep -c 'msg="views published"' "$work/$1.log" || true; }
+published_at() { # published_at <index> <k>: the time of its k-th "views published" line
+  grep 'msg="views published"' "$work/$1.log" | sed -n "$2p" | sed -E 's/^time=([^ ]+).*/\1/'
+}
+echo "waiting for $n followers to serve the leader's state"
+until [[ -n $(etag 0) ]]; do sleep 0.5; done
+for i in $(seq 1 "$n"); do
+  until [[ $(etag "$i") == "$(etag 0)" ]]; do sleep 0.5; done
+done
+whole=$(stat -c %s "$work"/f0/*.snap 2>/dev/null | sort -n | tail -1 || echo 0)
+{
+  echo "== $(date -u +%FT%TZ) fleetnet: $n followers behind $rate links, $EDGE_CH_DATABASE ($(ch 'SELECT count() FROM listings_latest FINAL') listings)"
+  echo "whole state (the leader's snapshot file): $whole bytes"
+  for i in $(seq 1 "$n"); do
+    echo "follower $i first state: $(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="whole"}' | awk '{ printf "%.0f", $1 }') bytes whole"
+  done
+} | tee -a "$out"
+
+for r in $(seq 1 "$rounds"); do
+  g0=$(generation 0)
+  declare -A before=() seen=()
+  seen[0]=$(publishes 0)
+  for i in $(seq 1 "$n"); do
+    seen[$i]=$(publishes "$i")
+    before[$i]=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="delta"}')
+    before[w$i]=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="whole"}')
+  done
+  # A crawl of 1 listing in 288, read now: their newest reading again,
+  # with one more user.
+  rows0=$(ch "SELECT count() FROM snapshots")
+  ch "INSERT INTO snapshots (store, id, crawled_at, usage, weekly_downloads, rating, rating_count, stars)
+      SELECT store, id, now(), argMax(usage, crawled_at) + 1, argMax(weekly_downloads, crawled_at),
+             argMax(rating, crawled_at), argMax(rating_count, crawled_at), argMax(stars, crawled_at)
+      FROM snapshots GROUP BY store, id HAVING cityHash64(id, $r, $$) % 288 = 0"
+  changed=$(( $(ch "SELECT count() FROM snapshots") - rows0 ))
+  until (( $(generation 0) > g0 )); do sleep 0.2; done
+  g=$(generation 0)
+  tag=$(etag 0)
+  for i in $(seq 1 "$n"); do
+    until [[ $(etag "$i") == "$tag" ]]; do sleep 0.2; done
+  done
+  sleep 1
+  t0=$(date -d "$(published_at 0 $((seen[0] + 1)))" +%s.%N)
+  times=()
+  bytes=()
+  for i in $(seq 1 "$n"); do
+    at=$(published_at "$i" $((seen[$i] + 1)))
+    if [[ -z $at ]]; then times+=("?"); else times+=("$(awk -v a="$(date -d "$at" +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')"); fi
+    d=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="delta"}')
+    w=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="whole"}')
+    bytes+=("$(awk -v d="$d" -v d0="${before[$i]}" -v w="$w" -v w0="${before[w$i]}" 'BEGIN { printf "%.0f+%.0f", d - d0, w - w0 }')")
+  done
+  {
+    echo "round $r: $changed listings crawled; the leader published generation $g"
+    echo "  leader's publish to each follower's publish (s): ${times[*]}"
+    echo "  bytes each follower took (delta+whole): ${bytes[*]}"
+    sorted=$(printf '%s\n' "${times[@]}" | grep -v '?' | sort -g)
+    echo "  slowest follower: $(tail -1 <<<"$sorted") s; median: $(sed -n "$(( ($(wc -l <<<"$sorted") + 1) / 2 ))p" <<<"$sorted") s"
+  } | tee -a "$out"
+done
+echo "leader's RSS: $(ps -o rss= -p "${pids[2]}" 2>/dev/null || echo ?) KiB; a follower's: $(ps -o rss= -p "${pids[3]}" 2>/dev/null || echo ?) KiB" | tee -a "$out"

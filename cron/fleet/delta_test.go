@@ -304,24 +304,11 @@ func TestLeaderHoldsAnAskFromItsNewestState(t *testing.T) {
 	s := synth(500, 1)
 	l.offer(t, s, 1)
 	tag := l.pub.cur.Load().tag
-	head := func(inm, prefer string) (*http.Response, time.Duration) {
-		req, _ := http.NewRequest(http.MethodHead, l.url+StatePath, nil)
-		req.Header.Set("If-None-Match", inm)
-		if prefer != "" {
-			req.Header.Set("Prefer", prefer)
-		}
-		start := time.Now()
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp, time.Since(start)
+	start := time.Now()
+	if resp := askState(t, l.url, http.MethodHead, "If-None-Match", tag, "Prefer", "wait=60"); resp.StatusCode != http.StatusNotModified || time.Since(start) < time.Second {
+		t.Errorf("an ask from the newest state: %s after %v, want 304 after the leader's bound", resp.Status, time.Since(start))
 	}
-	if resp, took := head(tag, "wait=60"); resp.StatusCode != http.StatusNotModified || took < time.Second {
-		t.Errorf("an ask from the newest state: %s after %v, want 304 after the leader's bound", resp.Status, took)
-	}
-	if resp, _ := head(`"state-`+strings.Repeat("00", 32)+`"`, "wait=60"); resp.StatusCode != http.StatusOK {
+	if resp := askState(t, l.url, http.MethodHead, "If-None-Match", `"state-`+strings.Repeat("00", 32)+`"`, "Prefer", "wait=60"); resp.StatusCode != http.StatusOK {
 		t.Errorf("an ask from another state: %s, want 200 at once", resp.Status)
 	}
 	for v, want := range map[string]time.Duration{"wait=5": 5 * time.Second, "respond-async, wait=10": 10 * time.Second,
@@ -353,19 +340,7 @@ func TestWatchToldOnceTheDeltaIsWritten(t *testing.T) {
 	digest := replica.DigestOf(next, 2)
 	l.pub.writeDelta(offer{r: next, snapshots: 2}, digest)
 	ask := func(method string, header ...string) *http.Response {
-		req, _ := http.NewRequest(method, l.url+StatePath, nil)
-		req.Header.Set("If-None-Match", old)
-		req.Header.Set("Prefer", "wait=60")
-		for i := 0; i < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp
+		return askState(t, l.url, method, append([]string{"If-None-Match", old, "Prefer", "wait=60"}, header...)...)
 	}
 	if resp := ask(http.MethodHead, "A-IM", deltaIM); resp.StatusCode != http.StatusOK || resp.Header.Get("ETag") != stateTag(digest) {
 		t.Errorf("a watch from the state before, the delta written: %s ETag %q, want 200 and the new state's tag %q",
@@ -377,4 +352,21 @@ func TestWatchToldOnceTheDeltaIsWritten(t *testing.T) {
 	if resp := ask(http.MethodHead); resp.StatusCode != http.StatusNotModified {
 		t.Errorf("an ask that takes no delta, before the whole file: %s, want 304 (the whole state it holds)", resp.Status)
 	}
+}
+
+// askState asks the leader at url for its state with the headers given as
+// name, value pairs, reads the answer's body and returns the answer.
+func askState(t *testing.T, url, method string, header ...string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(method, url+StatePath, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp
 }

@@ -63,8 +63,12 @@ type link struct {
 }
 
 // Start listens on a free loopback port and forwards to target.
-func Start(target string) (*Proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func Start(target string) (*Proxy, error) { return StartOn("127.0.0.1:0", target) }
+
+// StartOn listens on addr and forwards to target (bench/fleetnet: from
+// a bench's own bridge to a server on loopback).
+func StartOn(addr, target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}

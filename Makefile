@@ -9,6 +9,9 @@ export PATH := $(dir $(GO)):$(PATH)
 # Text search scans with AVX2 through Go's simd/archsimd package, which
 # needs this experiment; builds without it use a portable scan (views/textscan*.go).
 export GOEXPERIMENT ?= simd
+# Builds that do not depend on where the clone is: a fresh clone (CI's,
+# or a second worktree) reuses the build cache's compiled packages.
+export GOFLAGS ?= -trimpath
 
 .PHONY: all build run test deps vet fmt-check fuzz clickhouse clickhouse-stop cdn docker bench clean
 
@@ -60,47 +63,12 @@ vet:
 	GOOS=freebsd GOARCH=386 $(GO) build ./...
 	GOOS=freebsd GOARCH=386 $(GO) vet $(PLATFORM)
 
-# NORACE are the tests that check behaviour at scale in one goroutine's
-# work (brute-force property checks of the listing query engine and the
-# text index, the tool calls' counting over many bodies, the answer cache
-# under 120,000 requests, the precompression of every published answer
-# at the best level): they run in the race detector's pass at a tenth of
-# its speed for nothing it can find, so they run in a pass of their own
-# without it; so do the pages' audits in Chromium, whose time is the
-# browser's. (What the race detector can find in precompression, rounds
-# beside requests, TestPrecompressWhileAsked checks under it.)
-# Every code path they take also runs under the race detector in other
-# tests (docs/testing.md, Time).
-NORACE := TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium|TestPrecompressedOnPublish
-
-# BESIDE are the tests of package edge that mostly wait on servers of
-# their own (a cluster of three ClickHouse servers and ZooKeeper, its
-# distributed DDL, a replica and ZooKeeper stopped: 178 s under the race
-# detector, 143 s of it setting up). They run under the race detector
-# beside the NORACE pass and the fuzz targets, not in edge's pass alone
-# (whose fault and load tests time what they measure), nor beside the
-# other packages' race pass (tried: that pass took 3 minutes longer, its
-# own cluster test competing; docs/testing.md, Time).
-BESIDE := TestClusterAnswersAsOneServer
-
 # test is everything CI runs: formatting, vet, and every test (with the
-# race detector but NORACE), against real ClickHouse servers the tests
-# start themselves. Each pass says when it starts.
+# race detector but the NORACE tests), against real ClickHouse servers the
+# tests start themselves, in three lanes that share the cores by priority
+# (deploy/test.sh: what runs where, and why; docs/testing.md, Time).
 test: deps fmt-check vet
-	@echo "== $$(date -u +%T) race pass: every package but edge"
-	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -skip '^($(NORACE))$$' $$($(GO) list ./... | grep -v '/edge/edge$$')
-	@echo "== $$(date -u +%T) race pass: edge alone"
-	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -skip '^($(NORACE)|$(BESIDE))$$' ./edge # alone: its fault and load tests time what they measure (docs/testing.md, Time)
-	@echo "== $$(date -u +%T) NORACE pass, with edge's $(BESIDE) beside it and the fuzz targets"
-	@mkdir -p .var && rm -f .var/test-beside.status
-	(EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -race -count=1 -timeout 20m -run '^($(BESIDE))$$' ./edge > .var/test-beside.log 2>&1; echo $$? > .var/test-beside.status) &
-	EDGE_TEST_NODE_DIR=$$(deploy/node.sh) CI=$${CI:-true} $(GO) test -count=1 -timeout 10m -run '^($(NORACE))$$' ./edge ./views/...
-	GOEXPERIMENT= $(GO) test -count=1 -run 'Text|Needle|Legacy|List|ScanKernels' ./views/textindex ./views/listq # the portable text scan and scan kernels
-	@echo "== $$(date -u +%T) fuzz targets"
-	GO=$(GO) deploy/fuzz.sh 10000x # every fuzz target, briefly (a count: see deploy/fuzz.sh; make fuzz for long runs)
-	@echo "== $$(date -u +%T) waiting for $(BESIDE)"
-	@while [ ! -s .var/test-beside.status ]; do sleep 2; done; cat .var/test-beside.log; exit $$(cat .var/test-beside.status)
-	@echo "== $$(date -u +%T) make test passed"
+	GO=$(GO) deploy/test.sh
 
 # fuzz runs every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m).
 FUZZTIME ?= 1m

@@ -24,8 +24,8 @@ cd "$(dirname "$0")/.."
 fuzztime=${1:-10000x}
 go=${GO:-go}
 targets=(
-	"./mcp FuzzToolCallsCountedOnce /4"
-	"./edge/v1 FuzzListQuery /4"
+	"./mcp FuzzToolCallsCountedOnce /20"
+	"./edge/v1 FuzzListQuery /20"
 	"./edge/v1 FuzzListCursor"
 	"./edge/v1 FuzzReviewCursor"
 	"./edge/v1 FuzzReviewSearchCursor"

@@ -29,24 +29,35 @@ else
   curl -fsSL "https://nodejs.org/dist/$version/node-$version-linux-$arch.tar.xz" | tar -xJ -C "$root/.var/node" --strip-components=1
   bindir="$root/.var/node/bin"
 fi
-clients="$root/mcp/testdata/clients"
-if [ ! -d "$clients/node_modules/@modelcontextprotocol/client" ] || [ "$clients/package-lock.json" -nt "$clients/node_modules/.package-lock.json" ]; then
-  echo "node.sh: installing the pinned MCP clients (npm ci)" >&2
-  (cd "$clients" && PATH="$bindir:$PATH" npm ci --no-audit --no-fund --loglevel=error >&2)
-fi
-audits="$root/edge/testdata/pages"
-if [ ! -d "$audits/node_modules/axe-core" ] || [ "$audits/package-lock.json" -nt "$audits/node_modules/.package-lock.json" ]; then
-  # puppeteer-core drives Debian's Chromium (make deps): it downloads no
-  # browser of its own.
-  echo "node.sh: installing the pages' browser audits (axe-core, puppeteer-core, lighthouse; npm ci)" >&2
-  (cd "$audits" && PATH="$bindir:$PATH" npm ci --no-audit --no-fund --loglevel=error >&2)
-fi
-runner="$root/analytics/chtest/chdb/node"
-if [ ! -f "$runner/node_modules/chdb/package.json" ] || [ "$runner/package-lock.json" -nt "$runner/node_modules/.package-lock.json" ]; then
-  # npm install, not npm ci: the lock holds the one platform library npm
-  # resolved (chdb's are optional dependencies, one per platform), which
-  # npm ci refuses as out of step; npm install takes the lock's versions.
-  echo "node.sh: installing the current ClickHouse engine (npm's chdb, as the lock pins it)" >&2
-  (cd "$runner" && PATH="$bindir:$PATH" npm install --no-audit --no-fund --loglevel=error >&2)
-fi
+# install DIR WHAT NPM-ARGS...: DIR's locked packages, installed once per
+# lock (and Node.js version) into the user's cache and linked as
+# DIR/node_modules, so a fresh clone (CI's, or a second worktree) takes
+# them in a moment instead of a fresh npm install each.
+install() {
+  local dir=$1 what=$2 sum cache tmp
+  shift 2
+  sum=$(cat "$dir/package.json" "$dir/package-lock.json" <(PATH="$bindir:$PATH" node --version) | sha256sum | cut -c1-16)
+  cache="${XDG_CACHE_HOME:-$HOME/.cache}/edge/node_modules/$(basename "$dir")-$sum"
+  if [ ! -d "$cache/node_modules" ]; then
+    echo "node.sh: installing $what" >&2
+    mkdir -p "$(dirname "$cache")"
+    tmp=$(mktemp -d "$cache.XXXXXX")
+    cp "$dir/package.json" "$dir/package-lock.json" "$tmp/"
+    (cd "$tmp" && PATH="$bindir:$PATH" npm "$@" --no-audit --no-fund --loglevel=error >&2)
+    # Another install of the same lock may have finished first.
+    mv -T "$tmp" "$cache" 2>/dev/null || rm -rf "$tmp"
+  fi
+  if [ "$(readlink "$dir/node_modules" 2>/dev/null)" != "$cache/node_modules" ]; then
+    rm -rf "$dir/node_modules"
+    ln -s "$cache/node_modules" "$dir/node_modules"
+  fi
+}
+install "$root/mcp/testdata/clients" "the pinned MCP clients (npm ci)" ci
+# puppeteer-core drives Debian's Chromium (make deps): it downloads no
+# browser of its own.
+install "$root/edge/testdata/pages" "the pages' browser audits (axe-core, puppeteer-core, lighthouse; npm ci)" ci
+# npm install, not npm ci: the lock holds the one platform library npm
+# resolved (chdb's are optional dependencies, one per platform), which
+# npm ci refuses as out of step; npm install takes the lock's versions.
+install "$root/analytics/chtest/chdb/node" "the current ClickHouse engine (npm's chdb, as the lock pins it)" install
 echo "$bindir"

@@ -157,7 +157,7 @@ func TestCompression(t *testing.T) {
 // miss is encoded at the fast level when first asked for in a coding, and
 // that a state whose answers did not change reuses the variants made for
 // the previous one. It runs in make test's pass without the race
-// detector (the Makefile's NORACE); TestPrecompressWhileAsked in
+// detector (NORACE in deploy/test.sh); TestPrecompressWhileAsked in
 // edge/answer checks rounds beside requests under it.
 func TestPrecompressedOnPublish(t *testing.T) {
 	h := start(t, synthetic(t), func(c *edge.Config) { c.NoPrecompress = false })

@@ -33,11 +33,10 @@ type Engine struct {
 // Find locates Node.js (in EDGE_TEST_NODE_DIR when set, else on PATH)
 // and the installed chdb package next to this file.
 func Find() (*Engine, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return nil, ErrMissing
+	dir, err := nodeDir()
+	if err != nil {
+		return nil, fmt.Errorf("%w (%v)", ErrMissing, err)
 	}
-	dir := filepath.Join(filepath.Dir(file), "node")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "chdb", "package.json")); err != nil {
 		return nil, fmt.Errorf("%w (%s has no node_modules/chdb)", ErrMissing, dir)
 	}
@@ -112,4 +111,26 @@ func tail(s string, n int) string {
 		return "…" + s[len(s)-n:]
 	}
 	return s
+}
+
+// nodeDir returns the folder of node/run.js: next to this file when the
+// build recorded its absolute path, else (a build with -trimpath, as make
+// test runs) found from the working directory, which for a test is its
+// package's folder inside the module.
+func nodeDir() (string, error) {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		return filepath.Join(filepath.Dir(file), "node"), nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find the module: %w", err)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, "analytics", "chtest", "chdb", "node"), nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod above %s", wd)
+		}
+	}
 }

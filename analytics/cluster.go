@@ -56,6 +56,7 @@ var (
 	createTableRE = regexp.MustCompile(`(?s)^CREATE TABLE IF NOT EXISTS (\w+) (\(.*\))\s*ENGINE = (\w+)(\(([^)]*)\))?(.*)$`)
 	createViewRE  = regexp.MustCompile(`(?s)^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO (\w+) AS\s+(.*)$`)
 	dropTableRE   = regexp.MustCompile(`^DROP TABLE IF EXISTS (\w+)$`)
+	addColumnRE   = regexp.MustCompile(`(?s)^ALTER TABLE (\w+) (ADD COLUMN (\w+) .*)$`)
 	insertRE      = regexp.MustCompile(`(?s)^INSERT INTO \w+`)
 	fromRE        = regexp.MustCompile(`\bFROM (\w+)`)
 )
@@ -97,6 +98,16 @@ func clusterDDL(stmt, cluster, db string, version int) ([]string, error) {
 	case dropTableRE.MatchString(stmt):
 		name := dropTableRE.FindStringSubmatch(stmt)[1]
 		return []string{"DROP TABLE IF EXISTS " + q(name) + on, "DROP TABLE IF EXISTS " + q(name+localSuffix) + on}, nil
+	case addColumnRE.MatchString(stmt):
+		// The local tables first: the Distributed table's column is
+		// written through to theirs. A replicated table's ALTER is itself
+		// replicated: distributed DDL runs it on one replica a shard. The
+		// Distributed table's is refused as distributed DDL (18.16: "isn't
+		// replicated, but shard is replicated according to its cluster
+		// definition"), so it has no ON CLUSTER: Migrate runs it on every
+		// server of the cluster (onEveryServer).
+		m := addColumnRE.FindStringSubmatch(stmt)
+		return []string{"ALTER TABLE " + q(m[1]+localSuffix) + on + " " + m[2], "ALTER TABLE " + q(m[1]) + " " + m[2]}, nil
 	case insertRE.MatchString(stmt):
 		return []string{stmt}, nil // through the Distributed tables
 	}

@@ -57,6 +57,10 @@ func TestClusterForms(t *testing.T) {
 			"DROP TABLE IF EXISTS `db`.`daily_ranks_days` ON CLUSTER `c`", "DROP TABLE IF EXISTS `db`.`daily_ranks_days_local` ON CLUSTER `c`",
 		}},
 		{"INSERT INTO series_daily SELECT * FROM snapshots", []string{"INSERT INTO series_daily SELECT * FROM snapshots"}},
+		{"ALTER TABLE webhook_cursors ADD COLUMN epoch UInt64 DEFAULT 0", []string{
+			"ALTER TABLE `db`.`webhook_cursors_local` ON CLUSTER `c` ADD COLUMN epoch UInt64 DEFAULT 0",
+			"ALTER TABLE `db`.`webhook_cursors` ADD COLUMN epoch UInt64 DEFAULT 0",
+		}},
 	} {
 		got, err := clusterDDL(c.stmt, "c", "db", 7)
 		if err != nil || strings.Join(got, "\n;\n") != strings.Join(c.want, "\n;\n") {
@@ -66,10 +70,27 @@ func TestClusterForms(t *testing.T) {
 	for _, bad := range []string{
 		"CREATE TABLE IF NOT EXISTS nowhere (x UInt8) ENGINE = MergeTree ORDER BY x", // no shard key
 		"CREATE TABLE IF NOT EXISTS usage (x UInt8) ENGINE = Memory",                 // no replicated form
-		"ALTER TABLE usage ADD COLUMN y UInt8",                                       // no cluster form yet
+		"ALTER TABLE usage DROP COLUMN y",                                            // no cluster form yet
 	} {
 		if _, err := clusterDDL(bad, "c", "db", 1); err == nil {
 			t.Errorf("%q has a cluster form", bad)
+		}
+	}
+}
+
+// TestAddedColumn: Migrate finds the column a statement adds, in a
+// server's form and a cluster's, to skip it where the column is there.
+func TestAddedColumn(t *testing.T) {
+	for _, c := range []struct{ stmt, table, column string }{
+		{"ALTER TABLE webhook_cursors ADD COLUMN epoch UInt64 DEFAULT 0", "webhook_cursors", "epoch"},
+		{"ALTER TABLE `db`.`webhook_cursors_local` ON CLUSTER `c` ADD COLUMN epoch UInt64 DEFAULT 0", "webhook_cursors_local", "epoch"},
+		{"ALTER TABLE `db`.`webhook_cursors` ADD COLUMN epoch UInt64 DEFAULT 0", "webhook_cursors", "epoch"},
+		{"ALTER TABLE usage DROP COLUMN y", "", ""},
+		{"CREATE TABLE IF NOT EXISTS t (x UInt8) ENGINE = MergeTree ORDER BY x", "", ""},
+	} {
+		table, column, ok := addedColumn(c.stmt)
+		if table != c.table || column != c.column || ok != (c.table != "") {
+			t.Errorf("%q: %q %q %v, want %q %q", c.stmt, table, column, ok, c.table, c.column)
 		}
 	}
 }

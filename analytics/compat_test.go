@@ -277,7 +277,7 @@ func needChdb(t *testing.T) *chdb.Engine {
 
 // The kinds of captured statements.
 const (
-	kindSchema = iota // CREATE, DROP, and a migration's INSERT … SELECT
+	kindSchema = iota // CREATE, DROP, a migration's INSERT … SELECT and ADD COLUMN
 	kindInsert        // a batch insert: INSERT INTO t (…) FORMAT Native
 	kindRead          // SELECT
 	kindChange        // ALTER, TRUNCATE
@@ -329,11 +329,16 @@ func kindOf(q string) int {
 		}
 		return kindSchema // a migration's INSERT … SELECT
 	case "ALTER", "TRUNCATE", "OPTIMIZE":
+		if addsColumn.MatchString(q) {
+			return kindSchema // a migration's ALTER TABLE … ADD COLUMN
+		}
 		return kindChange
 	default:
 		return kindSchema
 	}
 }
+
+var addsColumn = regexp.MustCompile(`(?is)^\s*ALTER\s+TABLE\s+\S+\s+ADD\s+COLUMN\s`)
 
 var insertValues = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+([\w.` + "`" + `]+)\s*\(([^)]*)\)\s*(VALUES|FORMAT\s+Native)\s*$`)
 

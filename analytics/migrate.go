@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,7 +90,9 @@ const migrationTimeout = 2 * time.Hour
 // Migrate creates the database if needed and applies every migration not
 // yet recorded in schema_migrations. Every statement is idempotent (IF NOT
 // EXISTS), so a migration cut short is simply run again; running Migrate
-// twice leaves the schema unchanged. It returns the versions it applied.
+// twice leaves the schema unchanged. On a cluster, it then makes on each
+// server the tables it lacks (a replica added to a running cluster:
+// makeMissingTables). It returns the versions it applied.
 func Migrate(ctx context.Context, cfg Config, log *slog.Logger) ([]int, error) {
 	// A migration may copy a table (0007 copies the readings, a minute at
 	// 1M listings): its statement answers only when done.
@@ -140,6 +143,12 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) ([]int, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read schema_migrations: %w", err)
 	}
+	if cfg.Cluster != "" {
+		// The read above took each shard's rows from one of its replicas,
+		// which may be one just added, its table still empty: what any
+		// server holds counts too.
+		appliedOnServers(ctx, conn, cfg, applied)
+	}
 	all, err := Migrations()
 	if err != nil {
 		return nil, err
@@ -155,6 +164,24 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) ([]int, error) {
 				return done, fmt.Errorf("migration %s statement %d: %w", m.Name, i+1, err)
 			}
 			for _, s := range stmts {
+				if table, column, ok := addedColumn(s); ok && cfg.Cluster != "" && !strings.Contains(s, " ON CLUSTER ") {
+					// A Distributed table's column, added on each server.
+					if err := onEveryServer(ctx, conn, cfg, table, column, s); err != nil {
+						return done, fmt.Errorf("migration %s statement %d: %w", m.Name, i+1, err)
+					}
+					continue
+				}
+				if table, column, ok := addedColumn(s); ok {
+					// 18.16 has no ADD COLUMN IF NOT EXISTS: a migration
+					// cut short after this statement runs again.
+					there, err := columnExists(ctx, conn, table, column)
+					if err != nil {
+						return done, fmt.Errorf("migration %s statement %d: %w", m.Name, i+1, err)
+					}
+					if there {
+						continue
+					}
+				}
 				if err := conn.Exec(ctx, s); err != nil {
 					return done, fmt.Errorf("migration %s statement %d: %w", m.Name, i+1, err)
 				}
@@ -168,5 +195,36 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) ([]int, error) {
 		log.InfoContext(ctx, "migration applied", "version", m.Version, "name", m.Name)
 		done = append(done, m.Version)
 	}
+	if cfg.Cluster != "" {
+		if err := makeMissingTables(ctx, conn, cfg, log); err != nil {
+			return done, err
+		}
+	}
 	return done, nil
+}
+
+// addedColumnRE matches a statement that adds a column, of one server
+// (ALTER TABLE t ADD COLUMN c ...) or of a cluster (ALTER TABLE `db`.`t`
+// ON CLUSTER `c` ADD COLUMN c ...).
+var addedColumnRE = regexp.MustCompile("^ALTER TABLE (?:`[^`]+`\\.)?`?(\\w+)`?(?: ON CLUSTER `[^`]+`)? ADD COLUMN (\\w+) ")
+
+// addedColumn returns the table and column a statement adds, if it adds
+// one.
+func addedColumn(stmt string) (table, column string, ok bool) {
+	m := addedColumnRE.FindStringSubmatch(stmt)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}
+
+// columnExists reports whether a table of the current database has a
+// column.
+func columnExists(ctx context.Context, conn driver.Conn, table, column string) (bool, error) {
+	var n uint64
+	err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = currentDatabase() AND table = ? AND name = ?", table, column).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("look for column %s of %s: %w", column, table, err)
+	}
+	return n > 0, nil
 }

@@ -88,23 +88,31 @@ type WebhookCursor struct {
 	Cursor       string    // the last event delivered
 	FailingSince time.Time // zero when the next delivery has not failed
 	Attempts     uint32    // failed attempts of the next delivery
+	// Epoch is the fleet leadership's under which the deliveries it
+	// records were made (package cron/leader; 0 for an edge alone, and
+	// for an endpoint no leader has written yet): a cursor of a larger
+	// epoch wins over any of a smaller one, whenever it was written, so
+	// that a leader that lost its lease and writes late cannot move back
+	// where its successor stands.
+	Epoch uint64
 }
 
 // WriteWebhookCursors stores the cursors of several endpoints at once,
-// written at now (newer than any earlier write of the same edge).
+// written at now (newer than any earlier write of the same edge), each
+// with its epoch.
 func WriteWebhookCursors(ctx context.Context, conn driver.Conn, cs []WebhookCursor, now time.Time) error {
 	if len(cs) == 0 {
 		return nil
 	}
 	v := uint64(now.UnixNano())
-	return sendBatch(ctx, conn, "INSERT INTO webhook_cursors (id, cursor, failing_since, attempts, version)", "webhook_cursors",
+	return sendBatch(ctx, conn, "INSERT INTO webhook_cursors (id, cursor, failing_since, attempts, version, epoch)", "webhook_cursors",
 		func(b driver.Batch) error {
 			for _, c := range cs {
 				var since uint32
 				if !c.FailingSince.IsZero() {
 					since = uint32(c.FailingSince.Unix())
 				}
-				if err := b.Append(c.ID, c.Cursor, since, c.Attempts, v); err != nil {
+				if err := b.Append(c.ID, c.Cursor, since, c.Attempts, v, c.Epoch); err != nil {
 					return err
 				}
 			}
@@ -112,10 +120,11 @@ func WriteWebhookCursors(ctx context.Context, conn driver.Conn, cs []WebhookCurs
 		})
 }
 
-// LoadWebhookCursors returns the newest cursor of every endpoint that has
-// one.
+// LoadWebhookCursors returns the cursor of every endpoint that has one:
+// the newest of its largest epoch.
 func LoadWebhookCursors(ctx context.Context, conn driver.Conn) (map[string]WebhookCursor, error) {
-	rows, err := conn.Query(ctx, `SELECT id, argMax(cursor, version), argMax(failing_since, version), argMax(attempts, version)
+	rows, err := conn.Query(ctx, `SELECT id, argMax(cursor, (epoch, version)), argMax(failing_since, (epoch, version)),
+		argMax(attempts, (epoch, version)), max(epoch)
 		FROM webhook_cursors GROUP BY id ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("load webhook cursors: %w", err)
@@ -125,7 +134,7 @@ func LoadWebhookCursors(ctx context.Context, conn driver.Conn) (map[string]Webho
 	for rows.Next() {
 		var c WebhookCursor
 		var since uint32
-		if err := rows.Scan(&c.ID, &c.Cursor, &since, &c.Attempts); err != nil {
+		if err := rows.Scan(&c.ID, &c.Cursor, &since, &c.Attempts, &c.Epoch); err != nil {
 			return nil, fmt.Errorf("scan webhook cursor: %w", err)
 		}
 		if since > 0 {

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Runs every test of `make test` (after its deps, fmt and vet) in three
-# lanes at once that share the machine's cores by priority:
+# Runs every test of `make test` (after its deps, fmt and vet), in steps
+# that keep the machine's cores busy without one test's timing bending
+# another's:
 #
-#   edge    package edge under the race detector, then the NORACE tests
-#           without it; at normal priority: its fault and load tests
-#           time what they measure, so this lane has first claim on the
-#           CPU and runs as it would alone.
-#   others  every other package under the race detector, then BESIDE;
-#           at nice 10, taking what the edge lane leaves (the edge lane
-#           waits on its servers and clients for a third of its time).
-#   fuzz    every fuzz target, briefly (deploy/fuzz.sh); at nice 19,
-#           taking only what both leave.
+#   1. every package but edge under the race detector (two at a time);
+#   2. package edge under the race detector, alone at normal priority:
+#      its fault and load tests time what they measure;
+#   3. edge's NORACE tests without it, beside BESIDE (a cluster test that
+#      mostly waits on servers of its own).
 #
-# Each lane writes its log to .var/test/LANE.log; a lane's log is printed
-# when it ends, with how long it took. The script fails if any lane does.
+# From the start, a background lane at nice 19 runs what times nothing:
+# the fuzz targets (briefly: deploy/fuzz.sh), the NORACE tests of the
+# other packages and the portable text scan. It takes the CPU the steps
+# leave (step 2 waits on its servers and clients a third of its time),
+# and a core of its own only once they are done.
+#
+# The background lanes' logs are in .var/test/ and printed when they end.
+# The script fails if any step or lane does.
 #
 #   GO=go deploy/test.sh
 set -euo pipefail
@@ -28,7 +31,12 @@ export EDGE_TEST_NODE_DIR
 # text index, the tool calls' counting over many bodies, the answer cache
 # under 120,000 requests, the precompression of every published answer
 # at the best level, the seeded data's shares of each kind of change over
-# 20,000 generated listings, the linking of twin listings over 120,000):
+# 20,000 generated listings, the linking of twin listings over 120,000,
+# and the HTTP tests that walk every route, page, sort or listing one
+# request at a time: the OpenAPI description against every answer, the
+# crawl of 500 pages, every route's replay, every sort to its end, the
+# pages' counts against their JSON, one rank in every listing's document
+# and history, a review search over 50,000 listings):
 # they run in the race detector's pass at a tenth of its speed for
 # nothing it can find, so they run in a pass of their own without it; so
 # do the pages' audits in Chromium, whose time is the browser's. (What
@@ -36,14 +44,17 @@ export EDGE_TEST_NODE_DIR
 # TestPrecompressWhileAsked checks under it.) Every code path they take
 # also runs under the race detector in other tests (docs/testing.md,
 # Time).
-NORACE='TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium|TestPrecompressedOnPublish|TestHistoriesHaveEveryKindOfChange|TestLinkingPrecisionRecall'
-NORACE_PKGS='./edge ./views/... ./analytics/seed ./analytics/memload'
+NORACE_EDGE='TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium|TestPrecompressedOnPublish|TestOpenAPIDescribesLiveAnswers|TestCrawlFromHome|TestEveryRouteReplaysTheFullPathsBytes|TestCountPagesEqualTheirJSON|TestEverySortListsEveryListing|TestReviewSearchInALargeCategory|TestOneRankInDocumentAndHistory'
+NORACE_OTHERS='TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestHistoriesHaveEveryKindOfChange|TestLinkingPrecisionRecall'
+NORACE="$NORACE_EDGE|$NORACE_OTHERS"
 
 # BESIDE are the tests of package edge that mostly wait on servers of
 # their own (a cluster of three ClickHouse servers and ZooKeeper, its
-# distributed DDL, a replica and ZooKeeper stopped): they run under the
-# race detector in the others lane, after that lane's packages (whose own
-# cluster test would compete with it for the cores), not in the edge lane.
+# distributed DDL, a replica, a shard and ZooKeeper stopped, a replica
+# added): under the race detector, beside step 3; not in step 2, whose
+# tests time what they measure, nor beside step 1, whose own cluster test
+# would compete with it (that step took 3 minutes longer: docs/testing.md,
+# Time).
 BESIDE='TestClusterAnswersAsOneServer'
 
 logs=.var/test
@@ -52,69 +63,73 @@ rm -f "$logs"/*.log
 
 stamp() { echo "== $(date -u +%T) $*"; }
 
-lane_edge() {
-	stamp "race pass: edge"
-	"$go" test -race -count=1 -timeout 20m -skip "^($NORACE|$BESIDE)\$" ./edge
-	stamp "NORACE pass"
-	# shellcheck disable=SC2086
-	"$go" test -count=1 -timeout 10m -run "^($NORACE)\$" $NORACE_PKGS
-	stamp "the portable text scan and scan kernels"
-	GOEXPERIMENT= "$go" test -count=1 -run 'Text|Needle|Legacy|List|ScanKernels' ./views/textindex ./views/listq
-}
-
-lane_others() {
-	stamp "race pass: every package but edge"
-	# shellcheck disable=SC2046
-	"$go" test -race -count=1 -timeout 20m -skip "^($NORACE)\$" $("$go" list ./... | grep -v '/edge/edge$')
-	stamp "race pass: $BESIDE"
-	"$go" test -race -count=1 -timeout 20m -run "^($BESIDE)\$" ./edge
-}
-
-lane_fuzz() {
+# lane_background is what times nothing, at nice 19.
+lane_background() {
+	local rc=0
 	stamp "fuzz targets"
 	# Every fuzz target, briefly: a count, see deploy/fuzz.sh (make fuzz
 	# for long runs).
-	deploy/fuzz.sh 10000x
+	deploy/fuzz.sh 10000x || rc=1
+	stamp "NORACE pass of the other packages"
+	"$go" test -count=1 -timeout 10m -run "^($NORACE_OTHERS)\$" ./views/... ./analytics/seed ./analytics/memload || rc=1
+	stamp "the portable text scan and scan kernels"
+	GOEXPERIMENT= "$go" test -count=1 -run 'Text|Needle|Legacy|List|ScanKernels' ./views/textindex ./views/listq || rc=1
+	return $rc
+}
+
+# lane_beside is BESIDE, under the race detector.
+lane_beside() {
+	"$go" test -race -count=1 -timeout 20m -run "^($BESIDE)\$" ./edge
 }
 
 # run starts lane $1 at niceness $2 in the background, its output to its
-# log, and records its pid.
+# log.
 declare -A pid lane_start
 run() {
 	local name=$1 niceness=$2
 	lane_start[$name]=$SECONDS
 	(
 		renice -n "$niceness" -p $BASHPID >/dev/null
-		ionice -c 2 -n $((niceness * 7 / 19)) -p $BASHPID 2>/dev/null || true
 		"lane_$name"
 	) >"$logs/$name.log" 2>&1 &
 	pid[$name]=$!
 }
 
-stamp "tests in three lanes: edge, others (nice 10), fuzz (nice 19); logs in $logs"
-run edge 0
-run others 10
-run fuzz 19
-
 failed=()
-left=${#pid[@]}
-while ((left > 0)); do
+# step runs one step in the foreground, saying how long it took.
+step() {
+	local what=$1 start=$SECONDS
+	shift
+	stamp "$what"
+	if "$@"; then
+		echo "== $what: passed in $((SECONDS - start)) s"
+	else
+		echo "== $what: FAILED in $((SECONDS - start)) s"
+		failed+=("$what")
+	fi
+}
+
+# The packages every race pass builds on, built once before two passes
+# would build them side by side (a moment with a warm build cache).
+step "building the race detector's packages" "$go" build -race ./...
+run background 19
+# shellcheck disable=SC2046
+step "race pass: every package but edge" "$go" test -race -count=1 -timeout 20m -skip "^($NORACE)\$" $("$go" list ./... | grep -v '/edge/edge$')
+step "race pass: edge" "$go" test -race -count=1 -timeout 20m -skip "^($NORACE|$BESIDE)\$" ./edge
+run beside 0
+step "NORACE pass: edge, beside $BESIDE" "$go" test -count=1 -timeout 10m -run "^($NORACE_EDGE)\$" ./edge
+
+for name in beside background; do
 	status=0
-	wait -n -p done "${pid[@]}" || status=$?
-	for name in "${!pid[@]}"; do
-		if [[ ${pid[$name]} == "$done" ]]; then
-			echo
-			echo "==== lane $name: $( ((status == 0)) && echo passed || echo FAILED) in $((SECONDS - lane_start[$name])) s"
-			cat "$logs/$name.log"
-			if ((status != 0)); then failed+=("$name"); fi
-			unset "pid[$name]"
-		fi
-	done
-	left=${#pid[@]}
+	wait "${pid[$name]}" || status=$?
+	echo
+	echo "==== lane $name: $( ((status == 0)) && echo passed || echo FAILED) in $((SECONDS - lane_start[$name])) s"
+	cat "$logs/$name.log"
+	if ((status != 0)); then failed+=("$name"); fi
 done
 echo
 if ((${#failed[@]} > 0)); then
-	stamp "make test FAILED in lanes: ${failed[*]}"
+	stamp "make test FAILED: ${failed[*]}"
 	exit 1
 fi
 stamp "make test passed"

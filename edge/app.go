@@ -177,6 +177,9 @@ type Sources struct {
 	// Leading says whether this edge leads its fleet, for the work a
 	// fleet does once (webhook deliveries); nil: it does (alone).
 	Leading func() bool
+	// Epoch is the epoch of this edge's lead (package cron/leader), which
+	// fences what an earlier leader writes late (nil: 0).
+	Epoch func() int64
 	// Collectors are metrics of the edge's other parts (its fleet's) to
 	// serve on /metrics.
 	Collectors []prometheus.Collector
@@ -352,7 +355,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	}
 	hooks.Routes(s.app)
 	if cfg.Webhooks.Key != "" && cfg.Webhooks.Deliver && src.DB != nil {
-		if s.deliverer, err = webhooks.NewDeliverer(cfg.Webhooks, src.DB, src.State, src.Leading, log); err != nil {
+		if s.deliverer, err = webhooks.NewDeliverer(cfg.Webhooks, src.DB, src.State, webhooks.Lead{Leading: src.Leading, Epoch: src.Epoch}, log); err != nil {
 			return nil, err
 		}
 	}

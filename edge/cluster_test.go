@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,6 +165,89 @@ func TestClusterAnswersAsOneServer(t *testing.T) {
 		twoEdgesShareKeysAndTheDay(t, fleetDBs[1])
 	})
 
+	// The second shard, one server, goes away: what the edge answers
+	// from memory goes on; a read of ClickHouse, which a Distributed
+	// table sends to every shard, answers 503 with Retry-After; a full
+	// load fails and the last state keeps serving; the calls counted
+	// meanwhile are written once the shard is back, and every answer is
+	// whole again.
+	t.Run("a whole shard down", func(t *testing.T) {
+		key, id := signUpWithKey(t, many, "shard@example.com")
+		cconn, err := analytics.Open(ctx, ccfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cconn.Close()
+		stored := func() (uint64, error) {
+			u, err := analytics.LoadUsage(ctx, cconn, time.Now())
+			return u["key:"+id], err
+		}
+		l := st.Replica.OfStore(views.Apple)[5]
+		history := "/api/v1/listings/apple/" + url.PathEscape(l.ID) + "/history?days=12"
+		memory := []string{"/api/v1/charts/chrome?chart=trending", "/api/v1/listings/apple/" + url.PathEscape(l.ID), "/api/summary",
+			"/stores/apple", "/charts/chrome?chart=top"}
+		before := many.State.Load()
+		down := c.Shards[1][0]
+		down.Pause()
+		resumed := false
+		defer func() {
+			if !resumed {
+				down.Resume()
+			}
+		}()
+		if err := many.Jobs.RunNow("views"); err == nil {
+			t.Fatal("a full load with a shard down succeeded")
+		}
+		if many.State.Load() != before {
+			t.Fatal("a failed load replaced the published state")
+		}
+		for _, p := range memory {
+			if a, b := get(t, "GET", one.Base+p), get(t, "GET", many.Base+p); b.status != 200 || !bytes.Equal(a.body, b.body) {
+				t.Errorf("%s with a shard down: %d, want the answer from memory", p, b.status)
+			}
+		}
+		r := call(t, "GET", many.Base+history, bearer(key), "")
+		if problem(t, r, 503); r.header.Get("Retry-After") == "" {
+			t.Fatal("a read refused with a shard down has no Retry-After")
+		}
+		// A listing's page reads its year of history: refused the same
+		// way, as a page for people.
+		pg := get(t, "GET", many.Base+"/listings/apple/"+url.PathEscape(l.ID))
+		if pg.status != 503 || pg.header.Get("Retry-After") == "" || !strings.HasPrefix(pg.header.Get("Content-Type"), "text/html") {
+			t.Fatalf("a listing's page with a shard down: %d, Retry-After %q, %s", pg.status, pg.header.Get("Retry-After"), pg.header.Get("Content-Type"))
+		}
+		// Calls with the key, counted while the shard is away.
+		const calls = 5
+		for range calls {
+			if a := call(t, "GET", many.Base+"/api/v1/tags", bearer(key), ""); a.status != 200 {
+				t.Fatalf("a call answered from memory with a shard down: %d %s", a.status, a.body)
+			}
+		}
+		if err := down.Resume(); err != nil {
+			t.Fatal(err)
+		}
+		resumed = true
+		want := get(t, "GET", one.Base+history)
+		waitFor(t, func() bool {
+			b := call(t, "GET", many.Base+history, bearer(key), "")
+			return b.status == 200 && bytes.Equal(b.body, want.body)
+		})
+		if err := many.Jobs.RunNow("views"); err != nil {
+			t.Fatalf("a full load once the shard is back: %v", err)
+		}
+		for _, p := range paths {
+			if a, b := get(t, "GET", one.Base+p), get(t, "GET", many.Base+p); b.status != a.status || !bytes.Equal(a.body, b.body) {
+				t.Errorf("%s once the shard is back: one server %d, the cluster %d", p, a.status, b.status)
+			}
+		}
+		// Nothing lost: the calls made while it was away are in the day's
+		// usage once the edge has written them.
+		waitFor(t, func() bool {
+			n, err := stored()
+			return err == nil && n >= calls
+		})
+	})
+
 	// ZooKeeper goes away: reads go on; a write to a replicated table
 	// (a new key) is refused with a 503 that says to retry, and works
 	// again once ZooKeeper is back.
@@ -206,6 +291,63 @@ func TestClusterAnswersAsOneServer(t *testing.T) {
 			}
 			if time.Now().After(deadline) {
 				t.Fatal("writes not back within 90 s of ZooKeeper")
+			}
+		}
+	})
+
+	// A replica added to the running cluster, a second one of the second
+	// shard: once every server names it, edge migrate gives it the
+	// tables it lacks, it fetches its shard's rows from the other replica
+	// through ZooKeeper, and an edge that reads through it alone answers
+	// as the edge over one server does.
+	t.Run("a replica added", func(t *testing.T) {
+		added, err := c.AddReplica(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := func(s *chtest.Server, sql string, args ...any) uint64 {
+			conn, err := analytics.Open(ctx, s.Config("default"))
+			if err != nil {
+				return 0
+			}
+			defer conn.Close()
+			var n uint64
+			if err := conn.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+				return 0
+			}
+			return n
+		}
+		for _, s := range c.Servers() { // each reads its configuration again within seconds
+			waitFor(t, func() bool {
+				return count(s, "SELECT count() FROM system.clusters WHERE cluster = ?", chtest.ClusterName) == uint64(len(c.Servers()))
+			})
+		}
+		if _, err := analytics.Migrate(ctx, ccfg, slog.New(slog.DiscardHandler)); err != nil {
+			t.Fatalf("migrate with a replica added: %v", err)
+		}
+		peer := c.Shards[1][0]
+		for _, table := range []string{"listings_local", "snapshots_local", "reviews_local", "accounts_local", "api_keys_local", "editions_local"} {
+			q := "SELECT count() FROM " + ccfg.Database + "." + table
+			want := count(peer, q)
+			if table == "listings_local" && want == 0 {
+				t.Fatalf("the shard's other replica holds no listings")
+			}
+			waitFor(t, func() bool { return count(added, q) == want })
+		}
+		through := ccfg
+		through.Addr = added.Addr
+		h := start(t, edgetest.Dataset{CH: &through})
+		for _, job := range []string{"views", "editions"} {
+			if err := h.Jobs.RunNow(job); err != nil {
+				t.Fatal(job, err)
+			}
+		}
+		for _, p := range paths {
+			if p == "/api/v1/exports" {
+				continue // each edge lists the files it built
+			}
+			if a, b := get(t, "GET", one.Base+p), get(t, "GET", h.Base+p); b.status != a.status || !bytes.Equal(a.body, b.body) {
+				t.Errorf("%s through the new replica: %d (%d bytes), one server %d (%d bytes)", p, b.status, len(b.body), a.status, len(a.body))
 			}
 		}
 	})

@@ -98,19 +98,10 @@ func (s *Server) launch() error {
 		}
 	}
 	s.HTTPAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))
-	cfg := ConfigXML(s.dir, s.tcpPort, httpPort)
-	if s.extra != "" { // a cluster's server
-		cfg = strings.Replace(cfg, "</yandex>", s.extra+"</yandex>", 1)
-		cfg = strings.Replace(cfg, "<profiles><default>", "<profiles><default>"+analytics.RequiredProfile, 1)
-		if os.Getenv("EDGE_TEST_CH_DEBUG") != "" {
-			cfg = strings.Replace(cfg, "<level>warning</level>", "<level>debug</level>", 1)
-		}
+	if err := s.writeConfig(); err != nil {
+		return err
 	}
-	cfgPath := filepath.Join(s.dir, "config.xml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		return fmt.Errorf("write config: %w", err)
-	}
-	args := append(append([]string{}, s.binary[1:]...), "--config-file="+cfgPath)
+	args := append(append([]string{}, s.binary[1:]...), "--config-file="+filepath.Join(s.dir, "config.xml"))
 	if err := s.start(s.dir, "server.log", s.binary[0], args...); err != nil {
 		return err
 	}
@@ -144,6 +135,25 @@ func (s *Server) Config(db string) analytics.Config {
 	cfg.Addr = s.Addr
 	cfg.Database = db
 	return cfg
+}
+
+// writeConfig writes the server's configuration file (a running server
+// reads what it may change of it again on its own).
+func (s *Server) writeConfig() error {
+	_, port, _ := net.SplitHostPort(s.HTTPAddr)
+	httpPort, _ := strconv.Atoi(port)
+	cfg := ConfigXML(s.dir, s.tcpPort, httpPort)
+	if s.extra != "" { // a cluster's server
+		cfg = strings.Replace(cfg, "</yandex>", s.extra+"</yandex>", 1)
+		cfg = strings.Replace(cfg, "<profiles><default>", "<profiles><default>"+analytics.RequiredProfile, 1)
+		if os.Getenv("EDGE_TEST_CH_DEBUG") != "" {
+			cfg = strings.Replace(cfg, "<level>warning</level>", "<level>debug</level>", 1)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "config.xml"), []byte(cfg), 0o600); err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	return nil
 }
 
 // Pause stops the server process (as an outage would) while keeping its

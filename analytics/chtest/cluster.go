@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -183,14 +184,7 @@ func StartCluster(replicas ...int) (*Cluster, error) {
 	remote := c.remoteServers()
 	for i, shard := range c.Shards {
 		for j, s := range shard {
-			s.extra = fmt.Sprintf(`  <zookeeper><node><host>127.0.0.1</host><port>%d</port></node><session_timeout_ms>10000</session_timeout_ms></zookeeper>
-  <remote_servers>%s</remote_servers>
-  <macros><shard>%d</shard><replica>r%d</replica></macros>
-  <interserver_http_host>127.0.0.1</interserver_http_host>
-  <interserver_http_port>%d</interserver_http_port>
-  <distributed_ddl><path>/clickhouse/edge/task_queue/ddl</path></distributed_ddl>
-  <merge_tree><zookeeper_session_expiration_check_period>1</zookeeper_session_expiration_check_period></merge_tree>
-`, zk.Port, remote, i+1, j+1, interserver[s])
+			s.extra = serverExtra(zk.Port, remote, i+1, j+1, interserver[s])
 			ports.release(s.tcpPort, s.httpPort, interserver[s])
 			if err := s.launch(); err != nil {
 				c.Stop()
@@ -199,6 +193,67 @@ func StartCluster(replicas ...int) (*Cluster, error) {
 		}
 	}
 	return c, nil
+}
+
+// AddReplica starts a new server as a replica of shard (counted from
+// 0), with none of the cluster's databases, and names it in every
+// server's <remote_servers>: the running ones read their configuration
+// again on their own within seconds (ClickHouse reloads clusters), and
+// their distributed DDL then waits for it too. analytics.Migrate with the
+// cluster gives it the tables it lacks.
+func (c *Cluster) AddReplica(shard int) (*Server, error) {
+	bin, err := findBinary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "edge-clickhouse-*")
+	if err != nil {
+		return nil, fmt.Errorf("make data dir: %w", err)
+	}
+	s := &Server{dir: dir, binary: bin}
+	var ports portSet
+	defer ports.close()
+	var ps [3]int
+	for k := range ps {
+		if ps[k], err = ports.take(); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	s.tcpPort, s.httpPort = ps[0], ps[1]
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.tcpPort))
+	c.Shards[shard] = append(c.Shards[shard], s)
+	remote := c.remoteServers()
+	for _, other := range c.Servers() {
+		if other == s {
+			continue
+		}
+		other.extra = remoteServersRE.ReplaceAllLiteralString(other.extra, "<remote_servers>"+remote+"</remote_servers>")
+		if err := other.writeConfig(); err != nil {
+			return nil, err
+		}
+	}
+	s.extra = serverExtra(c.ZooKeeper.Port, remote, shard+1, len(c.Shards[shard]), ps[2])
+	ports.release(ps[:]...)
+	if err := s.launch(); err != nil {
+		return nil, fmt.Errorf("shard %d's new replica: %w", shard+1, err)
+	}
+	return s, nil
+}
+
+// remoteServersRE finds a server's <remote_servers>.
+var remoteServersRE = regexp.MustCompile(`<remote_servers>.*</remote_servers>`)
+
+// serverExtra is the configuration a cluster's server adds to ConfigXML's.
+func serverExtra(zkPort int, remote string, shard, replica, interserver int) string {
+	return fmt.Sprintf(`  <zookeeper><node><host>127.0.0.1</host><port>%d</port></node><session_timeout_ms>10000</session_timeout_ms></zookeeper>
+  <remote_servers>%s</remote_servers>
+  <macros><shard>%d</shard><replica>r%d</replica></macros>
+  <interserver_http_host>127.0.0.1</interserver_http_host>
+  <interserver_http_port>%d</interserver_http_port>
+  <distributed_ddl><path>/clickhouse/edge/task_queue/ddl</path></distributed_ddl>
+  <merge_tree><zookeeper_session_expiration_check_period>1</zookeeper_session_expiration_check_period></merge_tree>
+`, zkPort, remote, shard, replica, interserver)
 }
 
 // remoteServers returns the <remote_servers> body naming the cluster.

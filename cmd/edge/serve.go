@@ -409,9 +409,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var (
 		elector atomic.Pointer[leader.Elector]
 		leading func() bool
+		epoch   func() int64
 	)
 	if c.zk != "" {
 		leading = func() bool { e := elector.Load(); return e != nil && e.Leading() }
+		epoch = func() int64 {
+			if e := elector.Load(); e != nil {
+				return e.Epoch()
+			}
+			return 0
+		}
 	}
 	var (
 		pub        *fleet.Publisher
@@ -458,7 +465,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		elector.Store(e)
 		defer e.Close()
 	}
-	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB, Leading: leading,
+	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB, Leading: leading, Epoch: epoch,
 		Collectors: collectors}
 	if client != nil {
 		// The usage and the keys' changes: read from the leader while

@@ -4,7 +4,18 @@
 // path, and the edge with the lowest leads. Leadership is a lease on the
 // edge's ZooKeeper session: an edge that loses its connection stops
 // leading at once, and its node goes when the session expires, so that
-// the next edge leads; no two edges lead while ZooKeeper can tell.
+// the next edge leads.
+//
+// The lease is also timed, so that no two edges lead at once even when
+// the leader cannot tell it lost its connection (a process paused, a
+// network that drops without a word): each time ZooKeeper answers the
+// leader, it may lead for half the session timeout ZooKeeper granted
+// from the moment it asked, and it asks every sixth of it. ZooKeeper ends
+// a session a whole timeout after it last heard from it, so the leader's
+// lease has ended at least half a timeout before another edge can be
+// elected. Each leadership has an epoch (Epoch), larger for each later
+// leader, for the work a leader writes to fence an earlier one's late
+// writes with (the webhooks' cursors).
 //
 // ZooKeeper may be reachable by others than the fleet, so a node takes
 // part only when the edge's own recipe made it: its name is that of a
@@ -75,6 +86,9 @@ type Elector struct {
 	conn    *zk.Conn
 	events  <-chan zk.Event
 	leading atomic.Bool
+	until   atomic.Int64           // the lease's end, unix nanoseconds
+	epoch   atomic.Int64           // Epoch's, while this edge leads
+	granted atomic.Int64           // the session timeout ZooKeeper granted, ms (0: not yet known)
 	leader  atomic.Pointer[member] // the leading node's, nil when unknown
 	acl     []zk.ACL               // of the nodes this edge creates
 	ignored atomic.Int64           // nodes ignored (Ignored)
@@ -102,18 +116,76 @@ func Start(cfg Config, log *slog.Logger) (*Elector, error) {
 		}
 		acl = zk.DigestACL(zk.PermAll, user, pass)
 	}
-	conn, events, err := zk.Connect(cfg.Servers, cfg.SessionTimeout, zk.WithLogger(zkLogger{log}))
+	e := &Elector{cfg: cfg, log: log, acl: acl, seen: map[string]bool{}, done: make(chan struct{})}
+	conn, events, err := zk.Connect(cfg.Servers, cfg.SessionTimeout, zk.WithLogger(zkLogger{log, &e.granted}))
 	if err != nil {
 		return nil, fmt.Errorf("leader: connect to ZooKeeper: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &Elector{cfg: cfg, log: log, conn: conn, events: events, acl: acl, seen: map[string]bool{}, cancel: cancel, done: make(chan struct{})}
+	e.conn, e.events, e.cancel = conn, events, cancel
 	go e.run(ctx)
 	return e, nil
 }
 
-// Leading reports whether this edge leads now.
-func (e *Elector) Leading() bool { return e.leading.Load() }
+// Leading reports whether this edge leads now: it won the election and
+// its lease has not run out.
+func (e *Elector) Leading() bool {
+	return e.leading.Load() && time.Now().UnixNano() < e.until.Load()
+}
+
+// Epoch returns the epoch of this edge's leadership while it leads, else
+// 0: one more than the sequence number of its node, which ZooKeeper makes
+// larger for each node of the election, so that a leader elected after
+// another has a larger epoch.
+func (e *Elector) Epoch() int64 {
+	if !e.Leading() {
+		return 0
+	}
+	return e.epoch.Load()
+}
+
+// LeaseEnd returns when this edge's lease ends if ZooKeeper does not
+// answer it again; the zero time when it does not lead.
+func (e *Elector) LeaseEnd() time.Time {
+	if !e.leading.Load() {
+		return time.Time{}
+	}
+	return time.Unix(0, e.until.Load())
+}
+
+// lease returns how long a leader may lead from a moment ZooKeeper
+// answered a request it sent: half the session timeout ZooKeeper granted
+// (which may be shorter than the one asked for), 0 while that is not
+// known.
+func (e *Elector) lease() time.Duration {
+	return time.Duration(e.granted.Load()) * time.Millisecond / 2
+}
+
+// beat returns how often a leader renews its lease: a third of it, so
+// that two answers may go missing before it runs out (a sixth of the
+// session timeout asked for while the grant is not known).
+func (e *Elector) beat() time.Duration {
+	if l := e.lease(); l > 0 {
+		return l / 3
+	}
+	return e.cfg.SessionTimeout / 6
+}
+
+// renew extends the lease from sent, when this edge's node is still
+// there: ZooKeeper answered a request sent then, so the session had not
+// ended.
+func (e *Elector) renew(node string, sent time.Time) error {
+	ok, _, err := e.conn.Exists(node)
+	switch {
+	case err != nil:
+		return err // the lease runs out unless a later request is answered
+	case !ok:
+		e.lose("this edge's node is gone")
+		return errGone
+	}
+	e.until.Store(sent.Add(e.lease()).UnixNano())
+	return nil
+}
 
 // Leader returns the ID of the edge that leads, as this edge last saw
 // it; "" when it does not know.
@@ -216,6 +288,8 @@ func (e *Elector) run(ctx context.Context) {
 	}()
 	retry := time.NewTimer(0)
 	defer retry.Stop()
+	beat := time.NewTimer(e.beat())
+	defer beat.Stop()
 	for {
 		var watch <-chan zk.Event
 		if e.conn.State() != zk.StateHasSession {
@@ -236,23 +310,47 @@ func (e *Elector) run(ctx context.Context) {
 				node, err = e.enter()
 			}
 			if err == nil {
-				watch, err = e.decide(node)
+				watch, err = e.decide(node, time.Now())
 			}
 			switch {
 			case errors.Is(err, errGone):
 				node = "" // our node is gone: enter again
 				continue
+			case errors.Is(err, errNoGrant):
+				retry.Reset(20 * time.Millisecond)
 			case err != nil:
 				e.lose(err.Error())
 				retry.Reset(time.Second)
 			}
 		}
+		if !e.wait(ctx, node, watch, retry.C, beat) {
+			return
+		}
+	}
+}
+
+// wait renews the lease at each beat while this edge leads, until ctx
+// ends (false) or something calls for the election to be read again: a
+// connection or session change, the watch, the retry, or this edge's
+// node gone.
+func (e *Elector) wait(ctx context.Context, node string, watch <-chan zk.Event, retry <-chan time.Time, beat *time.Timer) bool {
+	for {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-e.events: // a connection or session change
+			return true
 		case <-watch: // the node before ours, or the leader, changed
-		case <-retry.C:
+			return true
+		case <-retry:
+			return true
+		case <-beat.C:
+			if e.leading.Load() && node != "" {
+				if err := e.renew(node, time.Now()); errors.Is(err, errGone) {
+					return true
+				}
+			}
+			beat.Reset(e.beat())
 		}
 	}
 }
@@ -312,11 +410,17 @@ func (e *Elector) closePath() error {
 // errGone says this edge's node is gone from the election.
 var errGone = errors.New("this edge's node is gone")
 
+// errNoGrant says this edge would lead but does not know yet for how
+// long it may.
+var errNoGrant = errors.New("the session timeout ZooKeeper granted is not known yet")
+
 // decide reads the election's nodes, and watches them: this edge leads
 // when its node is the lowest. Every edge watches the whole list, not
 // just the node before its own, so that each knows who leads (Leader);
 // a fleet is tens of edges, so a change wakes tens of watchers.
-func (e *Elector) decide(node string) (<-chan zk.Event, error) {
+//
+// sent is when it asks: a leader's lease runs from then.
+func (e *Elector) decide(node string, sent time.Time) (<-chan zk.Event, error) {
 	children, _, watch, err := e.conn.ChildrenW(e.cfg.Path)
 	if err != nil {
 		return nil, fmt.Errorf("read the election: %w", err)
@@ -344,10 +448,12 @@ func (e *Elector) decide(node string) (<-chan zk.Event, error) {
 	}
 	slices.SortFunc(nodes, func(a, b candidate) int { return cmp.Or(cmp.Compare(a.seq, b.seq), strings.Compare(a.name, b.name)) })
 	own := node[strings.LastIndex(node, "/")+1:]
-	if !slices.ContainsFunc(nodes, func(c candidate) bool { return c.name == own }) {
+	i := slices.IndexFunc(nodes, func(c candidate) bool { return c.name == own })
+	if i < 0 {
 		e.lose("this edge's node is gone")
 		return nil, errGone
 	}
+	seq := nodes[i].seq
 	// The leader is the lowest node that takes part: this edge's own, or
 	// the first before it that checks out.
 	mine := false
@@ -375,7 +481,15 @@ func (e *Elector) decide(node string) (<-chan zk.Event, error) {
 		e.leader.Store(m)
 		break
 	}
+	if mine && e.lease() == 0 {
+		// ZooKeeper's grant is logged just after the session is made:
+		// decide again in a moment.
+		e.lose("the session timeout ZooKeeper granted is not known yet")
+		return watch, errNoGrant
+	}
 	if mine {
+		e.until.Store(sent.Add(e.lease()).UnixNano())
+		e.epoch.Store(seq + 1) // the first node's sequence number is 0
 		if !e.leading.Swap(true) {
 			e.log.Info("leading the fleet's once-jobs", "node", node)
 			if e.cfg.OnLead != nil {
@@ -395,10 +509,22 @@ func (e *Elector) lose(why string) {
 	}
 }
 
-// zkLogger sends the ZooKeeper client's lines to slog, at debug level:
-// it logs every reconnection attempt.
-type zkLogger struct{ log *slog.Logger }
+// zkLogger sends the ZooKeeper client's lines to slog, at debug level
+// (it logs every reconnection attempt), and takes from them the session
+// timeout ZooKeeper granted, which the client does not otherwise tell.
+type zkLogger struct {
+	log     *slog.Logger
+	granted *atomic.Int64
+}
+
+// grantedLine is the line the client logs when ZooKeeper grants a session.
+const grantedLine = "authenticated: id=%d, timeout=%d"
 
 func (l zkLogger) Printf(format string, args ...any) {
+	if format == grantedLine && len(args) == 2 {
+		if ms, ok := args[1].(int32); ok && ms > 0 {
+			l.granted.Store(int64(ms))
+		}
+	}
 	l.log.Debug(fmt.Sprintf(format, args...), "from", "zookeeper")
 }

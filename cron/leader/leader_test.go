@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/analytics/chtest/faultproxy"
 	"github.com/edge-stats/edge/cron/fleet/trust"
 	"github.com/edge-stats/edge/cron/leader"
 )
@@ -313,4 +314,68 @@ func (l *syncLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestLeaseEndsBeforeAnotherLeads cuts the leader off from ZooKeeper
+// without a word (its packets go nowhere, as from a paused process or a
+// network that drops them): its lease ends by its own clock before
+// ZooKeeper ends its session and another edge leads, the two never lead
+// at once, and the new leader's epoch is larger. Once the link is back,
+// the first edge follows the second.
+func TestLeaseEndsBeforeAnotherLeads(t *testing.T) {
+	z := startZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	cut, err := faultproxy.Start(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cut.Close()
+	start := func(id, server string) *leader.Elector {
+		e, err := leader.Start(leader.Config{Servers: []string{server}, Path: "/edge/test/lease", ID: id, SessionTimeout: 2 * time.Second},
+			slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	a := start("edge-a", cut.Addr())
+	eventually(t, "the first edge leads", a.Leading)
+	b := start("edge-b", addr)
+	eventually(t, "the second edge follows", func() bool { return b.Leader() == "edge-a" && !b.Leading() })
+	epochA := a.Epoch()
+	if epochA <= 0 || b.Epoch() != 0 {
+		t.Fatalf("epochs: the leader's %d, the other's %d", epochA, b.Epoch())
+	}
+
+	cut.Set(faultproxy.Blackhole, 0, 0)
+	var leaseEnd, aStopped, bLed time.Time
+	for deadline := time.Now().Add(30 * time.Second); bLed.IsZero(); time.Sleep(time.Millisecond) {
+		la, lb := a.Leading(), b.Leading()
+		now := time.Now()
+		if la && lb {
+			t.Fatal("both edges lead")
+		}
+		if la {
+			leaseEnd = a.LeaseEnd()
+		} else if aStopped.IsZero() {
+			aStopped = now
+		}
+		if lb {
+			bLed = now
+		}
+		if now.After(deadline) {
+			t.Fatal("the second edge did not lead within 30 s of the first losing ZooKeeper")
+		}
+	}
+	if aStopped.IsZero() || !aStopped.Before(bLed) || !leaseEnd.Before(bLed) {
+		t.Fatalf("the first edge stopped leading at %v (its lease ending at %v), the second led at %v", aStopped, leaseEnd, bLed)
+	}
+	if b.Epoch() <= epochA {
+		t.Fatalf("the new leader's epoch %d, not larger than the first's %d", b.Epoch(), epochA)
+	}
+	t.Logf("the first edge's lease ended %v before the second led", bLed.Sub(leaseEnd))
+
+	cut.Set(faultproxy.None, 0, 0)
+	eventually(t, "the first edge follows the second", func() bool { return a.Leader() == "edge-b" && !a.Leading() && b.Leading() })
 }

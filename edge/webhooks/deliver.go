@@ -84,14 +84,29 @@ type job struct {
 }
 
 // Deliverer delivers the events to the endpoints, on the edge that leads.
+//
+// Two edges never deliver at once, so that no endpoint gets an event
+// before an earlier one: a delivery starts only while this edge's lease
+// on the lead holds (Lead.Leading, checked again by the worker just before
+// it sends), and an edge that comes to lead waits for the longest
+// delivery attempt (Config.Timeout) before its first, so that any attempt
+// its predecessor started has ended; the predecessor's lease ran out
+// before the election could name another (package cron/leader). The
+// cursors it writes carry its leadership's epoch, which a late write of
+// a predecessor cannot beat (analytics.WebhookCursor).
 type Deliverer struct {
-	cfg     Config
-	db      *analytics.Lazy
-	state   *views.Published[served.State]
-	leading func() bool
-	sealer  *sealer
-	client  *http.Client
-	log     *slog.Logger
+	cfg    Config
+	db     *analytics.Lazy
+	state  *views.Published[served.State]
+	lead   Lead
+	sealer *sealer
+	client *http.Client
+	log    *slog.Logger
+
+	// Of the Run goroutine: since when, and under which epoch, this edge
+	// leads (zero when it does not).
+	since time.Time
+	epoch uint64
 
 	mu     sync.Mutex
 	eps    map[string]*endpoint
@@ -105,18 +120,24 @@ type Deliverer struct {
 	retry      chan job
 }
 
-// NewDeliverer returns the deliverer of cfg (whose Key must be set);
-// leading (nil: always) says whether this edge leads its fleet.
-func NewDeliverer(cfg Config, db *analytics.Lazy, state *views.Published[served.State], leading func() bool, log *slog.Logger) (*Deliverer, error) {
+// Lead says whether, and under which epoch, this edge leads its fleet.
+type Lead struct {
+	// Leading reports whether this edge leads now (nil: an edge alone,
+	// which always does and never waits for a predecessor).
+	Leading func() bool
+	// Epoch returns the epoch of the lead (nil: 0).
+	Epoch func() int64
+}
+
+// NewDeliverer returns the deliverer of cfg (whose Key must be set) on an
+// edge that leads as lead says.
+func NewDeliverer(cfg Config, db *analytics.Lazy, state *views.Published[served.State], lead Lead, log *slog.Logger) (*Deliverer, error) {
 	cfg = cfg.Defaults()
 	s, err := newSealer(cfg.Key)
 	if err != nil {
 		return nil, err
 	}
-	if leading == nil {
-		leading = func() bool { return true }
-	}
-	return &Deliverer{cfg: cfg, db: db, state: state, leading: leading, sealer: s, client: cfg.Policy.Client(cfg.Timeout), log: log,
+	return &Deliverer{cfg: cfg, db: db, state: state, lead: lead, sealer: s, client: cfg.Policy.Client(cfg.Timeout), log: log,
 		eps: map[string]*endpoint{}, dirty: map[string]bool{}, unsealable: map[string]bool{},
 		// Up to 16 deliveries a worker start each tick (10 a second): a
 		// dispatch walks every endpoint, so it runs on the tick alone.
@@ -152,6 +173,15 @@ func (d *Deliverer) Run(ctx context.Context) {
 			d.forget(ctx)
 			continue
 		}
+		if d.since.IsZero() {
+			d.since = time.Now()
+			if d.lead.Epoch != nil {
+				d.epoch = uint64(max(d.lead.Epoch(), 0))
+			}
+		}
+		if d.lead.Leading != nil && time.Since(d.since) < d.cfg.Timeout {
+			continue // a predecessor's last attempts may still run
+		}
 		if time.Since(d.loaded) >= d.cfg.Reload {
 			if err := d.reload(ctx); err != nil {
 				d.log.Warn("webhooks: reading the endpoints failed; will retry", "err", err)
@@ -165,11 +195,34 @@ func (d *Deliverer) Run(ctx context.Context) {
 	}
 }
 
+// busy reports whether a delivery is queued or under way.
+func (d *Deliverer) busy() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, ep := range d.eps {
+		if ep.busy {
+			return true
+		}
+	}
+	return false
+}
+
+// leading reports whether this edge leads now.
+func (d *Deliverer) leading() bool { return d.lead.Leading == nil || d.lead.Leading() }
+
 // forget drops what the deliverer knew once it no longer leads (after
-// writing it): the next leader reads it from ClickHouse.
+// writing it, under the epoch it was delivered in): the next leader reads
+// it from ClickHouse.
 func (d *Deliverer) forget(ctx context.Context) {
+	d.since = time.Time{}
 	if d.loaded.IsZero() {
 		return
+	}
+	// The attempts under way end first (each within Config.Timeout; the
+	// queued ones are dropped), so that what they delivered is written
+	// before the next leader, who waits that long, reads the cursors.
+	for end := time.Now().Add(d.cfg.Timeout + time.Second); d.busy() && time.Now().Before(end) && ctx.Err() == nil; {
+		time.Sleep(10 * time.Millisecond)
 	}
 	d.flush(ctx)
 	d.mu.Lock()
@@ -278,8 +331,15 @@ func (d *Deliverer) work(ctx context.Context, jobs <-chan job) {
 	}
 }
 
-// deliver sends one event to one endpoint and records the outcome.
+// deliver sends one event to one endpoint and records the outcome; not
+// at all when the lease on the lead ran out since the job was queued.
 func (d *Deliverer) deliver(ctx context.Context, j job) {
+	if !d.leading() {
+		d.mu.Lock()
+		j.ep.busy = false
+		d.mu.Unlock()
+		return
+	}
 	doc := v1.NewEventDoc(j.event, j.r.Replica)
 	body, _ := json.Marshal(Message{Type: "listing." + doc.Kind, Timestamp: doc.At, Data: doc})
 	d.mu.Lock()
@@ -372,7 +432,8 @@ func (d *Deliverer) flush(ctx context.Context) {
 	var cs []analytics.WebhookCursor
 	for id := range d.dirty {
 		if ep, ok := d.eps[id]; ok {
-			cs = append(cs, analytics.WebhookCursor{ID: id, Cursor: v1.EventCursor(ep.cursor), FailingSince: ep.failingSince, Attempts: ep.attempts})
+			cs = append(cs, analytics.WebhookCursor{ID: id, Cursor: v1.EventCursor(ep.cursor), FailingSince: ep.failingSince, Attempts: ep.attempts,
+				Epoch: d.epoch})
 		}
 	}
 	logs := d.logs

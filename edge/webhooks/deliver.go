@@ -89,9 +89,10 @@ type job struct {
 // before an earlier one: a delivery starts only while this edge's lease
 // on the lead holds (Lead.Leading, checked again by the worker just before
 // it sends), and an edge that comes to lead waits for the longest
-// delivery attempt (Config.Timeout) before its first, so that any attempt
-// its predecessor started has ended; the predecessor's lease ran out
-// before the election could name another (package cron/leader). The
+// delivery attempt (Config.Timeout, or FirstTimeout if longer) before its
+// first, so that any attempt its predecessor started has ended; the
+// predecessor's lease ran out before the election could name another
+// (package cron/leader). The
 // cursors it writes carry its leadership's epoch, which a late write of
 // a predecessor cannot beat (analytics.WebhookCursor).
 type Deliverer struct {
@@ -179,7 +180,7 @@ func (d *Deliverer) Run(ctx context.Context) {
 				d.epoch = uint64(max(d.lead.Epoch(), 0))
 			}
 		}
-		if d.lead.Leading != nil && time.Since(d.since) < d.cfg.Timeout {
+		if d.lead.Leading != nil && time.Since(d.since) < d.longest() {
 			continue // a predecessor's last attempts may still run
 		}
 		if time.Since(d.loaded) >= d.cfg.Reload {
@@ -194,6 +195,9 @@ func (d *Deliverer) Run(ctx context.Context) {
 		}
 	}
 }
+
+// longest is how long an attempt may take.
+func (d *Deliverer) longest() time.Duration { return max(d.cfg.Timeout, d.cfg.FirstTimeout) }
 
 // busy reports whether a delivery is queued or under way.
 func (d *Deliverer) busy() bool {
@@ -221,7 +225,7 @@ func (d *Deliverer) forget(ctx context.Context) {
 	// The attempts under way end first (each within Config.Timeout; the
 	// queued ones are dropped), so that what they delivered is written
 	// before the next leader, who waits that long, reads the cursors.
-	for end := time.Now().Add(d.cfg.Timeout + time.Second); d.busy() && time.Now().Before(end) && ctx.Err() == nil; {
+	for end := time.Now().Add(d.longest() + time.Second); d.busy() && time.Now().Before(end) && ctx.Err() == nil; {
 		time.Sleep(10 * time.Millisecond)
 	}
 	d.flush(ctx)

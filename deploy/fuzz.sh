@@ -3,8 +3,10 @@
 #
 #   deploy/fuzz.sh [budget per target]    (default 10000x; make fuzz FUZZTIME=10m)
 #
-# A budget is a time (10m) or a number of executions (10000x). make test
-# uses a count: with a time, Go 1.26's fuzzing coordinator can fail a
+# make fuzz runs it (make test runs each target on its seed corpus and
+# found inputs only, as a test: deploy/test.sh). A budget is a time (10m)
+# or a number of executions (10000x, a quick pass of every target in
+# about two minutes). With a time, Go 1.26's fuzzing coordinator can fail a
 # target with a bare "context deadline exceeded" as the time runs out
 # (golang/go#75804, fixed in Go 1.27). Such a failure with no failing
 # input written is reported as that flake, not as a finding.
@@ -13,7 +15,7 @@
 # workers: much of a target's time is its start (linking its binary,
 # the coordinator, the seed corpus), which the other lane's work fills.
 # A target's third field divides a count budget: the costliest per
-# execution run a quarter of it (a time budget is never divided).
+# execution run a fraction of it (a time budget is never divided).
 #
 # Each target's seed corpus is in its package's testdata/fuzz/<target>/
 # and in its f.Add calls; what a run finds (a failing input) is written

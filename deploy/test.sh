@@ -6,16 +6,20 @@
 #   1. every package but edge under the race detector (two at a time);
 #   2. package edge under the race detector, alone at normal priority:
 #      its fault and load tests time what they measure;
-#   3. edge's NORACE tests without it, beside the CLUSTER tests (which
-#      mostly wait on servers of their own).
+#   3. the CLUSTER tests, without it, beside what the background lane
+#      has left.
 #
-# From the start, a background lane runs what times nothing: the fuzz
-# targets (briefly: deploy/fuzz.sh), the NORACE tests of the other
-# packages and the portable text scan. It runs under SCHED_IDLE (chrt
-# --idle), so it takes only the CPU the steps leave (step 2 waits on its
-# servers and clients a third of its time) and gives it back the moment
-# they want it: at nice 19 instead, step 2 took 30% longer (its requests
-# waited for the scheduler's turn).
+# Beside step 2, a background lane runs what times nothing: the NORACE
+# tests and the portable text scan. It runs under
+# SCHED_IDLE (chrt --idle), so it takes only the CPU step 2 leaves (it
+# waits on its servers and clients a third of its time) and gives it
+# back the moment step 2 wants it: at nice 19 instead, step 2 took 30%
+# longer (its requests waited for the scheduler's turn).
+#
+# The fuzz targets run here on their seed corpora and the inputs they
+# found, as every test does (package testdata/fuzz/); fuzzing for new
+# inputs is make fuzz (deploy/fuzz.sh), which does not fit CI's 15
+# minutes on two cores beside everything else (docs/testing.md, Time).
 #
 # The background lanes' logs are in .var/test/ and printed when they end.
 # The script fails if any step or lane does.
@@ -34,6 +38,9 @@ export EDGE_TEST_NODE_DIR
 # under 120,000 requests, the precompression of every published answer
 # at the best level, the seeded data's shares of each kind of change over
 # 20,000 generated listings, the linking of twin listings over 120,000,
+# the replica's property tests (chains of deltas against the whole state,
+# packs, lazy lists against bitmaps), recent answers against the search,
+# growth, sparklines and daily ranks against SQL over every listing,
 # and the HTTP tests that walk every route, page, sort or listing one
 # request at a time: the OpenAPI description against every answer, the
 # crawl of 500 pages, every route's replay, every sort to its end, the
@@ -41,13 +48,15 @@ export EDGE_TEST_NODE_DIR
 # and history, a review search over 50,000 listings):
 # they run in the race detector's pass at a tenth of its speed for
 # nothing it can find, so they run in a pass of their own without it; so
-# do the pages' audits in Chromium, whose time is the browser's. (What
+# do the tests whose time is a browser's (the pages' audits, a listing's
+# page, the docs and a page of another origin in Chromium) or Node's (the
+# TypeScript MCP clients). (What
 # the race detector can find in precompression, rounds beside requests,
 # TestPrecompressWhileAsked checks under it.) Every code path they take
 # also runs under the race detector in other tests (docs/testing.md,
 # Time).
-NORACE_EDGE='TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium|TestPrecompressedOnPublish|TestOpenAPIDescribesLiveAnswers|TestCrawlFromHome|TestEveryRouteReplaysTheFullPathsBytes|TestCountPagesEqualTheirJSON|TestEverySortListsEveryListing|TestReviewSearchInALargeCategory|TestOneRankInDocumentAndHistory'
-NORACE_OTHERS='TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestHistoriesHaveEveryKindOfChange|TestLinkingPrecisionRecall'
+NORACE_EDGE='TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium|TestPrecompressedOnPublish|TestListingPageInChromium|TestDocsRenderInChromium|TestCrossOriginPageInChromium|TestToolServerWithTheTypeScriptClients|TestOpenAPIDescribesLiveAnswers|TestCrawlFromHome|TestEveryRouteReplaysTheFullPathsBytes|TestCountPagesEqualTheirJSON|TestEverySortListsEveryListing|TestReviewSearchInALargeCategory|TestOneRankInDocumentAndHistory'
+NORACE_OTHERS='TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestHistoriesHaveEveryKindOfChange|TestLinkingPrecisionRecall|TestChainOfDeltasIsTheWholeState|TestDeltaHoldsWhatChanged|TestPackHoldsEveryOwnValue|TestPackKeepsWhatIsStillUsed|TestListLazyAndBitmapAgree|TestRecentAnswersAsTheSearch|TestGrowthAndSparklinesMatchSQL|TestDailyRanksMatchReadings'
 NORACE="$NORACE_EDGE|$NORACE_OTHERS"
 
 # CLUSTER are the tests on a cluster of ClickHouse servers and ZooKeeper
@@ -69,18 +78,16 @@ stamp() { echo "== $(date -u +%T) $*"; }
 # lane_background is what times nothing.
 lane_background() {
 	local rc=0
-	stamp "fuzz targets"
-	# Every fuzz target, briefly: a count, see deploy/fuzz.sh (make fuzz
-	# for long runs).
-	deploy/fuzz.sh 10000x || rc=1
 	stamp "NORACE pass of the other packages"
-	"$go" test -count=1 -timeout 10m -run "^($NORACE_OTHERS)\$" ./views/... ./analytics/seed ./analytics/memload || rc=1
+	"$go" test -count=1 -timeout 10m -run "^($NORACE_OTHERS)\$" ./views/... ./analytics ./analytics/seed ./analytics/memload || rc=1
+	stamp "NORACE pass: edge"
+	"$go" test -count=1 -timeout 10m -run "^($NORACE_EDGE)\$" ./edge || rc=1
 	stamp "the portable text scan and scan kernels"
 	GOEXPERIMENT= "$go" test -count=1 -run 'Text|Needle|Legacy|List|ScanKernels' ./views/textindex ./views/listq || rc=1
 	return $rc
 }
 
-# lane_beside is the CLUSTER tests.
+# lane_beside is the CLUSTER tests (step 3).
 lane_beside() {
 	local rc=0
 	"$go" test -count=1 -timeout 20m -run "^($BESIDE)\$" ./edge || rc=1
@@ -120,14 +127,13 @@ step() {
 # The packages every race pass builds on, built once before two passes
 # would build them side by side (a moment with a warm build cache).
 step "building the race detector's packages" "$go" build -race ./...
-run background idle
 # shellcheck disable=SC2046
 step "race pass: every package but edge" "$go" test -race -count=1 -timeout 20m -skip "^($NORACE|$CLUSTER_ANALYTICS)\$" $("$go" list ./... | grep -v '/edge/edge$')
+run background idle
 step "race pass: edge" "$go" test -race -count=1 -timeout 20m -skip "^($NORACE|$BESIDE)\$" ./edge
-run beside
-step "NORACE pass: edge, beside the cluster tests" "$go" test -count=1 -timeout 10m -run "^($NORACE_EDGE)\$" ./edge
+step "the cluster tests" lane_beside
 
-for name in beside background; do
+for name in background; do
 	status=0
 	wait "${pid[$name]}" || status=$?
 	echo

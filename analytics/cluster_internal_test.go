@@ -94,3 +94,23 @@ func TestAddedColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestIfNotExists: a definition SHOW CREATE TABLE gives is made again
+// only where missing; anything else is refused.
+func TestIfNotExists(t *testing.T) {
+	for _, c := range []struct{ def, want string }{
+		{"CREATE TABLE db.t_local (x UInt8) ENGINE = ReplicatedMergeTree('/p/{shard}/t', '{replica}') ORDER BY x",
+			"CREATE TABLE IF NOT EXISTS db.t_local (x UInt8) ENGINE = ReplicatedMergeTree('/p/{shard}/t', '{replica}') ORDER BY x"},
+		{"CREATE MATERIALIZED VIEW db.v TO db.t_local (x UInt8) AS SELECT x FROM db.s_local",
+			"CREATE MATERIALIZED VIEW IF NOT EXISTS db.v TO db.t_local (x UInt8) AS SELECT x FROM db.s_local"},
+		{"DROP TABLE db.t", ""},
+	} {
+		got, err := ifNotExists(c.def)
+		if got != c.want || (err != nil) != (c.want == "") {
+			t.Errorf("%q: %q %v, want %q", c.def, got, err, c.want)
+		}
+	}
+	if makeOrder("ReplicatedMergeTree") >= makeOrder("Distributed") || makeOrder("Distributed") >= makeOrder("MaterializedView") {
+		t.Error("tables are not made before the Distributed tables over them, and those before the views writing into them")
+	}
+}

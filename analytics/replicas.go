@@ -138,7 +138,13 @@ func makeMissingTables(ctx context.Context, conn driver.Conn, cfg Config, log *s
 		}
 		log.WarnContext(ctx, "migrate: a server of the cluster does not answer; it gets the tables it lacks at the next migrate", "server", addr, "err", err)
 	}
-	servers = slices.DeleteFunc(servers, func(s *clusterServer) bool { return s.tables == nil })
+	servers = slices.DeleteFunc(servers, func(s *clusterServer) bool {
+		if s.tables == nil {
+			s.conn.Close()
+			return true
+		}
+		return false
+	})
 	if len(servers) < 2 {
 		return nil
 	}

@@ -10,18 +10,19 @@
 #      has left.
 #
 # Beside step 2, a background lane runs what times nothing: the NORACE
-# tests and the portable text scan. It runs under
-# SCHED_IDLE (chrt --idle), so it takes only the CPU step 2 leaves (it
-# waits on its servers and clients a third of its time) and gives it
-# back the moment step 2 wants it: at nice 19 instead, step 2 took 30%
-# longer (its requests waited for the scheduler's turn).
+# tests and the portable text scan. It runs under SCHED_IDLE (chrt
+# --idle), so it takes only the CPU step 2 leaves (it waits on its
+# servers and clients a third of its time) and gives it back as soon as
+# step 2 wants it: at nice 19 instead, step 2 took 30% longer (its
+# requests waited for the scheduler's turn). Even so it still slows
+# step 2 by about a fifth (docs/testing.md, Time).
 #
 # The fuzz targets run here on their seed corpora and the inputs they
 # found, as every test does (package testdata/fuzz/); fuzzing for new
 # inputs is make fuzz (deploy/fuzz.sh), which does not fit CI's 15
 # minutes on two cores beside everything else (docs/testing.md, Time).
 #
-# The background lanes' logs are in .var/test/ and printed when they end.
+# The background lane's log is in .var/test/ and printed at the end.
 # The script fails if any step or lane does.
 #
 #   GO=go deploy/test.sh
@@ -64,8 +65,8 @@ NORACE="$NORACE_EDGE|$NORACE_OTHERS"
 # and ZooKeeper stopped, a replica added). What they add to the other
 # tests is ClickHouse's topology, not Go's concurrency: every code path
 # they take runs under the race detector over one server. They run
-# without it, beside step 3 (not beside step 1 or 2, whose tests they
-# would slow, and whose timed tests they would bend).
+# without it, in step 3 (not beside step 1 or 2, whose tests they would
+# slow, and whose timed tests they would bend).
 CLUSTER_ANALYTICS='TestSchemaAndLoadsOnACluster'
 BESIDE='TestClusterAnswersAsOneServer'
 

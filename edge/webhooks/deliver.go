@@ -92,9 +92,9 @@ type job struct {
 // delivery attempt (Config.Timeout, or FirstTimeout if longer) before its
 // first, so that any attempt its predecessor started has ended; the
 // predecessor's lease ran out before the election could name another
-// (package cron/leader). The
-// cursors it writes carry its leadership's epoch, which a late write of
-// a predecessor cannot beat (analytics.WebhookCursor).
+// (package cron/leader). The cursors it writes carry its leadership's
+// epoch, which a late write of a predecessor cannot beat
+// (analytics.WebhookCursor).
 type Deliverer struct {
 	cfg    Config
 	db     *analytics.Lazy
@@ -175,10 +175,14 @@ func (d *Deliverer) Run(ctx context.Context) {
 			continue
 		}
 		if d.since.IsZero() {
-			d.since = time.Now()
 			if d.lead.Epoch != nil {
-				d.epoch = uint64(max(d.lead.Epoch(), 0))
+				e := d.lead.Epoch()
+				if e <= 0 {
+					continue // the lease ran out meanwhile
+				}
+				d.epoch = uint64(e)
 			}
+			d.since = time.Now()
 		}
 		if d.lead.Leading != nil && time.Since(d.since) < d.longest() {
 			continue // a predecessor's last attempts may still run

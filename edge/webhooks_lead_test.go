@@ -3,14 +3,12 @@ package edge_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -115,15 +113,7 @@ func (r *leadReceiver) receipts() []receipt {
 // its larger epoch, and a late write of the first edge's epoch does not
 // move it back.
 func TestWebhooksInOrderWhenTheLeadExpires(t *testing.T) {
-	z, err := chtest.StartZooKeeper()
-	switch {
-	case err == nil:
-		defer z.Stop()
-	case errors.Is(err, chtest.ErrNoZooKeeper) && os.Getenv("CI") != "true":
-		t.Skip(err)
-	default:
-		t.Fatal(err)
-	}
+	z := chtest.NeedZooKeeper(t)
 	zkAddr := "127.0.0.1:" + strconv.Itoa(z.Port)
 	cut, err := faultproxy.Start(zkAddr)
 	if err != nil {

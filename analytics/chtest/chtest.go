@@ -70,11 +70,11 @@ func Start() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "edge-clickhouse-*")
+	s, err := newServer(bin)
 	if err != nil {
-		return nil, fmt.Errorf("make data dir: %w", err)
+		return nil, err
 	}
-	s := &Server{dir: dir, binary: bin}
+	dir := s.dir
 	if s.tcpPort, err = freePort(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -85,6 +85,16 @@ func Start() (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// newServer returns a server of binary bin with a data folder of its own,
+// not started.
+func newServer(bin []string) (*Server, error) {
+	dir, err := os.MkdirTemp("", "edge-clickhouse-*")
+	if err != nil {
+		return nil, fmt.Errorf("make data dir: %w", err)
+	}
+	return &Server{dir: dir, binary: bin}, nil
 }
 
 // launch writes the configuration and runs the server until it answers.

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
@@ -45,6 +46,23 @@ func zooKeeperClassPath() (string, error) {
 		return "", ErrNoZooKeeper
 	}
 	return "/usr/share/java/zookeeper.jar:/usr/share/java/zookeeper-jute.jar:/usr/share/java/*", nil
+}
+
+// NeedZooKeeper starts a standalone ZooKeeper for one test, stopped when
+// it ends. Without ZooKeeper installed the test skips, except under CI
+// (CI=true), where it fails.
+func NeedZooKeeper(t testing.TB) *ZooKeeper {
+	t.Helper()
+	z, err := StartZooKeeper()
+	switch {
+	case err == nil:
+		t.Cleanup(z.Stop)
+		return z
+	case errors.Is(err, ErrNoZooKeeper) && os.Getenv("CI") != "true":
+		t.Skip(err)
+	}
+	t.Fatal(err)
+	return nil
 }
 
 // StartZooKeeper starts a standalone ZooKeeper and waits until it
@@ -161,12 +179,11 @@ func StartCluster(replicas ...int) (*Cluster, error) {
 	for _, n := range replicas {
 		var shard []*Server
 		for range n {
-			dir, err := os.MkdirTemp("", "edge-clickhouse-*")
+			s, err := newServer(bin)
 			if err != nil {
 				c.Stop()
-				return nil, fmt.Errorf("make data dir: %w", err)
+				return nil, err
 			}
-			s := &Server{dir: dir, binary: bin}
 			shard = append(shard, s)
 			var ps [3]int
 			for k := range ps {
@@ -206,17 +223,16 @@ func (c *Cluster) AddReplica(shard int) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "edge-clickhouse-*")
+	s, err := newServer(bin)
 	if err != nil {
-		return nil, fmt.Errorf("make data dir: %w", err)
+		return nil, err
 	}
-	s := &Server{dir: dir, binary: bin}
 	var ports portSet
 	defer ports.close()
 	var ps [3]int
 	for k := range ps {
 		if ps[k], err = ports.take(); err != nil {
-			os.RemoveAll(dir)
+			os.RemoveAll(s.dir)
 			return nil, err
 		}
 	}

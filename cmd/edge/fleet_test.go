@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -81,15 +80,7 @@ func ranksOf(addr string) (jobStatus, bool) {
 // takes its state from the new leader.
 func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	srv := chtest.Need(t, srv)
-	z, err := chtest.StartZooKeeper()
-	switch {
-	case err == nil:
-		defer z.Stop()
-	case errors.Is(err, chtest.ErrNoZooKeeper) && os.Getenv("CI") != "true":
-		t.Skip(err)
-	default:
-		t.Fatal(err)
-	}
+	z := chtest.NeedZooKeeper(t)
 	cfg := srv.NewDatabase(t)
 	t.Setenv("EDGE_CH_ADDR", cfg.Addr)
 	t.Setenv("EDGE_CH_DATABASE", cfg.Database)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,22 +18,6 @@ import (
 	"github.com/edge-stats/edge/cron/fleet/trust"
 	"github.com/edge-stats/edge/cron/leader"
 )
-
-// startZooKeeper starts a ZooKeeper for one test; without one the test
-// skips, except under CI.
-func startZooKeeper(t *testing.T) *chtest.ZooKeeper {
-	t.Helper()
-	z, err := chtest.StartZooKeeper()
-	switch {
-	case err == nil:
-		t.Cleanup(z.Stop)
-		return z
-	case errors.Is(err, chtest.ErrNoZooKeeper) && os.Getenv("CI") != "true":
-		t.Skip(err)
-	}
-	t.Fatal(err)
-	return nil
-}
 
 // eventually waits up to 30 s for cond.
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -69,7 +52,7 @@ func leaders(es []*leader.Elector) (leading []*leader.Elector, agree bool) {
 // it; when it leaves, another leads; with ZooKeeper away none leads (a
 // lease on the session), and once it is back exactly one leads again.
 func TestOneEdgeLeads(t *testing.T) {
-	z := startZooKeeper(t)
+	z := chtest.NeedZooKeeper(t)
 	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
 	log := slog.New(slog.DiscardHandler)
 
@@ -182,7 +165,7 @@ var testKeys = sync.OnceValue(func() *trust.Keys {
 // The real leader keeps leading, every edge keeps naming it, and each
 // planted node is logged and counted once.
 func TestPlantedNodesTakeNoPart(t *testing.T) {
-	z := startZooKeeper(t)
+	z := chtest.NeedZooKeeper(t)
 	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
 	path := "/edge/test/planted"
 	var logs syncLog
@@ -262,7 +245,7 @@ func TestPlantedNodesTakeNoPart(t *testing.T) {
 // closed to every other ZooKeeper user (an existing path's ACL is set),
 // and edges with the credentials still elect one.
 func TestZooKeeperCredentials(t *testing.T) {
-	z := startZooKeeper(t)
+	z := chtest.NeedZooKeeper(t)
 	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
 	path := "/edge/test/closed"
 	// The path exists, open to all, before the fleet has credentials.
@@ -323,7 +306,7 @@ func (l *syncLog) String() string {
 // at once, and the new leader's epoch is larger. Once the link is back,
 // the first edge follows the second.
 func TestLeaseEndsBeforeAnotherLeads(t *testing.T) {
-	z := startZooKeeper(t)
+	z := chtest.NeedZooKeeper(t)
 	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
 	cut, err := faultproxy.Start(addr)
 	if err != nil {

@@ -274,7 +274,10 @@ func (p *Publisher) write(o offer) error {
 	defer os.Remove(tmp.Name()) // after the rename, a no-op
 	h := sha256.New()
 	cw := &countingWriter{w: io.MultiWriter(tmp, h)}
-	raw, err := replica.WriteSnapshot(cw, o.r, o.snapshots)
+	// The whole state last, at the lowest priority: the deltas are out,
+	// and few edges take it (atLowPriority).
+	var raw int64
+	atLowPriority(func() { raw, err = replica.WriteSnapshot(cw, o.r, o.snapshots) })
 	if err == nil {
 		err = tmp.Sync()
 	}

@@ -51,8 +51,11 @@ const (
 
 // WriteSnapshot writes r, with snapshots (the count of readings its
 // figures report), to w as a snapshot; it returns the uncompressed size.
+// It compresses in the calling goroutine, on one core, so that a caller
+// can run it at a priority of its choosing (cron/fleet writes it at the
+// lowest).
 func WriteSnapshot(w io.Writer, r *Replica, snapshots int64) (int64, error) {
-	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true))
+	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		return 0, fmt.Errorf("snapshot: %w", err)
 	}
@@ -162,9 +165,10 @@ type ReadOptions struct {
 	Prev *Replica
 	// MaxBytes bounds the uncompressed bytes read (0: no bound).
 	MaxBytes int64
-	// Counted, when set, is given the number of listings once the header
-	// is read, before any listing (a caller sets its collector for a heap
-	// that grows by that many).
+	// Counted, when set, is given the number of listings once a whole
+	// snapshot's header is read, before any listing (a caller sets its
+	// collector for a heap that grows by that many). A delta's read
+	// (ReadDelta) does not call it: its caller can tell the two apart.
 	Counted func(n int)
 }
 

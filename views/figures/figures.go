@@ -8,6 +8,7 @@ package figures
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/edge-stats/edge/views/feed"
 	"github.com/edge-stats/edge/views/links"
 	"github.com/edge-stats/edge/views/listq"
+	"github.com/edge-stats/edge/views/radix"
 	"github.com/edge-stats/edge/views/replica"
 )
 
@@ -255,8 +257,56 @@ type ranked struct {
 
 // sortRanked sorts largest key first, then largest key2, then by id. The
 // items must be of one store, whose listings the replica keeps sorted by
-// id: comparing indexes compares ids.
+// id: comparing indexes compares ids. It packs the keys above the index
+// into one word and sorts the words by radix (package radix) when they
+// fit, as they do for sizes, ratings and climbs: a store's ranking is
+// millions of items, which a comparison sort took most of the ranks'
+// time over.
 func sortRanked(items []ranked) {
+	if len(items) < 2 {
+		return
+	}
+	minK, maxK := items[0].key, items[0].key
+	minK2, maxK2 := items[0].key2, items[0].key2
+	minI, maxI := items[0].idx, items[0].idx
+	inOrder := true
+	for n, it := range items {
+		minK, maxK = min(minK, it.key), max(maxK, it.key)
+		minK2, maxK2 = min(minK2, it.key2), max(maxK2, it.key2)
+		minI, maxI = min(minI, it.idx), max(maxI, it.idx)
+		inOrder = inOrder && (n == 0 || items[n-1].idx < it.idx)
+	}
+	// Spans of a difference that overflows int64 do not fit either.
+	span := func(lo, hi int64) (uint, bool) {
+		d := hi - lo
+		return uint(bits.Len64(uint64(d))), d >= 0
+	}
+	kBits, okK := span(minK, maxK)
+	k2Bits, okK2 := span(minK2, maxK2)
+	iBits := uint(bits.Len64(uint64(maxI - minI)))
+	if !okK || !okK2 || kBits+k2Bits+iBits > 64 {
+		sortRankedCompare(items)
+		return
+	}
+	words := make([]uint64, len(items))
+	for n, it := range items {
+		// Larger keys first: each key counted down from its largest.
+		words[n] = uint64(maxK-it.key)<<(k2Bits+iBits) | uint64(maxK2-it.key2)<<iBits | uint64(it.idx-minI)
+	}
+	from := iBits // items in index order need no pass over the index
+	if !inOrder {
+		from = 0
+	}
+	radix.SortBits(words, nil, from, kBits+k2Bits+iBits)
+	iMask, k2Mask := uint64(1)<<iBits-1, uint64(1)<<k2Bits-1
+	for n, w := range words {
+		items[n] = ranked{key: maxK - int64(w>>(k2Bits+iBits)), key2: maxK2 - int64(w>>iBits&k2Mask), idx: minI + int32(w&iMask)}
+	}
+}
+
+// sortRankedCompare is sortRanked by comparison, for keys too wide to
+// pack.
+func sortRankedCompare(items []ranked) {
 	slices.SortFunc(items, func(a, b ranked) int {
 		if a.key != b.key {
 			return cmp.Compare(b.key, a.key)
@@ -344,98 +394,131 @@ type storeCharts struct {
 	considered map[ChartKey]int
 }
 
+// Chart indexes in Charts, for the arrays chartStore keeps a chart.
+const (
+	cTop = iota
+	cTrending
+	cRising
+	cNew
+	cTopRated
+	cClimbers
+	numCharts
+)
+
+// chartCounts counts, per chart, the listings its rule considered.
+type chartCounts [numCharts]int
+
 // chartStore builds every chart of one store and of each of its
-// categories; byRank is the store's ranking, which is the top chart's order.
+// categories; byRank is the store's ranking, which is the top chart's
+// order. One pass over the store's listings keys every chart (a
+// listing's memory is read once, its category's counters found once).
 func (f *Figures) chartStore(s views.Store, lo, hi int, byRank []ranked) storeCharts {
 	ls := f.replica.All()
-	out := storeCharts{charts: map[ChartKey][]int32{}, considered: map[ChartKey]int{}}
-	consider := func(chart string, l *views.Listing) {
-		out.considered[ChartKey{s, chart, ""}]++
-		out.considered[ChartKey{s, chart, l.Category}]++
+	var whole chartCounts
+	perCat := map[string]*chartCounts{}
+	counts := func(cat string) *chartCounts {
+		c := perCat[cat]
+		if c == nil {
+			c = &chartCounts{}
+			perCat[cat] = c
+		}
+		return c
+	}
+	var items [numCharts][]ranked
+	items[cTop] = byRank
+	for _, it := range byRank {
+		whole[cTop]++
+		counts(ls[it.idx].Category)[cTop]++
 	}
 	newSince := f.replica.Info().ReadingsMark.Add(-NewDays * 24 * time.Hour).Unix()
 	from, to := f.replica.Info().ChartWindow()
-	for _, chart := range Charts {
-		var items []ranked
-		if chart == ChartTop {
-			items = byRank
-			for _, it := range byRank {
-				consider(chart, &ls[it.idx])
+	floor := views.RisingMinSize(s)
+	for i := lo; i < hi; i++ {
+		l := &ls[i]
+		if !l.Live() {
+			continue
+		}
+		var considered [numCharts]bool
+		size, hasSize := l.Size()
+		// The charts of a window rank every listing over the same two
+		// instants (docs/figures.md, Charts).
+		if g, ok := l.ChartGrowth(from, to); ok {
+			considered[cTrending] = true
+			if g.Delta > 0 {
+				items[cTrending] = append(items[cTrending], ranked{key: g.Delta, key2: size, idx: int32(i)})
+			}
+			// Ranked by the percent as published (two decimals), then
+			// size: an entry's order can be read from its figures.
+			if size >= floor && !math.IsNaN(g.Percent) {
+				considered[cRising] = true
+				if hundredths := int64(math.Round(g.Percent * 100)); hundredths > 0 {
+					items[cRising] = append(items[cRising], ranked{key: hundredths, key2: size, idx: int32(i)})
+				}
 			}
 		}
-		for i := lo; i < hi && chart != ChartTop; i++ {
-			l := &ls[i]
-			if !l.Live() {
+		// Every listing first seen in the window: a new app not rated yet
+		// is new too (it comes after the sized ones).
+		if l.FirstSeen >= newSince {
+			considered[cNew] = true
+			key := size
+			if !hasSize {
+				key = -1
+			}
+			items[cNew] = append(items[cNew], ranked{key: key, idx: int32(i)})
+		}
+		if rating, rated := l.Rating(); rated {
+			if count, _ := l.RatingCount(); count >= TopRatedMinRatings {
+				considered[cTopRated] = true
+				items[cTopRated] = append(items[cTopRated], ranked{key: int64(math.Round(views.RoundRating(rating) * 100)), key2: count, idx: int32(i)})
+			}
+		}
+		if f.hasClimb[i] && size >= floor {
+			considered[cClimbers] = true
+			if f.climb[i] > 0 {
+				// Ties go to the better current rank.
+				items[cClimbers] = append(items[cClimbers], ranked{key: int64(f.climb[i]), key2: -int64(f.storeRank[i]), idx: int32(i)})
+			}
+		}
+		var c *chartCounts
+		for k, yes := range considered {
+			if !yes {
 				continue
 			}
-			size, hasSize := l.Size()
-			switch chart {
-			// The charts of a window rank every listing over the same two
-			// instants (docs/figures.md, Charts).
-			case ChartTrending:
-				g, ok := l.ChartGrowth(from, to)
-				if ok {
-					consider(chart, l)
-				}
-				if ok && g.Delta > 0 {
-					items = append(items, ranked{key: g.Delta, key2: size, idx: int32(i)})
-				}
-			case ChartRising:
-				// Ranked by the percent as published (two decimals), then
-				// size: an entry's order can be read from its figures.
-				g, ok := l.ChartGrowth(from, to)
-				if !ok || size < views.RisingMinSize(s) || math.IsNaN(g.Percent) {
-					continue
-				}
-				consider(chart, l)
-				if hundredths := int64(math.Round(g.Percent * 100)); hundredths > 0 {
-					items = append(items, ranked{key: hundredths, key2: size, idx: int32(i)})
-				}
-			case ChartNew:
-				// Every listing first seen in the window: a new app not
-				// rated yet is new too (it comes after the sized ones).
-				if l.FirstSeen >= newSince {
-					consider(chart, l)
-					if !hasSize {
-						size = -1
-					}
-					items = append(items, ranked{key: size, idx: int32(i)})
-				}
-			case ChartTopRated:
-				rating, rated := l.Rating()
-				count, _ := l.RatingCount()
-				if rated && count >= TopRatedMinRatings {
-					consider(chart, l)
-					items = append(items, ranked{key: int64(math.Round(views.RoundRating(rating) * 100)), key2: count, idx: int32(i)})
-				}
-			case ChartClimbers:
-				if f.hasClimb[i] && size >= views.RisingMinSize(s) {
-					consider(chart, l)
-				}
-				if f.hasClimb[i] && f.climb[i] > 0 && size >= views.RisingMinSize(s) {
-					// Ties go to the better current rank.
-					items = append(items, ranked{key: int64(f.climb[i]), key2: -int64(f.storeRank[i]), idx: int32(i)})
-				}
+			if c == nil {
+				c = counts(l.Category)
+			}
+			whole[k]++
+			c[k]++
+		}
+	}
+	out := storeCharts{charts: map[ChartKey][]int32{}, considered: map[ChartKey]int{}}
+	for k, chart := range Charts {
+		if n := whole[k]; n > 0 {
+			out.considered[ChartKey{s, chart, ""}] = n
+		}
+		for cat, c := range perCat {
+			if c[k] > 0 {
+				out.considered[ChartKey{s, chart, cat}] = c[k]
 			}
 		}
-		if chart != ChartTop {
-			sortRanked(items)
+		if k != cTop {
+			sortRanked(items[k])
 		}
-		perCat := map[string][]int32{}
-		var whole []int32
-		for _, it := range items {
-			if len(whole) < ChartSize {
-				whole = append(whole, it.idx)
+		byCat := map[string][]int32{}
+		var top []int32
+		for _, it := range items[k] {
+			if len(top) < ChartSize {
+				top = append(top, it.idx)
 			}
 			cat := ls[it.idx].Category
-			if len(perCat[cat]) < ChartSize {
-				perCat[cat] = append(perCat[cat], it.idx)
+			if len(byCat[cat]) < ChartSize {
+				byCat[cat] = append(byCat[cat], it.idx)
 			}
 		}
-		if len(whole) > 0 {
-			out.charts[ChartKey{s, chart, ""}] = whole
+		if len(top) > 0 {
+			out.charts[ChartKey{s, chart, ""}] = top
 		}
-		for cat, idx := range perCat {
+		for cat, idx := range byCat {
 			out.charts[ChartKey{s, chart, cat}] = idx
 		}
 	}

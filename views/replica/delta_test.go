@@ -137,9 +137,13 @@ func TestChainOfDeltasIsTheWholeState(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Logf("step %d: %+v, %d bytes", k, st, buf.Len())
-				next, snaps, got, err := replica.ReadDelta(&buf, have, haveDigest, replica.ReadOptions{Generation: uint64(k + 1)})
+				counted := false // a follower tells a delta's read by it (cron.Views.follow)
+				next, snaps, got, err := replica.ReadDelta(&buf, have, haveDigest, replica.ReadOptions{Generation: uint64(k + 1), Counted: func(int) { counted = true }})
 				if err != nil {
 					t.Fatalf("step %d (%+v): %v", k, st, err)
+				}
+				if counted {
+					t.Fatalf("step %d: the delta's read called Counted, as a whole state's does", k)
 				}
 				if got != want || snaps != snapshots[k] || next.Info().Generation != uint64(k+1) {
 					t.Fatalf("step %d: digest %x snapshots %d generation %d", k, got[:4], snaps, next.Info().Generation)

@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"github.com/edge-stats/edge/cron/lowprio"
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/apidocs"
@@ -112,7 +113,10 @@ func (s *Server) precompress(ctx context.Context) {
 		state, eds := s.state.Changed(), s.editions.Changed()
 		if st := s.state.Load(); st != nil && st.Figures != nil {
 			if now := (published{st.Replica.Info().Generation, s.editions.Load()}); now != last {
-				s.precompressRound(ctx, &p)
+				// At the lowest priority: requests meanwhile are encoded
+				// at the fast level, and the build of a fleet's next
+				// state on the same host comes first.
+				lowprio.Run(func() { s.precompressRound(ctx, &p) })
 				last = now
 			}
 		}

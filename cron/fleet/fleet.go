@@ -53,6 +53,7 @@ import (
 	"github.com/edge-stats/edge/analytics/exports"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/cron/fleet/trust"
+	"github.com/edge-stats/edge/cron/lowprio"
 	"github.com/edge-stats/edge/views/replica"
 )
 
@@ -275,9 +276,9 @@ func (p *Publisher) write(o offer) error {
 	h := sha256.New()
 	cw := &countingWriter{w: io.MultiWriter(tmp, h)}
 	// The whole state last, at the lowest priority: the deltas are out,
-	// and few edges take it (atLowPriority).
+	// and few edges take it (an edge that joins or fell behind).
 	var raw int64
-	atLowPriority(func() { raw, err = replica.WriteSnapshot(cw, o.r, o.snapshots) })
+	lowprio.Run(func() { raw, err = replica.WriteSnapshot(cw, o.r, o.snapshots) })
 	if err == nil {
 		err = tmp.Sync()
 	}

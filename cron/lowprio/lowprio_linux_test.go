@@ -1,4 +1,4 @@
-package fleet
+package lowprio
 
 import (
 	"os"
@@ -27,17 +27,17 @@ func threadNice(t *testing.T) int {
 	return n
 }
 
-func TestWholeStateWrittenAtLowPriority(t *testing.T) {
+func TestRunsAtTheLowestPriority(t *testing.T) {
 	runtime.LockOSThread()
 	base := threadNice(t)
 	runtime.UnlockOSThread()
-	if base == lowestNice {
+	if base == Nice {
 		t.Skipf("the process already runs at nice %d", base)
 	}
 	var inside int
-	atLowPriority(func() { inside = threadNice(t) })
-	if inside != lowestNice {
-		t.Fatalf("the write ran at nice %d, want %d", inside, lowestNice)
+	Run(func() { inside = threadNice(t) })
+	if inside != Nice {
+		t.Fatalf("f ran at nice %d, want %d", inside, Nice)
 	}
 	// The thread ended with its goroutine: no other goroutine runs at
 	// that priority, on a thread of its own or on any of the runtime's.
@@ -49,11 +49,11 @@ func TestWholeStateWrittenAtLowPriority(t *testing.T) {
 			got <- threadNice(t)
 		}()
 		if n := <-got; n != base {
-			t.Fatalf("a thread after the write runs at nice %d, want the process's %d", n, base)
+			t.Fatalf("a thread after Run runs at nice %d, want the process's %d", n, base)
 		}
 	}
 	var tid int
-	atLowPriority(func() { tid = syscall.Gettid() })
+	Run(func() { tid = syscall.Gettid() })
 	// The runtime ends the thread just after the goroutine: give it a
 	// moment.
 	for try := 0; ; try++ {
@@ -62,7 +62,7 @@ func TestWholeStateWrittenAtLowPriority(t *testing.T) {
 			break
 		}
 		if try == 500 {
-			t.Fatalf("the write's thread %d still exists (%v)", tid, err)
+			t.Fatalf("Run's thread %d still exists (%v)", tid, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sort"
 	"time"
 	"unsafe"
 
@@ -283,8 +284,8 @@ func readDelta(br *bufio.Reader, base *Replica, baseDigest Digest, gen uint64) (
 	if uint64(len(changed)) != count {
 		return nil, 0, want, fmt.Errorf("%d listings changed of the %d its header says", len(changed), count)
 	}
-	listings := applyListings(base.listings, removed, changed, int(n))
-	if uint64(len(listings)) != n {
+	listings, ok := applyListings(base.listings, removed, changed, int(n))
+	if !ok || uint64(len(listings)) != n {
 		return nil, 0, want, fmt.Errorf("%d listings after it, of the %d its header says", len(listings), n)
 	}
 	mode, err := br.ReadByte()
@@ -342,40 +343,46 @@ func readRemoved(br *bufio.Reader, base *Replica) ([]int, error) {
 
 // applyListings returns base's listings less those at the indexes
 // removed, with changed (in key order) added or in place of the ones
-// of the same keys: at most n listings.
-func applyListings(base []views.Listing, removed []int, changed []views.Listing, n int) []views.Listing {
-	out := make([]views.Listing, 0, n)
-	i, j := 0, 0
-	for i < len(base) || j < len(changed) {
-		if len(removed) > 0 && removed[0] == i {
+// of the same keys; ok is false when that would be more than n. Each
+// changed listing's place is found by binary search and the unchanged
+// runs between are copied whole: a refresh changes a few listings in a
+// thousand, and a listing-by-listing merge compared every key.
+func applyListings(base []views.Listing, removed []int, changed []views.Listing, n int) (out []views.Listing, ok bool) {
+	out = make([]views.Listing, 0, n)
+	// run appends base[from:to] less the removed indexes in it, and drops
+	// those before to from removed.
+	run := func(from, to int) bool {
+		for len(removed) > 0 && removed[0] < to {
+			if r := removed[0]; r >= from {
+				if len(out)+r-from > n {
+					return false
+				}
+				out = append(out, base[from:r]...)
+				from = r + 1
+			}
 			removed = removed[1:]
-			i++
-			continue
 		}
-		c := 1
-		switch {
-		case i == len(base):
-			c = 1
-		case j == len(changed):
-			c = -1
-		default:
-			c = compareKey(&base[i], &changed[j])
+		if len(out)+to-from > n {
+			return false
 		}
-		switch {
-		case c < 0:
-			out = append(out, base[i])
-			i++
-		case c > 0:
-			out = append(out, changed[j])
-			j++
-		default:
-			out = append(out, changed[j])
-			i++
-			j++
+		out = append(out, base[from:to]...)
+		return true
+	}
+	i := 0 // the next base listing to copy
+	for j := range changed {
+		c := &changed[j]
+		pos := i + sort.Search(len(base)-i, func(k int) bool { return compareKey(&base[i+k], c) >= 0 })
+		found := pos < len(base) && compareKey(&base[pos], c) == 0
+		if !run(i, pos) || len(out) == n {
+			return nil, false
 		}
-		if len(out) > n {
-			return out // the caller refuses it
+		out = append(out, *c)
+		if i = pos; found {
+			i++ // replaced
 		}
 	}
-	return out
+	if !run(i, len(base)) {
+		return nil, false
+	}
+	return out, true
 }

@@ -99,6 +99,11 @@ type StateSource interface {
 // loads from ClickHouse.
 var ErrNoSource = errors.New("no fleet state to follow")
 
+// ErrNoRoom says a source has a newer state for this edge only whole,
+// and a whole state does not fit beside the one it holds
+// (replica.ReadOptions.NoWhole): the edge keeps its state and asks again.
+var ErrNoRoom = errors.New("a whole state does not fit beside the one held")
+
 // FollowFrom makes the views take their state from src when it has one:
 // the full and incremental jobs ask src first and load from ClickHouse
 // only when it says ErrNoSource, and FollowJob asks it often. Set it
@@ -143,17 +148,18 @@ func (v *Views) follow(ctx context.Context) error {
 	defer v.heavy.Unlock()
 	cur := v.pub.Load()
 	var prev *replica.Replica
+	noRoom := false
 	if cur != nil {
 		prev = cur.Replica
-		if cur.Figures != nil && !v.reloadFits() {
-			v.waits.Add(1)
-			return nil
-		}
+		// A whole state needs about the live heap again; a delta fits
+		// where it would not, and a leader (ErrNoSource) refreshes on
+		// its own, so the source is asked whatever the room.
+		noRoom = cur.Figures != nil && !v.secondStateFits()
 	}
 	// Most asks find nothing new (a 304): the memory policy of a load
 	// (a lower GOGC, a collection after) only once a state came.
 	start := time.Now()
-	o := replica.ReadOptions{Generation: v.nextGeneration(), Prev: prev}
+	o := replica.ReadOptions{Generation: v.nextGeneration(), Prev: prev, NoWhole: noRoom}
 	whole := false // a whole state was read (a delta's read counts none)
 	o.Counted = func(int) { whole = true }
 	if cur == nil {
@@ -164,6 +170,11 @@ func (v *Views) follow(ctx context.Context) error {
 		defer func() { restore() }()
 	}
 	r, snapshots, tag, err := v.source.Fetch(ctx, v.tag, o)
+	if errors.Is(err, ErrNoRoom) {
+		v.waits.Add(1)
+		v.reloadFits() // says why, with the figures
+		return nil
+	}
 	if err != nil || r == nil {
 		return err
 	}
@@ -204,13 +215,19 @@ func (v *Views) follow(ctx context.Context) error {
 // incremental refresh keeps figures current meanwhile) instead of pushing
 // the process past its limit.
 func (v *Views) reloadFits() bool {
-	live, limit := v.memory()
-	if limit <= 0 || limit == math.MaxInt64 || 2*live <= limit {
+	if v.secondStateFits() {
 		return true
 	}
+	live, limit := v.memory()
 	v.log.Warn("full reload waits: a second state would not fit under the memory limit; raise the limit or lower --cache-mb",
 		"live_mib", live>>20, "needed_mib", 2*live>>20, "limit_mib", limit>>20)
 	return false
+}
+
+// secondStateFits is reloadFits without its warning.
+func (v *Views) secondStateFits() bool {
+	live, limit := v.memory()
+	return limit <= 0 || limit == math.MaxInt64 || 2*live <= limit
 }
 
 // NewViews returns the builder of the state published in pub.

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/views/replica"
 )
 
@@ -369,4 +371,43 @@ func askState(t *testing.T, url, method string, header ...string) *http.Response
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp
+}
+
+// A follower without room for a second whole state (NoWhole) takes what
+// changed as any follower does, and, when the leader has only the whole
+// state for it, takes none of its bytes and says so (cron.ErrNoRoom).
+func TestFollowerWithoutRoomTakesOnlyWhatChanged(t *testing.T) {
+	lcfg, fcfg := DefaultConfig(), DefaultConfig()
+	lcfg.Deltas, fcfg.Metrics = 2, NewMetrics()
+	l := startLeader(t, lcfg)
+	f := follower(t, fcfg, l.url, false)
+	s := synth(3000, 1)
+	l.offer(t, s, 1)
+	cur, tag := takes(t, f, "", nil, s, 1)
+	whole := fcfg.Metrics.Bytes("received", "whole")
+
+	s = changed(s, 100, 2)
+	l.offer(t, s, 1)
+	got, _, next, err := f.Fetch(context.Background(), tag, replica.ReadOptions{Prev: cur, NoWhole: true})
+	if err != nil || got == nil || replica.DigestOf(got, 1) != replica.DigestOf(s, 1) {
+		t.Fatalf("without room, one state behind: %v, %v", got, err)
+	}
+	if fcfg.Metrics.Bytes("received", "delta") == 0 {
+		t.Fatal("took no delta")
+	}
+	cur, tag = got, next
+
+	for gen := uint64(3); gen <= 6; gen++ { // past the two deltas kept
+		s = changed(s, 100, gen)
+		l.offer(t, s, 1)
+	}
+	got, _, _, err = f.Fetch(context.Background(), tag, replica.ReadOptions{Prev: cur, NoWhole: true})
+	if !errors.Is(err, cron.ErrNoRoom) || got != nil {
+		t.Fatalf("without room, four states behind: %v, %v; want cron.ErrNoRoom", got, err)
+	}
+	if fcfg.Metrics.Bytes("received", "whole") != whole {
+		t.Fatalf("took %v bytes of a whole state it has no room for", fcfg.Metrics.Bytes("received", "whole")-whole)
+	}
+	// With room again, the whole state.
+	takes(t, f, tag, cur, s, 1)
 }

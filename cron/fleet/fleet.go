@@ -790,6 +790,13 @@ func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions
 	)
 	for step := 0; ; step++ {
 		delta := o.Prev != nil && step < maxChain && f.deltaFrom(tag)
+		if !delta && o.NoWhole {
+			// Only a whole state would do, and it has no room.
+			if got != nil {
+				return got, snaps, tag, nil
+			}
+			return nil, 0, "", fmt.Errorf("fleet: a whole state from %s: %w", addr, cron.ErrNoRoom)
+		}
 		res, err := f.fetchOnce(ctx, addr, tag, o, delta)
 		if err != nil {
 			if got != nil { // the deltas taken stand: the rest comes at the next ask
@@ -864,6 +871,11 @@ func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.R
 		f.settled()
 		return fetched{tookDelta, r, snapshots, tag}, nil
 	case http.StatusOK:
+		if o.NoWhole {
+			// The leader keeps no delta from here: none of the whole
+			// state is taken (the body is closed unread).
+			return fetched{}, fmt.Errorf("fleet: leader at %s has only the whole state for this edge: %w", addr, cron.ErrNoRoom)
+		}
 	case http.StatusServiceUnavailable:
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 		if f.waitedTooLong(have) {

@@ -170,6 +170,11 @@ type ReadOptions struct {
 	// collector for a heap that grows by that many). A delta's read
 	// (ReadDelta) does not call it: its caller can tell the two apart.
 	Counted func(n int)
+	// NoWhole says the caller has no room for a whole state beside the
+	// one it holds (Prev): a source gives what changed, or nothing
+	// (package cron, ErrNoRoom). A delta shares the unchanged listings'
+	// strings and histories, so it fits where a whole state would not.
+	NoWhole bool
 }
 
 // ReadSnapshot reads a snapshot (WriteSnapshot) from rd and returns its

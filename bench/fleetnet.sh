@@ -114,6 +114,13 @@ publishes() { grep -c 'msg="views published"' "$work/$1.log" || true; }
 published_at() { # published_at <index> <k>: the time of its k-th "views published" line
   grep 'msg="views published"' "$work/$1.log" | sed -n "$2p" | sed -E 's/^time=([^ ]+).*/\1/'
 }
+# published_after <index> <time>: the time of its first "views published"
+# line after time (RFC 3339 times of one form compare as strings): a
+# follower's publish of its first state's figures may come after a round
+# began, and is not the round's.
+published_after() {
+  grep 'msg="views published"' "$work/$1.log" | sed -E 's/^time=([^ ]+).*/\1/' | awk -v t="$2" '$0 > t { print; exit }'
+}
 echo "waiting for $n followers to serve the leader's state"
 until [[ -n $(etag 0) ]]; do sleep 0.5; done
 for i in $(seq 1 "$n"); do
@@ -152,11 +159,12 @@ for r in $(seq 1 "$rounds"); do
     until [[ $(etag "$i") == "$tag" ]]; do sleep 0.2; done
   done
   sleep 1
-  t0=$(date -d "$(published_at 0 $((seen[0] + 1)))" +%s.%N)
+  lead=$(published_at 0 $((seen[0] + 1)))
+  t0=$(date -d "$lead" +%s.%N)
   times=()
   bytes=()
   for i in $(seq 1 "$n"); do
-    at=$(published_at "$i" $((seen[$i] + 1)))
+    at=$(published_after "$i" "$lead")
     if [[ -z $at ]]; then times+=("?"); else times+=("$(awk -v a="$(date -d "$at" +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')"); fi
     d=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="delta"}')
     w=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="whole"}')

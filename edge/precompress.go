@@ -96,6 +96,10 @@ func (s *Server) precompressRound(ctx context.Context, p *answer.Precompressor) 
 	s.log.Debug("answers precompressed", "compressed", compressed, "reused", reused, "took", time.Since(start))
 }
 
+// precompressStopWait is how long a stop waits for a precompression
+// round under way.
+const precompressStopWait = 2 * time.Second
+
 // precompress runs a round after each publish of a state with figures or
 // of an edition set (before the first figures, the first load needs the
 // cores more), until ctx is done. A publish that changes neither the
@@ -113,10 +117,27 @@ func (s *Server) precompress(ctx context.Context) {
 		state, eds := s.state.Changed(), s.editions.Changed()
 		if st := s.state.Load(); st != nil && st.Figures != nil {
 			if now := (published{st.Replica.Info().Generation, s.editions.Load()}); now != last {
-				// At the lowest priority: requests meanwhile are encoded
-				// at the fast level, and the build of a fleet's next
-				// state on the same host comes first.
-				lowprio.Run(func() { s.precompressRound(ctx, &p) })
+				// At the lowest priority (package lowprio): requests
+				// meanwhile are encoded at the fast level, and the build
+				// of a fleet's next state on the same host comes first.
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					lowprio.Run(func() { s.precompressRound(ctx, &p) })
+				}()
+				select {
+				case <-done:
+				case <-ctx.Done():
+					// A stop waits for the round a moment only: starved
+					// on a busy host, it held a stop past 20 s (make
+					// test, 2026-11-27). The rest ends at its next
+					// answer, which checks ctx.
+					select {
+					case <-done:
+					case <-time.After(precompressStopWait):
+					}
+					return
+				}
 				last = now
 			}
 		}

@@ -13,7 +13,8 @@ const Nice = 19
 // goroutines it starts run at the process's priority.
 //
 // The goroutine never unlocks its thread, so the Go runtime ends the
-// thread with it and the priority goes nowhere else; threads the runtime
+// thread with it (or, for the process's main thread, parks it for good)
+// and the priority goes nowhere else; threads the runtime
 // starts meanwhile are cloned from its template thread, not from a
 // locked one, so they keep the process's priority.
 func Run(f func()) {

@@ -51,11 +51,8 @@ const (
 
 // WriteSnapshot writes r, with snapshots (the count of readings its
 // figures report), to w as a snapshot; it returns the uncompressed size.
-// It compresses in the calling goroutine, on one core, so that a caller
-// can run it at a priority of its choosing (cron/fleet writes it at the
-// lowest, package lowprio).
 func WriteSnapshot(w io.Writer, r *Replica, snapshots int64) (int64, error) {
-	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true), zstd.WithEncoderConcurrency(1))
+	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true))
 	if err != nil {
 		return 0, fmt.Errorf("snapshot: %w", err)
 	}

@@ -767,13 +767,7 @@ func TestSignUpTakesJSONOnly(t *testing.T) {
 // waitFor polls cond for up to 15 seconds.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 15 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitWithin(t, 15*time.Second, cond)
 }
 
 type lockedWriter struct {

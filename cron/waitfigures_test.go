@@ -24,7 +24,7 @@ func TestWaitFigures(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- v.WaitFigures(context.Background()) }()
-	if err := v.publish(replica.New(nil, replica.Info{}), 0, "test", nil); err != nil {
+	if err := v.publish(replica.New(nil, replica.Info{}), nil, 0, "test", nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {

@@ -3,7 +3,9 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -16,7 +18,11 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views/listq"
 	"github.com/edge-stats/edge/views/replica"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // changed returns a state after r: every step-th listing's users one
@@ -410,4 +416,77 @@ func TestFollowerWithoutRoomTakesOnlyWhatChanged(t *testing.T) {
 	}
 	// With room again, the whole state.
 	takes(t, f, tag, cur, s, 1)
+}
+
+// A follower that takes a delta builds its figures from the ones it
+// held (figures.BuildFrom: the listing queries' orders merged, not
+// sorted), and they answer every sort, of every store and of all, as
+// figures built whole from the same state.
+func TestFollowerBuildsOnTheFiguresBefore(t *testing.T) {
+	l := startLeader(t, DefaultConfig())
+	f := follower(t, DefaultConfig(), l.url, false)
+	pub := &views.Published[served.State]{}
+	v := cron.NewViews(nil, pub, slog.New(slog.DiscardHandler))
+	v.FollowFrom(f)
+	follow := v.FollowJob("@every 1h")
+	ctx := context.Background()
+	s := synth(3000, 1)
+	l.offer(t, s, 1)
+	if err := follow.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := pub.Load(); st == nil || st.Figures == nil || st.Figures.Merged() {
+		t.Fatalf("the first state, whole: %+v", st)
+	}
+	for gen := uint64(2); gen <= 4; gen++ {
+		s = changed(s, 50, gen)
+		l.offer(t, s, 1)
+		if err := follow.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st := pub.Load()
+		if replica.DigestOf(st.Replica, 1) != replica.DigestOf(s, 1) || !st.Figures.Merged() {
+			t.Fatalf("state %d: the leader's %v, built from the figures before %v", gen,
+				replica.DigestOf(st.Replica, 1) == replica.DigestOf(s, 1), st.Figures.Merged())
+		}
+		sameAnswers(t, fmt.Sprint("state ", gen), st.Figures, figures.Build(st.Replica, 1))
+	}
+}
+
+// sameAnswers fails t unless got and want list the same listings for
+// every sort, both ways, of each store and of all.
+func sameAnswers(t *testing.T, what string, got, want *figures.Figures) {
+	t.Helper()
+	stores := []*views.Store{nil}
+	for _, s := range views.Stores {
+		stores = append(stores, &s)
+	}
+	ids := func(page []*views.Listing) []string {
+		out := make([]string, len(page))
+		for i, l := range page {
+			out[i] = l.Store.String() + "/" + l.ID
+		}
+		return out
+	}
+	for _, spec := range listq.Sorts() {
+		for _, store := range stores {
+			for _, asc := range []bool{false, true} {
+				if spec.NeedsStore && store == nil {
+					continue
+				}
+				for page := 1; page <= 3; page++ {
+					q := listq.Query{Store: store, Sort: spec.Sort, Asc: asc, Page: page, PageSize: 200}
+					gn, gp, _ := got.Listings().Page(&q)
+					wn, wp, _ := want.Listings().Page(&q)
+					if g, w := ids(gp), ids(wp); gn != wn || !slices.Equal(g, w) {
+						at := 0
+						for at < min(len(g), len(w)) && g[at] == w[at] {
+							at++
+						}
+						t.Fatalf("%s: sort %s (store %v, asc %v) page %d: %d listings (want %d), the first of %d differing at %d", what, spec.Sort, store, asc, page, gn, wn, len(w), at)
+					}
+				}
+			}
+		}
+	}
 }

@@ -1,13 +1,16 @@
 package figures
 
 import (
+	"bytes"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/replica/replicatest"
 	"github.com/edge-stats/edge/views/viewstest"
 )
@@ -60,5 +63,104 @@ func BenchmarkBuild5M(b *testing.B) {
 	}
 	for _, name := range names {
 		b.ReportMetric(sums[name].Seconds()/float64(b.N), strings.ReplaceAll(name, " ", "-")+"-s")
+	}
+}
+
+// BenchmarkBuildAfterDelta measures a fleet follower's build after a
+// delta (BuildFrom, from the figures it held) against the full build of
+// the same state, on a synthetic replica with the stores' real shares,
+// 5M listings unless EDGE_BENCH_LISTINGS says otherwise, and a refresh
+// that read a new crawl of 1 listing in 288 (as BenchmarkDelta).
+func BenchmarkBuildAfterDelta(b *testing.B) {
+	n := 5_000_000
+	if v, err := strconv.Atoi(os.Getenv("EDGE_BENCH_LISTINGS")); err == nil {
+		n = v
+	}
+	base := replicatest.Synth(n, viewstest.RealShares)
+	ls := slices.Clone(base.All())
+	for i := 0; i < len(ls); i += 288 {
+		l := &ls[i]
+		u, _ := l.Usage()
+		l.SetUsage(u+int64(i%97)+1, true)
+		l.ReadAt += 3600
+		l.Hist.SetComputedAt(viewstest.Ref.Add(5 * time.Minute))
+	}
+	info := base.Info()
+	info.Generation++
+	var delta bytes.Buffer
+	bd, nd := replica.DigestOf(base, 0), replica.DigestOf(replica.New(ls, info), 0)
+	if _, err := replica.WriteDelta(&delta, base, bd, replica.New(ls, info), 0, nd); err != nil {
+		b.Fatal(err)
+	}
+	ls = nil
+	next, _, _, err := replica.ReadDelta(&delta, base, bd, replica.ReadOptions{Generation: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	prev := Build(base, 0)
+	// The round: from the leader's publish of the new state to the
+	// follower's, less the delta's way between them (1.25 MB at 5M: 10
+	// ms at 1 Gb/s). The leader names its state and writes the delta
+	// from the one before; the follower applies it (its digest checked)
+	// and builds its figures from the ones it held.
+	leaderState := replica.New(slices.Clone(next.All()), next.Info())
+	b.Run("round", func(b *testing.B) {
+		var digest, write, apply, build time.Duration
+		for b.Loop() {
+			// The round before collected, its pages kept by the heap (as
+			// a follower's Views.follow leaves them after a delta).
+			runtime.GC()
+			t0 := time.Now()
+			d := replica.DigestOf(leaderState, 0)
+			t1 := time.Now()
+			var out bytes.Buffer
+			if _, err := replica.WriteDelta(&out, base, bd, leaderState, 0, d); err != nil {
+				b.Fatal(err)
+			}
+			t2 := time.Now()
+			got, _, _, err := replica.ReadDelta(&out, base, bd, replica.ReadOptions{Generation: 4})
+			if err != nil {
+				b.Fatal(err)
+			}
+			t3 := time.Now()
+			if f := BuildFrom(prev, got, 0); !f.Merged() {
+				b.Fatal("not built from the figures before")
+			}
+			digest, write, apply, build = digest+t1.Sub(t0), write+t2.Sub(t1), apply+t3.Sub(t2), build+time.Since(t3)
+		}
+		for _, m := range []struct {
+			name string
+			d    time.Duration
+		}{{"leader-digest-s", digest}, {"leader-delta-s", write}, {"follower-apply-s", apply}, {"follower-build-s", build}} {
+			b.ReportMetric(m.d.Seconds()/float64(b.N), m.name)
+		}
+	})
+	leaderState = nil
+	for _, c := range []struct {
+		name  string
+		build func() *Figures
+	}{
+		{"whole", func() *Figures { return Build(next, 0) }},
+		{"from-before", func() *Figures { return BuildFrom(prev, next, 0) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			sums := map[string]time.Duration{}
+			var names []string
+			for b.Loop() {
+				f := c.build()
+				if f.Merged() != (c.name != "whole") {
+					b.Fatalf("merged %v", f.Merged())
+				}
+				for _, p := range f.BuildPhases() {
+					if _, ok := sums[p.Name]; !ok {
+						names = append(names, p.Name)
+					}
+					sums[p.Name] += p.Took
+				}
+			}
+			for _, name := range names {
+				b.ReportMetric(sums[name].Seconds()/float64(b.N), strings.ReplaceAll(name, " ", "-")+"-s")
+			}
+		})
 	}
 }

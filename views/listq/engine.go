@@ -7,6 +7,8 @@
 package listq
 
 import (
+	"sync"
+
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/links"
 	"github.com/edge-stats/edge/views/replica"
@@ -24,6 +26,11 @@ type Engine struct {
 	orders     sortOrders
 	cols       filterCols
 	recent     *textindex.Recent // the matches of recent text searches
+	// nulNames says a crawled listing's name may hold a NUL byte, which
+	// the sort of names orders as its padding: BuildFrom sorts names
+	// whole then.
+	nulNames bool
+	merged   bool // the sort orders were merged (BuildFrom)
 }
 
 // Ranks are the figures package figures computes that sorts read, one
@@ -48,8 +55,12 @@ func Build(r *replica.Replica, ranks Ranks, links *links.Set, topics Topics) *En
 	for _, s := range views.Stores {
 		e.storeStart[s], e.storeStart[s+1] = r.StoreRange(s)
 	}
+	// The filter columns read the listings alone: built beside the sorts.
+	var cols sync.WaitGroup
+	cols.Go(func() { e.buildFilterCols(links) })
 	e.buildSortOrders()
-	e.buildFilterCols(links)
+	cols.Wait()
+	e.buildHasValue()
 	return e
 }
 

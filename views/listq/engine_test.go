@@ -14,6 +14,12 @@ import (
 // (with ties), and each tag's live listings. The engine's answers are
 // tested against brute force over the same figures.
 func build(r *replica.Replica) *Engine {
+	ranks, topics := standIns(r)
+	return Build(r, ranks, links.Build(r), topics)
+}
+
+// standIns returns build's stand-ins for r's ranks and topics.
+func standIns(r *replica.Replica) (Ranks, Topics) {
 	ls := r.All()
 	n := len(ls)
 	ranks := Ranks{Store: make([]int32, n), Climb: make([]int32, n), HasClimb: make([]bool, n)}
@@ -51,8 +57,8 @@ func build(r *replica.Replica) *Engine {
 			topics[t][ls[j].Store] = append(topics[t][ls[j].Store], int32(j))
 		}
 	}
-	return Build(r, ranks, links.Build(r), func(slug string) (*[views.NumStores][]int32, bool) {
+	return ranks, func(slug string) (*[views.NumStores][]int32, bool) {
 		t, ok := topics[slug]
 		return t, ok
-	})
+	}
 }

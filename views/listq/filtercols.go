@@ -171,6 +171,14 @@ func (e *Engine) buildFilterCols(links *links.Set) {
 	for i := range ls {
 		c.version[i] = ord[ls[i].Version]
 	}
+}
+
+// buildHasValue sets, per growth sort, the listings with a value and
+// their meta histogram, from the sort orders (after buildSortOrders and
+// buildFilterCols).
+func (e *Engine) buildHasValue() {
+	c := &e.cols
+	n := len(e.ls)
 	c.has, c.hasMeta = map[Sort][]uint64{}, map[Sort]*metaHist{}
 	for s := range Sort(len(SortNames)) {
 		if !growthSort(s) {

@@ -296,6 +296,7 @@ func (e *Engine) buildSortOrders() {
 		}
 		slots <- b
 	}
+	nul := make([]bool, (numSorts+sortGroup-1)/sortGroup) // per group: a name held a NUL byte
 	for first := Sort(0); first < numSorts; first += sortGroup {
 		group := make([]Sort, 0, sortGroup)
 		for i := first; i < min(first+sortGroup, numSorts); i++ {
@@ -312,11 +313,14 @@ func (e *Engine) buildSortOrders() {
 				keys[g] = e.sortKeyFunc(i)
 			}
 			for s := range views.NumStores {
-				e.sortStore(buf, views.Store(s), group, keys)
+				if e.sortStore(buf, views.Store(s), group, keys) {
+					nul[first/sortGroup] = true
+				}
 			}
 		})
 	}
 	wg.Wait()
+	e.nulNames = slices.Contains(nul, true)
 }
 
 // sortGroup is how many sorts one pass over a store keys.
@@ -343,8 +347,9 @@ func (e *Engine) sortKeyFunc(i Sort) func(j int) (uint64, bool) {
 // sortStore writes store s's crawled listings into the segment of each
 // sort of group, in its order: those with a key first (ascending key,
 // ties by index), then those without (by index), and sets how many have
-// a key. keys parallels group.
-func (e *Engine) sortStore(buf *sortBufs, s views.Store, group []Sort, keys []func(j int) (uint64, bool)) {
+// a key. keys parallels group. It reports whether a name it keyed held
+// a NUL byte (Engine.nulNames).
+func (e *Engine) sortStore(buf *sortBufs, s views.Store, group []Sort, keys []func(j int) (uint64, bool)) (nul bool) {
 	ls := e.ls
 	lo, hi := e.storeStart[s], e.storeStart[s+1]
 	idxBits := uint(bits.Len(uint(hi - lo)))
@@ -369,6 +374,7 @@ func (e *Engine) sortStore(buf *sortBufs, s views.Store, group []Sort, keys []fu
 			ok := true
 			if key == nil {
 				k = ^prefixBytes(ls[j].Name, nameBytes) & (1<<(8*nameBytes) - 1)
+				nul = nul || strings.IndexByte(ls[j].Name, 0) >= 0
 			} else {
 				k, ok = key(j)
 			}
@@ -416,6 +422,7 @@ func (e *Engine) sortStore(buf *sortBufs, s views.Store, group []Sort, keys []fu
 			}
 		}
 	}
+	return nul
 }
 
 // sortNameRuns64 orders each run of packed items (a name's first

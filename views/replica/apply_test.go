@@ -3,10 +3,12 @@ package replica
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/viewstest"
 )
 
 // TestApplyListingsAsAMerge checks applyListings (a binary search a
@@ -49,7 +51,7 @@ func TestApplyListingsAsAMerge(t *testing.T) {
 			if n < 0 {
 				continue
 			}
-			got, ok := applyListings(base, slices.Clone(removed), changed, n)
+			got, a, ok := applyListings(base, slices.Clone(removed), changed, n)
 			if n < len(want) {
 				if ok && len(got) == n {
 					t.Fatalf("round %d: %d listings fit a bound of %d", round, len(want), n)
@@ -64,6 +66,7 @@ func TestApplyListingsAsAMerge(t *testing.T) {
 					t.Fatalf("round %d: listing %d is %d/%s, want %d/%s", round, i, got[i].Store, got[i].ID, want[i].Store, want[i].ID)
 				}
 			}
+			checkApplied(t, base, got, changed, a)
 		}
 	}
 }
@@ -104,4 +107,87 @@ func mergeListings(base []views.Listing, removed []int, changed []views.Listing,
 		}
 	}
 	return out
+}
+
+// checkApplied checks what applyListings says it did: the listings it
+// added are changed's, in order, and every base listing it did not drop
+// is in out unchanged, in order, at the indexes it did not add.
+func checkApplied(t *testing.T, base, out, changed []views.Listing, a Applied) {
+	t.Helper()
+	if len(a.Added) != len(changed) || len(base)-len(a.Dropped) != len(out)-len(a.Added) {
+		t.Fatalf("%d added and %d dropped of %d base listings for %d changed and %d after", len(a.Added), len(a.Dropped), len(base), len(changed), len(out))
+	}
+	for _, idx := range [][]int32{a.Added, a.Dropped} {
+		for k := 1; k < len(idx); k++ {
+			if idx[k] <= idx[k-1] {
+				t.Fatalf("indexes not ascending: %v", idx)
+			}
+		}
+	}
+	for k, j := range a.Added {
+		if out[j].ID != changed[k].ID || out[j].Store != changed[k].Store {
+			t.Fatalf("added[%d] = %d is %s, want %s", k, j, out[j].ID, changed[k].ID)
+		}
+	}
+	j, added, dropped := 0, a.Added, a.Dropped
+	for i := range base {
+		if len(dropped) > 0 && int(dropped[0]) == i {
+			dropped = dropped[1:]
+			continue
+		}
+		for len(added) > 0 && int(added[0]) == j {
+			added, j = added[1:], j+1
+		}
+		if !sameMemory(&base[i], &out[j]) {
+			t.Fatalf("base listing %d (%s) kept, but out[%d] is %s", i, base[i].ID, j, out[j].ID)
+		}
+		j++
+	}
+}
+
+// TestDiffListingsInPartsAsWhole checks diffListings, which compares a
+// part of the listings a core, against one comparison of them all
+// (diffRange), with listings changed, removed and added at and around
+// the parts' bounds.
+func TestDiffListingsInPartsAsWhole(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer func(n int) { diffPartMin = n }(diffPartMin)
+	diffPartMin = 1000
+	prev := New(viewstest.Synth(20_000, nil), Info{}).listings
+	rng := rand.New(rand.NewPCG(7, 54))
+	for round := range 4 {
+		next := slices.Clone(prev)
+		for _, at := range []int{0, len(next) / 4, len(next) / 2, 3 * len(next) / 4, len(next) - 1} {
+			for d := -2; d <= 2; d++ {
+				if k := at + d; k >= 0 && k < len(next) && rng.IntN(2) == 0 {
+					next[k].SetUsage(int64(rng.IntN(1000)), true)
+				}
+			}
+		}
+		for range 100 {
+			next[rng.IntN(len(next))].Name = "changed"
+		}
+		for range rng.IntN(50) {
+			k := rng.IntN(len(next))
+			next = slices.Delete(next, k, k+1)
+		}
+		if round%2 == 0 { // the first and last listings gone, or new ones before and after
+			next = next[1 : len(next)-1]
+		} else {
+			first, last := next[0], next[len(next)-1]
+			first.ID, last.ID = "", last.ID+"~"
+			next = append([]views.Listing{first}, append(next, last)...)
+		}
+		for k := range rng.IntN(50) {
+			l := next[rng.IntN(len(next))]
+			l.ID += fmt.Sprintf("-new-%d", k)
+			next = append(next, l)
+		}
+		next = New(next, Info{}).listings
+		wantC, wantR := diffRange(prev, next, 0, len(prev), 0, len(next))
+		gotC, gotR := diffListings(prev, next)
+		if len(wantC) < 100 || !slices.Equal(gotC, wantC) || !slices.Equal(gotR, wantR) {
+			t.Fatalf("round %d: %d changed and %d removed in parts, %d and %d whole", round, len(gotC), len(gotR), len(wantC), len(wantR))
+		}
+	}
 }

@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -144,16 +147,57 @@ func appendString(b []byte, s string) []byte {
 
 // diffListings returns the indexes in next of the listings added or
 // changed since prev, and prev's listings that next no longer holds;
-// both are sorted by key.
+// both are sorted by key. The listings are cut in a part a core, each
+// part's first key found in prev by binary search, and the parts
+// compared at once: a comparison reads both states' memory (4.4 GB at
+// 5M listings), which one core took seconds over.
 func diffListings(prev, next []views.Listing) (changed []int32, removed []*views.Listing) {
+	parts := min(runtime.GOMAXPROCS(0), max(1, len(next)/diffPartMin))
+	type part struct {
+		changed []int32
+		removed []*views.Listing
+	}
+	out := make([]part, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		// Part p holds next[j0:j1] and the prev listings of keys from
+		// next[j0]'s up to next[j1]'s (the last part: to the end).
+		j0, j1 := len(next)*p/parts, len(next)*(p+1)/parts
+		at := func(j int) int {
+			switch {
+			case j == 0:
+				return 0
+			case j == len(next):
+				return len(prev)
+			}
+			return sort.Search(len(prev), func(i int) bool { return compareKey(&prev[i], &next[j]) >= 0 })
+		}
+		i0, i1 := at(j0), at(j1)
+		wg.Go(func() {
+			c, r := diffRange(prev, next, i0, i1, j0, j1)
+			out[p] = part{c, r}
+		})
+	}
+	wg.Wait()
+	for _, p := range out {
+		changed, removed = append(changed, p.changed...), append(removed, p.removed...)
+	}
+	return changed, removed
+}
+
+// diffPartMin is the fewest listings diffListings gives a core (tests
+// lower it).
+var diffPartMin = 1 << 16
+
+// diffRange is diffListings of prev[i:iEnd] and next[j:jEnd].
+func diffRange(prev, next []views.Listing, i, iEnd, j, jEnd int) (changed []int32, removed []*views.Listing) {
 	var a, b []byte
-	i, j := 0, 0
-	for i < len(prev) || j < len(next) {
+	for i < iEnd || j < jEnd {
 		c := 1
 		switch {
-		case i == len(prev):
+		case i == iEnd:
 			c = 1
-		case j == len(next):
+		case j == jEnd:
 			c = -1
 		default:
 			c = compareKey(&prev[i], &next[j])
@@ -284,7 +328,7 @@ func readDelta(br *bufio.Reader, base *Replica, baseDigest Digest, gen uint64) (
 	if uint64(len(changed)) != count {
 		return nil, 0, want, fmt.Errorf("%d listings changed of the %d its header says", len(changed), count)
 	}
-	listings, ok := applyListings(base.listings, removed, changed, int(n))
+	listings, a, ok := applyListings(base.listings, removed, changed, int(n))
 	if !ok || uint64(len(listings)) != n {
 		return nil, 0, want, fmt.Errorf("%d listings after it, of the %d its header says", len(listings), n)
 	}
@@ -301,6 +345,7 @@ func readDelta(br *bufio.Reader, base *Replica, baseDigest Digest, gen uint64) (
 		log = base.changes.Extend(log)
 	}
 	r = r.WithChanges(log)
+	r.applied = &applied{base: weak.Make(base), Applied: a}
 	if got := DigestOf(r, snapshots); got != want {
 		return nil, 0, want, fmt.Errorf("the state it gives has digest %x, the delta names %x", got[:8], want[:8])
 	}
@@ -343,12 +388,15 @@ func readRemoved(br *bufio.Reader, base *Replica) ([]int, error) {
 
 // applyListings returns base's listings less those at the indexes
 // removed, with changed (in key order) added or in place of the ones
-// of the same keys; ok is false when that would be more than n. Each
-// changed listing's place is found by binary search and the unchanged
-// runs between are copied whole: a refresh changes a few listings in a
-// thousand, and a listing-by-listing merge compared every key.
-func applyListings(base []views.Listing, removed []int, changed []views.Listing, n int) (out []views.Listing, ok bool) {
+// of the same keys, and how it made them (Applied); ok is false when that
+// would be more than n. Each changed listing's place is found by binary
+// search and the unchanged runs between are copied whole: a refresh
+// changes a few listings in a thousand, and a listing-by-listing merge
+// compared every key.
+func applyListings(base []views.Listing, removed []int, changed []views.Listing, n int) (out []views.Listing, a Applied, ok bool) {
 	out = make([]views.Listing, 0, n)
+	a.Added = make([]int32, 0, len(changed))
+	a.Dropped = make([]int32, 0, len(removed)+len(changed))
 	// run appends base[from:to] less the removed indexes in it, and drops
 	// those before to from removed.
 	run := func(from, to int) bool {
@@ -358,6 +406,7 @@ func applyListings(base []views.Listing, removed []int, changed []views.Listing,
 					return false
 				}
 				out = append(out, base[from:r]...)
+				a.Dropped = append(a.Dropped, int32(r))
 				from = r + 1
 			}
 			removed = removed[1:]
@@ -374,15 +423,17 @@ func applyListings(base []views.Listing, removed []int, changed []views.Listing,
 		pos := i + sort.Search(len(base)-i, func(k int) bool { return compareKey(&base[i+k], c) >= 0 })
 		found := pos < len(base) && compareKey(&base[pos], c) == 0
 		if !run(i, pos) || len(out) == n {
-			return nil, false
+			return nil, Applied{}, false
 		}
+		a.Added = append(a.Added, int32(len(out)))
 		out = append(out, *c)
 		if i = pos; found {
+			a.Dropped = append(a.Dropped, int32(pos))
 			i++ // replaced
 		}
 	}
 	if !run(i, len(base)) {
-		return nil, false
+		return nil, Applied{}, false
 	}
-	return out, true
+	return out, a, true
 }

@@ -149,6 +149,12 @@ func TestChainOfDeltasIsTheWholeState(t *testing.T) {
 					t.Fatalf("step %d: digest %x snapshots %d generation %d", k, got[:4], snaps, next.Info().Generation)
 				}
 				sameState(t, fmt.Sprintf("step %d", k), next, states[k])
+				if a, ok := next.AppliedTo(have); !ok || len(a.Added) != st.Changed || len(a.Dropped) < st.Removed {
+					t.Fatalf("step %d: applied to its base %v: %d added, %d dropped, for %+v", k, ok, len(a.Added), len(a.Dropped), st)
+				}
+				if _, ok := next.AppliedTo(states[k-1]); ok {
+					t.Fatalf("step %d: applied to a replica it was not read from", k)
+				}
 				have, haveDigest = next, got
 			}
 			last := len(states) - 1

@@ -1,0 +1,164 @@
+package listq
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/links"
+	"github.com/edge-stats/edge/views/replica"
+	"github.com/edge-stats/edge/views/replica/replicatest"
+	"github.com/edge-stats/edge/views/viewstest"
+)
+
+// refreshed returns r with what a refresh might change: a few listings'
+// every sort key (sizes, ratings, names, categories, dates, whether they
+// are crawled or delisted), a few removed and a few added, some of them
+// never crawled. Names and sizes repeat, so that ties are many.
+func refreshed(rng *rand.Rand, r *replica.Replica, step int, nul bool) *replica.Replica {
+	next := slices.Clone(r.All())
+	names := []string{"Dark Reader", "Dark", "Dark Reader ", "a", "Ad Block", "Ad Block Plus", "Zebra", "Ölfarbe", "", "Dark Reader Dark Reader Dark"}
+	if nul {
+		names = append(names, "Dark\x00", "Dark\x00Reader", "a\x00\x00")
+	}
+	change := func(l *views.Listing) {
+		switch rng.IntN(10) {
+		case 0:
+			l.SetUsage(int64(rng.IntN(50))*1000, rng.IntN(8) != 0)
+		case 1:
+			l.Name = names[rng.IntN(len(names))]
+		case 2:
+			l.Category = fmt.Sprintf("cat-%d", rng.IntN(6))
+		case 3:
+			l.SetRating(float64(rng.IntN(50))/10, rng.IntN(5) != 0)
+			l.SetRatingCount(int64(rng.IntN(200)), true)
+		case 4:
+			l.Updated = views.Day(rng.IntN(100) + 19000)
+			l.FirstSeen = int64(rng.IntN(1000)) * 86400
+		case 5:
+			l.ReadAt = 0 // no longer crawled (a reset)
+		case 6:
+			l.Delisted = viewstest.Ref.Unix() - int64(rng.IntN(3))*86400
+		case 7:
+			l.AccessLevel = uint8(rng.IntN(4))
+			l.Created = views.Day(rng.IntN(50) + 18000)
+		case 8:
+			l.Hist.SetComputedAt(viewstest.Ref.Add(time.Duration(step+1) * time.Minute))
+			l.SetUsage(int64(rng.IntN(1e6)), true)
+		default:
+			l.ReadAt = viewstest.Ref.Unix() - int64(rng.IntN(3600))
+			l.SetUsage(int64(rng.IntN(20))*1000, true)
+		}
+	}
+	for range rng.IntN(len(next)/20 + 2) {
+		change(&next[rng.IntN(len(next))])
+	}
+	for range rng.IntN(5) {
+		k := rng.IntN(len(next))
+		next = slices.Delete(next, k, k+1)
+	}
+	for k := range rng.IntN(6) {
+		l := viewstest.Synth(1, nil)[0]
+		l.ID = fmt.Sprintf("new-%d-%d", step, k)
+		l.Store = views.Stores[rng.IntN(len(views.Stores))]
+		change(&l)
+		next = append(next, l)
+	}
+	info := r.Info()
+	info.ListingsMark = info.ListingsMark.Add(5 * time.Minute)
+	return replica.New(next, info)
+}
+
+// throughDelta returns next as a follower holding base gets it: a delta
+// written by its leader and applied (replica.ReadDelta).
+func throughDelta(t *testing.T, base, next *replica.Replica) (*replica.Replica, replica.Applied) {
+	t.Helper()
+	var buf bytes.Buffer
+	bd, nd := replica.DigestOf(base, 1), replica.DigestOf(next, 1)
+	if _, err := replica.WriteDelta(&buf, base, bd, next, 1, nd); err != nil {
+		t.Fatal(err)
+	}
+	r, _, _, err := replica.ReadDelta(&buf, base, bd, replica.ReadOptions{Generation: next.Info().Generation})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ok := r.AppliedTo(base)
+	if !ok {
+		t.Fatal("the replica read from a delta does not say how")
+	}
+	return r, a
+}
+
+// TestBuildFromIsBuild checks the property BuildFrom rests on: after a
+// chain of deltas, each engine merged from the one before has every sort
+// order Build gives the same replica, listing for listing.
+func TestBuildFromIsBuild(t *testing.T) {
+	for seed := range uint64(12) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 20))
+			var shares []float64
+			if seed%2 == 0 {
+				shares = viewstest.RealShares
+			}
+			have := replicatest.Synth(1500+int(seed)*100, shares)
+			e := build(have)
+			for step := range 6 {
+				next, a := throughDelta(t, have, refreshed(rng, have, step, seed%3 == 2))
+				ranks, topics := standIns(next)
+				got := BuildFrom(e, next, ranks, links.Build(next), topics, a)
+				what := fmt.Sprintf("step %d (%d added, %d dropped)", step, len(a.Added), len(a.Dropped))
+				if !got.Merged() {
+					t.Fatalf("%s: sorted whole, not merged", what)
+				}
+				sameOrders(t, what, got, build(next))
+				have, e = next, got
+			}
+		})
+	}
+}
+
+// sameOrders fails t unless got's sort orders are want's.
+func sameOrders(t *testing.T, what string, got, want *Engine) {
+	t.Helper()
+	if got.nulNames != want.nulNames && !got.nulNames {
+		t.Fatalf("%s: names with a NUL byte not seen", what)
+	}
+	for i := range numSorts {
+		if got.orders.seg[i] != want.orders.seg[i] || got.orders.present[i] != want.orders.present[i] {
+			t.Fatalf("%s: sort %s: segments %v present %v, want %v %v", what, i, got.orders.seg[i], got.orders.present[i], want.orders.seg[i], want.orders.present[i])
+		}
+		if k := slices.Compare(got.orders.order[i], want.orders.order[i]); k != 0 {
+			for p := range want.orders.order[i] {
+				if got.orders.order[i][p] != want.orders.order[i][p] {
+					g, w := got.ls[got.orders.order[i][p]], want.ls[want.orders.order[i][p]]
+					t.Fatalf("%s: sort %s differs at %d: %d %q, want %d %q", what, i, p, got.orders.order[i][p], g.Name, want.orders.order[i][p], w.Name)
+				}
+			}
+		}
+	}
+}
+
+// A delta that does not fit the engine it is given (another base) is
+// not merged: the orders are sorted whole.
+func TestBuildFromAnotherBaseSortsWhole(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 20))
+	base := replicatest.Synth(800, nil)
+	next, a := throughDelta(t, base, refreshed(rng, base, 0, false))
+	ranks, topics := standIns(next)
+	other := build(replicatest.Synth(500, nil))
+	got := BuildFrom(other, next, ranks, links.Build(next), topics, a)
+	if got.Merged() {
+		t.Fatal("merged with the engine of another replica")
+	}
+	sameOrders(t, "another base", got, build(next))
+	a.Dropped = append(a.Dropped, a.Dropped...) // out of order
+	got = BuildFrom(build(base), next, ranks, links.Build(next), topics, a)
+	if got.Merged() {
+		t.Fatal("merged with indexes out of order")
+	}
+	sameOrders(t, "indexes out of order", got, build(next))
+}

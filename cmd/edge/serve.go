@@ -139,6 +139,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.Secret(&c.zkAuth, "zk-auth", "ZooKeeper digest credentials user:password (set it as EDGE_ZK_AUTH): the election's path and nodes are made readable and writable by them alone")
 	f.Int64(&c.fleet.MaxBytes, "fleet-max-bytes", c.fleet.MaxBytes, "largest state, compressed and uncompressed, an edge takes from its fleet's leader")
 	f.Int(&c.fleet.Deltas, "fleet-deltas", c.fleet.Deltas, "deltas the leading edge keeps (what changed from each of its last states to the next): an edge that holds one of those states takes what changed, one further behind the whole state; 0: whole states only")
+	f.Duration(&c.fleet.WholeAfter, "fleet-whole-after", c.fleet.WholeAfter, "how long after a state's delta the leading edge writes the state whole (counted from the first state not written whole): its followers take the delta and build first, on cores the whole state's compression does not take, and an edge that needs the whole meanwhile takes the one before and the deltas since; 0: at once")
 	f.Duration(&c.followEvery, "follow-every", 10*time.Second, "how often an edge that follows its fleet's leader asks it for a newer state (a 304 when there is none)")
 	f.Int(&c.changeDays, "change-days", 180, "days of listings' metadata changes the edge keeps in memory for the changelog and event feed (/api/v1/listings/{store}/{id}/changes, /api/v1/events), counted back from the newest metadata crawl")
 	f.Int(&c.maxEditions, "max-editions", 260, "most weekly editions kept built, newest first")

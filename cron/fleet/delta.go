@@ -117,8 +117,9 @@ func (p *Publisher) forget() {
 
 // writeDelta writes the delta from the newest state written to o's (of
 // digest), and publishes it with the deltas kept, o's state now the
-// newest. Only Run calls it (through write), one at a time.
-func (p *Publisher) writeDelta(o offer, digest replica.Digest) {
+// newest; it reports whether it wrote one. Only Run calls it, one at a
+// time.
+func (p *Publisher) writeDelta(o offer, digest replica.Digest) (wrote bool) {
 	prev := p.last.Swap(&held{r: o.r, digest: digest, snapshots: o.snapshots})
 	next := &deltaSet{tag: stateTag(digest), gen: o.r.Info().Generation, from: map[string]*deltaFile{}}
 	if set := p.deltas.Load(); set != nil {
@@ -130,6 +131,7 @@ func (p *Publisher) writeDelta(o offer, digest replica.Digest) {
 			p.log.Warn("fleet delta not written: followers take the whole state", "generation", o.r.Info().Generation, "err", err)
 		} else {
 			next.order = append(next.order, d)
+			wrote = true
 		}
 	}
 	for len(next.order) > p.cfg.Deltas {
@@ -142,6 +144,7 @@ func (p *Publisher) writeDelta(o offer, digest replica.Digest) {
 	p.deltas.Store(next)
 	p.cfg.Metrics.holds(next.gen)
 	p.notify()
+	return wrote
 }
 
 // notify wakes the asks held until a newer state (waitWhileCurrent).
@@ -153,10 +156,15 @@ func (p *Publisher) notify() {
 // current reports whether tag names the newest state this edge serves:
 // the state of its newest delta, written before that state's whole file,
 // or the whole file's once it is written.
+//
+// An ask by the whole file's ETag (an edge that takes no deltas: the
+// release before) is current while that file is the newest whole one,
+// though a newer state's delta is out (Config.WholeAfter): it has nothing
+// newer to take.
 func (p *Publisher) current(tag string) bool {
 	f := p.cur.Load()
 	if set := p.deltas.Load(); set != nil {
-		return tag == set.tag || (f != nil && f.tag == set.tag && tag == f.etag)
+		return tag == set.tag || (f != nil && tag == f.etag)
 	}
 	return f != nil && (tag == f.etag || tag == f.tag)
 }

@@ -490,3 +490,76 @@ func sameAnswers(t *testing.T, what string, got, want *figures.Figures) {
 		}
 	}
 }
+
+// offerDelta offers r and waits until its delta is out (the leader's
+// newest state), not its whole file.
+func (l *leader) offerDelta(t *testing.T, r *replica.Replica, snapshots int64) {
+	t.Helper()
+	l.pub.Offer(r, snapshots)
+	deadline := time.Now().Add(10 * time.Second)
+	for set := l.pub.deltas.Load(); set == nil || set.gen != r.Info().Generation; set = l.pub.deltas.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the offered state's delta was not written")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// The leader writes a state whole Config.WholeAfter after its delta: the
+// follower takes the delta while the whole waits; an edge that joins
+// meanwhile takes the whole state before, then the delta; and the whole
+// is written once, of the newest state, when its time comes (not once a
+// state).
+func TestWholeStateWaitsForTheDelta(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.WholeAfter = time.Hour
+	l := startLeaderAsIs(t, cfg)
+	s := synth(2000, 1)
+	l.offer(t, s, 1) // the first state: whole at once
+	fcfg := DefaultConfig()
+	fcfg.Metrics = NewMetrics()
+	f := follower(t, fcfg, l.url, false)
+	cur, tag := takes(t, f, "", nil, s, 1)
+	whole := fcfg.Metrics.Bytes("received", "whole")
+
+	s = changed(s, 50, 2)
+	l.offerDelta(t, s, 1)
+	takes(t, f, tag, cur, s, 1)
+	if fcfg.Metrics.Bytes("received", "delta") == 0 || fcfg.Metrics.Bytes("received", "whole") != whole {
+		t.Fatal("the follower did not take the delta alone")
+	}
+	if n := l.pub.Written(); n != 1 {
+		t.Fatalf("%d whole states written before their time, want the first alone", n)
+	}
+	// A watch by the whole file's ETag (an edge of the release before,
+	// which takes no deltas) is held: it has nothing newer to take. One
+	// by the state before's tag is answered: the delta is for it.
+	if old := l.pub.cur.Load(); !l.pub.current(old.etag) || l.pub.current(old.tag) {
+		t.Fatalf("while the whole waits: the whole file's ETag current %v, the state before's tag %v", l.pub.current(old.etag), l.pub.current(old.tag))
+	}
+	// An edge that joins: the whole state before, then the delta.
+	joined := follower(t, DefaultConfig(), l.url, false)
+	first, firstTag := takes(t, joined, "", nil, synth(2000, 1), 1)
+	takes(t, joined, firstTag, first, s, 1)
+
+	// Its time come, the newest state is written whole, once.
+	cfg.WholeAfter = 2 * time.Second // the three offers below take milliseconds
+	l = startLeaderAsIs(t, cfg)
+	s = synth(2000, 1)
+	l.offer(t, s, 1)
+	for gen := uint64(2); gen <= 4; gen++ {
+		s = changed(s, 50, gen)
+		l.offerDelta(t, s, 1)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for l.pub.Written() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the newest state was not written whole")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	if f := l.pub.cur.Load(); l.pub.Written() != 2 || f.gen != 4 {
+		t.Fatalf("%d whole states written, the newest of generation %d; want 2, the newest 4", l.pub.Written(), f.gen)
+	}
+}

@@ -34,7 +34,16 @@ type leader struct {
 	leading atomic.Bool
 }
 
+// startLeader starts a leader of cfg that writes each state whole at once
+// (Config.WholeAfter 0), as most tests wait for; startLeaderAsIs keeps
+// cfg's.
 func startLeader(t *testing.T, cfg Config) *leader {
+	t.Helper()
+	cfg.WholeAfter = 0
+	return startLeaderAsIs(t, cfg)
+}
+
+func startLeaderAsIs(t *testing.T, cfg Config) *leader {
 	t.Helper()
 	l := &leader{}
 	l.leading.Store(true)

@@ -18,7 +18,9 @@
 # and waits for the leader's refresh (EDGE_REFRESH_SCHEDULE, every 20 s
 # here) and for every follower to publish its figures of that state. It
 # reports, per round, from the leader's publish ("views published" in its
-# log) to each follower's, and the bytes each follower took (its
+# log) to each follower's of the same state (matched by its tag; negative
+# when the follower published first: the leader hands a state out before
+# it builds its own figures), and the bytes each follower took (its
 # edge_fleet_state_bytes_total) against the whole state's size.
 #
 # Root, ip and tc (iproute2) are needed. Traffic goes only between the
@@ -110,16 +112,20 @@ etag() {
   (($1 > 0)) && cmd=(ip netns exec "efl$1" "${cmd[@]}")
   "${cmd[@]}" | awk 'tolower($1) == "etag:" { print $2 }' | tr -d '\r'
 }
-publishes() { grep -c 'msg="views published"' "$work/$1.log" || true; }
-published_at() { # published_at <index> <k>: the time of its k-th "views published" line
-  grep 'msg="views published"' "$work/$1.log" | sed -n "$2p" | sed -E 's/^time=([^ ]+).*/\1/'
+# leader_publish <generation>: the time of the leader's "views published"
+# line of that generation, and the tag of the state (its "fleet delta
+# written" line, or its "fleet state written" line's generation's).
+leader_publish() {
+  grep 'msg="views published"' "$work/0.log" | grep " generation=$1 " | head -1 | sed -E 's/^time=([^ ]+).*/\1/'
 }
-# published_after <index> <time>: the time of its first "views published"
-# line after time (RFC 3339 times of one form compare as strings): a
-# follower's publish of its first state's figures may come after a round
-# began, and is not the round's.
-published_after() {
-  grep 'msg="views published"' "$work/$1.log" | sed -E 's/^time=([^ ]+).*/\1/' | awk -v t="$2" '$0 > t { print; exit }'
+leader_tag() {
+  grep 'msg="fleet delta written"' "$work/0.log" | grep " generation=$1 " | head -1 | sed -E 's/.* tag=([^ ]+).*/\1/'
+}
+# published_tag <index> <tag>: the time a follower published the state of
+# tag (its "views published" line names it): before or after the
+# leader's, which builds its figures beside its followers.
+published_tag() {
+  grep 'msg="views published"' "$work/$1.log" | grep -F " tag=$2" | head -1 | sed -E 's/^time=([^ ]+).*/\1/'
 }
 echo "waiting for $n followers to serve the leader's state"
 until [[ -n $(etag 0) ]]; do sleep 0.5; done
@@ -137,10 +143,8 @@ whole=$(stat -c %s "$work"/f0/*.snap 2>/dev/null | sort -n | tail -1 || echo 0)
 
 for r in $(seq 1 "$rounds"); do
   g0=$(generation 0)
-  declare -A before=() seen=()
-  seen[0]=$(publishes 0)
+  declare -A before=()
   for i in $(seq 1 "$n"); do
-    seen[$i]=$(publishes "$i")
     before[$i]=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="delta"}')
     before[w$i]=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="whole"}')
   done
@@ -159,12 +163,13 @@ for r in $(seq 1 "$rounds"); do
     until [[ $(etag "$i") == "$tag" ]]; do sleep 0.2; done
   done
   sleep 1
-  lead=$(published_at 0 $((seen[0] + 1)))
+  lead=$(leader_publish "$g")
+  stag=$(leader_tag "$g")
   t0=$(date -d "$lead" +%s.%N)
   times=()
   bytes=()
   for i in $(seq 1 "$n"); do
-    at=$(published_after "$i" "$lead")
+    at=$(published_tag "$i" "$stag")
     if [[ -z $at ]]; then times+=("?"); else times+=("$(awk -v a="$(date -d "$at" +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')"); fi
     d=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="delta"}')
     w=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="whole"}')

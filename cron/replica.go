@@ -49,7 +49,8 @@ type Views struct {
 	// tagNow is tag, for readers that do not hold the jobs' lock
 	// (FollowedTag).
 	tagNow atomic.Pointer[string]
-	// onPublish, when set, is given every state published with figures.
+	// onPublish, when set, is given every state to be published with
+	// figures, before they are built (OnPublish).
 	onPublish func(r *replica.Replica, snapshots int64)
 	// changeWindow is how far back the listings' change log reaches, from
 	// the listings' watermark (SetChangeWindow).
@@ -110,8 +111,9 @@ var ErrNoRoom = errors.New("a whole state does not fit beside the one held")
 // before the jobs start.
 func (v *Views) FollowFrom(src StateSource) { v.source = src }
 
-// OnPublish sets what is given every state published with figures (a
-// fleet's publisher). Set it before the jobs start.
+// OnPublish sets what is given every state to be published with figures
+// (a fleet's publisher), before its figures are built. Set it before the
+// jobs start.
 func (v *Views) OnPublish(f func(r *replica.Replica, snapshots int64)) { v.onPublish = f }
 
 // FollowedTag returns the tag of the fleet state published ("" when the
@@ -210,7 +212,7 @@ func (v *Views) follow(ctx context.Context) error {
 		// leader's publish and this edge's.
 		memory.Collect()
 	}
-	if err := v.publish(r, prevFigures, snapshots, "fleet", memory.BuildGC); err != nil {
+	if err := v.publish(r, prevFigures, snapshots, "fleet", memory.BuildGC, "tag", tag); err != nil {
 		return err
 	}
 	v.tag = tag
@@ -466,15 +468,18 @@ func (v *Views) publish(r *replica.Replica, prev *figures.Figures, snapshots int
 	if gc != nil {
 		restore = gc(r.Len())
 	}
+	if v.onPublish != nil {
+		// Handed out before its figures are built: a fleet's followers
+		// take the state and build theirs beside the leader's, so that
+		// the fleet's edges publish it within seconds of each other.
+		v.onPublish(r, snapshots)
+	}
 	f := figures.BuildFrom(prev, r, snapshots)
 	restore()
 	v.pub.Publish(&served.State{Replica: r, Figures: f})
 	v.tag = "" // a fleet state's publish sets it again
 	v.tagNow.Store(new(string))
 	v.once.Do(func() { close(v.figures) })
-	if v.onPublish != nil {
-		v.onPublish(r, snapshots)
-	}
 	_, took := f.BuiltAt()
 	info := r.Info()
 	phases := make([]any, 0, 2*len(f.BuildPhases()))

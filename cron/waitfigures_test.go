@@ -48,3 +48,24 @@ func TestExportsWaitForTheFigures(t *testing.T) {
 		t.Fatalf("a run before the figures: %v, want it to wait until its context ends", err)
 	}
 }
+
+// TestStateHandedOutBeforeItsFigures: a fleet's publisher (OnPublish) is
+// given a state before its figures are built and published, so that the
+// followers build theirs beside the leader's.
+func TestStateHandedOutBeforeItsFigures(t *testing.T) {
+	pub := &views.Published[served.State]{}
+	v := NewViews(nil, pub, slog.New(slog.DiscardHandler))
+	r := replica.New(nil, replica.Info{Generation: 7})
+	var given *replica.Replica
+	var publishedThen *served.State
+	v.OnPublish(func(got *replica.Replica, _ int64) { given, publishedThen = got, pub.Load() })
+	if err := v.publish(r, nil, 0, "test", nil); err != nil {
+		t.Fatal(err)
+	}
+	if given != r || publishedThen != nil {
+		t.Fatalf("handed out %v, with %v published then; want the state, before it", given, publishedThen)
+	}
+	if st := pub.Load(); st == nil || st.Replica != r || st.Figures == nil {
+		t.Fatal("the state was not published with its figures")
+	}
+}

@@ -233,7 +233,7 @@ func (p *Publisher) writeDeltaFile(prev *held, o offer, digest replica.Digest) (
 	if p.cfg.Keys != nil {
 		d.sig = p.cfg.Keys.SignDelta(sum, d.gen, d.base, d.result)
 	}
-	p.log.Info("fleet delta written", "generation", d.gen, "changed", st.Changed, "removed", st.Removed,
+	p.log.Info("fleet delta written", "generation", d.gen, "tag", d.result, "changed", st.Changed, "removed", st.Removed,
 		"whole_log", st.WholeLog, "kib", cw.n>>10, "raw_kib", st.Raw>>10, "took", time.Since(start).Round(time.Millisecond))
 	return d, nil
 }

@@ -153,7 +153,7 @@ func TestDiffListingsInPartsAsWhole(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	defer func(n int) { diffPartMin = n }(diffPartMin)
 	diffPartMin = 1000
-	prev := New(viewstest.Synth(20_000, nil), Info{}).listings
+	prev := New(viewstest.Synth(8_000, nil), Info{}).listings
 	rng := rand.New(rand.NewPCG(7, 54))
 	for round := range 4 {
 		next := slices.Clone(prev)
@@ -164,7 +164,7 @@ func TestDiffListingsInPartsAsWhole(t *testing.T) {
 				}
 			}
 		}
-		for range 100 {
+		for range 60 {
 			next[rng.IntN(len(next))].Name = "changed"
 		}
 		for range rng.IntN(50) {
@@ -186,7 +186,7 @@ func TestDiffListingsInPartsAsWhole(t *testing.T) {
 		next = New(next, Info{}).listings
 		wantC, wantR := diffRange(prev, next, 0, len(prev), 0, len(next))
 		gotC, gotR := diffListings(prev, next)
-		if len(wantC) < 100 || !slices.Equal(gotC, wantC) || !slices.Equal(gotR, wantR) {
+		if len(wantC) < 60 || !slices.Equal(gotC, wantC) || !slices.Equal(gotR, wantR) {
 			t.Fatalf("round %d: %d changed and %d removed in parts, %d and %d whole", round, len(gotC), len(gotR), len(wantC), len(wantR))
 		}
 	}

@@ -42,6 +42,8 @@ export EDGE_TEST_NODE_DIR
 # the replica's property tests (chains of deltas against the whole state,
 # packs, lazy lists against bitmaps), recent answers against the search,
 # growth, sparklines and daily ranks against SQL over every listing,
+# the loads' memory on ClickHouse's side under a query cap (60,000
+# listings seeded: 65 s under the race detector, 28 s without),
 # and the HTTP tests that walk every route, page, sort or listing one
 # request at a time: the OpenAPI description against every answer, the
 # crawl of 500 pages, every route's replay, every sort to its end, the
@@ -57,7 +59,7 @@ export EDGE_TEST_NODE_DIR
 # also runs under the race detector in other tests (docs/testing.md,
 # Time).
 NORACE_EDGE='TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium|TestPrecompressedOnPublish|TestListingPageInChromium|TestDocsRenderInChromium|TestCrossOriginPageInChromium|TestToolServerWithTheTypeScriptClients|TestOpenAPIDescribesLiveAnswers|TestCrawlFromHome|TestEveryRouteReplaysTheFullPathsBytes|TestCountPagesEqualTheirJSON|TestEverySortListsEveryListing|TestReviewSearchInALargeCategory|TestOneRankInDocumentAndHistory'
-NORACE_OTHERS='TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestHistoriesHaveEveryKindOfChange|TestLinkingPrecisionRecall|TestChainOfDeltasIsTheWholeState|TestDeltaHoldsWhatChanged|TestPackHoldsEveryOwnValue|TestPackKeepsWhatIsStillUsed|TestListLazyAndBitmapAgree|TestRecentAnswersAsTheSearch|TestGrowthAndSparklinesMatchSQL|TestDailyRanksMatchReadings'
+NORACE_OTHERS='TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestHistoriesHaveEveryKindOfChange|TestLinkingPrecisionRecall|TestChainOfDeltasIsTheWholeState|TestDeltaHoldsWhatChanged|TestPackHoldsEveryOwnValue|TestPackKeepsWhatIsStillUsed|TestListLazyAndBitmapAgree|TestRecentAnswersAsTheSearch|TestGrowthAndSparklinesMatchSQL|TestDailyRanksMatchReadings|TestLoadsInBoundedMemory'
 NORACE="$NORACE_EDGE|$NORACE_OTHERS"
 
 # CLUSTER are the tests on a cluster of ClickHouse servers and ZooKeeper

@@ -50,7 +50,8 @@ func BuildFrom(prev *Engine, r *replica.Replica, ranks Ranks, links *links.Set, 
 func (e *Engine) Merged() bool { return e.merged }
 
 // mergeSortOrders sets e's sort orders from prev's and a; it returns
-// false, having set nothing, when a does not fit prev and e.
+// false when a does not fit prev and e, and the caller then sorts them
+// whole (buildSortOrders sets every order and nulNames again).
 func (e *Engine) mergeSortOrders(prev *Engine, a replica.Applied) bool {
 	mv, ok := mergeMap(len(prev.ls), len(e.ls), a)
 	if !ok {

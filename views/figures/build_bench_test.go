@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,22 +76,11 @@ func BenchmarkBuildAfterDelta(b *testing.B) {
 		n = v
 	}
 	base := replicatest.Synth(n, viewstest.RealShares)
-	ls := slices.Clone(base.All())
-	for i := 0; i < len(ls); i += 288 {
-		l := &ls[i]
-		u, _ := l.Usage()
-		l.SetUsage(u+int64(i%97)+1, true)
-		l.ReadAt += 3600
-		l.Hist.SetComputedAt(viewstest.Ref.Add(5 * time.Minute))
-	}
-	info := base.Info()
-	info.Generation++
 	var delta bytes.Buffer
-	bd, nd := replica.DigestOf(base, 0), replica.DigestOf(replica.New(ls, info), 0)
-	if _, err := replica.WriteDelta(&delta, base, bd, replica.New(ls, info), 0, nd); err != nil {
+	bd, leaderState := replica.DigestOf(base, 0), replicatest.Refreshed(base, 288)
+	if _, err := replica.WriteDelta(&delta, base, bd, leaderState, 0, replica.DigestOf(leaderState, 0)); err != nil {
 		b.Fatal(err)
 	}
-	ls = nil
 	next, _, _, err := replica.ReadDelta(&delta, base, bd, replica.ReadOptions{Generation: 3})
 	if err != nil {
 		b.Fatal(err)
@@ -103,7 +91,6 @@ func BenchmarkBuildAfterDelta(b *testing.B) {
 	// ms at 1 Gb/s). The leader names its state and writes the delta
 	// from the one before; the follower applies it (its digest checked)
 	// and builds its figures from the ones it held.
-	leaderState := replica.New(slices.Clone(next.All()), next.Info())
 	b.Run("round", func(b *testing.B) {
 		var digest, write, apply, build time.Duration
 		for b.Loop() {

@@ -5,10 +5,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/replica/replicatest"
@@ -29,17 +27,7 @@ func BenchmarkDelta(b *testing.B) {
 		n = v
 	}
 	base := replicatest.Synth(n, viewstest.RealShares)
-	ls := slices.Clone(base.All())
-	for i := 0; i < len(ls); i += 288 {
-		l := &ls[i]
-		u, _ := l.Usage()
-		l.SetUsage(u+int64(i%97)+1, true)
-		l.ReadAt += 3600
-		l.Hist.SetComputedAt(viewstest.Ref.Add(5 * time.Minute))
-	}
-	info := base.Info()
-	info.Generation++
-	next := replica.New(ls, info)
+	next := replicatest.Refreshed(base, 288)
 	baseDigest, digest := replica.DigestOf(base, 1), replica.DigestOf(next, 2)
 	var whole, delta bytes.Buffer
 	if _, err := replica.WriteSnapshot(&whole, next, 2); err != nil {

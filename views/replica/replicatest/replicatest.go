@@ -3,6 +3,7 @@
 package replicatest
 
 import (
+	"slices"
 	"time"
 
 	"github.com/edge-stats/edge/views"
@@ -49,4 +50,23 @@ func Twins(n int) *replica.Replica {
 	add(views.Edge, "tie-edge-1", "Quick Notes", "Acme", "Quick Notes keeps your notes.")
 	add(views.Edge, "tie-edge-2", "Quick Notes", "Acme", "Quick Notes keeps your notes.")
 	return replica.New(ls, r.Info())
+}
+
+// Refreshed returns the state after base that a refresh gives when it
+// read a new crawl of one listing in every (288: a five-minute refresh
+// of a day's crawl): those listings' users more, their newest reading an
+// hour later and their history's time five minutes on; its generation
+// is base's plus one. The fleet's benchmarks send it as a delta.
+func Refreshed(base *replica.Replica, every int) *replica.Replica {
+	ls := slices.Clone(base.All())
+	for i := 0; i < len(ls); i += every {
+		l := &ls[i]
+		u, _ := l.Usage()
+		l.SetUsage(u+int64(i%97)+1, true)
+		l.ReadAt += 3600
+		l.Hist.SetComputedAt(viewstest.Ref.Add(5 * time.Minute))
+	}
+	info := base.Info()
+	info.Generation++
+	return replica.New(ls, info)
 }

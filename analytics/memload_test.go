@@ -23,11 +23,7 @@ func TestMemloadMatchesClickHouse(t *testing.T) {
 	ctx := context.Background()
 	// The loaders read merged tables (FINAL); a day's sparkline point is
 	// the day's latest reading once merged.
-	for _, table := range analytics.UpstreamTables {
-		if err := conn.Exec(ctx, "OPTIMIZE TABLE "+table+" FINAL"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	onePartEach(t, conn, analytics.UpstreamTables)
 	want, err := analytics.LoadReplica(ctx, conn, analytics.ReplicaOptions{Generation: 3, History: true})
 	if err != nil {
 		t.Fatal(err)

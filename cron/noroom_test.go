@@ -3,13 +3,16 @@ package cron
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/seed"
+	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/replica"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // askedSource is a state source that answers err and records how it was
@@ -75,5 +78,33 @@ func TestNoRoomForASecondState(t *testing.T) {
 	}
 	if u, _ := pub.Load().Replica.Lookup(l.Store, l.ID).Usage(); u != int64(usage) {
 		t.Fatal("the state held changed")
+	}
+}
+
+// TestSpareOnlyWhereItFits checks that a follower makes room ahead for
+// its next delta's listings (makeSpare) only where that room and the
+// delta's build fit beside its heap under the memory limit, and makes
+// it once.
+func TestSpareOnlyWhereItFits(t *testing.T) {
+	v := NewViews(nil, &views.Published[served.State]{}, slog.New(slog.DiscardHandler))
+	v.memory = func() (int64, int64) { return 900 << 20, 1 << 30 }
+	v.makeSpare(1_000_000) // 448 MB of listings and 400 MB of build, 124 MiB free
+	if v.spareMaking.Load() || v.SpareListings() != 0 {
+		t.Fatal("a spare was made where it does not fit")
+	}
+	v.memory = func() (int64, int64) { return 100 << 20, 1 << 30 }
+	v.makeSpare(10_000)
+	for deadline := time.Now().Add(30 * time.Second); v.SpareListings() == 0 || v.spareMaking.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no spare made where it fits")
+		}
+	}
+	made := v.spare.Load()
+	if made.Cap() < 10_000 {
+		t.Fatalf("a spare for %d listings, want at least 10000", made.Cap())
+	}
+	v.makeSpare(20_000)
+	if v.spareMaking.Load() || v.spare.Load() != made {
+		t.Fatal("a second spare was made while one is held")
 	}
 }

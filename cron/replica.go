@@ -9,10 +9,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/cron/lowprio"
 	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
@@ -55,6 +57,10 @@ type Views struct {
 	// changeWindow is how far back the listings' change log reaches, from
 	// the listings' watermark (SetChangeWindow).
 	changeWindow time.Duration
+	// spare is room a follower made ahead for its next delta's listings
+	// (makeSpare); spareMaking is set while it is being made.
+	spare       atomic.Pointer[replica.Spare]
+	spareMaking atomic.Bool
 }
 
 // DefaultChangeWindow is how far back the listings' change log reaches
@@ -162,17 +168,28 @@ func (v *Views) follow(ctx context.Context) error {
 	// Most asks find nothing new (a 304): the memory policy of a load
 	// (a lower GOGC, a collection after) only once a state came.
 	start := time.Now()
-	o := replica.ReadOptions{Generation: v.nextGeneration(), Prev: prev, NoWhole: noRoom}
+	spare := v.spare.Load()
+	o := replica.ReadOptions{Generation: v.nextGeneration(), Prev: prev, NoWhole: noRoom, Spare: spare}
 	whole := false // a whole state was read (a delta's read counts none)
-	o.Counted = func(int) { whole = true }
+	// A whole state has no use for the spare: its room goes back to the
+	// heap before the state's listings are read.
+	o.Counted = func(int) { whole = true; spare.Drop() }
 	if cur == nil {
 		// A first state: a heap that only grows, as after a restart's
 		// first load from ClickHouse (memory.GrowGC).
 		restore := func() {}
-		o.Counted = func(n int) { whole, restore = true, memory.GrowGC(n) }
+		o.Counted = func(n int) { whole, restore = true, memory.GrowGC(n); spare.Drop() }
 		defer func() { restore() }()
 	}
 	r, snapshots, tag, err := v.source.Fetch(ctx, v.tag, o)
+	intoSpare := spare != nil && r != nil && !whole && spare.Cap() == 0
+	if spare != nil && (r != nil || spare.Cap() == 0 || errors.Is(err, ErrNoSource)) {
+		// Taken by the delta, dropped for a whole state, too small for
+		// the state read (the next is made for this state), or this
+		// edge now leads and loads its states itself.
+		spare.Drop()
+		v.spare.CompareAndSwap(spare, nil)
+	}
 	if errors.Is(err, ErrNoRoom) {
 		v.waits.Add(1)
 		v.reloadFits() // says why, with the figures
@@ -181,7 +198,12 @@ func (v *Views) follow(ctx context.Context) error {
 	if err != nil || r == nil {
 		return err
 	}
-	v.log.Info("fleet state read", "generation", r.Info().Generation, "listings", r.Len(), "took", time.Since(start).Round(time.Millisecond))
+	v.log.Info("fleet state read", "generation", r.Info().Generation, "listings", r.Len(), "took", time.Since(start).Round(time.Millisecond),
+		"whole", whole, "into_spare", intoSpare)
+	// Room for the next delta's listings, made once this state is
+	// published and the one it replaced collected (the defers below run
+	// first).
+	defer v.makeSpare(r.Len())
 	if whole {
 		defer memory.CollectReplaced()
 	} else {
@@ -220,6 +242,45 @@ func (v *Views) follow(ctx context.Context) error {
 	v.indexText(r)
 	return nil
 }
+
+// makeSpare makes room ahead for the listings of the next delta a
+// follower applies (replica.Spare), for n listings and some more, on a
+// thread of the lowest priority, unless one is there or being made. The
+// apply of a delta writes a new array of every listing; on a VM whose
+// host takes back the pages a guest frees, writing it to new pages cost
+// 8 s at 5M listings between the leader's publish and the follower's.
+// A follower makes it in the minutes between two deltas, where it
+// delays nothing. It holds the array's size (448 bytes a listing) until
+// the next delta, whose apply would allocate as much: it raises the
+// follower's steady memory, not its peak. It is made only when it and a
+// delta's build fit under the memory limit beside the live heap.
+func (v *Views) makeSpare(n int) {
+	if v.spare.Load() != nil || !v.spareMaking.CompareAndSwap(false, true) {
+		return
+	}
+	room := n + n/64 + 1024 // the listings a refresh may add
+	bytes := int64(room) * int64(unsafe.Sizeof(views.Listing{}))
+	if live, limit := v.memory(); limit > 0 && limit != math.MaxInt64 && live+bytes+int64(n)*deltaBuildBytes > limit {
+		v.spareMaking.Store(false)
+		v.log.Info("no spare for the next delta: it would not fit beside the heap", "live_mib", live>>20, "limit_mib", limit>>20, "spare_mib", bytes>>20)
+		return
+	}
+	go lowprio.Run(func() {
+		defer v.spareMaking.Store(false)
+		start := time.Now()
+		v.spare.Store(replica.NewSpare(room))
+		v.log.Info("spare made for the next delta", "listings", room, "mib", bytes>>20, "took", time.Since(start).Round(time.Millisecond))
+	})
+}
+
+// SpareListings returns the count of listings the room made ahead for
+// the next delta holds (0: none; see makeSpare).
+func (v *Views) SpareListings() int { return v.spare.Load().Cap() }
+
+// deltaBuildBytes is what a follower's build after a delta may add to
+// its heap, a listing: the new figures and the build's garbage (see
+// memory.BuildGC).
+const deltaBuildBytes = 400
 
 // reloadFits reports whether a full reload fits beside the published
 // state under the memory limit: while it runs, the old state and a new

@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -422,11 +423,15 @@ func TestFollowerWithoutRoomTakesOnlyWhatChanged(t *testing.T) {
 // held (figures.BuildFrom: the listing queries' orders merged, not
 // sorted), and they answer every sort, of every store and of all, as
 // figures built whole from the same state.
+//
+// Each delta is applied into the room the follower made ahead for it
+// (replica.Spare) once it had published the state before.
 func TestFollowerBuildsOnTheFiguresBefore(t *testing.T) {
 	l := startLeader(t, DefaultConfig())
 	f := follower(t, DefaultConfig(), l.url, false)
 	pub := &views.Published[served.State]{}
-	v := cron.NewViews(nil, pub, slog.New(slog.DiscardHandler))
+	var logs lockedLog
+	v := cron.NewViews(nil, pub, slog.New(slog.NewTextHandler(&logs, nil)))
 	v.FollowFrom(f)
 	follow := v.FollowJob("@every 1h")
 	ctx := context.Background()
@@ -439,10 +444,20 @@ func TestFollowerBuildsOnTheFiguresBefore(t *testing.T) {
 		t.Fatalf("the first state, whole: %+v", st)
 	}
 	for gen := uint64(2); gen <= 4; gen++ {
+		for deadline := time.Now().Add(30 * time.Second); v.SpareListings() < s.Len()+1; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("state %d: no room made ahead for %d listings after the state before (%d)", gen, s.Len()+1, v.SpareListings())
+			}
+		}
 		s = changed(s, 50, gen)
 		l.offer(t, s, 1)
+		before := logs.String()
 		if err := follow.Run(ctx); err != nil {
 			t.Fatal(err)
+		}
+		read := strings.TrimPrefix(logs.String(), before)
+		if !strings.Contains(read, "fleet state read") || !strings.Contains(read, "into_spare=true") {
+			t.Fatalf("state %d: the follower's log does not say it read the delta into the room made for it:\n%s", gen, read)
 		}
 		st := pub.Load()
 		if replica.DigestOf(st.Replica, 1) != replica.DigestOf(s, 1) || !st.Figures.Merged() {
@@ -451,6 +466,25 @@ func TestFollowerBuildsOnTheFiguresBefore(t *testing.T) {
 		}
 		sameAnswers(t, fmt.Sprint("state ", gen), st.Figures, figures.Build(st.Replica, 1))
 	}
+}
+
+// lockedLog is a log the jobs write (some from goroutines of their own)
+// while the test reads it.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // sameAnswers fails t unless got and want list the same listings for

@@ -51,7 +51,20 @@ func TestApplyListingsAsAMerge(t *testing.T) {
 			if n < 0 {
 				continue
 			}
-			got, a, ok := applyListings(base, slices.Clone(removed), changed, n)
+			// Into a spare array, with room for n or more, every other
+			// round (stale listings in it, as a reused array would hold).
+			var spare []views.Listing
+			if round%2 == 1 {
+				spare = make([]views.Listing, n+rng.IntN(3))
+				for i := range spare {
+					spare[i] = key(1000 + i)
+				}
+				spare = spare[:0]
+			}
+			got, a, ok := applyListings(base, slices.Clone(removed), changed, n, spare)
+			if ok && spare != nil && len(got) > 0 && &got[:1][0] != &spare[:1][0] {
+				t.Fatalf("round %d: the listings were not written into the spare array", round)
+			}
 			if n < len(want) {
 				if ok && len(got) == n {
 					t.Fatalf("round %d: %d listings fit a bound of %d", round, len(want), n)

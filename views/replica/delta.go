@@ -254,14 +254,14 @@ func ReadDelta(rd io.Reader, base *Replica, baseDigest Digest, o ReadOptions) (*
 	if o.MaxBytes > 0 {
 		src = &limited{r: zr, left: o.MaxBytes}
 	}
-	r, snapshots, d, err := readDelta(bufio.NewReaderSize(src, 64<<10), base, baseDigest, o.Generation)
+	r, snapshots, d, err := readDelta(bufio.NewReaderSize(src, 64<<10), base, baseDigest, o)
 	if err != nil {
 		return nil, 0, Digest{}, fmt.Errorf("delta: %w", err)
 	}
 	return r, snapshots, d, nil
 }
 
-func readDelta(br *bufio.Reader, base *Replica, baseDigest Digest, gen uint64) (*Replica, int64, Digest, error) {
+func readDelta(br *bufio.Reader, base *Replica, baseDigest Digest, o ReadOptions) (*Replica, int64, Digest, error) {
 	var want Digest
 	head := make([]byte, len(deltaMagic))
 	if _, err := io.ReadFull(br, head); err != nil {
@@ -304,7 +304,7 @@ func readDelta(br *bufio.Reader, base *Replica, baseDigest Digest, gen uint64) (
 	if n > maxSnapshotListings || hist > 1 {
 		return nil, 0, want, fmt.Errorf("header: %d listings, history %d", n, hist)
 	}
-	info := Info{Generation: gen, ListingsMark: fromUnixNano(v[0]), ReadingsMark: fromUnixNano(v[1]),
+	info := Info{Generation: o.Generation, ListingsMark: fromUnixNano(v[0]), ReadingsMark: fromUnixNano(v[1]),
 		ClimbAt: fromUnixNano(v[2]), ChartTo: fromUnixNano(v[3]), LoadedAt: fromUnixNano(v[4]),
 		LoadTime: time.Duration(v[5]), HasHistory: hist == 1}
 	snapshots := v[6]
@@ -328,10 +328,11 @@ func readDelta(br *bufio.Reader, base *Replica, baseDigest Digest, gen uint64) (
 	if uint64(len(changed)) != count {
 		return nil, 0, want, fmt.Errorf("%d listings changed of the %d its header says", len(changed), count)
 	}
-	listings, a, ok := applyListings(base.listings, removed, changed, int(n))
+	listings, a, ok := applyListings(base.listings, removed, changed, int(n), o.Spare.take(int(n)))
 	if !ok || uint64(len(listings)) != n {
 		return nil, 0, want, fmt.Errorf("%d listings after it, of the %d its header says", len(listings), n)
 	}
+	listings = slices.Clip(listings) // a spare's room past them is no state's
 	mode, err := br.ReadByte()
 	if err != nil || mode > 1 {
 		return nil, 0, want, fmt.Errorf("changes: mode %d: %v", mode, err)
@@ -392,9 +393,12 @@ func readRemoved(br *bufio.Reader, base *Replica) ([]int, error) {
 // would be more than n. Each changed listing's place is found by binary
 // search and the unchanged runs between are copied whole: a refresh
 // changes a few listings in a thousand, and a listing-by-listing merge
-// compared every key.
-func applyListings(base []views.Listing, removed []int, changed []views.Listing, n int) (out []views.Listing, a Applied, ok bool) {
-	out = make([]views.Listing, 0, n)
+// compared every key. The listings are written into spare when it is not
+// nil (its capacity at least n).
+func applyListings(base []views.Listing, removed []int, changed []views.Listing, n int, spare []views.Listing) (out []views.Listing, a Applied, ok bool) {
+	if out = spare[:0]; out == nil {
+		out = make([]views.Listing, 0, n)
+	}
 	a.Added = make([]int32, 0, len(changed))
 	a.Dropped = make([]int32, 0, len(removed)+len(changed))
 	// run appends base[from:to] less the removed indexes in it, and drops

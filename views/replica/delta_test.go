@@ -124,9 +124,13 @@ func TestChainOfDeltasIsTheWholeState(t *testing.T) {
 			if _, err := replica.WriteSnapshot(&buf, states[0], snapshots[0]); err != nil {
 				t.Fatal(err)
 			}
-			have, _, err := replica.ReadSnapshot(&buf, replica.ReadOptions{Generation: 1})
+			unused := replica.NewSpare(states[0].Len() * 2)
+			have, _, err := replica.ReadSnapshot(&buf, replica.ReadOptions{Generation: 1, Spare: unused})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if unused.Cap() != states[0].Len()*2 {
+				t.Fatalf("a whole state's read took the spare")
 			}
 			haveDigest := replica.DigestOf(have, snapshots[0])
 			for k := 1; k < len(states); k++ {
@@ -138,9 +142,20 @@ func TestChainOfDeltasIsTheWholeState(t *testing.T) {
 				}
 				t.Logf("step %d: %+v, %d bytes", k, st, buf.Len())
 				counted := false // a follower tells a delta's read by it (cron.Views.follow)
-				next, snaps, got, err := replica.ReadDelta(&buf, have, haveDigest, replica.ReadOptions{Generation: uint64(k + 1), Counted: func(int) { counted = true }})
+				// Every other step into a spare made ahead (as a follower
+				// makes one between deltas): one with room, or one a
+				// listing too small, which the apply leaves alone.
+				var spare *replica.Spare
+				room := states[k].Len() + rng.IntN(3) - 1
+				if k%2 == 1 {
+					spare = replica.NewSpare(room)
+				}
+				next, snaps, got, err := replica.ReadDelta(&buf, have, haveDigest, replica.ReadOptions{Generation: uint64(k + 1), Counted: func(int) { counted = true }, Spare: spare})
 				if err != nil {
 					t.Fatalf("step %d (%+v): %v", k, st, err)
+				}
+				if spare != nil && (spare.Cap() == 0) != (room >= states[k].Len()) {
+					t.Fatalf("step %d: a spare for %d listings, %d left after the apply of %d", k, room, spare.Cap(), states[k].Len())
 				}
 				if counted {
 					t.Fatalf("step %d: the delta's read called Counted, as a whole state's does", k)

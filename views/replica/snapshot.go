@@ -172,6 +172,10 @@ type ReadOptions struct {
 	// (package cron, ErrNoRoom). A delta shares the unchanged listings'
 	// strings and histories, so it fits where a whole state would not.
 	NoWhole bool
+	// Spare, when not nil, is room made ahead for a delta's listings:
+	// the delta's apply takes it if it has room for them (see Spare). A
+	// whole snapshot's read leaves it alone.
+	Spare *Spare
 }
 
 // ReadSnapshot reads a snapshot (WriteSnapshot) from rd and returns its

@@ -83,12 +83,12 @@ func TestNoRoomForASecondState(t *testing.T) {
 
 // TestSpareOnlyWhereItFits checks that a follower makes room ahead for
 // its next delta's listings (makeSpare) only where that room and the
-// delta's build fit beside its heap under the memory limit, and makes
-// it once.
+// rest of the delta's read fit beside its heap under the memory limit,
+// and makes it once.
 func TestSpareOnlyWhereItFits(t *testing.T) {
 	v := NewViews(nil, &views.Published[served.State]{}, slog.New(slog.DiscardHandler))
 	v.memory = func() (int64, int64) { return 900 << 20, 1 << 30 }
-	v.makeSpare(1_000_000) // 448 MB of listings and 400 MB of build, 124 MiB free
+	v.makeSpare(250_000) // 112 MB of listings and 32 MB of the read's, 124 MiB free
 	if v.spareMaking.Load() || v.SpareListings() != 0 {
 		t.Fatal("a spare was made where it does not fit")
 	}

@@ -252,15 +252,17 @@ func (v *Views) follow(ctx context.Context) error {
 // A follower makes it in the minutes between two deltas, where it
 // delays nothing. It holds the array's size (448 bytes a listing) until
 // the next delta, whose apply would allocate as much: it raises the
-// follower's steady memory, not its peak. It is made only when it and a
-// delta's build fit under the memory limit beside the live heap.
+// follower's steady memory, not its peak (the peak of a delta's apply and
+// build holds that array either way). It is made only when it and the
+// rest of a delta's read (deltaReadBytes a listing) fit under the memory
+// limit beside the live heap.
 func (v *Views) makeSpare(n int) {
 	if v.spare.Load() != nil || !v.spareMaking.CompareAndSwap(false, true) {
 		return
 	}
 	room := n + n/64 + 1024 // the listings a refresh may add
 	bytes := int64(room) * int64(unsafe.Sizeof(views.Listing{}))
-	if live, limit := v.memory(); limit > 0 && limit != math.MaxInt64 && live+bytes+int64(n)*deltaBuildBytes > limit {
+	if live, limit := v.memory(); limit > 0 && limit != math.MaxInt64 && live+bytes+int64(n)*deltaReadBytes > limit {
 		v.spareMaking.Store(false)
 		v.log.Info("no spare for the next delta: it would not fit beside the heap", "live_mib", live>>20, "limit_mib", limit>>20, "spare_mib", bytes>>20)
 		return
@@ -277,10 +279,11 @@ func (v *Views) makeSpare(n int) {
 // the next delta holds (0: none; see makeSpare).
 func (v *Views) SpareListings() int { return v.spare.Load().Cap() }
 
-// deltaBuildBytes is what a follower's build after a delta may add to
-// its heap, a listing: the new figures and the build's garbage (see
-// memory.BuildGC).
-const deltaBuildBytes = 400
+// deltaReadBytes is what a delta's read adds to a follower's heap a
+// listing besides the listings' array: the new replica's text index,
+// packs and digest (about 580 MB at 5M, measured in
+// BenchmarkBuildAfterDelta).
+const deltaReadBytes = 128
 
 // reloadFits reports whether a full reload fits beside the published
 // state under the memory limit: while it runs, the old state and a new

@@ -425,7 +425,8 @@ func TestFollowerWithoutRoomTakesOnlyWhatChanged(t *testing.T) {
 // figures built whole from the same state.
 //
 // Each delta is applied into the room the follower made ahead for it
-// (replica.Spare) once it had published the state before.
+// (replica.Spare) once it had published the state before. The last ask
+// takes a chain of two deltas, and builds from the figures before both.
 func TestFollowerBuildsOnTheFiguresBefore(t *testing.T) {
 	l := startLeader(t, DefaultConfig())
 	f := follower(t, DefaultConfig(), l.url, false)
@@ -443,13 +444,22 @@ func TestFollowerBuildsOnTheFiguresBefore(t *testing.T) {
 	if st := pub.Load(); st == nil || st.Figures == nil || st.Figures.Merged() {
 		t.Fatalf("the first state, whole: %+v", st)
 	}
-	for gen := uint64(2); gen <= 4; gen++ {
+	for gen := uint64(2); gen <= 6; gen++ {
 		for deadline := time.Now().Add(30 * time.Second); v.SpareListings() < s.Len()+1; time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("state %d: no room made ahead for %d listings after the state before (%d)", gen, s.Len()+1, v.SpareListings())
 			}
 		}
-		s = changed(s, 50, gen)
+		last := gen
+		if gen == 6 {
+			// Two states since the follower's last ask: it takes both
+			// deltas and builds once, from the figures of the state it
+			// held before the first (replica.Applied composed).
+			s = changed(s, 70, gen)
+			l.offer(t, s, 1)
+			last++
+		}
+		s = changed(s, 50, last)
 		l.offer(t, s, 1)
 		before := logs.String()
 		if err := follow.Run(ctx); err != nil {

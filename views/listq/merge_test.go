@@ -95,7 +95,9 @@ func throughDelta(t *testing.T, base, next *replica.Replica) (*replica.Replica, 
 
 // TestBuildFromIsBuild checks the property BuildFrom rests on: after a
 // chain of deltas, each engine merged from the one before has every sort
-// order Build gives the same replica, listing for listing.
+// order Build gives the same replica, listing for listing. Every other
+// step is two deltas taken in one ask, the engine merged once from the
+// one before both (replica.Applied composed).
 func TestBuildFromIsBuild(t *testing.T) {
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
@@ -108,6 +110,13 @@ func TestBuildFromIsBuild(t *testing.T) {
 			e := build(have)
 			for step := range 6 {
 				next, a := throughDelta(t, have, refreshed(rng, have, step, seed%3 == 2))
+				if step%2 == 1 {
+					next, _ = throughDelta(t, next, refreshed(rng, next, 10+step, seed%3 == 2))
+					var ok bool
+					if a, ok = next.AppliedTo(have); !ok {
+						t.Fatalf("step %d: the second delta's replica does not say how it was made from the first's base", step)
+					}
+				}
 				ranks, topics := standIns(next)
 				got := BuildFrom(e, next, ranks, links.Build(next), topics, a)
 				what := fmt.Sprintf("step %d (%d added, %d dropped)", step, len(a.Added), len(a.Dropped))

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/edge-stats/edge/views"
@@ -202,5 +204,85 @@ func TestDiffListingsInPartsAsWhole(t *testing.T) {
 		if len(wantC) < 60 || !slices.Equal(gotC, wantC) || !slices.Equal(gotR, wantR) {
 			t.Fatalf("round %d: %d changed and %d removed in parts, %d and %d whole", round, len(gotC), len(gotR), len(wantC), len(wantR))
 		}
+	}
+}
+
+// TestComposeIsTheChainsApplied checks compose, over drawn chains of two
+// deltas (listings removed, replaced, added, and a listing added by the
+// first and replaced or removed by the second), against what the chain
+// did, told by each listing's origin (the base's, or one delta's).
+func TestComposeIsTheChainsApplied(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 54))
+	listing := func(k int, from string) views.Listing {
+		return views.Listing{Store: views.Store(k % 3), ID: fmt.Sprintf("id-%05d", k), Name: from + fmt.Sprint(rng.Int())}
+	}
+	byKey := func(ls []views.Listing) []views.Listing {
+		slices.SortFunc(ls, func(a, b views.Listing) int { return compareKey(&a, &b) })
+		return ls
+	}
+	// step draws a delta on base: removed indexes, and changed listings
+	// (in key order) of keys in base or new, named from.
+	step := func(base []views.Listing, keys []int, from string) ([]int, []views.Listing) {
+		var removed []int
+		var changed []views.Listing
+		taken := map[string]bool{}
+		for i := range base {
+			switch rng.IntN(5) {
+			case 0:
+				removed = append(removed, i)
+				taken[base[i].ID] = true
+			case 1:
+				k, _ := strconv.Atoi(strings.TrimPrefix(base[i].ID, "id-"))
+				changed = append(changed, listing(k, from))
+				taken[base[i].ID] = true
+			}
+		}
+		for _, k := range keys {
+			if l := listing(k, from); !taken[l.ID] && rng.IntN(3) == 0 {
+				if _, found := slices.BinarySearchFunc(base, l, func(a, b views.Listing) int { return compareKey(&a, &b) }); !found {
+					changed = append(changed, l)
+					taken[l.ID] = true
+				}
+			}
+		}
+		return removed, byKey(changed)
+	}
+	for round := range 1000 {
+		keys := rng.Perm(300)[:rng.IntN(120)]
+		var b0 []views.Listing
+		for _, k := range keys[:len(keys)/2] {
+			b0 = append(b0, listing(k, "b"))
+		}
+		b0 = byKey(b0)
+		removed1, changed1 := step(b0, keys, "1")
+		r1, a1, ok := applyListings(b0, removed1, changed1, len(b0)+len(changed1), nil)
+		if !ok {
+			t.Fatal("the first delta does not apply")
+		}
+		removed2, changed2 := step(r1, keys, "2")
+		r2, a2, ok := applyListings(r1, removed2, changed2, len(r1)+len(changed2), nil)
+		if !ok {
+			t.Fatal("the second delta does not apply")
+		}
+		var want Applied
+		var survivors []views.Listing
+		at := map[string]int{}
+		for j := range r2 {
+			at[r2[j].ID] = j
+			if !strings.HasPrefix(r2[j].Name, "b") {
+				want.Added = append(want.Added, int32(j))
+				survivors = append(survivors, r2[j])
+			}
+		}
+		for i := range b0 {
+			if j, ok := at[b0[i].ID]; !ok || !strings.HasPrefix(r2[j].Name, "b") {
+				want.Dropped = append(want.Dropped, int32(i))
+			}
+		}
+		got := compose(a1, a2)
+		if !slices.Equal(got.Added, want.Added) || !slices.Equal(got.Dropped, want.Dropped) {
+			t.Fatalf("round %d: composed %+v, the chain did %+v", round, got, want)
+		}
+		checkApplied(t, b0, r2, survivors, got)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 	"unsafe"
-	"weak"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -346,7 +345,7 @@ func readDelta(br *bufio.Reader, base *Replica, baseDigest Digest, o ReadOptions
 		log = base.changes.Extend(log)
 	}
 	r = r.WithChanges(log)
-	r.applied = &applied{base: weak.Make(base), Applied: a}
+	r.applied = appliedFrom(base, a)
 	if got := DigestOf(r, snapshots); got != want {
 		return nil, 0, want, fmt.Errorf("the state it gives has digest %x, the delta names %x", got[:8], want[:8])
 	}

@@ -133,6 +133,7 @@ func TestChainOfDeltasIsTheWholeState(t *testing.T) {
 				t.Fatalf("a whole state's read took the spare")
 			}
 			haveDigest := replica.DigestOf(have, snapshots[0])
+			var haves []*replica.Replica // the states read before have
 			for k := 1; k < len(states); k++ {
 				want := replica.DigestOf(states[k], snapshots[k])
 				buf.Reset()
@@ -170,6 +171,15 @@ func TestChainOfDeltasIsTheWholeState(t *testing.T) {
 				if _, ok := next.AppliedTo(states[k-1]); ok {
 					t.Fatalf("step %d: applied to a replica it was not read from", k)
 				}
+				// And to every state read before, by the chain of deltas
+				// from it (each still live here).
+				for j, old := range haves {
+					a, ok := next.AppliedTo(old)
+					if !ok || old.Len()-len(a.Dropped) != next.Len()-len(a.Added) {
+						t.Fatalf("step %d: from the state of step %d: %v, %d dropped of %d, %d added of %d", k, j, ok, len(a.Dropped), old.Len(), len(a.Added), next.Len())
+					}
+				}
+				haves = append(haves, have)
 				have, haveDigest = next, got
 			}
 			last := len(states) - 1

@@ -27,7 +27,7 @@ type Replica struct {
 	strs       pack            // the listings' own strings (see ownStrings)
 	sparks     pack            // the listings' sparklines
 	changes    *changes.Log    // the listings' metadata changes; nil when not loaded
-	applied    *applied        // how a delta made it from its base (AppliedTo); nil otherwise
+	applied    []applied       // how a delta, or a chain of them, made it from its bases (AppliedTo); nil otherwise
 }
 
 // Info describes where a replica came from.

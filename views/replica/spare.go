@@ -19,7 +19,7 @@ import (
 // follower's. A follower makes its spare in the minutes between two
 // deltas, where that cost delays nothing.
 //
-// A Spare is given to one apply: the apply takes it whole (Take), and a
+// A Spare is given to one apply: the apply takes it whole, and a
 // spare too small for the state is left alone. It is safe for use by
 // several goroutines.
 type Spare struct {

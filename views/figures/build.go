@@ -15,11 +15,12 @@ import (
 func Build(r *replica.Replica, snapshots int64) *Figures { return build(r, snapshots, nil) }
 
 // BuildFrom computes every figure of r as Build does, from prev, the
-// figures of the replica r was read from as a delta (a fleet's follower):
-// the listing queries' sort orders are prev's with the delta's listings
-// merged in (listq.BuildFrom), the rest is built whole. It is Build when
-// prev is nil, when r was not made from prev's replica by a delta, or
-// when the two replicas' data days differ (a listing's store rank, which
+// figures of the replica r was read from by a delta or a chain of them
+// (a fleet's follower): the listing queries' sort orders are prev's with
+// the deltas' listings merged in (listq.BuildFrom), the rest is built
+// whole. It is Build when prev is nil, when r was not made from prev's
+// replica by deltas (replica.AppliedTo), or when the two replicas' data
+// days differ (a listing's store rank, which
 // a sort order reads, may then change without the listing).
 func BuildFrom(prev *Figures, r *replica.Replica, snapshots int64) *Figures {
 	if prev == nil {
@@ -33,7 +34,7 @@ func BuildFrom(prev *Figures, r *replica.Replica, snapshots int64) *Figures {
 }
 
 // from is what BuildFrom builds from: the engine before and how the
-// delta made r from its replica.
+// deltas made r from its replica.
 type from struct {
 	engine  *listq.Engine
 	applied replica.Applied

@@ -181,6 +181,26 @@ func (v *Views) follow(ctx context.Context) error {
 		o.Counted = func(n int) { whole, restore = true, memory.GrowGC(n); spare.Drop() }
 		defer func() { restore() }()
 	}
+	// A delta's apply and the build after it under one setting of the
+	// collector (memory.DeltaGC), from the delta's header to the
+	// figures' publish, restored once (endGC): a collection started in
+	// the apply ran on through the build.
+	deltaGC, endedGC := false, false
+	restoreGC := func() {}
+	endGC := func() {
+		if !endedGC {
+			endedGC = true
+			restoreGC()
+		}
+	}
+	defer endGC() // on the ways out before the publish
+	o.Delta = func(n int) {
+		var array int64
+		if spare.Cap() < n {
+			array = int64(n) * int64(unsafe.Sizeof(views.Listing{}))
+		}
+		restoreGC, deltaGC = memory.DeltaGC(n, array), true
+	}
 	r, snapshots, tag, err := v.source.Fetch(ctx, v.tag, o)
 	intoSpare := spare != nil && r != nil && !whole && spare.Cap() == 0
 	if spare != nil && (r != nil || spare.Cap() == 0 || errors.Is(err, ErrNoSource)) {
@@ -215,7 +235,7 @@ func (v *Views) follow(ctx context.Context) error {
 		// pages to its host: 9 s for a 5M state's 2.2 GB of listings).
 		defer memory.Collect()
 	}
-	if cur != nil {
+	if cur != nil && !deltaGC {
 		defer memory.LowerGC(memory.ReloadGCPercent)()
 	}
 	if cur == nil {
@@ -234,7 +254,11 @@ func (v *Views) follow(ctx context.Context) error {
 		// leader's publish and this edge's.
 		memory.Collect()
 	}
-	if err := v.publish(r, prevFigures, snapshots, "fleet", memory.BuildGC, "tag", tag); err != nil {
+	gc := memory.BuildGC
+	if deltaGC {
+		gc = func(int) func() { return endGC } // set since the delta's header
+	}
+	if err := v.publish(r, prevFigures, snapshots, "fleet", gc, "tag", tag); err != nil {
 		return err
 	}
 	v.tag = tag

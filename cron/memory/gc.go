@@ -67,14 +67,37 @@ const buildBytes = 400
 // load): by the goal, none runs unless the build outgrows its estimate,
 // and the peak stays where GOGC 10 put it. It returns what restores both
 // settings.
-func BuildGC(n int) (restore func()) {
+func BuildGC(n int) (restore func()) { return HoldGC(int64(n) * buildBytes) }
+
+// DeltaGC sets the collector for a fleet follower's delta of n listings,
+// from its read to its figures' publish: its apply (the new replica's
+// text, packs and digest: applyBytes a listing, and the listings' array
+// when listingsBytes is not 0, no room having been made for it ahead)
+// and the build after it (buildBytes a listing), as BuildGC. At 5M
+// listings a collection marks the two states (about 4 s of a core
+// each, the listings' arrays scanned for their strings); one that
+// started during the apply ran on through the build.
+func DeltaGC(n int, listingsBytes int64) (restore func()) {
+	return HoldGC(int64(n)*(applyBytes+buildBytes) + listingsBytes)
+}
+
+// applyBytes is what a delta's apply adds to a follower's heap a listing
+// besides the listings' array (about 580 MB at 5M, measured in
+// BenchmarkBuildAfterDelta).
+const applyBytes = 128
+
+// HoldGC sets the collector for allocations of about extra bytes that
+// stay live: no collection by GOGC, one when the process's memory grows
+// by extra past what it holds now (or reaches the memory limit, if
+// lower). It returns what restores both settings.
+func HoldGC(extra int64) (restore func()) {
 	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(s)
 	var held int64
 	if s[0].Value.Kind() == metrics.KindUint64 && s[1].Value.Kind() == metrics.KindUint64 {
 		held = int64(s[0].Value.Uint64() - s[1].Value.Uint64()) // what the memory limit counts
 	}
-	goal := held + int64(n)*buildBytes
+	goal := held + extra
 	prevLimit := debug.SetMemoryLimit(-1)
 	goal = min(goal, prevLimit) // an operator's limit wins
 	prevPercent := debug.SetGCPercent(-1)

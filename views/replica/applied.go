@@ -2,9 +2,11 @@ package replica
 
 import "weak"
 
-// Applied says how a replica read from a delta (ReadDelta) differs from
-// the replica the delta was applied to, its base: what a build of its
-// figures needs to redo only what changed (package figures).
+// Applied says how a replica read from a delta (ReadDelta), or merged
+// with a refresh's listings (Merge), differs from the replica the delta
+// was applied to, its base: what a build of its figures needs to redo
+// only what changed (package figures), and its digest to hash again
+// (DigestOf).
 //
 // Every listing of the base not in Dropped is in the new replica
 // unchanged, in the same key order, at an index not in Added.
@@ -32,8 +34,9 @@ const maxApplied = 16
 
 // AppliedTo returns how r was made from base by a delta, or by a chain
 // of deltas from base (of at most maxApplied, each base but the first
-// still live when the next delta was read), and false otherwise (a whole
-// state, a load from ClickHouse, or a delta of another base).
+// still live when the next delta was read), or by a refresh's Merge, and
+// false otherwise (a whole state, a full load from ClickHouse, or a delta
+// of another base).
 func (r *Replica) AppliedTo(base *Replica) (Applied, bool) {
 	if base == nil {
 		return Applied{}, false

@@ -320,6 +320,9 @@ func readDelta(br *bufio.Reader, base *Replica, baseDigest Digest, o ReadOptions
 	if count > n || n > uint64(base.Len()-len(removed))+count || uint64(base.Len()-len(removed)) > n {
 		return nil, 0, want, fmt.Errorf("%d listings removed and %d changed of the %d the base holds cannot give %d", len(removed), count, base.Len(), n)
 	}
+	if o.Delta != nil {
+		o.Delta(int(n))
+	}
 	changed, err := readBlocks(br, count, base)
 	if err != nil {
 		return nil, 0, want, err

@@ -43,9 +43,27 @@ func BenchmarkDelta(b *testing.B) {
 		b.ReportMetric(100*float64(delta.Len())/float64(whole.Len()), "delta-%")
 		b.ReportMetric(float64(st.Changed), "changed")
 	}
+	// The digest of a state hashed whole (a whole state read, a load),
+	// and of a refresh's merge from the state before, whose groups the
+	// leader computed for that state's digest (only the groups the
+	// refresh touched hashed again): a leader's digest of each state.
 	b.Run("digest", func(b *testing.B) {
 		for b.Loop() {
-			replica.DigestOf(next, 2)
+			replica.DigestWhole(next, 2)
+		}
+	})
+	b.Run("digest-merged", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			ch := replica.NewBuilder(0)
+			for i := 0; i < next.Len(); i += 288 { // the listings Refreshed changed
+				ch.Add(next.At(int32(i)))
+			}
+			merged := replica.Merge(base, ch, next.Info())
+			b.StartTimer()
+			if replica.DigestOf(merged, 2) != digest {
+				b.Fatal("the merge's digest is not the state's")
+			}
 		}
 	})
 	b.Run("write", func(b *testing.B) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
@@ -28,6 +29,7 @@ type Replica struct {
 	sparks     pack            // the listings' sparklines
 	changes    *changes.Log    // the listings' metadata changes; nil when not loaded
 	applied    []applied       // how a delta, or a chain of them, made it from its bases (AppliedTo); nil otherwise
+	digests    *digestCache    // its listings' groups for DigestOf, once computed
 }
 
 // Info describes where a replica came from.
@@ -118,7 +120,7 @@ func newSortedFrom(listings []views.Listing, info Info, prev *Replica) *Replica 
 	if prev != nil {
 		prevText, prevStrs, prevSpark = &prev.text, &prev.strs, &prev.sparks
 	}
-	r := &Replica{listings: listings, info: info, text: textindex.Build(listings, prevText)}
+	r := &Replica{listings: listings, info: info, text: textindex.Build(listings, prevText), digests: new(digestCache)}
 	if prev != nil {
 		r.changes = prev.changes // until the loader sets the new replica's (WithChanges)
 	}
@@ -308,6 +310,7 @@ func Merge(old *Replica, changed *Builder, info Info) *Replica {
 	}
 	changed.listings = nil
 	out := make([]views.Listing, 0, len(old.listings)+len(ch))
+	var a Applied
 	i, j := 0, 0
 	for i < len(old.listings) || j < len(ch) {
 		switch {
@@ -315,24 +318,34 @@ func Merge(old *Replica, changed *Builder, info Info) *Replica {
 			out = append(out, old.listings[i:]...)
 			i = len(old.listings)
 		case i == len(old.listings):
-			out = append(out, ch[j:]...)
-			j = len(ch)
+			for ; j < len(ch); j++ {
+				a.Added = append(a.Added, int32(len(out)))
+				out = append(out, ch[j])
+			}
 		default:
 			switch c := compareKey(&old.listings[i], &ch[j]); {
 			case c < 0:
 				out = append(out, old.listings[i])
 				i++
 			case c > 0:
+				a.Added = append(a.Added, int32(len(out)))
 				out = append(out, ch[j])
 				j++
 			default:
+				a.Dropped = append(a.Dropped, int32(i))
+				a.Added = append(a.Added, int32(len(out)))
 				out = append(out, ch[j])
 				i++
 				j++
 			}
 		}
 	}
-	return newSortedFrom(out, info, old)
+	r := newSortedFrom(out, info, old)
+	// How it was made from old, for its digest (DigestOf hashes again
+	// only the groups the merge touched); not composed with old's own
+	// bases, which no build of a merged replica starts from.
+	r.applied = []applied{{base: weak.Make(old), Applied: a}}
+	return r
 }
 
 // Interner shares one copy of equal strings, such as category names,

@@ -34,8 +34,10 @@ import (
 
 // SnapshotFormat is the version of the snapshot format WriteSnapshot
 // writes and ReadSnapshot reads. It changes whenever a listing's binary
-// form or the header changes.
-const SnapshotFormat = 2
+// form or the header changes, and with the digest (DigestOf) that names
+// a state and that deltas are checked by: 3 hashes the listings in
+// groups their keys choose (2 hashed them 8,192 at a time).
+const SnapshotFormat = 3
 
 const (
 	snapshotMagic = "EDGESNAP"
@@ -167,6 +169,11 @@ type ReadOptions struct {
 	// collector for a heap that grows by that many). A delta's read
 	// (ReadDelta) does not call it: its caller can tell the two apart.
 	Counted func(n int)
+	// Delta, when set, is given the number of listings of the state a
+	// delta gives once its header is read and checked, before its
+	// listings are read and applied (a follower sets its collector for
+	// the apply and the build after it). ReadSnapshot does not call it.
+	Delta func(n int)
 	// NoWhole says the caller has no room for a whole state beside the
 	// one it holds (Prev): a source gives what changed, or nothing
 	// (package cron, ErrNoRoom). A delta shares the unchanged listings'

@@ -195,6 +195,9 @@ func (v *Views) follow(ctx context.Context) error {
 	}
 	defer endGC() // on the ways out before the publish
 	o.Delta = func(n int) {
+		if deltaGC {
+			return // a chain's later delta: set at the first
+		}
 		var array int64
 		if spare.Cap() < n {
 			array = int64(n) * int64(unsafe.Sizeof(views.Listing{}))

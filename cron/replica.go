@@ -297,8 +297,14 @@ func (v *Views) makeSpare(n int) {
 	go lowprio.Run(func() {
 		defer v.spareMaking.Store(false)
 		start := time.Now()
-		v.spare.Store(replica.NewSpare(room))
-		v.log.Info("spare made for the next delta", "listings", room, "mib", bytes>>20, "took", time.Since(start).Round(time.Millisecond))
+		sp := replica.NewSpare(room)
+		// Given to the next delta at once: one that comes while the
+		// pages are written takes the array as it is (a second array
+		// beside it would not fit where the spare was sized to).
+		v.spare.Store(sp)
+		written := sp.Write()
+		v.log.Info("spare made for the next delta", "listings", room, "mib", bytes>>20, "took", time.Since(start).Round(time.Millisecond),
+			"every_page", written)
 	})
 }
 

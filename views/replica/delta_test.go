@@ -145,15 +145,30 @@ func TestChainOfDeltasIsTheWholeState(t *testing.T) {
 				counted := false // a follower tells a delta's read by it (cron.Views.follow)
 				// Every other step into a spare made ahead (as a follower
 				// makes one between deltas): one with room, or one a
-				// listing too small, which the apply leaves alone.
+				// listing too small, which the apply leaves alone; every
+				// fourth, one whose pages are still being written when
+				// the apply takes it (a delta that came while its spare
+				// was made: the writes stop, under the race detector).
 				var spare *replica.Spare
 				room := states[k].Len() + rng.IntN(3) - 1
+				writing := make(chan bool, 1)
 				if k%2 == 1 {
+					if k%4 == 1 {
+						room += 50_000 // long enough to be written while the apply takes it
+					}
 					spare = replica.NewSpare(room)
+					if k%4 == 1 {
+						go func() { writing <- spare.Write() }()
+					} else {
+						writing <- spare.Write()
+					}
 				}
 				next, snaps, got, err := replica.ReadDelta(&buf, have, haveDigest, replica.ReadOptions{Generation: uint64(k + 1), Counted: func(int) { counted = true }, Spare: spare})
 				if err != nil {
 					t.Fatalf("step %d (%+v): %v", k, st, err)
+				}
+				if spare != nil {
+					<-writing
 				}
 				if spare != nil && (spare.Cap() == 0) != (room >= states[k].Len()) {
 					t.Fatalf("step %d: a spare for %d listings, %d left after the apply of %d", k, room, spare.Cap(), states[k].Len())

@@ -27,22 +27,43 @@ type Spare struct {
 	listings []views.Listing
 }
 
-// NewSpare returns a spare for states of up to n listings, its pages
-// written.
+// NewSpare returns a spare for states of up to n listings. Its pages
+// are not written yet (Write): it can be given to an apply at once.
 func NewSpare(n int) *Spare {
-	s := make([]views.Listing, n)
-	// One write a page, of the zero the array holds anyway, to a field
-	// that holds no pointer: a store of a whole listing (its strings)
-	// runs under the collector's write barrier, where a goroutine cannot
-	// be preempted, and a collection that started meanwhile waited for
-	// the loop's end to scan its stack (at 5M listings, a mark of 34 s
-	// on a busy follower, whose allocations stalled behind it; 4 s with
-	// this store, bench/README.md, *fifth round*).
+	return &Spare{listings: make([]views.Listing, 0, n)}
+}
+
+// Write writes every page of the spare's array once, a batch of pages at
+// a time under its lock, and stops when the spare is taken or dropped
+// meanwhile (a delta that comes while the spare is being made takes it
+// as it is: pages not yet written cost the apply a fault each, as a new
+// array's all would). It reports whether it wrote every page.
+//
+// Each write is of the zero the array holds anyway, to a field that
+// holds no pointer: a store of a whole listing (its strings) runs under
+// the collector's write barrier, where a goroutine cannot be preempted,
+// and a collection that started meanwhile waited for the loop's end to
+// scan its stack (at 5M listings, a mark of 34 s on a busy follower,
+// whose allocations stalled behind it; 4 s with this store,
+// bench/README.md, *fifth round*).
+func (s *Spare) Write() bool {
 	step := max(1, pageBytes/int(unsafe.Sizeof(views.Listing{})))
-	for i := 0; i < n; i += step {
-		s[i].FirstSeen = 0
+	const batch = 256 // pages written between two looks at the lock: 1 MiB
+	for i := 0; ; {
+		s.mu.Lock()
+		ls := s.listings[:cap(s.listings)]
+		if len(ls) == 0 {
+			s.mu.Unlock()
+			return false // taken or dropped
+		}
+		for end := min(len(ls), i+batch*step); i < end; i += step {
+			ls[i].FirstSeen = 0
+		}
+		s.mu.Unlock()
+		if i >= len(ls) {
+			return true
+		}
 	}
-	return &Spare{listings: s[:0]}
 }
 
 // pageBytes is the size of a page of memory the spare writes once.

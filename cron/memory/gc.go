@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 )
 
 // ReloadGCPercent is the collector's GOGC while a full reload runs.
@@ -89,7 +90,15 @@ const applyBytes = 128
 // HoldGC sets the collector for allocations of about extra bytes that
 // stay live: no collection by GOGC, one when the process's memory grows
 // by extra past what it holds now (or reaches the memory limit, if
-// lower). It returns what restores both settings.
+// lower). It returns what restores both settings, once.
+//
+// The settings are the process's: holds that overlap (edges in one
+// process, as in tests, each building at once) share them. The first
+// saves the settings before, each raises the goal to its own if higher,
+// and the last one's restore puts the settings before back. Restores of
+// overlapping holds run in any order: had each put back what it found,
+// a hold ended before an inner one left the process with GOGC off and a
+// goal just above its heap, a collection every few hundred KB.
 func HoldGC(extra int64) (restore func()) {
 	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(s)
@@ -97,15 +106,41 @@ func HoldGC(extra int64) (restore func()) {
 	if s[0].Value.Kind() == metrics.KindUint64 && s[1].Value.Kind() == metrics.KindUint64 {
 		held = int64(s[0].Value.Uint64() - s[1].Value.Uint64()) // what the memory limit counts
 	}
-	goal := held + extra
-	prevLimit := debug.SetMemoryLimit(-1)
-	goal = min(goal, prevLimit) // an operator's limit wins
-	prevPercent := debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(goal)
-	return func() {
-		debug.SetMemoryLimit(prevLimit)
-		debug.SetGCPercent(prevPercent)
+	holds.mu.Lock()
+	defer holds.mu.Unlock()
+	if holds.n == 0 {
+		holds.prevLimit = debug.SetMemoryLimit(-1)
+		holds.prevPercent = debug.SetGCPercent(-1)
+		holds.goal = 0
 	}
+	holds.n++
+	goal := min(held+extra, holds.prevLimit) // an operator's limit wins
+	if goal > holds.goal {
+		holds.goal = goal
+		debug.SetMemoryLimit(goal)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			holds.mu.Lock()
+			defer holds.mu.Unlock()
+			if holds.n--; holds.n == 0 {
+				debug.SetMemoryLimit(holds.prevLimit)
+				debug.SetGCPercent(holds.prevPercent)
+			}
+		})
+	}
+}
+
+// holds is the collector's settings while HoldGC holds them: how many
+// holds are open, the settings before the first, and the goal set. It is
+// the process's, as the settings are.
+var holds struct {
+	mu          sync.Mutex
+	n           int
+	prevLimit   int64
+	prevPercent int
+	goal        int64
 }
 
 // setGC sets the collector's GOGC to to, unless GOGC=off, and returns

@@ -76,3 +76,36 @@ func TestBuildGC(t *testing.T) {
 		t.Errorf("the operator's limit after = %d", l)
 	}
 }
+
+// TestOverlappingHoldsRestoreOnce checks holds of the collector that
+// overlap (two edges of one process building at once) and end in either
+// order: each raises the goal, and the settings before come back when
+// the last ends, not before and not twice.
+func TestOverlappingHoldsRestoreOnce(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	for _, firstEndsFirst := range []bool{true, false} {
+		a := HoldGC(1 << 20)
+		goalA := debug.SetMemoryLimit(-1)
+		b := HoldGC(1 << 30)
+		if goalB := debug.SetMemoryLimit(-1); goalB <= goalA {
+			t.Errorf("a larger hold left the goal at %d (the first's %d)", goalB, goalA)
+		}
+		first, second := a, b
+		if !firstEndsFirst {
+			first, second = b, a
+		}
+		first()
+		first() // a restore runs once
+		if p := debug.SetGCPercent(-1); p != -1 {
+			t.Errorf("GOGC %d while a hold is open, want off", p)
+		}
+		second()
+		if p := debug.SetGCPercent(100); p != 100 {
+			t.Errorf("GOGC after both = %d, want 100", p)
+		}
+		if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+			t.Errorf("memory limit after both = %d, want none", l)
+		}
+	}
+}

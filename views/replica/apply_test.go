@@ -24,24 +24,7 @@ func TestApplyListingsAsAMerge(t *testing.T) {
 		return views.Listing{Store: views.Store(k % 3), ID: fmt.Sprintf("id-%05d", k), Name: fmt.Sprint(rng.Int())}
 	}
 	for round := range 2000 {
-		keys := rng.Perm(200)[:rng.IntN(60)]
-		var base []views.Listing
-		for _, k := range keys[:len(keys)/2] {
-			base = append(base, key(k))
-		}
-		var changed []views.Listing
-		for _, k := range keys[len(keys)/2:] { // new keys
-			if rng.IntN(2) == 0 {
-				changed = append(changed, key(k))
-			}
-		}
-		for _, k := range keys[:len(keys)/2] { // replaced
-			if rng.IntN(3) == 0 {
-				changed = append(changed, key(k))
-			}
-		}
-		slices.SortFunc(base, func(a, b views.Listing) int { return compareKey(&a, &b) })
-		slices.SortFunc(changed, func(a, b views.Listing) int { return compareKey(&a, &b) })
+		base, changed := drawChange(rng, key, 200, 60, 2, 3)
 		var removed []int
 		for i := range base {
 			if rng.IntN(4) == 0 {
@@ -84,6 +67,30 @@ func TestApplyListingsAsAMerge(t *testing.T) {
 			checkApplied(t, base, got, changed, a)
 		}
 	}
+}
+
+// drawChange draws a base of listings and the changes of a delta to it,
+// both in key order: of up to most keys of [0, space) (key makes a
+// listing of one), half the base's, and of the others 1 in newOneIn
+// added and of the base's 1 in replacedOneIn replaced.
+func drawChange(rng *rand.Rand, key func(int) views.Listing, space, most, newOneIn, replacedOneIn int) (base, changed []views.Listing) {
+	keys := rng.Perm(space)[:rng.IntN(most)]
+	for _, k := range keys[:len(keys)/2] {
+		base = append(base, key(k))
+	}
+	for _, k := range keys[len(keys)/2:] { // new keys
+		if rng.IntN(newOneIn) == 0 {
+			changed = append(changed, key(k))
+		}
+	}
+	for _, k := range keys[:len(keys)/2] { // replaced
+		if rng.IntN(replacedOneIn) == 0 {
+			changed = append(changed, key(k))
+		}
+	}
+	slices.SortFunc(base, func(a, b views.Listing) int { return compareKey(&a, &b) })
+	slices.SortFunc(changed, func(a, b views.Listing) int { return compareKey(&a, &b) })
+	return base, changed
 }
 
 // mergeListings is applyListings listing by listing: the merge it was.

@@ -173,8 +173,7 @@ func groupsFrom(listings []views.Listing, base *groups, a Applied) (out groups, 
 		return groups{}, false
 	}
 	out.ends = make([]int32, 0, len(base.ends)+len(a.Added))
-	var reuse []int32 // per group of out: the base group whose hash it has, or -1
-	reuse = make([]int32, 0, cap(out.ends))
+	reuse := make([]int32, 0, cap(out.ends)) // per group of out: the base group whose hash it has, or -1
 	start := func(k int) int32 {
 		if k == 0 {
 			return 0

@@ -24,24 +24,7 @@ func TestGroupsFromAreGroupsOf(t *testing.T) {
 	}
 	reused := 0
 	for round := range 3000 {
-		keys := rng.Perm(2000)[:rng.IntN(800)]
-		var base []views.Listing
-		for _, k := range keys[:len(keys)/2] {
-			base = append(base, key(k))
-		}
-		var changed []views.Listing
-		for _, k := range keys[len(keys)/2:] { // new keys
-			if rng.IntN(8) == 0 {
-				changed = append(changed, key(k))
-			}
-		}
-		for _, k := range keys[:len(keys)/2] { // replaced
-			if rng.IntN(10) == 0 {
-				changed = append(changed, key(k))
-			}
-		}
-		slices.SortFunc(base, func(a, b views.Listing) int { return compareKey(&a, &b) })
-		slices.SortFunc(changed, func(a, b views.Listing) int { return compareKey(&a, &b) })
+		base, changed := drawChange(rng, key, 2000, 800, 8, 10)
 		var removed []int
 		every := 1 + rng.IntN(40) // round 0 mod 7: every listing removed
 		for i := range base {

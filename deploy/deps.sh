@@ -3,7 +3,8 @@
 # packages, only when missing: a ClickHouse server (the integration tests
 # start their own), ZooKeeper with Java (the cluster tests start their own),
 # Varnish (the CDN test puts it in front of the edge), Chromium (the browser
-# test) and Node.js 20+ with the pinned MCP clients (deploy/node.sh).
+# test), binutils' objdump (a test of the SIMD kernels' instructions) and
+# Node.js 20+ with the pinned MCP clients (deploy/node.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -31,6 +32,12 @@ fi
 # of another origin in it.
 if ! command -v chromium >/dev/null 2>&1; then
   apt_install chromium
+fi
+
+# objdump (binutils, which gcc brings on most machines): a test reads the
+# project's instructions in its own binary (views/listq, no AVX-512).
+if ! command -v objdump >/dev/null 2>&1; then
+  apt_install binutils
 fi
 
 # ZooKeeper (with Java): the cluster tests start their own, with two

@@ -137,6 +137,11 @@ func TestRefreshReadsOnlyChangedListings(t *testing.T) {
 	if u, _ := l.Usage(); u != int64(usage) {
 		t.Fatalf("refreshed usage %d", u)
 	}
+	// Its sort orders merged from the figures before, as a follower's
+	// after a delta (listq.TestBuildFromIsBuild: the same orders).
+	if !after.Figures.Merged() {
+		t.Error("the refresh sorted every listing again, not merged from the figures before")
+	}
 	if st, _, _, _ := after.Figures.Ranks(l); st != 1 {
 		t.Errorf("the new giant ranks %d, want 1", st)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -93,11 +94,33 @@ func throughDelta(t *testing.T, base, next *replica.Replica) (*replica.Replica, 
 	return r, a
 }
 
+// throughMerge returns next as a leader's refresh makes it from base:
+// replica.Merge of the listings next changed or added (what next
+// removed, a refresh keeps), with how the merge made it.
+func throughMerge(t *testing.T, base, next *replica.Replica) (*replica.Replica, replica.Applied) {
+	t.Helper()
+	b := replica.NewBuilder(0)
+	for i := range int32(next.Len()) {
+		l := next.At(i)
+		if old := base.Lookup(l.Store, l.ID); old == nil || !reflect.DeepEqual(*old, *l) {
+			b.Add(l)
+		}
+	}
+	r := replica.Merge(base, b, next.Info())
+	a, ok := r.AppliedTo(base)
+	if !ok {
+		t.Fatal("the merged replica does not say how it was made")
+	}
+	return r, a
+}
+
 // TestBuildFromIsBuild checks the property BuildFrom rests on: after a
 // chain of deltas, each engine merged from the one before has every sort
 // order Build gives the same replica, listing for listing. Every other
 // step is two deltas taken in one ask, the engine merged once from the
-// one before both (replica.Applied composed).
+// one before both (replica.Applied composed). Every third step is a
+// leader's refresh (replica.Merge), whose figures are built from its
+// figures before as a follower's are.
 func TestBuildFromIsBuild(t *testing.T) {
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
@@ -109,7 +132,11 @@ func TestBuildFromIsBuild(t *testing.T) {
 			have := replicatest.Synth(600+int(seed)*80, shares)
 			e := build(have)
 			for step := range 6 {
-				next, a := throughDelta(t, have, refreshed(rng, have, step, seed%3 == 2))
+				through := throughDelta
+				if step%3 == 2 {
+					through = throughMerge
+				}
+				next, a := through(t, have, refreshed(rng, have, step, seed%3 == 2))
 				if step%2 == 1 {
 					next, _ = throughDelta(t, next, refreshed(rng, next, 10+step, seed%3 == 2))
 					var ok bool

@@ -23,6 +23,21 @@
 # it builds its own figures), and the bytes each follower took (its
 # edge_fleet_state_bytes_total) against the whole state's size.
 #
+# Rounds come at a refresh's cadence, not back to back: before each
+# round's crawl the bench waits, as a five-minute refresh would, until
+# the leader has written the state before whole (EDGE_FLEET_WHOLE_AFTER
+# after its delta) and each follower has made its spare for the next
+# delta (or said it has no room for one), for SETTLE seconds at most
+# (default 300, the five minutes the crawl's 1 in 288 stands for). Back
+# to back, the state before's whole write (a minute of both cores at 5M
+# listings) lands on the next round's, which a fleet refreshing every
+# five minutes never sees.
+#
+# PROFILE=1 takes a CPU profile of the leader and of follower 1 through
+# each round (--debug-listen in their namespaces; 60 s from the crawl),
+# and GCTRACE=1 runs the edges with GODEBUG=gctrace=1: both land beside
+# the logs.
+#
 # Root, ip and tc (iproute2) are needed. Traffic goes only between the
 # namespaces and bridge it makes, which it removes at the end, with its
 # processes. Results go to bench/out/fleetnet.txt, the edges' logs to
@@ -55,7 +70,7 @@ cleanup() {
   wait 2>/dev/null || true
   for i in $(seq 1 "$n"); do ip netns del "efl$i" 2>/dev/null || true; done
   ip link del "$br" 2>/dev/null || true
-  rm -rf bench/out/fleetnet-logs && mkdir -p bench/out/fleetnet-logs && cp "$work"/*.log bench/out/fleetnet-logs/ 2>/dev/null || true
+  rm -rf bench/out/fleetnet-logs && mkdir -p bench/out/fleetnet-logs && cp "$work"/*.log "$work"/*.pprof bench/out/fleetnet-logs/ 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -87,13 +102,16 @@ pids+=($!)
 token=$(head -c 32 /dev/urandom | base64)
 common=(--zk-path "/edge/bench/fleetnet-$$" --fleet-token "$token" --memory-limit "${MEMORY_LIMIT:-2GiB}" --cache-mb 64
   --refresh-schedule "@every 20s" --full-schedule "0 0 1 1 *" --ranks-schedule off --exports-schedule off --editions-schedule off --no-limits)
-bin/edge serve --listen 127.0.0.1:18090 --zk 127.0.0.1:12181 --fleet-listen "$net.1:18190" \
+run_env=()
+[[ -n ${GCTRACE:-} ]] && run_env=(env GODEBUG=gctrace=1)
+[[ -n ${PROFILE:-} ]] && common+=(--debug-listen 127.0.0.1:16060)
+"${run_env[@]}" bin/edge serve --listen 127.0.0.1:18090 --zk 127.0.0.1:12181 --fleet-listen "$net.1:18190" \
   --fleet-dir "$work/f0" "${common[@]}" >"$work/0.log" 2>&1 &
 pids+=($!)
 echo "waiting for the leader's first state"
 until grep -q 'fleet state written' "$work/0.log"; do sleep 0.5; done
 for i in $(seq 1 "$n"); do
-  ip netns exec "efl$i" bin/edge serve --listen 127.0.0.1:18090 --ch-addr "$net.1:${EDGE_CH_ADDR##*:}" --zk "$net.1:12181" \
+  ip netns exec "efl$i" "${run_env[@]}" bin/edge serve --listen 127.0.0.1:18090 --ch-addr "$net.1:${EDGE_CH_ADDR##*:}" --zk "$net.1:12181" \
     --fleet-listen "$net.$((10 + i)):18190" --fleet-dir "$work/f$i" "${common[@]}" >"$work/$i.log" 2>&1 &
   pids+=($!)
 done
@@ -141,7 +159,27 @@ whole=$(stat -c %s "$work"/f0/*.snap 2>/dev/null | sort -n | tail -1 || echo 0)
   done
 } | tee -a "$out"
 
+# settle waits, for SETTLE seconds at most, until the leader has written
+# its newest state whole and every follower has made its spare for the
+# next delta (or has no room for one) since the state it read last.
+settle() {
+  local deadline=$((SECONDS + ${SETTLE:-300})) g i ok
+  g=$(generation 0)
+  while ((SECONDS < deadline)); do
+    ok=1
+    grep 'msg="fleet state written"' "$work/0.log" | grep -q " generation=$g " || ok=0
+    for i in $(seq 1 "$n"); do
+      (($(grep -c 'msg="fleet state read"' "$work/$i.log") <= $(grep -cE 'msg="(spare made|no spare)' "$work/$i.log"))) || ok=0
+    done
+    ((ok)) && { echo "settled in $((SECONDS - deadline + ${SETTLE:-300})) s"; return; }
+    sleep 1
+  done
+  echo "not settled after ${SETTLE:-300} s: the round starts anyway"
+}
+
+profiles=()
 for r in $(seq 1 "$rounds"); do
+  settle
   g0=$(generation 0)
   declare -A before=()
   for i in $(seq 1 "$n"); do
@@ -156,6 +194,12 @@ for r in $(seq 1 "$rounds"); do
              argMax(rating, crawled_at), argMax(rating_count, crawled_at), argMax(stars, crawled_at)
       FROM snapshots GROUP BY store, id HAVING cityHash64(id, $r, $$) % 288 = 0"
   changed=$(( $(ch "SELECT count() FROM snapshots") - rows0 ))
+  if [[ -n ${PROFILE:-} ]]; then
+    curl -s -o "$work/cpu-0-r$r.pprof" "127.0.0.1:16060/debug/pprof/profile?seconds=60" &
+    profiles+=($!)
+    ip netns exec efl1 curl -s -o "$work/cpu-1-r$r.pprof" "127.0.0.1:16060/debug/pprof/profile?seconds=60" &
+    profiles+=($!)
+  fi
   until (( $(generation 0) > g0 )); do sleep 0.2; done
   g=$(generation 0)
   tag=$(etag 0)
@@ -184,3 +228,4 @@ for r in $(seq 1 "$rounds"); do
   } | tee -a "$out"
 done
 echo "leader's RSS: $(ps -o rss= -p "${pids[2]}" 2>/dev/null || echo ?) KiB; a follower's: $(ps -o rss= -p "${pids[3]}" 2>/dev/null || echo ?) KiB" | tee -a "$out"
+for p in "${profiles[@]}"; do wait "$p" || true; done

@@ -26,8 +26,9 @@
 # Rounds come at a refresh's cadence, not back to back: before each
 # round's crawl the bench waits, as a five-minute refresh would, until
 # the leader has written the state before whole (EDGE_FLEET_WHOLE_AFTER
-# after its delta) and each follower has made its spare for the next
-# delta (or said it has no room for one), for SETTLE seconds at most
+# after its delta), each follower has made its spare for the next
+# delta (or said it has no room for one) and every edge has precompressed
+# the answers of the state it serves, for SETTLE seconds at most
 # (default 300, the five minutes the crawl's 1 in 288 stands for). Back
 # to back, the state before's whole write (a minute of both cores at 5M
 # listings) lands on the next round's, which a fleet refreshing every
@@ -160,8 +161,9 @@ whole=$(stat -c %s "$work"/f0/*.snap 2>/dev/null | sort -n | tail -1 || echo 0)
 } | tee -a "$out"
 
 # settle waits, for SETTLE seconds at most, until the leader has written
-# its newest state whole and every follower has made its spare for the
-# next delta (or has no room for one) since the state it read last.
+# its newest state whole, every follower has made its spare for the
+# next delta (or has no room for one) since the state it read last, and
+# every edge has run a precompression round for each state it published.
 settle() {
   local deadline=$((SECONDS + ${SETTLE:-300})) g i ok
   g=$(generation 0)
@@ -170,6 +172,9 @@ settle() {
     grep 'msg="fleet state written"' "$work/0.log" | grep -q " generation=$g " || ok=0
     for i in $(seq 1 "$n"); do
       (($(grep -c 'msg="fleet state read"' "$work/$i.log") <= $(grep -cE 'msg="(spare made|no spare)' "$work/$i.log"))) || ok=0
+    done
+    for i in $(seq 0 "$n"); do # each edge's answers of its newest state precompressed (a round a publish)
+      (($(metric "$i" edge_precompress_round_seconds_count | cut -d. -f1) >= $(grep -c 'msg="views published"' "$work/$i.log"))) || ok=0
     done
     ((ok)) && { echo "settled in $((SECONDS - deadline + ${SETTLE:-300})) s"; return; }
     sleep 1

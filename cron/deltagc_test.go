@@ -18,9 +18,10 @@ import (
 // cron/fleet reads them (one after another, with the same options), and
 // records the collector's GOGC while it reads.
 type deltaSource struct {
-	states   []*replica.Replica // the one held first
-	gcInRead int
-	deltas   int
+	states    []*replica.Replica // the one held first
+	gcInRead  int
+	deltas    int
+	afterRead func() // nil: none
 }
 
 func (s *deltaSource) Fetch(_ context.Context, have string, o replica.ReadOptions) (*replica.Replica, int64, string, error) {
@@ -40,6 +41,9 @@ func (s *deltaSource) Fetch(_ context.Context, have string, o replica.ReadOption
 	}
 	s.gcInRead = debug.SetGCPercent(-1)
 	debug.SetGCPercent(s.gcInRead)
+	if s.afterRead != nil {
+		s.afterRead()
+	}
 	return r, 0, `"next"`, nil
 }
 
@@ -81,5 +85,47 @@ func TestDeltaGCUntilThePublish(t *testing.T) {
 		if got := debug.SetMemoryLimit(-1); got != limit {
 			t.Errorf("memory limit %d after the delta's publish, want %d", got, limit)
 		}
+	}
+}
+
+// TestBuildingUntilThePublish checks that Building says a state is under
+// way from a delta's header through its figures' build, and that what it
+// gave is closed once the state is published (the answers'
+// precompression waits on it), and that it says so of a build alone.
+func TestBuildingUntilThePublish(t *testing.T) {
+	base := replicatest.Synth(2000, nil)
+	next := replicatest.Refreshed(base, 7)
+	pub := &views.Published[served.State]{}
+	pub.Publish(&served.State{Replica: base, Figures: figures.Build(base, 0)})
+	v := NewViews(nil, pub, slog.New(slog.DiscardHandler))
+	v.memory = func() (int64, int64) { return 1 << 30, 1 << 30 } // no spare made beside the test
+	if v.Building() != nil {
+		t.Fatal("building before any state came")
+	}
+	var inRead, inBuild <-chan struct{}
+	src := &deltaSource{states: []*replica.Replica{base, next}, afterRead: func() { inRead = v.Building() }}
+	v.FollowFrom(src)
+	v.OnPublish(func(*replica.Replica, int64) { inBuild = v.Building() })
+	if err := v.follow(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if inRead == nil || inBuild != inRead {
+		t.Fatalf("Building in the delta's read %v and in its build %v: want one channel through both", inRead, inBuild)
+	}
+	select {
+	case <-inRead:
+	default:
+		t.Fatal("what Building gave is still open after the publish")
+	}
+	if v.Building() != nil || pub.Load().Replica.Len() != next.Len() {
+		t.Fatal("building after the delta's state was published")
+	}
+	// A build alone (a refresh's or a full load's publish).
+	inBuild = nil
+	if err := v.publish(next, nil, 0, "test", nil); err != nil {
+		t.Fatal(err)
+	}
+	if inBuild == nil || v.Building() != nil {
+		t.Fatalf("a build: Building %v while it ran, %v after", inBuild, v.Building())
 	}
 }

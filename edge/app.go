@@ -183,6 +183,11 @@ type Sources struct {
 	// Collectors are metrics of the edge's other parts (its fleet's) to
 	// serve on /metrics.
 	Collectors []prometheus.Collector
+	// Building returns a channel closed once the state the edge is
+	// reading or building is published, or nil while it builds none
+	// (cron.Views.Building): the answers' precompression waits for it
+	// between answers (nil: it never waits).
+	Building func() <-chan struct{}
 }
 
 // Server is the edge's HTTP server: it wires the APIs (packages v1,
@@ -197,6 +202,7 @@ type Server struct {
 	deliverer *webhooks.Deliverer
 	editions  *views.Published[editions.Set]
 	jobs      func() []cron.Status
+	building  func() <-chan struct{} // Sources.Building, nil: none
 	app       *fiber.App
 	metrics   *metrics
 	answers   *answer.Cache
@@ -272,7 +278,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("IPv6 prefix /%d: use 32 to 128 (a caller is its /64 by default)", cfg.IPv6Prefix)
 	}
 	proxies := clientip.Proxies{Trusted: cfg.TrustedProxies, Forwarded: forwarded, IPv6Prefix: cfg.IPv6Prefix}
-	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, answers: answers, misses: misses}
+	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, building: src.Building, answers: answers, misses: misses}
 	s.keys = keys.NewRegistry(src.SyncDB)
 	if src.KeysGate != nil {
 		s.keys.SetGate(src.KeysGate)

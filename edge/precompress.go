@@ -62,7 +62,7 @@ func (s *Server) precompressRound(ctx context.Context, p *answer.Precompressor) 
 	compressed, reused := 0, 0
 	api, pages := precompressedPaths(), precompressedPages()
 	for i, path := range append(api, pages...) {
-		if ctx.Err() != nil {
+		if !waitForBuild(ctx, s.building) {
 			return
 		}
 		rc.Request.Reset()
@@ -94,6 +94,24 @@ func (s *Server) precompressRound(ctx context.Context, p *answer.Precompressor) 
 	s.metrics.precompressed.WithLabelValues("compressed").Add(float64(compressed))
 	s.metrics.precompressed.WithLabelValues("reused").Add(float64(reused))
 	s.log.Debug("answers precompressed", "compressed", compressed, "reused", reused, "took", time.Since(start))
+}
+
+// waitForBuild waits while building (nil: never) says a state is being
+// read or built, and reports whether ctx is still live. A round runs on
+// a thread at the lowest priority (package lowprio) that holds one of
+// the Go scheduler's Ps whenever it is runnable: beside a build, which
+// the kernel runs first, it would hold that P for long stretches while
+// barely running, and the build would run on the other alone.
+func waitForBuild(ctx context.Context, building func() <-chan struct{}) bool {
+	if building != nil {
+		if ch := building(); ch != nil {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+			}
+		}
+	}
+	return ctx.Err() == nil
 }
 
 // precompressStopWait is how long a stop waits for a precompression

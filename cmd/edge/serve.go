@@ -467,7 +467,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer e.Close()
 	}
 	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB, Leading: leading, Epoch: epoch,
-		Collectors: collectors}
+		Collectors: collectors, Building: built.views.Building}
 	if client != nil {
 		// The usage and the keys' changes: read from the leader while
 		// another edge leads, from ClickHouse otherwise.

@@ -138,6 +138,7 @@ func StartWith(t testing.TB, d Dataset, log *slog.Logger, sources func(*edge.Sou
 		// sync and keys' refresh, and the jobs.
 		src.DB, src.SyncDB, jobsDB = analytics.NewLazy(*d.CH), analytics.NewLazy(*d.CH), analytics.NewLazy(*d.CH)
 		vb := cron.NewViews(jobsDB, h.State, log)
+		src.Building = vb.Building // as cmd/edge wires it
 		jobs = []cron.Job{vb.FullJob("@every 1h"), vb.RefreshJob("@every 1h"),
 			cron.EditionsJob(jobsDB, h.Editions, "@every 1h", 260, vb.Heavy(), nil, nil, log), cron.RanksJob(jobsDB, "@every 1h", log)}
 		h.Exports = cron.NewExports(cron.ExportsConfig{Dir: t.TempDir(), Keep: 30, PerRun: 30}, jobsDB, log)

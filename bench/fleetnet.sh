@@ -182,6 +182,11 @@ settle() {
   echo "not settled after ${SETTLE:-300} s: the round starts anyway"
 }
 
+# faults <pid>: the minor page faults of a process so far (field 10 of
+# its stat): on this VM a page the system gives a process for the first
+# time costs about 16 µs (bench/README, third round).
+faults() { awk '{ sub(/.*\) /, ""); print $8 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
 profiles=()
 for r in $(seq 1 "$rounds"); do
   settle
@@ -193,6 +198,8 @@ for r in $(seq 1 "$rounds"); do
   done
   # A crawl of 1 listing in 288, read now: their newest reading again,
   # with one more user.
+  declare -A flt0=()
+  for i in $(seq 0 "$n"); do flt0[$i]=$(faults "${pids[$((2 + i))]}"); done
   rows0=$(ch "SELECT count() FROM snapshots")
   ch "INSERT INTO snapshots (store, id, crawled_at, usage, weekly_downloads, rating, rating_count, stars)
       SELECT store, id, now(), argMax(usage, crawled_at) + 1, argMax(weekly_downloads, crawled_at),
@@ -212,6 +219,8 @@ for r in $(seq 1 "$rounds"); do
     until [[ $(etag "$i") == "$tag" ]]; do sleep 0.2; done
   done
   sleep 1
+  flts=()
+  for i in $(seq 0 "$n"); do flts+=("$(( $(faults "${pids[$((2 + i))]}") - flt0[$i] ))"); done
   lead=$(leader_publish "$g")
   stag=$(leader_tag "$g")
   t0=$(date -d "$lead" +%s.%N)
@@ -228,6 +237,7 @@ for r in $(seq 1 "$rounds"); do
     echo "round $r: $changed listings crawled; the leader published generation $g"
     echo "  leader's publish to each follower's publish (s): ${times[*]}"
     echo "  bytes each follower took (delta+whole): ${bytes[*]}"
+    echo "  minor page faults in the round (leader, then each follower): ${flts[*]}"
     sorted=$(printf '%s\n' "${times[@]}" | grep -v '?' | sort -g)
     echo "  slowest follower: $(tail -1 <<<"$sorted") s; median: $(sed -n "$(( ($(wc -l <<<"$sorted") + 1) / 2 ))p" <<<"$sorted") s"
   } | tee -a "$out"

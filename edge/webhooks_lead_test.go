@@ -228,8 +228,11 @@ func TestWebhooksInOrderWhenTheLeadExpires(t *testing.T) {
 	if err := analytics.WriteWebhookCursors(context.Background(), conn, []analytics.WebhookCursor{late}, time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if got := webhookCursor(t, conn, hook.ID); got != want {
-		t.Fatalf("after a late write of the earlier epoch the cursor is %+v, want %+v", got, want)
+	// The second edge may still write its cursor forward meanwhile (its
+	// last deliveries' cursor lands after them): the cursor is its own,
+	// of its epoch, whichever it wrote last, and never the late write's.
+	if got := webhookCursor(t, conn, hook.ID); got.Epoch != want.Epoch || got.Cursor == "" {
+		t.Fatalf("after a late write of the earlier epoch the cursor is %+v, want the second edge's (epoch %d), as %+v", got, want.Epoch, want)
 	}
 }
 

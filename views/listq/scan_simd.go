@@ -75,9 +75,9 @@ func rangeKernelSIMD[T int64 | int16 | uint32 | views.Day](col []T, lo, hi T, sc
 		out16 := func(v archsimd.Int16x16) uint64 { return bytes16(l.Greater(v).Or(v.Greater(h))) }
 		word = func(base int) uint64 {
 			s := c[base : base+64]
-			lo := out16(archsimd.LoadInt16x16Slice(s[0:16])) | out16(archsimd.LoadInt16x16Slice(s[16:32]))<<32
-			hi := out16(archsimd.LoadInt16x16Slice(s[32:48])) | out16(archsimd.LoadInt16x16Slice(s[48:64]))<<32
-			return evenBits(lo) | evenBits(hi)<<32
+			w0 := out16(archsimd.LoadInt16x16Slice(s[0:16])) | out16(archsimd.LoadInt16x16Slice(s[16:32]))<<32
+			w1 := out16(archsimd.LoadInt16x16Slice(s[32:48])) | out16(archsimd.LoadInt16x16Slice(s[48:64]))<<32
+			return evenBits(w0) | evenBits(w1)<<32
 		}
 	case []uint32:
 		l, h := archsimd.BroadcastUint32x8(uint32(lo)), archsimd.BroadcastUint32x8(uint32(hi))

@@ -36,7 +36,10 @@ type Views struct {
 
 	// memory returns the live heap after the last collection and the
 	// process's memory limit (math.MaxInt64: none); tests replace it.
-	memory    func() (live, limit int64)
+	memory func() (live, limit int64)
+	// keepRoom collects what a build left and keeps the pages for the
+	// next (memory.CollectKeeping); tests replace it.
+	keepRoom  func(n int, listingsBytes int64, spareAhead bool)
 	waits     atomic.Int64  // full reloads put off for memory
 	afterPart func()        // test hook: runs after the first part of a full load
 	onBuild   func()        // runs before a reload builds its figures (see OnReloadBuild)
@@ -269,17 +272,10 @@ func (v *Views) follow(ctx context.Context) error {
 	// published and the one it replaced collected (the defers below run
 	// first).
 	defer v.makeSpare(r.Len())
-	if whole {
-		defer memory.CollectReplaced()
-	} else {
-		// The replaced state collected once published, its pages kept
-		// for the next delta's: a delta comes every refresh and needs
-		// them again (a new listings array and figures, about a state's
-		// size), and pages the system takes back cost a fault each when
-		// given again (16 µs a 4 KiB page on a VM that reports free
-		// pages to its host: 9 s for a 5M state's 2.2 GB of listings).
-		defer memory.Collect()
-	}
+	// The replaced state collected once published, its pages kept for
+	// the next delta's (memory.CollectKeeping), from the first state
+	// on: a delta comes every refresh and needs them again.
+	defer v.collectKeeping(r.Len(), true)
 	if cur != nil && !deltaGC {
 		defer memory.LowerGC(memory.ReloadGCPercent)()
 	}
@@ -329,7 +325,7 @@ func (v *Views) makeSpare(n int) {
 	if v.spare.Load() != nil || !v.spareMaking.CompareAndSwap(false, true) {
 		return
 	}
-	room := n + n/64 + 1024 // the listings a refresh may add
+	room := spareRoom(n)
 	bytes := int64(room) * int64(unsafe.Sizeof(views.Listing{}))
 	if live, limit := v.memory(); limit > 0 && limit != math.MaxInt64 && live+bytes+int64(n)*deltaReadBytes > limit {
 		v.spareMaking.Store(false)
@@ -349,6 +345,33 @@ func (v *Views) makeSpare(n int) {
 			"every_page", written)
 	})
 }
+
+// collectAfterLoad collects what a full load replaced and left: for a
+// fleet's edge, keeping the pages for the next refresh or delta of
+// published's listings (collectKeeping); for a single edge, returning
+// them to the system, so that RSS settles at the state's size
+// (memory.CollectReplaced).
+func (v *Views) collectAfterLoad(published *replica.Replica) {
+	if v.source != nil && published != nil {
+		v.collectKeeping(published.Len(), false)
+		return
+	}
+	memory.CollectReplaced()
+}
+
+// collectKeeping collects what a build of n listings left and keeps the
+// freed pages for the next build of a fleet's edge: a follower's delta
+// or a leader's refresh, each a new listings array (the spare's size,
+// spareRoom), a new replica's text and packs and new figures
+// (memory.CollectKeeping). A follower makes the array ahead
+// (spareAhead: makeSpare, after this).
+func (v *Views) collectKeeping(n int, spareAhead bool) {
+	v.keepRoom(n, int64(spareRoom(n))*int64(unsafe.Sizeof(views.Listing{})), spareAhead)
+}
+
+// spareRoom is the count of listings the room made ahead for the next
+// delta holds, for a state of n: n and the listings a refresh may add.
+func spareRoom(n int) int { return n + n/64 + 1024 }
 
 // SpareListings returns the count of listings the room made ahead for
 // the next delta holds (0: none; see makeSpare).
@@ -384,7 +407,7 @@ func (v *Views) secondStateFits() bool {
 
 // NewViews returns the builder of the state published in pub.
 func NewViews(db *analytics.Lazy, pub *views.Published[served.State], log *slog.Logger) *Views {
-	return &Views{db: db, pub: pub, log: log, memory: memory.HeapNow, figures: make(chan struct{}), changeWindow: DefaultChangeWindow}
+	return &Views{db: db, pub: pub, log: log, memory: memory.HeapNow, keepRoom: memory.CollectKeeping, figures: make(chan struct{}), changeWindow: DefaultChangeWindow}
 }
 
 // WaitFigures waits until the first state with figures is published, or
@@ -444,8 +467,9 @@ func (v *Views) full(ctx context.Context) error {
 		v.waits.Add(1)
 		return nil
 	}
-	// What a load frees is collected when the job ends, so RSS settles
-	// at the state's size.
+	// What a load frees is collected when the job ends: a single edge
+	// returns the pages, so that RSS settles at the state's size; a
+	// fleet's leader keeps them for its next refresh (collectAfterLoad).
 	// The text index of the new state (none to build when it shares the
 	// text of the state it replaces) once the replaced state is
 	// collected: built before, it would add to the reload's peak, where
@@ -456,7 +480,7 @@ func (v *Views) full(ctx context.Context) error {
 			v.indexText(published)
 		}
 	}()
-	defer memory.CollectReplaced()
+	defer func() { v.collectAfterLoad(published) }()
 	if cur != nil {
 		// A reload reads listings and history in one pass over the parts,
 		// sharing unchanged strings with the replica it replaces: the old
@@ -598,6 +622,12 @@ func (v *Views) refresh(ctx context.Context) error {
 	// on cores the leader's followers, building beside it, share.
 	if err := v.publish(r, cur.Figures, snapshots, "refresh", nil, "changed", changed); err != nil {
 		return err
+	}
+	if v.source != nil {
+		// A fleet's leader keeps the pages for its next refresh, which
+		// its followers wait for (collectKeeping); a single edge
+		// collects the replaced state as it allocates.
+		v.collectKeeping(r.Len(), false)
 	}
 	v.indexText(r) // none to build when r shares the text of the replica it came from
 	return nil

@@ -2,9 +2,12 @@ package cron
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
@@ -205,5 +208,45 @@ func TestFullReloadWaitsForMemory(t *testing.T) {
 	live = 1 << 40
 	if err := r.RunNow("views"); err != nil || v.ReloadsWaiting() != 1 {
 		t.Fatalf("without a limit the reload waited or failed: %v, waits %d", err, v.ReloadsWaiting())
+	}
+}
+
+// TestALeaderKeepsRoomForItsRefresh checks that a fleet's leader (its
+// source answers ErrNoSource) collects after its loads and its refreshes
+// keeping the pages for its next refresh, whose new listings array it
+// allocates then (none made ahead), and that a single edge does neither
+// (it returns a load's pages to the system: memory.CollectReplaced).
+func TestALeaderKeepsRoomForItsRefresh(t *testing.T) {
+	end := time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC)
+	v, r, pub, conn := setup(t, chtest.Need(t, srv), seed.Options{Seed: 6, Listings: 300, Days: 10, End: end})
+	var kept keptRoom
+	v.keepRoom = kept.keep
+	if err := r.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 0 {
+		t.Fatalf("a single edge kept room after its first load: %q", kept)
+	}
+	v.FollowFrom(&askedSource{err: ErrNoSource})
+	n := pub.Load().Replica.Len()
+	want := fmt.Sprintf("%d listings, %d B of listings, spare ahead false", n, int64(spareRoom(n))*int64(unsafe.Sizeof(views.Listing{})))
+	l := pub.Load().Replica.All()[0]
+	usage := uint64(987654)
+	if err := analytics.WriteSnapshots(context.Background(), conn, []analytics.SnapshotRow{{Store: l.Store, ID: l.ID,
+		CrawledAt: end.Add(time.Hour), Usage: &usage}}); err != nil {
+		t.Fatal(err)
+	}
+	before := pub.Load()
+	if err := r.RunNow("refresh"); err != nil {
+		t.Fatal(err)
+	}
+	if pub.Load() == before || !slices.Equal(kept, keptRoom{want}) {
+		t.Fatalf("a leader's refresh (published %v) kept %q, want %q", pub.Load() != before, kept, want)
+	}
+	if err := r.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(kept, keptRoom{want, want}) {
+		t.Fatalf("a leader's reload kept %q, want %q", kept, keptRoom{want, want})
 	}
 }

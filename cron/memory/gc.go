@@ -8,6 +8,7 @@
 package memory
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -41,17 +42,7 @@ func LowerGC(to int) (restore func()) {
 // the goal rather than by twice the replica. It returns what restores
 // both settings.
 func GrowGC(n int) (restore func()) {
-	prevLimit := debug.SetMemoryLimit(-1)
-	goal := int64(n)*bareLoadBytes + 256<<20
-	if prevLimit < goal {
-		goal = prevLimit // an operator's limit wins
-	}
-	prevPercent := debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(goal)
-	return func() {
-		debug.SetMemoryLimit(prevLimit)
-		debug.SetGCPercent(prevPercent)
-	}
+	return hold(func(int64) int64 { return int64(n)*bareLoadBytes + 256<<20 })
 }
 
 // buildBytes is what a full build may add to the process's memory, a
@@ -100,6 +91,12 @@ const applyBytes = 128
 // a hold ended before an inner one left the process with GOGC off and a
 // goal just above its heap, a collection every few hundred KB.
 func HoldGC(extra int64) (restore func()) {
+	return hold(func(held int64) int64 { return held + extra })
+}
+
+// hold sets the collector for a hold (HoldGC, GrowGC) whose memory goal
+// is goal of what the process holds now, and returns what ends it.
+func hold(goal func(held int64) int64) (restore func()) {
 	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(s)
 	var held int64
@@ -114,10 +111,10 @@ func HoldGC(extra int64) (restore func()) {
 		holds.goal = 0
 	}
 	holds.n++
-	goal := min(held+extra, holds.prevLimit) // an operator's limit wins
-	if goal > holds.goal {
-		holds.goal = goal
-		debug.SetMemoryLimit(goal)
+	g := min(goal(held), holds.prevLimit) // an operator's limit wins
+	if g > holds.goal {
+		holds.goal = g
+		debug.SetMemoryLimit(g)
 	}
 	var once sync.Once
 	return func() {
@@ -132,15 +129,19 @@ func HoldGC(extra int64) (restore func()) {
 	}
 }
 
-// holds is the collector's settings while HoldGC holds them: how many
-// holds are open, the settings before the first, and the goal set. It is
-// the process's, as the settings are.
+// holds is the collector's settings while holds (HoldGC, GrowGC) hold
+// them: how many are open, the settings before the first, and the goal
+// set; and the GOGC an operator set and the one KeepRoom set over it. It
+// is the process's, as the settings are.
 var holds struct {
 	mu          sync.Mutex
 	n           int
 	prevLimit   int64
 	prevPercent int
 	goal        int64
+	basePercent int  // the operator's GOGC (see KeepRoom)
+	keepPercent int  // the GOGC the last KeepRoom set
+	keepSet     bool // a KeepRoom set keepPercent
 }
 
 // setGC sets the collector's GOGC to to, unless GOGC=off, and returns
@@ -171,6 +172,97 @@ func CollectReplaced() {
 func Collect() {
 	defer setGC(100)()
 	runtime.GC()
+}
+
+// CollectKeeping collects what a build of n listings left (the state it
+// replaced, the build's garbage) once its state is published, as
+// Collect, and keeps the freed pages for the next build of about as
+// many listings (a fleet follower's delta, a leader's refresh): a new
+// replica's text, packs and digest and new figures (applyBytes and
+// buildBytes a listing) and a new listings array (listingsBytes), which
+// the caller may make ahead and hold until then (spareAhead: a
+// follower's spare).
+//
+// Go returns to the system the free pages that lie more than a tenth
+// past the heap's goal (its background scavenger, within seconds of a
+// collection) and debug.FreeOSMemory returns them all; the next build
+// then writes to pages the system gives again, each at the cost of a
+// fault (about 16 µs a 4 KiB page on a VM whose host takes back the
+// pages its guest frees: at 5M listings, 1.8 million faults in a
+// follower's first delta). So the collector's goal covers the next
+// build until then (KeepRoom). The process's RSS stays near a build's
+// peak between builds, which is what it is provisioned for.
+func CollectKeeping(n int, listingsBytes int64, spareAhead bool) {
+	extra, ahead := int64(n)*(applyBytes+buildBytes), int64(0)
+	if spareAhead {
+		ahead = listingsBytes
+	} else {
+		extra += listingsBytes
+	}
+	KeepRoom(extra, ahead)
+}
+
+// maxKeepPercent bounds the GOGC KeepRoom sets, for a heap much smaller
+// than the room it keeps (a state of a few listings).
+const maxKeepPercent = 400
+
+// KeepRoom collects, as Collect, and then sets the collector's GOGC so
+// that its goal lies extra bytes past the live heap and the ahead bytes
+// the caller is about to allocate and hold, until the next call: the
+// scavenger keeps the pages under the goal, so the next build, which
+// allocates about extra, finds them. The GOGC is never below the
+// operator's (the GOGC found when the process's GOGC is not one a
+// KeepRoom set) nor above maxKeepPercent. Under a memory limit the goal
+// stays extra below it: requests' garbage may fill the room before a
+// build comes, and the build beside it then still fits. With GOGC=off
+// (an operator's) it only collects. While holds are open (another edge
+// of the process building, or a first state read under GrowGC), the
+// GOGC set is the one their last restore puts back.
+//
+// The scavenger's goal is the heap in use when the last collection
+// ended (here, the replaced state and the build's garbage still in it)
+// scaled by the new goal over that collection's. Collect's goal (twice
+// the heap marked before, or a hold's memory goal) is no higher than
+// the heap a build left, so the new goal is about what it keeps.
+func KeepRoom(extra, ahead int64) {
+	Collect()
+	live, _ := HeapNow()
+	holds.mu.Lock()
+	defer holds.mu.Unlock()
+	open := holds.n > 0
+	now, limit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1)
+	debug.SetGCPercent(now)
+	if open {
+		now, limit = holds.prevPercent, holds.prevLimit
+	}
+	if !holds.keepSet || now != holds.keepPercent {
+		holds.basePercent = now // the operator's, or a test's
+	}
+	if holds.basePercent < 0 {
+		return // GOGC=off: the memory limit alone
+	}
+	p := keepPercent(holds.basePercent, live+ahead, extra, limit)
+	holds.keepPercent, holds.keepSet = p, true
+	if open {
+		holds.prevPercent = p
+		return
+	}
+	debug.SetGCPercent(p)
+}
+
+// keepPercent is the GOGC whose goal lies extra bytes past a live heap of
+// live bytes, or extra bytes below limit if that is lower: at least base,
+// at most maxKeepPercent.
+func keepPercent(base int, live, extra, limit int64) int {
+	if live <= 0 {
+		return base
+	}
+	goal := live + extra
+	if limit < math.MaxInt64 {
+		goal = min(goal, limit-extra)
+	}
+	p := int(max(0, (goal-live)*100+live-1) / live)
+	return max(base, min(p, maxKeepPercent))
 }
 
 // HeapNow reads the live heap of the last collection and the soft memory

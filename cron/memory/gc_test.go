@@ -2,6 +2,7 @@ package memory
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
@@ -108,4 +109,91 @@ func TestOverlappingHoldsRestoreOnce(t *testing.T) {
 			t.Errorf("memory limit after both = %d, want none", l)
 		}
 	}
+}
+
+// TestKeepPercent checks the GOGC whose goal keeps room past the live
+// heap: at least the operator's, at most maxKeepPercent, and under a
+// memory limit a goal the room's size below it.
+func TestKeepPercent(t *testing.T) {
+	const gib = int64(1) << 30
+	for _, c := range []struct {
+		name              string
+		base              int
+		live, extra, limt int64
+		want              int
+	}{
+		{"room past the heap", 25, 4 * gib, 5 * gib, math.MaxInt64, 125},
+		{"less room than the operator's GOGC gives", 25, 4 * gib, gib / 2, math.MaxInt64, 25},
+		{"a goal the room below the limit", 25, 4 * gib, 4 * gib, 11 * gib, 75},
+		{"a limit with no room for it", 25, 4 * gib, 5 * gib, 8 * gib, 25},
+		{"a heap much smaller than the room", 25, 1 << 20, gib, math.MaxInt64, maxKeepPercent},
+		{"no heap read", 10, 0, gib, math.MaxInt64, 10},
+	} {
+		if got := keepPercent(c.base, c.live, c.extra, c.limt); got != c.want {
+			t.Errorf("%s: GOGC %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// heapGoal reads the collector's goal for the heap.
+func heapGoal() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
+}
+
+// TestKeepRoom checks KeepRoom on the process's collector: its goal
+// after lies the room past the live heap and what the caller holds
+// next; GOGC is never lowered below the operator's, a GOGC set since
+// (a test's, an operator's) is the new floor, one set while a hold is
+// open is what its restore puts back, and GOGC=off stays off.
+func TestKeepRoom(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	state := make([]byte, 64<<20) // a live state
+	const room = 256 << 20
+	KeepRoom(room, 0)
+	live, _ := HeapNow()
+	if goal := heapGoal(); goal < live+room {
+		t.Errorf("goal %d MiB after KeepRoom(%d MiB) over a live heap of %d MiB", goal>>20, room>>20, live>>20)
+	}
+	if p := gogc(); p <= 25 {
+		t.Errorf("GOGC %d after keeping %d MiB past %d MiB", p, room>>20, live>>20)
+	}
+	KeepRoom(room/2, room/2) // half of it held by the caller next: the goal over both
+	live, _ = HeapNow()
+	if p := int64(gogc()); (live+room/2)*(100+p)/100 < live+room {
+		t.Errorf("GOGC %d keeping %d MiB with half of it made ahead, past %d MiB", p, room>>20, live>>20)
+	}
+	KeepRoom(0, 0) // no room to keep: the operator's GOGC back
+	if p := debug.SetGCPercent(50); p != 25 {
+		t.Errorf("GOGC %d keeping no room, want the operator's 25", p)
+	}
+	KeepRoom(0, 0) // the 50 set since is the floor now
+	if p := gogc(); p != 50 {
+		t.Errorf("GOGC %d after a GOGC of 50 was set, want 50", p)
+	}
+	end := HoldGC(1 << 20)
+	KeepRoom(room, 0)
+	if p := gogc(); p != -1 {
+		t.Errorf("GOGC %d while a hold is open, want off", p)
+	}
+	end()
+	if p := gogc(); p <= 50 {
+		t.Errorf("GOGC %d after the hold ended, want the room's", p)
+	}
+	// GOGC=off: the memory limit alone.
+	debug.SetGCPercent(-1)
+	KeepRoom(room, 0)
+	if p := gogc(); p != -1 {
+		t.Errorf("an operator's GOGC=off became %d", p)
+	}
+	runtime.KeepAlive(state)
+}
+
+// gogc reads the collector's GOGC.
+func gogc() int {
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	return p
 }

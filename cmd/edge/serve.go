@@ -154,7 +154,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.String(&c.logFormat, "log-format", "text", "log format: text or json")
 	f.String(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.String(&c.memLimit, "memory-limit", "auto", "the memory the edge may use, such as 12GiB: the Go heap's soft limit is set to it less a tenth and the answer cache (auto: the cgroup's memory limit; off: none; GOMEMLIMIT, when set, wins)")
-	f.Int(&c.gcPercent, "gc-percent", 25, "the Go collector's GOGC: how far the heap may grow past the live state before a collection. The state is large and long-lived and requests allocate little, so a low value costs little CPU and keeps RSS near the live heap (GOGC, when set, wins)")
+	f.Int(&c.gcPercent, "gc-percent", 25, "the Go collector's GOGC: how far the heap may grow past the live state before a collection. The state is large and long-lived and requests allocate little, so a low value costs little CPU and keeps RSS near the live heap; a fleet's edges raise it between builds, to keep the pages of the next (GOGC, when set, wins)")
 	f.String(&c.debugListen, "debug-listen", "", "address of Go's profiles (/debug/pprof/), such as 127.0.0.1:6060; empty: none. Loopback or private only")
 	f.fs.SetOutput(stderr)
 	if err := f.parse(args); err != nil {

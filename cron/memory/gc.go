@@ -8,7 +8,6 @@
 package memory
 
 import (
-	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -212,9 +211,10 @@ const maxKeepPercent = 400
 // scavenger keeps the pages under the goal, so the next build, which
 // allocates about extra, finds them. The GOGC is never below the
 // operator's (the GOGC found when the process's GOGC is not one a
-// KeepRoom set) nor above maxKeepPercent. Under a memory limit the goal
-// stays extra below it: requests' garbage may fill the room before a
-// build comes, and the build beside it then still fits. With GOGC=off
+// KeepRoom set) nor above maxKeepPercent. A memory limit bounds the goal
+// as ever. Requests' garbage may fill the room before the build comes:
+// the build's allocations then start a collection, as they did at the
+// operator's GOGC, that gives the room back. With GOGC=off
 // (an operator's) it only collects. While holds are open (another edge
 // of the process building, or a first state read under GrowGC), the
 // GOGC set is the one their last restore puts back.
@@ -230,10 +230,10 @@ func KeepRoom(extra, ahead int64) {
 	holds.mu.Lock()
 	defer holds.mu.Unlock()
 	open := holds.n > 0
-	now, limit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1)
+	now := debug.SetGCPercent(-1)
 	debug.SetGCPercent(now)
 	if open {
-		now, limit = holds.prevPercent, holds.prevLimit
+		now = holds.prevPercent
 	}
 	if !holds.keepSet || now != holds.keepPercent {
 		holds.basePercent = now // the operator's, or a test's
@@ -241,7 +241,7 @@ func KeepRoom(extra, ahead int64) {
 	if holds.basePercent < 0 {
 		return // GOGC=off: the memory limit alone
 	}
-	p := keepPercent(holds.basePercent, live+ahead, extra, limit)
+	p := keepPercent(holds.basePercent, live+ahead, extra)
 	holds.keepPercent, holds.keepSet = p, true
 	if open {
 		holds.prevPercent = p
@@ -251,17 +251,12 @@ func KeepRoom(extra, ahead int64) {
 }
 
 // keepPercent is the GOGC whose goal lies extra bytes past a live heap of
-// live bytes, or extra bytes below limit if that is lower: at least base,
-// at most maxKeepPercent.
-func keepPercent(base int, live, extra, limit int64) int {
+// live bytes: at least base, at most maxKeepPercent.
+func keepPercent(base int, live, extra int64) int {
 	if live <= 0 {
 		return base
 	}
-	goal := live + extra
-	if limit < math.MaxInt64 {
-		goal = min(goal, limit-extra)
-	}
-	p := int(max(0, (goal-live)*100+live-1) / live)
+	p := int((extra*100 + live - 1) / live)
 	return max(base, min(p, maxKeepPercent))
 }
 

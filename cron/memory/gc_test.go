@@ -112,24 +112,22 @@ func TestOverlappingHoldsRestoreOnce(t *testing.T) {
 }
 
 // TestKeepPercent checks the GOGC whose goal keeps room past the live
-// heap: at least the operator's, at most maxKeepPercent, and under a
-// memory limit a goal the room's size below it.
+// heap: at least the operator's, at most maxKeepPercent.
 func TestKeepPercent(t *testing.T) {
 	const gib = int64(1) << 30
 	for _, c := range []struct {
-		name              string
-		base              int
-		live, extra, limt int64
-		want              int
+		name        string
+		base        int
+		live, extra int64
+		want        int
 	}{
-		{"room past the heap", 25, 4 * gib, 5 * gib, math.MaxInt64, 125},
-		{"less room than the operator's GOGC gives", 25, 4 * gib, gib / 2, math.MaxInt64, 25},
-		{"a goal the room below the limit", 25, 4 * gib, 4 * gib, 11 * gib, 75},
-		{"a limit with no room for it", 25, 4 * gib, 5 * gib, 8 * gib, 25},
-		{"a heap much smaller than the room", 25, 1 << 20, gib, math.MaxInt64, maxKeepPercent},
-		{"no heap read", 10, 0, gib, math.MaxInt64, 10},
+		{"room past the heap", 25, 4 * gib, 5 * gib, 125},
+		{"a room not a whole percent of the heap", 25, 3 * gib, 4 * gib, 134},
+		{"less room than the operator's GOGC gives", 25, 4 * gib, gib / 2, 25},
+		{"a heap much smaller than the room", 25, 1 << 20, gib, maxKeepPercent},
+		{"no heap read", 10, 0, gib, 10},
 	} {
-		if got := keepPercent(c.base, c.live, c.extra, c.limt); got != c.want {
+		if got := keepPercent(c.base, c.live, c.extra); got != c.want {
 			t.Errorf("%s: GOGC %d, want %d", c.name, got, c.want)
 		}
 	}

@@ -203,7 +203,7 @@ func CollectKeeping(n int, listingsBytes int64, spareAhead bool) {
 
 // maxKeepPercent bounds the GOGC KeepRoom sets, for a heap much smaller
 // than the room it keeps (a state of a few listings).
-const maxKeepPercent = 400
+const maxKeepPercent = 200
 
 // KeepRoom collects, as Collect, and then sets the collector's GOGC so
 // that its goal lies extra bytes past the live heap and the ahead bytes
@@ -218,6 +218,14 @@ const maxKeepPercent = 400
 // (an operator's) it only collects. While holds are open (another edge
 // of the process building, or a first state read under GrowGC), the
 // GOGC set is the one their last restore puts back.
+//
+// The goal is reckoned from the heap the collection marked, which the
+// ahead bytes are not in: so that making them starts no collection, the
+// room counts them (at 5M listings a follower's 2.3 GB spare did, a
+// collection marking 6.8 GB the moment its goal fell below the spare).
+// Once a later collection marks them, the goal lies past the room by
+// their share of it too; the memory limit and maxKeepPercent bound it,
+// and the next build's KeepRoom sets it again.
 //
 // The scavenger's goal is the heap in use when the last collection
 // ended (here, the replaced state and the build's garbage still in it)
@@ -241,7 +249,7 @@ func KeepRoom(extra, ahead int64) {
 	if holds.basePercent < 0 {
 		return // GOGC=off: the memory limit alone
 	}
-	p := keepPercent(holds.basePercent, live+ahead, extra)
+	p := keepPercent(holds.basePercent, live, ahead+extra)
 	holds.keepPercent, holds.keepSet = p, true
 	if open {
 		holds.prevPercent = p

@@ -125,6 +125,7 @@ func TestKeepPercent(t *testing.T) {
 		{"a room not a whole percent of the heap", 25, 3 * gib, 4 * gib, 134},
 		{"less room than the operator's GOGC gives", 25, 4 * gib, gib / 2, 25},
 		{"a heap much smaller than the room", 25, 1 << 20, gib, maxKeepPercent},
+		{"a room of twice the heap", 25, 2 * gib, 4 * gib, 200},
 		{"no heap read", 10, 0, gib, 10},
 	} {
 		if got := keepPercent(c.base, c.live, c.extra); got != c.want {
@@ -148,8 +149,8 @@ func heapGoal() int64 {
 func TestKeepRoom(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
-	state := make([]byte, 64<<20) // a live state
-	const room = 256 << 20
+	state := make([]byte, 128<<20) // a live state
+	const room = 160 << 20
 	KeepRoom(room, 0)
 	live, _ := HeapNow()
 	if goal := heapGoal(); goal < live+room {
@@ -158,10 +159,10 @@ func TestKeepRoom(t *testing.T) {
 	if p := gogc(); p <= 25 {
 		t.Errorf("GOGC %d after keeping %d MiB past %d MiB", p, room>>20, live>>20)
 	}
-	KeepRoom(room/2, room/2) // half of it held by the caller next: the goal over both
+	KeepRoom(room/2, room/2) // half of it held by the caller next: the same goal, over both
 	live, _ = HeapNow()
-	if p := int64(gogc()); (live+room/2)*(100+p)/100 < live+room {
-		t.Errorf("GOGC %d keeping %d MiB with half of it made ahead, past %d MiB", p, room>>20, live>>20)
+	if goal := heapGoal(); goal < live+room {
+		t.Errorf("goal %d MiB keeping %d MiB with half of it made ahead, past %d MiB", goal>>20, room>>20, live>>20)
 	}
 	KeepRoom(0, 0) // no room to keep: the operator's GOGC back
 	if p := debug.SetGCPercent(50); p != 25 {

@@ -52,8 +52,9 @@ func (s *deltaSource) Fetch(_ context.Context, have string, o replica.ReadOption
 
 // TestDeltaGCUntilThePublish checks that a follower's delta, or chain
 // of two, is read, applied and built with no collection by GOGC
-// (memory.DeltaGC, set at the first delta's header) and that the
-// collector's settings are those before once its figures are published,
+// (memory.DeltaGC, set at the first delta's header) until the state it
+// replaced is collected after the publish, and that the collector's
+// settings are those before once that is done,
 // whatever the GOGC before (a setting restored out of order, or set
 // again by a chain's second delta, would leave GOGC off).
 func TestDeltaGCUntilThePublish(t *testing.T) {
@@ -71,7 +72,11 @@ func TestDeltaGCUntilThePublish(t *testing.T) {
 		pub.Publish(&served.State{Replica: base, Figures: figures.Build(base, 0)})
 		v := NewViews(nil, pub, slog.New(slog.DiscardHandler))
 		v.memory = func() (int64, int64) { return 1 << 30, 1 << 30 } // no room for a spare: none made beside the test
-		v.keepRoom = func(int, int64, bool) {}                       // the GOGC kept after (memory.KeepRoom): TestFollowerKeepsRoomForTheNextDelta
+		gcInKeep := 0
+		v.keepRoom = func(int, int64, bool) { // what it keeps: TestFollowerKeepsRoomForTheNextDelta
+			gcInKeep = debug.SetGCPercent(-1)
+			debug.SetGCPercent(gcInKeep)
+		}
 		src := &deltaSource{states: c.states}
 		v.FollowFrom(src)
 		if err := v.follow(context.Background()); err != nil {
@@ -79,6 +84,9 @@ func TestDeltaGCUntilThePublish(t *testing.T) {
 		}
 		if src.deltas != len(c.states)-1 || src.gcInRead != -1 {
 			t.Errorf("GOGC %d: %d deltas read with GOGC %d, want %d with it off", percent, src.deltas, src.gcInRead, len(c.states)-1)
+		}
+		if gcInKeep != -1 {
+			t.Errorf("GOGC %d: the collection after the publish ran with GOGC %d, want the delta's setting (off) until it ends", percent, gcInKeep)
 		}
 		if got := pub.Load(); got.Replica.Len() != next.Len() || !got.Figures.Merged() {
 			t.Errorf("GOGC %d: the delta's state was not published from the figures before", percent)

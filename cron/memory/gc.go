@@ -3,11 +3,13 @@
 // cache's share: Limit), and the collector's settings around the large
 // allocations of the jobs (a bare replica loading, a full build with two
 // states live) and the collections that give a replaced state's pages
-// back. The jobs (package cron) and the binary (cmd/edge) use it; it
+// back, or keep them for a fleet edge's next build (CollectKeeping). The
+// jobs (package cron) and the binary (cmd/edge) use it; it
 // uses only the runtime.
 package memory
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -238,8 +240,7 @@ func KeepRoom(extra, ahead int64) {
 	holds.mu.Lock()
 	defer holds.mu.Unlock()
 	open := holds.n > 0
-	now := debug.SetGCPercent(-1)
-	debug.SetGCPercent(now)
+	now := gogc()
 	if open {
 		now = holds.prevPercent
 	}
@@ -256,6 +257,19 @@ func KeepRoom(extra, ahead int64) {
 		return
 	}
 	debug.SetGCPercent(p)
+}
+
+// gogc reads the collector's GOGC (-1: off).
+func gogc() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 100
+	}
+	if p := s[0].Value.Uint64(); p <= math.MaxInt32 {
+		return int(p)
+	}
+	return -1
 }
 
 // keepPercent is the GOGC whose goal lies extra bytes past a live heap of

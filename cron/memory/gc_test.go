@@ -189,10 +189,3 @@ func TestKeepRoom(t *testing.T) {
 	}
 	runtime.KeepAlive(state)
 }
-
-// gogc reads the collector's GOGC.
-func gogc() int {
-	p := debug.SetGCPercent(-1)
-	debug.SetGCPercent(p)
-	return p
-}

@@ -165,8 +165,9 @@ func (k *keptRoom) keep(n int, listingsBytes int64, spareAhead bool) {
 // collects what the state replaced keeping the pages for the next delta
 // of as many listings, whose listings array it makes ahead (the spare).
 // Before, a first state's collection returned every free page to the
-// system, and the first delta after a start took 1.8 million page faults
-// at 5M listings (bench/README.md, sixth round).
+// system, and at 5M listings the first delta after a start took
+// 8.6–12.6 s against 3.7–8.3 s for the later ones (bench/README.md,
+// sixth round).
 func TestFollowerKeepsRoomForTheNextDelta(t *testing.T) {
 	base := replicatest.Synth(2000, nil)
 	next := replicatest.Refreshed(base, 7)

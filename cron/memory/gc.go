@@ -189,8 +189,10 @@ func Collect() {
 // collection) and debug.FreeOSMemory returns them all; the next build
 // then writes to pages the system gives again, each at the cost of a
 // fault (about 16 µs a 4 KiB page on a VM whose host takes back the
-// pages its guest frees: at 5M listings, 1.8 million faults in a
-// follower's first delta). So the collector's goal covers the next
+// pages its guest frees: at 5M listings a follower's first delta after
+// a start took 8.6–12.6 s, the later ones 3.7–8.3 s; with the pages
+// kept, 4.6–7.6 s, bench/README.md's seventh round). So the collector's
+// goal covers the next
 // build until then (KeepRoom). The process's RSS stays near a build's
 // peak between builds, which is what it is provisioned for.
 func CollectKeeping(n int, listingsBytes int64, spareAhead bool) {

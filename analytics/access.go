@@ -292,13 +292,22 @@ type UsageBatch struct {
 
 // WriteUsage adds the deltas to the callers' days as batch: one insert into
 // usage_log, which the usage_log_totals view also sums into usage.
-func WriteUsage(ctx context.Context, conn driver.Conn, batch UsageBatch, deltas []UsageDelta) error {
+//
+// again says the batch is written again after a write whose outcome was
+// unknown (it failed at the client, and the store did not hold it when
+// asked): that write may still arrive late, and the rows written again
+// are marked so that LoadUsage counts the batch once all the same.
+func WriteUsage(ctx context.Context, conn driver.Conn, batch UsageBatch, deltas []UsageDelta, again bool) error {
 	if len(deltas) == 0 {
 		return nil
 	}
-	return sendBatch(ctx, conn, "INSERT INTO usage_log (day, edge, seq, subject, calls)", "usage_log", func(b driver.Batch) error {
+	var retry uint8
+	if again {
+		retry = 1
+	}
+	return sendBatch(ctx, conn, "INSERT INTO usage_log (day, edge, seq, subject, calls, retry)", "usage_log", func(b driver.Batch) error {
 		for _, d := range deltas {
-			if err := b.Append(d.Day.UTC(), batch.Edge, batch.Seq, d.Subject, d.Calls); err != nil {
+			if err := b.Append(d.Day.UTC(), batch.Edge, batch.Seq, d.Subject, d.Calls, retry); err != nil {
 				return err
 			}
 		}
@@ -382,27 +391,53 @@ func HasUsageBatch(ctx context.Context, conn driver.Conn, batch UsageBatch, days
 }
 
 // LoadUsage returns every caller's calls on the UTC day of day, summed over
-// every edge of the fleet.
+// every edge of the fleet, each batch counted once: the usage table sums
+// every row of the log, so the rows of a batch that was written again
+// (WriteUsage's again) and also arrived the first time are taken off.
+// Only the batches written again are grouped, so the correction reads
+// the log's small columns, not the day's rows.
 func LoadUsage(ctx context.Context, conn driver.Conn, day time.Time) (map[string]uint64, error) {
-	rows, err := conn.Query(ctx, "SELECT subject, sum(calls) FROM usage WHERE day = toDate(?) GROUP BY subject",
-		day.UTC().Format(time.DateOnly))
+	d := day.UTC().Format(time.DateOnly)
+	out := map[string]uint64{}
+	if err := sumUsage(ctx, conn, out, "SELECT subject, sum(calls) FROM usage WHERE day = toDate(?) GROUP BY subject", d); err != nil {
+		return nil, err
+	}
+	extra := map[string]uint64{}
+	// GLOBAL IN: on a cluster usage_log is a Distributed table, and the
+	// subquery is read once, not once per shard.
+	const twice = `SELECT subject, toUInt64(sum(extra)) FROM (
+		SELECT subject, sum(calls) - max(calls) AS extra FROM usage_log
+		WHERE day = toDate(?) AND (edge, seq) GLOBAL IN (SELECT edge, seq FROM usage_log WHERE day = toDate(?) AND retry = 1)
+		GROUP BY edge, seq, subject HAVING count() > 1
+	) GROUP BY subject`
+	if err := sumUsage(ctx, conn, extra, twice, d, d); err != nil {
+		return nil, err
+	}
+	for s, n := range extra {
+		out[s] -= min(n, out[s])
+	}
+	return out, nil
+}
+
+// sumUsage adds the (subject, calls) rows of query to into.
+func sumUsage(ctx context.Context, conn driver.Conn, into map[string]uint64, query string, args ...any) error {
+	rows, err := conn.Query(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read usage: %w", err)
+		return fmt.Errorf("read usage: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]uint64{}
 	for rows.Next() {
 		var s string
 		var n uint64
 		if err := rows.Scan(&s, &n); err != nil {
-			return nil, fmt.Errorf("read usage: %w", err)
+			return fmt.Errorf("read usage: %w", err)
 		}
-		out[s] = n
+		into[s] += n
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read usage: %w", err)
+		return fmt.Errorf("read usage: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 // DropUsageBefore drops the usage of every UTC day before before: the

@@ -155,7 +155,7 @@ func TestSchemaAndLoadsOnACluster(t *testing.T) {
 	day := time.Date(2026, 7, 14, 0, 0, 0, 0, time.UTC)
 	for i, d := range []time.Time{day.AddDate(0, 0, -1), day} {
 		deltas := []analytics.UsageDelta{{Day: d, Subject: "key:a", Calls: 3}, {Day: d, Subject: "addr:b", Calls: 4}}
-		if err := analytics.WriteUsage(ctx, conn, analytics.UsageBatch{Edge: "e", Seq: uint64(i)}, deltas); err != nil {
+		if err := analytics.WriteUsage(ctx, conn, analytics.UsageBatch{Edge: "e", Seq: uint64(i)}, deltas, false); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -850,18 +850,24 @@ func (w *workload) run() {
 	day := func(d int) time.Time { return time.Date(2026, 7, 10+d, 0, 0, 0, 0, time.UTC) }
 	for i, d := range []int{0, 1, 2} {
 		w.must(analytics.WriteUsage(ctx, conn, analytics.UsageBatch{Edge: "e1", Seq: uint64(i + 1)}, []analytics.UsageDelta{
-			{Day: day(d), Subject: "key:edge_aaaaaaaa", Calls: 3}, {Day: day(d), Subject: "addr:192.0.2.1", Calls: 2}}))
+			{Day: day(d), Subject: "key:edge_aaaaaaaa", Calls: 3}, {Day: day(d), Subject: "addr:192.0.2.1", Calls: 2}}, false))
 		w.must(analytics.WriteUsage(ctx, conn, analytics.UsageBatch{Edge: "e2", Seq: uint64(i + 1)}, []analytics.UsageDelta{
-			{Day: day(d), Subject: "key:edge_aaaaaaaa", Calls: 4}}))
+			{Day: day(d), Subject: "key:edge_aaaaaaaa", Calls: 4}}, false))
 	}
+	// A batch of day 1 written again, after its first write arrived late.
+	w.must(analytics.WriteUsage(ctx, conn, analytics.UsageBatch{Edge: "e1", Seq: 2}, []analytics.UsageDelta{
+		{Day: day(1), Subject: "key:edge_aaaaaaaa", Calls: 3}, {Day: day(1), Subject: "addr:192.0.2.1", Calls: 2}}, true))
 	_, err = analytics.LoadUsageSince(ctx, conn, day(2), time.Unix(0, 0))
 	w.must(err)
 	_, err = analytics.LoadUsageEdges(ctx, conn, day(0))
 	w.must(err)
 	_, err = analytics.HasUsageBatch(ctx, conn, analytics.UsageBatch{Edge: "e1", Seq: 2}, []time.Time{day(1), day(2)})
 	w.must(err)
-	_, err = analytics.LoadUsage(ctx, conn, day(1))
+	usage, err := analytics.LoadUsage(ctx, conn, day(1))
 	w.must(err)
+	if usage["key:edge_aaaaaaaa"] != 7 || usage["addr:192.0.2.1"] != 2 {
+		w.t.Fatalf("day 1's usage with a batch written twice: %v, want key 7 and addr 2", usage)
+	}
 	w.note("WriteUsage", "LoadUsageSince", "LoadUsageEdges", "HasUsageBatch", "LoadUsage")
 
 	// The account routes' attempts: batches of two edges on two days,

@@ -3,6 +3,7 @@ package analytics_test
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -137,7 +138,7 @@ func TestDropUsageBefore(t *testing.T) {
 	for _, ago := range []int{40, 36, 35, 1, 0} {
 		deltas = append(deltas, analytics.UsageDelta{Day: today.AddDate(0, 0, -ago), Subject: "addr:192.0.2.1", Calls: uint64(ago + 1)})
 	}
-	if err := analytics.WriteUsage(ctx, conn, analytics.UsageBatch{Edge: "test", Seq: 1}, deltas); err != nil {
+	if err := analytics.WriteUsage(ctx, conn, analytics.UsageBatch{Edge: "test", Seq: 1}, deltas, false); err != nil {
 		t.Fatal(err)
 	}
 	dropped, err := analytics.DropUsageBefore(ctx, conn, today.AddDate(0, 0, -35))
@@ -192,10 +193,10 @@ func TestUsageBatchesAndEdges(t *testing.T) {
 	yesterday := today.AddDate(0, 0, -1)
 	batch := analytics.UsageBatch{Edge: "edge-a", Seq: 7}
 	deltas := []analytics.UsageDelta{{Day: yesterday, Subject: "addr:192.0.2.1", Calls: 3}, {Day: today, Subject: "key:k1", Calls: 2}}
-	if err := analytics.WriteUsage(ctx, conn, batch, deltas); err != nil {
+	if err := analytics.WriteUsage(ctx, conn, batch, deltas, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := analytics.WriteUsage(ctx, conn, analytics.UsageBatch{Edge: "edge-b", Seq: 1}, deltas[1:]); err != nil {
+	if err := analytics.WriteUsage(ctx, conn, analytics.UsageBatch{Edge: "edge-b", Seq: 1}, deltas[1:], false); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -228,5 +229,38 @@ func TestUsageBatchesAndEdges(t *testing.T) {
 	}
 	if later, err := analytics.LoadUsageEdges(ctx, conn, now.Add(time.Hour)); err != nil || len(later) != 0 {
 		t.Errorf("edges from an hour ahead: %v %v", later, err)
+	}
+}
+
+// TestUsageCountsABatchWrittenAgainOnce: a batch whose first write
+// arrived late, after the edge had found it missing and written it again
+// (marked), counts once in the day's usage; a batch written again whose
+// first write never arrived counts once too, and so does every other.
+func TestUsageCountsABatchWrittenAgainOnce(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	_, conn := srv.Migrated(t)
+	ctx := context.Background()
+	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	write := func(edge string, seq uint64, again bool, deltas ...analytics.UsageDelta) {
+		t.Helper()
+		if err := analytics.WriteUsage(ctx, conn, analytics.UsageBatch{Edge: edge, Seq: seq}, deltas, again); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := analytics.UsageDelta{Day: day, Subject: "key:a", Calls: 5}
+	b := analytics.UsageDelta{Day: day, Subject: "addr:192.0.2.9", Calls: 2}
+	write("e1", 1, false, a, b) // arrived late ...
+	write("e1", 1, true, a, b)  // ... after it was written again
+	write("e1", 2, true, a)     // written again, the first never arrived
+	write("e2", 1, false, a)
+	write("e2", 1, true, a) // a batch that arrived three times
+	write("e2", 1, true, a)
+	write("e2", 2, false, b)
+	got, err := analytics.LoadUsage(ctx, conn, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]uint64{"key:a": 15, "addr:192.0.2.9": 4}; !maps.Equal(got, want) {
+		t.Fatalf("the day's usage: %v, want %v", got, want)
 	}
 }

@@ -14,8 +14,10 @@ import (
 // edge adds what it counted, as batches, and reads back what the others
 // added since it last read.
 type Store interface {
-	// Add writes deltas as one batch.
-	Add(ctx context.Context, batch analytics.UsageBatch, deltas []analytics.UsageDelta) error
+	// Add writes deltas as one batch; again says it is written again
+	// after a write whose outcome was unknown (which may still arrive):
+	// Day counts such a batch once however often it arrived.
+	Add(ctx context.Context, batch analytics.UsageBatch, deltas []analytics.UsageDelta, again bool) error
 	// Day reads every subject's calls on the UTC day of day, whole, with
 	// the position from which Since brings what was added after. Batches
 	// from that position on that the totals hold already are listed in
@@ -71,12 +73,12 @@ func ClickHouse(db *analytics.Lazy) Store { return chStore{db} }
 
 type chStore struct{ db *analytics.Lazy }
 
-func (s chStore) Add(ctx context.Context, batch analytics.UsageBatch, deltas []analytics.UsageDelta) error {
+func (s chStore) Add(ctx context.Context, batch analytics.UsageBatch, deltas []analytics.UsageDelta, again bool) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
-	return analytics.WriteUsage(ctx, conn, batch, deltas)
+	return analytics.WriteUsage(ctx, conn, batch, deltas, again)
 }
 
 func (s chStore) Day(ctx context.Context, day time.Time) (DayRead, error) {
@@ -156,7 +158,7 @@ type memChange struct {
 
 func dayKey(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
 
-func (s *memStore) Add(ctx context.Context, batch analytics.UsageBatch, deltas []analytics.UsageDelta) error {
+func (s *memStore) Add(ctx context.Context, batch analytics.UsageBatch, deltas []analytics.UsageDelta, _ bool) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("write usage: %w", err)
 	}
@@ -175,8 +177,14 @@ func (s *memStore) Day(ctx context.Context, day time.Time) (DayRead, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	read := DayRead{Totals: map[string]uint64{}, Pos: Pos{n: len(s.log)}}
+	type row struct {
+		batch   analytics.UsageBatch
+		subject string
+	}
+	counted := map[row]bool{} // a batch that arrived twice counts once, as in ClickHouse
 	for _, c := range s.log {
-		if c.day.Equal(dayKey(day)) {
+		if r := (row{c.Batch, c.Subject}); c.day.Equal(dayKey(day)) && !counted[r] {
+			counted[r] = true
 			read.Totals[c.Subject] += c.Calls
 		}
 		if !slices.Contains(read.Edges, c.Batch.Edge) {

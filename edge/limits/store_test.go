@@ -133,23 +133,31 @@ func TestSyncReadsOnlyWhatChanged(t *testing.T) {
 }
 
 // flakyStore fails the next writes it is told to: before the batch is
-// stored (the insert never reached the server) or after (the server took
-// it, the answer was lost: an outcome the writer cannot know).
+// stored (the insert never reached the server), after (the server took
+// it, the answer was lost: an outcome the writer cannot know), or late
+// (the answer was lost and the insert lands only after the writer asked
+// whether the store holds it, so that it is written again as well).
 type flakyStore struct {
 	Store
-	failBefore, failAfter, failHas int
-	adds                           int
+	failBefore, failAfter, failHas, failLate int
+	adds                                     int
+	late                                     func() // the insert still on its way
 }
 
 var errFlaky = errors.New("connection reset by peer")
 
-func (f *flakyStore) Add(ctx context.Context, batch analytics.UsageBatch, deltas []analytics.UsageDelta) error {
+func (f *flakyStore) Add(ctx context.Context, batch analytics.UsageBatch, deltas []analytics.UsageDelta, again bool) error {
 	f.adds++
+	if f.failLate > 0 {
+		f.failLate--
+		f.late = func() { _ = f.Store.Add(ctx, batch, deltas, again) }
+		return errFlaky
+	}
 	if f.failBefore > 0 {
 		f.failBefore--
 		return errFlaky
 	}
-	if err := f.Store.Add(ctx, batch, deltas); err != nil {
+	if err := f.Store.Add(ctx, batch, deltas, again); err != nil {
 		return err
 	}
 	if f.failAfter > 0 {
@@ -164,7 +172,12 @@ func (f *flakyStore) Has(ctx context.Context, batch analytics.UsageBatch, days [
 		f.failHas--
 		return false, errFlaky
 	}
-	return f.Store.Has(ctx, batch, days)
+	has, err := f.Store.Has(ctx, batch, days)
+	if f.late != nil {
+		f.late() // lands just after the answer
+		f.late = nil
+	}
+	return has, err
 }
 
 // TestUnknownWriteOutcomes: a batch whose write failed is settled by
@@ -174,14 +187,15 @@ func (f *flakyStore) Has(ctx context.Context, batch analytics.UsageBatch, days [
 // none counted twice, and this edge's own count agrees once read back.
 func TestUnknownWriteOutcomes(t *testing.T) {
 	for _, tc := range []struct {
-		name                           string
-		failBefore, failAfter, failHas int
-		adds                           int // writes the store is asked for
+		name                                     string
+		failBefore, failAfter, failHas, failLate int
+		adds                                     int // writes the store is asked for
 	}{
 		{name: "lost before the store", failBefore: 1, adds: 3},
 		{name: "stored, answer lost", failAfter: 1, adds: 2},
 		{name: "stored, answer lost, the check fails once", failAfter: 1, failHas: 1, adds: 2},
 		{name: "lost twice, then stored with the answer lost", failBefore: 2, failAfter: 1, adds: 4},
+		{name: "arrived after the check, written again", failLate: 1, adds: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -204,7 +218,7 @@ func TestUnknownWriteOutcomes(t *testing.T) {
 					}
 				}
 			}
-			store.failBefore, store.failAfter, store.failHas = tc.failBefore, tc.failAfter, tc.failHas
+			store.failBefore, store.failAfter, store.failHas, store.failLate = tc.failBefore, tc.failAfter, tc.failHas, tc.failLate
 			admit(5)
 			// Sync until the failures are spent, calls arriving between.
 			for i := 0; i < 8; i++ {

@@ -469,6 +469,13 @@ func (u *Usage) Sync(ctx context.Context) error {
 	}
 	var added []analytics.UsageBatch
 	fresh := map[analytics.UsageBatch]bool{}
+	type row struct {
+		batch   analytics.UsageBatch
+		subject string
+	}
+	// A batch written again whose first write arrived too comes twice:
+	// each of its rows counts once.
+	rows := map[row]bool{}
 	for _, c := range changes {
 		if _, done := u.applied[c.Batch]; done && !fresh[c.Batch] {
 			continue
@@ -477,6 +484,11 @@ func (u *Usage) Sync(ctx context.Context) error {
 			fresh[c.Batch] = true
 			added = append(added, c.Batch)
 		}
+		r := row{c.Batch, c.Subject}
+		if rows[r] {
+			continue
+		}
+		rows[r] = true
 		t.add(subjectHash(c.Subject), c.Calls)
 		u.edges[c.Batch.Edge] = now
 	}
@@ -691,13 +703,14 @@ func (u *Usage) flush(ctx context.Context) error {
 		return nil
 	}
 	u.seq++
-	return u.write(ctx, analytics.UsageBatch{Edge: u.name, Seq: u.seq}, batch, taken)
+	return u.write(ctx, analytics.UsageBatch{Edge: u.name, Seq: u.seq}, batch, taken, false)
 }
 
-// write writes a batch. When the write fails its outcome is unknown: the
-// batch is kept, its calls in flight, for resolve.
-func (u *Usage) write(ctx context.Context, id analytics.UsageBatch, batch []analytics.UsageDelta, taken []pending) error {
-	if err := u.store.Add(ctx, id, batch); err != nil {
+// write writes a batch (again: after a write whose outcome was unknown).
+// When the write fails its outcome is unknown: the batch is kept, its
+// calls in flight, for resolve.
+func (u *Usage) write(ctx context.Context, id analytics.UsageBatch, batch []analytics.UsageDelta, taken []pending, again bool) error {
+	if err := u.store.Add(ctx, id, batch, again); err != nil {
 		u.retry = &failedBatch{id: id, deltas: batch, taken: taken}
 		return fmt.Errorf("write usage: %w", err)
 	}
@@ -718,7 +731,7 @@ func (u *Usage) resolve(ctx context.Context) error {
 		u.written(r.id, r.taken)
 		return nil
 	}
-	return u.write(ctx, r.id, r.deltas, r.taken)
+	return u.write(ctx, r.id, r.deltas, r.taken, true)
 }
 
 // written moves the calls of a batch the store holds from in flight to

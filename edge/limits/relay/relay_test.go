@@ -21,7 +21,7 @@ var day = time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
 func add(t *testing.T, store limits.Store, edge string, seq uint64, subject string, calls uint64) {
 	t.Helper()
 	if err := store.Add(context.Background(), analytics.UsageBatch{Edge: edge, Seq: seq},
-		[]analytics.UsageDelta{{Day: day, Subject: subject, Calls: calls}}); err != nil {
+		[]analytics.UsageDelta{{Day: day, Subject: subject, Calls: calls}}, false); err != nil {
 		t.Fatal(err)
 	}
 }

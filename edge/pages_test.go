@@ -1,6 +1,7 @@
 package edge_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -231,6 +232,12 @@ func TestCrawlFromHome(t *testing.T) {
 	queue, seen, pages := []string{"/"}, map[string]bool{"/": true}, 0
 	from := map[string]string{}
 	kinds := map[string]bool{}
+	// Every link to an anchor (/path#id, or #id on the page itself), and
+	// the bodies of the pages read, to check that each anchor is there.
+	type anchor struct{ page, id, from string }
+	var anchors []anchor
+	bodies := map[string][]byte{}
+	local := regexp.MustCompile(`href="#([^"]+)"`)
 	for len(queue) > 0 && pages < 500 {
 		u := queue[0]
 		queue = queue[1:]
@@ -243,10 +250,17 @@ func TestCrawlFromHome(t *testing.T) {
 			continue // a JSON, CSV or feed twin: asked, not read
 		}
 		pages++
+		bodies[u] = r.body
 		kind := strings.SplitN(strings.TrimPrefix(u, "/"), "/", 2)[0]
 		kinds[strings.SplitN(kind, "?", 2)[0]] = true
+		for _, m := range local.FindAllStringSubmatch(string(r.body), -1) {
+			anchors = append(anchors, anchor{u, html.UnescapeString(m[1]), u})
+		}
 		for _, m := range href.FindAllStringSubmatch(string(r.body), -1) {
-			v, _, _ := strings.Cut(html.UnescapeString(m[1]), "#")
+			v, id, hasID := strings.Cut(html.UnescapeString(m[1]), "#")
+			if hasID {
+				anchors = append(anchors, anchor{v, id, u})
+			}
 			if !seen[v] {
 				seen[v] = true
 				from[v] = u
@@ -261,6 +275,23 @@ func TestCrawlFromHome(t *testing.T) {
 	}
 	if pages < 200 {
 		t.Errorf("only %d pages reached", pages)
+	}
+	// Every anchor linked to is on its page.
+	dead := map[string]bool{}
+	for _, a := range anchors {
+		body, ok := bodies[a.page]
+		if !ok {
+			body = call(t, "GET", h.Base+a.page, browser, "").body
+			bodies[a.page] = body
+		}
+		target := a.page + "#" + a.id
+		if !dead[target] && !bytes.Contains(body, []byte(`id="`+html.EscapeString(a.id)+`"`)) {
+			dead[target] = true
+			t.Errorf("%s links to %s: no element has that id", a.from, target)
+		}
+	}
+	if len(anchors) < 100 {
+		t.Errorf("only %d links to anchors found: the crawl reads the pages' figure labels", len(anchors))
 	}
 	jsonNamesItsPage(t, h)
 }

@@ -79,6 +79,14 @@ var Definitions = []Definition{
 	{"change.featured", "The store featured the listing (after true) or stopped (after false): chrome's Featured badge, edge's and firefox's recommendations.", "Two consecutive versions.", changeCadence, "Never null."},
 	{"change.delisted", "The listing left its store: after is the delisting's time (RFC 3339).", "Two consecutive versions.", changeCadence, "before is null."},
 	{"change.relisted", "The listing came back to its store after a delisting: before is the delisting's time.", "Two consecutive versions.", changeCadence, "after is null."},
+	{"live", "A store's live listings: read at least once and not delisted.", "The newest readings and metadata.", viewsCadence, "Never null."},
+	{"known", "Every listing of the store ever found: live, delisted, and found but never read yet.", "Since the first crawl.", viewsCadence, "Never null."},
+	{"delisted", "The store's listings that left it and have not come back.", "The newest metadata.", viewsCadence, "Never null."},
+	{"newThisWeek", "The store's live listings first seen in the 7 days up to the data's newest reading.", "The 7 days up to the data's newest reading.", viewsCadence, "Never null."},
+	{"delistedThisWeek", "The store's listings that left it in the 7 days up to the data's newest reading.", "The 7 days up to the data's newest reading.", viewsCadence, "Never null."},
+	{"totalSize", "The sum of the sizes of the store's live listings (see size: users, installs or ratings, by store).", "Each live listing's newest reading.", viewsCadence, "Never null: 0 when no live listing has a size."},
+	{"totalSizeChange7d", "The store's total size now minus its total size 7 days before the data's newest reading (the listings live then, by their newest size then): positive is growth.", "7 days.", viewsCadence, "Never null."},
+	{"averageRating", "The mean of the average ratings of the store's rated live listings, two decimals: each listing weighs the same, whatever its number of ratings.", "Each rated live listing's newest reading.", viewsCadence, "No live listing of the store is rated."},
 	{"widened", "A hostAccess change that lets the listing reach hosts it could not before (see change.hostAccess).", "Two consecutive versions.", changeCadence, "Null for every kind but hostAccess."},
 }
 

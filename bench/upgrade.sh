@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A fleet of two releases (issue 54, upgrades): an edge of an earlier
-# release (OLD, a git revision; default b091f22, the last before the
-# states as what changed and the attempts log) and one of this tree, over
-# one database, both ways round:
+# release (OLD, a git revision; default 6b3d6a2, the release before this
+# one, which shares its state format: docs/operations.md, Upgrades) and
+# one of this tree, over one database, both ways round:
 #
 #   bench/upgrade.sh [OLD]
 #
@@ -22,7 +22,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
 cd "$root"
-old=${1:-b091f22}
+old=${1:-6b3d6a2}
 export EDGE_CH_ADDR=${EDGE_CH_ADDR:-127.0.0.1:19000}
 export EDGE_CH_DATABASE=${EDGE_CH_DATABASE:-bench_upgrade}
 out=bench/out/upgrade.txt
@@ -117,7 +117,8 @@ round() {
   kinds=$(curl -s "127.0.0.1:$fp/metrics" | awk '/^edge_fleet_state_bytes_total\{direction="received"/ { printf "%s %s; ", $1, $2 }')
   echo "  after a crawl: both serve ETag $(etag "$fp"); the follower took: ${kinds:-(an earlier release: no such metric)}" | tee -a "$out"
   if grep -q 'kind=full' "$work/$4.log"; then
-    echo "  the follower loaded from ClickHouse: $(grep -m1 -E 'level=(WARN|ERROR).*(fleet|state)' "$work/$4.log" || echo 'no reason logged')" | tee -a "$out"
+    echo "  FAIL: the follower loaded from ClickHouse: $(grep -m1 -E 'level=(WARN|ERROR).*(fleet|state)' "$work/$4.log" || echo 'no reason logged')" | tee -a "$out"
+    failed=1
   fi
   local k=${#pids[@]}
   kill "${pids[k - 1]}" "${pids[k - 2]}" 2>/dev/null || true

@@ -164,9 +164,9 @@ func (p *Publisher) notify() {
 func (p *Publisher) current(tag string) bool {
 	f := p.cur.Load()
 	if set := p.deltas.Load(); set != nil {
-		return tag == set.tag || (f != nil && tag == f.etag)
+		return tag == set.tag || (f != nil && tag != f.tag && f.names(tag))
 	}
-	return f != nil && (tag == f.etag || tag == f.tag)
+	return f != nil && f.names(tag)
 }
 
 // waitWhileCurrent returns once tag no longer names the newest state, the

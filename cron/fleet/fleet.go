@@ -114,6 +114,10 @@ type Config struct {
 	// Log is where a follower says why it took a whole state in place of
 	// a delta (nil: slog.Default()).
 	Log *slog.Logger
+	// Formats are the formats the leader writes each whole state in,
+	// newest first (nil: replica.Formats); its deltas are of the first.
+	// A follower is answered in the newest it reads (formats.go).
+	Formats []uint64
 }
 
 // DefaultConfig returns the defaults: 4 sends at once, 10 minutes of
@@ -128,13 +132,15 @@ func DefaultConfig() Config {
 
 // file is a snapshot file the leader serves.
 type file struct {
-	path string
-	etag string // "sha256 in hex", quoted
-	size int64
-	raw  int64 // uncompressed bytes
-	gen  uint64
-	sig  string // the state's signature (trust.StateHeader), "" without keys
-	tag  string // the state's tag (stateTag of its digest)
+	format uint64  // its format (replica.Formats)
+	older  []*file // the same state in the older formats written
+	path   string
+	etag   string // "sha256 in hex", quoted
+	size   int64
+	raw    int64 // uncompressed bytes
+	gen    uint64
+	sig    string // the state's signature (trust.StateHeader), "" without keys
+	tag    string // the state's tag (stateTag of its digest)
 }
 
 type offer struct {
@@ -206,6 +212,9 @@ func NewPublisher(cfg Config, leading func() bool, log *slog.Logger) (*Publisher
 	}
 	if cfg.Deltas < 0 {
 		cfg.Deltas = 0
+	}
+	if len(cfg.Formats) == 0 {
+		cfg.Formats = replica.Formats
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("fleet: state directory: %w", err)
@@ -312,13 +321,77 @@ func (p *Publisher) Run(ctx context.Context) {
 // Written returns how many snapshots the publisher has written.
 func (p *Publisher) Written() int64 { return p.written.Load() }
 
-// writeWhole writes o (of digest) as the newest snapshot and removes the
-// older files. Only Run calls it, one at a time.
+// writeWhole writes o (of digest) as the newest snapshot, in each format
+// the publisher writes, and removes the older files. Only Run calls it,
+// one at a time.
 func (p *Publisher) writeWhole(o offer, digest replica.Digest) error {
+	var f *file
+	for i, format := range p.cfg.Formats {
+		w, err := p.writeFile(o, digest, format)
+		if err != nil {
+			if f != nil {
+				f.remove()
+			}
+			return err
+		}
+		if i == 0 {
+			f = w
+		} else {
+			w.tag = "" // the tag names a state by its digest in the newest format
+			f.older = append(f.older, w)
+		}
+	}
+	old := p.cur.Swap(f)
+	p.written.Add(1)
+	p.notify()
+	if old != nil && old.path != f.path {
+		// A send in progress keeps its open file: removing the name does
+		// not cut it.
+		old.remove()
+	}
+	return nil
+}
+
+// remove removes f's files.
+func (f *file) remove() {
+	os.Remove(f.path)
+	for _, o := range f.older {
+		os.Remove(o.path)
+	}
+}
+
+// in returns f's state in format, or nil when it was not written in it.
+func (f *file) in(format uint64) *file {
+	if f.format == format {
+		return f
+	}
+	for _, o := range f.older {
+		if o.format == format {
+			return o
+		}
+	}
+	return nil
+}
+
+// names reports whether etag names f's state in one of its formats.
+func (f *file) names(etag string) bool {
+	if etag == f.etag || etag == f.tag {
+		return true
+	}
+	for _, o := range f.older {
+		if etag == o.etag {
+			return true
+		}
+	}
+	return false
+}
+
+// writeFile writes o (of digest) in format as a snapshot file.
+func (p *Publisher) writeFile(o offer, digest replica.Digest, format uint64) (*file, error) {
 	start := time.Now()
 	tmp, err := os.CreateTemp(p.cfg.Dir, ".state-*.tmp")
 	if err != nil {
-		return fmt.Errorf("fleet: %w", err)
+		return nil, fmt.Errorf("fleet: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // after the rename, a no-op
 	h := sha256.New()
@@ -326,7 +399,7 @@ func (p *Publisher) writeWhole(o offer, digest replica.Digest) error {
 	// At the process's priority: at the lowest (package lowprio) a busy
 	// host starved it, and an edge that joined waited for it past 90 s
 	// (make test, 2026-11-27).
-	raw, err := replica.WriteSnapshot(cw, o.r, o.snapshots)
+	raw, err := replica.WriteSnapshotAs(cw, o.r, o.snapshots, format)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -334,28 +407,20 @@ func (p *Publisher) writeWhole(o offer, digest replica.Digest) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("fleet: write state: %w", err)
+		return nil, fmt.Errorf("fleet: write state: %w", err)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	path := filepath.Join(p.cfg.Dir, "state-"+sum+".snap")
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("fleet: %w", err)
+		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	f := &file{path: path, etag: `"` + sum + `"`, size: cw.n, raw: raw, gen: o.r.Info().Generation, tag: stateTag(digest)}
+	f := &file{format: format, path: path, etag: `"` + sum + `"`, size: cw.n, raw: raw, gen: o.r.Info().Generation, tag: stateTag(digest)}
 	if p.cfg.Keys != nil {
 		f.sig = p.cfg.Keys.SignState(sum, f.gen)
 	}
-	old := p.cur.Swap(f)
-	p.written.Add(1)
-	p.notify()
-	if old != nil && old.path != path {
-		// A send in progress keeps its open file: removing the name does
-		// not cut it.
-		os.Remove(old.path)
-	}
-	p.log.Info("fleet state written", "generation", o.r.Info().Generation, "listings", o.r.Len(),
+	p.log.Info("fleet state written", "generation", o.r.Info().Generation, "format", format, "listings", o.r.Len(),
 		"mib", cw.n>>20, "raw_mib", raw>>20, "took", time.Since(start).Round(time.Millisecond))
-	return nil
+	return f, nil
 }
 
 type countingWriter struct {
@@ -417,6 +482,11 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveExport(w, r)
 		return
 	}
+	format, ok := negotiate(w, r, p.cfg.Formats)
+	if !ok {
+		return
+	}
+	w.Header().Set(FormatHeader, strconv.FormatUint(format, 10))
 	inm := r.Header.Get("If-None-Match")
 	if wait := preferWait(r.Header); wait > 0 && inm != "" {
 		// A long poll: held while the state asked from is the newest.
@@ -429,7 +499,7 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		if d := set.from[inm]; d != nil && acceptsDelta(r.Header) {
+		if d := set.from[inm]; d != nil && acceptsDelta(r.Header) && format == p.cfg.Formats[0] {
 			if r.Method == http.MethodHead {
 				// A watch told of the newer state as soon as its delta is
 				// written, not once its whole file is (14 s at 5M).
@@ -442,18 +512,21 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	f := p.cur.Load()
-	if f == nil {
+	newest := p.cur.Load()
+	if newest == nil {
 		problem(w, http.StatusServiceUnavailable, "No state yet", "the leading edge is still loading its first state: ask again", 1)
 		return
 	}
+	f := newest.in(format)
 	w.Header().Set("ETag", f.etag)
-	w.Header().Set(TagHeader, f.tag)
+	if f.tag != "" {
+		w.Header().Set(TagHeader, f.tag)
+	}
 	w.Header().Set("Edge-Generation", strconv.FormatUint(f.gen, 10))
 	if f.sig != "" {
 		w.Header().Set(trust.StateHeader, f.sig)
 	}
-	if inm != "" && (inm == f.etag || inm == f.tag) {
+	if inm != "" && newest.names(inm) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -596,9 +669,10 @@ type Follower struct {
 	leading func() bool
 	client  *http.Client
 	mu      sync.Mutex
-	waiting time.Time // since when the leader has had no state; zero when it has
-	alone   time.Time // since when no leader is known; zero while one is
-	noDelta string    // the tag of a state whose delta was refused: the whole state next
+	waiting time.Time   // since when the leader has had no state; zero when it has
+	alone   time.Time   // since when no leader is known; zero while one is
+	noDelta string      // the tag of a state whose delta was refused: the whole state next
+	unread  *unreadable // the leader's state of a format this edge does not read, nil when none
 }
 
 // NewFollower returns a follower of the leader whose fleet address
@@ -831,6 +905,9 @@ func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions
 	if err != nil {
 		return nil, 0, "", err
 	}
+	if err := f.stillUnreadable(ctx, addr); err != nil {
+		return nil, 0, "", err
+	}
 	var (
 		got   *replica.Replica // the newest state taken by deltas, nil while none
 		snaps int64
@@ -889,9 +966,9 @@ type fetched struct {
 // fetchOnce makes one ask of the leader, with delta when this edge may
 // take a delta from the state have names.
 func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.ReadOptions, delta bool) (fetched, error) {
-	var header http.Header
+	header := http.Header{"Accept": {acceptHeader(replica.Formats)}}
 	if have != "" {
-		header = http.Header{"If-None-Match": {have}}
+		header.Set("If-None-Match", have)
 		if delta {
 			header.Set("A-IM", deltaIM)
 		}
@@ -924,6 +1001,10 @@ func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.R
 			// state is taken (the body is closed unread).
 			return fetched{}, fmt.Errorf("fleet: leader at %s has only the whole state for this edge: %w", addr, cron.ErrNoRoom)
 		}
+	case http.StatusNotAcceptable:
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		f.remember(unreadable{addr: addr, why: "406: " + string(body)})
+		return fetched{}, fmt.Errorf("fleet: leader at %s writes no state of a format this edge reads (%v): %w", addr, replica.Formats, cron.ErrNoSource)
 	case http.StatusServiceUnavailable:
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
 		if f.waitedTooLong(have) {
@@ -941,6 +1022,12 @@ func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.R
 	gen, err := strconv.ParseUint(resp.Header.Get("Edge-Generation"), 10, 64)
 	if err != nil {
 		return fetched{}, fmt.Errorf("fleet: leader at %s sent no generation: %w", addr, cron.ErrNoSource)
+	}
+	if v := resp.Header.Get(FormatHeader); v != "" {
+		if format, err := strconv.ParseUint(v, 10, 64); err != nil || !replica.Reads(format) {
+			f.remember(unreadable{addr: addr, etag: etag, gen: gen, why: "the leader sent format " + v})
+			return fetched{}, fmt.Errorf("fleet: state from %s (generation %d) of format %q, this edge reads %v: %w", addr, gen, v, replica.Formats, cron.ErrNoSource)
+		}
 	}
 	if k := f.cfg.Keys; k != nil {
 		// Its origin, before a byte of it is taken: the leader proved it
@@ -967,10 +1054,17 @@ func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.R
 		os.Remove(tmp.Name())
 	}()
 	r, snapshots, err := replica.ReadSnapshot(bufio.NewReaderSize(tmp, 1<<20), o)
+	if errors.Is(err, replica.ErrSnapshotFormat) {
+		// A leader of another release: this edge loads from ClickHouse,
+		// and does not take this state again (fetch).
+		f.remember(unreadable{addr: addr, etag: etag, gen: gen, why: err.Error()})
+		return fetched{}, fmt.Errorf("fleet: state from %s (generation %d): %w: %w", addr, gen, err, cron.ErrNoSource)
+	}
 	if err != nil {
 		f.cfg.Metrics.refuse("format")
 		return fetched{}, fmt.Errorf("fleet: state from %s: %w", addr, err)
 	}
+	f.readable()
 	f.settled()
 	f.cfg.Metrics.holds(gen)
 	return fetched{tookWhole, r, snapshots, f.wholeTag(resp.Header, etag, r, snapshots)}, nil

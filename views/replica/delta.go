@@ -273,8 +273,8 @@ func readDelta(br *bufio.Reader, base *Replica, baseDigest Digest, o ReadOptions
 	if err != nil {
 		return nil, 0, want, fmt.Errorf("header: %w", err)
 	}
-	if format != SnapshotFormat {
-		return nil, 0, want, fmt.Errorf("%w: format %d, this edge reads %d", ErrSnapshotFormat, format, SnapshotFormat)
+	if err := checkFormat(format); err != nil {
+		return nil, 0, want, err
 	}
 	var from Digest
 	if _, err := io.ReadFull(br, from[:]); err != nil {

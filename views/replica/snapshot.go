@@ -52,15 +52,24 @@ const (
 )
 
 // WriteSnapshot writes r, with snapshots (the count of readings its
-// figures report), to w as a snapshot; it returns the uncompressed size.
+// figures report), to w as a snapshot of the newest format; it returns
+// the uncompressed size.
 func WriteSnapshot(w io.Writer, r *Replica, snapshots int64) (int64, error) {
+	return WriteSnapshotAs(w, r, snapshots, SnapshotFormat)
+}
+
+// WriteSnapshotAs is WriteSnapshot in format, one of Formats.
+func WriteSnapshotAs(w io.Writer, r *Replica, snapshots int64, format uint64) (int64, error) {
+	if err := checkFormat(format); err != nil {
+		return 0, err
+	}
 	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(true))
 	if err != nil {
 		return 0, fmt.Errorf("snapshot: %w", err)
 	}
 	info := r.Info()
 	h := []byte(snapshotMagic)
-	h = binary.AppendUvarint(h, SnapshotFormat)
+	h = binary.AppendUvarint(h, format)
 	for _, t := range [...]time.Time{info.ListingsMark, info.ReadingsMark, info.ClimbAt, info.ChartTo, info.LoadedAt} {
 		h = binary.AppendVarint(h, unixNano(t))
 	}
@@ -242,8 +251,8 @@ func readSnapshot(br *bufio.Reader, o ReadOptions) (*Replica, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("header: %w", err)
 	}
-	if format != SnapshotFormat {
-		return nil, 0, fmt.Errorf("%w: format %d, this edge reads %d", ErrSnapshotFormat, format, SnapshotFormat)
+	if err := checkFormat(format); err != nil {
+		return nil, 0, err
 	}
 	var times [5]int64
 	for i := range times {

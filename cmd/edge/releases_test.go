@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/edge-stats/edge/analytics/chtest"
+)
+
+// previousRelease is the release before this one: an edge of it and one
+// of this tree serve together in one fleet, either leading
+// (docs/operations.md, Upgrades). Move it forward at each release.
+const previousRelease = "6b3d6a2"
+
+// buildPrevious builds the edge of previousRelease from git: a detached
+// worktree of this repository at that commit, built as the Makefile
+// builds. Without git or the commit, the test fails: the promise is not
+// checked otherwise.
+func buildPrevious(t *testing.T) string {
+	t.Helper()
+	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Fatalf("the release before (%s) is built from git, which is not available here: %v", previousRelease, err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	repo := strings.TrimSpace(string(root))
+	if out, err := exec.Command("git", "-C", repo, "worktree", "add", "--detach", src, previousRelease).CombinedOutput(); err != nil {
+		t.Fatalf("git worktree add of the release before (%s; a shallow clone lacks it: fetch it): %v\n%s", previousRelease, err, out)
+	}
+	t.Cleanup(func() { exec.Command("git", "-C", repo, "worktree", "remove", "--force", src).Run() })
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(dir, "edge-"+previousRelease)
+	build := exec.Command(goBin, "build", "-trimpath", "-o", bin, "./cmd/edge")
+	build.Dir = src
+	build.Env = append(os.Environ(), "GOEXPERIMENT=simd", "GOFLAGS=-trimpath")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the release before (%s): %v\n%s", previousRelease, err, out)
+	}
+	return bin
+}
+
+// release is an edge process of one build.
+type release struct {
+	name, addr string
+	log        fileLog
+	cmd        *exec.Cmd
+}
+
+// startRelease starts the edge binary bin (this tree's: the test binary
+// as the edge command) as a member of the fleet at zkPath.
+func startRelease(t *testing.T, name, bin string, env []string, zkPath string) *release {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	logFile, err := os.Create(filepath.Join(dir, "edge.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(bin, "serve", "--listen", addr, "--zk-path", zkPath, "--fleet-listen", "127.0.0.1:0",
+		"--fleet-dir", filepath.Join(dir, "fleet"), "--exports-dir", filepath.Join(dir, "exports"), "--memory-limit", "1GiB",
+		"--cache-mb", "64", "--refresh-schedule", "@every 2s", "--full-schedule", "0 0 1 1 *", "--follow-every", "1s",
+		"--ranks-schedule", "off", "--exports-schedule", "off", "--editions-schedule", "off", "--no-limits")
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+	return &release{name: name, addr: addr, log: fileLog{logFile.Name()}, cmd: cmd}
+}
+
+// TestTwoReleasesServeOneFleet runs an edge of the release before
+// (previousRelease, built from git) and one of this tree over one
+// ClickHouse and one ZooKeeper, each way round: both enter one election,
+// the follower takes the leader's state from the fleet (never loading
+// from ClickHouse), answers with the same bytes and ETags, and takes the
+// leader's next state after a crawl.
+func TestTwoReleasesServeOneFleet(t *testing.T) {
+	srv := chtest.Need(t, srv)
+	z := chtest.NeedZooKeeper(t)
+	previous := buildPrevious(t)
+	cfg, conn := srv.Migrated(t)
+	t.Setenv("EDGE_CH_ADDR", cfg.Addr)
+	t.Setenv("EDGE_CH_DATABASE", cfg.Database)
+	ctx := context.Background()
+	if code, out, errs := runCmd(t, ctx, "seed", "--listings", "2000", "--days", "22", "--end", "2026-05-01"); code != 0 {
+		t.Fatalf("seed: %d %q %q", code, out, errs)
+	}
+	env := append(os.Environ(), "EDGE_ZK=127.0.0.1:"+strconv.Itoa(z.Port), "EDGE_FLEET_TOKEN="+fleetToken)
+	builds := map[string]struct {
+		bin string
+		env []string
+	}{
+		"previous": {previous, env},
+		"this":     {os.Args[0], append(env[:len(env):len(env)], envTestAsEdge+"=1")},
+	}
+	get := func(e *release, path string) (int, string, []byte) {
+		resp, err := http.Get("http://" + e.addr + path)
+		if err != nil {
+			return 0, "", nil
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, resp.Header.Get("ETag"), b.Bytes()
+	}
+	for round, order := range [][2]string{{"previous", "this"}, {"this", "previous"}} {
+		t.Run(order[0]+" leads, "+order[1]+" follows", func(t *testing.T) {
+			zkPath := "/edge/test/releases-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(round)
+			lb, fb := builds[order[0]], builds[order[1]]
+			leader := startRelease(t, order[0], lb.bin, lb.env, zkPath)
+			var follower *release
+			// A bound on waiting, not on speed (make test's race pass
+			// runs beside); a follower that loaded from ClickHouse fails
+			// at once.
+			eventually := func(what string, cond func() bool) {
+				t.Helper()
+				deadline := time.Now().Add(120 * time.Second)
+				for !cond() {
+					fl := ""
+					if follower != nil {
+						fl = follower.log.String()
+					}
+					if time.Now().After(deadline) || strings.Contains(fl, "kind=full") || strings.Contains(fl, "kind=refresh") {
+						t.Fatalf("%s: not done, or the follower loaded from ClickHouse\nleader (%s): %s\nfollower (%s): %s", what, order[0], leader.log, order[1], fl)
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+			eventually("the first edge leads and writes its state", func() bool {
+				return strings.Contains(leader.log.String(), "fleet state written")
+			})
+			follower = startRelease(t, order[1], fb.bin, fb.env, zkPath)
+			same := func() bool {
+				sl, el, bl := get(leader, "/api/summary")
+				so, eo, bo := get(follower, "/api/summary")
+				return sl == 200 && so == 200 && el != "" && el == eo && bytes.Equal(bl, bo)
+			}
+			eventually("the second edge serves the first's state", func() bool {
+				return strings.Contains(follower.log.String(), "kind=fleet") && same()
+			})
+			if l := follower.log.String(); strings.Contains(l, "kind=full") || strings.Contains(l, "fleet state written") {
+				t.Fatalf("the follower loaded from ClickHouse or led:\n%s", l)
+			}
+			for _, path := range []string{"/api/summary", "/api/v1/stores/chrome/stats", "/api/v1/charts/firefox?chart=trending",
+				"/api/v1/listings?store=edge&sort=rating&limit=20", "/api/extensions?sort=users"} {
+				sl, el, bl := get(leader, path)
+				so, eo, bo := get(follower, path)
+				if sl != 200 || so != sl || el != eo || !bytes.Equal(bl, bo) {
+					t.Errorf("%s: the leader answers %d %s %.200s\nthe follower %d %s %.200s", path, sl, el, bl, so, eo, bo)
+				}
+			}
+			// A crawl arrives: the leader refreshes, the follower takes
+			// its next state (a delta, when both read it).
+			_, before, _ := get(leader, "/api/summary")
+			if err := conn.Exec(ctx, `INSERT INTO snapshots (store, id, crawled_at, usage, weekly_downloads, rating, rating_count, stars)
+				SELECT store, id, toDateTime('2026-05-01 12:00:00') + `+strconv.Itoa(round)+`, argMax(usage, crawled_at) + 1, argMax(weekly_downloads, crawled_at),
+				argMax(rating, crawled_at), argMax(rating_count, crawled_at), argMax(stars, crawled_at)
+				FROM snapshots GROUP BY store, id HAVING cityHash64(id) % 50 = `+strconv.Itoa(round)); err != nil {
+				t.Fatal(err)
+			}
+			eventually("the leader refreshes and the follower takes its next state", func() bool {
+				_, now, _ := get(leader, "/api/summary")
+				return now != before && same()
+			})
+			if l := follower.log.String(); strings.Contains(l, "kind=full") || strings.Contains(l, "kind=refresh") {
+				t.Fatalf("the follower loaded from ClickHouse:\n%s", l)
+			}
+		})
+	}
+}

@@ -43,6 +43,7 @@ targets=(
 	"./views/textindex FuzzNeedleMatches"
 	"./analytics FuzzSplitJoined"
 	"./edge/coding FuzzChoose"
+	"./edge/accept FuzzQuality"
 	"./edge/answer FuzzAppendPageLink"
 	"./edge/v1 FuzzParseListingRefs"
 	"./edge/v1 FuzzSincePos"

@@ -346,7 +346,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	accounts.Wait = cfg.HashWait
 	acc := account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInEmailFailures: cfg.SignInEmailFailures, SignInWindow: cfg.SignInWindow,
 		SignUps: cfg.SignUps, DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second,
-		MaxAddresses: cfg.Limits.MaxAddresses, Shared: src.Attempts},
+		MaxAddresses: cfg.Limits.MaxAddresses, Shared: src.Attempts, PublicURL: cfg.PublicURL},
 		accounts, s.keys, log)
 	acc.Routes(s.app)
 	s.accounts = acc

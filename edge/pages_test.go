@@ -518,3 +518,57 @@ func TestBrowseAndComparePages(t *testing.T) {
 		}
 	}
 }
+
+// TestHomeNegotiatesAccept: / is a page for a request whose Accept weighs
+// text/html above JSON by RFC 9110's rules (media ranges, q-values, case),
+// not for one that merely holds the substring; so for the API's own home
+// (before the figures are built) and for CSV by Accept.
+func TestHomeNegotiatesAccept(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	cases := []struct {
+		accept string
+		page   bool
+	}{
+		{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", true}, // a browser's
+		{"TEXT/HTML", true},
+		{"text/*", true},
+		{"text/html;q=0, application/json", false},
+		{"text/htmlx", false},
+		{"*/*", false},
+		{"", false},
+		{"application/json;q=0.5, text/html;q=0.4", false},
+		{"text/html;level=1", false}, // no page of the edge's has that parameter
+	}
+	ask := func(when string) {
+		t.Helper()
+		for _, c := range cases {
+			r := call(t, "GET", h.Base+"/", map[string]string{"Accept": c.accept}, "")
+			isPage := strings.HasPrefix(r.header.Get("Content-Type"), "text/html")
+			if r.status != 200 || isPage != c.page || !strings.Contains(r.header.Get("Vary"), "Accept") {
+				t.Errorf("%s: / with Accept %q: %d %s (Vary %q), want a page: %v", when, c.accept, r.status,
+					r.header.Get("Content-Type"), r.header.Get("Vary"), c.page)
+			}
+		}
+	}
+	ask("the API's home, before the figures")
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	ask("the stores' home")
+	for _, c := range []struct {
+		accept string
+		csv    bool
+	}{
+		{"TEXT/CSV", true},
+		{"text/csv, application/json;q=0.5", true},
+		{"text/csv;q=0, application/json", false},
+		{"text/csvx", false},
+		{"text/csv, application/json", false}, // a tie is no preference: JSON, the address's own
+	} {
+		r := call(t, "GET", h.Base+"/api/v1/events?limit=5", map[string]string{"Accept": c.accept}, "")
+		isCSV := strings.HasPrefix(r.header.Get("Content-Type"), "text/csv")
+		if r.status != 200 || isCSV != c.csv {
+			t.Errorf("/api/v1/events with Accept %q: %d %s, want CSV: %v %.300s", c.accept, r.status, r.header.Get("Content-Type"), c.csv, r.body)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/cors"
 	"github.com/valyala/fasthttp"
 
+	"github.com/edge-stats/edge/edge/accept"
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/coding"
@@ -170,8 +171,9 @@ func (s *Server) gateTools(c *fiber.Ctx) error {
 		return c.Send(s.tools.FastCall(c.UserContext(), call))
 	}
 	c.Context().SetUserValue(toolCaller{}, &toolCharge{who: who, now: now})
-	// Some clients accept JSON only; every answer here is JSON.
-	if accept := c.Get(fiber.HeaderAccept); !strings.Contains(accept, "text/event-stream") {
+	// Some clients accept JSON only; every answer here is JSON, but the
+	// SDK wants an Accept that names both.
+	if accept.Quality(c.Request().Header.Peek(fiber.HeaderAccept), "text/event-stream") == 0 {
 		c.Request().Header.Set(fiber.HeaderAccept, "application/json, text/event-stream")
 	}
 	return c.Next()

@@ -82,20 +82,42 @@ func TestBadSettings(t *testing.T) {
 	if code, _, errs := runCmd(t, ctx, "serve", "--log-level", "loud"); code != 1 || !strings.Contains(errs, "log level") {
 		t.Errorf("bad log level: %d %q", code, errs)
 	}
-	// A fleet off loopback needs the fleet's token, and a token that is
-	// a real secret.
+	// Every setting is checked before serve binds an address: with the
+	// listen address taken (by another edge, or by `make run` on the
+	// default one), a bad setting is refused by name, not by the bind.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	t.Setenv("EDGE_LISTEN", busy.Addr().String()) // the default listen address
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
+		// A fleet off loopback needs the fleet's token, and a token that
+		// is a real secret.
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", ":8081"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "zk.internal:2181"}, "EDGE_ZK_AUTH"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081", "--fleet-token", "short"}, "at least 32"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "127.0.0.1:0", "--fleet-advertise", "http://10.0.0.5:8081"}, "--fleet-advertise"},
+		{[]string{"--zk", "127.0.0.1:2181", "--zk-path", "edge/fleet"}, "--zk-path"},
+		{[]string{"--ranks-schedule", "hourly"}, "--ranks-schedule"},
+		{[]string{"--full-schedule", "off"}, "--full-schedule"},
+		{[]string{"--webhook-key", "short"}, "EDGE_WEBHOOK_KEY"},
+		{[]string{"--cache-mb", "0"}, "--cache-mb"},
+		{[]string{"--client-header", "via"}, "--client-header"},
+		{[]string{"--ipv6-prefix", "129"}, "--ipv6-prefix"},
+		{[]string{"--debug-listen", "127.0.0.1"}, "--debug-listen"},
 	} {
-		if code, _, errs := runCmd(t, ctx, append([]string{"serve"}, c.args...)...); code != 1 || !strings.Contains(errs, c.want) {
-			t.Errorf("serve %v: %d %q, want it refused naming %s", c.args, code, errs, c.want)
+		// The listen address taken as the default, and as --listen.
+		for _, listen := range [][]string{nil, {"--listen", busy.Addr().String()}} {
+			args := append(append([]string{"serve"}, c.args...), listen...)
+			code, _, errs := runCmd(t, ctx, args...)
+			if code != 1 || !strings.Contains(errs, c.want) || strings.Contains(errs, "address already in use") {
+				t.Errorf("%v, the listen address taken: %d %q, want it refused naming %s before binding", args, code, errs, c.want)
+			}
 		}
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {

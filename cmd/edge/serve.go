@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -202,6 +201,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	if c.srv.FairUseExempt, err = clientip.ParsePrefixes(c.exempt); err != nil {
 		return nil, fmt.Errorf("--fair-use-exempt: %w", err)
 	}
+	if err := checkServe(c); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -303,30 +305,18 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 	if c.fleetListen == "" {
 		return nil, "", nil, nil
 	}
+	pub, err := fleet.NewPublisher(c.fleet, leading, log)
+	if err != nil {
+		return nil, "", nil, err
+	}
 	ln, err := net.Listen("tcp", c.fleetListen)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("--fleet-listen %s: %w", c.fleetListen, err)
 	}
-	advertise := c.fleetAdvertise
-	if advertise == "" {
-		host, port, _ := net.SplitHostPort(ln.Addr().String())
-		if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-			host, _ = os.Hostname()
-		}
-		scheme := "http://"
-		if c.fleet.Keys != nil {
-			scheme = "https://"
-		}
-		advertise = scheme + net.JoinHostPort(host, port)
-	}
+	advertise := fleetAdvertised(c, ln.Addr().String())
 	if err := fleet.CheckAddress(advertise, c.fleet.Keys); err != nil {
 		ln.Close()
 		return nil, "", nil, fmt.Errorf("--fleet-advertise: the other edges would not take this edge's state: %w", err)
-	}
-	pub, err := fleet.NewPublisher(c.fleet, leading, log)
-	if err != nil {
-		ln.Close()
-		return nil, "", nil, err
 	}
 	go pub.Run(ctx)
 	go func() {
@@ -540,29 +530,6 @@ func ownServices(ctx context.Context, c *serveConfig, listen string) []egress.Ru
 		rules = append(rules, egress.Own(ctx, analytics.Addrs(c.zk), 2181, 2281, 2888, 3888, 7000, 8080)...)
 	}
 	return rules
-}
-
-// loopbackHostPort reports whether a listen address names a loopback
-// host (an address of 127.0.0.0/8 or ::1, or localhost).
-func loopbackHostPort(hostPort string) bool {
-	host, _, err := net.SplitHostPort(hostPort)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
-}
-
-func allLoopback(hostPorts []string) bool {
-	for _, hp := range hostPorts {
-		if !loopbackHostPort(hp) {
-			return false
-		}
-	}
-	return len(hostPorts) > 0
 }
 
 // syncConfig is the configuration of the usage sync's and keys' refresh's

@@ -177,6 +177,9 @@ type Config struct {
 	// Shared is the fleet's attempts log (package attempts): with it the
 	// limits count every edge's attempts; nil: this edge's alone.
 	Shared attempts.Store
+	// PublicURL is the service's public address: a request from its
+	// origin changes accounts as one from the Host it names does.
+	PublicURL string
 }
 
 // API answers /account.
@@ -221,8 +224,11 @@ func (s *API) RunAttempts(ctx context.Context, interval, timeout time.Duration) 
 	}
 }
 
-// Routes adds the account routes to app.
+// Routes adds the account routes to app, and the refusal of cross-site
+// changes to every route under /account added after them (package
+// webhooks' too).
 func (s *API) Routes(app *fiber.App) {
+	app.Use("/account", s.crossSite)
 	app.Post("/account", s.signUp)
 	app.Get("/account/keys", s.listKeys)
 	app.Post("/account/keys", s.createKey)

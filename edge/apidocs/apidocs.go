@@ -6,10 +6,10 @@ package apidocs
 
 import (
 	_ "embed"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/edge-stats/edge/edge/accept"
 	"github.com/edge-stats/edge/edge/answer"
 )
 
@@ -89,7 +89,7 @@ func Routes(app *fiber.App, respond answer.Responder) {
 	}))
 	app.Get("/", respond.Handle(func(c *fiber.Ctx) (answer.Reply, error) {
 		c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
-		if !strings.Contains(c.Get(fiber.HeaderAccept), "text/html") {
+		if !accept.Prefers(c.Request().Header.Peek(fiber.HeaderAccept), fiber.MIMETextHTML, fiber.MIMEApplicationJSON) {
 			return answer.Reply{Answer: homeAsJSON, CacheControl: "public, max-age=3600", VaryAccept: true}, nil
 		}
 		c.Set(fiber.HeaderContentSecurityPolicy, contentSecurity)

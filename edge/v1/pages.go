@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/edge-stats/edge/edge/accept"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/page"
 	"github.com/edge-stats/edge/views"
@@ -211,7 +212,7 @@ const (
 	storeTop = 10
 )
 
-// getHomePage answers GET / for a browser (Accept: text/html): the five
+// getHomePage answers GET / for a browser (Accept: text/html preferred to JSON): the five
 // stores with the top of their trending charts. A program, or a browser
 // before the figures are built, gets the home of the API's links.
 func (s *API) getHomePage(c *fiber.Ctx) error {
@@ -240,9 +241,10 @@ func (s *API) getHomePage(c *fiber.Ctx) error {
 	return s.respond.Handle(func(*fiber.Ctx) (answer.Reply, error) { return reply, nil })(c)
 }
 
-// acceptsHTML reports whether the request asks for a page.
+// acceptsHTML reports whether the request asks for a page: its Accept
+// weighs text/html above JSON (package accept).
 func acceptsHTML(c *fiber.Ctx) bool {
-	return strings.Contains(c.Get(fiber.HeaderAccept), "text/html")
+	return accept.Prefers(c.Request().Header.Peek(fiber.HeaderAccept), fiber.MIMETextHTML, fiber.MIMEApplicationJSON)
 }
 
 // trimChart keeps the first n entries of chart answer a.

@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/accept"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
@@ -462,8 +463,7 @@ func wantsCSV(c *fiber.Ctx) bool {
 	if strings.HasSuffix(c.Path(), ".csv") {
 		return true
 	}
-	accept := c.Get(fiber.HeaderAccept)
-	return accept != "" && strings.Contains(accept, "text/csv") && c.Accepts(fiber.MIMEApplicationJSON, "text/csv") == "text/csv"
+	return accept.Prefers(c.Request().Header.Peek(fiber.HeaderAccept), "text/csv", fiber.MIMEApplicationJSON)
 }
 
 func b2i(b bool) int64 {

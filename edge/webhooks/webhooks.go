@@ -81,6 +81,13 @@ func (c Config) Defaults() Config {
 // sealer seals and opens signing secrets with the operator's key.
 type sealer struct{ aead cipher.AEAD }
 
+// CheckKey reports whether key is a usable webhook key (Config.Key): 32
+// bytes, base64.
+func CheckKey(key string) error {
+	_, err := newSealer(key)
+	return err
+}
+
 // newSealer returns the sealer of a base64 key of 32 bytes.
 func newSealer(key string) (*sealer, error) {
 	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(key))

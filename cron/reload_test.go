@@ -137,9 +137,38 @@ func TestFullReloadSendsWhatChanged(t *testing.T) {
 	}
 
 	// An edge loading the same data afresh holds the same listings.
-	afresh := &views.Published[served.State]{}
-	if err := NewViews(v.db, afresh, quiet()).full(context.Background()); err != nil {
+	sameListings(t, "the reloaded state and a first load's", loadAfresh(t, v).Replica, next.Replica)
+
+	// The data's next day: its first full reload moves the charts' window
+	// and the climb time a day on, which changes the listings whose sizes
+	// at those instants differ; the state is still a first load's.
+	newReadings(t, conn, next.Replica, 3, views.DayOf(mark).Time().Add(24*time.Hour+time.Minute))
+	if err := r.RunNow("refresh"); err != nil {
 		t.Fatal(err)
 	}
-	sameListings(t, "the reloaded state and a first load's", afresh.Load().Replica, next.Replica)
+	rolled := pub.Load()
+	if rolled.Replica.Info().ChartTo != next.Replica.Info().ChartTo {
+		t.Fatal("a refresh moved the charts' window")
+	}
+	if err := r.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	day := pub.Load()
+	if got, want := day.Replica.Info().ChartTo, next.Replica.Info().ChartTo.Add(24*time.Hour); !got.Equal(want) {
+		t.Fatalf("the charts' window ends at %v on the data's next day, want %v", got, want)
+	}
+	st, delta, whole = deltaOf(t, rolled, day)
+	t.Logf("the first full reload of a day: %d of %d listings changed, %d B of delta for a state of %d B", st.Changed, day.Replica.Len(), delta, whole)
+	sameListings(t, "the day's first reload and a first load's", loadAfresh(t, v).Replica, day.Replica)
+}
+
+// loadAfresh returns the state an edge that loads v's data from nothing
+// publishes.
+func loadAfresh(t *testing.T, v *Views) *served.State {
+	t.Helper()
+	pub := &views.Published[served.State]{}
+	if err := NewViews(v.db, pub, quiet()).full(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return pub.Load()
 }

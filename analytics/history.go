@@ -169,11 +169,7 @@ func loadHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel 
 		at     []uint32
 		sizes  []uint64
 		dest   = []any{&store, &id}
-		// lc is the data's now of the read, not the clock: every edge of a
-		// fleet that reads the same data says the same (the same bytes
-		// and ETags), and a reload of unchanged data changes nothing.
-		computed = info.ReadingsMark
-		sp       sparkDays
+		sp     sparkDays
 	)
 	for i := range values {
 		dest = append(dest, &values[i], &times[i])
@@ -214,7 +210,12 @@ func loadHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel 
 		l.Hist.SetChartSizes(from, fromOK, to, toOK)
 		climb := reading(pairs - 1)
 		l.Hist.SetClimbBase(views.Base{Value: climb.Value, At: climb.At})
-		l.Hist.SetComputedAt(computed)
+		// lc is the listing's newest reading, which its growth windows
+		// end at: data, not the clock nor the data's now when it was read,
+		// so every load of the same data says the same (the same bytes and
+		// ETags on every edge), and a full reload changes no listing whose
+		// readings did not.
+		l.Hist.SetComputedAt(time.Unix(l.ReadAt, 0))
 		if pts := sp.points(at, sizes); len(pts) > 0 {
 			l.Hist.SetSparkline(views.EncodeSparkline(pts))
 		}

@@ -114,7 +114,7 @@ func TestChartEntriesMatchGrowth(t *testing.T) {
 	}
 	st := h.State.Load()
 	info := st.Replica.Info()
-	wantTo := info.ReadingsMark.Add(-views.ChartLag)
+	wantTo := views.DayOf(info.ReadingsMark).Time().Add(-views.ChartLag) // the start of the data's day, three days back
 	wantFrom := wantTo.Add(-views.ChartDays * 24 * time.Hour)
 
 	type entryFigure struct {

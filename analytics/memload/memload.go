@@ -108,7 +108,7 @@ func (d *Data) Replica(gen uint64, computedAt time.Time) *replica.Replica {
 			newest := &snaps[len(snaps)-1]
 			read(&l, newest)
 			history(&l, snaps, newest.CrawledAt, info)
-			l.Hist.SetComputedAt(info.ReadingsMark) // as analytics' loads: the data's now of the read
+			l.Hist.SetComputedAt(time.Unix(l.ReadAt, 0)) // as analytics' loads: the listing's newest reading
 		} else {
 			l.SetUsage(0, false)
 			l.SetWeeklyDownloads(0, false)

@@ -237,7 +237,7 @@ func TestGrowthWindowsAreWhatTheySay(t *testing.T) {
 	if got := ids(f.Chart(ChartKey{Store: views.Chrome, Chart: ChartTrending})); !reflect.DeepEqual(got, []string{"now", "own"}) {
 		t.Errorf("trending %v, want now and own, by the chart's window", got)
 	}
-	if r, ok := f.RankedBy(ChartTrending, f.Replica().Lookup(views.Chrome, "own")); !ok || r.Change != 10 || r.To != ref.Add(-views.ChartLag).Unix() || r.To-r.From != 7*86400 {
+	if r, ok := f.RankedBy(ChartTrending, f.Replica().Lookup(views.Chrome, "own")); !ok || r.Change != 10 || r.To != views.DayOf(ref).Time().Add(-views.ChartLag).Unix() || r.To-r.From != 7*86400 {
 		t.Errorf("own is ranked by %+v %v, want +10 over the chart's week", r, ok)
 	}
 	if g, ok := f.Replica().Lookup(views.Chrome, "old").SizeGrowth(views.Window7d); !ok || g.Delta != 8000 {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,6 +75,29 @@ func refreshed(rng *rand.Rand, r *replica.Replica, step int, nul bool) *replica.
 	return replica.New(next, info)
 }
 
+// reloaded returns r as a full reload reads it again: every listing a
+// copy of its own (no string, list or sparkline shared with r's), its
+// figures the same.
+func reloaded(r *replica.Replica) *replica.Replica {
+	ls := slices.Clone(r.All())
+	for i := range ls {
+		l := &ls[i]
+		for _, s := range []*string{&l.ID, &l.Slug, &l.Name, &l.Developer, &l.Category, &l.Description, &l.Icon, &l.Version} {
+			*s = strings.Clone(*s)
+		}
+		for _, list := range []*[]string{&l.Permissions, &l.HostAccess, &l.Topics} {
+			c := slices.Clone(*list)
+			for k := range c {
+				c[k] = strings.Clone(c[k])
+			}
+			*list = c
+		}
+		sp := l.Hist.SparklineBytes()
+		*sp = bytes.Clone(*sp)
+	}
+	return replica.New(ls, r.Info())
+}
+
 // throughDelta returns next as a follower holding base gets it: a delta
 // written by its leader and applied (replica.ReadDelta).
 func throughDelta(t *testing.T, base, next *replica.Replica) (*replica.Replica, replica.Applied) {
@@ -120,7 +144,9 @@ func throughMerge(t *testing.T, base, next *replica.Replica) (*replica.Replica, 
 // step is two deltas taken in one ask, the engine merged once from the
 // one before both (replica.Applied composed). Every third step is a
 // leader's refresh (replica.Merge), whose figures are built from its
-// figures before as a follower's are.
+// figures before as a follower's are. Every fourth is a full reload:
+// every listing read again, as copies of its own, with what the step
+// changed.
 func TestBuildFromIsBuild(t *testing.T) {
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
@@ -136,7 +162,11 @@ func TestBuildFromIsBuild(t *testing.T) {
 				if step%3 == 2 {
 					through = throughMerge
 				}
-				next, a := through(t, have, refreshed(rng, have, step, seed%3 == 2))
+				want := refreshed(rng, have, step, seed%3 == 2)
+				if step%4 == 3 {
+					want = reloaded(want)
+				}
+				next, a := through(t, have, want)
 				if step%2 == 1 {
 					next, _ = throughDelta(t, next, refreshed(rng, next, 10+step, seed%3 == 2))
 					var ok bool

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,11 +82,55 @@ func leaderStates(rng *rand.Rand, n, steps int) (states []*replica.Replica, snap
 				}
 			}
 			log = changes.NewLog(kept, log.From()+3600)
+			// Every listing read again: copies of its own, equal to the
+			// ones they replace where nothing changed; and now and then
+			// the data's new day, which moves the charts' window and the
+			// climb time and so every listing's chart sizes.
+			reloaded(next)
+			if rng.IntN(2) == 0 {
+				info = dayRoll(next, info)
+			}
 		}
 		r = replica.New(next, info).WithChanges(log)
 		states, snapshots = append(states, r), append(snapshots, snapshots[len(snapshots)-1]+int64(rng.IntN(500)))
 	}
 	return states, snapshots
+}
+
+// reloaded makes every listing of ls a copy of its own, as a full
+// reload reads it again: no string, list or sparkline shared with the
+// listing it replaces, its figures the same.
+func reloaded(ls []views.Listing) {
+	for i := range ls {
+		l := &ls[i]
+		for _, s := range []*string{&l.ID, &l.Slug, &l.Name, &l.Developer, &l.Category, &l.Description, &l.Icon, &l.Version} {
+			*s = strings.Clone(*s)
+		}
+		for _, list := range []*[]string{&l.Permissions, &l.HostAccess, &l.Topics} {
+			c := slices.Clone(*list)
+			for k := range c {
+				c[k] = strings.Clone(c[k])
+			}
+			*list = c
+		}
+		sp := l.Hist.SparklineBytes()
+		*sp = bytes.Clone(*sp)
+	}
+}
+
+// dayRoll returns info on the data's next day (replica.NewInfo: the
+// charts' window and the climb time a day on) and gives every listing of
+// ls the chart sizes and climb base of the new window.
+func dayRoll(ls []views.Listing, info replica.Info) replica.Info {
+	next := replica.NewInfo(info.ListingsMark, info.ReadingsMark.Add(24*time.Hour))
+	next.Generation, next.LoadedAt, next.LoadTime, next.HasHistory = info.Generation, info.LoadedAt, info.LoadTime, info.HasHistory
+	day := int64(views.DayOf(next.ReadingsMark))
+	for i := range ls {
+		h := &ls[i].Hist
+		h.SetChartSizes(views.Base{Value: day + int64(i)}, true, views.Base{Value: day * 2}, true)
+		h.SetClimbBase(views.Base{Value: day, At: next.ClimbAt.Unix() - int64(i)})
+	}
+	return next
 }
 
 // sameState fails t unless got holds exactly want's listings (their
@@ -237,6 +282,21 @@ func TestDeltaHoldsWhatChanged(t *testing.T) {
 	}
 	if delta.Len()*100 > whole.Len() {
 		t.Errorf("delta of %d bytes for a whole state of %d: more than 1%%", delta.Len(), whole.Len())
+	}
+	// A full reload that read again every listing and found the same
+	// change: the same delta, listing for listing.
+	again := slices.Clone(next)
+	reloaded(again)
+	info := base.Info()
+	info.LoadedAt = info.LoadedAt.Add(time.Hour)
+	rr := replica.New(again, info)
+	var reload bytes.Buffer
+	st, err = replica.WriteDelta(&reload, base, replica.DigestOf(base, 1), rr, 1, replica.DigestOf(rr, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Changed != (len(next)+287)/288 || st.Removed != 0 || reload.Len() > delta.Len()+256 {
+		t.Errorf("a full reload of the same change: %+v, %d bytes against a refresh's %d", st, reload.Len(), delta.Len())
 	}
 	// Nothing changed: nothing but the header.
 	delta.Reset()

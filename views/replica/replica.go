@@ -39,17 +39,24 @@ type Info struct {
 	LoadTime     time.Duration // how long loading took
 	ListingsMark time.Time     // newest metadata crawl read (the incremental watermark)
 	ReadingsMark time.Time     // newest reading read: the data's "now" for every figure
-	ClimbAt      time.Time     // reference time of the 7-day rank climb: ReadingsMark minus 7 days
-	ChartTo      time.Time     // end of the trending and rising charts' window: ReadingsMark minus views.ChartLag
+	ClimbAt      time.Time     // reference time of the 7-day rank climb: the end of the UTC day 7 days before ReadingsMark's
+	ChartTo      time.Time     // end of the trending and rising charts' window: the start of ReadingsMark's UTC day minus views.ChartLag
 	HasHistory   bool          // growth, climb and sparkline figures are loaded
 }
 
 // NewInfo returns the info of a replica whose newest reading is at
-// readings: its climb reference time and its charts' window follow from
-// it, and an incremental refresh keeps them until the next full load.
+// readings. Its climb reference time and its charts' window follow from
+// the UTC day of that reading, not its instant: every listing's chart
+// sizes and climb base are read at them, so a full reload of the same
+// day, whose newest reading has moved on since the last, gives every
+// listing it did not see change the very figures it had, and a fleet's
+// leader sends its followers only what changed (docs/figures.md, Charts).
+// They move once a day, at the first full load of the data's new day;
+// an incremental refresh keeps them until then.
 func NewInfo(listings, readings time.Time) Info {
+	day := views.DayOf(readings).Time()
 	return Info{ListingsMark: listings, ReadingsMark: readings,
-		ClimbAt: readings.Add(-7 * 24 * time.Hour), ChartTo: readings.Add(-views.ChartLag)}
+		ClimbAt: day.Add(-6*24*time.Hour - time.Second), ChartTo: day.Add(-views.ChartLag)}
 }
 
 // ChartWindow returns the two instants (unix seconds) the trending and

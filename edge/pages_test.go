@@ -79,7 +79,7 @@ func TestPagesForPeople(t *testing.T) {
 	// A page that does not exist is a page too.
 	for _, url := range []string{h.Base + "/listings/chrome/nosuchlistingnosuchlistingnosuch", h.Base + "/listings/nostore/x"} {
 		r := fetch(t, "GET", url, from("198.51.100.10")...)
-		if (r.status != 404 && r.status != 400) || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") || !strings.Contains(string(r.decoded), "<main>") {
+		if (r.status != 404 && r.status != 400) || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") || !strings.Contains(string(r.decoded), `<main id="main">`) {
 			t.Errorf("%s: %d %s %.200s", url, r.status, r.header.Get("Content-Type"), r.decoded)
 		}
 	}
@@ -251,6 +251,11 @@ func TestCrawlFromHome(t *testing.T) {
 		}
 		pages++
 		bodies[u] = r.body
+		// The first link of every page skips its header to the content
+		// (but the API reference's, a page of its own renderer).
+		if first := bytes.Index(r.body, []byte("<a ")); u != "/docs" && (first < 0 || !bytes.HasPrefix(r.body[first:], []byte(`<a class="skip" href="#main">`))) {
+			t.Errorf("%s: the first link is not the skip link to the content", u)
+		}
 		kind := strings.SplitN(strings.TrimPrefix(u, "/"), "/", 2)[0]
 		kinds[strings.SplitN(kind, "?", 2)[0]] = true
 		for _, m := range local.FindAllStringSubmatch(string(r.body), -1) {
@@ -268,7 +273,7 @@ func TestCrawlFromHome(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"", "stores", "charts", "categories", "tags", "listings", "events", "weeks", "week", "definitions"} {
+	for _, k := range []string{"", "stores", "charts", "categories", "tags", "listings", "events", "weeks", "week", "definitions", "compare"} {
 		if !kinds[k] {
 			t.Errorf("no /%s page was reached (reached %v)", k, kinds)
 		}

@@ -28,7 +28,8 @@ const style = `:root{color-scheme:light dark;--fg:#1d232a;--muted:#4a5561;--bg:#
 body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:46rem;padding:0 1rem;color:var(--fg);background:var(--bg)}
 a{color:var(--accent)}
 header,footer{font-size:.9rem;color:var(--muted);padding:.75rem 0}
-header a{margin-right:.9rem}
+header a{margin-right:.9rem;display:inline-block}
+.skip{position:absolute;left:-999rem}.skip:focus{position:static;display:inline-block;margin:.5rem 0}
 footer{border-top:1px solid var(--line);margin-top:1.5rem}
 footer p{overflow-wrap:anywhere}
 h1{font-size:1.5rem;line-height:1.25;margin:.25rem 0;overflow-wrap:anywhere}
@@ -118,8 +119,9 @@ const layout = `{{define "layout"}}<!doctype html>
 {{end}}<style>` + style + `</style>
 </head>
 <body>
-<header><nav aria-label="Site"><a href="/">Stores</a><a href="/events">Changes</a><a href="/weeks">Weeks</a><a href="/tags">Topics</a><a href="/definitions">What the figures mean</a><a href="/docs">API</a></nav></header>
-<main>
+<a class="skip" href="#main">Skip to content</a>
+<header><nav aria-label="Site"><a href="/">Stores</a><a href="/listings">Listings</a><a href="/compare">Compare</a><a href="/events">Changes</a><a href="/weeks">Weeks</a><a href="/tags">Topics</a><a href="/definitions">What the figures mean</a><a href="/docs">API</a></nav></header>
+<main id="main">
 {{template "main" .}}
 </main>
 <footer>{{with .Head.Alternates}}<p>These figures as data: {{range $i, $a := .}}{{if $i}}, {{end}}<a href="{{$a.URL}}">{{$a.Label}}</a>{{end}}.</p>{{end}}

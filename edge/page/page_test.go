@@ -137,7 +137,7 @@ func TestRenderEscapesAndSaysWhy(t *testing.T) {
 	}
 	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `data-figure="size" data-value="1234">1,234<`,
 		`data-figure="rating" data-value="">—<span class="why">no ratings yet</span>`, `href="/definitions#size"`,
-		"delisted on 2026-02-03", `name="viewport"`, `<main>`, `<meta name="description"`,
+		"delisted on 2026-02-03", `name="viewport"`, `<main id="main">`, `<a class="skip" href="#main">Skip to content</a>`, `<meta name="description"`,
 		`<link rel="alternate" type="text/csv" href="/api/v1/listings/chrome/abc/history.csv">`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %s", want)

@@ -88,8 +88,10 @@ func (g *Guard) limit(c *fiber.Ctx) error {
 	}
 	if ok, wait := g.fair.Allow(g.cfg.Proxies.Subject(a), access.RequestTime(c)); !ok {
 		secs := problem.Seconds(wait)
+		// The page says when to come back (from Retry-After): the detail
+		// says why, once.
 		return problem.Newf(http.StatusTooManyRequests,
-			"Too many pages were asked for from your address in a short time. Please come back in %s.", seconds(secs)).RetryAfter(secs)
+			"Too many pages were asked for from your address in a short time: slow down, and ask again after the Retry-After wait (%s).", seconds(secs)).RetryAfter(secs)
 	}
 	ratelimit.Apply(c.Context(), ratelimit.Applied{Caller: a, Admit: g.admit})
 	return nil

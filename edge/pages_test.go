@@ -83,6 +83,12 @@ func TestPagesForPeople(t *testing.T) {
 			t.Errorf("%s: %d %s %.200s", url, r.status, r.header.Get("Content-Type"), r.decoded)
 		}
 	}
+	// An error page keeps the search form: a search too short to run
+	// answers 400 with the form to search again.
+	short := fetch(t, "GET", h.Base+"/listings?q=a", from("198.51.100.11")...)
+	if short.status != 400 || !strings.Contains(string(short.decoded), `<form method="get" action="/listings" role="search">`) {
+		t.Errorf("a one-letter search: %d without the search form: %.300s", short.status, short.decoded)
+	}
 }
 
 // TestChartPagesEqualTheirJSON: every chart's page (each store, each

@@ -75,8 +75,10 @@ func (s *API) browsePage(c *fiber.Ctx, r answer.Reply) ([]byte, error) {
 	if sort == "" {
 		sort = "installs"
 	}
-	d := page.BrowsePage{Q: q["q"], Category: q["category"], Tag: q["tag"], Partial: doc.Partial,
-		JSONURL: "/api/v1/listings?" + string(c.Request().URI().QueryString())}
+	d := page.BrowsePage{Q: q["q"], Category: q["category"], Tag: q["tag"], Partial: doc.Partial, JSONURL: "/api/v1/listings"}
+	if qs := c.Request().URI().QueryString(); len(qs) > 0 {
+		d.JSONURL += "?" + string(qs)
+	}
 	for _, st := range views.Stores {
 		d.Stores = append(d.Stores, page.Option{Value: st.String(), Label: st.String(), Selected: q["store"] == st.String()})
 	}

@@ -34,8 +34,8 @@ var chartPage = parse("chart", `<h1>{{.Title}}: {{if .Category}}{{.Category}} in
 <label for="category">Category</label> <select id="category" name="category"><option value="">the whole store</option>{{range .Categories}}<option value="{{.Label}}"{{if .Current}} selected{{end}}>{{.Label}}</option>{{end}}</select>
 <button type="submit">Show</button></form>{{end}}
 {{if .Window}}<p>{{.Window}}</p>{{end}}
-<p class="note">{{.Note}}</p>
-<div class="table">{{template "list" .List}}</div>`, nil)
+<div class="table">{{template "list" .List}}</div>
+<p class="note">{{.Note}}</p>`, nil)
 
 // StorePage is what a store's page shows: its statistics, the top of each
 // chart, its categories.

@@ -110,7 +110,7 @@ func chartPageData(f *figures.Figures, a chartAnswer, store views.Store) page.Ch
 	if a.Category != nil {
 		category = *a.Category
 	}
-	d := page.ChartPage{Store: a.Store, Chart: a.Chart, Title: chartTitles[a.Chart], Category: category, Note: a.Note,
+	d := page.ChartPage{Store: a.Store, Chart: a.Chart, Title: chartTitles[a.Chart], Category: category, Note: readerNote(a.Note),
 		JSONURL: "/api/v1/charts/" + a.Store + chartQuery(a.Chart, category)}
 	for _, ch := range figures.Charts {
 		d.Charts = append(d.Charts, page.Link{Label: chartTitles[ch], URL: "/charts/" + a.Store + chartQuery(ch, category), Current: ch == a.Chart})
@@ -139,7 +139,7 @@ func chartList(a chartAnswer, store views.Store, all string) page.List {
 	case figures.ChartTop, figures.ChartNew:
 		cols = []page.Column{size}
 	case figures.ChartTrending:
-		cols = []page.Column{{Label: "Change", Definition: "charts"}, size}
+		cols = []page.Column{{Label: "Change", Definition: "charts"}, {Label: "Change (%)", Definition: "charts"}, size}
 	case figures.ChartRising:
 		cols = []page.Column{{Label: "Change (%)", Definition: "charts"}, {Label: "Change", Definition: "charts"}, size}
 	case figures.ChartTopRated:
@@ -147,7 +147,13 @@ func chartList(a chartAnswer, store views.Store, all string) page.List {
 	case figures.ChartClimbers:
 		cols = []page.Column{{Label: "Climb", Definition: "charts"}, {Label: "Rank", Definition: "storeRank"}}
 	}
-	l := page.List{Caption: chartTitles[a.Chart] + ", " + a.Store, URL: all, Columns: cols, Empty: a.Note}
+	// An empty chart says why: in its note, below it on its own page
+	// (all == ""), else in the list's place.
+	empty := readerNote(a.Note)
+	if all == "" {
+		empty = "No listing is in this chart now: the note below says why."
+	}
+	l := page.List{Caption: chartTitles[a.Chart] + ", " + a.Store, URL: all, Columns: cols, Empty: empty}
 	for _, e := range a.Entries {
 		doc := e.Listing
 		num := func(field string, v *int64) page.Figure {
@@ -167,12 +173,9 @@ func chartList(a chartAnswer, store views.Store, all string) page.List {
 			if e.Change != nil {
 				ch.Text = signed(*e.Change)
 			}
-			figs = []page.Figure{ch, sz}
+			figs = []page.Figure{ch, percentFigure(e.Percent), sz}
 		case figures.ChartRising:
-			pct := page.Figure{Definition: "percent"}
-			if e.Percent != nil {
-				pct.Raw, pct.Text = strconv.FormatFloat(*e.Percent, 'f', -1, 64), "+"+strconv.FormatFloat(*e.Percent, 'f', 2, 64)+"%"
-			}
+			pct := percentFigure(e.Percent)
 			ch := num("change", e.Change)
 			if e.Change != nil {
 				ch.Text = signed(*e.Change)
@@ -392,3 +395,30 @@ func (s *API) getTagPage(c *fiber.Ctx) (answer.Reply, error) {
 			JSONURL: "/api/v1/tags/" + url.PathEscape(slug) + "/" + store.String()})
 	})
 }
+
+// percentFigure is a chart entry's percent change, signed, two decimals
+// (— when its size at the window's start was 0).
+func percentFigure(p *float64) page.Figure {
+	f := page.Figure{Definition: "percent"}
+	if p != nil {
+		sign := "+"
+		if *p < 0 {
+			sign = ""
+		}
+		f.Raw, f.Text = strconv.FormatFloat(*p, 'f', -1, 64), sign+strconv.FormatFloat(*p, 'f', 2, 64)+"%"
+	}
+	return f
+}
+
+// readerWords turns a chart's note, written in the API's field names
+// (from, to, dataNow, growth.7d), into a reader's words for its page.
+var readerWords = strings.NewReplacer(
+	"size change from from to to", "size change between the window's start and its end",
+	"store rank at from (7 days before the data's newest reading) minus its rank at to (dataNow)", "store rank 7 days before the newest data minus its rank now",
+	"the data's newest reading (dataNow), the same two instants", "the newest data, the same two instants",
+	"its size at from", "its size at the window's start",
+	"It is not the listing's own growth.7d, which ends at its newest reading.", "It is not the listing's own 7-day growth, which ends at its newest reading.",
+)
+
+// readerNote is note in a reader's words.
+func readerNote(note string) string { return readerWords.Replace(note) }

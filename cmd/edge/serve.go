@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -100,7 +101,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.Duration(&c.srv.Stream.MaxAge, "stream-max-age", c.srv.Stream.MaxAge, "a stream ends after it, and its client reconnects with Last-Event-ID (spreads streams over a fleet's edges after a deploy)")
 	f.String(&c.srv.Webhooks.Key, "webhook-key", "", "32 random bytes, base64 (openssl rand -base64 32), the same on every edge: seals the webhooks' signing secrets in ClickHouse (set it as EDGE_WEBHOOK_KEY: a flag shows in the process list); empty: webhooks are off (/account/webhooks answers 503)")
 	f.Bool(&c.srv.Webhooks.Deliver, "webhook-deliver", true, "deliver the webhooks while this edge leads its fleet (with --zk), or always (without); off on all but one edge of a fleet without ZooKeeper")
-	f.String(&c.webhookAllow, "webhook-allow", "", "comma-separated addresses or CIDR ranges, best each with its receiver's port, that webhooks may reach although not public (such as 127.0.0.1:9999 for a receiver on this host); every other loopback, private, link-local and reserved address is refused, and so are this edge's own services (its listen, fleet and debug addresses, its ClickHouse's and ZooKeeper's hosts on their ports and their usual ones, and --webhook-deny) whatever this says")
+	f.String(&c.webhookAllow, "webhook-allow", "", "comma-separated addresses or CIDR ranges, best each with its receiver's port, that webhooks may reach although not public (such as 127.0.0.1:9999 for a receiver on this host); every other loopback, private, link-local and reserved address is refused, and so are this edge's own services (its listen, fleet and debug addresses, its ClickHouse's and ZooKeeper's hosts on their ports and their usual ones, and --webhook-deny) whatever this says; any other port of those hosts only when named here with its very address (127.0.0.1:9999, not 127.0.0.0/8)")
 	f.String(&c.webhookDeny, "webhook-deny", "", "comma-separated addresses or CIDR ranges with a port or none (10.0.0.7:8123) that webhooks never reach, whatever --webhook-allow says: services of this edge's network on ports it cannot know")
 	f.Bool(&c.srv.Webhooks.Policy.AllowHTTP, "webhook-allow-http", false, "admit http:// webhook URLs (only https:// otherwise)")
 	f.Int(&c.srv.Webhooks.PerAccount, "webhooks-per-account", 10, "webhook endpoints one account may register")
@@ -476,8 +477,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	// Webhooks never reach this edge's own services, whatever the allow
-	// list says.
-	c.srv.Webhooks.Policy.Deny = append(c.srv.Webhooks.Policy.Deny, ownServices(ctx, c, ln.Addr().String())...)
+	// list says, nor another port of their hosts unless it names that
+	// address and port.
+	own, hosts := ownServices(ctx, c, ln.Addr().String())
+	c.srv.Webhooks.Policy.Deny = append(c.srv.Webhooks.Policy.Deny, own...)
+	c.srv.Webhooks.Policy.Hosts = hosts
 	server, err := edge.New(c.srv, src, log)
 	if err != nil {
 		return err
@@ -515,8 +519,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // ownServices returns the rules that keep webhooks off this edge's own
 // services: its listen, fleet and debug addresses, and its ClickHouse's
 // and ZooKeeper's hosts on the ports given and the ports those servers
-// usually also listen on (ClickHouse's HTTP, which takes SQL, among them).
-func ownServices(ctx context.Context, c *serveConfig, listen string) []egress.Rule {
+// usually also listen on (ClickHouse's HTTP, which takes SQL, among them);
+// and the addresses of those services' hosts, whose other ports a
+// webhook reaches only when the allow list names the address and port
+// (egress.Policy.Hosts).
+func ownServices(ctx context.Context, c *serveConfig, listen string) ([]egress.Rule, []netip.Prefix) {
 	var own []string
 	for _, a := range []string{listen, c.srv.Listen, c.fleetListen, c.debugListen} {
 		if a != "" {
@@ -526,10 +533,12 @@ func ownServices(ctx context.Context, c *serveConfig, listen string) []egress.Ru
 	rules := egress.Own(ctx, own)
 	clickhousePorts := []uint16{8123, 8443, 9000, 9004, 9005, 9009, 9010, 9011, 9363, 9440}
 	rules = append(rules, egress.Own(ctx, analytics.Addrs(c.ch.Addr), clickhousePorts...)...)
+	hosts := append(own, analytics.Addrs(c.ch.Addr)...)
 	if c.zk != "" {
 		rules = append(rules, egress.Own(ctx, analytics.Addrs(c.zk), 2181, 2281, 2888, 3888, 7000, 8080)...)
+		hosts = append(hosts, analytics.Addrs(c.zk)...)
 	}
-	return rules
+	return rules, egress.OwnHosts(ctx, hosts)
 }
 
 // syncConfig is the configuration of the usage sync's and keys' refresh's

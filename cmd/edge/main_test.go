@@ -95,14 +95,20 @@ func TestBadSettings(t *testing.T) {
 		args []string
 		want string
 	}{
-		// A fleet off loopback needs the fleet's token, and a token that
-		// is a real secret.
+		// Every fleet needs the fleet's token (issue 66, 2.2: on loopback
+		// too, where any local process could otherwise lead), and a token
+		// that is a real secret (2.3).
+		{[]string{"--zk", "127.0.0.1:2181"}, "head -c 32 /dev/urandom | base64"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "127.0.0.1:0"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", ":8081"}, "EDGE_FLEET_TOKEN"},
-		{[]string{"--zk", "zk.internal:2181"}, "EDGE_ZK_AUTH"},
+		{[]string{"--zk", "zk.internal:2181", "--zk-auth", "edge:secret"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081", "--fleet-token", "short"}, "at least 32"},
-		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "127.0.0.1:0", "--fleet-advertise", "http://10.0.0.5:8081"}, "--fleet-advertise"},
-		{[]string{"--zk", "127.0.0.1:2181", "--zk-path", "edge/fleet"}, "--zk-path"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", strings.Repeat(" ", 32)}, "not random enough"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", strings.Repeat("a", 32)}, "not random enough"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", strings.Repeat("password", 4)}, "not random enough"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", fleetToken, "--fleet-listen", "127.0.0.1:0", "--fleet-advertise", "http://10.0.0.5:8081"}, "--fleet-advertise"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", fleetToken, "--zk-path", "edge/fleet"}, "--zk-path"},
 		{[]string{"--ranks-schedule", "hourly"}, "--ranks-schedule"},
 		{[]string{"--full-schedule", "off"}, "--full-schedule"},
 		{[]string{"--webhook-key", "short"}, "EDGE_WEBHOOK_KEY"},

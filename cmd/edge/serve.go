@@ -135,7 +135,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.String(&c.fleet.Dir, "fleet-dir", c.fleet.Dir, "where the leading edge keeps the snapshot of its state it serves")
 	f.Int(&c.fleet.Sends, "fleet-sends", c.fleet.Sends, "snapshots the leading edge sends at once; past it an edge is told to come back")
 	f.Duration(&c.fleet.Patience, "fleet-patience", c.fleet.Patience, "how long an edge without a state waits for a leader that has none yet before it loads from ClickHouse itself")
-	f.Secret(&c.fleetToken, "fleet-token", "the fleet's shared secret, at least 32 random characters (openssl rand -base64 32), the same on every edge (set it as EDGE_FLEET_TOKEN: a flag shows in the process list). It is never sent: the edges derive from it the certificates of their fleet addresses (TLS both ways), the signature of each state and of each election node (docs/operations.md, Trust within a fleet); with it an edge that follows also reads the usage log's changes from the leader instead of ClickHouse. Needed for a fleet address or ZooKeeper off loopback")
+	f.Secret(&c.fleetToken, "fleet-token", "the fleet's shared secret, at least 32 random characters (head -c 32 /dev/urandom | base64), the same on every edge (set it as EDGE_FLEET_TOKEN: a flag shows in the process list). It is never sent: the edges derive from it the certificates of their fleet addresses (TLS both ways), the signature of each state and of each election node (docs/operations.md, Trust within a fleet); with it an edge that follows also reads the usage log's changes from the leader instead of ClickHouse. Needed with --zk; a token that is plainly not random (too few bits by the count of its bytes) is refused")
 	f.Secret(&c.zkAuth, "zk-auth", "ZooKeeper digest credentials user:password (set it as EDGE_ZK_AUTH): the election's path and nodes are made readable and writable by them alone")
 	f.Int64(&c.fleet.MaxBytes, "fleet-max-bytes", c.fleet.MaxBytes, "largest state, compressed and uncompressed, an edge takes from its fleet's leader")
 	f.Int(&c.fleet.Deltas, "fleet-deltas", c.fleet.Deltas, "deltas the leading edge keeps (what changed from each of its last states to the next): an edge that holds one of those states takes what changed, one further behind the whole state; 0: whole states only")
@@ -180,13 +180,16 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 		return nil, fmt.Errorf("--fleet-listen %s: a fleet's leader is elected through ZooKeeper: set --zk too", c.fleetListen)
 	case c.fleetListen != "" && c.followEvery < time.Second:
 		return nil, fmt.Errorf("--follow-every %v: ask the leader at most once a second", c.followEvery)
-	case c.fleetListen != "" && c.fleetToken == "" && !loopbackHostPort(c.fleetListen):
-		return nil, fmt.Errorf("--fleet-listen %s is not on loopback: set the fleet's token (EDGE_FLEET_TOKEN, openssl rand -base64 32, the same on every edge), without which anyone who reaches the address, or who writes to ZooKeeper, could read or forge the fleet's state", c.fleetListen)
-	case c.zk != "" && c.fleetToken == "" && c.zkAuth == "" && !allLoopback(analytics.Addrs(c.zk)):
-		return nil, fmt.Errorf("--zk %s is not on loopback: set the fleet's token (EDGE_FLEET_TOKEN) or ZooKeeper credentials (EDGE_ZK_AUTH), without which anyone who writes to ZooKeeper could take the fleet's lead", c.zk)
+	case c.zk != "" && c.fleetToken == "":
+		return nil, fmt.Errorf("--zk %s: a fleet needs its token: set EDGE_FLEET_TOKEN, the same on every edge of the fleet "+
+			"(make one with: head -c 32 /dev/urandom | base64), without which any process that reaches ZooKeeper or a fleet address "+
+			"could read the fleet's state, forge it and take the lead", c.zk)
 	}
 	if c.fleetToken != "" {
 		if c.fleet.Keys, err = trust.New(c.fleetToken); err != nil {
+			return nil, fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
+		}
+		if err := checkFleetToken(c.fleetToken); err != nil {
 			return nil, fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
 		}
 	}

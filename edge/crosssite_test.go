@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -24,11 +23,10 @@ import (
 func TestAccountChangesRefusedCrossSite(t *testing.T) {
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	defer rcv.Close()
-	rcvAddr := netip.MustParseAddrPort(strings.TrimPrefix(rcv.URL, "http://"))
 	h := start(t, chtestMigrated(t), func(c *edge.Config) {
 		c.PublicURL = "https://stats.example"
 		c.Webhooks = webhooks.Config{Key: testWebhookKey, Reload: 100 * time.Millisecond, Timeout: 2 * time.Second,
-			Policy: egress.Policy{Allow: []egress.Rule{{Prefix: netip.PrefixFrom(rcvAddr.Addr(), 32), Port: rcvAddr.Port()}}, AllowHTTP: true}}
+			Policy: egress.Policy{Allow: allowOnly(rcv.URL), AllowHTTP: true}}
 	})
 	const email, pw = "victim@example.com", "long enough password"
 	if a := call(t, "POST", h.Base+"/account", nil, `{"email":"`+email+`","password":"`+pw+`"}`); a.status != 201 {

@@ -142,7 +142,7 @@ func TestWebhooksInOrderWhenTheLeadExpires(t *testing.T) {
 		to := netip.MustParseAddr([]string{addrA, addrB}[i])
 		hook := func(c *edge.Config) {
 			c.Webhooks = webhooks.Config{Key: testWebhookKey, Deliver: true, Reload: 100 * time.Millisecond, Timeout: time.Second, FirstTimeout: time.Second,
-				Policy: egress.Policy{Allow: []egress.Rule{{Prefix: netip.MustParsePrefix("127.0.0.0/8")}}, AllowHTTP: true, Resolver: hostResolver(to)}}
+				Policy: egress.Policy{Allow: allowOnly("http://"+addrA+":"+rcv.port, "http://"+addrB+":"+rcv.port), AllowHTTP: true, Resolver: hostResolver(to)}}
 		}
 		edges[i] = edgetest.StartWith(t, cfg, nil, func(s *edge.Sources) { s.Leading, s.Epoch = e.Leading, e.Epoch }, hook)
 		if err := edges[i].Jobs.RunNow("views"); err != nil {

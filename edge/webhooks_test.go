@@ -25,6 +25,18 @@ import (
 	"github.com/edge-stats/edge/views"
 )
 
+// allowOnly is the allow list that names each receiver at urls (an
+// http://address:port) with its port: the narrow form every example
+// gives (docs/api-v1.md, Webhooks).
+func allowOnly(urls ...string) []egress.Rule {
+	var out []egress.Rule
+	for _, u := range urls {
+		ap := netip.MustParseAddrPort(strings.TrimPrefix(u, "http://"))
+		out = append(out, egress.Rule{Prefix: netip.PrefixFrom(ap.Addr(), ap.Addr().BitLen()), Port: ap.Port()})
+	}
+	return out
+}
+
 const testWebhookKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=" // 32 bytes
 
 // hookMessage is a delivery a receiver verified.
@@ -125,7 +137,7 @@ func TestWebhooks(t *testing.T) {
 	lead[0].Store(true)
 	hook := func(c *edge.Config) {
 		c.Webhooks = webhooks.Config{Key: testWebhookKey, Deliver: true, Reload: 100 * time.Millisecond, GiveUp: 2 * time.Second,
-			Timeout: 2 * time.Second, Policy: egress.Policy{Allow: []egress.Rule{{Prefix: netip.MustParsePrefix("127.0.0.0/8")}}, AllowHTTP: true}}
+			Timeout: 2 * time.Second, Policy: egress.Policy{Allow: allowOnly(rcv.srv.URL), AllowHTTP: true}}
 	}
 	edges := [2]*harness{}
 	for i := range edges {
@@ -315,7 +327,7 @@ func TestWebhookLimitsHoldUnderRaces(t *testing.T) {
 	defer close(release)
 	hook := func(c *edge.Config) {
 		c.Webhooks = webhooks.Config{Key: testWebhookKey, PerAccount: 3, Timeout: 5 * time.Second,
-			Policy: egress.Policy{Allow: []egress.Rule{{Prefix: netip.MustParsePrefix("127.0.0.0/8")}}, AllowHTTP: true}}
+			Policy: egress.Policy{Allow: allowOnly(slow.URL), AllowHTTP: true}}
 	}
 	a, b := start(t, ch, hook), start(t, ch, hook)
 	email := "racer@example.com"

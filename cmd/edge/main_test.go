@@ -95,14 +95,20 @@ func TestBadSettings(t *testing.T) {
 		args []string
 		want string
 	}{
-		// A fleet off loopback needs the fleet's token, and a token that
-		// is a real secret.
+		// Every fleet needs the fleet's token (issue 66, 2.2: on loopback
+		// too, where any local process could otherwise lead), and a token
+		// that is a real secret (2.3).
+		{[]string{"--zk", "127.0.0.1:2181"}, "head -c 32 /dev/urandom | base64"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "127.0.0.1:0"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", ":8081"}, "EDGE_FLEET_TOKEN"},
-		{[]string{"--zk", "zk.internal:2181"}, "EDGE_ZK_AUTH"},
+		{[]string{"--zk", "zk.internal:2181", "--zk-auth", "edge:secret"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081", "--fleet-token", "short"}, "at least 32"},
-		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "127.0.0.1:0", "--fleet-advertise", "http://10.0.0.5:8081"}, "--fleet-advertise"},
-		{[]string{"--zk", "127.0.0.1:2181", "--zk-path", "edge/fleet"}, "--zk-path"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", strings.Repeat(" ", 32)}, "not random enough"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", strings.Repeat("a", 32)}, "not random enough"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", strings.Repeat("password", 4)}, "not random enough"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", fleetToken, "--fleet-listen", "127.0.0.1:0", "--fleet-advertise", "http://10.0.0.5:8081"}, "--fleet-advertise"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", fleetToken, "--zk-path", "edge/fleet"}, "--zk-path"},
 		{[]string{"--ranks-schedule", "hourly"}, "--ranks-schedule"},
 		{[]string{"--full-schedule", "off"}, "--full-schedule"},
 		{[]string{"--webhook-key", "short"}, "EDGE_WEBHOOK_KEY"},
@@ -157,6 +163,11 @@ func TestMigrateSeedServe(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	// A webhook receiver on this host, which the allow list names with
+	// its port (beside the whole of loopback, which admits no port of the
+	// edge's own hosts).
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+	defer rcv.Close()
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan int, 1)
 	var errs bytes.Buffer
@@ -164,7 +175,7 @@ func TestMigrateSeedServe(t *testing.T) {
 	exportsDir := t.TempDir()
 	go func() {
 		done <- run(sctx, []string{"serve", "--listen", addr, "--log-format", "json", "--memory-limit", "2GiB", "--cache-mb", "256",
-			"--exports-dir", exportsDir, "--webhook-key", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", "--webhook-allow", "127.0.0.0/8,::1",
+			"--exports-dir", exportsDir, "--webhook-key", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", "--webhook-allow", "127.0.0.0/8,::1," + rcv.Listener.Addr().String(),
 			"--webhook-allow-http"},
 			strings.NewReader(""), &bytes.Buffer{}, &errs)
 	}()
@@ -192,7 +203,7 @@ func TestMigrateSeedServe(t *testing.T) {
 	if !ready.Ready || total != 300 {
 		t.Fatalf("never ready with 300 listings: %+v", ready)
 	}
-	webhooksStayOffOwnServices(t, addr, cfg.Addr)
+	webhooksStayOffOwnServices(t, addr, cfg.Addr, srv.HTTPAddr, rcv.URL)
 	stop() // as SIGTERM does
 	select {
 	case code := <-done:
@@ -292,10 +303,12 @@ func TestAccountAndKeyCommands(t *testing.T) {
 }
 
 // webhooksStayOffOwnServices registers webhooks at a serving edge whose
-// allow list admits all of loopback: its own ClickHouse (the native port
-// given, the HTTP port that takes SQL), its own listen address, and
-// addresses hidden behind a zone are refused; a receiver is admitted.
-func webhooksStayOffOwnServices(t *testing.T, addr, chAddr string) {
+// allow list admits all of loopback and names the receiver rcvURL with
+// its port: its own ClickHouse (the native port given, the usual HTTP
+// port, and its HTTP port chHTTP wherever it is: issue 66, 2.1), any other
+// port of its hosts (another edge's), its own listen address, and
+// addresses hidden behind a zone are refused; the receiver is admitted.
+func webhooksStayOffOwnServices(t *testing.T, addr, chAddr, chHTTP, rcvURL string) {
 	t.Helper()
 	post := func(path, body string, auth bool) (int, string) {
 		req, _ := http.NewRequest("POST", "http://"+addr+path, strings.NewReader(body))
@@ -316,7 +329,16 @@ func webhooksStayOffOwnServices(t *testing.T, addr, chAddr string) {
 	}
 	_, chPort, _ := net.SplitHostPort(chAddr)
 	_, ownPort, _ := net.SplitHostPort(addr)
+	_, rcvPort, _ := net.SplitHostPort(strings.TrimPrefix(rcvURL, "http://"))
+	other, err := net.Listen("tcp", "127.0.0.1:0") // another edge of this host
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
 	for _, c := range []struct{ url, want string }{
+		{"http://" + chHTTP + "/?input_format_skip_unknown_fields=1&query=INSERT%20INTO%20edge.keys%20FORMAT%20JSONEachRow", "host of this service's own"},
+		{"http://" + other.Addr().String() + "/", "host of this service's own"},
+		{"http://127.0.0.2:" + rcvPort + "/", "host of this service's own"},
 		{"http://127.0.0.1:" + chPort + "/", "own addresses"},
 		{"http://127.0.0.1:8123/?query=INSERT", "own addresses"},
 		{"http://127.0.0.2:" + ownPort + "/", "own addresses"},
@@ -329,9 +351,7 @@ func webhooksStayOffOwnServices(t *testing.T, addr, chAddr string) {
 			t.Errorf("%s: %d %s, want a 400 saying %q", c.url, code, body, c.want)
 		}
 	}
-	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
-	defer rcv.Close()
-	if code, body := post("/account/webhooks", `{"url":"`+rcv.URL+`/hook"}`, true); code != 201 {
+	if code, body := post("/account/webhooks", `{"url":"`+rcvURL+`/hook"}`, true); code != 201 {
 		t.Errorf("a receiver the allow list admits: %d %s", code, body)
 	}
 }

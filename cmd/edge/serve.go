@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -100,7 +101,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.Duration(&c.srv.Stream.MaxAge, "stream-max-age", c.srv.Stream.MaxAge, "a stream ends after it, and its client reconnects with Last-Event-ID (spreads streams over a fleet's edges after a deploy)")
 	f.String(&c.srv.Webhooks.Key, "webhook-key", "", "32 random bytes, base64 (openssl rand -base64 32), the same on every edge: seals the webhooks' signing secrets in ClickHouse (set it as EDGE_WEBHOOK_KEY: a flag shows in the process list); empty: webhooks are off (/account/webhooks answers 503)")
 	f.Bool(&c.srv.Webhooks.Deliver, "webhook-deliver", true, "deliver the webhooks while this edge leads its fleet (with --zk), or always (without); off on all but one edge of a fleet without ZooKeeper")
-	f.String(&c.webhookAllow, "webhook-allow", "", "comma-separated addresses or CIDR ranges, best each with its receiver's port, that webhooks may reach although not public (such as 127.0.0.1:9999 for a receiver on this host); every other loopback, private, link-local and reserved address is refused, and so are this edge's own services (its listen, fleet and debug addresses, its ClickHouse's and ZooKeeper's hosts on their ports and their usual ones, and --webhook-deny) whatever this says")
+	f.String(&c.webhookAllow, "webhook-allow", "", "comma-separated addresses or CIDR ranges, best each with its receiver's port, that webhooks may reach although not public (such as 127.0.0.1:9999 for a receiver on this host); every other loopback, private, link-local and reserved address is refused, and so are this edge's own services (its listen, fleet and debug addresses, its ClickHouse's and ZooKeeper's hosts on their ports and their usual ones, and --webhook-deny) whatever this says; any other port of those hosts only when named here with its very address (127.0.0.1:9999, not 127.0.0.0/8)")
 	f.String(&c.webhookDeny, "webhook-deny", "", "comma-separated addresses or CIDR ranges with a port or none (10.0.0.7:8123) that webhooks never reach, whatever --webhook-allow says: services of this edge's network on ports it cannot know")
 	f.Bool(&c.srv.Webhooks.Policy.AllowHTTP, "webhook-allow-http", false, "admit http:// webhook URLs (only https:// otherwise)")
 	f.Int(&c.srv.Webhooks.PerAccount, "webhooks-per-account", 10, "webhook endpoints one account may register")
@@ -134,7 +135,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.String(&c.fleet.Dir, "fleet-dir", c.fleet.Dir, "where the leading edge keeps the snapshot of its state it serves")
 	f.Int(&c.fleet.Sends, "fleet-sends", c.fleet.Sends, "snapshots the leading edge sends at once; past it an edge is told to come back")
 	f.Duration(&c.fleet.Patience, "fleet-patience", c.fleet.Patience, "how long an edge without a state waits for a leader that has none yet before it loads from ClickHouse itself")
-	f.Secret(&c.fleetToken, "fleet-token", "the fleet's shared secret, at least 32 random characters (openssl rand -base64 32), the same on every edge (set it as EDGE_FLEET_TOKEN: a flag shows in the process list). It is never sent: the edges derive from it the certificates of their fleet addresses (TLS both ways), the signature of each state and of each election node (docs/operations.md, Trust within a fleet); with it an edge that follows also reads the usage log's changes from the leader instead of ClickHouse. Needed for a fleet address or ZooKeeper off loopback")
+	f.Secret(&c.fleetToken, "fleet-token", "the fleet's shared secret, at least 32 random characters (head -c 32 /dev/urandom | base64), the same on every edge (set it as EDGE_FLEET_TOKEN: a flag shows in the process list). It is never sent: the edges derive from it the certificates of their fleet addresses (TLS both ways), the signature of each state and of each election node (docs/operations.md, Trust within a fleet); with it an edge that follows also reads the usage log's changes from the leader instead of ClickHouse. Needed with --zk; a token that is plainly not random (too few bits by the count of its bytes) is refused")
 	f.Secret(&c.zkAuth, "zk-auth", "ZooKeeper digest credentials user:password (set it as EDGE_ZK_AUTH): the election's path and nodes are made readable and writable by them alone")
 	f.Int64(&c.fleet.MaxBytes, "fleet-max-bytes", c.fleet.MaxBytes, "largest state, compressed and uncompressed, an edge takes from its fleet's leader")
 	f.Int(&c.fleet.Deltas, "fleet-deltas", c.fleet.Deltas, "deltas the leading edge keeps (what changed from each of its last states to the next): an edge that holds one of those states takes what changed, one further behind the whole state; 0: whole states only")
@@ -179,13 +180,16 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 		return nil, fmt.Errorf("--fleet-listen %s: a fleet's leader is elected through ZooKeeper: set --zk too", c.fleetListen)
 	case c.fleetListen != "" && c.followEvery < time.Second:
 		return nil, fmt.Errorf("--follow-every %v: ask the leader at most once a second", c.followEvery)
-	case c.fleetListen != "" && c.fleetToken == "" && !loopbackHostPort(c.fleetListen):
-		return nil, fmt.Errorf("--fleet-listen %s is not on loopback: set the fleet's token (EDGE_FLEET_TOKEN, openssl rand -base64 32, the same on every edge), without which anyone who reaches the address, or who writes to ZooKeeper, could read or forge the fleet's state", c.fleetListen)
-	case c.zk != "" && c.fleetToken == "" && c.zkAuth == "" && !allLoopback(analytics.Addrs(c.zk)):
-		return nil, fmt.Errorf("--zk %s is not on loopback: set the fleet's token (EDGE_FLEET_TOKEN) or ZooKeeper credentials (EDGE_ZK_AUTH), without which anyone who writes to ZooKeeper could take the fleet's lead", c.zk)
+	case c.zk != "" && c.fleetToken == "":
+		return nil, fmt.Errorf("--zk %s: a fleet needs its token: set EDGE_FLEET_TOKEN, the same on every edge of the fleet "+
+			"(make one with: head -c 32 /dev/urandom | base64), without which any process that reaches ZooKeeper or a fleet address "+
+			"could read the fleet's state, forge it and take the lead", c.zk)
 	}
 	if c.fleetToken != "" {
 		if c.fleet.Keys, err = trust.New(c.fleetToken); err != nil {
+			return nil, fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
+		}
+		if err := checkFleetToken(c.fleetToken); err != nil {
 			return nil, fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
 		}
 	}
@@ -476,8 +480,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	// Webhooks never reach this edge's own services, whatever the allow
-	// list says.
-	c.srv.Webhooks.Policy.Deny = append(c.srv.Webhooks.Policy.Deny, ownServices(ctx, c, ln.Addr().String())...)
+	// list says, nor another port of their hosts unless it names that
+	// address and port.
+	own, hosts := ownServices(ctx, c, ln.Addr().String())
+	c.srv.Webhooks.Policy.Deny = append(c.srv.Webhooks.Policy.Deny, own...)
+	c.srv.Webhooks.Policy.Hosts = hosts
 	server, err := edge.New(c.srv, src, log)
 	if err != nil {
 		return err
@@ -515,8 +522,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // ownServices returns the rules that keep webhooks off this edge's own
 // services: its listen, fleet and debug addresses, and its ClickHouse's
 // and ZooKeeper's hosts on the ports given and the ports those servers
-// usually also listen on (ClickHouse's HTTP, which takes SQL, among them).
-func ownServices(ctx context.Context, c *serveConfig, listen string) []egress.Rule {
+// usually also listen on (ClickHouse's HTTP, which takes SQL, among them);
+// and the addresses of those services' hosts, whose other ports a
+// webhook reaches only when the allow list names the address and port
+// (egress.Policy.Hosts).
+func ownServices(ctx context.Context, c *serveConfig, listen string) ([]egress.Rule, []netip.Prefix) {
 	var own []string
 	for _, a := range []string{listen, c.srv.Listen, c.fleetListen, c.debugListen} {
 		if a != "" {
@@ -526,10 +536,12 @@ func ownServices(ctx context.Context, c *serveConfig, listen string) []egress.Ru
 	rules := egress.Own(ctx, own)
 	clickhousePorts := []uint16{8123, 8443, 9000, 9004, 9005, 9009, 9010, 9011, 9363, 9440}
 	rules = append(rules, egress.Own(ctx, analytics.Addrs(c.ch.Addr), clickhousePorts...)...)
+	hosts := append(own, analytics.Addrs(c.ch.Addr)...)
 	if c.zk != "" {
 		rules = append(rules, egress.Own(ctx, analytics.Addrs(c.zk), 2181, 2281, 2888, 3888, 7000, 8080)...)
+		hosts = append(hosts, analytics.Addrs(c.zk)...)
 	}
-	return rules
+	return rules, egress.OwnHosts(ctx, hosts)
 }
 
 // syncConfig is the configuration of the usage sync's and keys' refresh's

@@ -119,6 +119,13 @@ type Policy struct {
 	// addresses, its ClickHouse and ZooKeeper): never reached, whatever
 	// Allow says.
 	Deny []Rule
+	// Hosts are the addresses of the hosts that run the edge's own
+	// services (its ClickHouse, its ZooKeeper, the edge itself): a webhook
+	// reaches a port of one only when Allow names that address and port
+	// exactly (a rule of one address with a port), since the edge cannot
+	// know every port such a host serves (ClickHouse's HTTP interface,
+	// which takes SQL, listens wherever its operator put it).
+	Hosts []netip.Prefix
 	// AllowHTTP admits http:// URLs; otherwise only https://.
 	AllowHTTP bool
 	// Resolver looks names up (nil: the system's).
@@ -194,6 +201,13 @@ func (p *Policy) Check(ap netip.AddrPort) error {
 			return fmt.Errorf("%w: %s is one of this service's own addresses", ErrRefused, ap)
 		}
 	}
+	if p.ownHost(a) {
+		if p.namesExactly(ap) {
+			return nil
+		}
+		return fmt.Errorf("%w: %s is on a host of this service's own (its ClickHouse, its ZooKeeper or the edge itself), which a webhook reaches only on a port the allow list names with this very address (EDGE_WEBHOOK_ALLOW=%s)",
+			ErrRefused, ap, ap)
+	}
 	for _, r := range p.Allow {
 		if r.matches(ap) {
 			return nil
@@ -203,6 +217,28 @@ func (p *Policy) Check(ap netip.AddrPort) error {
 		return fmt.Errorf("%w: %s is %s", ErrRefused, a, why)
 	}
 	return nil
+}
+
+// ownHost reports whether a is an address of a host of the edge's own
+// services.
+func (p *Policy) ownHost(a netip.Addr) bool {
+	for _, h := range p.Hosts {
+		if h.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// namesExactly reports whether Allow has a rule of ap's address alone
+// and its port.
+func (p *Policy) namesExactly(ap netip.AddrPort) bool {
+	for _, r := range p.Allow {
+		if r.Port == ap.Port() && r.Prefix.IsSingleIP() && r.Prefix.Addr() == ap.Addr() {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckURL parses raw as a webhook URL and checks it: https (or http when
@@ -284,7 +320,7 @@ func (p *Policy) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 func Own(ctx context.Context, hostPorts []string, ports ...uint16) []Rule {
 	var out []Rule
 	for _, hp := range hostPorts {
-		host, ps, err := net.SplitHostPort(hp)
+		_, ps, err := net.SplitHostPort(hp)
 		if err != nil {
 			continue
 		}
@@ -292,7 +328,26 @@ func Own(ctx context.Context, hostPorts []string, ports ...uint16) []Rule {
 		if n, err := strconv.Atoi(ps); err == nil && n > 0 && n < 65536 {
 			all = append(all, uint16(n))
 		}
-		var prefixes []netip.Prefix
+		for _, p := range OwnHosts(ctx, []string{hp}) {
+			for _, port := range all {
+				out = append(out, Rule{Prefix: p, Port: port})
+			}
+		}
+	}
+	return out
+}
+
+// OwnHosts returns the addresses of the hosts of the services at
+// hostPorts (Policy.Hosts), as Own reads them: every loopback and
+// interface address for a service on loopback, on every interface or
+// named localhost; the addresses a named host resolves to now.
+func OwnHosts(ctx context.Context, hostPorts []string) []netip.Prefix {
+	var prefixes []netip.Prefix
+	for _, hp := range hostPorts {
+		host, _, err := net.SplitHostPort(hp)
+		if err != nil {
+			continue
+		}
 		a, err := netip.ParseAddr(host)
 		switch {
 		case host == "" || host == "localhost" || (err == nil && (a.IsLoopback() || a.IsUnspecified())):
@@ -315,13 +370,8 @@ func Own(ctx context.Context, hostPorts []string, ports ...uint16) []Rule {
 				}
 			}
 		}
-		for _, p := range prefixes {
-			for _, port := range all {
-				out = append(out, Rule{Prefix: p, Port: port})
-			}
-		}
 	}
-	return out
+	return prefixes
 }
 
 // MaxAnswer is how much of an answer's body a delivery reads.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -149,6 +150,19 @@ func TestAllowAndDenyRules(t *testing.T) {
 	} {
 		if _, err := q.CheckURL(context.Background(), raw); (err == nil) != ok {
 			t.Errorf("own services: %s: %v, want allowed %v", raw, err, ok)
+		}
+	}
+	// Any other port of those services' hosts is reached only when the
+	// allow list names its address and port, not by a range that holds
+	// them: the ClickHouse's HTTP interface may be on any port.
+	q.Hosts = OwnHosts(context.Background(), []string{"127.0.0.1:19000"})
+	q.Allow = append(slices.Clone(loopback), Rule{Prefix: netip.MustParsePrefix("127.0.0.1/32"), Port: 9999})
+	for raw, ok := range map[string]bool{
+		"http://127.0.0.1:18123/?query=INSERT": false, "http://127.0.0.2:9999/": false, "http://[::1]:9999/": false,
+		"http://127.0.0.1:9999/": true, "http://127.0.0.1:19000/": false,
+	} {
+		if _, err := q.CheckURL(context.Background(), raw); (err == nil) != ok {
+			t.Errorf("own hosts: %s: %v, want allowed %v", raw, err, ok)
 		}
 	}
 }

@@ -71,7 +71,8 @@ func TestPostReadsABoundedAnswer(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	p := egress.Policy{Allow: []egress.Rule{{Prefix: netip.MustParsePrefix("127.0.0.0/8")}}, AllowHTTP: true}
+	rcv := netip.MustParseAddrPort(strings.TrimPrefix(srv.URL, "http://"))
+	p := egress.Policy{Allow: []egress.Rule{{Prefix: netip.PrefixFrom(rcv.Addr(), 32), Port: rcv.Port()}}, AllowHTTP: true}
 	a := post(context.Background(), p.Client(5*time.Second), srv.URL, newSecret(), "msg_1", []byte("{}"))
 	if !a.ok() {
 		t.Fatalf("attempt %+v", a)

@@ -161,10 +161,27 @@ func TestTwoReleasesServeOneFleet(t *testing.T) {
 				return strings.Contains(leader.log.String(), "fleet state written")
 			})
 			follower = startRelease(t, order[1], fb.bin, fb.env, zkPath)
+			// watched are answers a crawl of sizes changes (the summary
+			// counts listings, not sizes): state is their ETags.
+			watched := []string{"/api/summary", "/api/v1/stores/chrome/stats", "/api/v1/stores/edge/stats", "/api/v1/stores/firefox/stats",
+				"/api/v1/stores/apple/stats", "/api/v1/stores/googleplay/stats"}
+			state := func(r *release) string {
+				var tags []string
+				for _, p := range watched {
+					_, tag, _ := get(r, p)
+					tags = append(tags, tag)
+				}
+				return strings.Join(tags, " ")
+			}
 			same := func() bool {
-				sl, el, bl := get(leader, "/api/summary")
-				so, eo, bo := get(follower, "/api/summary")
-				return sl == 200 && so == 200 && el != "" && el == eo && bytes.Equal(bl, bo)
+				for _, p := range watched {
+					sl, el, bl := get(leader, p)
+					so, eo, bo := get(follower, p)
+					if sl != 200 || so != 200 || el == "" || el != eo || !bytes.Equal(bl, bo) {
+						return false
+					}
+				}
+				return true
 			}
 			eventually("the second edge serves the first's state", func() bool {
 				return strings.Contains(follower.log.String(), "kind=fleet") && same()
@@ -182,16 +199,22 @@ func TestTwoReleasesServeOneFleet(t *testing.T) {
 			}
 			// A crawl arrives: the leader refreshes, the follower takes
 			// its next state (a delta, when both read it).
-			_, before, _ := get(leader, "/api/summary")
+			// Its readings are the newest (an hour past the data's newest),
+			// so that the listings' sizes, and the summary, change.
+			before := state(leader)
+			var newest time.Time
+			if err := conn.QueryRow(ctx, `SELECT max(crawled_at) FROM snapshots`).Scan(&newest); err != nil {
+				t.Fatal(err)
+			}
+			at := newest.Add(time.Hour + time.Duration(round)*time.Second).UTC().Format(time.DateTime)
 			if err := conn.Exec(ctx, `INSERT INTO snapshots (store, id, crawled_at, usage, weekly_downloads, rating, rating_count, stars)
-				SELECT store, id, toDateTime('2026-05-01 12:00:00') + `+strconv.Itoa(round)+`, argMax(usage, crawled_at) + 1, argMax(weekly_downloads, crawled_at),
+				SELECT store, id, toDateTime('`+at+`'), argMax(usage, crawled_at) + 1, argMax(weekly_downloads, crawled_at),
 				argMax(rating, crawled_at), argMax(rating_count, crawled_at), argMax(stars, crawled_at)
 				FROM snapshots GROUP BY store, id HAVING cityHash64(id) % 50 = `+strconv.Itoa(round)); err != nil {
 				t.Fatal(err)
 			}
 			eventually("the leader refreshes and the follower takes its next state", func() bool {
-				_, now, _ := get(leader, "/api/summary")
-				return now != before && same()
+				return state(leader) != before && same()
 			})
 			if l := follower.log.String(); strings.Contains(l, "kind=full") || strings.Contains(l, "kind=refresh") {
 				t.Fatalf("the follower loaded from ClickHouse:\n%s", l)

@@ -89,6 +89,7 @@ type Elector struct {
 	until   atomic.Int64           // the lease's end, unix nanoseconds
 	epoch   atomic.Int64           // Epoch's, while this edge leads
 	granted atomic.Int64           // the session timeout ZooKeeper granted, ms (0: not yet known)
+	lapse   atomic.Bool            // the lease lapsed and that was logged
 	leader  atomic.Pointer[member] // the leading node's, nil when unknown
 	acl     []zk.ACL               // of the nodes this edge creates
 	ignored atomic.Int64           // nodes ignored (Ignored)
@@ -184,7 +185,18 @@ func (e *Elector) renew(node string, sent time.Time) error {
 		return errGone
 	}
 	e.until.Store(sent.Add(e.lease()).UnixNano())
+	e.lapse.Store(false)
 	return nil
+}
+
+// lapsed logs, once a lapse, that this edge won the lead but its lease
+// ran out: ZooKeeper did not answer its renewals in time, so it answers
+// as a follower until an answer comes.
+func (e *Elector) lapsed() {
+	if time.Now().UnixNano() >= e.until.Load() && !e.lapse.Swap(true) {
+		e.log.Warn("the lead's lease lapsed: ZooKeeper did not answer this edge's renewals in time; it does not lead until one is answered",
+			"path", e.cfg.Path, "lease", e.lease())
+	}
 }
 
 // Leader returns the ID of the edge that leads, as this edge last saw
@@ -345,12 +357,15 @@ func (e *Elector) wait(ctx context.Context, node string, watch <-chan zk.Event, 
 		case <-retry:
 			return true
 		case <-beat.C:
+			// Re-armed first, whatever the renewal gives: a lead won after
+			// this edge's node went must be renewed too.
+			beat.Reset(e.beat())
 			if e.leading.Load() && node != "" {
+				e.lapsed()
 				if err := e.renew(node, time.Now()); errors.Is(err, errGone) {
 					return true
 				}
 			}
-			beat.Reset(e.beat())
 		}
 	}
 }
@@ -489,6 +504,7 @@ func (e *Elector) decide(node string, sent time.Time) (<-chan zk.Event, error) {
 	}
 	if mine {
 		e.until.Store(sent.Add(e.lease()).UnixNano())
+		e.lapse.Store(false)
 		e.epoch.Store(seq + 1) // the first node's sequence number is 0
 		if !e.leading.Swap(true) {
 			e.log.Info("leading the fleet's once-jobs", "node", node)

@@ -1,6 +1,7 @@
 package leader_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -421,5 +422,37 @@ func TestLeaseRenewedAfterTheNodeWent(t *testing.T) {
 	}
 	if !e.LeaseEnd().After(end) {
 		t.Fatalf("the lease's end did not move: %v, then %v", end, e.LeaseEnd())
+	}
+}
+
+// TestRefusedWithoutAdmin: with credentials, a path made beforehand
+// whose ACL gives them no ADMIN keeps the edge out of the election:
+// Entered says so, naming the path, the missing permission and the fix,
+// and the edge logs it at ERROR.
+func TestRefusedWithoutAdmin(t *testing.T) {
+	z := chtest.NeedZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	out := plant(t, addr, "")
+	for _, p := range []string{"/sec", "/sec/pre"} {
+		if _, err := out.Create(p, nil, 0, zk.WorldACL(zk.PermCreate|zk.PermDelete|zk.PermRead|zk.PermWrite)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	var logs syncLog
+	e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: "/sec/pre", ID: "edge-a", SessionTimeout: 2 * time.Second, Auth: "fleet:secret"},
+		slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = e.Entered(ctx)
+	if !errors.Is(err, leader.ErrRefused) || !strings.Contains(err.Error(), "/sec/pre") || !strings.Contains(err.Error(), "ADMIN") ||
+		!strings.Contains(err.Error(), "deleteall /sec/pre") {
+		t.Fatalf("Entered: %v", err)
+	}
+	if e.Leading() || !strings.Contains(logs.String(), "level=ERROR") {
+		t.Fatalf("leading %v; log:\n%s", e.Leading(), logs.String())
 	}
 }

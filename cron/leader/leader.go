@@ -86,13 +86,13 @@ type Elector struct {
 	conn    *zk.Conn
 	events  <-chan zk.Event
 	leading atomic.Bool
-	until   atomic.Int64           // the lease's end, unix nanoseconds
-	epoch   atomic.Int64           // Epoch's, while this edge leads
-	granted atomic.Int64           // the session timeout ZooKeeper granted, ms (0: not yet known)
-	lapse   atomic.Bool            // the lease lapsed and that was logged
-	entered chan struct{}          // closed once this edge's node is first made
-	refused chan struct{}          // closed once ZooKeeper first refuses this edge the election (ErrRefused)
-	refusal atomic.Pointer[error]  // that refusal, nil while none
+	until   atomic.Int64          // the lease's end, unix nanoseconds
+	epoch   atomic.Int64          // Epoch's, while this edge leads
+	granted atomic.Int64          // the session timeout ZooKeeper granted, ms (0: not yet known)
+	lapse   atomic.Bool           // the lease lapsed and that was logged
+	entered chan struct{}         // closed once this edge's node is first made
+	refused chan struct{}         // closed once ZooKeeper first refuses this edge the election (ErrRefused)
+	refusal atomic.Pointer[error] // that refusal, nil while none
 	onceIn  sync.Once
 	onceOut sync.Once
 	leader  atomic.Pointer[member] // the leading node's, nil when unknown

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -391,5 +392,40 @@ func plantedLeader(t *testing.T, zkPort int, database, leaderAddr, otherAddr str
 	}
 	for _, name := range []string{"!", "_c_00000000000000000000000000000000-n_0000000000"} {
 		z.Delete(path+"/"+name, -1)
+	}
+}
+
+// TestServeRefusesAnElectionPathWithoutAdmin: with EDGE_ZK_AUTH, an
+// election path made beforehand whose ACL gives that identity no ADMIN
+// (world:anyone:cdrw) stops serve at start with a message naming the
+// path, the missing permission and the fix, instead of an edge that
+// serves outside its fleet's election.
+func TestServeRefusesAnElectionPathWithoutAdmin(t *testing.T) {
+	z := chtest.NeedZooKeeper(t)
+	zkAddr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	out, _, err := zk.Connect([]string{zkAddr}, 4*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	for deadline := time.Now().Add(30 * time.Second); out.State() != zk.StateHasSession; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no ZooKeeper session within 30 s")
+		}
+	}
+	for _, p := range []string{"/sec", "/sec/serve"} {
+		if _, err := out.Create(p, nil, 0, zk.WorldACL(zk.PermCreate|zk.PermDelete|zk.PermRead|zk.PermWrite)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	// No ClickHouse: the refusal comes before the edge needs one.
+	t.Setenv("EDGE_CH_ADDR", "127.0.0.1:1")
+	t.Setenv("EDGE_ZK_AUTH", "fleet:secret")
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code, _, errs := runCmd(t, ctx, "serve", "--listen", "127.0.0.1:0", "--zk", zkAddr, "--zk-path", "/sec/serve")
+	if code != 1 || !strings.Contains(errs, "/sec/serve") || !strings.Contains(errs, "ADMIN") || !strings.Contains(errs, "deleteall /sec/serve") {
+		t.Fatalf("serve on a path without ADMIN: exit %d, %s", code, errs)
 	}
 }

@@ -297,6 +297,28 @@ func startElection(c *serveConfig, addr, fleetAddr string, onLead func(), log *s
 		Keys: c.fleet.Keys, Auth: c.zkAuth}, log)
 }
 
+// electionWait is how long serve waits for its first entry in the
+// election before it goes on (ZooKeeper away at start is waited for in
+// the background).
+const electionWait = 10 * time.Second
+
+// enteredElection waits for e's first entry in the election: an error
+// when ZooKeeper refuses this edge the election (leader.ErrRefused: the
+// edge would serve outside its fleet's election for ever), nil once it is
+// in or after electionWait.
+func enteredElection(ctx context.Context, e *leader.Elector, log *slog.Logger) error {
+	wctx, cancel := context.WithTimeout(ctx, electionWait)
+	defer cancel()
+	err := e.Entered(wctx)
+	switch {
+	case errors.Is(err, leader.ErrRefused):
+		return fmt.Errorf("fleet election: %w", err)
+	case err != nil && ctx.Err() == nil:
+		log.Warn("fleet election: not entered yet (ZooKeeper out of reach?); trying in the background", "waited", electionWait)
+	}
+	return nil
+}
+
 // startFleet, when c has a fleet address, listens on it, serves the
 // state this edge publishes while it leads (package cron/fleet), and
 // makes the views follow the leader's state while another edge leads. It
@@ -457,8 +479,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		elector.Store(e)
 		defer e.Close()
+		if err := enteredElection(ctx, e, log); err != nil {
+			return err
+		}
+		elector.Store(e)
 	}
 	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB, Leading: leading, Epoch: epoch,
 		Collectors: collectors, Building: built.views.Building}

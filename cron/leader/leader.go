@@ -86,9 +86,15 @@ type Elector struct {
 	conn    *zk.Conn
 	events  <-chan zk.Event
 	leading atomic.Bool
-	until   atomic.Int64           // the lease's end, unix nanoseconds
-	epoch   atomic.Int64           // Epoch's, while this edge leads
-	granted atomic.Int64           // the session timeout ZooKeeper granted, ms (0: not yet known)
+	until   atomic.Int64          // the lease's end, unix nanoseconds
+	epoch   atomic.Int64          // Epoch's, while this edge leads
+	granted atomic.Int64          // the session timeout ZooKeeper granted, ms (0: not yet known)
+	lapse   atomic.Bool           // the lease lapsed and that was logged
+	entered chan struct{}         // closed once this edge's node is first made
+	refused chan struct{}         // closed once ZooKeeper first refuses this edge the election (ErrRefused)
+	refusal atomic.Pointer[error] // that refusal, nil while none
+	onceIn  sync.Once
+	onceOut sync.Once
 	leader  atomic.Pointer[member] // the leading node's, nil when unknown
 	acl     []zk.ACL               // of the nodes this edge creates
 	ignored atomic.Int64           // nodes ignored (Ignored)
@@ -116,7 +122,8 @@ func Start(cfg Config, log *slog.Logger) (*Elector, error) {
 		}
 		acl = zk.DigestACL(zk.PermAll, user, pass)
 	}
-	e := &Elector{cfg: cfg, log: log, acl: acl, seen: map[string]bool{}, done: make(chan struct{})}
+	e := &Elector{cfg: cfg, log: log, acl: acl, seen: map[string]bool{}, done: make(chan struct{}),
+		entered: make(chan struct{}), refused: make(chan struct{})}
 	conn, events, err := zk.Connect(cfg.Servers, cfg.SessionTimeout, zk.WithLogger(zkLogger{log, &e.granted}))
 	if err != nil {
 		return nil, fmt.Errorf("leader: connect to ZooKeeper: %w", err)
@@ -125,6 +132,28 @@ func Start(cfg Config, log *slog.Logger) (*Elector, error) {
 	e.conn, e.events, e.cancel = conn, events, cancel
 	go e.run(ctx)
 	return e, nil
+}
+
+// ErrRefused says ZooKeeper refuses this edge a part in the election:
+// the election's path (or a parent) exists with an ACL that does not give
+// this edge's identity the permissions it needs. It lasts until an
+// operator changes the path; the edge keeps trying meanwhile.
+var ErrRefused = errors.New("ZooKeeper refuses this edge the election")
+
+// Entered waits until this edge's node is first made in the election
+// (nil), ZooKeeper refuses it the election (an error wrapping
+// ErrRefused, which says what to change), or ctx ends (ctx's error): an
+// edge may refuse to start rather than serve outside its fleet's
+// election.
+func (e *Elector) Entered(ctx context.Context) error {
+	select {
+	case <-e.entered:
+		return nil
+	case <-e.refused:
+		return *e.refusal.Load()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Leading reports whether this edge leads now: it won the election and
@@ -184,7 +213,18 @@ func (e *Elector) renew(node string, sent time.Time) error {
 		return errGone
 	}
 	e.until.Store(sent.Add(e.lease()).UnixNano())
+	e.lapse.Store(false)
 	return nil
+}
+
+// lapsed logs, once a lapse, that this edge won the lead but its lease
+// ran out: ZooKeeper did not answer its renewals in time, so it answers
+// as a follower until an answer comes.
+func (e *Elector) lapsed() {
+	if time.Now().UnixNano() >= e.until.Load() && !e.lapse.Swap(true) {
+		e.log.Warn("the lead's lease lapsed: ZooKeeper did not answer this edge's renewals in time; it does not lead until one is answered",
+			"path", e.cfg.Path, "lease", e.lease())
+	}
 }
 
 // Leader returns the ID of the edge that leads, as this edge last saw
@@ -307,7 +347,9 @@ func (e *Elector) run(ctx context.Context) {
 				}
 			}
 			if err == nil && node == "" {
-				node, err = e.enter()
+				if node, err = e.enter(); err == nil {
+					e.onceIn.Do(func() { close(e.entered) })
+				}
 			}
 			if err == nil {
 				watch, err = e.decide(node, time.Now())
@@ -318,6 +360,14 @@ func (e *Elector) run(ctx context.Context) {
 				continue
 			case errors.Is(err, errNoGrant):
 				retry.Reset(20 * time.Millisecond)
+			case errors.Is(err, ErrRefused):
+				// Not a passing fault: said at ERROR at each try, until an
+				// operator mends the path.
+				e.lose(err.Error())
+				e.log.Error("fleet election: this edge cannot take part", "path", e.cfg.Path, "err", err)
+				e.refusal.CompareAndSwap(nil, &err)
+				e.onceOut.Do(func() { close(e.refused) })
+				retry.Reset(5 * time.Second)
 			case err != nil:
 				e.lose(err.Error())
 				retry.Reset(time.Second)
@@ -345,12 +395,15 @@ func (e *Elector) wait(ctx context.Context, node string, watch <-chan zk.Event, 
 		case <-retry:
 			return true
 		case <-beat.C:
+			// Re-armed first, whatever the renewal gives: a lead won after
+			// this edge's node went must be renewed too.
+			beat.Reset(e.beat())
 			if e.leading.Load() && node != "" {
+				e.lapsed()
 				if err := e.renew(node, time.Now()); errors.Is(err, errGone) {
 					return true
 				}
 			}
-			beat.Reset(e.beat())
 		}
 	}
 }
@@ -360,7 +413,10 @@ func (e *Elector) enter() (string, error) {
 	parts := strings.Split(strings.TrimPrefix(e.cfg.Path, "/"), "/")
 	for i := range parts {
 		p := "/" + strings.Join(parts[:i+1], "/")
-		if _, err := e.conn.Create(p, nil, 0, e.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := e.conn.Create(p, nil, 0, e.acl); errors.Is(err, zk.ErrNoAuth) {
+			return "", fmt.Errorf("%w: create %s: its parent's ACL does not let this edge's ZooKeeper identity create nodes (CREATE): "+
+				"give it CREATE there, or choose another path (EDGE_ZK_PATH)", ErrRefused, p)
+		} else if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return "", fmt.Errorf("create %s: %w", p, err)
 		}
 	}
@@ -384,6 +440,10 @@ func (e *Elector) enter() (string, error) {
 		acl = zk.WorldACL(zk.PermRead)
 	}
 	node, err := e.conn.CreateProtectedEphemeralSequential(e.cfg.Path+"/n_", data, acl)
+	if errors.Is(err, zk.ErrNoAuth) {
+		return "", fmt.Errorf("%w: %s's ACL does not let this edge's ZooKeeper identity create its node (CREATE): "+
+			"delete the path (deleteall %s) so that the edges make it again, or set its ACL", ErrRefused, e.cfg.Path, e.cfg.Path)
+	}
 	if err != nil {
 		return "", fmt.Errorf("enter the election: %w", err)
 	}
@@ -394,17 +454,30 @@ func (e *Elector) enter() (string, error) {
 // it is another (a path made before the fleet had credentials).
 func (e *Elector) closePath() error {
 	acl, stat, err := e.conn.GetACL(e.cfg.Path)
+	if errors.Is(err, zk.ErrNoAuth) {
+		return e.noAdmin()
+	}
 	if err != nil {
 		return fmt.Errorf("read the ACL of %s: %w", e.cfg.Path, err)
 	}
 	if slices.Equal(acl, e.acl) {
 		return nil
 	}
-	if _, err := e.conn.SetACL(e.cfg.Path, e.acl, stat.Aversion); err != nil {
+	if _, err := e.conn.SetACL(e.cfg.Path, e.acl, stat.Aversion); errors.Is(err, zk.ErrNoAuth) {
+		return e.noAdmin()
+	} else if err != nil {
 		return fmt.Errorf("close %s to other ZooKeeper users: %w", e.cfg.Path, err)
 	}
 	e.log.Info("fleet election: the path is now closed to other ZooKeeper users", "path", e.cfg.Path)
 	return nil
+}
+
+// noAdmin is the refusal of a path this edge cannot close to others.
+func (e *Elector) noAdmin() error {
+	user, _, _ := strings.Cut(e.cfg.Auth, ":")
+	return fmt.Errorf("%w: %s exists with an ACL that does not give this edge's ZooKeeper identity (digest %s, EDGE_ZK_AUTH) ADMIN, "+
+		"so the edge cannot close it to other ZooKeeper users: delete the path (deleteall %s) so that the edges make it again, "+
+		"or set its ACL to that identity with all permissions (setAcl %s digest:%s:<hash>:cdrwa)", ErrRefused, e.cfg.Path, user, e.cfg.Path, e.cfg.Path, user)
 }
 
 // errGone says this edge's node is gone from the election.
@@ -489,6 +562,7 @@ func (e *Elector) decide(node string, sent time.Time) (<-chan zk.Event, error) {
 	}
 	if mine {
 		e.until.Store(sent.Add(e.lease()).UnixNano())
+		e.lapse.Store(false)
 		e.epoch.Store(seq + 1) // the first node's sequence number is 0
 		if !e.leading.Swap(true) {
 			e.log.Info("leading the fleet's once-jobs", "node", node)

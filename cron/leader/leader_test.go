@@ -1,6 +1,7 @@
 package leader_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -361,4 +362,97 @@ func TestLeaseEndsBeforeAnotherLeads(t *testing.T) {
 
 	cut.Set(faultproxy.None, 0, 0)
 	eventually(t, "the first edge follows the second", func() bool { return a.Leader() == "edge-b" && !a.Leading() && b.Leading() })
+}
+
+// revokeAndDelete is what a ZooKeeper writer can do to an election without
+// credentials: take READ on the path from everyone (so that ZooKeeper
+// drops the edges' watches on it), delete an edge's node, and give the
+// path its open ACL back.
+func revokeAndDelete(t *testing.T, out *zk.Conn, path, node string) {
+	t.Helper()
+	if err := out.AddAuth("digest", []byte("evil:evil")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := out.SetACL(path, zk.DigestACL(zk.PermAll, "evil", "evil"), -1); err != nil {
+		t.Fatalf("take READ from the path: %v", err)
+	}
+	if err := out.Delete(path+"/"+node, -1); err != nil {
+		t.Fatalf("delete %s: %v", node, err)
+	}
+	if _, err := out.SetACL(path, zk.WorldACL(zk.PermAll), -1); err != nil {
+		t.Fatalf("give the path its ACL back: %v", err)
+	}
+}
+
+// TestLeaseRenewedAfterTheNodeWent: a ZooKeeper writer deletes the
+// leader's node while the leader's watch is gone, so that the leader
+// learns it at a renewal of its lease. The edge enters again and leads,
+// and its lease goes on being renewed: it still leads, with a later
+// lease end, after several lease lengths.
+func TestLeaseRenewedAfterTheNodeWent(t *testing.T) {
+	z := chtest.NeedZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	path := "/edge/test/regone"
+	var logs syncLog
+	e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: path, ID: "edge-a", SessionTimeout: 2 * time.Second},
+		slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	eventually(t, "the edge leads", e.Leading)
+	out := plant(t, addr, "")
+	children, _, err := out.Children(path)
+	if err != nil || len(children) != 1 {
+		t.Fatalf("children %v, %v", children, err)
+	}
+	revokeAndDelete(t, out, path, children[0])
+	eventually(t, "the edge enters again and leads", func() bool {
+		now, _, err := out.Children(path)
+		return err == nil && len(now) == 1 && now[0] != children[0] && e.Leading()
+	})
+	// Lease lengths (1 s here: half the session timeout) pass: the edge
+	// leads throughout, its lease's end moving on.
+	end := e.LeaseEnd()
+	for range 40 {
+		time.Sleep(100 * time.Millisecond)
+		if !e.Leading() {
+			t.Fatalf("the edge's lease lapsed after it led again (its end %v, now %v); log:\n%s", e.LeaseEnd(), time.Now(), logs.String())
+		}
+	}
+	if !e.LeaseEnd().After(end) {
+		t.Fatalf("the lease's end did not move: %v, then %v", end, e.LeaseEnd())
+	}
+}
+
+// TestRefusedWithoutAdmin: with credentials, a path made beforehand
+// whose ACL gives them no ADMIN keeps the edge out of the election:
+// Entered says so, naming the path, the missing permission and the fix,
+// and the edge logs it at ERROR.
+func TestRefusedWithoutAdmin(t *testing.T) {
+	z := chtest.NeedZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	out := plant(t, addr, "")
+	for _, p := range []string{"/sec", "/sec/pre"} {
+		if _, err := out.Create(p, nil, 0, zk.WorldACL(zk.PermCreate|zk.PermDelete|zk.PermRead|zk.PermWrite)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			t.Fatal(err)
+		}
+	}
+	var logs syncLog
+	e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: "/sec/pre", ID: "edge-a", SessionTimeout: 2 * time.Second, Auth: "fleet:secret"},
+		slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = e.Entered(ctx)
+	if !errors.Is(err, leader.ErrRefused) || !strings.Contains(err.Error(), "/sec/pre") || !strings.Contains(err.Error(), "ADMIN") ||
+		!strings.Contains(err.Error(), "deleteall /sec/pre") {
+		t.Fatalf("Entered: %v", err)
+	}
+	if e.Leading() || !strings.Contains(logs.String(), "level=ERROR") {
+		t.Fatalf("leading %v; log:\n%s", e.Leading(), logs.String())
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
@@ -49,6 +50,13 @@ type Limit struct {
 // An attempt written counts, admitted or not, until Revoke; an error
 // (the log out of reach, or ErrLate) leaves the decision to the caller.
 func (l *Log) Claim(ctx context.Context, now time.Time, limits ...Limit) (Ticket, bool, error) {
+	t, wait, err := l.ClaimWait(ctx, now, limits...)
+	return t, err == nil && wait == 0, err
+}
+
+// ClaimWait is Claim, saying how long until a refused attempt would have
+// been admitted (0: admitted).
+func (l *Log) ClaimWait(ctx context.Context, now time.Time, limits ...Limit) (Ticket, time.Duration, error) {
 	now = time.UnixMilli(now.UnixMilli()).UTC() // as the log keeps it
 	t := Ticket{seq: l.seq.Add(1), happened: now}
 	rows := make([]analytics.Attempt, len(limits))
@@ -63,35 +71,42 @@ func (l *Log) Claim(ctx context.Context, now time.Time, limits ...Limit) (Ticket
 	err := l.store.Write(wctx, rows)
 	cancel()
 	if err != nil {
-		return t, false, fmt.Errorf("write attempt: %w", err)
+		return t, 0, fmt.Errorf("write attempt: %w", err)
 	}
 	t.rows = rows
 	for _, lim := range limits {
 		l.counted.WithLabelValues(kindNames[lim.Kind], "edge").Inc()
 	}
 	if l.now().After(now.Add(claimWrite)) {
-		return t, false, ErrLate
+		return t, 0, ErrLate
 	}
 	select {
 	case <-ctx.Done():
-		return t, false, ctx.Err()
+		return t, 0, ctx.Err()
 	case <-time.After(time.Until(now.Add(claimSettle))):
 	}
 	got, err := l.store.Of(ctx, subjects, now.Add(-span), now)
 	if err != nil {
-		return t, false, fmt.Errorf("read attempts back: %w", err)
+		return t, 0, fmt.Errorf("read attempts back: %w", err)
 	}
+	var wait time.Duration
 	for _, lim := range limits {
-		if before(got, l.name, t.seq, lim, now) >= lim.Max {
-			return t, false, nil
+		earlier := before(got, l.name, t.seq, lim, now)
+		if len(earlier) < lim.Max {
+			continue
 		}
+		// Admitted once all but Max-1 of those before it left the window.
+		slices.Sort(earlier)
+		left := time.UnixMilli(earlier[len(earlier)-max(lim.Max, 1)]).Add(lim.Span).Sub(now)
+		wait = max(wait, left, time.Millisecond)
 	}
-	return t, true, nil
+	return t, wait, nil
 }
 
-// before counts the attempts of lim in got, not revoked, within its span
-// before (edge, seq) at now.
-func before(got []analytics.Attempt, edge string, seq uint64, lim Limit, now time.Time) int {
+// before returns when the attempts of lim in got happened (unix
+// milliseconds) that are not revoked and come before (edge, seq) at now
+// within its span.
+func before(got []analytics.Attempt, edge string, seq uint64, lim Limit, now time.Time) []int64 {
 	subject := hex.EncodeToString(lim.Key[:])
 	type mark struct {
 		edge     string
@@ -103,7 +118,7 @@ func before(got []analytics.Attempt, edge string, seq uint64, lim Limit, now tim
 			revoked[mark{r.Edge, r.Happened.UnixMilli()}]++
 		}
 	}
-	n := 0
+	var out []int64
 	from := now.Add(-lim.Span)
 	for _, r := range got {
 		if r.Subject != subject || r.Kind != uint8(lim.Kind) || !r.Happened.After(from) {
@@ -116,10 +131,10 @@ func before(got []analytics.Attempt, edge string, seq uint64, lim Limit, now tim
 		}
 		h := r.Happened.UnixMilli()
 		if h < now.UnixMilli() || h == now.UnixMilli() && (r.Edge < edge || r.Edge == edge && r.Seq < seq) {
-			n++
+			out = append(out, h)
 		}
 	}
-	return n
+	return out
 }
 
 // Ticket is an attempt Claim wrote, for Revoke.

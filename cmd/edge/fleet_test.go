@@ -421,6 +421,7 @@ func TestServeRefusesAnElectionPathWithoutAdmin(t *testing.T) {
 	// No ClickHouse: the refusal comes before the edge needs one.
 	t.Setenv("EDGE_CH_ADDR", "127.0.0.1:1")
 	t.Setenv("EDGE_ZK_AUTH", "fleet:secret")
+	t.Setenv("EDGE_FLEET_TOKEN", fleetToken)
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

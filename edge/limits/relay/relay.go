@@ -81,6 +81,20 @@ type Recorder struct {
 	seq     uint64
 	first   map[analytics.UsageBatch]uint64 // the batches of windows, and the first read that brought each
 	now     func() time.Time
+	// last is the last answer as sums: the followers of a fleet ask from
+	// the same position, so one computes what all get.
+	last struct {
+		key  sumsKey
+		body []byte
+	}
+}
+
+// sumsKey names what an answer as sums is made of: the position asked
+// and the reads it spans.
+type sumsKey struct {
+	day         time.Time
+	pos         limits.Pos
+	first, last uint64
 }
 
 // NewRecorder returns a recorder around base.
@@ -243,15 +257,34 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "the leader's record does not reach back to that position: read the store", http.StatusGone)
 		return
 	}
-	var a usageAnswer
-	if q.Get("sum") == "1" {
-		a = sumsOf(ws, posOf(at, n))
-	} else {
-		a = rowsOf(ws)
-	}
-	a.At, a.N = posJSON(next)
 	w.Header().Set("Content-Type", "application/json")
+	if q.Get("sum") == "1" {
+		w.Write(r.sums(sumsKey{dayKey(day), posOf(at, n), ws[0].seq, ws[len(ws)-1].seq}, ws, next))
+		return
+	}
+	a := rowsOf(ws)
+	a.At, a.N = posJSON(next)
 	json.NewEncoder(w).Encode(a)
+}
+
+// sums returns the JSON of the answer as sums of the reads ws, named by
+// k, up to next: the last one made when k names it too.
+func (r *Recorder) sums(k sumsKey, ws []window, next limits.Pos) []byte {
+	r.mu.Lock()
+	if r.last.key == k && r.last.body != nil {
+		body := r.last.body
+		r.mu.Unlock()
+		return body
+	}
+	r.mu.Unlock()
+	a := sumsOf(ws, k.pos)
+	a.At, a.N = posJSON(next)
+	body, _ := json.Marshal(a)
+	body = append(body, '\n')
+	r.mu.Lock()
+	r.last.key, r.last.body = k, body
+	r.mu.Unlock()
+	return body
 }
 
 // rowsOf is the answer of the reads ws as rows.

@@ -389,6 +389,7 @@ type Store struct {
 	limits.Store
 	c                 *Client
 	relayed, directly atomic.Int64
+	summed, rows      atomic.Int64
 }
 
 // NewStore returns a store that reads the log through c's leader, and
@@ -424,8 +425,10 @@ func (s *Store) since(ctx context.Context, day time.Time, pos limits.Pos, sum bo
 	s.relayed.Add(1)
 	if a.Totals != nil {
 		sums := &limits.Sums{Totals: a.Totals, New: batchesOf(a.Batches), Seen: batchesOf(a.Seen)}
+		s.summed.Add(1)
 		return nil, sums, posOf(a.At, a.N), nil
 	}
+	s.rows.Add(1)
 	changes := make([]analytics.UsageChange, len(a.Changes))
 	for i, c := range a.Changes {
 		changes[i] = analytics.UsageChange{Batch: analytics.UsageBatch{Edge: c.Edge, Seq: c.Seq}, Subject: c.Subject, Calls: c.Calls}
@@ -444,6 +447,10 @@ func batchesOf(ids []batchID) []analytics.UsageBatch {
 // Reads returns how many reads of the log the leader answered, and how
 // many went to the store.
 func (s *Store) Reads() (relayed, directly int64) { return s.relayed.Load(), s.directly.Load() }
+
+// Forms returns how many of the leader's answers came as sums, and how
+// many as rows.
+func (s *Store) Forms() (sums, rows int64) { return s.summed.Load(), s.rows.Load() }
 
 // keysAnswer is the JSON of an answer to KeysPath.
 type keysAnswer struct {

@@ -166,6 +166,9 @@ func TestFollowerGetsSums(t *testing.T) {
 	if n := f.follower.Usage.SumsRefused(); n != 0 {
 		t.Fatalf("follower refused %d answers as sums", n)
 	}
+	if sums, rows := f.store.Forms(); sums != 1 || rows != 0 {
+		t.Fatalf("follower got %d answers as sums and %d as rows; want 1, 0", sums, rows)
+	}
 	left := perDay - (4 + 5 + 6 + 7)
 	if got := admit(f.follower, shared, perDay); got != left {
 		t.Fatalf("follower admitted %d calls, want the %d left of the day", got, left)
@@ -196,6 +199,9 @@ func TestFollowerReadsAnOldLeadersRows(t *testing.T) {
 	if relayed, directly := f.store.Reads(); relayed != 1 || directly != 0 {
 		t.Fatalf("follower's reads: %d relayed, %d direct; want 1, 0", relayed, directly)
 	}
+	if sums, rows := f.store.Forms(); sums != 0 || rows != 1 {
+		t.Fatalf("follower got %d answers as sums and %d as rows; want 0, 1", sums, rows)
+	}
 	if got, want := admit(f.follower, shared, perDay), perDay-2-12; got != want {
 		t.Fatalf("follower admitted %d calls, want the %d left of the day", got, want)
 	}
@@ -224,6 +230,9 @@ func TestSumsWithAnAppliedBatchAreReadAsRows(t *testing.T) {
 	if n := f.follower.Usage.SumsRefused(); n != 1 {
 		t.Fatalf("follower refused %d answers as sums, want 1", n)
 	}
+	if sums, rows := f.store.Forms(); sums != 1 || rows != 1 {
+		t.Fatalf("follower got %d answers as sums and %d as rows; want 1, 1", sums, rows)
+	}
 }
 
 // TestOldFollowerGetsRows checks that a follower of the release before,
@@ -235,5 +244,24 @@ func TestOldFollowerGetsRows(t *testing.T) {
 	a, _ := get(t, f.srv.URL, false)
 	if a.Totals != nil || a.Batches != nil || len(a.Changes) != 2 || !strings.HasPrefix(a.Changes[0].Edge, "edge-") {
 		t.Fatalf("answer without sum=1: %+v; want the 2 rows only", a)
+	}
+}
+
+// TestSumsFollowNewReads checks that the answer made once for the
+// followers asking from a position changes when the leader reads again.
+func TestSumsFollowNewReads(t *testing.T) {
+	f := newFleet(t, 50, nil)
+	writeBatches(t, f.base, 2, func(int) uint64 { return 1 }, 0)
+	f.sync(t, f.leader)
+	if a, _ := get(t, f.srv.URL, true); a.Totals[shared.String()] != 2 {
+		t.Fatalf("totals %v, want 2 calls of the shared subject", a.Totals)
+	}
+	if err := f.base.Add(context.Background(), analytics.UsageBatch{Edge: "edge-9", Seq: 1},
+		[]analytics.UsageDelta{{Day: day, Subject: shared.String(), Calls: 5}}, false); err != nil {
+		t.Fatal(err)
+	}
+	f.sync(t, f.leader)
+	if a, _ := get(t, f.srv.URL, true); a.Totals[shared.String()] != 7 || len(a.Batches) != 3 {
+		t.Fatalf("after another read: totals %v, batches %v; want 7 calls in 3 batches", a.Totals, a.Batches)
 	}
 }

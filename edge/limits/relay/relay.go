@@ -95,6 +95,7 @@ type sumsKey struct {
 	day         time.Time
 	pos         limits.Pos
 	first, last uint64
+	after       uint64
 }
 
 // NewRecorder returns a recorder around base.
@@ -203,14 +204,16 @@ func (r *Recorder) answer(day time.Time, pos limits.Pos) (ws []window, next limi
 // usageAnswer is the JSON of an answer to UsagePath.
 // The rows form (Changes) lists every row of every batch; the sums form,
 // asked for with sum=1, lists the batches instead, with each subject's
-// calls over those brought first (Totals, always present in that form).
+// calls over those brought first (Totals), and says so (Sum).
 type usageAnswer struct {
 	At      int64             `json:"at"` // the next position's time, Unix nanoseconds (0: none)
 	N       int               `json:"n"`  // and its index
+	Sum     bool              `json:"sum,omitempty"`
+	Read    uint64            `json:"read,omitempty"` // the last read the sums span: the next ask's after
 	Changes []change          `json:"changes,omitempty"`
 	Batches []batchID         `json:"batches,omitempty"` // brought first from the position asked
 	Seen    []batchID         `json:"seen,omitempty"`    // brought again: in reads before the position
-	Totals  map[string]uint64 `json:"totals,omitempty"`  // left out when empty: no rows to read
+	Totals  map[string]uint64 `json:"totals,omitempty"`
 }
 
 type batchID struct {
@@ -242,7 +245,8 @@ func posOf(at int64, n int) limits.Pos {
 
 // ServeHTTP answers GET UsagePath?day=YYYY-MM-DD&at=&n= with what the
 // recorded reads hold from that position on (200), or 410 Gone when they
-// do not reach back to it.
+// do not reach back to it: as rows, or as sums with sum=1 (and after=,
+// the read the asker's last answer spanned up to, when it has one).
 func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	q := req.URL.Query()
 	day, err := time.Parse(time.DateOnly, q.Get("day"))
@@ -259,7 +263,8 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if q.Get("sum") == "1" {
-		w.Write(r.sums(sumsKey{dayKey(day), posOf(at, n), ws[0].seq, ws[len(ws)-1].seq}, ws, next))
+		after, _ := strconv.ParseUint(q.Get("after"), 10, 64)
+		w.Write(r.sums(sumsKey{dayKey(day), posOf(at, n), ws[0].seq, ws[len(ws)-1].seq, after}, ws, next))
 		return
 	}
 	a := rowsOf(ws)
@@ -277,7 +282,7 @@ func (r *Recorder) sums(k sumsKey, ws []window, next limits.Pos) []byte {
 		return body
 	}
 	r.mu.Unlock()
-	a := sumsOf(ws, k.pos)
+	a := sumsOf(ws, k.pos, k.after)
 	a.At, a.N = posJSON(next)
 	body, _ := json.Marshal(a)
 	body = append(body, '\n')
@@ -299,20 +304,25 @@ func rowsOf(ws []window) usageAnswer {
 }
 
 // sumsOf is the answer of the reads ws, asked from pos, as sums. A batch
-// that a read ending at or before pos brought is listed as seen: the
-// reads overlap, and the asker, who read up to pos, applied it. The
+// that a read up to the asker's last answer (after, the last read it
+// spanned), or else a read ending at or before pos, brought is listed as
+// seen: the reads overlap, and the asker applied it. (Positions have
+// whole seconds: two reads may end at the same one.) The
 // others are summed, each batch once however many reads brought it, and
 // each (batch, subject) row once. The asker checks both lists against
 // the batches it applied, so that a guess wrong here costs a read of
 // the rows, never a call counted twice or missed.
-func sumsOf(ws []window, pos limits.Pos) usageAnswer {
-	a := usageAnswer{Totals: map[string]uint64{}}
+func sumsOf(ws []window, pos limits.Pos, after uint64) usageAnswer {
+	a := usageAnswer{Sum: true, Totals: map[string]uint64{}, Read: ws[len(ws)-1].seq}
 	start := ws[len(ws)-1].seq + 1
 	for _, w := range ws {
 		if w.to.After(pos) {
 			start = w.seq
 			break
 		}
+	}
+	if after > 0 {
+		start = after + 1
 	}
 	type row struct {
 		batch   analytics.UsageBatch
@@ -390,6 +400,9 @@ type Store struct {
 	c                 *Client
 	relayed, directly atomic.Int64
 	summed, rows      atomic.Int64
+	mu                sync.Mutex
+	lastPos           limits.Pos // the position the last answer as sums gave
+	lastRead          uint64     // and the last read it spanned (0: none)
 }
 
 // NewStore returns a store that reads the log through c's leader, and
@@ -415,18 +428,33 @@ func (s *Store) since(ctx context.Context, day time.Time, pos limits.Pos, sum bo
 	q := url.Values{"day": {dayKey(day).Format(time.DateOnly)}, "at": {strconv.FormatInt(at, 10)}, "n": {strconv.Itoa(n)}}
 	if sum {
 		q.Set("sum", "1")
+		s.mu.Lock()
+		if s.lastRead > 0 && !pos.After(s.lastPos) && !s.lastPos.After(pos) {
+			q.Set("after", strconv.FormatUint(s.lastRead, 10))
+		}
+		s.mu.Unlock()
 	}
 	var a usageAnswer
 	if _, err := s.c.get(ctx, UsagePath, q, &a); err != nil {
 		s.directly.Add(1)
+		s.mu.Lock()
+		s.lastRead = 0
+		s.mu.Unlock()
 		changes, next, err := s.Store.Since(ctx, day, pos)
 		return changes, nil, next, err
 	}
 	s.relayed.Add(1)
-	if a.Totals != nil {
+	next := posOf(a.At, a.N)
+	s.mu.Lock()
+	s.lastPos, s.lastRead = next, 0
+	if a.Sum {
+		s.lastRead = a.Read
+	}
+	s.mu.Unlock()
+	if a.Sum {
 		sums := &limits.Sums{Totals: a.Totals, New: batchesOf(a.Batches), Seen: batchesOf(a.Seen)}
 		s.summed.Add(1)
-		return nil, sums, posOf(a.At, a.N), nil
+		return nil, sums, next, nil
 	}
 	s.rows.Add(1)
 	changes := make([]analytics.UsageChange, len(a.Changes))

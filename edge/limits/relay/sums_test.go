@@ -152,7 +152,7 @@ func TestFollowerGetsSums(t *testing.T) {
 	if got := sums.Totals["subject-0"]; got != edges {
 		t.Fatalf("subject-0's total %d, want %d", got, edges)
 	}
-	if rows.Totals != nil || len(rows.Changes) != 2*(edges*101+1) {
+	if rows.Sum || len(rows.Changes) != 2*(edges*101+1) {
 		t.Fatalf("rows: %d rows, totals %v; want %d rows and no totals", len(rows.Changes), rows.Totals != nil, 2*(edges*101+1))
 	}
 	if sumBytes*edges > rowBytes {
@@ -242,7 +242,7 @@ func TestOldFollowerGetsRows(t *testing.T) {
 	writeBatches(t, f.base, 2, func(int) uint64 { return 1 }, 0)
 	f.sync(t, f.leader)
 	a, _ := get(t, f.srv.URL, false)
-	if a.Totals != nil || a.Batches != nil || len(a.Changes) != 2 || !strings.HasPrefix(a.Changes[0].Edge, "edge-") {
+	if a.Sum || a.Totals != nil || a.Batches != nil || len(a.Changes) != 2 || !strings.HasPrefix(a.Changes[0].Edge, "edge-") {
 		t.Fatalf("answer without sum=1: %+v; want the 2 rows only", a)
 	}
 }

@@ -81,6 +81,9 @@ type Usage struct {
 	// FleetWindow, this one included: while the totals are stale, each
 	// caller's remainder of the day is shared among them.
 	fleet atomic.Int64
+	// sumsRefused counts the answers as sums that could not be applied
+	// exactly (SummingStore), read again as rows.
+	sumsRefused atomic.Int64
 
 	syncMu  sync.Mutex // one Sync or Flush at a time; guards the fields below
 	seq     uint64
@@ -463,34 +466,15 @@ func (u *Usage) Sync(ctx context.Context) error {
 		u.forget(now)
 		return nil
 	}
-	changes, pos, err := u.store.Since(ctx, dayTime(today), t.pos)
+	changes, sums, pos, err := u.since(ctx, dayTime(today), t.pos)
 	if err != nil {
 		return fmt.Errorf("read usage: %w", err)
 	}
 	var added []analytics.UsageBatch
-	fresh := map[analytics.UsageBatch]bool{}
-	type row struct {
-		batch   analytics.UsageBatch
-		subject string
-	}
-	// A batch written again whose first write arrived too comes twice:
-	// each of its rows counts once.
-	rows := map[row]bool{}
-	for _, c := range changes {
-		if _, done := u.applied[c.Batch]; done && !fresh[c.Batch] {
-			continue
-		}
-		if !fresh[c.Batch] {
-			fresh[c.Batch] = true
-			added = append(added, c.Batch)
-		}
-		r := row{c.Batch, c.Subject}
-		if rows[r] {
-			continue
-		}
-		rows[r] = true
-		t.add(subjectHash(c.Subject), c.Calls)
-		u.edges[c.Batch.Edge] = now
+	if sums != nil {
+		added = u.addSums(t, sums, now)
+	} else {
+		added = u.addChanges(t, changes, now)
 	}
 	u.countFleet(now)
 	for _, b := range added {

@@ -11,6 +11,16 @@
 // rows it gets are those a read of its own would get, so its totals are
 // the same. Each edge still writes its own calls to ClickHouse.
 //
+// A follower asks for sums (sum=1): the leader answers each subject's
+// calls over the batches brought first from the follower's position,
+// with the lists of those batches and of the batches brought again, so
+// that what it sends grows with the subjects rather than with the edges
+// times the subjects. The follower applies the sums only when it has
+// applied every batch brought again and none of those brought first;
+// otherwise it reads the rows (limits.SummingStore). A leader of the
+// release before ignores sum=1 and answers rows, which the follower
+// takes as before; a follower that does not ask for sums gets rows.
+//
 // For the keys, the leader serves a version that changes whenever its
 // key list changed (KeysPath), and a following edge reloads its keys only
 // when the version moved, or every few minutes regardless (KeysGate).
@@ -52,10 +62,14 @@ const maxWindows = 1024
 const maxReach = 4 * time.Second
 
 type window struct {
+	seq      uint64 // the recorder's count of reads, at this one
 	day      time.Time
 	from, to limits.Pos
 	changes  []analytics.UsageChange
 	at       time.Time
+	// first holds, for each batch of changes, the seq of the first kept
+	// read that brought it.
+	first map[analytics.UsageBatch]uint64
 }
 
 // Recorder is a limits.Store that keeps what its reads of the log
@@ -64,7 +78,24 @@ type Recorder struct {
 	limits.Store
 	mu      sync.Mutex
 	windows []window
+	seq     uint64
+	first   map[analytics.UsageBatch]uint64 // the batches of windows, and the first read that brought each
 	now     func() time.Time
+	// last is the last answer as sums: the followers of a fleet ask from
+	// the same position, so one computes what all get.
+	last struct {
+		key  sumsKey
+		body []byte
+	}
+}
+
+// sumsKey names what an answer as sums is made of: the position asked
+// and the reads it spans.
+type sumsKey struct {
+	day         time.Time
+	pos         limits.Pos
+	first, last uint64
+	after       uint64
 }
 
 // NewRecorder returns a recorder around base.
@@ -80,7 +111,7 @@ func (r *Recorder) Day(ctx context.Context, day time.Time) (limits.DayRead, erro
 	read, err := r.Store.Day(ctx, day)
 	if err == nil {
 		r.mu.Lock()
-		r.windows = nil
+		r.windows, r.first = nil, nil
 		r.mu.Unlock()
 	}
 	return read, err
@@ -99,14 +130,41 @@ func (r *Recorder) Since(ctx context.Context, day time.Time, pos limits.Pos) ([]
 	for drop < len(r.windows) && (now.Sub(r.windows[drop].at) > keepFor || len(r.windows)-drop >= maxWindows) {
 		drop++
 	}
-	r.windows = append(r.windows[drop:], window{day: dayKey(day), from: pos, to: next, changes: changes, at: now})
+	r.windows = append(r.windows[drop:], r.window(dayKey(day), pos, next, changes, now))
 	return changes, next, nil
+}
+
+// window makes the record of a read and notes the batches it brought
+// first. r.mu must be held.
+func (r *Recorder) window(day time.Time, from, to limits.Pos, changes []analytics.UsageChange, at time.Time) window {
+	if r.first == nil {
+		r.first = map[analytics.UsageBatch]uint64{}
+	}
+	if len(r.windows) > 0 {
+		oldest := r.windows[0].seq
+		for b, s := range r.first {
+			if s < oldest {
+				delete(r.first, b)
+			}
+		}
+	}
+	r.seq++
+	w := window{seq: r.seq, day: day, from: from, to: to, changes: changes, at: at, first: map[analytics.UsageBatch]uint64{}}
+	for _, c := range changes {
+		s, ok := r.first[c.Batch]
+		if !ok {
+			s = r.seq
+			r.first[c.Batch] = s
+		}
+		w.first[c.Batch] = s
+	}
+	return w
 }
 
 // answer returns what the recorded reads hold of day from pos on, and
 // the position to ask from next; ok is false when they do not reach back
 // to pos (without a gap), so that the asker reads the store itself.
-func (r *Recorder) answer(day time.Time, pos limits.Pos) (changes []analytics.UsageChange, next limits.Pos, ok bool) {
+func (r *Recorder) answer(day time.Time, pos limits.Pos) (ws []window, next limits.Pos, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	day = dayKey(day)
@@ -135,19 +193,32 @@ func (r *Recorder) answer(day time.Time, pos limits.Pos) (changes []analytics.Us
 		if !w.day.Equal(day) || (i > start && w.from.After(r.windows[i-1].to)) {
 			return nil, pos, false // a gap: another day's, or a read that failed in between
 		}
-		changes = append(changes, w.changes...)
+		ws = append(ws, w)
 		if w.to.After(next) {
 			next = w.to
 		}
 	}
-	return changes, next, true
+	return ws, next, true
 }
 
 // usageAnswer is the JSON of an answer to UsagePath.
+// The rows form (Changes) lists every row of every batch; the sums form,
+// asked for with sum=1, lists the batches instead, with each subject's
+// calls over those brought first (Totals), and says so (Sum).
 type usageAnswer struct {
-	At      int64    `json:"at"` // the next position's time, Unix nanoseconds (0: none)
-	N       int      `json:"n"`  // and its index
-	Changes []change `json:"changes"`
+	At      int64             `json:"at"` // the next position's time, Unix nanoseconds (0: none)
+	N       int               `json:"n"`  // and its index
+	Sum     bool              `json:"sum,omitempty"`
+	Read    uint64            `json:"read,omitempty"` // the last read the sums span: the next ask's after
+	Changes []change          `json:"changes,omitempty"`
+	Batches []batchID         `json:"batches,omitempty"` // brought first from the position asked
+	Seen    []batchID         `json:"seen,omitempty"`    // brought again: in reads before the position
+	Totals  map[string]uint64 `json:"totals,omitempty"`
+}
+
+type batchID struct {
+	Edge string `json:"edge"`
+	Seq  uint64 `json:"seq"`
 }
 
 type change struct {
@@ -174,7 +245,8 @@ func posOf(at int64, n int) limits.Pos {
 
 // ServeHTTP answers GET UsagePath?day=YYYY-MM-DD&at=&n= with what the
 // recorded reads hold from that position on (200), or 410 Gone when they
-// do not reach back to it.
+// do not reach back to it: as rows, or as sums with sum=1 (and after=,
+// the read the asker's last answer spanned up to, when it has one).
 func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	q := req.URL.Query()
 	day, err := time.Parse(time.DateOnly, q.Get("day"))
@@ -184,18 +256,99 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "want day=YYYY-MM-DD, at=<Unix nanoseconds> and n=<index>", http.StatusBadRequest)
 		return
 	}
-	changes, next, ok := r.answer(day, posOf(at, n))
+	ws, next, ok := r.answer(day, posOf(at, n))
 	if !ok {
 		http.Error(w, "the leader's record does not reach back to that position: read the store", http.StatusGone)
 		return
 	}
-	a := usageAnswer{Changes: make([]change, len(changes))}
-	a.At, a.N = posJSON(next)
-	for i, c := range changes {
-		a.Changes[i] = change{Edge: c.Batch.Edge, Seq: c.Batch.Seq, Subject: c.Subject, Calls: c.Calls}
-	}
 	w.Header().Set("Content-Type", "application/json")
+	if q.Get("sum") == "1" {
+		after, _ := strconv.ParseUint(q.Get("after"), 10, 64)
+		w.Write(r.sums(sumsKey{dayKey(day), posOf(at, n), ws[0].seq, ws[len(ws)-1].seq, after}, ws, next))
+		return
+	}
+	a := rowsOf(ws)
+	a.At, a.N = posJSON(next)
 	json.NewEncoder(w).Encode(a)
+}
+
+// sums returns the JSON of the answer as sums of the reads ws, named by
+// k, up to next: the last one made when k names it too.
+func (r *Recorder) sums(k sumsKey, ws []window, next limits.Pos) []byte {
+	r.mu.Lock()
+	if r.last.key == k && r.last.body != nil {
+		body := r.last.body
+		r.mu.Unlock()
+		return body
+	}
+	r.mu.Unlock()
+	a := sumsOf(ws, k.pos, k.after)
+	a.At, a.N = posJSON(next)
+	body, _ := json.Marshal(a)
+	body = append(body, '\n')
+	r.mu.Lock()
+	r.last.key, r.last.body = k, body
+	r.mu.Unlock()
+	return body
+}
+
+// rowsOf is the answer of the reads ws as rows.
+func rowsOf(ws []window) usageAnswer {
+	var a usageAnswer
+	for _, w := range ws {
+		for _, c := range w.changes {
+			a.Changes = append(a.Changes, change{Edge: c.Batch.Edge, Seq: c.Batch.Seq, Subject: c.Subject, Calls: c.Calls})
+		}
+	}
+	return a
+}
+
+// sumsOf is the answer of the reads ws, asked from pos, as sums. A batch
+// that a read up to the asker's last answer (after, the last read it
+// spanned), or else a read ending at or before pos, brought is listed as
+// seen: the reads overlap, and the asker applied it. (Positions have
+// whole seconds: two reads may end at the same one.) The
+// others are summed, each batch once however many reads brought it, and
+// each (batch, subject) row once. The asker checks both lists against
+// the batches it applied, so that a guess wrong here costs a read of
+// the rows, never a call counted twice or missed.
+func sumsOf(ws []window, pos limits.Pos, after uint64) usageAnswer {
+	a := usageAnswer{Sum: true, Totals: map[string]uint64{}, Read: ws[len(ws)-1].seq}
+	start := ws[len(ws)-1].seq + 1
+	for _, w := range ws {
+		if w.to.After(pos) {
+			start = w.seq
+			break
+		}
+	}
+	if after > 0 {
+		start = after + 1
+	}
+	type row struct {
+		batch   analytics.UsageBatch
+		subject string
+	}
+	listed := map[analytics.UsageBatch]bool{}
+	rows := map[row]bool{}
+	for _, w := range ws {
+		for _, c := range w.changes {
+			if !listed[c.Batch] {
+				listed[c.Batch] = true
+				id := batchID{Edge: c.Batch.Edge, Seq: c.Batch.Seq}
+				if w.first[c.Batch] < start {
+					a.Seen = append(a.Seen, id)
+				} else {
+					a.Batches = append(a.Batches, id)
+				}
+			}
+			if w.first[c.Batch] < start || rows[row{c.Batch, c.Subject}] {
+				continue
+			}
+			rows[row{c.Batch, c.Subject}] = true
+			a.Totals[c.Subject] += c.Calls
+		}
+	}
+	return a
 }
 
 // Client asks the fleet's leader.
@@ -246,99 +399,83 @@ type Store struct {
 	limits.Store
 	c                 *Client
 	relayed, directly atomic.Int64
+	summed, rows      atomic.Int64
+	mu                sync.Mutex
+	lastPos           limits.Pos // the position the last answer as sums gave
+	lastRead          uint64     // and the last read it spanned (0: none)
 }
 
 // NewStore returns a store that reads the log through c's leader, and
 // otherwise from base.
 func NewStore(base limits.Store, c *Client) *Store { return &Store{Store: base, c: c} }
 
-// Since asks the leader for what was added from pos on; when it cannot
-// answer, it reads the store.
+// Since asks the leader for what was added from pos on, as rows; when
+// it cannot answer, it reads the store.
 func (s *Store) Since(ctx context.Context, day time.Time, pos limits.Pos) ([]analytics.UsageChange, limits.Pos, error) {
+	changes, _, next, err := s.since(ctx, day, pos, false)
+	return changes, next, err
+}
+
+// SinceSums asks the leader for what was added from pos on, as sums: a
+// leader of the release before answers rows, and when none can answer
+// the store is read (rows too).
+func (s *Store) SinceSums(ctx context.Context, day time.Time, pos limits.Pos) ([]analytics.UsageChange, *limits.Sums, limits.Pos, error) {
+	return s.since(ctx, day, pos, true)
+}
+
+func (s *Store) since(ctx context.Context, day time.Time, pos limits.Pos, sum bool) ([]analytics.UsageChange, *limits.Sums, limits.Pos, error) {
 	at, n := posJSON(pos)
-	var a usageAnswer
-	if _, err := s.c.get(ctx, UsagePath, url.Values{"day": {dayKey(day).Format(time.DateOnly)},
-		"at": {strconv.FormatInt(at, 10)}, "n": {strconv.Itoa(n)}}, &a); err == nil {
-		changes := make([]analytics.UsageChange, len(a.Changes))
-		for i, c := range a.Changes {
-			changes[i] = analytics.UsageChange{Batch: analytics.UsageBatch{Edge: c.Edge, Seq: c.Seq}, Subject: c.Subject, Calls: c.Calls}
+	q := url.Values{"day": {dayKey(day).Format(time.DateOnly)}, "at": {strconv.FormatInt(at, 10)}, "n": {strconv.Itoa(n)}}
+	if sum {
+		q.Set("sum", "1")
+		s.mu.Lock()
+		if s.lastRead > 0 && !pos.After(s.lastPos) && !s.lastPos.After(pos) {
+			q.Set("after", strconv.FormatUint(s.lastRead, 10))
 		}
-		s.relayed.Add(1)
-		return changes, posOf(a.At, a.N), nil
+		s.mu.Unlock()
 	}
-	s.directly.Add(1)
-	return s.Store.Since(ctx, day, pos)
+	var a usageAnswer
+	if _, err := s.c.get(ctx, UsagePath, q, &a); err != nil {
+		s.directly.Add(1)
+		s.mu.Lock()
+		s.lastRead = 0
+		s.mu.Unlock()
+		changes, next, err := s.Store.Since(ctx, day, pos)
+		return changes, nil, next, err
+	}
+	s.relayed.Add(1)
+	next := posOf(a.At, a.N)
+	s.mu.Lock()
+	s.lastPos, s.lastRead = next, 0
+	if a.Sum {
+		s.lastRead = a.Read
+	}
+	s.mu.Unlock()
+	if a.Sum {
+		sums := &limits.Sums{Totals: a.Totals, New: batchesOf(a.Batches), Seen: batchesOf(a.Seen)}
+		s.summed.Add(1)
+		return nil, sums, next, nil
+	}
+	s.rows.Add(1)
+	changes := make([]analytics.UsageChange, len(a.Changes))
+	for i, c := range a.Changes {
+		changes[i] = analytics.UsageChange{Batch: analytics.UsageBatch{Edge: c.Edge, Seq: c.Seq}, Subject: c.Subject, Calls: c.Calls}
+	}
+	return changes, nil, posOf(a.At, a.N), nil
+}
+
+func batchesOf(ids []batchID) []analytics.UsageBatch {
+	out := make([]analytics.UsageBatch, len(ids))
+	for i, id := range ids {
+		out[i] = analytics.UsageBatch{Edge: id.Edge, Seq: id.Seq}
+	}
+	return out
 }
 
 // Reads returns how many reads of the log the leader answered, and how
 // many went to the store.
 func (s *Store) Reads() (relayed, directly int64) { return s.relayed.Load(), s.directly.Load() }
 
-// keysAnswer is the JSON of an answer to KeysPath.
-type keysAnswer struct {
-	Version string `json:"version"`
-}
-
-// KeysHandler answers GET KeysPath with version(), the leader's key list
-// version.
-func KeysHandler(version func() string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(keysAnswer{Version: version()})
-	})
-}
-
-// KeysGate decides, on each tick of a following edge's key reloads,
-// whether to reload: when the leader's key list version moved since the
-// last reload, and at least every Every; when the leader cannot say, at
-// the rhythm of an edge on its own (Fallback). A reload that fails is
-// tried again at that rhythm, not at every tick.
-type KeysGate struct {
-	c        *Client
-	every    time.Duration
-	fallback time.Duration
-	mu       sync.Mutex
-	seen     string    // the version of the last reload that succeeded
-	pending  string    // the version the reload under way is for
-	tried    time.Time // when the last reload was asked for
-	failed   bool      // the last reload asked for has not succeeded
-	now      func() time.Time
-}
-
-// NewKeysGate returns the gate of a following edge's key reloads: a
-// reload at least every every, and every fallback while the leader
-// cannot say whether its list changed.
-func NewKeysGate(c *Client, every, fallback time.Duration) *KeysGate {
-	return &KeysGate{c: c, every: every, fallback: fallback, now: time.Now}
-}
-
-// Load reports whether the keys should be reloaded now.
-func (g *KeysGate) Load(ctx context.Context) bool {
-	var a keysAnswer
-	_, err := g.c.get(ctx, KeysPath, nil, &a)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	now := g.now()
-	due := now.Sub(g.tried) >= g.fallback
-	switch {
-	case err != nil || a.Version == "": // nobody to ask
-		if !due {
-			return false
-		}
-	case a.Version != g.seen:
-		if g.failed && !due {
-			return false
-		}
-	case now.Sub(g.tried) < g.every:
-		return false
-	}
-	g.pending, g.tried, g.failed = a.Version, now, true
-	return true
-}
-
-// Loaded records that the reload Load asked for succeeded.
-func (g *KeysGate) Loaded() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.seen, g.failed = g.pending, false
-}
+// Forms returns how many of the leader's answers came as sums, and how
+// many as rows.
+func (s *Store) Forms() (sums, rows int64) { return s.summed.Load(), s.rows.Load() }

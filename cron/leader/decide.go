@@ -48,6 +48,7 @@ func (e *Elector) run(ctx context.Context) {
 			e.conn.Delete(node, -1)
 		}
 	}()
+	var fails failures // the tries in a row that failed, said at ERROR
 	retry := time.NewTimer(0)
 	defer retry.Stop()
 	beat := time.NewTimer(e.beat())
@@ -73,16 +74,19 @@ func (e *Elector) run(ctx context.Context) {
 			case errors.Is(err, errNoGrant), errors.Is(err, errAgain):
 				retry.Reset(20 * time.Millisecond)
 			case errors.Is(err, ErrRefused):
-				// Not a passing fault: said at ERROR at each try, until an
-				// operator mends the path.
+				// Not a passing fault: it lasts until an operator mends the
+				// path.
 				e.lose(err.Error())
-				e.log.Error("fleet election: this edge cannot take part", "path", e.cfg.Path, "err", err)
+				fails.failed(e, err)
 				e.refusal.CompareAndSwap(nil, &err)
 				e.onceOut.Do(func() { close(e.refused) })
 				retry.Reset(5 * time.Second)
 			case err != nil:
 				e.lose(err.Error())
+				fails.failed(e, err)
 				retry.Reset(time.Second)
+			default:
+				fails.mended(e)
 			}
 		}
 		switch e.wait(ctx, node, w.ch, retry.C, reread.C, beat) {

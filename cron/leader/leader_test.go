@@ -611,3 +611,36 @@ func newLeaderFound(t *testing.T, path string, reread time.Duration, recheck boo
 func bySequence(names []string) {
 	slices.SortFunc(names, func(a, b string) int { return strings.Compare(a[len(a)-10:], b[len(b)-10:]) })
 }
+
+// TestFailureToEnterIsLoggedAtError: any lasting failure to take part in
+// the election (here a path that is an ephemeral node, which can have no
+// children) is said at ERROR, once for its start and not at every retry.
+func TestFailureToEnterIsLoggedAtError(t *testing.T) {
+	z := chtest.NeedZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	out := plant(t, addr, "")
+	if _, err := out.Create("/blocked", nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	if _, err := out.Create("/blocked/path", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncLog
+	e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: "/blocked/path", ID: "edge-a", SessionTimeout: 2 * time.Second},
+		slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	eventually(t, "the failure logged at ERROR", func() bool {
+		return strings.Contains(logs.String(), "level=ERROR") && strings.Contains(logs.String(), "/blocked/path")
+	})
+	// Retries go on each second; the run is said once (within a minute).
+	time.Sleep(3 * time.Second)
+	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
+		t.Fatalf("%d ERROR lines for one run of failures; log:\n%s", n, logs.String())
+	}
+	if e.Leading() {
+		t.Fatal("leads outside the election")
+	}
+}

@@ -180,6 +180,9 @@ type Sources struct {
 	// Epoch is the epoch of this edge's lead (package cron/leader), which
 	// fences what an earlier leader writes late (nil: 0).
 	Epoch func() int64
+	// Fleet, when set, returns what this edge knows of its fleet's leader
+	// (a JSON value: fleet.Status), shown in /readyz as "fleet".
+	Fleet func() any
 	// Collectors are metrics of the edge's other parts (its fleet's) to
 	// serve on /metrics.
 	Collectors []prometheus.Collector
@@ -202,6 +205,7 @@ type Server struct {
 	deliverer *webhooks.Deliverer
 	editions  *views.Published[editions.Set]
 	jobs      func() []cron.Status
+	fleet     func() any             // Sources.Fleet, nil: none
 	building  func() <-chan struct{} // Sources.Building, nil: none
 	app       *fiber.App
 	metrics   *metrics
@@ -278,7 +282,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("IPv6 prefix /%d: use 32 to 128 (a caller is its /64 by default)", cfg.IPv6Prefix)
 	}
 	proxies := clientip.Proxies{Trusted: cfg.TrustedProxies, Forwarded: forwarded, IPv6Prefix: cfg.IPv6Prefix}
-	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, building: src.Building, answers: answers, misses: misses}
+	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, fleet: src.Fleet, building: src.Building, answers: answers, misses: misses}
 	s.keys = keys.NewRegistry(src.SyncDB)
 	if src.KeysGate != nil {
 		s.keys.SetGate(src.KeysGate)

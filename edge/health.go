@@ -28,7 +28,12 @@ type readiness struct {
 	BuildSeconds float64        `json:"buildSeconds"` // of the published figures
 	Editions     int            `json:"editions"`     // weekly editions built
 	Jobs         []cron.Status  `json:"jobs"`
-	ServerTimeUT time.Time      `json:"serverTime"`
+	// Fleet is what this edge knows of its fleet's leader (with a fleet
+	// address): whether a working leader answers, and since when none
+	// has. An edge that holds a state stays ready without one: it serves
+	// that state, and the fleet's lack of a leader is said here.
+	Fleet        any       `json:"fleet,omitempty"`
+	ServerTimeUT time.Time `json:"serverTime"`
 }
 
 // readyz answers 503 until the replica is loaded and 200 after.
@@ -36,6 +41,9 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	r := readiness{Listings: map[string]int{}, Jobs: s.jobs(), ServerTimeUT: time.Now().UTC(),
 		Editions: s.editions.Load().Len()}
+	if s.fleet != nil {
+		r.Fleet = s.fleet()
+	}
 	if r.Jobs == nil {
 		r.Jobs = []cron.Status{}
 	}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -295,6 +296,75 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 			t.Errorf("%s: the new leader answers %d %s, the edge that joined %d %s", path, so, eo, sj, ej)
 		}
 	}
+	lostWatch(t, z.Port, cfg.Database, other.addr, joined.addr, func(what string, cond func() bool) {
+		t.Helper()
+		eventually(what, cond)
+	})
+}
+
+// fleetOf returns the fleet part of an edge's /readyz.
+func fleetOf(addr string) (fleet.Status, bool) {
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		return fleet.Status{}, false
+	}
+	defer resp.Body.Close()
+	var r struct{ Fleet *fleet.Status }
+	if json.NewDecoder(resp.Body).Decode(&r) != nil || r.Fleet == nil {
+		return fleet.Status{}, false
+	}
+	return *r.Fleet, true
+}
+
+// lostWatch is the attack of a ZooKeeper writer on a fleet without
+// ZooKeeper credentials: READ taken from the election's path (ZooKeeper
+// drops the watches of sessions that lost it), the leader's node
+// deleted, the ACL given back. Within a bounded wait exactly one edge
+// leads and the other names it and finds it working, as their /readyz
+// say; no edge is left naming one that does not lead.
+func lostWatch(t *testing.T, zkPort int, database, leaderAddr, otherAddr string, eventually func(string, func() bool)) {
+	t.Helper()
+	eventually("/readyz names the leader on both edges", func() bool {
+		l, okL := fleetOf(leaderAddr)
+		o, okO := fleetOf(otherAddr)
+		return okL && okO && l.Leading && l.LeaderWorking && !o.Leading && o.LeaderWorking && o.Leader != ""
+	})
+	z, _, err := zk.Connect([]string{"127.0.0.1:" + strconv.Itoa(zkPort)}, 4*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	eventually("a ZooKeeper session", func() bool { return z.State() == zk.StateHasSession })
+	path := "/edge/fleets/" + database
+	children, _, err := z.Children(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(children, func(a, b string) int { return strings.Compare(a[len(a)-10:], b[len(b)-10:]) })
+	if err := z.AddAuth("digest", []byte("evil:evil")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := z.SetACL(path, zk.DigestACL(zk.PermAll, "evil", "evil"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := z.Delete(path+"/"+children[0], -1); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if _, err := z.SetACL(path, zk.WorldACL(zk.PermAll), -1); err != nil {
+		t.Fatal(err)
+	}
+	eventually("one edge leads and the other follows it, as /readyz says", func() bool {
+		l, okL := fleetOf(leaderAddr)
+		o, okO := fleetOf(otherAddr)
+		if !okL || !okO || l.Leading == o.Leading {
+			return false
+		}
+		if o.Leading {
+			l, o = o, l
+		}
+		return l.LeaderWorking && o.LeaderWorking && o.Leader != ""
+	})
 }
 
 // fleetToken is the fleet's token of the tests.

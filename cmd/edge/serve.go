@@ -324,25 +324,25 @@ func enteredElection(ctx context.Context, e *leader.Elector, log *slog.Logger) e
 // makes the views follow the leader's state while another edge leads. It
 // returns the publisher, the URL the other edges reach it at, and the
 // client that asks the leader for the usage and keys' changes (package
-// relay); nil, "", nil when c has no fleet address (every edge loads from
-// ClickHouse).
+// relay), and the follower; nil, "", nil, nil when c has no fleet
+// address (every edge loads from ClickHouse).
 func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *serveJobs, leading func() bool,
-	elector func() *leader.Elector, log *slog.Logger) (*fleet.Publisher, string, *relay.Client, error) {
+	elector func() *leader.Elector, log *slog.Logger) (*fleet.Publisher, string, *relay.Client, *fleet.Follower, error) {
 	if c.fleetListen == "" {
-		return nil, "", nil, nil
+		return nil, "", nil, nil, nil
 	}
 	pub, err := fleet.NewPublisher(c.fleet, leading, log)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
 	ln, err := net.Listen("tcp", c.fleetListen)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("--fleet-listen %s: %w", c.fleetListen, err)
+		return nil, "", nil, nil, fmt.Errorf("--fleet-listen %s: %w", c.fleetListen, err)
 	}
 	advertise := fleetAdvertised(c, ln.Addr().String())
 	if err := fleet.CheckAddress(advertise, c.fleet.Keys); err != nil {
 		ln.Close()
-		return nil, "", nil, fmt.Errorf("--fleet-advertise: the other edges would not take this edge's state: %w", err)
+		return nil, "", nil, nil, fmt.Errorf("--fleet-advertise: the other edges would not take this edge's state: %w", err)
 	}
 	go pub.Run(ctx)
 	go func() {
@@ -358,6 +358,11 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 	}
 	fcfg := c.fleet
 	fcfg.Log = log
+	fcfg.Recheck = func() {
+		if e := elector(); e != nil {
+			e.Recheck()
+		}
+	}
 	follower := fleet.NewFollower(fcfg, leaderFleet, leading)
 	built.views.OnPublish(pub.Offer)
 	built.views.FollowFrom(follower)
@@ -367,7 +372,7 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 		built.exports.FollowFrom(follower)
 	}
 	if err := jobs.Add(built.views.FollowJob(fmt.Sprintf("@every %s", c.followEvery))); err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
 	// A new state of the leader's is taken within a moment of its
 	// publish, not at the next scheduled ask.
@@ -386,7 +391,7 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 		}
 		return ""
 	}}
-	return pub, advertise, client, nil
+	return pub, advertise, client, follower, nil
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -441,6 +446,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		pub        *fleet.Publisher
 		advertise  string
 		client     *relay.Client
+		follower   *fleet.Follower
 		collectors []prometheus.Collector
 	)
 	if c.zk != "" {
@@ -460,7 +466,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if c.zk != "" {
-		pub, advertise, client, err = startFleet(ctx, c, jobs, built, leading, elector.Load, log)
+		pub, advertise, client, follower, err = startFleet(ctx, c, jobs, built, leading, elector.Load, log)
 		if err != nil {
 			return err
 		}
@@ -487,6 +493,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB, Leading: leading, Epoch: epoch,
 		Collectors: collectors, Building: built.views.Building}
+	if follower != nil {
+		src.Fleet = func() any { return follower.Status() }
+		src.Collectors = append(src.Collectors, leaderMetrics(follower)...)
+	}
 	if client != nil {
 		// The usage and the keys' changes: read from the leader while
 		// another edge leads, from ClickHouse otherwise.
@@ -542,6 +552,29 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log.Info("edge stopped")
 	return nil
+}
+
+// leaderMetrics are the gauges of whether the fleet has a working leader,
+// as this edge sees it (fleet.Follower.Status).
+func leaderMetrics(f *fleet.Follower) []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edge_fleet_leader_working",
+			Help: "1 while this edge leads or the edge its election names answers as the leader; 0 while none is named, or the one named answers that it does not lead or is out of reach."},
+			func() float64 {
+				if f.Status().LeaderWorking {
+					return 1
+				}
+				return 0
+			}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edge_fleet_no_working_leader_seconds",
+			Help: "How long the fleet has had no working leader as this edge sees it (edge_fleet_leader_working 0); 0 while it has one."},
+			func() float64 {
+				if since := f.Status().NoWorkingLeaderSince; since != nil {
+					return time.Since(*since).Seconds()
+				}
+				return 0
+			}),
+	}
 }
 
 // ownServices returns the rules that keep webhooks off this edge's own

@@ -95,6 +95,10 @@ type Config struct {
 	// Without them (nil) the routes that need the token (Handle) are off,
 	// and a follower believes only a leader on loopback.
 	Keys *trust.Keys
+	// Recheck, when set, asks the election to be read again now
+	// (leader.Elector.Recheck): a follower calls it when the edge the
+	// election names answers that it does not lead, or is out of reach.
+	Recheck func()
 	// Deltas is how many deltas the leader keeps: a follower that holds
 	// one of the states they start from takes what changed since, in
 	// place of the whole state; one further behind takes the whole.
@@ -457,7 +461,7 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", "GET")
 			problem(w, http.StatusMethodNotAllowed, "Method not allowed", "use GET", 0)
 		case !p.leading():
-			problem(w, http.StatusServiceUnavailable, "Not the leader", "this edge does not lead its fleet: ask the edge its election names", 5)
+			problem(w, http.StatusServiceUnavailable, notLeaderTitle, "this edge does not lead its fleet: ask the edge its election names", 5)
 		default:
 			v.(route).h.ServeHTTP(w, r)
 		}
@@ -473,7 +477,7 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		problem(w, http.StatusMethodNotAllowed, "Method not allowed", "use GET", 0)
 		return
 	case !p.leading():
-		problem(w, http.StatusServiceUnavailable, "Not the leader", "this edge does not lead its fleet: ask the edge its election names", 5)
+		problem(w, http.StatusServiceUnavailable, notLeaderTitle, "this edge does not lead its fleet: ask the edge its election names", 5)
 		return
 	case r.URL.Path == ExportsPath:
 		p.serveDays(w)
@@ -671,6 +675,7 @@ type Follower struct {
 	mu      sync.Mutex
 	waiting time.Time   // since when the leader has had no state; zero when it has
 	alone   time.Time   // since when no leader is known; zero while one is
+	lost    time.Time   // since when the leader named has not worked (Status); zero while it does
 	noDelta string      // the tag of a state whose delta was refused: the whole state next
 	unread  *unreadable // the leader's state of a format this edge does not read, nil when none
 }
@@ -796,6 +801,7 @@ func (f *Follower) ask(parent context.Context, method, addr, path string, header
 		if parent.Err() != nil {
 			return nil, parent.Err()
 		}
+		f.leaderFailed(addr, "out of reach")
 		if isHandshake(err) {
 			f.cfg.Metrics.refuse("handshake")
 			return nil, fmt.Errorf("fleet: leader at %s did not prove it holds the fleet's token (%v): %w", addr, err, cron.ErrNoSource)
@@ -980,6 +986,7 @@ func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.R
 	defer resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusNotModified:
+		f.leaderWorked()
 		f.settled()
 		return fetched{kind: tookNothing}, nil
 	case http.StatusIMUsed:
@@ -993,9 +1000,11 @@ func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.R
 			f.log().Warn("fleet: a delta refused: this edge asks for the whole state", "leader", addr, "err", err)
 			return fetched{kind: refusedDelta}, nil
 		}
+		f.leaderWorked()
 		f.settled()
 		return fetched{tookDelta, r, snapshots, tag}, nil
 	case http.StatusOK:
+		f.leaderWorked()
 		if o.NoWhole {
 			// The leader keeps no delta from here: none of the whole
 			// state is taken (the body is closed unread).
@@ -1006,7 +1015,11 @@ func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.R
 		f.remember(unreadable{addr: addr, why: "406: " + string(body)})
 		return fetched{}, fmt.Errorf("fleet: leader at %s writes no state of a format this edge reads (%v): %w", addr, replica.Formats, cron.ErrNoSource)
 	case http.StatusServiceUnavailable:
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		if notLeader(resp) {
+			f.leaderFailed(addr, "it answers that it does not lead")
+		} else {
+			f.leaderWorked()
+		}
 		if f.waitedTooLong(have) {
 			return fetched{}, fmt.Errorf("fleet: leader at %s has had no state for %v: %w", addr, f.cfg.Patience, cron.ErrNoSource)
 		}

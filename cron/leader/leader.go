@@ -28,7 +28,6 @@
 package leader
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,6 +69,10 @@ type Config struct {
 	// Keys, when set, sign this edge's node and check every other's: a
 	// node not signed with the fleet's member key takes no part.
 	Keys *trust.Keys
+	// Reread is how often the election is read again even when no watch
+	// fired (DefaultReread when 0): a watch is one-shot, and a session
+	// that loses READ on a node is told nothing of its changes.
+	Reread time.Duration
 	// Auth, when set ("user:password"), is this edge's ZooKeeper digest
 	// identity: the election's path and nodes are made readable and
 	// writable by it alone (an existing path's ACL is set to it).
@@ -78,6 +81,9 @@ type Config struct {
 
 // DefaultSessionTimeout is Config.SessionTimeout's default.
 const DefaultSessionTimeout = 10 * time.Second
+
+// DefaultReread is Config.Reread's default.
+const DefaultReread = 5 * time.Second
 
 // Elector takes part in an election until Close.
 type Elector struct {
@@ -99,6 +105,9 @@ type Elector struct {
 	acl     []zk.ACL               // of the nodes this edge creates
 	ignored atomic.Int64           // nodes ignored (Ignored)
 	seen    map[string]bool        // the nodes ignored and logged, by name (run's goroutine only)
+	known   map[string]*member     // the members read, by node name (run's goroutine only)
+	recheck chan struct{}          // Recheck's
+	woken   atomic.Int64           // Woken's
 	cancel  context.CancelFunc
 	done    chan struct{}
 	once    sync.Once
@@ -114,6 +123,9 @@ func Start(cfg Config, log *slog.Logger) (*Elector, error) {
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = DefaultSessionTimeout
 	}
+	if cfg.Reread <= 0 {
+		cfg.Reread = DefaultReread
+	}
 	acl := zk.WorldACL(zk.PermAll)
 	if cfg.Auth != "" {
 		user, pass, ok := strings.Cut(cfg.Auth, ":")
@@ -122,7 +134,7 @@ func Start(cfg Config, log *slog.Logger) (*Elector, error) {
 		}
 		acl = zk.DigestACL(zk.PermAll, user, pass)
 	}
-	e := &Elector{cfg: cfg, log: log, acl: acl, seen: map[string]bool{}, done: make(chan struct{}),
+	e := &Elector{cfg: cfg, log: log, acl: acl, seen: map[string]bool{}, known: map[string]*member{}, done: make(chan struct{}), recheck: make(chan struct{}, 1),
 		entered: make(chan struct{}), refused: make(chan struct{})}
 	conn, events, err := zk.Connect(cfg.Servers, cfg.SessionTimeout, zk.WithLogger(zkLogger{log, &e.granted}))
 	if err != nil {
@@ -246,6 +258,21 @@ func (e *Elector) LeaderFleet() string {
 	return ""
 }
 
+// Recheck asks for the election to be read again now: a follower calls
+// it when the edge the election names answers that it does not lead,
+// since a cached leader may be stale (a watch lost with READ on the path).
+// It does not wait.
+func (e *Elector) Recheck() {
+	select {
+	case e.recheck <- struct{}{}:
+	default:
+	}
+}
+
+// Woken returns how many times a watch woke this edge: each edge watches
+// one node, so a change of the election wakes one edge.
+func (e *Elector) Woken() int64 { return e.woken.Load() }
+
 // Ignored returns how many nodes under the election's path this edge
 // ignored, each counted once.
 func (e *Elector) Ignored() int64 { return e.ignored.Load() }
@@ -309,103 +336,6 @@ func (e *Elector) Close() error {
 		e.conn.Close()
 	})
 	return nil
-}
-
-// run follows the election until ctx ends: it makes this edge's node
-// when the session has none, and decides who leads whenever the nodes or
-// the connection change.
-func (e *Elector) run(ctx context.Context) {
-	defer close(e.done)
-	var (
-		node    string // this edge's node, "" when it has none in this session
-		session int64
-		authed  bool // credentials given to this connection (resent on reconnects)
-	)
-	defer func() {
-		if node != "" {
-			e.conn.Delete(node, -1)
-		}
-	}()
-	retry := time.NewTimer(0)
-	defer retry.Stop()
-	beat := time.NewTimer(e.beat())
-	defer beat.Stop()
-	for {
-		var watch <-chan zk.Event
-		if e.conn.State() != zk.StateHasSession {
-			e.lose("no ZooKeeper session")
-		} else {
-			if id := e.conn.SessionID(); id != session {
-				node, session = "", id // a new session: the old node went with the old one
-			}
-			var err error
-			if e.cfg.Auth != "" && !authed {
-				if err = e.conn.AddAuth("digest", []byte(e.cfg.Auth)); err == nil {
-					authed = true
-				} else {
-					err = fmt.Errorf("ZooKeeper credentials: %w", err)
-				}
-			}
-			if err == nil && node == "" {
-				if node, err = e.enter(); err == nil {
-					e.onceIn.Do(func() { close(e.entered) })
-				}
-			}
-			if err == nil {
-				watch, err = e.decide(node, time.Now())
-			}
-			switch {
-			case errors.Is(err, errGone):
-				node = "" // our node is gone: enter again
-				continue
-			case errors.Is(err, errNoGrant):
-				retry.Reset(20 * time.Millisecond)
-			case errors.Is(err, ErrRefused):
-				// Not a passing fault: said at ERROR at each try, until an
-				// operator mends the path.
-				e.lose(err.Error())
-				e.log.Error("fleet election: this edge cannot take part", "path", e.cfg.Path, "err", err)
-				e.refusal.CompareAndSwap(nil, &err)
-				e.onceOut.Do(func() { close(e.refused) })
-				retry.Reset(5 * time.Second)
-			case err != nil:
-				e.lose(err.Error())
-				retry.Reset(time.Second)
-			}
-		}
-		if !e.wait(ctx, node, watch, retry.C, beat) {
-			return
-		}
-	}
-}
-
-// wait renews the lease at each beat while this edge leads, until ctx
-// ends (false) or something calls for the election to be read again: a
-// connection or session change, the watch, the retry, or this edge's
-// node gone.
-func (e *Elector) wait(ctx context.Context, node string, watch <-chan zk.Event, retry <-chan time.Time, beat *time.Timer) bool {
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-e.events: // a connection or session change
-			return true
-		case <-watch: // the node before ours, or the leader, changed
-			return true
-		case <-retry:
-			return true
-		case <-beat.C:
-			// Re-armed first, whatever the renewal gives: a lead won after
-			// this edge's node went must be renewed too.
-			beat.Reset(e.beat())
-			if e.leading.Load() && node != "" {
-				e.lapsed()
-				if err := e.renew(node, time.Now()); errors.Is(err, errGone) {
-					return true
-				}
-			}
-		}
-	}
 }
 
 // enter creates this edge's node (and the path's parents).
@@ -486,95 +416,6 @@ var errGone = errors.New("this edge's node is gone")
 // errNoGrant says this edge would lead but does not know yet for how
 // long it may.
 var errNoGrant = errors.New("the session timeout ZooKeeper granted is not known yet")
-
-// decide reads the election's nodes, and watches them: this edge leads
-// when its node is the lowest. Every edge watches the whole list, not
-// just the node before its own, so that each knows who leads (Leader);
-// a fleet is tens of edges, so a change wakes tens of watchers.
-//
-// sent is when it asks: a leader's lease runs from then.
-func (e *Elector) decide(node string, sent time.Time) (<-chan zk.Event, error) {
-	children, _, watch, err := e.conn.ChildrenW(e.cfg.Path)
-	if err != nil {
-		return nil, fmt.Errorf("read the election: %w", err)
-	}
-	type candidate struct {
-		name string
-		seq  int64
-	}
-	var nodes []candidate
-	present := make(map[string]bool, len(children))
-	for _, c := range children {
-		present[c] = true
-		m := nodeName.FindStringSubmatch(c)
-		if m == nil {
-			e.ignore(c, "its name is not of the election's recipe")
-			continue
-		}
-		n, _ := strconv.ParseInt(m[1], 10, 64)
-		nodes = append(nodes, candidate{c, n})
-	}
-	for name := range e.seen {
-		if !present[name] {
-			delete(e.seen, name) // gone: a node of that name again is logged again
-		}
-	}
-	slices.SortFunc(nodes, func(a, b candidate) int { return cmp.Or(cmp.Compare(a.seq, b.seq), strings.Compare(a.name, b.name)) })
-	own := node[strings.LastIndex(node, "/")+1:]
-	i := slices.IndexFunc(nodes, func(c candidate) bool { return c.name == own })
-	if i < 0 {
-		e.lose("this edge's node is gone")
-		return nil, errGone
-	}
-	seq := nodes[i].seq
-	// The leader is the lowest node that takes part: this edge's own, or
-	// the first before it that checks out.
-	mine := false
-	for _, c := range nodes {
-		if c.name == own {
-			mine = true
-			e.leader.Store(&member{ID: e.cfg.ID, Fleet: e.cfg.Fleet})
-			break
-		}
-		if e.seen[c.name] {
-			continue // ignored already: a node's owner and signature do not change
-		}
-		data, stat, err := e.conn.Get(e.cfg.Path + "/" + c.name)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue // gone meanwhile
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read the election: %w", err)
-		}
-		m, why := e.check(data, stat)
-		if why != "" {
-			e.ignore(c.name, why)
-			continue
-		}
-		e.leader.Store(m)
-		break
-	}
-	if mine && e.lease() == 0 {
-		// ZooKeeper's grant is logged just after the session is made:
-		// decide again in a moment.
-		e.lose("the session timeout ZooKeeper granted is not known yet")
-		return watch, errNoGrant
-	}
-	if mine {
-		e.until.Store(sent.Add(e.lease()).UnixNano())
-		e.lapse.Store(false)
-		e.epoch.Store(seq + 1) // the first node's sequence number is 0
-		if !e.leading.Swap(true) {
-			e.log.Info("leading the fleet's once-jobs", "node", node)
-			if e.cfg.OnLead != nil {
-				go e.cfg.OnLead()
-			}
-		}
-	} else {
-		e.lose("another edge leads")
-	}
-	return watch, nil
-}
 
 // lose ends this edge's leadership, saying why once.
 func (e *Elector) lose(why string) {

@@ -456,3 +456,191 @@ func TestRefusedWithoutAdmin(t *testing.T) {
 		t.Fatalf("leading %v; log:\n%s", e.Leading(), logs.String())
 	}
 }
+
+// TestElectionMendsAfterALostWatch is the attack of a ZooKeeper writer on
+// a fleet without credentials: READ taken from the election's path (so
+// that ZooKeeper drops the edges' watches on it), the leader's node
+// deleted, the path's ACL given back. The edges read the election again
+// (here on Recheck, as a follower does when its leader says it does not
+// lead; the reread's timer is out of play): exactly one leads and the
+// other names it, not each the other.
+func TestElectionMendsAfterALostWatch(t *testing.T) {
+	z := chtest.NeedZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	path := "/edge/test/mend"
+	start := func(id string) *leader.Elector {
+		e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: path, ID: id, Fleet: "http://" + id, SessionTimeout: 2 * time.Second,
+			Reread: time.Hour}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	a := start("edge-a")
+	eventually(t, "the first edge leads", a.Leading)
+	b := start("edge-b")
+	eventually(t, "the second edge follows", func() bool { return b.Leader() == "edge-a" && !b.Leading() })
+	out := plant(t, addr, "")
+	children, _, err := out.Children(path)
+	if err != nil || len(children) != 2 {
+		t.Fatalf("children %v, %v", children, err)
+	}
+	bySequence(children) // the first edge's node first
+	revokeAndDelete(t, out, path, children[0])
+	eventually(t, "one edge leads and the other names it", func() bool {
+		a.Recheck()
+		b.Recheck()
+		la, lb := a.Leading(), b.Leading()
+		return la != lb && a.Leader() == b.Leader() && (la && a.Leader() == "edge-a" || lb && b.Leader() == "edge-b")
+	})
+	// And it stays so.
+	time.Sleep(500 * time.Millisecond)
+	if a.Leading() == b.Leading() || a.Leader() != b.Leader() {
+		t.Fatalf("leading %v %v, naming %q %q", a.Leading(), b.Leading(), a.Leader(), b.Leader())
+	}
+}
+
+// TestElectionRereadOnATimer: the same attack with no Recheck: the
+// edges read the election again on their timer and mend it alone.
+func TestElectionRereadOnATimer(t *testing.T) {
+	z := chtest.NeedZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	path := "/edge/test/reread"
+	start := func(id string) *leader.Elector {
+		e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: path, ID: id, SessionTimeout: 2 * time.Second,
+			Reread: time.Second}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	a := start("edge-a")
+	eventually(t, "the first edge leads", a.Leading)
+	b := start("edge-b")
+	eventually(t, "the second edge follows", func() bool { return b.Leader() == "edge-a" && !b.Leading() })
+	out := plant(t, addr, "")
+	children, _, err := out.Children(path)
+	if err != nil || len(children) != 2 {
+		t.Fatalf("children %v, %v", children, err)
+	}
+	bySequence(children)
+	revokeAndDelete(t, out, path, children[0])
+	eventually(t, "one edge leads and the other names it", func() bool {
+		la, lb := a.Leading(), b.Leading()
+		return la != lb && a.Leader() == b.Leader() && a.Leader() != ""
+	})
+}
+
+// TestEachEdgeWatchesOneNode: four edges in line; when the second
+// leaves, only the third (which watched its node) is woken by a watch,
+// not the leader nor the fourth; all still name the leader.
+func TestEachEdgeWatchesOneNode(t *testing.T) {
+	z := chtest.NeedZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	path := "/edge/test/watches"
+	var es []*leader.Elector
+	for i := range 4 {
+		e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: path, ID: fmt.Sprintf("edge-%d", i), SessionTimeout: 4 * time.Second,
+			Reread: time.Hour}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		es = append(es, e)
+		// In line: each enters once the one before it is in.
+		eventually(t, "the edge names the first", func() bool { return e.Leader() == "edge-0" })
+	}
+	time.Sleep(300 * time.Millisecond)
+	before := make([]int64, 4)
+	for i, e := range es {
+		before[i] = e.Woken()
+	}
+	es[1].Close()
+	eventually(t, "the third edge is woken", func() bool { return es[2].Woken() > before[2] })
+	time.Sleep(500 * time.Millisecond)
+	if es[0].Woken() != before[0] || es[3].Woken() != before[3] {
+		t.Fatalf("woken: the leader %d → %d, the fourth %d → %d", before[0], es[0].Woken(), before[3], es[3].Woken())
+	}
+	if !es[0].Leading() || es[2].Leader() != "edge-0" || es[3].Leader() != "edge-0" {
+		t.Fatalf("after the second left: leading %v, naming %q %q", es[0].Leading(), es[2].Leader(), es[3].Leader())
+	}
+}
+
+// TestRecheckFindsTheNewLeader: three edges in line, the timer out of
+// play. When the leader leaves, the second leads (it watched the
+// leader's node) and the third, which watches the second's node only, is
+// not woken: it learns who leads when it reads the election again, as its
+// follower asks (Recheck) when the edge it names is gone.
+func TestRecheckFindsTheNewLeader(t *testing.T) {
+	newLeaderFound(t, "/edge/test/recheck", time.Hour, true)
+}
+
+// TestRereadFindsTheNewLeader: as TestRecheckFindsTheNewLeader with no
+// Recheck: the third edge learns who leads at its reread's tick.
+func TestRereadFindsTheNewLeader(t *testing.T) {
+	newLeaderFound(t, "/edge/test/reread-leader", 500*time.Millisecond, false)
+}
+
+func newLeaderFound(t *testing.T, path string, reread time.Duration, recheck bool) {
+	z := chtest.NeedZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	var es []*leader.Elector
+	for i := range 3 {
+		e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: path, ID: fmt.Sprintf("edge-%d", i),
+			SessionTimeout: 4 * time.Second, Reread: reread}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		es = append(es, e)
+		eventually(t, "the edge names the first", func() bool { return e.Leader() == "edge-0" })
+	}
+	es[0].Close()
+	eventually(t, "the second edge leads", es[1].Leading)
+	eventually(t, "the third names the second once it reads the election again", func() bool {
+		if recheck {
+			es[2].Recheck()
+		}
+		return es[2].Leader() == "edge-1" && !es[2].Leading()
+	})
+}
+
+// bySequence sorts an election's node names by their sequence numbers.
+func bySequence(names []string) {
+	slices.SortFunc(names, func(a, b string) int { return strings.Compare(a[len(a)-10:], b[len(b)-10:]) })
+}
+
+// TestFailureToEnterIsLoggedAtError: any lasting failure to take part in
+// the election (here a path that is an ephemeral node, which can have no
+// children) is said at ERROR, once for its start and not at every retry.
+func TestFailureToEnterIsLoggedAtError(t *testing.T) {
+	z := chtest.NeedZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	out := plant(t, addr, "")
+	if _, err := out.Create("/blocked", nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	if _, err := out.Create("/blocked/path", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncLog
+	e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: "/blocked/path", ID: "edge-a", SessionTimeout: 2 * time.Second},
+		slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	eventually(t, "the failure logged at ERROR", func() bool {
+		return strings.Contains(logs.String(), "level=ERROR") && strings.Contains(logs.String(), "/blocked/path")
+	})
+	// Retries go on each second; the run is said once (within a minute).
+	time.Sleep(3 * time.Second)
+	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 {
+		t.Fatalf("%d ERROR lines for one run of failures; log:\n%s", n, logs.String())
+	}
+	if e.Leading() {
+		t.Fatal("leads outside the election")
+	}
+}

@@ -31,6 +31,7 @@ type audit struct {
 	Width, Status, Bytes, Requests                    int
 	ScrollWidth, ClientWidth                          int
 	Wide, Failed, ConsoleErrors                       []string
+	Clipped, Split                                    []string // tables cut off without a sign, labels apart from their fields
 	Subresources                                      []struct {
 		URL    string
 		Status int
@@ -96,7 +97,9 @@ func pageTypes(t *testing.T, h *harness) []pageType {
 
 // TestPagesInChromium opens every page type in Debian's Chromium, at 390
 // px (a phone, light scheme) and at 1280 px (dark scheme): axe-core finds
-// no violation of any impact, nothing is wider than the window, the page
+// no violation of any impact, nothing is wider than the window, a table
+// wider than its box scrolls in a focusable, named region with shadows
+// at its edges, every label is beside its field or above it, the page
 // has a title and a description, everything it loads answers (no
 // favicon 404) with no error in the console (a style the CSP refuses
 // would be one), and the whole page weighs at most pageWeightBound as
@@ -176,6 +179,12 @@ func checkAudit(t *testing.T, a audit) {
 	}
 	if a.ScrollWidth > a.ClientWidth {
 		t.Errorf("%s: %d px wide in a window of %d: %v", at, a.ScrollWidth, a.ClientWidth, a.Wide)
+	}
+	for _, c := range a.Clipped {
+		t.Errorf("%s: a table wider than its box, not in a focusable, named region that shows it scrolls: %s", at, c)
+	}
+	for _, s := range a.Split {
+		t.Errorf("%s: a label apart from its field: %s", at, s)
 	}
 	if a.Title == "" || len(a.Description) < 20 {
 		t.Errorf("%s: title %q, description %q", at, a.Title, a.Description)

@@ -23,8 +23,8 @@ import (
 
 // style is every page's style sheet, inline (one request a page); the
 // Content-Security-Policy admits it by its hash alone.
-const style = `:root{color-scheme:light dark;--fg:#1d232a;--muted:#4a5561;--bg:#fff;--line:#e3e7eb;--accent:#1a5fb4;--plot:#1a73e8;--grid:#e3e7eb;--ok:#1e6b34;--okbg:#e6f4ea;--gone:#9a2b1b;--gonebg:#fbe9e7}
-@media (prefers-color-scheme:dark){:root{--fg:#e6e9ed;--muted:#aab4be;--bg:#14181c;--line:#2c333a;--accent:#8ab4f8;--plot:#8ab4f8;--grid:#2c333a;--ok:#9bd4a9;--okbg:#1d3324;--gone:#f2a99d;--gonebg:#3a1f1b}}
+const style = `:root{color-scheme:light dark;--fg:#1d232a;--muted:#4a5561;--bg:#fff;--line:#e3e7eb;--accent:#1a5fb4;--plot:#1a73e8;--grid:#e3e7eb;--ok:#1e6b34;--edge:rgba(0,0,0,.28);--okbg:#e6f4ea;--gone:#9a2b1b;--gonebg:#fbe9e7}
+@media (prefers-color-scheme:dark){:root{--fg:#e6e9ed;--muted:#aab4be;--bg:#14181c;--line:#2c333a;--accent:#8ab4f8;--plot:#8ab4f8;--grid:#2c333a;--ok:#9bd4a9;--edge:rgba(255,255,255,.3);--okbg:#1d3324;--gone:#f2a99d;--gonebg:#3a1f1b}}
 body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:46rem;padding:0 1rem;color:var(--fg);background:var(--bg)}
 a{color:var(--accent)}
 header,footer{font-size:.9rem;color:var(--muted);padding:.75rem 0}
@@ -49,7 +49,10 @@ th.num{text-align:right}
 caption{text-align:left;font-weight:600;padding:.5rem 0}
 nav.tabs a{display:inline-block;margin:0 .8rem .4rem 0}
 nav.tabs a[aria-current]{font-weight:700;text-decoration:none;color:var(--fg)}
-.table{overflow-x:auto}
+.table{overflow-x:auto;margin:.5rem 0 1rem;background:linear-gradient(to right,var(--bg) 30%,transparent),linear-gradient(to left,var(--bg) 30%,transparent) 100% 0,radial-gradient(farthest-side at 0 50%,var(--edge),transparent),radial-gradient(farthest-side at 100% 50%,var(--edge),transparent) 100% 0;background-repeat:no-repeat;background-size:2.5rem 100%,2.5rem 100%,.8rem 100%,.8rem 100%;background-attachment:local,local,scroll,scroll}
+.table>table{margin:0}
+.table:focus-visible{outline:2px solid var(--accent);outline-offset:2px}
+.field{display:inline-block;margin:0 .75rem .5rem 0}
 form{margin:.5rem 0 1rem}
 select,input,button{font:inherit;padding:.25rem .4rem}
 dt{font-weight:600;margin-top:1rem}

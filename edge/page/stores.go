@@ -31,10 +31,10 @@ func RenderChart(d ChartPage) ([]byte, error) {
 var chartPage = parse("chart", `<h1>{{.Title}}: {{if .Category}}{{.Category}} in {{end}}{{.Store}}</h1>
 <nav class="tabs" aria-label="Charts">{{range .Charts}}<a href="{{.URL}}"{{if .Current}} aria-current="page"{{end}}>{{.Label}}</a>{{end}}</nav>
 {{if .Categories}}<form method="get" action="/charts/{{.Store}}"><input type="hidden" name="chart" value="{{.Chart}}">
-<label for="category">Category</label> <select id="category" name="category"><option value="">the whole store</option>{{range .Categories}}<option value="{{.Label}}"{{if .Current}} selected{{end}}>{{.Label}}</option>{{end}}</select>
+<span class="field"><label for="category">Category</label> <select id="category" name="category"><option value="">the whole store</option>{{range .Categories}}<option value="{{.Label}}"{{if .Current}} selected{{end}}>{{.Label}}</option>{{end}}</select></span>
 <button type="submit">Show</button></form>{{end}}
 {{if .Window}}<p>{{.Window}}</p>{{end}}
-<div class="table">{{template "list" .List}}</div>
+{{template "list" .List}}
 <p class="note">{{.Note}}</p>`, nil)
 
 // StorePage is what a store's page shows: its statistics, the top of each
@@ -74,7 +74,7 @@ var storePage = parse("store", `<h1>The {{.Store}} store</h1>
 {{range .Figures}}<tr><th scope="row"><a href="/definitions#{{.Definition}}">{{.Label}}</a></th><td data-figure="{{.Definition}}" data-value="{{.Raw}}">{{if .Text}}{{.Text}}{{else}}—{{if .Why}}<span class="why">{{.Why}}</span>{{end}}{{end}}</td></tr>
 {{end}}</table>
 <h2>Charts</h2>
-{{range .Charts}}<div class="table">{{template "list" .}}</div>
+{{range .Charts}}{{template "list" .}}
 {{end}}
 <h2>Categories</h2>
 <p><a href="/categories/{{.Store}}">Every category of {{.Store}}</a>, with the chart of each.</p>
@@ -108,11 +108,11 @@ func RenderHome(stores []StoreSummary, asOf string) ([]byte, error) {
 
 var homePage = parse("home", `<h1>Extensions and apps of five stores</h1>
 <p>Sizes, growth, ranks and charts of every listing of chrome, edge, firefox, apple and googleplay, as of {{.AsOf}}.</p>
-<form method="get" action="/listings" role="search"><label for="q">Find a listing</label> <input id="q" name="q" size="24" placeholder="name or developer"> <button type="submit">Search</button></form>
+<form method="get" action="/listings" role="search"><span class="field"><label for="q">Find a listing</label> <input id="q" name="q" size="24" placeholder="name or developer"></span> <button type="submit">Search</button></form>
 <table><thead><tr><th scope="col">Store</th><th scope="col" class="num">Live listings</th><th scope="col" class="num">Total size</th></tr></thead><tbody>
 {{range .Stores}}<tr><th scope="row"><a href="{{.URL}}">{{.Store}}</a></th><td data-figure="live" data-value="{{.Live}}">{{int .Live}}</td><td data-figure="totalSize" data-value="{{.TotalSize}}">{{int64 .TotalSize}} {{.SizeMeasure}}</td></tr>
 {{end}}</tbody></table>
-{{range .Stores}}<div class="table">{{template "list" .Top}}</div>
+{{range .Stores}}{{template "list" .Top}}
 {{end}}
 <h2>For programs</h2>
 <p>The same figures as JSON: the <a href="/docs">API's reference</a> and its <a href="/api/v1/openapi.json">description</a>; tools for AI agents over MCP at <code>/mcp</code>.</p>`, map[string]any{"int": func(n int) string { return Int(int64(n)) }, "int64": Int})
@@ -151,7 +151,7 @@ func RenderCounts(d CountsPage) ([]byte, error) {
 
 var countsPage = parse("counts", `<h1>{{.Title}}</h1>
 <p>{{.Intro}}</p>
-<div class="table"><table><thead><tr><th scope="col">Name</th>{{range .Columns}}<th scope="col" class="num">{{.}}</th>{{end}}</tr></thead><tbody>
+<div class="table" role="region" tabindex="0" aria-label="{{.Title}}"><table><thead><tr><th scope="col">Name</th>{{range .Columns}}<th scope="col" class="num">{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr><th scope="row">{{if .URL}}<a href="{{.URL}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}</th>{{range .Counts}}<td data-figure="{{.Figure}}" data-value="{{.N}}">{{if and .URL .N}}<a href="{{.URL}}">{{int .N}}</a>{{else}}{{int .N}}{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>`, map[string]any{"int": func(n int) string { return Int(int64(n)) }})
 
@@ -172,4 +172,4 @@ func RenderListings(d ListingsPage) ([]byte, error) {
 
 var listingsPage = parse("listings", `<h1>{{.Title}}</h1>
 <p>{{.Intro}}</p>
-<div class="table">{{template "list" .List}}</div>`, nil)
+{{template "list" .List}}`, nil)

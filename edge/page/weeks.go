@@ -55,6 +55,6 @@ var weekPage = parse("week", `<h1>Week {{.Week}}</h1>
 <table>
 {{range .Figures}}<tr><th scope="row">{{.Label}}</th><td data-figure="{{.Definition}}" data-value="{{.Raw}}">{{.Text}}</td></tr>
 {{end}}</table>
-{{range .Lists}}<div class="table">{{template "list" .}}</div>
+{{range .Lists}}{{template "list" .}}
 {{end}}</section>
 {{end}}`, nil)

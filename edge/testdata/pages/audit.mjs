@@ -57,7 +57,28 @@ try {
             wide.push(`${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}${el.className && typeof el.className === "string" ? "." + el.className.split(" ").join(".") : ""} (${Math.round(r.right)} px)`);
           }
         }
-        return { scrollWidth: root.scrollWidth, clientWidth: limit, wide, title: document.title,
+        // A table wider than its box must scroll in a region a reader can
+        // reach (focusable, named) and see scrolls (the edges' shadows).
+        const clipped = [];
+        for (const t of document.querySelectorAll("table")) {
+          const box = t.parentElement, w = t.getBoundingClientRect().width;
+          if (w <= box.clientWidth + 0.5) continue;
+          const s = getComputedStyle(box);
+          const ok = box.getAttribute("role") === "region" && box.tabIndex === 0 && box.getAttribute("aria-label") &&
+            /auto|scroll/.test(s.overflowX) && (s.backgroundImage.match(/gradient/g) || []).length >= 4;
+          if (!ok) clipped.push(`${t.querySelector("caption")?.textContent ?? t.rows[0]?.textContent} (${Math.round(w)} px in ${box.clientWidth})`);
+        }
+        // A label stays beside its field (on its line, before it) or right above it.
+        const split = [];
+        for (const l of document.querySelectorAll("label[for]")) {
+          const c = document.getElementById(l.htmlFor);
+          if (!c) continue;
+          const a = l.getBoundingClientRect(), b = c.getBoundingClientRect();
+          const beside = a.top < b.bottom && b.top < a.bottom && a.right <= b.left + 1;
+          const above = a.bottom <= b.top + 1 && b.top - a.bottom < 8 && Math.abs(a.left - b.left) < 2;
+          if (!beside && !above) split.push(`${l.textContent} (${Math.round(a.left)},${Math.round(a.top)}) and #${c.id} (${Math.round(b.left)},${Math.round(b.top)})`);
+        }
+        return { scrollWidth: root.scrollWidth, clientWidth: limit, wide, clipped, split, title: document.title,
           description: document.querySelector('meta[name="description"]')?.content ?? "" };
       });
       await page.evaluate(axeSource);

@@ -24,6 +24,8 @@
 // Nothing here allocates: a page route reads it on every request.
 package accept
 
+import "github.com/edge-stats/edge/edge/headerfield"
+
 // Quality returns the weight, in thousandths (0 to 1000), that the Accept
 // field value header gives mediaType, a lower-case "type/subtype".
 func Quality(header []byte, mediaType string) int {
@@ -134,7 +136,7 @@ func isStar(t []byte) bool { return len(t) == 1 && t[0] == '*' }
 // parse reads one element: a media range, its parameters, and its
 // weight; ok is false for an element that is not one.
 func parse(e []byte) (r mediaRange, ok bool) {
-	e = trim(e)
+	e = headerfield.TrimOWS(e)
 	i := 0
 	for i < len(e) && e[i] != ';' && e[i] != ' ' && e[i] != '\t' {
 		i++
@@ -151,7 +153,7 @@ func parse(e []byte) (r mediaRange, ok bool) {
 		return r, false
 	}
 	r.typ, r.sub, r.q = rng[:slash], rng[slash+1:], 1000
-	if !tchars(r.typ) || !tchars(r.sub) || (isStar(r.typ) && !isStar(r.sub)) {
+	if !headerfield.IsToken(r.typ) || !headerfield.IsToken(r.sub) || (isStar(r.typ) && !isStar(r.sub)) {
 		return r, false
 	}
 	weighed := false
@@ -175,7 +177,7 @@ func parse(e []byte) (r mediaRange, ok bool) {
 			// What follows the weight is accept-ext: checked for its
 			// form, and ignored.
 		case len(name) == 1 && (name[0] == 'q' || name[0] == 'Q'):
-			if r.q, ok = qvalue(value); !ok || quoted {
+			if r.q, ok = headerfield.QValue(value); !ok || quoted {
 				return r, false
 			}
 			weighed = true
@@ -193,7 +195,7 @@ func parse(e []byte) (r mediaRange, ok bool) {
 // returns where it ends.
 func param(e []byte, i int) (name, value []byte, quoted bool, end int, ok bool) {
 	start := i
-	for i < len(e) && tchar(e[i]) {
+	for i < len(e) && headerfield.IsTokenChar(e[i]) {
 		i++
 	}
 	name = e[start:i]
@@ -214,7 +216,7 @@ func param(e []byte, i int) (name, value []byte, quoted bool, end int, ok bool) 
 		return name, e[start:i], true, i + 1, true
 	}
 	start = i
-	for i < len(e) && tchar(e[i]) {
+	for i < len(e) && headerfield.IsTokenChar(e[i]) {
 		i++
 	}
 	if i == start {
@@ -230,33 +232,6 @@ func skipOWS(e []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// qvalue parses a weight, "0" to "1" with at most three decimals (RFC 9110
-// section 12.4.2), into thousandths.
-func qvalue(v []byte) (int, bool) {
-	if len(v) == 0 || len(v) > 5 || (v[0] != '0' && v[0] != '1') {
-		return 0, false
-	}
-	w := int(v[0]-'0') * 1000
-	if len(v) == 1 {
-		return w, true
-	}
-	if v[1] != '.' {
-		return 0, false
-	}
-	scale := 100
-	for _, d := range v[2:] {
-		if d < '0' || d > '9' {
-			return 0, false
-		}
-		w += int(d-'0') * scale
-		scale /= 10
-	}
-	if w > 1000 {
-		return 0, false
-	}
-	return w, true
 }
 
 // equalFold reports whether b and s are equal under ASCII case folding.
@@ -277,39 +252,4 @@ func equalFold(b []byte, s string) bool {
 		}
 	}
 	return true
-}
-
-// tchars reports whether t is a token: one or more token characters (RFC
-// 9110 section 5.6.2).
-func tchars(t []byte) bool {
-	for _, b := range t {
-		if !tchar(b) {
-			return false
-		}
-	}
-	return len(t) > 0
-}
-
-// tchar reports whether b is a token character.
-func tchar(b byte) bool {
-	switch {
-	case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
-		return true
-	}
-	switch b {
-	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
-		return true
-	}
-	return false
-}
-
-// trim removes optional whitespace (spaces and tabs) at both ends.
-func trim(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
 }

@@ -1,5 +1,7 @@
 package coding
 
+import "github.com/edge-stats/edge/edge/headerfield"
+
 // Set is a set of codings, identity included or not.
 type Set uint8
 
@@ -129,7 +131,7 @@ func lookup(name string) (Coding, bool) {
 // parameters, of which only q is valid. It returns the coding's token
 // lower-cased ("?" for one the edge does not know), its weight in thousandths, and whether the element counts.
 func element(e []byte) (name string, weight int, valid bool) {
-	e = trim(e)
+	e = headerfield.TrimOWS(e)
 	semi := len(e)
 	for j, b := range e {
 		if b == ';' {
@@ -137,7 +139,7 @@ func element(e []byte) (name string, weight int, valid bool) {
 			break
 		}
 	}
-	name, valid = token(trim(e[:semi]))
+	name, valid = token(headerfield.TrimOWS(e[:semi]))
 	if !valid {
 		return "", 0, false
 	}
@@ -153,12 +155,12 @@ func element(e []byte) (name string, weight int, valid bool) {
 				break
 			}
 		}
-		p := trim(rest[:end])
+		p := headerfield.TrimOWS(rest[:end])
 		rest = rest[end:]
 		if len(p) < 2 || (p[0] != 'q' && p[0] != 'Q') || p[1] != '=' || seenQ {
 			return "", 0, false
 		}
-		w, ok := qvalue(p[2:])
+		w, ok := headerfield.QValue(p[2:])
 		if !ok {
 			return "", 0, false
 		}
@@ -172,9 +174,9 @@ func element(e []byte) (name string, weight int, valid bool) {
 // elements that change nothing. An empty or malformed token is invalid.
 func token(t []byte) (string, bool) {
 	if len(t) == 0 || len(t) > 16 {
-		return "?", len(t) > 16 && tchars(t) // a long token is valid, and unknown
+		return "?", len(t) > 16 && headerfield.IsToken(t) // a long token is valid, and unknown
 	}
-	if !tchars(t) {
+	if !headerfield.IsToken(t) {
 		return "", false
 	}
 	var lower [16]byte
@@ -200,56 +202,4 @@ func token(t []byte) (string, bool) {
 		return "*", true
 	}
 	return "?", true
-}
-
-// tchars reports whether t is all token characters (RFC 9110 section 5.6.2).
-func tchars(t []byte) bool {
-	for _, b := range t {
-		switch {
-		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
-		case b == '!' || b == '#' || b == '$' || b == '%' || b == '&' || b == '\'' || b == '*' || b == '+' ||
-			b == '-' || b == '.' || b == '^' || b == '_' || b == '`' || b == '|' || b == '~':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// qvalue parses a weight, "0" to "1" with at most three decimals (RFC 9110
-// section 12.4.2), into thousandths.
-func qvalue(v []byte) (int, bool) {
-	if len(v) == 0 || len(v) > 5 || (v[0] != '0' && v[0] != '1') {
-		return 0, false
-	}
-	w := int(v[0]-'0') * 1000
-	if len(v) == 1 {
-		return w, true
-	}
-	if v[1] != '.' {
-		return 0, false
-	}
-	scale := 100
-	for _, d := range v[2:] {
-		if d < '0' || d > '9' {
-			return 0, false
-		}
-		w += int(d-'0') * scale
-		scale /= 10
-	}
-	if w > 1000 {
-		return 0, false
-	}
-	return w, true
-}
-
-// trim removes optional whitespace (spaces and tabs) at both ends.
-func trim(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
 }

@@ -35,6 +35,9 @@ type testBudget struct {
 	mu       sync.Mutex
 	accounts map[string]*testAllowance
 	swept    time.Time
+	// runs is the longest a test delivery may run (the delivery's
+	// timeout): while one runs, the next may be asked for once it ends.
+	runs time.Duration
 }
 
 type testAllowance struct {
@@ -72,7 +75,7 @@ func (b *testBudget) take(email string, now time.Time) (release func(), wait tim
 		b.accounts[email] = a
 	}
 	if a.busy {
-		return nil, time.Second, false
+		return nil, max(time.Second, a.used.Add(b.runs).Sub(now)), false
 	}
 	r := a.limiter.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {

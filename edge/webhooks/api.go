@@ -41,6 +41,7 @@ type API struct {
 func NewAPI(cfg Config, signIn SignIn, db *analytics.Lazy, state *views.Published[served.State], log *slog.Logger) (*API, error) {
 	cfg = cfg.Defaults()
 	a := &API{cfg: cfg, signIn: signIn, db: db, state: state, log: log, client: cfg.Policy.Client(cfg.Timeout)}
+	a.tests.runs = cfg.Timeout
 	if cfg.Key != "" {
 		s, err := newSealer(cfg.Key)
 		if err != nil {

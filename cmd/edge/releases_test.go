@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -199,14 +200,24 @@ func TestTwoReleasesServeOneFleet(t *testing.T) {
 			}
 			// A crawl arrives: the leader refreshes, the follower takes
 			// its next state (a delta, when both read it).
-			// Its readings are the newest (an hour past the data's newest),
-			// so that the listings' sizes, and the summary, change.
+			// Its readings are the newest (a second past the data's newest:
+			// not in the future, which a refresh does not read yet), so that
+			// the listings' sizes, and the store statistics, change.
+			// One listing the crawl reads again: its document's size changes
+			// whatever the aggregates do.
+			var store, id string
+			if err := conn.QueryRow(ctx, `SELECT toString(store), id FROM snapshots GROUP BY store, id
+				HAVING cityHash64(id) % 50 = `+strconv.Itoa(round)+` ORDER BY store, id LIMIT 1`).Scan(&store, &id); err != nil {
+				t.Fatal(err)
+			}
+			n, _ := strconv.Atoi(store)
+			watched = append(watched, "/api/v1/listings/"+[]string{"chrome", "edge", "firefox", "apple", "googleplay"}[n]+"/"+url.PathEscape(id))
 			before := state(leader)
 			var newest time.Time
 			if err := conn.QueryRow(ctx, `SELECT max(crawled_at) FROM snapshots`).Scan(&newest); err != nil {
 				t.Fatal(err)
 			}
-			at := newest.Add(time.Hour + time.Duration(round)*time.Second).UTC().Format(time.DateTime)
+			at := newest.Add(time.Duration(round+1) * time.Second).UTC().Format(time.DateTime)
 			if err := conn.Exec(ctx, `INSERT INTO snapshots (store, id, crawled_at, usage, weekly_downloads, rating, rating_count, stars)
 				SELECT store, id, toDateTime('`+at+`'), argMax(usage, crawled_at) + 1, argMax(weekly_downloads, crawled_at),
 				argMax(rating, crawled_at), argMax(rating_count, crawled_at), argMax(stars, crawled_at)

@@ -146,20 +146,20 @@ func (g *signInGuard) release(email string, addr netip.Addr, now time.Time) {
 // the fleet's count (attempts.Log.Claim) before its password is checked.
 // With the log out of reach it keeps this edge's own count, which the
 // reservation passed. A refused attempt keeps counting.
-func (g *signInGuard) claim(ctx context.Context, email string, addr netip.Addr, now time.Time) (attempts.Ticket, time.Duration) {
+func (g *signInGuard) claim(ctx context.Context, email string, addr netip.Addr, now time.Time) (attempts.Ticket, bool) {
 	if g.shared == nil {
-		return attempts.Ticket{}, 0
+		return attempts.Ticket{}, true
 	}
 	k := subjectsOf(email, addr)
-	t, wait, err := g.shared.ClaimWait(ctx, now,
+	t, ok, err := g.shared.Claim(ctx, now,
 		attempts.Limit{Kind: attempts.SignInPair, Key: k.pair, Max: g.cfg.SignInFailures, Span: g.cfg.SignInWindow},
 		attempts.Limit{Kind: attempts.SignInEmail, Key: k.email, Max: g.cfg.SignInEmailFailures, Span: g.cfg.SignInWindow},
 		attempts.Limit{Kind: attempts.SignInAddr, Key: k.addr, Max: g.cfg.SignInFailures * 3, Span: g.cfg.SignInWindow})
 	if err != nil {
 		g.log.Warn("sign-in not counted across the fleet; this edge's own count holds", "err", err)
-		return t, 0
+		return t, true
 	}
-	return t, wait
+	return t, ok
 }
 
 // failed records a failed sign-in reserved at now for the fleet, unless
@@ -193,14 +193,13 @@ func (g *signInGuard) signUp(ctx context.Context, addr netip.Addr, now time.Time
 	if g.shared == nil {
 		return nil
 	}
-	_, wait, err := g.shared.ClaimWait(ctx, now, attempts.Limit{Kind: attempts.SignUp, Key: key, Max: g.cfg.SignUps, Span: signUpSpan})
+	_, ok, err := g.shared.Claim(ctx, now, attempts.Limit{Kind: attempts.SignUp, Key: key, Max: g.cfg.SignUps, Span: signUpSpan})
 	if err != nil {
 		g.log.Warn("sign-up not counted across the fleet; refused", "err", err)
 		return problem.New(http.StatusServiceUnavailable, "Sign-ups are counted across every edge, and this edge cannot reach that count now. Retry in 5 seconds.").RetryAfter(5)
 	}
-	if wait > 0 {
-		return problem.Newf(http.StatusTooManyRequests, "Too many accounts were made from your address in the last hour, counted across every edge. Retry in %d seconds.",
-			problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
+	if !ok {
+		return problem.New(http.StatusTooManyRequests, "Too many accounts were made from your address in the last hour, counted across every edge. Retry in 3600 seconds.").RetryAfter(3600)
 	}
 	return nil
 }
@@ -412,10 +411,10 @@ func (s *API) signIn(c *fiber.Ctx) (string, error) {
 		return "", problem.Newf(http.StatusTooManyRequests, "Too many failed sign-ins for this account or from your address. Retry in %d seconds.",
 			problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
 	}
-	ticket, wait := s.signIns.claim(c.UserContext(), email, addr, now)
-	if wait > 0 {
+	ticket, ok := s.signIns.claim(c.UserContext(), email, addr, now)
+	if !ok {
 		return "", problem.Newf(http.StatusTooManyRequests, "Too many failed sign-ins for this account or from your address, counted across every edge. Retry in %d seconds.",
-			problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
+			problem.Seconds(s.cfg.SignInWindow)).RetryAfter(problem.Seconds(s.cfg.SignInWindow))
 	}
 	account, err := s.accounts.SignIn(c.UserContext(), email, password)
 	if errors.Is(err, keys.ErrSignIn) {

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
@@ -50,13 +49,6 @@ type Limit struct {
 // An attempt written counts, admitted or not, until Revoke; an error
 // (the log out of reach, or ErrLate) leaves the decision to the caller.
 func (l *Log) Claim(ctx context.Context, now time.Time, limits ...Limit) (Ticket, bool, error) {
-	t, wait, err := l.ClaimWait(ctx, now, limits...)
-	return t, err == nil && wait == 0, err
-}
-
-// ClaimWait is Claim, saying how long until a refused attempt would have
-// been admitted (0: admitted).
-func (l *Log) ClaimWait(ctx context.Context, now time.Time, limits ...Limit) (Ticket, time.Duration, error) {
 	now = time.UnixMilli(now.UnixMilli()).UTC() // as the log keeps it
 	t := Ticket{seq: l.seq.Add(1), happened: now}
 	rows := make([]analytics.Attempt, len(limits))
@@ -71,42 +63,35 @@ func (l *Log) ClaimWait(ctx context.Context, now time.Time, limits ...Limit) (Ti
 	err := l.store.Write(wctx, rows)
 	cancel()
 	if err != nil {
-		return t, 0, fmt.Errorf("write attempt: %w", err)
+		return t, false, fmt.Errorf("write attempt: %w", err)
 	}
 	t.rows = rows
 	for _, lim := range limits {
 		l.counted.WithLabelValues(kindNames[lim.Kind], "edge").Inc()
 	}
 	if l.now().After(now.Add(claimWrite)) {
-		return t, 0, ErrLate
+		return t, false, ErrLate
 	}
 	select {
 	case <-ctx.Done():
-		return t, 0, ctx.Err()
+		return t, false, ctx.Err()
 	case <-time.After(time.Until(now.Add(claimSettle))):
 	}
 	got, err := l.store.Of(ctx, subjects, now.Add(-span), now)
 	if err != nil {
-		return t, 0, fmt.Errorf("read attempts back: %w", err)
+		return t, false, fmt.Errorf("read attempts back: %w", err)
 	}
-	var wait time.Duration
 	for _, lim := range limits {
-		earlier := before(got, l.name, t.seq, lim, now)
-		if len(earlier) < lim.Max {
-			continue
+		if before(got, l.name, t.seq, lim, now) >= lim.Max {
+			return t, false, nil
 		}
-		// Admitted once all but Max-1 of those before it left the window.
-		slices.Sort(earlier)
-		left := time.UnixMilli(earlier[len(earlier)-max(lim.Max, 1)]).Add(lim.Span).Sub(now)
-		wait = max(wait, left, time.Millisecond)
 	}
-	return t, wait, nil
+	return t, true, nil
 }
 
-// before returns when the attempts of lim in got happened (unix
-// milliseconds) that are not revoked and come before (edge, seq) at now
-// within its span.
-func before(got []analytics.Attempt, edge string, seq uint64, lim Limit, now time.Time) []int64 {
+// before counts the attempts of lim in got, not revoked, within its span
+// before (edge, seq) at now.
+func before(got []analytics.Attempt, edge string, seq uint64, lim Limit, now time.Time) int {
 	subject := hex.EncodeToString(lim.Key[:])
 	type mark struct {
 		edge     string
@@ -118,7 +103,7 @@ func before(got []analytics.Attempt, edge string, seq uint64, lim Limit, now tim
 			revoked[mark{r.Edge, r.Happened.UnixMilli()}]++
 		}
 	}
-	var out []int64
+	n := 0
 	from := now.Add(-lim.Span)
 	for _, r := range got {
 		if r.Subject != subject || r.Kind != uint8(lim.Kind) || !r.Happened.After(from) {
@@ -131,10 +116,10 @@ func before(got []analytics.Attempt, edge string, seq uint64, lim Limit, now tim
 		}
 		h := r.Happened.UnixMilli()
 		if h < now.UnixMilli() || h == now.UnixMilli() && (r.Edge < edge || r.Edge == edge && r.Seq < seq) {
-			out = append(out, h)
+			n++
 		}
 	}
-	return out
+	return n
 }
 
 // Ticket is an attempt Claim wrote, for Revoke.

@@ -8,10 +8,7 @@
 // alone does, and records them here; Sync writes what was recorded as one
 // batch and reads what the fleet wrote since its last read, handing every
 // other edge's attempt to the windows, counted from when it happened. An
-// edge so counts another's attempts within one sync (2 s by default),
-// which refuses early; Claim decides each attempt exactly for the fleet
-// (write it, read its subjects back), so that a burst spread over the
-// edges admits the limit, not one limit an edge. A
+// edge so counts another's attempts within one sync (2 s by default). A
 // log that has not synced for a while is stale: the sign-ups, which only
 // the fleet's count bounds, are then refused (503, Retry-After) rather
 // than admitted unbounded, and the sign-ins keep the edge's own ceilings.

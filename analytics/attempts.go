@@ -69,35 +69,6 @@ func LoadAttemptsSince(ctx context.Context, conn driver.Conn, since time.Time) (
 	return out, newest, nil
 }
 
-// LoadAttemptsOf returns the attempts log's rows of the subjects that
-// happened in [from, to] (unix milliseconds, as written): read right after
-// an edge's own write, so that it counts every attempt of those subjects
-// the fleet had written by then.
-func LoadAttemptsOf(ctx context.Context, conn driver.Conn, subjects []string, from, to time.Time) ([]Attempt, error) {
-	rows, err := conn.Query(ctx, "SELECT edge, seq, kind, subject, happened, at FROM attempts_log WHERE day >= toDate(?) AND day <= toDate(?) AND has(?, subject) AND happened >= ? AND happened <= ?",
-		from.UTC().Format(time.DateOnly), to.UTC().Format(time.DateOnly), subjects, uint64(from.UnixMilli()), uint64(to.UnixMilli()))
-	if err != nil {
-		return nil, fmt.Errorf("read attempts of subjects: %w", err)
-	}
-	defer rows.Close()
-	var out []Attempt
-	for rows.Next() {
-		var (
-			a        Attempt
-			happened uint64
-		)
-		if err := rows.Scan(&a.Edge, &a.Seq, &a.Kind, &a.Subject, &happened, &a.At); err != nil {
-			return nil, fmt.Errorf("read attempts of subjects: %w", err)
-		}
-		a.Happened = time.UnixMilli(int64(happened)).UTC()
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read attempts of subjects: %w", err)
-	}
-	return out, nil
-}
-
 // DropAttemptsLogBefore drops the attempts log's days before before.
 func DropAttemptsLogBefore(ctx context.Context, conn driver.Conn, before time.Time) ([]string, error) {
 	return dropDaysBefore(ctx, conn, "attempts_log", before)

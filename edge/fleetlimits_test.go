@@ -34,13 +34,6 @@ func (s *awayStore) Write(ctx context.Context, a []analytics.Attempt) error {
 	return s.Store.Write(ctx, a)
 }
 
-func (s *awayStore) Of(ctx context.Context, subjects []string, from, to time.Time) ([]analytics.Attempt, error) {
-	if s.away.Load() {
-		return nil, errAway
-	}
-	return s.Store.Of(ctx, subjects, from, to)
-}
-
 func (s *awayStore) Since(ctx context.Context, pos time.Time) ([]analytics.Attempt, time.Time, error) {
 	if s.away.Load() {
 		return nil, pos, errAway

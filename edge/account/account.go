@@ -49,8 +49,6 @@ type signInGuard struct {
 	byAddr  *limits.Windows[attempts.Key]
 	signUps *limits.Windows[attempts.Key]
 	shared  *attempts.Log // nil: this edge's attempts alone
-	log     *slog.Logger
-	cfg     Config // the limits, for the fleet's count
 }
 
 func hashKey(seed maphash.Seed, k attempts.Key) uint64 { return maphash.Bytes(seed, k[:]) }
@@ -80,8 +78,6 @@ func newSignInGuard(cfg Config, log *slog.Logger) *signInGuard {
 		// One address may try a few accounts (a shared office), not many.
 		byAddr:  limits.NewWindows(cfg.SignInFailures*3, cfg.SignInWindow, hashKey).Bound(cfg.MaxAddresses),
 		signUps: limits.NewWindows(cfg.SignUps, signUpSpan, hashKey).Bound(cfg.MaxAddresses),
-		log:     log,
-		cfg:     cfg,
 	}
 	if cfg.Shared != nil {
 		g.shared = attempts.New(cfg.Shared, max(cfg.SignInWindow, signUpSpan), g.count, log)
@@ -92,27 +88,19 @@ func newSignInGuard(cfg Config, log *slog.Logger) *signInGuard {
 // signUpSpan is the span of the sign-up limit.
 const signUpSpan = time.Hour
 
-// count counts another edge's attempt in its window, or takes back one
-// it revoked.
+// count counts another edge's attempt in its window.
 func (g *signInGuard) count(a attempts.Attempt) {
-	var w *limits.Windows[attempts.Key]
+	now := time.Now()
 	switch a.Kind {
 	case attempts.SignUp:
-		w = g.signUps
+		g.signUps.AddAt(a.Key, a.Happened, now)
 	case attempts.SignInPair:
-		w = g.byPair
+		g.byPair.AddAt(a.Key, a.Happened, now)
 	case attempts.SignInEmail:
-		w = g.byEmail
+		g.byEmail.AddAt(a.Key, a.Happened, now)
 	case attempts.SignInAddr:
-		w = g.byAddr
-	default:
-		return
+		g.byAddr.AddAt(a.Key, a.Happened, now)
 	}
-	if a.Revoked {
-		w.Release(a.Key, a.Happened)
-		return
-	}
-	w.AddAt(a.Key, a.Happened, time.Now())
 }
 
 // reserve takes an attempt of email from addr at now in every window, or
@@ -142,30 +130,9 @@ func (g *signInGuard) release(email string, addr netip.Addr, now time.Time) {
 	g.byAddr.Release(k.addr, now)
 }
 
-// claim checks a sign-in attempt reserved at now on this edge against
-// the fleet's count (attempts.Log.Claim) before its password is checked.
-// With the log out of reach it keeps this edge's own count, which the
-// reservation passed. A refused attempt keeps counting.
-func (g *signInGuard) claim(ctx context.Context, email string, addr netip.Addr, now time.Time) (attempts.Ticket, bool) {
+// failed records a failed sign-in reserved at now for the fleet.
+func (g *signInGuard) failed(email string, addr netip.Addr, now time.Time) {
 	if g.shared == nil {
-		return attempts.Ticket{}, true
-	}
-	k := subjectsOf(email, addr)
-	t, ok, err := g.shared.Claim(ctx, now,
-		attempts.Limit{Kind: attempts.SignInPair, Key: k.pair, Max: g.cfg.SignInFailures, Span: g.cfg.SignInWindow},
-		attempts.Limit{Kind: attempts.SignInEmail, Key: k.email, Max: g.cfg.SignInEmailFailures, Span: g.cfg.SignInWindow},
-		attempts.Limit{Kind: attempts.SignInAddr, Key: k.addr, Max: g.cfg.SignInFailures * 3, Span: g.cfg.SignInWindow})
-	if err != nil {
-		g.log.Warn("sign-in not counted across the fleet; this edge's own count holds", "err", err)
-		return t, true
-	}
-	return t, ok
-}
-
-// failed records a failed sign-in reserved at now for the fleet, unless
-// its claim wrote it already.
-func (g *signInGuard) failed(t attempts.Ticket, email string, addr netip.Addr, now time.Time) {
-	if g.shared == nil || t.Written() {
 		return
 	}
 	k := subjectsOf(email, addr)
@@ -175,10 +142,9 @@ func (g *signInGuard) failed(t attempts.Ticket, email string, addr netip.Addr, n
 }
 
 // signUp takes a sign-up from addr at now, or refuses it: 429 past the
-// limit, on this edge's count or the fleet's (attempts.Log.Claim); 503
-// while the fleet's count cannot be had (its log has not synced lately,
-// or the claim failed), since only the fleet's count bounds sign-ups.
-func (g *signInGuard) signUp(ctx context.Context, addr netip.Addr, now time.Time) error {
+// limit; 503 while the fleet's count is not current (its log has not
+// synced lately), since only the fleet's count bounds sign-ups.
+func (g *signInGuard) signUp(addr netip.Addr, now time.Time) error {
 	if g.shared != nil {
 		if ok, wait := g.shared.Current(); !ok {
 			return problem.Newf(http.StatusServiceUnavailable, "Sign-ups are counted across every edge, and this edge cannot reach that count now. Retry in %d seconds.",
@@ -190,16 +156,8 @@ func (g *signInGuard) signUp(ctx context.Context, addr netip.Addr, now time.Time
 		return problem.Newf(http.StatusTooManyRequests, "Too many accounts were made from your address in the last hour. Retry in %d seconds.",
 			problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
 	}
-	if g.shared == nil {
-		return nil
-	}
-	_, ok, err := g.shared.Claim(ctx, now, attempts.Limit{Kind: attempts.SignUp, Key: key, Max: g.cfg.SignUps, Span: signUpSpan})
-	if err != nil {
-		g.log.Warn("sign-up not counted across the fleet; refused", "err", err)
-		return problem.New(http.StatusServiceUnavailable, "Sign-ups are counted across every edge, and this edge cannot reach that count now. Retry in 5 seconds.").RetryAfter(5)
-	}
-	if !ok {
-		return problem.New(http.StatusTooManyRequests, "Too many accounts were made from your address in the last hour, counted across every edge. Retry in 3600 seconds.").RetryAfter(3600)
+	if g.shared != nil {
+		g.shared.Record(attempts.SignUp, key, now)
 	}
 	return nil
 }
@@ -368,7 +326,7 @@ func (s *API) signUp(c *fiber.Ctx) error {
 	if err := json.Unmarshal(c.Body(), &in); err != nil {
 		return problem.New(http.StatusBadRequest, `The body must be JSON: {"email": "name@example.com", "password": "at least 10 characters"}.`)
 	}
-	if err := s.signIns.signUp(c.UserContext(), addr, time.Now()); err != nil {
+	if err := s.signIns.signUp(addr, time.Now()); err != nil {
 		return err
 	}
 	email, err := s.accounts.Create(c.UserContext(), in.Email, in.Password)
@@ -411,24 +369,14 @@ func (s *API) signIn(c *fiber.Ctx) (string, error) {
 		return "", problem.Newf(http.StatusTooManyRequests, "Too many failed sign-ins for this account or from your address. Retry in %d seconds.",
 			problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
 	}
-	ticket, ok := s.signIns.claim(c.UserContext(), email, addr, now)
-	if !ok {
-		return "", problem.Newf(http.StatusTooManyRequests, "Too many failed sign-ins for this account or from your address, counted across every edge. Retry in %d seconds.",
-			problem.Seconds(s.cfg.SignInWindow)).RetryAfter(problem.Seconds(s.cfg.SignInWindow))
-	}
 	account, err := s.accounts.SignIn(c.UserContext(), email, password)
 	if errors.Is(err, keys.ErrSignIn) {
-		s.signIns.failed(ticket, email, addr, now)
+		s.signIns.failed(email, addr, now)
 		p := refuse()
 		p.Detail = "The e-mail address or the password is wrong, or the account is disabled. " + p.Detail
 		return "", p
 	}
 	s.signIns.release(email, addr, now)
-	if ticket.Written() {
-		if err := s.signIns.shared.Revoke(c.UserContext(), ticket); err != nil {
-			s.log.Warn("a sign-in that was not a failure still counts as one across the fleet", "err", err)
-		}
-	}
 	if errors.Is(err, keys.ErrBusy) {
 		return "", problem.New(http.StatusServiceUnavailable, "Every password check is busy. Retry in 2 seconds.").RetryAfter(2)
 	}

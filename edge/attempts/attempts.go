@@ -29,7 +29,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,9 +75,6 @@ type Attempt struct {
 	Kind     Kind
 	Key      Key
 	Happened time.Time
-	// Revoked says the attempt did not count after all (a sign-in that
-	// succeeded): take back one counted for Key at Happened.
-	Revoked bool
 }
 
 // Store is where the fleet's attempts are logged (ClickHouse's
@@ -90,9 +86,6 @@ type Store interface {
 	// position to ask from next. An attempt may come again in a later
 	// call (readers take each batch once).
 	Since(ctx context.Context, pos time.Time) ([]analytics.Attempt, time.Time, error)
-	// Of returns every attempt of the subjects (hex keys) that happened
-	// in [from, to], as the store holds them once a Write returned.
-	Of(ctx context.Context, subjects []string, from, to time.Time) ([]analytics.Attempt, error)
 }
 
 // ClickHouse returns the store of a fleet: the attempts log of db.
@@ -116,14 +109,6 @@ func (s chStore) Since(ctx context.Context, pos time.Time) ([]analytics.Attempt,
 	return analytics.LoadAttemptsSince(ctx, conn, pos)
 }
 
-func (s chStore) Of(ctx context.Context, subjects []string, from, to time.Time) ([]analytics.Attempt, error) {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return analytics.LoadAttemptsOf(ctx, conn, subjects, from, to)
-}
-
 // overlap is how far back a read starts before the previous read's
 // newest time: an insert takes its time before its rows can be read, and
 // the log's clock has whole seconds.
@@ -141,9 +126,9 @@ type Log struct {
 	pmu     sync.Mutex          // guards pending: a Record never waits for a Sync's I/O
 	pending []analytics.Attempt // recorded since the last Sync took them
 
-	mu      sync.Mutex             // one Sync at a time; guards what follows
-	unsent  []analytics.Attempt    // taken by a Sync whose write failed: written with the next
-	seq     atomic.Uint64          // the last batch number: Sync's and Claim's
+	mu      sync.Mutex          // one Sync at a time; guards what follows
+	unsent  []analytics.Attempt // taken by a Sync whose write failed: written with the next
+	seq     uint64
 	pos     time.Time              // where the next read goes on from; zero before Start
 	seen    map[batch]time.Time    // batches taken or read, by their time in the log
 	every   atomic.Int64           // Run's interval
@@ -222,9 +207,9 @@ func (l *Log) Sync(ctx context.Context) error {
 	l.pending, l.unsent = nil, nil
 	l.pmu.Unlock()
 	if len(out) > 0 {
-		seq := l.seq.Add(1)
+		l.seq++
 		for i := range out {
-			out[i].Edge, out[i].Seq = l.name, seq
+			out[i].Edge, out[i].Seq = l.name, l.seq
 		}
 		if err := l.store.Write(ctx, out); err != nil {
 			// Written again at the next Sync, under a new number: should
@@ -251,25 +236,18 @@ func (l *Log) Sync(ctx context.Context) error {
 			fresh[b] = true
 		}
 	}
-	// Attempts first, then what was revoked: a revocation read with its
-	// attempt takes it back.
-	for _, revoked := range []bool{false, true} {
-		for _, r := range rows {
-			b := batch{r.Edge, r.Seq}
-			l.seen[b] = r.At
-			kind := r.Kind &^ revokedBit
-			if !fresh[b] || r.Edge == l.name || (r.Kind&revokedBit != 0) != revoked || kind == 0 || kind >= uint8(numKinds) {
-				continue
-			}
-			var k Key
-			if n, err := hex.Decode(k[:], []byte(r.Subject)); err != nil || n != len(k) {
-				continue
-			}
-			l.apply(Attempt{Kind: Kind(kind), Key: k, Happened: r.Happened, Revoked: revoked})
-			if !revoked {
-				l.counted.WithLabelValues(kindNames[kind], "fleet").Inc()
-			}
+	for _, r := range rows {
+		b := batch{r.Edge, r.Seq}
+		l.seen[b] = r.At
+		if !fresh[b] || r.Edge == l.name || r.Kind == 0 || r.Kind >= uint8(numKinds) {
+			continue
 		}
+		var k Key
+		if n, err := hex.Decode(k[:], []byte(r.Subject)); err != nil || n != len(k) {
+			continue
+		}
+		l.apply(Attempt{Kind: Kind(r.Kind), Key: k, Happened: r.Happened})
+		l.counted.WithLabelValues(kindNames[r.Kind], "fleet").Inc()
 	}
 	if next.After(l.pos) {
 		l.pos = next
@@ -343,24 +321,6 @@ func (m *MemoryStore) Write(_ context.Context, attempts []analytics.Attempt) err
 		m.rows = append(m.rows, memRow{a, now})
 	}
 	return nil
-}
-
-// Of implements Store.
-func (m *MemoryStore) Of(_ context.Context, subjects []string, from, to time.Time) ([]analytics.Attempt, error) {
-	if m.Fail.Load() {
-		return nil, errAway
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []analytics.Attempt
-	for _, r := range m.rows {
-		if slices.Contains(subjects, r.a.Subject) && !r.a.Happened.Before(from) && !r.a.Happened.After(to) {
-			a := r.a
-			a.At = r.at
-			out = append(out, a)
-		}
-	}
-	return out, nil
 }
 
 // Since implements Store.

@@ -884,14 +884,7 @@ func (w *workload) run() {
 	}) {
 		w.t.Fatalf("attempts read back, to the millisecond: %+v", got)
 	}
-	// One subject's attempts in a window, as an edge reads them back
-	// after its own write (the account limits, exact across the fleet).
-	of, err := analytics.LoadAttemptsOf(ctx, conn, []string{"00112233445566778899aabbccddeeff"}, day(0), day(1).Add(2*time.Hour))
-	w.must(err)
-	if len(of) != 2 || of[0].Subject != "00112233445566778899aabbccddeeff" {
-		w.t.Fatalf("attempts of one subject: %+v", of)
-	}
-	w.note("WriteAttempts", "LoadAttemptsSince", "LoadAttemptsOf")
+	w.note("WriteAttempts", "LoadAttemptsSince")
 
 	// A migration run again finds everything applied, and the schema is
 	// this release's.

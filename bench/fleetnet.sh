@@ -34,6 +34,14 @@
 # listings) lands on the next round's, which a fleet refreshing every
 # five minutes never sees.
 #
+# RELOAD=1 adds to each round, once it settled again, a full reload of
+# the leader (kill -HUP, as its hourly --full-schedule runs one) with no
+# new crawl: it reports the same figures for that state, and the
+# changed listings and bytes of the leader's delta ("fleet delta
+# written"). The first round's crawl is read now, so when the seeded
+# data ends on an earlier day, that round's reload is the data's new
+# day's first (its charts' window and climb time move a day on).
+#
 # PROFILE=1 takes a CPU profile of the leader and of follower 1 through
 # each round (--debug-listen in their namespaces; 60 s from the crawl),
 # and GCTRACE=1 runs the edges with GODEBUG=gctrace=1: both land beside
@@ -187,6 +195,43 @@ settle() {
 # time costs about 16 µs (bench/README, third round).
 faults() { awk '{ sub(/.*\) /, ""); print $8 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
+# report <what>: once the leader published a generation past g0 and every
+# follower serves it, the times from the leader's publish to each
+# follower's, the bytes each took since before[], the page faults since
+# flt0[], and what the leader's delta held; it prints them after what.
+report() {
+  until (( $(generation 0) > g0 )); do sleep 0.2; done
+  local g tag lead stag t0 i at d w dline sorted
+  g=$(generation 0)
+  tag=$(etag 0)
+  for i in $(seq 1 "$n"); do
+    until [[ $(etag "$i") == "$tag" ]]; do sleep 0.2; done
+  done
+  sleep 1
+  local flts=() times=() bytes=()
+  for i in $(seq 0 "$n"); do flts+=("$(( $(faults "${pids[$((2 + i))]}") - flt0[$i] ))"); done
+  lead=$(leader_publish "$g")
+  stag=$(leader_tag "$g")
+  t0=$(date -d "$lead" +%s.%N)
+  for i in $(seq 1 "$n"); do
+    at=$(published_tag "$i" "$stag")
+    if [[ -z $at ]]; then times+=("?"); else times+=("$(awk -v a="$(date -d "$at" +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')"); fi
+    d=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="delta"}')
+    w=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="whole"}')
+    bytes+=("$(awk -v d="$d" -v d0="${before[$i]}" -v w="$w" -v w0="${before[w$i]}" 'BEGIN { printf "%.0f+%.0f", d - d0, w - w0 }')")
+  done
+  dline=$(grep 'msg="fleet delta written"' "$work/0.log" | grep " generation=$g " | head -1 | grep -oE '(changed|removed|kib|took)=[^ ]+' | tr '\n' ' ')
+  {
+    echo "$1; the leader published generation $g"
+    echo "  the leader's delta: ${dline:-none written}"
+    echo "  leader's publish to each follower's publish (s): ${times[*]}"
+    echo "  bytes each follower took (delta+whole): ${bytes[*]}"
+    echo "  minor page faults in the round (leader, then each follower): ${flts[*]}"
+    sorted=$(printf '%s\n' "${times[@]}" | grep -v '?' | sort -g)
+    echo "  slowest follower: $(tail -1 <<<"$sorted") s; median: $(sed -n "$(( ($(wc -l <<<"$sorted") + 1) / 2 ))p" <<<"$sorted") s"
+  } | tee -a "$out"
+}
+
 profiles=()
 for r in $(seq 1 "$rounds"); do
   settle
@@ -212,35 +257,18 @@ for r in $(seq 1 "$rounds"); do
     ip netns exec efl1 curl -s -o "$work/cpu-1-r$r.pprof" "127.0.0.1:16060/debug/pprof/profile?seconds=60" &
     profiles+=($!)
   fi
-  until (( $(generation 0) > g0 )); do sleep 0.2; done
-  g=$(generation 0)
-  tag=$(etag 0)
-  for i in $(seq 1 "$n"); do
-    until [[ $(etag "$i") == "$tag" ]]; do sleep 0.2; done
-  done
-  sleep 1
-  flts=()
-  for i in $(seq 0 "$n"); do flts+=("$(( $(faults "${pids[$((2 + i))]}") - flt0[$i] ))"); done
-  lead=$(leader_publish "$g")
-  stag=$(leader_tag "$g")
-  t0=$(date -d "$lead" +%s.%N)
-  times=()
-  bytes=()
-  for i in $(seq 1 "$n"); do
-    at=$(published_tag "$i" "$stag")
-    if [[ -z $at ]]; then times+=("?"); else times+=("$(awk -v a="$(date -d "$at" +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')"); fi
-    d=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="delta"}')
-    w=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="whole"}')
-    bytes+=("$(awk -v d="$d" -v d0="${before[$i]}" -v w="$w" -v w0="${before[w$i]}" 'BEGIN { printf "%.0f+%.0f", d - d0, w - w0 }')")
-  done
-  {
-    echo "round $r: $changed listings crawled; the leader published generation $g"
-    echo "  leader's publish to each follower's publish (s): ${times[*]}"
-    echo "  bytes each follower took (delta+whole): ${bytes[*]}"
-    echo "  minor page faults in the round (leader, then each follower): ${flts[*]}"
-    sorted=$(printf '%s\n' "${times[@]}" | grep -v '?' | sort -g)
-    echo "  slowest follower: $(tail -1 <<<"$sorted") s; median: $(sed -n "$(( ($(wc -l <<<"$sorted") + 1) / 2 ))p" <<<"$sorted") s"
-  } | tee -a "$out"
+  report "round $r: $changed listings crawled"
+  if [[ -n ${RELOAD:-} ]]; then
+    settle
+    g0=$(generation 0)
+    for i in $(seq 0 "$n"); do flt0[$i]=$(faults "${pids[$((2 + i))]}"); done
+    for i in $(seq 1 "$n"); do
+      before[$i]=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="delta"}')
+      before[w$i]=$(metric "$i" 'edge_fleet_state_bytes_total{direction="received",kind="whole"}')
+    done
+    kill -HUP "${pids[2]}"
+    report "round $r, the leader's full reload (kill -HUP), nothing crawled"
+  fi
 done
 echo "leader's RSS: $(ps -o rss= -p "${pids[2]}" 2>/dev/null || echo ?) KiB; a follower's: $(ps -o rss= -p "${pids[3]}" 2>/dev/null || echo ?) KiB" | tee -a "$out"
 for p in "${profiles[@]}"; do wait "$p" || true; done

@@ -464,23 +464,31 @@ func TestRefusedWithoutAdmin(t *testing.T) {
 // (here on Recheck, as a follower does when its leader says it does not
 // lead; the reread's timer is out of play): exactly one leads and the
 // other names it, not each the other.
-func TestElectionMendsAfterALostWatch(t *testing.T) {
-	z := chtest.NeedZooKeeper(t)
-	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
-	path := "/edge/test/mend"
+// twoElectors starts edge-a, waits for it to lead, then starts edge-b and
+// waits for it to follow edge-a; both re-read the election every reread.
+func twoElectors(t *testing.T, addr, path string, reread time.Duration) (a, b *leader.Elector) {
+	t.Helper()
 	start := func(id string) *leader.Elector {
 		e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: path, ID: id, Fleet: "http://" + id, SessionTimeout: 2 * time.Second,
-			Reread: time.Hour}, slog.New(slog.DiscardHandler))
+			Reread: reread}, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { e.Close() })
 		return e
 	}
-	a := start("edge-a")
+	a = start("edge-a")
 	eventually(t, "the first edge leads", a.Leading)
-	b := start("edge-b")
+	b = start("edge-b")
 	eventually(t, "the second edge follows", func() bool { return b.Leader() == "edge-a" && !b.Leading() })
+	return a, b
+}
+
+func TestElectionMendsAfterALostWatch(t *testing.T) {
+	z := chtest.NeedZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	path := "/edge/test/mend"
+	a, b := twoElectors(t, addr, path, time.Hour)
 	out := plant(t, addr, "")
 	children, _, err := out.Children(path)
 	if err != nil || len(children) != 2 {
@@ -507,19 +515,7 @@ func TestElectionRereadOnATimer(t *testing.T) {
 	z := chtest.NeedZooKeeper(t)
 	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
 	path := "/edge/test/reread"
-	start := func(id string) *leader.Elector {
-		e, err := leader.Start(leader.Config{Servers: []string{addr}, Path: path, ID: id, SessionTimeout: 2 * time.Second,
-			Reread: time.Second}, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { e.Close() })
-		return e
-	}
-	a := start("edge-a")
-	eventually(t, "the first edge leads", a.Leading)
-	b := start("edge-b")
-	eventually(t, "the second edge follows", func() bool { return b.Leader() == "edge-a" && !b.Leading() })
+	a, b := twoElectors(t, addr, path, time.Second)
 	out := plant(t, addr, "")
 	children, _, err := out.Children(path)
 	if err != nil || len(children) != 2 {

@@ -68,16 +68,21 @@ func Reset(ctx context.Context, conn driver.Conn) error {
 }
 
 // truncate empties a table. On a cluster (onCluster) the statement runs
-// on every server and needs each shard's leading replica: a replica that
-// has just restarted may not be ready for it ("Leader was suddenly
-// changed"), so it is tried again, a few times, a second apart. A
+// on every server and needs each shard's leading replica. A replica that
+// has just restarted still finds its own previous election node first
+// until ZooKeeper expires that node's session, and refuses ("Leader was
+// suddenly changed"); so the statement is tried again, a second apart,
+// for up to truncateRetry, which outlasts ZooKeeper's longest session. A
 // TRUNCATE done twice is done once.
 func truncate(ctx context.Context, conn driver.Conn, target string, onCluster bool) error {
-	const tries = 10
-	for i := 1; ; i++ {
+	start := time.Now()
+	for tries := 1; ; tries++ {
 		err := conn.Exec(ctx, "TRUNCATE TABLE "+target)
-		if err == nil || !onCluster || i == tries {
+		if err == nil || !onCluster {
 			return err
+		}
+		if time.Since(start) > truncateRetry {
+			return fmt.Errorf("%d tries in %s: %w", tries, time.Since(start).Round(time.Second), err)
 		}
 		select {
 		case <-ctx.Done():
@@ -86,3 +91,7 @@ func truncate(ctx context.Context, conn driver.Conn, target string, onCluster bo
 		}
 	}
 }
+
+// truncateRetry bounds the retries of truncate: ZooKeeper's default
+// largest session timeout (20 ticks of 2 s) and a margin.
+const truncateRetry = 60 * time.Second

@@ -418,9 +418,17 @@ var errGone = errors.New("this edge's node is gone")
 var errNoGrant = errors.New("the session timeout ZooKeeper granted is not known yet")
 
 // lose ends this edge's leadership, saying why once.
+//
+// It also forgets the leader it knew when that was this edge: an edge
+// that does not lead must never name itself (a follower would read the
+// fleet's state from itself until its session came back). Another edge
+// it named may still lead, and is kept until the election is read again.
 func (e *Elector) lose(why string) {
 	if e.leading.Swap(false) {
 		e.log.Warn("no longer leading the fleet's once-jobs", "why", why)
+	}
+	if m := e.leader.Load(); m != nil && m.ID == e.cfg.ID && m.Fleet == e.cfg.Fleet {
+		e.leader.CompareAndSwap(m, nil)
 	}
 }
 

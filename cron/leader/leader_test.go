@@ -111,6 +111,9 @@ func TestOneEdgeLeads(t *testing.T) {
 		l, _ := leaders(es)
 		return len(l) == 0
 	})
+	// And the edge that led no longer names itself: as a follower it
+	// would read the fleet's state from itself.
+	eventually(t, "the edge that led forgets itself as the leader", func() bool { return second.LeaderFleet() == "" })
 	if err := z.Resume(); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime"
 	"strings"
 	"sync"
@@ -29,6 +30,7 @@ import (
 	"github.com/edge-stats/edge/edge/apidocs"
 	"github.com/edge-stats/edge/edge/apikey"
 	"github.com/edge-stats/edge/edge/attempts"
+	"github.com/edge-stats/edge/edge/claims"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/legacy"
@@ -167,6 +169,10 @@ type Sources struct {
 	// ups, failed sign-ins), which their limits count; nil: the attempts
 	// log of SyncDB.
 	Attempts attempts.Store
+	// Claims, when set, sends each account attempt to the fleet's
+	// leading edge while another edge leads (package claims): a following
+	// edge of a fleet. The leader's side is Server.ClaimsHandler.
+	Claims *claims.Client
 	// KeysGate, when set, decides on each tick whether to reload the
 	// keys (a following edge of a fleet: package relay); its ticks are
 	// then at least once a second, each reload still at most every
@@ -350,7 +356,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	accounts.Wait = cfg.HashWait
 	acc := account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInEmailFailures: cfg.SignInEmailFailures, SignInWindow: cfg.SignInWindow,
 		SignUps: cfg.SignUps, DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second,
-		MaxAddresses: cfg.Limits.MaxAddresses, Shared: src.Attempts, PublicURL: cfg.PublicURL},
+		MaxAddresses: cfg.Limits.MaxAddresses, Shared: src.Attempts, Fleet: src.Claims, PublicURL: cfg.PublicURL},
 		accounts, s.keys, log)
 	acc.Routes(s.app)
 	s.accounts = acc
@@ -405,6 +411,11 @@ func (s *Server) WaitAnswers() { s.answers.Wait() }
 // KeysVersion names the key list the edge holds (keys.Registry.Version):
 // a fleet's leader serves it to the others (package relay).
 func (s *Server) KeysVersion() string { return s.keys.Version() }
+
+// ClaimsHandler decides the account attempts the fleet's other edges
+// claim from this edge while it leads (package claims), with this edge's
+// own windows.
+func (s *Server) ClaimsHandler() http.Handler { return s.accounts.ClaimsHandler() }
 
 // Serve answers on ln until ctx is done, then stops gracefully: it stops
 // accepting, answers each open connection's next request with

@@ -24,6 +24,7 @@ import (
 	"github.com/edge-stats/edge/cron/leader"
 	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/claims"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/egress"
 	"github.com/edge-stats/edge/edge/limits"
@@ -507,6 +508,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			src.Usage = relay.NewStore(recorder, client)
 		}
 		src.KeysGate = relay.NewKeysGate(client, 5*time.Minute, c.srv.KeysEvery)
+		if c.fleet.Keys != nil {
+			// The account attempts: claimed from the leader at once.
+			src.Claims = &claims.Client{Leader: client.Leader, HTTP: client.HTTP}
+		}
 	}
 	if built.exports != nil {
 		src.Exports = built.exports
@@ -526,6 +531,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if pub != nil {
 		pub.Handle(relay.KeysPath, relay.KeysHandler(server.KeysVersion), false)
+		pub.HandleMethod(http.MethodPost, claims.Path, server.ClaimsHandler(), true)
 	}
 	built.views.OnReloadBuild(server.DropAnswers)
 	jobs.Start()

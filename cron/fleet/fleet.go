@@ -179,16 +179,22 @@ type Publisher struct {
 }
 
 type route struct {
+	method     string
 	h          http.Handler
 	needsToken bool
 }
 
-// Handle adds a route the publisher serves while it leads. With the
-// fleet's keys (Config.Keys) every route answers only an edge that proved
-// it holds the token; without them, a route that needsToken is off. It is
-// safe to call while serving.
+// Handle adds a route the publisher serves to GET while it leads. With
+// the fleet's keys (Config.Keys) every route answers only an edge that
+// proved it holds the token; without them, a route that needsToken is
+// off. It is safe to call while serving.
 func (p *Publisher) Handle(path string, h http.Handler, needsToken bool) {
-	p.routes.Store(path, route{h, needsToken})
+	p.HandleMethod(http.MethodGet, path, h, needsToken)
+}
+
+// HandleMethod is Handle for a route that takes method.
+func (p *Publisher) HandleMethod(method, path string, h http.Handler, needsToken bool) {
+	p.routes.Store(path, route{method, h, needsToken})
 }
 
 // authorized reports whether r came over a connection whose client
@@ -457,9 +463,9 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case extra:
 		switch {
-		case r.Method != http.MethodGet:
-			w.Header().Set("Allow", "GET")
-			problem(w, http.StatusMethodNotAllowed, "Method not allowed", "use GET", 0)
+		case r.Method != v.(route).method:
+			w.Header().Set("Allow", v.(route).method)
+			problem(w, http.StatusMethodNotAllowed, "Method not allowed", "use "+v.(route).method, 0)
 		case !p.leading():
 			problem(w, http.StatusServiceUnavailable, notLeaderTitle, "this edge does not lead its fleet: ask the edge its election names", 5)
 		default:

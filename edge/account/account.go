@@ -9,11 +9,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"hash/maphash"
 	"log/slog"
 	"mime"
 	"net/http"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -22,145 +20,11 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/attempts"
+	"github.com/edge-stats/edge/edge/claims"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/keys"
-	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/problem"
 )
-
-// signInGuard throttles the account routes. A sign-in attempt is
-// reserved in each of its windows before its password is hashed (so a
-// thousand parallel guesses are as many attempts, not one), and taken
-// back when it succeeds. Failures count per (e-mail address, client
-// address), so that nobody can lock an owner out from elsewhere; per
-// client address, so that one address cannot try many accounts; and per
-// e-mail address alone with a much higher ceiling, which bounds guesses
-// at one account from rotating addresses. Sign-ups count per client
-// address.
-//
-// The windows count by a hash of their subjects (attempts.Subject), as
-// the fleet's attempts log names them: with a log (Config.Shared), each
-// failure and sign-up is recorded there, and every other edge's is
-// counted here from when it happened, so that the limits hold for the
-// fleet (package attempts).
-type signInGuard struct {
-	byPair  *limits.Windows[attempts.Key]
-	byEmail *limits.Windows[attempts.Key]
-	byAddr  *limits.Windows[attempts.Key]
-	signUps *limits.Windows[attempts.Key]
-	shared  *attempts.Log // nil: this edge's attempts alone
-}
-
-func hashKey(seed maphash.Seed, k attempts.Key) uint64 { return maphash.Bytes(seed, k[:]) }
-
-// subjects are the keys a sign-in attempt counts under.
-type subjects struct{ pair, email, addr attempts.Key }
-
-// subjectsOf returns the keys of a sign-in at email from addr (its
-// subject: IPv6 grouped by prefix).
-func subjectsOf(email string, addr netip.Addr) subjects {
-	a := addr.String()
-	return subjects{attempts.Subject("pair", email, a), attempts.Subject("email", email), attempts.Subject("addr", a)}
-}
-
-// signUpKey returns the key of the sign-ups from addr.
-func signUpKey(addr netip.Addr) attempts.Key { return attempts.Subject("signup", addr.String()) }
-
-// newSignInGuard returns the guard of cfg: each of its windows holds at
-// most cfg.MaxAddresses keys (EDGE_LIMITS_MAX_ADDRESSES). The ceiling of
-// an e-mail address lets go its addresses with the fewest failures
-// first, so a flood of sign-ins at other addresses from many clients
-// cannot push out the count of one under attack and restart its ceiling.
-func newSignInGuard(cfg Config, log *slog.Logger) *signInGuard {
-	g := &signInGuard{
-		byPair:  limits.NewWindows(cfg.SignInFailures, cfg.SignInWindow, hashKey).Bound(cfg.MaxAddresses),
-		byEmail: limits.NewWindows(cfg.SignInEmailFailures, cfg.SignInWindow, hashKey).Bound(cfg.MaxAddresses).EvictFewest(),
-		// One address may try a few accounts (a shared office), not many.
-		byAddr:  limits.NewWindows(cfg.SignInFailures*3, cfg.SignInWindow, hashKey).Bound(cfg.MaxAddresses),
-		signUps: limits.NewWindows(cfg.SignUps, signUpSpan, hashKey).Bound(cfg.MaxAddresses),
-	}
-	if cfg.Shared != nil {
-		g.shared = attempts.New(cfg.Shared, max(cfg.SignInWindow, signUpSpan), g.count, log)
-	}
-	return g
-}
-
-// signUpSpan is the span of the sign-up limit.
-const signUpSpan = time.Hour
-
-// count counts another edge's attempt in its window.
-func (g *signInGuard) count(a attempts.Attempt) {
-	now := time.Now()
-	switch a.Kind {
-	case attempts.SignUp:
-		g.signUps.AddAt(a.Key, a.Happened, now)
-	case attempts.SignInPair:
-		g.byPair.AddAt(a.Key, a.Happened, now)
-	case attempts.SignInEmail:
-		g.byEmail.AddAt(a.Key, a.Happened, now)
-	case attempts.SignInAddr:
-		g.byAddr.AddAt(a.Key, a.Happened, now)
-	}
-}
-
-// reserve takes an attempt of email from addr at now in every window, or
-// none and says how long to wait when one of them is full.
-func (g *signInGuard) reserve(email string, addr netip.Addr, now time.Time) (bool, time.Duration) {
-	k := subjectsOf(email, addr)
-	if ok, wait := g.byPair.Allow(k.pair, now); !ok {
-		return false, wait
-	}
-	if ok, wait := g.byEmail.Allow(k.email, now); !ok {
-		g.byPair.Release(k.pair, now)
-		return false, wait
-	}
-	if ok, wait := g.byAddr.Allow(k.addr, now); !ok {
-		g.byPair.Release(k.pair, now)
-		g.byEmail.Release(k.email, now)
-		return false, wait
-	}
-	return true, 0
-}
-
-// release takes back an attempt reserved at now that was not a failure.
-func (g *signInGuard) release(email string, addr netip.Addr, now time.Time) {
-	k := subjectsOf(email, addr)
-	g.byPair.Release(k.pair, now)
-	g.byEmail.Release(k.email, now)
-	g.byAddr.Release(k.addr, now)
-}
-
-// failed records a failed sign-in reserved at now for the fleet.
-func (g *signInGuard) failed(email string, addr netip.Addr, now time.Time) {
-	if g.shared == nil {
-		return
-	}
-	k := subjectsOf(email, addr)
-	g.shared.Record(attempts.SignInPair, k.pair, now)
-	g.shared.Record(attempts.SignInEmail, k.email, now)
-	g.shared.Record(attempts.SignInAddr, k.addr, now)
-}
-
-// signUp takes a sign-up from addr at now, or refuses it: 429 past the
-// limit; 503 while the fleet's count is not current (its log has not
-// synced lately), since only the fleet's count bounds sign-ups.
-func (g *signInGuard) signUp(addr netip.Addr, now time.Time) error {
-	if g.shared != nil {
-		if ok, wait := g.shared.Current(); !ok {
-			return problem.Newf(http.StatusServiceUnavailable, "Sign-ups are counted across every edge, and this edge cannot reach that count now. Retry in %d seconds.",
-				problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
-		}
-	}
-	key := signUpKey(addr)
-	if ok, wait := g.signUps.Allow(key, now); !ok {
-		return problem.Newf(http.StatusTooManyRequests, "Too many accounts were made from your address in the last hour. Retry in %d seconds.",
-			problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
-	}
-	if g.shared != nil {
-		g.shared.Record(attempts.SignUp, key, now)
-	}
-	return nil
-}
 
 // Config holds the account routes' settings.
 type Config struct {
@@ -177,6 +41,11 @@ type Config struct {
 	// Shared is the fleet's attempts log (package attempts): with it the
 	// limits count every edge's attempts; nil: this edge's alone.
 	Shared attempts.Store
+	// Fleet, when set, sends each attempt to the fleet's leading edge
+	// while another edge leads (package claims), so that the limits hold
+	// exactly across the fleet; this edge decides when it leads or the
+	// leader cannot answer.
+	Fleet *claims.Client
 	// PublicURL is the service's public address: a request from its
 	// origin changes accounts as one from the Host it names does.
 	PublicURL string
@@ -205,6 +74,10 @@ func (s *API) Collectors() []prometheus.Collector {
 	}
 	return s.signIns.shared.Collectors()
 }
+
+// ClaimsHandler is the leading edge's side of the fleet's claims (package
+// claims): it decides each with this edge's windows.
+func (s *API) ClaimsHandler() http.Handler { return claims.Handler(s.signIns) }
 
 // StartAttempts reads the fleet's attempts of the limits' windows, every
 // edge's (after a restart too: the log forgets none), and syncs once.
@@ -326,7 +199,7 @@ func (s *API) signUp(c *fiber.Ctx) error {
 	if err := json.Unmarshal(c.Body(), &in); err != nil {
 		return problem.New(http.StatusBadRequest, `The body must be JSON: {"email": "name@example.com", "password": "at least 10 characters"}.`)
 	}
-	if err := s.signIns.signUp(addr, time.Now()); err != nil {
+	if err := s.signIns.signUp(c.UserContext(), addr); err != nil {
 		return err
 	}
 	email, err := s.accounts.Create(c.UserContext(), in.Email, in.Password)
@@ -364,19 +237,19 @@ func (s *API) signIn(c *fiber.Ctx) (string, error) {
 	if !ok {
 		return "", refuse()
 	}
-	now := time.Now()
-	if ok, wait := s.signIns.reserve(email, addr, now); !ok {
+	r, ok, wait := s.signIns.reserve(c.UserContext(), email, addr)
+	if !ok {
 		return "", problem.Newf(http.StatusTooManyRequests, "Too many failed sign-ins for this account or from your address. Retry in %d seconds.",
 			problem.Seconds(wait)).RetryAfter(problem.Seconds(wait))
 	}
 	account, err := s.accounts.SignIn(c.UserContext(), email, password)
 	if errors.Is(err, keys.ErrSignIn) {
-		s.signIns.failed(email, addr, now)
+		s.signIns.settle(c.UserContext(), r, true)
 		p := refuse()
 		p.Detail = "The e-mail address or the password is wrong, or the account is disabled. " + p.Detail
 		return "", p
 	}
-	s.signIns.release(email, addr, now)
+	s.signIns.settle(c.UserContext(), r, false)
 	if errors.Is(err, keys.ErrBusy) {
 		return "", problem.New(http.StatusServiceUnavailable, "Every password check is busy. Retry in 2 seconds.").RetryAfter(2)
 	}

@@ -16,7 +16,7 @@ func TestSignInGuardIsBounded(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	for i := range 20_000 {
 		addr := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
-		g.reserve(fmt.Sprintf("user%d@example.com", i), addr, now)
+		g.Reserve(subjectsOf(fmt.Sprintf("user%d@example.com", i), addr), now)
 		g.signUps.Allow(signUpKey(addr), now)
 	}
 	for name, n := range map[string]int{"pairs": g.byPair.Len(), "e-mails": g.byEmail.Len(),
@@ -42,7 +42,7 @@ func TestEmailCeilingSurvivesAFlood(t *testing.T) {
 	}
 	const target = "owner@example.com"
 	for i := range ceiling - 1 {
-		if ok, _ := g.reserve(target, client(i), now); !ok {
+		if ok, _ := g.Reserve(subjectsOf(target, client(i)), now); !ok {
 			t.Fatalf("guess %d refused before the ceiling", i)
 		}
 	}
@@ -50,14 +50,14 @@ func TestEmailCeilingSurvivesAFlood(t *testing.T) {
 	later := now.Add(time.Minute)
 	for i := range 2000 {
 		for k := range 5 {
-			g.reserve(fmt.Sprintf("flood%d-%d@example.com", i, k), client(10_000+i), later)
+			g.Reserve(subjectsOf(fmt.Sprintf("flood%d-%d@example.com", i, k), client(10_000+i)), later)
 		}
 	}
-	if ok, _ := g.reserve(target, client(5000), later); !ok {
+	if ok, _ := g.Reserve(subjectsOf(target, client(5000)), later); !ok {
 		t.Fatal("the last guess under the ceiling was refused")
 	}
 	for i := range 20 {
-		if ok, _ := g.reserve(target, client(6000+i), later); ok {
+		if ok, _ := g.Reserve(subjectsOf(target, client(6000+i)), later); ok {
 			t.Fatalf("guess %d past the ceiling admitted: the flood restarted the account's count", ceiling+i)
 		}
 	}

@@ -264,6 +264,7 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		fleetGet(edgeClient, "/fleet/v1/keys"); a != -1 || (b != 200 && b != 410) || c != -1 || d != 200 {
 		t.Errorf("the fleet's usage without the fleet's certificate %d, with it %d; its keys without %d, with %d", a, b, c, d)
 	}
+	signUpBurst(t, 10, 5, leader.addr, other.addr)
 	plantedLeader(t, z.Port, cfg.Database, leader.addr, other.addr, leader.errs, other.errs)
 	// The copied files are the leader's (the files need a key to be
 	// asked for: compared on disk).
@@ -498,5 +499,44 @@ func TestServeRefusesAnElectionPathWithoutAdmin(t *testing.T) {
 	code, _, errs := runCmd(t, ctx, "serve", "--listen", "127.0.0.1:0", "--zk", zkAddr, "--zk-path", "/sec/serve")
 	if code != 1 || !strings.Contains(errs, "/sec/serve") || !strings.Contains(errs, "ADMIN") || !strings.Contains(errs, "deleteall /sec/serve") {
 		t.Fatalf("serve on a path without ADMIN: exit %d, %s", code, errs)
+	}
+}
+
+// signUpBurst sends n simultaneous sign-ups from one address (loopback)
+// spread over the edges at addrs, and wants exactly limit of them
+// admitted (the default: 5 an hour): a following edge claims each from
+// the leader over the fleet address's TLS (package claims), so that the
+// fleet meets the limit once, not once an edge (issue 66: 10 × 201 on
+// two edges before).
+func signUpBurst(t *testing.T, n, limit int, addrs ...string) {
+	t.Helper()
+	var (
+		mu     sync.Mutex
+		counts = map[int]int{}
+		wg     sync.WaitGroup
+		go_    = make(chan struct{})
+	)
+	for i := range n {
+		wg.Go(func() {
+			<-go_
+			body := fmt.Sprintf(`{"email":"burst-%d@example.com","password":"long enough password"}`, i)
+			resp, err := http.Post("http://"+addrs[i%len(addrs)]+"/account", "application/json", strings.NewReader(body))
+			status := -1
+			if err == nil {
+				status = resp.StatusCode
+				if status == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+					status = -2 // refused without saying when to retry
+				}
+				resp.Body.Close()
+			}
+			mu.Lock()
+			counts[status]++
+			mu.Unlock()
+		})
+	}
+	close(go_)
+	wg.Wait()
+	if counts[http.StatusCreated] != limit || counts[http.StatusTooManyRequests] != n-limit {
+		t.Errorf("%d simultaneous sign-ups from one address over %d edges: %v, want %d × 201 and %d × 429 with Retry-After", n, len(addrs), counts, limit, n-limit)
 	}
 }

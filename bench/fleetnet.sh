@@ -42,6 +42,10 @@
 # data ends on an earlier day, that round's reload is the data's new
 # day's first (its charts' window and climb time move a day on).
 #
+# SEED_END (an RFC 3339 instant) ends the seeded data there instead of
+# now: a day before now makes round 1's crawl the data's new day, so that
+# its refresh and reload move the charts' window and climb time a day on.
+#
 # PROFILE=1 takes a CPU profile of the leader and of follower 1 through
 # each round (--debug-listen in their namespaces; 60 s from the crawl),
 # and GCTRACE=1 runs the edges with GODEBUG=gctrace=1: both land beside
@@ -70,7 +74,7 @@ ch() { clickhouse-client --port "${EDGE_CH_ADDR##*:}" -d "$EDGE_CH_DATABASE" -q 
 
 make -s build
 GOEXPERIMENT=simd go build -o bin/fleetnet ./bench/fleetnet
-bin/edge seed --if-empty --listings "$listings" --days "$days" >/dev/null
+bin/edge seed --if-empty --listings "$listings" --days "$days" ${SEED_END:+--end "$SEED_END"} >/dev/null
 
 work=$(mktemp -d)
 pids=()

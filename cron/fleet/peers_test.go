@@ -311,3 +311,39 @@ func TestFollowerBoundsTheState(t *testing.T) {
 		t.Fatalf("a state past the bound: %v, counted %v", err, cfg.Metrics.Refused("size"))
 	}
 }
+
+// TestARouteThatTakesPost: a route added for POST (the account claims)
+// answers an edge of the fleet's POST, refuses GET with 405 and the
+// method it takes, and shows nothing to a client without the fleet's
+// certificate.
+func TestARouteThatTakesPost(t *testing.T) {
+	keys := keysOf(t, testToken)
+	l := startLeader(t, withKeys(DefaultConfig(), keys))
+	l.pub.HandleMethod(http.MethodPost, "/fleet/v1/claims", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(w, r.Body)
+	}), true)
+	fleetClient := &http.Client{Transport: Transport(keys)}
+	resp, err := fleetClient.Post(l.url+"/fleet/v1/claims", "application/json", strings.NewReader(`{"op":"signUp"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != `{"op":"signUp"}` {
+		t.Fatalf("POST: %d %q", resp.StatusCode, body)
+	}
+	resp, err = fleetClient.Get(l.url + "/fleet/v1/claims")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "POST" {
+		t.Fatalf("GET: %d, Allow %q; want 405 and POST", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+	anon := &http.Client{Transport: &http.Transport{TLSClientConfig: keys.ClientTLS()}}
+	anon.Transport.(*http.Transport).TLSClientConfig.Certificates = nil
+	if resp, err := anon.Post(l.url+"/fleet/v1/claims", "application/json", strings.NewReader(`{}`)); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a client without the fleet's certificate got %d", resp.StatusCode)
+	}
+}

@@ -42,6 +42,11 @@
 # data ends on an earlier day, that round's reload is the data's new
 # day's first (its charts' window and climb time move a day on).
 #
+# LEADER_MEMORY_LIMIT gives the leader a memory limit of its own (the
+# followers keep MEMORY_LIMIT): a leader's full reload builds a second
+# state beside the one it serves, and waits when that would not fit
+# (docs/operations.md, *Memory*), which a follower never needs.
+#
 # SEED_END (an RFC 3339 instant) ends the seeded data there instead of
 # now: a day before now makes round 1's crawl the data's new day, so that
 # its refresh and reload move the charts' window and climb time a day on.
@@ -119,7 +124,7 @@ run_env=()
 [[ -n ${GCTRACE:-} ]] && run_env=(env GODEBUG=gctrace=1)
 [[ -n ${PROFILE:-} ]] && common+=(--debug-listen 127.0.0.1:16060)
 "${run_env[@]}" bin/edge serve --listen 127.0.0.1:18090 --zk 127.0.0.1:12181 --fleet-listen "$net.1:18190" \
-  --fleet-dir "$work/f0" "${common[@]}" >"$work/0.log" 2>&1 &
+  --fleet-dir "$work/f0" "${common[@]}" ${LEADER_MEMORY_LIMIT:+--memory-limit "$LEADER_MEMORY_LIMIT"} >"$work/0.log" 2>&1 &
 pids+=($!)
 echo "waiting for the leader's first state"
 until grep -q 'fleet state written' "$work/0.log"; do sleep 0.5; done
@@ -147,16 +152,16 @@ etag() {
 # line of that generation, and the tag of the state (its "fleet delta
 # written" line, or its "fleet state written" line's generation's).
 leader_publish() {
-  grep 'msg="views published"' "$work/0.log" | grep " generation=$1 " | head -1 | sed -E 's/^time=([^ ]+).*/\1/'
+  { grep 'msg="views published"' "$work/0.log" | grep " generation=$1 " || true; } | head -1 | sed -E 's/^time=([^ ]+).*/\1/'
 }
 leader_tag() {
-  grep 'msg="fleet delta written"' "$work/0.log" | grep " generation=$1 " | head -1 | sed -E 's/.* tag=([^ ]+).*/\1/'
+  { grep 'msg="fleet delta written"' "$work/0.log" | grep " generation=$1 " || true; } | head -1 | sed -E 's/.* tag=([^ ]+).*/\1/'
 }
 # published_tag <index> <tag>: the time a follower published the state of
 # tag (its "views published" line names it): before or after the
 # leader's, which builds its figures beside its followers.
 published_tag() {
-  grep 'msg="views published"' "$work/$1.log" | grep -F " tag=$2" | head -1 | sed -E 's/^time=([^ ]+).*/\1/'
+  { grep 'msg="views published"' "$work/$1.log" | grep -F " tag=$2" || true; } | head -1 | sed -E 's/^time=([^ ]+).*/\1/'
 }
 echo "waiting for $n followers to serve the leader's state"
 until [[ -n $(etag 0) ]]; do sleep 0.5; done
@@ -216,6 +221,14 @@ report() {
   for i in $(seq 0 "$n"); do flts+=("$(( $(faults "${pids[$((2 + i))]}") - flt0[$i] ))"); done
   lead=$(leader_publish "$g")
   stag=$(leader_tag "$g")
+  # A state that changed nothing has the ETag of the one before: wait
+  # (a while at most) for each follower's publish of it too.
+  for i in $(seq 1 "$n"); do
+    for _ in $(seq 1 600); do
+      [[ -z $stag || -n $(published_tag "$i" "$stag") ]] && break
+      sleep 0.5
+    done
+  done
   t0=$(date -d "$lead" +%s.%N)
   for i in $(seq 1 "$n"); do
     at=$(published_tag "$i" "$stag")

@@ -159,7 +159,9 @@ func TestClientDecidesHereWhenTheLeaderCannot(t *testing.T) {
 		name    string
 		handler http.HandlerFunc
 	}{
-		{"not the leader", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "not the leader", http.StatusServiceUnavailable) }},
+		{"not the leader", func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "not the leader", http.StatusServiceUnavailable)
+		}},
 		{"a release without claims", func(w http.ResponseWriter, _ *http.Request) { http.NotFound(w, nil) }},
 		{"not JSON", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("<html>")) }},
 		{"a refusal of no status", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(`{"ok":false}`)) }},

@@ -364,6 +364,12 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 			e.Recheck()
 		}
 	}
+	fcfg.LeaderEpoch = func(addr string) int64 {
+		if e := elector(); e != nil {
+			return e.LeaderEpoch(addr)
+		}
+		return 0
+	}
 	follower := fleet.NewFollower(fcfg, leaderFleet, leading)
 	built.views.OnPublish(pub.Offer)
 	built.views.FollowFrom(follower)

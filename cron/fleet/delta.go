@@ -315,6 +315,10 @@ func (f *Follower) takeDelta(resp *http.Response, addr, have string, o replica.R
 			return nil, 0, "", fmt.Errorf("delta of generation %d: %w", gen, err)
 		}
 	}
+	epoch, err := f.inOrder(addr, gen)
+	if err != nil {
+		return nil, 0, "", err
+	}
 	if resp.ContentLength > f.cfg.MaxBytes {
 		f.cfg.Metrics.refuse("size")
 		return nil, 0, "", fmt.Errorf("a delta of %d bytes, past the bound of %d", resp.ContentLength, f.cfg.MaxBytes)
@@ -334,6 +338,7 @@ func (f *Follower) takeDelta(resp *http.Response, addr, have string, o replica.R
 	if got != want {
 		return nil, 0, "", fmt.Errorf("a delta that gives %s, its ETag says %s", stateTag(got), tag)
 	}
+	f.took(epoch, gen)
 	f.cfg.Metrics.holds(gen)
 	return r, snapshots, tag, nil
 }

@@ -95,6 +95,12 @@ type Config struct {
 	// Without them (nil) the routes that need the token (Handle) are off,
 	// and a follower believes only a leader on loopback.
 	Keys *trust.Keys
+	// LeaderEpoch, when set, returns the epoch of the elected leader
+	// whose fleet address is addr (leader.Elector.LeaderEpoch), 0 when
+	// addr is not the elected leader's or it is not known: a follower
+	// refuses a state older than the one it took, in the order of
+	// (epoch, generation).
+	LeaderEpoch func(addr string) int64
 	// Recheck, when set, asks the election to be read again now
 	// (leader.Elector.Recheck): a follower calls it when the edge the
 	// election names answers that it does not lead, or is out of reach.
@@ -684,6 +690,7 @@ type Follower struct {
 	lost    time.Time   // since when the leader named has not worked (Status); zero while it does
 	noDelta string      // the tag of a state whose delta was refused: the whole state next
 	unread  *unreadable // the leader's state of a format this edge does not read, nil when none
+	held    place       // where the state taken last stands in the fleet's order (order.go)
 }
 
 // NewFollower returns a follower of the leader whose fleet address
@@ -1056,6 +1063,10 @@ func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.R
 			return fetched{}, fmt.Errorf("fleet: state from %s (generation %d) refused, %w: the state served is kept, and this edge loads from ClickHouse: %w", addr, gen, err, cron.ErrNoSource)
 		}
 	}
+	epoch, err := f.inOrder(addr, gen)
+	if err != nil {
+		return fetched{}, fmt.Errorf("%w: the state served is kept, and this edge loads from ClickHouse: %w", err, cron.ErrNoSource)
+	}
 	if resp.ContentLength > f.cfg.MaxBytes {
 		f.cfg.Metrics.refuse("size")
 		return fetched{}, fmt.Errorf("fleet: state from %s has %d bytes, past the bound of %d (EDGE_FLEET_MAX_BYTES)", addr, resp.ContentLength, f.cfg.MaxBytes)
@@ -1085,6 +1096,7 @@ func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.R
 	}
 	f.readable()
 	f.settled()
+	f.took(epoch, gen)
 	f.cfg.Metrics.holds(gen)
 	return fetched{tookWhole, r, snapshots, f.wholeTag(resp.Header, etag, r, snapshots)}, nil
 }

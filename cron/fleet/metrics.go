@@ -20,7 +20,7 @@ type Metrics struct {
 func NewMetrics() *Metrics {
 	return &Metrics{
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_fleet_refused_total",
-			Help: "What an edge refused of its fleet, by reason: address (a leader address it does not believe), handshake (the other end proved no hold of the fleet's token), signature (a state not signed by the fleet), digest (a state damaged), size (a state past the bound), format (a state it cannot read), delta (a delta that did not give the state it names: the edge took the whole state)."},
+			Help: "What an edge refused of its fleet, by reason: address (a leader address it does not believe), handshake (the other end proved no hold of the fleet's token), signature (a state not signed by the fleet), digest (a state damaged), size (a state past the bound), format (a state it cannot read), delta (a delta that did not give the state it names: the edge took the whole state), older (a state older than the one served, by the leader's epoch and generation)."},
 			[]string{"reason"}),
 		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edge_fleet_state_bytes_total",
 			Help: "Bytes of the fleet's states sent (by the leader) and received (by a follower), by kind: whole (a whole state) or delta (what changed since the state the follower held)."},

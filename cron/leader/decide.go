@@ -222,7 +222,10 @@ func (e *Elector) decide(node string, sent time.Time, w *watched) error {
 		*w = watched{target, ch}
 		e.log.Debug("fleet election: watching", "node", target)
 	}
-	e.leader.Store(lead)
+	lead = &member{ID: lead.ID, Fleet: lead.Fleet, Session: lead.Session, Sig: lead.Sig, epoch: nodes[li].seq + 1}
+	if old := e.leader.Load(); old == nil || *old != *lead {
+		e.leader.Store(lead)
+	}
 	if li < i {
 		e.lose("another edge leads")
 		return nil

@@ -258,6 +258,17 @@ func (e *Elector) LeaderFleet() string {
 	return ""
 }
 
+// LeaderEpoch returns the epoch of the leader this edge last saw
+// (Epoch's, as that edge has it) when its fleet address is addr; 0 when
+// another edge's address, or none is known: a follower orders the states
+// it takes by (epoch, generation).
+func (e *Elector) LeaderEpoch(addr string) int64 {
+	if m := e.leader.Load(); m != nil && m.Fleet != "" && strings.TrimSuffix(m.Fleet, "/") == strings.TrimSuffix(addr, "/") {
+		return m.epoch
+	}
+	return 0
+}
+
 // Recheck asks for the election to be read again now: a follower calls
 // it when the edge the election names answers that it does not lead,
 // since a cached leader may be stale (a watch lost with READ on the path).
@@ -288,6 +299,9 @@ type member struct {
 	// Sig is the fleet's signature of the rest (trust.Keys.SignMember),
 	// "" without keys.
 	Sig string `json:"sig,omitempty"`
+	// epoch is the leadership's epoch when this member leads (its node's
+	// sequence number and one), as decide found it; not in the node.
+	epoch int64
 }
 
 // fields are what a member's signature covers.

@@ -90,6 +90,14 @@ func TestOneEdgeLeads(t *testing.T) {
 	if first.Leader() == "" {
 		t.Fatal("the leader does not know its own ID")
 	}
+	// Every edge knows the leader's epoch, by its fleet address, as the
+	// leader has it (followers order the states they take by it).
+	firstEpoch := first.Epoch()
+	for _, e := range es {
+		if got := e.LeaderEpoch(first.LeaderFleet()); got == 0 || got != firstEpoch || e.LeaderEpoch("http://elsewhere") != 0 {
+			t.Fatalf("%s: the leader's epoch %d, the leader says %d", e.Leader(), got, firstEpoch)
+		}
+	}
 
 	// The leader leaves: another leads, the leaver does not.
 	first.Close()
@@ -104,6 +112,17 @@ func TestOneEdgeLeads(t *testing.T) {
 	if second == first || first.Leading() {
 		t.Fatal("the edge that left still leads")
 	}
+	if e := second.Epoch(); e <= firstEpoch {
+		t.Fatalf("the next leader's epoch %d, not past the first's %d", e, firstEpoch)
+	}
+	eventually(t, "the edges know the next leader's epoch", func() bool {
+		for _, e := range es {
+			if e.LeaderEpoch(second.LeaderFleet()) != second.Epoch() {
+				return false
+			}
+		}
+		return true
+	})
 
 	// ZooKeeper away: no edge can know it alone leads, so none does.
 	z.Pause()

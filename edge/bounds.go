@@ -7,8 +7,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/edge-stats/edge/edge/accept"
-	"github.com/edge-stats/edge/edge/page/guard"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/transport"
 )
@@ -57,33 +55,4 @@ func sizeText(n int) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-// unknownPageForBrowsers wraps the error handler: a path that names no
-// route outside the APIs (/api, /mcp, /account, /fleet), asked by a
-// client that prefers HTML to JSON (a browser following a stale link), is
-// answered with the pages' 404 page, its search form and a way back, in
-// place of problem+json.
-func unknownPageForBrowsers(next fiber.ErrorHandler) fiber.ErrorHandler {
-	return func(c *fiber.Ctx, err error) error {
-		var fe *fiber.Error
-		if errors.As(err, &fe) && fe.Code == http.StatusNotFound && !apiPath(c.Path()) &&
-			accept.Prefers(c.Request().Header.Peek(fiber.HeaderAccept), fiber.MIMETextHTML, fiber.MIMEApplicationJSON) {
-			if perr := guard.Error(c, err); perr == nil {
-				return nil
-			}
-		}
-		return next(c, err)
-	}
-}
-
-// apiPath reports whether path is under one of the APIs, whose clients
-// get problem+json whatever they accept.
-func apiPath(path string) bool {
-	for _, p := range []string{"/api/", "/api", "/mcp", "/account", "/fleet"} {
-		if path == p || len(path) > len(p) && path[:len(p)] == p && (p[len(p)-1] == '/' || path[len(p)] == '/') {
-			return true
-		}
-	}
-	return false
 }

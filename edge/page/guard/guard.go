@@ -116,12 +116,12 @@ func Error(c *fiber.Ctx, err error) error {
 	case errors.As(err, &fe):
 		p = problem.New(fe.Code, fe.Message)
 		if fe.Code == http.StatusNotFound {
-			p.Detail = "There is no page at this address. The stores' pages start at the home page."
+			p.Detail = "There is no page here. The stores' pages start at /."
 		}
 	default:
 		return err // the server's error handler logs it and answers 500
 	}
-	body, rerr := page.RenderError(p.Status, readerDetail(p.Status, p.Detail), p.Header(fiber.HeaderRetryAfter))
+	body, rerr := page.RenderError(p.Status, p.Detail, p.Header(fiber.HeaderRetryAfter))
 	if rerr != nil {
 		return rerr
 	}

@@ -309,7 +309,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edge",
-		ErrorHandler:          s.requestBoundsProblem(problem.Handler(log)),
+		ErrorHandler:          s.requestBoundsProblem(guard.Pages(log, problem.Handler(log))),
 		ReadBufferSize:        cfg.MaxHeaderBytes,
 		BodyLimit:             cfg.MaxBodyBytes,
 		DisableStartupMessage: true,

@@ -62,6 +62,7 @@ func TestPagesForPeople(t *testing.T) {
 		r.header.Get("Content-Security-Policy") == "" {
 		t.Fatalf("past the bound: %d %v %s", r.status, r.header, r.decoded)
 	}
+	readerErrorPage(t, "past the bound", answer{r.status, r.header, r.decoded}, 429, "slow down")
 	// Another address (in another /64 for IPv6) is not held back by it.
 	for _, addr := range []string{"198.51.100.8", "2001:db8:1::1"} {
 		if r := fetch(t, "GET", listing, from(addr)...); r.status != 200 {
@@ -267,6 +268,11 @@ func TestCrawlFromHome(t *testing.T) {
 		if r.status == 404 || r.status >= 500 {
 			t.Errorf("%s (linked from %s) answers %d", u, from[u], r.status)
 			continue
+		}
+		if r.status >= 400 {
+			// A page linked to that answers an error (the comparison
+			// of no listings) speaks a reader's words too.
+			readerErrorPage(t, u, r, r.status, "")
 		}
 		if !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
 			continue // a JSON, CSV or feed twin: asked, not read

@@ -295,7 +295,8 @@ func (g *Gate) SearchSlot() (func(), error) {
 	release, ok := g.limits.Search.TryAcquire()
 	if !ok {
 		return nil, problem.New(http.StatusTooManyRequests,
-			"The search pool shared by every caller is full. Retry in 5 seconds, or ask without q (searches answered before come from the cache).").RetryAfter(5)
+			"The search pool shared by every caller is full. Retry in 5 seconds, or ask without q (searches answered before come from the cache).").RetryAfter(5).
+			ForReaders("Too many searches are running just now. A search made before, or the listings without a search, can be shown at once.")
 	}
 	return release, nil
 }

@@ -665,5 +665,6 @@ func (g *Gate) leave(c *caller, start time.Time) {
 
 func busy() error {
 	return problem.New(http.StatusServiceUnavailable,
-		"The edge is computing as many uncached answers as it allows. Retry in a second; answers asked again and again come from the cache at once.").RetryAfter(1)
+		"The edge is computing as many uncached answers as it allows. Retry in a second; answers asked again and again come from the cache at once.").RetryAfter(1).
+		ForReaders("The server is busy making as many new pages as it can.")
 }

@@ -31,6 +31,7 @@ type Problem struct {
 	Instance string `json:"instance,omitempty"`
 
 	headers map[string]string // extra response headers, such as Retry-After
+	reader  string            // the detail in a reader's words, for a page (ForReaders)
 }
 
 func (p *Problem) Error() string { return fmt.Sprintf("%d %s: %s", p.Status, p.Title, p.Detail) }
@@ -59,6 +60,20 @@ func (p *Problem) WithHeader(name, value string) *Problem {
 // none).
 func (p *Problem) Header(name string) string { return p.headers[name] }
 
+// ForReaders returns p with its detail in a reader's words: what a
+// person who opened a page (package page/guard) reads in place of the
+// detail, which is written for API clients and names the API's paths,
+// parameters and fields. It says what is wrong and what to do on the
+// pages, in words alone; the problem+json is unchanged.
+func (p *Problem) ForReaders(text string) *Problem {
+	p.reader = text
+	return p
+}
+
+// ReaderText returns the detail of p in a reader's words ("" for none:
+// the page then says what its status means).
+func (p *Problem) ReaderText() string { return p.reader }
+
 // RetryAfter returns p with a Retry-After header of the given seconds.
 func (p *Problem) RetryAfter(seconds int) *Problem {
 	return p.WithHeader(fiber.HeaderRetryAfter, strconv.Itoa(seconds))
@@ -68,23 +83,29 @@ func (p *Problem) RetryAfter(seconds int) *Problem {
 // problem+json. Unknown errors are logged and answered 500 without detail
 // of their cause.
 func Handler(log *slog.Logger) fiber.ErrorHandler {
-	return func(c *fiber.Ctx, err error) error {
-		var p *Problem
-		var fe *fiber.Error
-		switch {
-		case errors.As(err, &p):
-		case errors.As(err, &fe):
-			p = New(fe.Code, fiberDetail(c, fe))
-		default:
-			log.Error("request failed", "method", c.Method(), "path", apikey.Redact(c.Path()), "err", err)
-			p = New(http.StatusInternalServerError, "The server failed to answer. Try again later; if it persists, report it with the time of the request.")
-		}
-		// A copy: one problem may be the answer of several requests (a
-		// refusal shared by the misses that waited for one build).
-		cp := *p
-		cp.Instance = c.Path()
-		return Write(c, &cp)
+	return func(c *fiber.Ctx, err error) error { return Write(c, Of(c, log, err)) }
+}
+
+// Of returns the problem to answer c with for err, with its instance:
+// err's own problem, a fiber error's (with a detail that says what to
+// change), or, for any other error, which it logs, a 500 without detail
+// of its cause.
+func Of(c *fiber.Ctx, log *slog.Logger, err error) *Problem {
+	var p *Problem
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &p):
+	case errors.As(err, &fe):
+		p = New(fe.Code, fiberDetail(c, fe))
+	default:
+		log.Error("request failed", "method", c.Method(), "path", apikey.Redact(c.Path()), "err", err)
+		p = New(http.StatusInternalServerError, "The server failed to answer. Try again later; if it persists, report it with the time of the request.")
 	}
+	// A copy: one problem may be the answer of several requests (a
+	// refusal shared by the misses that waited for one build).
+	cp := *p
+	cp.Instance = c.Path()
+	return &cp
 }
 
 // Write writes p as c's response: its status, its headers and its
@@ -129,7 +150,8 @@ func fiberDetail(c *fiber.Ctx, fe *fiber.Error) string {
 // figures ("Charts are").
 func NotReady(what string) *Problem {
 	return Newf(http.StatusServiceUnavailable,
-		"%s computed in the background after a restart and not ready yet. Retry in a minute.", what).RetryAfter(60)
+		"%s computed in the background after a restart and not ready yet. Retry in a minute.", what).RetryAfter(60).
+		ForReaders(what + " computed after a restart and not ready yet.")
 }
 
 // ReadFailed is the answer when a read from ClickHouse on a request's
@@ -137,9 +159,11 @@ func NotReady(what string) *Problem {
 // ran out. what names what was read ("the history").
 func ReadFailed(what string, err error) *Problem {
 	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "Timeout exceeded") {
-		return Newf(http.StatusServiceUnavailable, "Reading %s took longer than the time budget; narrow the request or retry in a few seconds.", what).RetryAfter(5)
+		return Newf(http.StatusServiceUnavailable, "Reading %s took longer than the time budget; narrow the request or retry in a few seconds.", what).RetryAfter(5).
+			ForReaders(Sentence(what) + " took too long to read just now.")
 	}
-	return Newf(http.StatusServiceUnavailable, "%s cannot be read for a moment; retry in a few seconds.", Sentence(what)).RetryAfter(5)
+	return Newf(http.StatusServiceUnavailable, "%s cannot be read for a moment; retry in a few seconds.", Sentence(what)).RetryAfter(5).
+		ForReaders(Sentence(what) + " cannot be read just now.")
 }
 
 // Sentence returns s with its first letter in upper case.

@@ -113,7 +113,8 @@ func (s *API) chartParams(c *fiber.Ctx) (store views.Store, chart, category stri
 	}
 	chart = c.Query("chart", figures.ChartTop)
 	if !slices.Contains(figures.Charts, chart) {
-		err = problem.Newf(http.StatusBadRequest, "chart: %q is not a chart; use one of %s.", chart, strings.Join(figures.Charts, ", "))
+		err = problem.Newf(http.StatusBadRequest, "chart: %q is not a chart; use one of %s.", chart, strings.Join(figures.Charts, ", ")).
+			ForReaders(fmt.Sprintf("There is no chart %.40q. A store's page links to each of its charts.", chart))
 		return
 	}
 	if f, gen, err = s.figures("Charts are"); err != nil {

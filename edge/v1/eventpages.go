@@ -9,7 +9,6 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/page"
-	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
 )
@@ -120,7 +119,7 @@ func (s *API) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
 	if cursor != "" {
 		p, ok := decodeEventCursor(cursor)
 		if !ok {
-			return answer.Reply{}, problem.New(400, notACursor)
+			return answer.Reply{}, badCursor()
 		}
 		pos = p
 	}

@@ -2,6 +2,7 @@ package v1
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -121,7 +122,8 @@ func (s *API) changeLog(st *served.State) (*changes.Log, eventWindow, error) {
 	log := st.Replica.Changes()
 	if log == nil {
 		return nil, eventWindow{}, problem.New(http.StatusServiceUnavailable,
-			"The listings' change log is still loading after a restart. Retry in a minute.").RetryAfter(30)
+			"The listings' change log is still loading after a restart. Retry in a minute.").RetryAfter(30).
+			ForReaders("The changes of listings are still loading after a restart.")
 	}
 	return log, eventWindow{From: time.Unix(log.From(), 0).UTC(), To: st.Replica.Info().ListingsMark.UTC()}, nil
 }
@@ -134,7 +136,8 @@ func limitParam(c *fiber.Ctx, def, max int) (int, error) {
 	}
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 1 || n > max {
-		return 0, problem.Newf(http.StatusBadRequest, "limit: %.40q is not a whole number from 1 to %d (default %d).", raw, max, def)
+		return 0, problem.Newf(http.StatusBadRequest, "limit: %.40q is not a whole number from 1 to %d (default %d).", raw, max, def).
+			ForReaders(fmt.Sprintf("A page shows 1 to %d changes, no more.", max))
 	}
 	return n, nil
 }
@@ -210,7 +213,8 @@ func parseEventFilter(stores, kinds, p string) (changes.Filter, error) {
 		for i, name := range strings.Split(raw, ",") {
 			st, err := views.ParseStore(name)
 			if err != nil || i >= maxEventFilters {
-				return f, problem.Newf(http.StatusBadRequest, "store: %.40q is not a store; use chrome, edge, firefox, apple or googleplay, or several comma-separated.", name)
+				return f, problem.Newf(http.StatusBadRequest, "store: %.40q is not a store; use chrome, edge, firefox, apple or googleplay, or several comma-separated.", name).
+					ForReaders(noStore(name))
 			}
 			f.Stores = append(f.Stores, st)
 		}
@@ -223,17 +227,20 @@ func parseEventFilter(stores, kinds, p string) (changes.Filter, error) {
 				for _, k := range changes.Kinds() {
 					names = append(names, k.String())
 				}
-				return f, problem.Newf(http.StatusBadRequest, "kind: %.40q is not a kind of change; use one of %s, or several comma-separated.", name, strings.Join(names, ", "))
+				return f, problem.Newf(http.StatusBadRequest, "kind: %.40q is not a kind of change; use one of %s, or several comma-separated.", name, strings.Join(names, ", ")).
+					ForReaders(fmt.Sprintf("There is no kind of change %.40q: the page of changes offers every kind.", name))
 			}
 			f.Kinds = append(f.Kinds, k)
 		}
 	}
 	if p != "" {
 		if len(p) > 200 {
-			return f, problem.New(http.StatusBadRequest, "permission: a permission's name, such as tabs or cookies (at most 200 bytes).")
+			return f, problem.New(http.StatusBadRequest, "permission: a permission's name, such as tabs or cookies (at most 200 bytes).").
+				ForReaders("A permission's name is a word or two, such as tabs or cookies, not that long.")
 		}
 		if len(f.Kinds) > 0 && (len(f.Kinds) > 1 || f.Kinds[0] != changes.Permissions) {
-			return f, problem.New(http.StatusBadRequest, "permission selects permissions changes that added it: leave kind out, or set it to permissions.")
+			return f, problem.New(http.StatusBadRequest, "permission selects permissions changes that added it: leave kind out, or set it to permissions.").
+				ForReaders("A permission picks changes of permissions: choose that kind of change, or any kind.")
 		}
 		f.Permission = p
 	}
@@ -288,7 +295,7 @@ func (s *API) getEvents(c *fiber.Ctx) (answer.Reply, error) {
 	case cursor != "":
 		p, ok := decodeEventCursor(cursor)
 		if !ok {
-			return answer.Reply{}, problem.New(http.StatusBadRequest, notACursor)
+			return answer.Reply{}, badCursor()
 		}
 		pos = p
 	}

@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/gofiber/fiber/v2"
@@ -16,7 +17,8 @@ func (s *API) current() (*served.State, error) {
 	st := s.state.Load()
 	if st == nil {
 		return nil, problem.New(http.StatusServiceUnavailable,
-			"The listing replica is still loading after a restart. Retry in a few seconds.").RetryAfter(5)
+			"The listing replica is still loading after a restart. Retry in a few seconds.").RetryAfter(5).
+			ForReaders("The listings are still loading after a restart.")
 	}
 	return st, nil
 }
@@ -25,7 +27,7 @@ func (s *API) current() (*served.State, error) {
 func storeParam(c *fiber.Ctx) (views.Store, error) {
 	st, err := views.ParseStore(c.Params("store"))
 	if err != nil {
-		return 0, problem.New(http.StatusNotFound, err.Error())
+		return 0, problem.New(http.StatusNotFound, err.Error()).ForReaders(noStore(c.Params("store")))
 	}
 	return st, nil
 }
@@ -46,7 +48,8 @@ func (s *API) listingParams(c *fiber.Ctx) (st *served.State, l *views.Listing, e
 		return nil, nil, err
 	}
 	if !l.Crawled() {
-		return nil, nil, problem.Newf(http.StatusNotFound, "Listing %q in store %s has been found but not read yet; retry after its first crawl.", id, store)
+		return nil, nil, problem.Newf(http.StatusNotFound, "Listing %q in store %s has been found but not read yet; retry after its first crawl.", id, store).
+			ForReaders(fmt.Sprintf("The listing %q of the %s store has been found but not read yet: its page shows once it is.", id, store))
 	}
 	return st, l, nil
 }
@@ -56,7 +59,8 @@ func findListing(st *served.State, store views.Store, id string) (*views.Listing
 	if l := st.Replica.Lookup(store, id); l != nil {
 		return l, nil
 	}
-	return nil, problem.Newf(http.StatusNotFound, "There is no listing %q in store %s. Use the store's own id, as listed by /api/v1/listings?store=%s.", id, store, store)
+	return nil, problem.Newf(http.StatusNotFound, "There is no listing %q in store %s. Use the store's own id, as listed by /api/v1/listings?store=%s.", id, store, store).
+		ForReaders(fmt.Sprintf("There is no listing %.80q in the %s store. Search for it by its name or developer.", id, store))
 }
 
 // getListing answers GET /api/v1/listings/{store}/{id}.
@@ -73,4 +77,9 @@ func (s *API) getListing(c *fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{}, err
 	}
 	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+// noStore is the reader's words for a store name that names none.
+func noStore(name string) string {
+	return fmt.Sprintf("There is no store %.40q. The stores are chrome, edge, firefox, apple and googleplay.", name)
 }

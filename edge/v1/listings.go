@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -47,13 +48,15 @@ func decodeListCursor(s string) (listCursor, bool) {
 // parseList reads the v1 listing query (all but limit and cursor) into q.
 func parseList(args *fasthttp.Args, q *listq.Query) error {
 	*q = listq.Query{Page: 1, PageSize: listDefaultLimit, NameOnly: true}
-	bad := func(format string, a ...any) error {
-		return problem.Newf(http.StatusBadRequest, format, a...)
+	// bad is a 400 with its detail, and its reader's words for the
+	// listings' page.
+	bad := func(reader, format string, a ...any) error {
+		return problem.Newf(http.StatusBadRequest, format, a...).ForReaders(reader)
 	}
 	if v := queryArg(args, "store"); v != "" {
 		s, err := views.ParseStore(v)
 		if err != nil {
-			return bad("store: %s", err)
+			return bad(noStore(v), "store: %s", err)
 		}
 		q.Store = s.Ref()
 	}
@@ -68,7 +71,7 @@ func parseList(args *fasthttp.Args, q *listq.Query) error {
 	if v := queryArg(args, "alsoIn"); v != "" {
 		s, err := views.ParseStore(v)
 		if err != nil || (s != views.Chrome && s != views.Edge && s != views.Firefox) {
-			return bad("alsoIn: %.20q is not one of the linked stores chrome, edge and firefox.", v)
+			return bad("Listings are found in another store among chrome, edge and firefox only.", "alsoIn: %.20q is not one of the linked stores chrome, edge and firefox.", v)
 		}
 		q.AlsoIn = s.Ref()
 	}
@@ -78,11 +81,12 @@ func parseList(args *fasthttp.Args, q *listq.Query) error {
 			continue
 		}
 		if q.Store == nil {
-			return bad("%s needs store: size is users or installs in most stores but the ratings count on apple.", name)
+			return bad("A bound on the size needs a store chosen as well, as the size counts users or installs in most stores but ratings on apple.",
+				"%s needs store: size is users or installs in most stores but the ratings count on apple.", name)
 		}
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f < 0 || f != f || f > 1e18 {
-			return bad("%s: %q is not a number of 0 or more.", name, v)
+			return bad("A bound on the size is a number of 0 or more.", "%s: %q is not a number of 0 or more.", name, v)
 		}
 		n := int64(f)
 		if name == "minSize" {
@@ -99,10 +103,11 @@ func parseList(args *fasthttp.Args, q *listq.Query) error {
 	if sortName != "" {
 		sort, ok := listq.V1Sort(sortName)
 		if !ok {
-			return bad("sort: %q is not a sort; use one of %s.", sortName, strings.Join(listq.V1SortNames(), ", "))
+			return bad(fmt.Sprintf("The listings cannot be sorted by %.40q. The listings page offers every order there is.", sortName),
+				"sort: %q is not a sort; use one of %s.", sortName, strings.Join(listq.V1SortNames(), ", "))
 		}
 		if sort.Spec().NeedsStore && q.Store == nil {
-			return bad("sort=%s needs store: ranks are per store.", sortName)
+			return bad("This order ranks the listings within one store, so it needs a store chosen as well.", "sort=%s needs store: ranks are per store.", sortName)
 		}
 		q.Sort = sort
 	}
@@ -119,11 +124,11 @@ func parseList(args *fasthttp.Args, q *listq.Query) error {
 		q.Asc = true
 	case "desc":
 	default:
-		return bad("order: %q is not asc or desc.", o)
+		return bad("The listings are shown largest first or smallest first, in no other order.", "order: %q is not asc or desc.", o)
 	}
 	if v := strings.TrimSpace(queryArg(args, "q")); v != "" {
 		if utf8.RuneCountInString(v) < 2 {
-			return bad("q: %q is too short; search with 2 or more characters.", v)
+			return bad(fmt.Sprintf("%.40q is too short to search for: search with 2 or more letters.", v), "q: %q is too short; search with 2 or more characters.", v)
 		}
 		q.Q = strings.Clone(v)
 	}
@@ -202,7 +207,8 @@ func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 	if limitSet {
 		n, err := strconv.Atoi(limit)
 		if err != nil || n < 1 || n > listMaxLimit {
-			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "limit: %q is not a whole number from 1 to %d.", limit, listMaxLimit)
+			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "limit: %q is not a whole number from 1 to %d.", limit, listMaxLimit).
+				ForReaders(fmt.Sprintf("A page shows 1 to %d listings, no more.", listMaxLimit))
 		}
 		q.PageSize = n
 	}
@@ -212,16 +218,18 @@ func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 	if rawCursor != "" {
 		cur, ok := decodeListCursor(rawCursor)
 		if !ok {
-			return answer.Reply{}, problem.New(http.StatusBadRequest, notACursor)
+			return answer.Reply{}, badCursor()
 		}
 		if cur.Query != queryHash {
-			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: it was issued for other filters or another sort; repeat the same filters and sort with it.")
+			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: it was issued for other filters or another sort; repeat the same filters and sort with it.").
+				ForReaders(staleNext)
 		}
 		if !limitSet {
 			q.PageSize = cur.Limit
 		}
 		if cur.Limit != q.PageSize {
-			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "limit: the cursor was issued for limit=%d; pass the same limit with it, or start again without a cursor.", cur.Limit)
+			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "limit: the cursor was issued for limit=%d; pass the same limit with it, or start again without a cursor.", cur.Limit).
+				ForReaders(staleNext)
 		}
 		after, page = &cur.After, cur.Page+1
 	}

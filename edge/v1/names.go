@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/edge-stats/edge/edge/problem"
@@ -20,9 +21,11 @@ func categoryArg(f *figures.Figures, store *views.Store, v string) (string, erro
 		return name, nil
 	}
 	if store == nil {
-		return "", problem.Newf(http.StatusNotFound, "category: no store has a category %q; take a name or slug from /api/v1/categories/{store}.", v)
+		return "", problem.Newf(http.StatusNotFound, "category: no store has a category %q; take a name or slug from /api/v1/categories/{store}.", v).
+			ForReaders(fmt.Sprintf("No store has a category %.80q. A store's page lists its categories.", v))
 	}
-	return "", problem.Newf(http.StatusNotFound, "category: %s has no category %q; take a name or slug from /api/v1/categories/%s.", *store, v, *store)
+	return "", problem.Newf(http.StatusNotFound, "category: %s has no category %q; take a name or slug from /api/v1/categories/%s.", *store, v, *store).
+		ForReaders(fmt.Sprintf("The %s store has no category %.80q. Its page lists its categories.", *store, v))
 }
 
 // tagArg returns the slug of the topic v names, or a 404.
@@ -30,5 +33,6 @@ func tagArg(f *figures.Figures, v string) (string, error) {
 	if slug, ok := f.FindTopic(v); ok {
 		return slug, nil
 	}
-	return "", problem.Newf(http.StatusNotFound, "tag: there is no topic %q; take a slug from /api/v1/tags.", v)
+	return "", problem.Newf(http.StatusNotFound, "tag: there is no topic %q; take a slug from /api/v1/tags.", v).
+		ForReaders(fmt.Sprintf("There is no topic %.80q. The page of topics lists every one.", v))
 }

@@ -73,7 +73,7 @@ func (s *API) getReviews(c *fiber.Ctx) (answer.Reply, error) {
 	if raw := c.Query("cursor"); raw != "" {
 		cur, ok := decodeReviewCursor(raw)
 		if !ok {
-			return answer.Reply{}, problem.New(http.StatusBadRequest, notACursor)
+			return answer.Reply{}, badCursor()
 		}
 		if cur.Query != canon {
 			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: it was issued for other stars or another q; repeat them with it.")

@@ -96,7 +96,7 @@ func (s *API) getReviewSearch(c *fiber.Ctx) (answer.Reply, error) {
 	if raw := c.Query("cursor"); raw != "" {
 		cur, ok := decodeReviewSearchCursor(raw)
 		if !ok {
-			return answer.Reply{}, problem.New(http.StatusBadRequest, notACursor)
+			return answer.Reply{}, badCursor()
 		}
 		if cur.Query != canon {
 			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: it was issued for another q, store, stars, tag or category; repeat them with it.")

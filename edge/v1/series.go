@@ -2,6 +2,7 @@ package v1
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"slices"
@@ -325,18 +326,21 @@ func parseListingRefs(raw string) ([]listingRef, error) {
 	parts := strings.Split(raw, ",")
 	if raw == "" || len(parts) < 2 || len(parts) > analytics.MaxSeriesListings {
 		return nil, problem.Newf(http.StatusBadRequest,
-			"listings: send 2 to %d listings as store:id, comma-separated, such as listings=chrome:<id>,firefox:<slug>.", analytics.MaxSeriesListings)
+			"listings: send 2 to %d listings as store:id, comma-separated, such as listings=chrome:<id>,firefox:<slug>.", analytics.MaxSeriesListings).
+			ForReaders(fmt.Sprintf("A comparison is of 2 to %d listings, and this address names fewer or more.", analytics.MaxSeriesListings))
 	}
 	refs := make([]listingRef, 0, len(parts))
 	for _, p := range parts {
 		name, id, ok := strings.Cut(p, ":")
 		store, err := views.ParseStore(name)
 		if !ok || err != nil || id == "" {
-			return nil, problem.Newf(http.StatusBadRequest, "listings: %.80q is not store:id; the store is one of chrome, edge, firefox, apple, googleplay.", p)
+			return nil, problem.Newf(http.StatusBadRequest, "listings: %.80q is not store:id; the store is one of chrome, edge, firefox, apple, googleplay.", p).
+				ForReaders(fmt.Sprintf("%.80q names no listing of chrome, edge, firefox, apple or googleplay.", p))
 		}
 		r := listingRef{store, id}
 		if slices.Contains(refs, r) {
-			return nil, problem.Newf(http.StatusBadRequest, "listings: %s:%.80s is named twice; name each listing once.", store, id)
+			return nil, problem.Newf(http.StatusBadRequest, "listings: %s:%.80s is named twice; name each listing once.", store, id).
+				ForReaders(fmt.Sprintf("The listing %.80q of %s is in this comparison twice: compare each listing once.", id, store))
 		}
 		refs = append(refs, r)
 	}
@@ -353,7 +357,8 @@ func (s *API) compareParams(c *fiber.Ctx, st *served.State) ([]*views.Listing, i
 	for i, r := range refs {
 		l := st.Replica.Lookup(r.store, r.id)
 		if l == nil || !l.Crawled() {
-			return nil, 0, problem.Newf(http.StatusNotFound, "There is no listing %.80q in store %s (in listings); use the store's own id, as /api/v1/listings gives it.", r.id, r.store)
+			return nil, 0, problem.Newf(http.StatusNotFound, "There is no listing %.80q in store %s (in listings); use the store's own id, as /api/v1/listings gives it.", r.id, r.store).
+				ForReaders(fmt.Sprintf("There is no listing %.80q in the %s store to compare. Search for it by its name or developer.", r.id, r.store))
 		}
 		ls[i] = l
 	}
@@ -361,7 +366,8 @@ func (s *API) compareParams(c *fiber.Ctx, st *served.State) ([]*views.Listing, i
 	if raw := c.Query("days"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > maxSpanDays {
-			return nil, 0, problem.Newf(http.StatusBadRequest, "days: %.40q is not a whole number of days from 1 to %d (default 90).", raw, maxSpanDays)
+			return nil, 0, problem.Newf(http.StatusBadRequest, "days: %.40q is not a whole number of days from 1 to %d (default 90).", raw, maxSpanDays).
+				ForReaders(fmt.Sprintf("A comparison covers 1 to %d days.", maxSpanDays))
 		}
 		days = n
 	}

@@ -1,6 +1,7 @@
 package v1
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -68,7 +69,8 @@ func (s *API) getWeeksFeed(c *fiber.Ctx) (answer.Reply, error) {
 func (s *API) getWeekPage(c *fiber.Ctx) (answer.Reply, error) {
 	w, err := editions.ParseWeek(c.Params("id"))
 	if err != nil {
-		return answer.Reply{}, problem.New(http.StatusBadRequest, err.Error())
+		return answer.Reply{}, problem.New(http.StatusBadRequest, err.Error()).
+			ForReaders(fmt.Sprintf("There is no week %.40q: a week is written as its year and number, such as 2026-W05. The page of weeks lists every edition.", c.Params("id")))
 	}
 	eds := s.editions.Load()
 	if err := weeksNotReady(eds); err != nil {
@@ -76,7 +78,8 @@ func (s *API) getWeekPage(c *fiber.Ctx) (answer.Reply, error) {
 	}
 	e := eds.Get(w)
 	if e == nil {
-		return answer.Reply{}, problem.Newf(http.StatusNotFound, "There is no edition of week %s: the editions are listed at /weeks.", w)
+		return answer.Reply{}, problem.Newf(http.StatusNotFound, "There is no edition of week %s: the editions are listed at /weeks.", w).
+			ForReaders(fmt.Sprintf("There is no edition of week %s. The page of weeks lists every edition.", w))
 	}
 	return s.weekPage(eds, e)
 }

@@ -7,13 +7,16 @@ package guard
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/edge-stats/edge/edge/accept"
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/limits"
@@ -91,7 +94,8 @@ func (g *Guard) limit(c *fiber.Ctx) error {
 		// The page says when to come back (from Retry-After): the detail
 		// says why, once.
 		return problem.Newf(http.StatusTooManyRequests,
-			"Too many pages were asked for from your address in a short time: slow down, and ask again after the Retry-After wait (%s).", seconds(secs)).RetryAfter(secs)
+			"Too many pages were asked for from your address in a short time: slow down, and ask again after the Retry-After wait (%s).", seconds(secs)).RetryAfter(secs).
+			ForReaders("Too many pages were asked for from your address in a short time: slow down a little.")
 	}
 	ratelimit.Apply(c.Context(), ratelimit.Applied{Caller: a, Admit: g.admit})
 	return nil
@@ -106,8 +110,10 @@ func (g *Guard) replayAdmit(caller netip.Addr, now time.Time) (ratelimit.Decisio
 	return ratelimit.Decision{}, ok
 }
 
-// Error writes err as an HTML page of its status: what happened, what to
-// do, and when to come back (Retry-After), never cached.
+// Error writes err as an HTML page of its status: what happened and what
+// to do in a reader's words (ReaderText), and when to come back
+// (Retry-After), never cached. The problem's detail, written for API
+// clients, is not shown.
 func Error(c *fiber.Ctx, err error) error {
 	var p *problem.Problem
 	var fe *fiber.Error
@@ -115,13 +121,10 @@ func Error(c *fiber.Ctx, err error) error {
 	case errors.As(err, &p):
 	case errors.As(err, &fe):
 		p = problem.New(fe.Code, fe.Message)
-		if fe.Code == http.StatusNotFound {
-			p.Detail = "There is no page here. The stores' pages start at /."
-		}
 	default:
 		return err // the server's error handler logs it and answers 500
 	}
-	body, rerr := page.RenderError(p.Status, p.Detail, p.Header(fiber.HeaderRetryAfter))
+	body, rerr := page.RenderError(p.Status, ReaderText(p), p.Header(fiber.HeaderRetryAfter))
 	if rerr != nil {
 		return rerr
 	}
@@ -135,10 +138,65 @@ func Error(c *fiber.Ctx, err error) error {
 	return c.Status(p.Status).Send(body)
 }
 
+// Pages returns the app's error handler: a browser's request (its Accept
+// prefers HTML to JSON) for a path outside the programs' (programPaths)
+// that no page route answered (an unknown page, a method the pages do not
+// take, an address too long) gets a page (Error); every other request the
+// problem+json of next.
+func Pages(log *slog.Logger, next fiber.ErrorHandler) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		if !wantsPage(c) {
+			return next(c, err)
+		}
+		return Error(c, problem.Of(c, log, err))
+	}
+}
+
+// programPaths are the paths of the routes for programs (and everything
+// under them), whose errors are problem+json whatever the Accept.
+var programPaths = []string{"/api", "/mcp", "/account", "/metrics", "/healthz", "/readyz"}
+
+// wantsPage reports whether c is a browser's request for a page: a path
+// outside programPaths, asked for with an Accept that prefers HTML.
+func wantsPage(c *fiber.Ctx) bool {
+	path := c.Path()
+	for _, p := range programPaths {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return false
+		}
+	}
+	return accept.Prefers(c.Request().Header.Peek(fiber.HeaderAccept), fiber.MIMETextHTML, fiber.MIMEApplicationJSON)
+}
+
 // seconds says n seconds in words.
 func seconds(n int) string {
 	if n == 1 {
 		return "a second"
 	}
 	return strconv.Itoa(n) + " seconds"
+}
+
+// ReaderText is what the page of problem p says of it: its reader's text
+// (problem.Problem.ForReaders), else what its status means to a reader.
+func ReaderText(p *problem.Problem) string {
+	if t := p.ReaderText(); t != "" {
+		return t
+	}
+	if t, ok := statusTexts[p.Status]; ok {
+		return t
+	}
+	return "This page cannot be shown."
+}
+
+// statusTexts are the pages' words for a problem without a reader's text
+// of its own, by status.
+var statusTexts = map[int]string{
+	http.StatusBadRequest:          "This page cannot be shown for this address: a part of it is not one these pages understand.",
+	http.StatusNotFound:            "There is no page at this address. Search for a listing, or start from the stores.",
+	http.StatusMethodNotAllowed:    "Pages here can only be opened: nothing can be sent to this address.",
+	http.StatusNotAcceptable:       "This page cannot be sent in a form your browser accepts.",
+	http.StatusRequestURITooLong:   "This address is too long to read: search with fewer words.",
+	http.StatusTooManyRequests:     "Too many pages were asked for in a short time: slow down a little.",
+	http.StatusInternalServerError: "The server failed to make this page. Try again later.",
+	http.StatusServiceUnavailable:  "This page cannot be made just now: the server is busy.",
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/edge"
 )
 
@@ -68,11 +69,11 @@ func startVarnish(t *testing.T, origin string) string {
 	}
 	defer out.Close() // the child keeps its own descriptor
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	waited, err := chtest.StartChild(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-waited })
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()

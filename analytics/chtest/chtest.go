@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -189,14 +190,49 @@ func (p *proc) start(dir, log, name string, args ...string) error {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = procAttr()
-	if err := cmd.Start(); err != nil {
+	waited, err := StartChild(cmd)
+	if err != nil {
 		logFile.Close()
 		return fmt.Errorf("start %s: %w", name, err)
 	}
 	p.cmd, p.exited = cmd, make(chan struct{})
-	go func() { cmd.Wait(); logFile.Close(); close(p.exited) }()
+	go func() {
+		if err := <-waited; err != nil {
+			fmt.Fprintf(logFile, "\n[%s ended: %v]\n", name, err) // what killed it, for died's callers
+		}
+		logFile.Close()
+		close(p.exited)
+	}()
 	return nil
+}
+
+// StartChild starts cmd in a process group of its own, killed with the
+// test process should that die without cleaning up, and returns the
+// channel that gets cmd.Wait's error when it ends.
+//
+// Linux sends the parent-death signal when the thread that started the
+// child ends, not the process (golang/go#27505), and the Go runtime ends
+// a thread whose goroutine locked it and returned (package lowprio's
+// do): a ZooKeeper started from a thread that an edge's precompression
+// round later locked was killed when the round ended, in the middle of a
+// fleet test. So the child is started and waited for by a goroutine that
+// locks its thread for the child's whole life.
+func StartChild(cmd *exec.Cmd) (<-chan error, error) {
+	cmd.SysProcAttr = procAttr()
+	started, waited := make(chan error, 1), make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends after the child
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		waited <- cmd.Wait()
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return waited, nil
 }
 
 // died reports whether the process ended without being killed (a crash,

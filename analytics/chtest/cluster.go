@@ -56,7 +56,15 @@ func NeedZooKeeper(t testing.TB) *ZooKeeper {
 	z, err := StartZooKeeper()
 	switch {
 	case err == nil:
-		t.Cleanup(z.Stop)
+		t.Cleanup(func() {
+			if z.died() {
+				// Not the test's doing (Pause kills it knowingly): say
+				// so, or the test fails for a reason its log hides.
+				log, _ := os.ReadFile(filepath.Join(z.dir, "zookeeper.log"))
+				t.Errorf("ZooKeeper ended by itself during the test: %s", tail(log, 2000))
+			}
+			z.Stop()
+		})
 		return z
 	case errors.Is(err, ErrNoZooKeeper) && os.Getenv("CI") != "true":
 		t.Skip(err)

@@ -79,6 +79,7 @@ func ranksOf(addr string) (jobStatus, bool) {
 // give the same bytes and ETags; the leader builds the daily exports and
 // the other copies them, the same files; when the leader stops, the other
 // takes the lead and runs the job at once, and an edge that joins then
+// (signing with the fleet's own salt, the others with the shared one)
 // takes its state from the new leader.
 func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	srv := chtest.Need(t, srv)
@@ -105,7 +106,7 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		exports string
 		stopped bool
 	}
-	start := func() *edge {
+	start := func(more ...string) *edge {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -115,9 +116,10 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		sctx, stop := context.WithCancel(ctx)
 		e.stop = stop
 		go func() {
-			e.done <- run(sctx, []string{"serve", "--listen", e.addr, "--memory-limit", "1GiB", "--cache-mb", "64",
+			args := append([]string{"serve", "--listen", e.addr, "--memory-limit", "1GiB", "--cache-mb", "64",
 				"--exports-schedule", "@every 1s", "--exports-dir", e.exports, "--retry-max", "2s", "--fleet-listen", "127.0.0.1:0", "--fleet-dir", t.TempDir(),
-				"--follow-every", "1s", "--no-limits"}, strings.NewReader(""), &bytes.Buffer{}, e.errs)
+				"--follow-every", "1s", "--no-limits"}, more...)
+			e.done <- run(sctx, args, strings.NewReader(""), &bytes.Buffer{}, e.errs)
 		}()
 		return e
 	}
@@ -264,6 +266,11 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		fleetGet(edgeClient, "/fleet/v1/keys"); a != -1 || (b != 200 && b != 410) || c != -1 || d != 200 {
 		t.Errorf("the fleet's usage without the fleet's certificate %d, with it %d; its keys without %d, with %d", a, b, c, d)
 	}
+	// The leader's election node names the pin of the certificate its
+	// fleet address shows (the followers hold the address to it).
+	if node, shown := leaderNodePin(t, z.Port, cfg.Database, "https://"+fleetAddr[1]), shownPin(t, keys, fleetAddr[1]); node == "" || node != shown {
+		t.Errorf("the leader's node names the pin %q, its fleet address shows %q", node, shown)
+	}
 	signUpBurst(t, 10, 5, leader.addr, other.addr)
 	plantedLeader(t, z.Port, cfg.Database, leader.addr, other.addr, leader.errs, other.errs)
 	// The copied files are the leader's (the files need a key to be
@@ -281,8 +288,11 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		return ok && r.Runs > 0
 	})
 	// The new leader serves the state it has: an edge that joins now
-	// takes it from there, not from ClickHouse.
-	joined := start()
+	// takes it from there, not from ClickHouse. It signs with the fleet's
+	// own salt, the new leader with the shared one: each trusts the other
+	// (its state, its node, its certificate), here and in lostWatch, where
+	// either may come to lead.
+	joined := start("--fleet-salt", "fleet")
 	defer stopEdge(joined)
 	eventually("an edge that joins takes the new leader's state", func() bool {
 		return strings.Contains(joined.errs.String(), "kind=fleet")
@@ -301,6 +311,42 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		t.Helper()
 		eventually(what, cond)
 	})
+}
+
+// leaderNodePin returns the pin named by the election node whose fleet
+// address is fleetURL, "" when there is none.
+func leaderNodePin(t *testing.T, zkPort int, database, fleetURL string) string {
+	t.Helper()
+	z, _, err := zk.Connect([]string{"127.0.0.1:" + strconv.Itoa(zkPort)}, 4*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	path := "/edge/fleets/" + database
+	children, _, err := z.Children(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range children {
+		data, _, err := z.Get(path + "/" + c)
+		var n struct{ Fleet, Pin string }
+		if err == nil && json.Unmarshal(data, &n) == nil && n.Fleet == fleetURL {
+			return n.Pin
+		}
+	}
+	return ""
+}
+
+// shownPin returns the pin of the certificate an edge's fleet address
+// shows in the handshake.
+func shownPin(t *testing.T, keys *trust.Keys, hostport string) string {
+	t.Helper()
+	c, err := tls.Dial("tcp", hostport, keys.ClientTLS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return trust.PinOf(c.ConnectionState().PeerCertificates[0])
 }
 
 // fleetOf returns the fleet part of an edge's /readyz.

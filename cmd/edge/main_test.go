@@ -109,6 +109,7 @@ func TestBadSettings(t *testing.T) {
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", strings.Repeat("password", 4)}, "not random enough"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", fleetToken, "--fleet-listen", "127.0.0.1:0", "--fleet-advertise", "http://10.0.0.5:8081"}, "--fleet-advertise"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", fleetToken, "--zk-path", "edge/fleet"}, "--zk-path"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", fleetToken, "--fleet-salt", "own"}, "--fleet-salt"},
 		{[]string{"--ranks-schedule", "hourly"}, "--ranks-schedule"},
 		{[]string{"--full-schedule", "off"}, "--full-schedule"},
 		{[]string{"--webhook-key", "short"}, "EDGE_WEBHOOK_KEY"},

@@ -41,6 +41,7 @@ type serveConfig struct {
 	// The jobs' cron specs ("off": the job does not run on this edge).
 	full, refresh, editions, ranks, retention, exportsSchedule string
 	zk, zkPath, zkAuth                                         string // the fleet's ZooKeeper, its election's node, and this edge's ZooKeeper credentials
+	fleetSalt                                                  string // --fleet-salt: shared or fleet
 	fleetToken                                                 string // the fleet's shared secret (keys derived into fleet.Keys)
 	fleetListen, fleetAdvertise                                string // where this edge serves the fleet's state when it leads
 	fleet                                                      fleet.Config
@@ -137,6 +138,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.Int(&c.fleet.Sends, "fleet-sends", c.fleet.Sends, "snapshots the leading edge sends at once; past it an edge is told to come back")
 	f.Duration(&c.fleet.Patience, "fleet-patience", c.fleet.Patience, "how long an edge without a state waits for a leader that has none yet before it loads from ClickHouse itself")
 	f.Secret(&c.fleetToken, "fleet-token", "the fleet's shared secret, at least 32 random characters (head -c 32 /dev/urandom | base64), the same on every edge (set it as EDGE_FLEET_TOKEN: a flag shows in the process list). It is never sent: the edges derive from it the certificates of their fleet addresses (TLS both ways), the signature of each state and of each election node (docs/operations.md, Trust within a fleet); with it an edge that follows also reads the usage log's changes from the leader instead of ClickHouse. Needed with --zk; a token that is plainly not random (too few bits by the count of its bytes) is refused")
+	f.String(&c.fleetSalt, "fleet-salt", "shared", "the salt the fleet's keys are signed with: shared (the fixed salt of every release, which earlier releases read) or fleet (the fleet's own, its election path: a table of guessed tokens made for one fleet serves no other). Either way an edge trusts both, so a fleet moves to fleet one edge at a time once every edge runs this release (docs/operations.md, The salt)")
 	f.Secret(&c.zkAuth, "zk-auth", "ZooKeeper digest credentials user:password (set it as EDGE_ZK_AUTH): the election's path and nodes are made readable and writable by them alone")
 	f.Int64(&c.fleet.MaxBytes, "fleet-max-bytes", c.fleet.MaxBytes, "largest state, compressed and uncompressed, an edge takes from its fleet's leader")
 	f.Int(&c.fleet.Deltas, "fleet-deltas", c.fleet.Deltas, "deltas the leading edge keeps (what changed from each of its last states to the next): an edge that holds one of those states takes what changed, one further behind the whole state; 0: whole states only")
@@ -186,8 +188,12 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 			"(make one with: head -c 32 /dev/urandom | base64), without which any process that reaches ZooKeeper or a fleet address "+
 			"could read the fleet's state, forge it and take the lead", c.zk)
 	}
+	salt, err := trust.ParseSalt(c.fleetSalt)
+	if err != nil {
+		return nil, fmt.Errorf("--fleet-salt: %w", err)
+	}
 	if c.fleetToken != "" {
-		if c.fleet.Keys, err = trust.New(c.fleetToken); err != nil {
+		if c.fleet.Keys, err = trust.NewFor(c.fleetToken, c.electionPath(), salt); err != nil {
 			return nil, fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
 		}
 		if err := checkFleetToken(c.fleetToken); err != nil {
@@ -289,13 +295,20 @@ func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func
 // leader), named by its host name and listening address, with the
 // address it serves the fleet's state on when it leads ("" for none).
 func startElection(c *serveConfig, addr, fleetAddr string, onLead func(), log *slog.Logger) (*leader.Elector, error) {
-	path := c.zkPath
-	if path == "" {
-		path = "/edge/fleets/" + c.ch.Database
-	}
+	path := c.electionPath()
 	host, _ := os.Hostname()
 	return leader.Start(leader.Config{Servers: analytics.Addrs(c.zk), Path: path, ID: host + " " + addr, Fleet: fleetAddr, OnLead: onLead,
 		Keys: c.fleet.Keys, Auth: c.zkAuth}, log)
+}
+
+// electionPath is the ZooKeeper node of the fleet's election: --zk-path,
+// or one named by the ClickHouse database. It names the fleet, and salts
+// its own keys (--fleet-salt fleet).
+func (c *serveConfig) electionPath() string {
+	if c.zkPath != "" {
+		return c.zkPath
+	}
+	return "/edge/fleets/" + c.ch.Database
 }
 
 // electionWait is how long serve waits for its first entry in the
@@ -370,6 +383,12 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 		}
 		return 0
 	}
+	fcfg.LeaderPin = func(hostport string) (string, bool) {
+		if e := elector(); e != nil {
+			return e.LeaderPin(hostport)
+		}
+		return "", false
+	}
 	follower := fleet.NewFollower(fcfg, leaderFleet, leading)
 	built.views.OnPublish(pub.Offer)
 	built.views.FollowFrom(follower)
@@ -389,7 +408,7 @@ func startFleet(ctx context.Context, c *serveConfig, jobs *cron.Runner, built *s
 		}
 	})
 	log.Info("fleet address", "listen", ln.Addr().String(), "advertised", advertise)
-	client := &relay.Client{HTTP: &http.Client{Timeout: 2 * time.Second, Transport: fleet.Transport(c.fleet.Keys)}, Leader: func() string {
+	client := &relay.Client{HTTP: &http.Client{Timeout: 2 * time.Second, Transport: fleet.BoundTransport(c.fleet.Keys, fcfg.LeaderPin)}, Leader: func() string {
 		if leading() {
 			return ""
 		}

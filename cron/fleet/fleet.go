@@ -101,6 +101,11 @@ type Config struct {
 	// refuses a state older than the one it took, in the order of
 	// (epoch, generation).
 	LeaderEpoch func(addr string) int64
+	// LeaderPin, when set, returns the pin of the certificate of the
+	// elected leader whose fleet address is at hostport
+	// (leader.Elector.LeaderPin): a follower dials only that address and
+	// holds the edge there to that key (BoundTransport).
+	LeaderPin Pins
 	// Recheck, when set, asks the election to be read again now
 	// (leader.Elector.Recheck): a follower calls it when the edge the
 	// election names answers that it does not lead, or is out of reach.
@@ -720,21 +725,8 @@ func NewFollower(cfg Config, leader func() string, leading func() bool) *Followe
 	}
 	// No overall timeout: a large state takes as long as it takes. A
 	// leader that stops sending for Config.Idle is cut (get).
-	return &Follower{cfg: cfg, leader: leader, leading: leading, client: &http.Client{Transport: Transport(cfg.Keys),
+	return &Follower{cfg: cfg, leader: leader, leading: leading, client: &http.Client{Transport: BoundTransport(cfg.Keys, cfg.LeaderPin),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-}
-
-// Transport returns the transport of requests to the fleet's leader: TLS
-// with this edge's certificate, the leader's checked against the fleet's
-// authority, when keys is not nil.
-func Transport(keys *trust.Keys) *http.Transport {
-	tr := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-		TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: 30 * time.Second, IdleConnTimeout: time.Minute,
-		DisableCompression: true, MaxResponseHeaderBytes: 64 << 10}
-	if keys != nil {
-		tr.TLSClientConfig = keys.ClientTLS()
-	}
-	return tr
 }
 
 // CheckAddress reports whether an edge with keys (or without: nil) may
@@ -815,11 +807,15 @@ func (f *Follower) ask(parent context.Context, method, addr, path string, header
 			return nil, parent.Err()
 		}
 		f.leaderFailed(addr, "out of reach")
+		if errors.Is(err, trust.ErrNotElected) {
+			f.cfg.Metrics.refuse("pin")
+			return nil, fmt.Errorf("fleet: leader at %s: %w: %w", addr, err, cron.ErrNoSource)
+		}
 		if isHandshake(err) {
 			f.cfg.Metrics.refuse("handshake")
 			return nil, fmt.Errorf("fleet: leader at %s did not prove it holds the fleet's token (%v): %w", addr, err, cron.ErrNoSource)
 		}
-		return nil, fmt.Errorf("fleet: leader at %s out of reach (%v): %w", addr, err, cron.ErrNoSource)
+		return nil, fmt.Errorf("fleet: leader at %s out of reach (%w): %w", addr, err, cron.ErrNoSource)
 	}
 	resp.Body = &idleBody{ReadCloser: resp.Body, timer: timer, idle: f.cfg.Idle, cancel: cancel}
 	return resp, nil

@@ -189,6 +189,9 @@ func (e *Elector) decide(node string, sent time.Time, w *watched) error {
 	// The leader is the lowest node that takes part: this edge's own, or
 	// the first before it that checks out.
 	lead, li := &member{ID: e.cfg.ID, Fleet: e.cfg.Fleet}, i
+	if e.cfg.Keys != nil {
+		lead.Pin = e.cfg.Keys.Pin()
+	}
 	for j, c := range nodes[:i] {
 		m, err := e.memberOf(c.name)
 		if err != nil {
@@ -222,7 +225,9 @@ func (e *Elector) decide(node string, sent time.Time, w *watched) error {
 		*w = watched{target, ch}
 		e.log.Debug("fleet election: watching", "node", target)
 	}
-	lead = &member{ID: lead.ID, Fleet: lead.Fleet, Session: lead.Session, Sig: lead.Sig, epoch: nodes[li].seq + 1}
+	found := *lead
+	found.epoch = nodes[li].seq + 1
+	lead = &found
 	if old := e.leader.Load(); old == nil || *old != *lead {
 		e.leader.Store(lead)
 	}

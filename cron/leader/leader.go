@@ -33,6 +33,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -269,6 +271,37 @@ func (e *Elector) LeaderEpoch(addr string) int64 {
 	return 0
 }
 
+// LeaderPin returns the pin of the certificate of the leader this edge
+// last saw (trust.Keys.Pin) when its fleet address is at hostport
+// (host:port): "" when its node names none (an earlier release's edge);
+// elected is false when the leader this edge knows is at another address,
+// or none is known.
+func (e *Elector) LeaderPin(hostport string) (pin string, elected bool) {
+	m := e.leader.Load()
+	if m == nil || m.Fleet == "" {
+		return "", false
+	}
+	if !sameHostPort(m.Fleet, hostport) {
+		return "", false
+	}
+	return m.Pin, true
+}
+
+// sameHostPort reports whether the URL addr is at hostport, as an HTTP
+// client dials it (the scheme's port when it names none).
+func sameHostPort(addr, hostport string) bool {
+	u, err := url.Parse(addr)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	host, p, err := net.SplitHostPort(hostport)
+	return err == nil && p == port && strings.EqualFold(host, u.Hostname())
+}
+
 // Recheck asks for the election to be read again now: a follower calls
 // it when the edge the election names answers that it does not lead,
 // since a cached leader may be stale (a watch lost with READ on the path).
@@ -296,9 +329,17 @@ type member struct {
 	// Session is the ZooKeeper session that owns the node, in hex: a node
 	// copied into another session's is not the edge's.
 	Session string `json:"session"`
-	// Sig is the fleet's signature of the rest (trust.Keys.SignMember),
-	// "" without keys.
+	// Sig is the fleet's signature of the fields above
+	// (trust.Keys.SignMember), "" without keys.
 	Sig string `json:"sig,omitempty"`
+	// Pin is the pin of the edge's certificate (trust.Keys.Pin), and
+	// PinSig the fleet's signature of it with the fields above: a
+	// follower dials the leader's address and holds what answers to that
+	// key. Fields of their own, so that an earlier release, which checks
+	// Sig over its fields and ignores the rest, still reads the node; a
+	// node without them (an earlier release's) binds nothing.
+	Pin    string `json:"pin,omitempty"`
+	PinSig string `json:"pinSig,omitempty"`
 	// epoch is the leadership's epoch when this member leads (its node's
 	// sequence number and one), as decide found it; not in the node.
 	epoch int64
@@ -307,6 +348,11 @@ type member struct {
 // fields are what a member's signature covers.
 func (m *member) fields(path string) []string {
 	return []string{"election", path, m.Session, m.ID, m.Fleet}
+}
+
+// pinFields are what a member's PinSig covers.
+func (m *member) pinFields(path string) []string {
+	return []string{"election pin", path, m.Session, m.ID, m.Fleet, m.Pin}
 }
 
 // nodeName is the name of a node the election's recipe makes
@@ -326,6 +372,8 @@ func (e *Elector) check(data []byte, stat *zk.Stat) (*member, string) {
 		return nil, "it is not owned by the session it names"
 	case e.cfg.Keys != nil && !e.cfg.Keys.VerifyMember(m.Sig, m.fields(e.cfg.Path)...):
 		return nil, "it is not signed with the fleet's key"
+	case e.cfg.Keys != nil && (m.Pin != "" || m.PinSig != "") && !e.cfg.Keys.VerifyMember(m.PinSig, m.pinFields(e.cfg.Path)...):
+		return nil, "its certificate's pin is not signed with the fleet's key"
 	}
 	return &m, ""
 }
@@ -372,6 +420,8 @@ func (e *Elector) enter() (string, error) {
 	m := member{ID: e.cfg.ID, Fleet: e.cfg.Fleet, Session: strconv.FormatInt(e.conn.SessionID(), 16)}
 	if e.cfg.Keys != nil {
 		m.Sig = e.cfg.Keys.SignMember(m.fields(e.cfg.Path)...)
+		m.Pin = e.cfg.Keys.Pin()
+		m.PinSig = e.cfg.Keys.SignMember(m.pinFields(e.cfg.Path)...)
 	}
 	data, err := json.Marshal(m)
 	if err != nil {

@@ -1,8 +1,10 @@
 // Package trust is how the edges of a fleet prove to one another that
 // they hold the fleet's token (EDGE_FLEET_TOKEN) without ever sending it.
 //
-// Every key is derived from the token, stretched once with Argon2id so
-// that a token guessed offline costs what a password hash costs:
+// Every key is derived from the token, stretched with Argon2id so that a
+// token guessed offline costs what a password hash costs, once with the
+// salt every release shares and once with the fleet's own (NewFor, Salt):
+// an edge signs with one set and accepts both.
 //
 //   - a certificate authority: an Ed25519 key that every edge derives
 //     alike. Each edge makes a certificate of its own at start, signed by
@@ -14,7 +16,10 @@
 //   - a key that signs each state's digest (SignState): a follower reads
 //     only a state the fleet signed, whatever the channel it came by.
 //   - a key that signs each election node (SignMember), so that a node
-//     that someone else wrote into ZooKeeper takes no part in it.
+//     that someone else wrote into ZooKeeper takes no part in it; the
+//     node names the pin of its edge's certificate (Pin), so that a
+//     follower takes at the elected address that edge and no other of
+//     the fleet.
 //
 // The threat model is in docs/operations.md, *Trust within a fleet*.
 package trust
@@ -33,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"runtime"
 	"strings"
 	"time"
 
@@ -51,37 +57,110 @@ const ServerName = "fleet.edge.invalid"
 // Keys are what an edge derives from the fleet's token.
 type Keys struct {
 	server, client *tls.Config
-	member, state  []byte
+	// sets are the key sets this edge accepts; it signs with the first.
+	sets []keySet
+	pin  string // this edge's certificate's (Pin)
 }
 
-// New derives the fleet's keys from token and makes this edge's
+// keySet is what one salt derives from the token: the certificate
+// authority (in the TLS configurations) and the two signing keys.
+type keySet struct {
+	member, state []byte
+}
+
+// Salt names a salt that the token is stretched with.
+type Salt int
+
+const (
+	// SaltShared is the fixed salt of every release before this one:
+	// one table of guesses serves against every fleet that uses it.
+	SaltShared Salt = iota
+	// SaltFleet is the fleet's own: its name (the election's path).
+	SaltFleet
+)
+
+// ParseSalt reads a salt's name: "shared" or "fleet".
+func ParseSalt(s string) (Salt, error) {
+	switch s {
+	case "shared":
+		return SaltShared, nil
+	case "fleet":
+		return SaltFleet, nil
+	}
+	return 0, fmt.Errorf("salt %q: want shared (the fixed salt every release so far signs with) or fleet (the fleet's own)", s)
+}
+
+// New derives the fleet's keys from token with the shared salt only and
+// makes this edge's certificate (NewFor's with no fleet name).
+func New(token string) (*Keys, error) { return NewFor(token, "", SaltShared) }
+
+// NewFor derives the fleet's keys from token and makes this edge's
 // certificate. A token shorter than MinTokenLen is refused.
-func New(token string) (*Keys, error) {
+//
+// With a fleet name (the election's path), two sets are derived: the
+// shared salt's and the fleet's own. The edge accepts either set's
+// signatures and certificates, and signs (and has its certificate
+// signed) with sign's: edges that sign with either trust one another, so
+// that a fleet moves from the shared salt to its own one edge at a time
+// (docs/operations.md, *The salt*).
+func NewFor(token, fleet string, sign Salt) (*Keys, error) {
 	if len(token) < MinTokenLen {
 		return nil, fmt.Errorf("the fleet token has %d characters: use at least %d random ones (openssl rand -base64 32)", len(token), MinTokenLen)
 	}
-	// Argon2id (RFC 9106's second recommended option: 64 MiB, 3 passes)
-	// once at start: every key below is a cheap derivation from it.
-	master := argon2.IDKey([]byte(token), []byte("edge fleet v1"), 3, 64<<10, 1, 32)
-	derive := func(purpose string) []byte {
-		k, err := hkdf.Key(sha256.New, master, nil, "edge fleet v1 "+purpose, 32)
-		if err != nil {
-			panic(err) // only for a length past 255 hashes
+	if sign == SaltFleet && fleet == "" {
+		return nil, errors.New("trust: a fleet's own salt needs the fleet's name")
+	}
+	type salted struct{ salt, authority string }
+	salts := []salted{{"edge fleet v1", "edge fleet authority"}}
+	if fleet != "" {
+		// Length-prefixed past the shared salt's text: no fleet's name
+		// gives the shared salt.
+		salts = append(salts, salted{fmt.Sprintf("edge fleet v2 %d %s", len(fleet), fleet), "edge fleet authority of " + fleet})
+		if sign == SaltFleet {
+			salts[0], salts[1] = salts[1], salts[0]
 		}
-		return k
 	}
-	caKey := ed25519.NewKeyFromSeed(derive("ca"))
-	ca, err := caCert(caKey)
-	if err != nil {
-		return nil, err
-	}
-	leaf, err := leafCert(ca, caKey)
-	if err != nil {
-		return nil, err
-	}
+	k := &Keys{}
 	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	k := &Keys{member: derive("member"), state: derive("state")}
+	var signer ed25519.PrivateKey
+	var signerCA *x509.Certificate
+	for i, salt := range salts {
+		// Argon2id (RFC 9106's second recommended option: 64 MiB, 3
+		// passes) once a salt at start: every key below is a cheap
+		// derivation from it.
+		master := argon2.IDKey([]byte(token), []byte(salt.salt), 3, 64<<10, 1, 32)
+		if i+1 < len(salts) {
+			// The next set's 64 MiB then reuses this one's: the peak
+			// stays one Argon2id's, not two.
+			runtime.GC()
+		}
+		derive := func(purpose string) []byte {
+			k, err := hkdf.Key(sha256.New, master, nil, "edge fleet v1 "+purpose, 32)
+			if err != nil {
+				panic(err) // only for a length past 255 hashes
+			}
+			return k
+		}
+		caKey := ed25519.NewKeyFromSeed(derive("ca"))
+		ca, err := caCert(caKey, salt.authority)
+		if err != nil {
+			return nil, err
+		}
+		pool.AddCert(ca)
+		if i == 0 {
+			signer, signerCA = caKey, ca
+		}
+		k.sets = append(k.sets, keySet{member: derive("member"), state: derive("state")})
+	}
+	leaf, err := leafCert(signerCA, signer)
+	if err != nil {
+		return nil, err
+	}
+	parsed, err := x509.ParseCertificate(leaf.Certificate[0])
+	if err != nil {
+		return nil, fmt.Errorf("trust: this edge's certificate: %w", err)
+	}
+	k.pin = PinOf(parsed)
 	k.server = &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{leaf},
 		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
 	k.client = &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{leaf},
@@ -96,10 +175,13 @@ var (
 	farFuture = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
-func caCert(key ed25519.PrivateKey) (*x509.Certificate, error) {
+// caCert makes the fleet's authority under name: an edge's certificate
+// names its issuer, and an earlier release finds its authority by that
+// name, so the shared salt's keeps the name it always had.
+func caCert(key ed25519.PrivateKey, name string) (*x509.Certificate, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "edge fleet authority"},
+		Subject:               pkix.Name{CommonName: name},
 		NotBefore:             epoch,
 		NotAfter:              farFuture,
 		IsCA:                  true,
@@ -142,6 +224,24 @@ func leafCert(ca *x509.Certificate, caKey ed25519.PrivateKey) (tls.Certificate, 
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: priv}, nil
 }
 
+// Pin returns the pin of this edge's certificate (PinOf): its election
+// node names it, so that a follower holds the edge at the elected
+// address to the elected edge's key, not to any edge of the fleet's.
+func (k *Keys) Pin() string { return k.pin }
+
+// PinOf returns a certificate's pin: the SHA-256 of its public key
+// (SubjectPublicKeyInfo), base64url. Each edge makes a key of its own at
+// start.
+func PinOf(c *x509.Certificate) string {
+	sum := sha256.Sum256(c.RawSubjectPublicKeyInfo)
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// ErrNotElected says the edge at the leader's address shows a
+// certificate of the fleet, but not the one the elected edge's node
+// names.
+var ErrNotElected = errors.New("the edge at the leader's address is not the elected one: its certificate is not the one its election node names")
+
 // ServerTLS returns the configuration of a fleet address: TLS 1.3, and
 // a client certificate of the fleet required.
 func (k *Keys) ServerTLS() *tls.Config { return k.server.Clone() }
@@ -172,12 +272,29 @@ func verify(key []byte, sig string, fields ...string) bool {
 // SignMember signs an election node's fields (its path, the session that
 // owns it, the edge's ID and fleet address).
 func (k *Keys) SignMember(fields ...string) string {
-	return base64.RawURLEncoding.EncodeToString(sign(k.member, fields...))
+	return base64.RawURLEncoding.EncodeToString(sign(k.sets[0].member, fields...))
 }
 
-// VerifyMember reports whether sig is SignMember's of fields.
+// VerifyMember reports whether sig is SignMember's of fields, with any
+// set of keys this edge accepts.
 func (k *Keys) VerifyMember(sig string, fields ...string) bool {
-	return verify(k.member, sig, fields...)
+	for _, set := range k.sets {
+		if verify(set.member, sig, fields...) {
+			return true
+		}
+	}
+	return false
+}
+
+// verifyState reports whether v is a state key's MAC of fields, with any
+// set of keys this edge accepts.
+func (k *Keys) verifyState(v string, fields ...string) bool {
+	for _, set := range k.sets {
+		if verify(set.state, v, fields...) {
+			return true
+		}
+	}
+	return false
 }
 
 // StateHeader is the header a leader sends a state's signature in.
@@ -185,7 +302,7 @@ const StateHeader = "Edge-State-Signature"
 
 // SignState signs a state's SHA-256 (hex) and generation.
 func (k *Keys) SignState(sum string, generation uint64) string {
-	return "v1=" + base64.RawURLEncoding.EncodeToString(sign(k.state, sum, fmt.Sprint(generation)))
+	return "v1=" + base64.RawURLEncoding.EncodeToString(sign(k.sets[0].state, sum, fmt.Sprint(generation)))
 }
 
 // ErrBadSignature says a state's signature is missing or wrong.
@@ -195,7 +312,7 @@ var ErrBadSignature = errors.New("not signed with the fleet's key")
 // StateHeader) against its SHA-256 and generation.
 func (k *Keys) VerifyState(sig, sum string, generation uint64) error {
 	v, ok := strings.CutPrefix(sig, "v1=")
-	if !ok || !verify(k.state, v, sum, fmt.Sprint(generation)) {
+	if !ok || !k.verifyState(v, sum, fmt.Sprint(generation)) {
 		return ErrBadSignature
 	}
 	return nil
@@ -206,14 +323,14 @@ func (k *Keys) VerifyState(sig, sum string, generation uint64) error {
 // of the state it gives. Its fields differ from a whole state's
 // (SignState), so neither signature passes for the other.
 func (k *Keys) SignDelta(sum string, generation uint64, base, result string) string {
-	return "v1=" + base64.RawURLEncoding.EncodeToString(sign(k.state, "delta", sum, fmt.Sprint(generation), base, result))
+	return "v1=" + base64.RawURLEncoding.EncodeToString(sign(k.sets[0].state, "delta", sum, fmt.Sprint(generation), base, result))
 }
 
 // VerifyDelta checks a delta's signature (SignDelta's, as sent in
 // StateHeader).
 func (k *Keys) VerifyDelta(sig, sum string, generation uint64, base, result string) error {
 	v, ok := strings.CutPrefix(sig, "v1=")
-	if !ok || !verify(k.state, v, "delta", sum, fmt.Sprint(generation), base, result) {
+	if !ok || !k.verifyState(v, "delta", sum, fmt.Sprint(generation), base, result) {
 		return ErrBadSignature
 	}
 	return nil

@@ -163,3 +163,69 @@ func TestDeltaSignatures(t *testing.T) {
 		}
 	}
 }
+
+// TestEachSaltTrustsTheOther: in one fleet, edges that sign with the
+// shared salt and with the fleet's own trust one another (handshakes both
+// ways, signatures of members, states and deltas), and an edge of an
+// earlier release (the shared salt alone) trusts the first; what an edge
+// signs with its fleet's own salt is refused by keys of the shared salt
+// alone and by another fleet's, so a table of guesses made against the
+// shared salt does not serve against it.
+func TestEachSaltTrustsTheOther(t *testing.T) {
+	newFor := func(fleet string, salt Salt) *Keys {
+		k, err := NewFor(token, fleet, salt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	shared, own := newFor("/edge/fleets/a", SaltShared), newFor("/edge/fleets/a", SaltFleet)
+	earlier, otherFleet := keysOf(t, token), newFor("/edge/fleets/b", SaltFleet)
+	sum, base, result := strings.Repeat("ab", 32), `"state-1"`, `"state-2"`
+	member := []string{"election", "/edge/fleets/a", "1a", "edge-1", "https://x"}
+	for _, c := range []struct {
+		name       string
+		signer     *Keys
+		checker    *Keys
+		trusted    bool
+		handshakes bool // mutual TLS, either one serving: both must trust the other
+	}{
+		{"shared, checked by own", shared, own, true, true},
+		{"own, checked by shared", own, shared, true, true},
+		{"shared, checked by an earlier release", shared, earlier, true, true},
+		{"earlier release, checked by own", earlier, own, true, false}, // but the earlier release cannot check own's
+		{"own, checked by an earlier release", own, earlier, false, false},
+		{"own, checked by another fleet's own", own, otherFleet, false, false},
+		{"another fleet's own, checked by own", otherFleet, own, false, false},
+	} {
+		sig := c.signer.SignMember(member...)
+		if got := c.checker.VerifyMember(sig, member...); got != c.trusted {
+			t.Errorf("%s: a member's signature verifies %v, want %v", c.name, got, c.trusted)
+		}
+		if err := c.checker.VerifyState(c.signer.SignState(sum, 7), sum, 7); (err == nil) != c.trusted {
+			t.Errorf("%s: a state's signature: %v", c.name, err)
+		}
+		if err := c.checker.VerifyDelta(c.signer.SignDelta(sum, 7, base, result), sum, 7, base, result); (err == nil) != c.trusted {
+			t.Errorf("%s: a delta's signature: %v", c.name, err)
+		}
+		serr, cerr, got := handshake(t, c.checker.ServerTLS(), c.signer.ClientTLS())
+		if ok := serr == nil && cerr == nil && got == "secret request"; ok != c.handshakes {
+			t.Errorf("%s: the checker serves the signer: server %v, client %v, read %q", c.name, serr, cerr, got)
+		}
+		serr, cerr, got = handshake(t, c.signer.ServerTLS(), c.checker.ClientTLS())
+		if ok := serr == nil && cerr == nil && got == "secret request"; ok != c.handshakes {
+			t.Errorf("%s: the signer serves the checker: server %v, client %v, read %q", c.name, serr, cerr, got)
+		}
+	}
+	if _, err := NewFor(token, "", SaltFleet); err == nil {
+		t.Error("a fleet's own salt without the fleet's name was taken")
+	}
+	for _, s := range []string{"shared", "fleet"} {
+		if _, err := ParseSalt(s); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := ParseSalt("own"); err == nil {
+		t.Error("an unknown salt was taken")
+	}
+}

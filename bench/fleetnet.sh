@@ -47,6 +47,10 @@
 # state beside the one it serves, and waits when that would not fit
 # (docs/operations.md, *Memory*), which a follower never needs.
 #
+# CRAWL_AT (a ClickHouse expression, default now()) is when the rounds'
+# crawls were read: "now() + INTERVAL 1 DAY" makes round 1's crawl the
+# data's new day when the data already reached today.
+#
 # SEED_END (an RFC 3339 instant) ends the seeded data there instead of
 # now: a day before now makes round 1's crawl the data's new day, so that
 # its refresh and reload move the charts' window and climb time a day on.
@@ -60,7 +64,7 @@
 # namespaces and bridge it makes, which it removes at the end, with its
 # processes. Results go to bench/out/fleetnet.txt, the edges' logs to
 # bench/out/fleetnet-logs/ (0.log the leader's).
-set -euo pipefail
+set -Eeuo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/bench/lib.sh"
 cd "$root"
@@ -92,6 +96,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'echo "fleetnet: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 # The bridge, and a namespace for each follower behind its shaped veth
 # (what an interrupted run left removed first).
@@ -188,10 +193,10 @@ settle() {
     ok=1
     grep 'msg="fleet state written"' "$work/0.log" | grep -q " generation=$g " || ok=0
     for i in $(seq 1 "$n"); do
-      (($(grep -c 'msg="fleet state read"' "$work/$i.log") <= $(grep -cE 'msg="(spare made|no spare)' "$work/$i.log"))) || ok=0
+      (($(grep -c 'msg="fleet state read"' "$work/$i.log" || true) <= $(grep -cE 'msg="(spare made|no spare)' "$work/$i.log" || true))) || ok=0
     done
     for i in $(seq 0 "$n"); do # each edge's answers of its newest state precompressed (a round a publish)
-      (($(metric "$i" edge_precompress_round_seconds_count | cut -d. -f1) >= $(grep -c 'msg="views published"' "$work/$i.log"))) || ok=0
+      (($(metric "$i" edge_precompress_round_seconds_count | cut -d. -f1) >= $(grep -c 'msg="views published"' "$work/$i.log" || true))) || ok=0
     done
     ((ok)) && { echo "settled in $((SECONDS - deadline + ${SETTLE:-300})) s"; return; }
     sleep 1
@@ -220,7 +225,14 @@ report() {
   local flts=() times=() bytes=()
   for i in $(seq 0 "$n"); do flts+=("$(( $(faults "${pids[$((2 + i))]}") - flt0[$i] ))"); done
   lead=$(leader_publish "$g")
-  stag=$(leader_tag "$g")
+  # The leader writes the state's delta after it publishes (a day's
+  # first reload's takes a while at 5M): wait for it, a while at most.
+  for _ in $(seq 1 600); do
+    stag=$(leader_tag "$g")
+    [[ -n $stag ]] && break
+    grep 'msg="fleet state written"' "$work/0.log" | grep -q " generation=$g " && break
+    sleep 0.5
+  done
   # A state that changed nothing has the ETag of the one before: wait
   # (a while at most) for each follower's publish of it too.
   for i in $(seq 1 "$n"); do
@@ -264,7 +276,7 @@ for r in $(seq 1 "$rounds"); do
   for i in $(seq 0 "$n"); do flt0[$i]=$(faults "${pids[$((2 + i))]}"); done
   rows0=$(ch "SELECT count() FROM snapshots")
   ch "INSERT INTO snapshots (store, id, crawled_at, usage, weekly_downloads, rating, rating_count, stars)
-      SELECT store, id, now(), argMax(usage, crawled_at) + 1, argMax(weekly_downloads, crawled_at),
+      SELECT store, id, ${CRAWL_AT:-now()}, argMax(usage, crawled_at) + 1, argMax(weekly_downloads, crawled_at),
              argMax(rating, crawled_at), argMax(rating_count, crawled_at), argMax(stars, crawled_at)
       FROM snapshots GROUP BY store, id HAVING cityHash64(id, $r, $$) % 288 = 0"
   changed=$(( $(ch "SELECT count() FROM snapshots") - rows0 ))

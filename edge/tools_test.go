@@ -137,7 +137,7 @@ func TestToolServerWithTheGoSDKClient(t *testing.T) {
 		out, _ := json.Marshal(tool.OutputSchema)
 		in, _ := json.Marshal(tool.InputSchema)
 		if len(tool.Description) < 40 || tool.Annotations == nil || !tool.Annotations.ReadOnlyHint ||
-			!strings.Contains(string(out), `"$defs"`) || !strings.Contains(string(in), `"type":"object"`) {
+			!strings.Contains(string(out), `"properties"`) || !strings.Contains(string(in), `"type":"object"`) {
 			t.Errorf("tool %s: description, annotations or schemas missing: %+v", tool.Name, tool)
 		}
 		var schema struct {
@@ -445,7 +445,7 @@ func nodeDir(t *testing.T) string {
 
 // TestToolServerWithTheTypeScriptClients runs the TypeScript SDK v1 client
 // (protocol 2025-11-25) and the v2 client pinned to 2026-07-28, from
-// mcp/testdata/clients: each lists the fourteen tools and calls every one, and
+// mcp/testdata/clients: each lists the sixteen tools and calls every one, and
 // each result must equal the REST answer to the same question.
 func TestToolServerWithTheTypeScriptClients(t *testing.T) {
 	dir := nodeDir(t)

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -172,177 +171,18 @@ func failed(detail string) *sdk.CallToolResult {
 // listTTL is the ttlMs of tools/list and server/discover: an hour.
 const listTTL = 3_600_000
 
-// schemaDefs reads the OpenAPI description's schemas, with their
-// references rewritten to JSON Schema's #/$defs.
+// schemaDefs reads the OpenAPI description's schemas.
 func schemaDefs(openapi []byte) (map[string]any, error) {
 	var doc struct {
 		Components struct {
 			Schemas map[string]any `json:"schemas"`
 		} `json:"components"`
 	}
-	rewritten := strings.ReplaceAll(string(openapi), `"#/components/schemas/`, `"#/$defs/`)
-	if err := json.Unmarshal([]byte(rewritten), &doc); err != nil {
+	if err := json.Unmarshal(openapi, &doc); err != nil {
 		return nil, fmt.Errorf("read the OpenAPI schemas: %w", err)
 	}
 	if len(doc.Components.Schemas) == 0 {
 		return nil, fmt.Errorf("the OpenAPI description has no schemas")
 	}
 	return doc.Components.Schemas, nil
-}
-
-// outputSchema returns the schema of component name (or of either of two,
-// "A|B"), an object schema carrying every schema it refers to in $defs.
-func outputSchema(defs map[string]any, name string) (map[string]any, error) {
-	var out map[string]any
-	if a, b, ok := strings.Cut(name, "|"); ok {
-		for _, n := range []string{a, b} {
-			if _, ok := defs[n]; !ok {
-				return nil, fmt.Errorf("no schema %s", n)
-			}
-		}
-		// anyOf, not oneOf: without their required lists (see bare), both
-		// shapes admit an object of either.
-		out = map[string]any{"type": "object", "anyOf": []any{map[string]any{"$ref": "#/$defs/" + a}, map[string]any{"$ref": "#/$defs/" + b}}}
-	} else {
-		s, ok := defs[name].(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("no schema %s", name)
-		}
-		out = make(map[string]any, len(s)+1)
-		for k, v := range s {
-			out[k] = v
-		}
-	}
-	out["$defs"] = usedDefs(defs, out)
-	return bare(out).(map[string]any), nil
-}
-
-// bare returns a copy of schema v without its prose (description,
-// example, examples, x- extensions, and additionalProperties: false),
-// its value bounds (format, minimum, maximum, minItems, maxItems) and its
-// required lists: what a client needs to read a result is its shape, and
-// tools/list, which an agent reads whole into its context, stays small.
-// Every field of an answer is always present (a missing value is null),
-// as the OpenAPI description's required lists say and its tests check on
-// every live answer; repeated in each tool's schema, the lists were an
-// eighth of tools/list. The fields, their
-// formats and bounds are described in the OpenAPI description that the
-// schemas come from (docs/mcp.md). A property that is named
-// "description" stays: only keywords go. A nullable type, which the
-// OpenAPI description writes as a type array (["string", "null"]), is
-// written as anyOf the type and null (see nullable).
-func bare(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			if len(k) > 2 && k[:2] == "x-" { // extensions, such as x-definition
-				continue
-			}
-			switch k {
-			case "description", "example", "examples", "format", "minimum", "maximum", "minItems", "maxItems", "required":
-				continue
-			case "additionalProperties":
-				// Closed objects are the description's promise, checked by
-				// its own tests; a client reading a result needs the
-				// fields it names, and tools/list stays within its bound.
-				if x == false {
-					continue
-				}
-			case "properties", "$defs":
-				named, ok := x.(map[string]any)
-				if !ok {
-					out[k] = x
-					continue
-				}
-				m := make(map[string]any, len(named))
-				for name, sub := range named {
-					m[name] = bare(sub)
-				}
-				out[k] = m
-			default:
-				out[k] = bare(x)
-			}
-		}
-		return nullable(out)
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = bare(x)
-		}
-		return out
-	}
-	return v
-}
-
-// nullable rewrites a schema whose type is a type and null
-// ({"type": ["integer", "null"], …}) as {"anyOf": [{"type": "integer",
-// …}, {"type": "null"}]}: type arrays are JSON Schema, but several agent
-// hosts and the MCP Inspector's portability check take only one type a
-// schema, while anyOf with null is read by every one of them
-// (docs/mcp.md, Output schemas). Any other schema comes back as it is.
-func nullable(s map[string]any) map[string]any {
-	types, ok := s["type"].([]any)
-	if !ok || len(types) != 2 {
-		return s
-	}
-	var other any
-	for _, t := range types {
-		if t != "null" {
-			other = t
-		}
-	}
-	if other == nil || (types[0] != "null" && types[1] != "null") {
-		return s
-	}
-	branch := make(map[string]any, len(s))
-	for k, x := range s {
-		branch[k] = x
-	}
-	branch["type"] = other
-	if enum, ok := branch["enum"].([]any); ok {
-		var values []any
-		for _, e := range enum {
-			if e != nil {
-				values = append(values, e)
-			}
-		}
-		branch["enum"] = values
-	}
-	return map[string]any{"anyOf": []any{branch, map[string]any{"type": "null"}}}
-}
-
-// usedDefs returns the schemas of defs that schema refers to, directly or
-// through one another: a tool's output schema carries those alone, so
-// that tools/list stays small in an agent's context.
-func usedDefs(defs map[string]any, schema any) map[string]any {
-	used := map[string]any{}
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				if k == "$defs" {
-					continue
-				}
-				if ref, ok := x.(string); ok && k == "$ref" {
-					name, ok := strings.CutPrefix(ref, "#/$defs/")
-					if _, seen := used[name]; ok && !seen {
-						if d, ok := defs[name]; ok {
-							used[name] = d
-							walk(d)
-						}
-					}
-					continue
-				}
-				walk(x)
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
-			}
-		}
-	}
-	walk(schema)
-	return used
 }

@@ -55,8 +55,8 @@ var tools = []tool{
 	{
 		name:  "search_listings",
 		title: "Search listings",
-		description: "Find and rank live listings (extensions and apps) of the chrome, edge, firefox, apple and googleplay stores: filter by store, category, tag, size range or a text query on name and developer, sort by one of 12 figures, and page with cursors. " +
-			"Returns {listings, nextCursor, partial}; each listing has its figures, growth and ranks. Same as GET /api/v1/listings.",
+		description: "Find and rank live listings (extensions and apps) of the five stores: filter by store, category, tag, size or a text query on name and developer, sort by one of 12 figures, and page with cursors. " +
+			"Each listing has its figures, growth and ranks. Same as GET /api/v1/listings.",
 		args: map[string]map[string]any{
 			"store":    storeArg("Only this store's listings."),
 			"category": str("Only listings of this category (its name as the store gives it)."),
@@ -91,7 +91,7 @@ var tools = []tool{
 	{
 		name:        "get_listing_history",
 		title:       "Get a listing's history",
-		description: "A listing's daily history, oldest first: each UTC day's latest crawl (size, rating, ratings count) and its store rank that day. truncated is true when the window held more than 2,000 crawls and only the newest days were kept. Same as GET /api/v1/listings/{store}/{id}/history.",
+		description: "A listing's daily history, oldest first: each UTC day's latest crawl (size, rating, ratings count) and its store rank that day. truncated: more than 2,000 crawls, only the newest days kept. Same as GET /api/v1/listings/{store}/{id}/history.",
 		args: map[string]map[string]any{
 			"store": storeArg("The listing's store."),
 			"id":    str("The listing's id in its store."),
@@ -104,10 +104,9 @@ var tools = []tool{
 		},
 	},
 	{
-		name:  "top_charts",
-		title: "Top charts",
-		description: "A store's chart: largest (top), fastest-growing in the chart's window (trending, rising), newest (new), best rated (top-rated) or climbing (climbers); optionally in a category. Same as GET /api/v1/charts/{store}. " +
-			"For the listings climbing the store ranks fastest use climbers.",
+		name:        "top_charts",
+		title:       "Top charts",
+		description: "A store's chart: largest (top), fastest-growing in the chart's window (trending, rising), newest (new), best rated (top-rated) or climbing (climbers); optionally in a category. Same as GET /api/v1/charts/{store}.",
 		args: map[string]map[string]any{
 			"store":    storeArg("The chart's store."),
 			"chart":    str("Which chart; default top.", "enum", []any{"top", "trending", "rising", "new", "top-rated", "climbers"}),
@@ -141,7 +140,7 @@ var tools = []tool{
 		title: "Search reviews",
 		description: "Search store reviews. Without id: the listings with 3 or more reviews matching q, most matches first (GET /api/v1/reviews/search); q takes words (all must match), a \"quoted phrase\", OR between alternatives, and prefix* ; stars defaults to critical. " +
 			"With store and id: that listing's reviews, newest first, 20 a page, optionally matching q (GET /api/v1/listings/{store}/{id}/reviews; stars defaults to all)." + untrusted +
-			" Searches share a small pool: when it is full the result is an error saying to retry in 5 seconds.",
+			" Searches share a small pool: when it is full, the error says to retry in 5 seconds.",
 		args: map[string]map[string]any{
 			"q":        str("What to find in review text. Required without id."),
 			"store":    storeArg("Only this store (required with id)."),

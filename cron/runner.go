@@ -2,6 +2,7 @@ package cron
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -119,6 +120,10 @@ func (r *Runner) Start() {
 	r.cron.Start()
 }
 
+// ErrNoJob says RunNow was asked for a job this runner does not have
+// (one whose schedule is off on this edge).
+var ErrNoJob = errors.New("no job named")
+
 // RunNow makes one attempt of the named job, after any run in progress
 // has finished, and returns its error. Failures are recorded in the job's
 // status like those of scheduled runs, but not retried.
@@ -132,7 +137,7 @@ func (r *Runner) RunNow(name string) error {
 	}
 	r.mu.Unlock()
 	if found == nil {
-		return fmt.Errorf("no job named %s", name)
+		return fmt.Errorf("%w: %s", ErrNoJob, name)
 	}
 	found.running.Lock()
 	defer found.running.Unlock()

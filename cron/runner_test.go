@@ -137,3 +137,19 @@ func TestOnlyIfSkips(t *testing.T) {
 		t.Fatalf("leading: %d calls, status %+v", calls.Load(), st)
 	}
 }
+
+// TestRunNowOfNoSuchJob: a job this runner lacks (its schedule off on
+// this edge) is ErrNoJob, which callers tell from a job's failure
+// without reading its text.
+func TestRunNowOfNoSuchJob(t *testing.T) {
+	r := New(context.Background(), quiet(), fastBackoff())
+	if err := r.Add(Job{Name: "fails", Schedule: "@every 1h", Run: func(context.Context) error { return errors.New("broken") }}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RunNow("editions"); !errors.Is(err, ErrNoJob) || !strings.Contains(err.Error(), "editions") {
+		t.Errorf("a job it lacks: %v, want ErrNoJob naming it", err)
+	}
+	if err := r.RunNow("fails"); err == nil || errors.Is(err, ErrNoJob) {
+		t.Errorf("a job that fails: %v, want its own error", err)
+	}
+}

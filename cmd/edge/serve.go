@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"os"
 	"runtime/debug"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -500,7 +499,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// and offers the state it has to the others.
 		e, err := startElection(c, ln.Addr().String(), advertise, func() {
 			for _, name := range []string{"ranks", "usage-retention", "editions"} {
-				if err := jobs.RunNow(name); err != nil && !strings.HasPrefix(err.Error(), "no job named") {
+				if err := jobs.RunNow(name); err != nil && !errors.Is(err, cron.ErrNoJob) {
 					log.Warn("once-job on taking the lead", "job", name, "err", err)
 				}
 			}

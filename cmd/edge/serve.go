@@ -132,7 +132,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.String(&c.zk, "zk", "", "ZooKeeper servers host:port, comma separated: the edges of a fleet elect one to run the jobs a fleet needs once (ranks, usage retention, building editions)")
 	f.String(&c.zkPath, "zk-path", "", "ZooKeeper node of the fleet's election (default /edge/fleets/<ClickHouse database>)")
 	f.String(&c.fleetListen, "fleet-listen", "", "with --zk: a private address (such as 10.0.0.5:8081) where this edge, while it leads, serves the state it loaded to the fleet's other edges, which load it from there instead of from ClickHouse (docs/operations.md, A fleet of edges); empty: every edge loads from ClickHouse")
-	f.String(&c.fleetAdvertise, "fleet-advertise", "", "the URL the other edges reach --fleet-listen at (default: http:// and --fleet-listen, with this host's name when it names no host)")
+	f.String(&c.fleetAdvertise, "fleet-advertise", "", "the URL the other edges reach --fleet-listen at (default: https:// and --fleet-listen, with this host's name when it names no host)")
 	f.String(&c.fleet.Dir, "fleet-dir", c.fleet.Dir, "where the leading edge keeps the snapshot of its state it serves")
 	f.Int(&c.fleet.Sends, "fleet-sends", c.fleet.Sends, "snapshots the leading edge sends at once; past it an edge is told to come back")
 	f.Duration(&c.fleet.Patience, "fleet-patience", c.fleet.Patience, "how long an edge without a state waits for a leader that has none yet before it loads from ClickHouse itself")
@@ -189,7 +189,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	salt, err := trust.ParseSalt(c.fleetSalt)
 	if err != nil {
-		return nil, fmt.Errorf("--fleet-salt: %w", err)
+		return nil, fmt.Errorf("--fleet-salt (EDGE_FLEET_SALT): %w", err)
 	}
 	if c.fleetToken != "" {
 		if c.fleet.Keys, err = trust.NewFor(c.fleetToken, c.electionPath(), salt); err != nil {

@@ -806,15 +806,18 @@ func (f *Follower) ask(parent context.Context, method, addr, path string, header
 		if parent.Err() != nil {
 			return nil, parent.Err()
 		}
-		f.leaderFailed(addr, "out of reach")
-		if errors.Is(err, trust.ErrNotElected) {
+		// Said as what it is: a refusal is not a network fault.
+		switch {
+		case errors.Is(err, trust.ErrNotElected):
 			f.cfg.Metrics.refuse("pin")
+			f.leaderFailed(addr, "refused: "+trust.ErrNotElected.Error())
 			return nil, fmt.Errorf("fleet: leader at %s: %w: %w", addr, err, cron.ErrNoSource)
-		}
-		if isHandshake(err) {
+		case isHandshake(err):
 			f.cfg.Metrics.refuse("handshake")
+			f.leaderFailed(addr, fmt.Sprintf("refused: it did not prove it holds the fleet's token (%v)", err))
 			return nil, fmt.Errorf("fleet: leader at %s did not prove it holds the fleet's token (%v): %w", addr, err, cron.ErrNoSource)
 		}
+		f.leaderFailed(addr, fmt.Sprintf("out of reach (%v)", err))
 		return nil, fmt.Errorf("fleet: leader at %s out of reach (%w): %w", addr, err, cron.ErrNoSource)
 	}
 	resp.Body = &idleBody{ReadCloser: resp.Body, timer: timer, idle: f.cfg.Idle, cancel: cancel}

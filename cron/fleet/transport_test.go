@@ -3,7 +3,9 @@ package fleet
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -37,6 +39,8 @@ func TestFollowerHoldsTheLeaderToItsPin(t *testing.T) {
 	var pins atomic.Pointer[answer]
 	cfg := withKeys(DefaultConfig(), keysOf(t, testToken+"-follower"))
 	cfg.Keys = elected // a follower of the same fleet
+	var logs lockedLog
+	cfg.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	cfg.LeaderPin = func(hostport string) (string, bool) {
 		a := pins.Load()
 		if hostport != at.Host {
@@ -66,5 +70,9 @@ func TestFollowerHoldsTheLeaderToItsPin(t *testing.T) {
 	}
 	if n := cfg.Metrics.Refused("pin"); n != 1 {
 		t.Errorf("%v refusals counted for the pin, want 1", n)
+	}
+	// The log says it is a refusal, not a network fault.
+	if got := logs.String(); !strings.Contains(got, `why="refused: the edge at the leader's address is not the elected one`) || strings.Contains(got, "out of reach") {
+		t.Errorf("the log does not say the leader was refused for its key:\n%s", got)
 	}
 }

@@ -87,7 +87,7 @@ func ParseSalt(s string) (Salt, error) {
 	case "fleet":
 		return SaltFleet, nil
 	}
-	return 0, fmt.Errorf("salt %q: want shared (the fixed salt every release so far signs with) or fleet (the fleet's own)", s)
+	return 0, fmt.Errorf("salt %q: want shared (the fixed salt, which the release before reads too) or fleet (the fleet's own)", s)
 }
 
 // New derives the fleet's keys from token with the shared salt only and
@@ -115,7 +115,7 @@ func NewFor(token, fleet string, sign Salt) (*Keys, error) {
 	if fleet != "" {
 		// Length-prefixed past the shared salt's text: no fleet's name
 		// gives the shared salt.
-		salts = append(salts, salted{fmt.Sprintf("edge fleet v2 %d %s", len(fleet), fleet), "edge fleet authority of " + fleet})
+		salts = append(salts, salted{fmt.Sprintf("edge fleet v2 %d %s", len(fleet), fleet), "edge fleet authority (the fleet's own salt)"})
 		if sign == SaltFleet {
 			salts[0], salts[1] = salts[1], salts[0]
 		}

@@ -9,11 +9,10 @@ import (
 // top-level fields of the answer's schema in the OpenAPI description
 // (component name, or either of two, "A|B"), each named without its
 // shape ({}). An agent reads tools/list whole into its context before its
-// first question; the full shapes (a listing's forty fields with their
-// types, repeated by every tool that lists listings) were three quarters
-// of it. A result shows its own shape, and the OpenAPI description at
-// /api/v1/openapi.json describes every field (docs/mcp.md, Output
-// schemas).
+// first question, and the full shapes, a listing's repeated by every tool
+// that lists listings, would be most of it. A result shows its own shape,
+// and the OpenAPI description at /api/v1/openapi.json describes every
+// field (docs/mcp.md, Output schemas).
 func outputSchema(defs map[string]any, name string) (map[string]any, error) {
 	if a, b, ok := strings.Cut(name, "|"); ok {
 		sa, err := topLevel(defs, a)

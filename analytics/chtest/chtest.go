@@ -213,10 +213,9 @@ func (p *proc) start(dir, log, name string, args ...string) error {
 // Linux sends the parent-death signal when the thread that started the
 // child ends, not the process (golang/go#27505), and the Go runtime ends
 // a thread whose goroutine locked it and returned (package lowprio's
-// do): a ZooKeeper started from a thread that an edge's precompression
-// round later locked was killed when the round ended, in the middle of a
-// fleet test. So the child is started and waited for by a goroutine that
-// locks its thread for the child's whole life.
+// do), which would kill a server while a test still uses it. So the
+// child is started and waited for by a goroutine that locks its thread
+// for the child's whole life.
 func StartChild(cmd *exec.Cmd) (<-chan error, error) {
 	cmd.SysProcAttr = procAttr()
 	started, waited := make(chan error, 1), make(chan error, 1)

@@ -62,8 +62,8 @@ type Keys struct {
 	pin  string // this edge's certificate's (Pin)
 }
 
-// keySet is what one salt derives from the token: the certificate
-// authority (in the TLS configurations) and the two signing keys.
+// keySet is the signing keys one salt derives from the token (its
+// certificate authority goes into the TLS configurations' pools).
 type keySet struct {
 	member, state []byte
 }
@@ -72,8 +72,9 @@ type keySet struct {
 type Salt int
 
 const (
-	// SaltShared is the fixed salt of every release before this one:
-	// one table of guesses serves against every fleet that uses it.
+	// SaltShared is the fixed salt that every release so far derives
+	// and earlier ones sign with: one table of guesses serves against
+	// every fleet that signs with it.
 	SaltShared Salt = iota
 	// SaltFleet is the fleet's own: its name (the election's path).
 	SaltFleet

@@ -15,8 +15,8 @@ import (
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/edgetest"
-	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/editions"
 	"github.com/edge-stats/edge/views/figures"
 )
@@ -202,7 +202,7 @@ func TestListingRead(t *testing.T) {
 			if err := json.Unmarshal(a.body, &got); err != nil {
 				t.Fatal(err)
 			}
-			want, _ := json.Marshal(v1.NewListingDoc(&l, st.Figures))
+			want, _ := json.Marshal(document.NewListing(&l, st.Figures))
 			var wantM map[string]any
 			json.Unmarshal(want, &wantM)
 			for k, v := range wantM {

@@ -28,8 +28,8 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/edge/legacy"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/editions"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/listq"
@@ -242,9 +242,9 @@ func timeSearch(cfg analytics.Config, runs int) error {
 			s := time.Now()
 			var ls []*views.Listing
 			total, ls, _ = f.Listings().Page(&lq)
-			rows := make([]legacy.Row, len(ls))
+			rows := make([]document.LegacyRow, len(ls))
 			for i, l := range ls {
-				rows[i] = legacy.NewRow(l, today)
+				rows[i] = document.NewLegacyRow(l, today)
 			}
 			if _, err := json.Marshal(rows); err != nil {
 				return err

@@ -15,8 +15,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/coding"
-	"github.com/edge-stats/edge/edge/jsonw"
 	"github.com/edge-stats/edge/edge/transport"
+	"github.com/edge-stats/edge/internal/jsonw"
 )
 
 // Answer is an encoded response body with its weak ETag, and the same

@@ -7,7 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/edge/answer"
-	v1 "github.com/edge-stats/edge/edge/v1"
+	"github.com/edge-stats/edge/edge/answer/querykey"
 	"github.com/edge-stats/edge/views/listq"
 )
 
@@ -26,7 +26,7 @@ func TestLegacyCacheKey(t *testing.T) {
 		if err := parseLegacy(c, &q, true); err != nil {
 			t.Fatalf("%s: %v", query, err)
 		}
-		return v1.QueryKey(answer.NewKey(nil, "/api/extensions", 7), &q).String()
+		return querykey.List(answer.NewKey(nil, "/api/extensions", 7), &q).String()
 	}
 	same := [][]string{
 		{"", "page=1", "pageSize=50", "dir=desc", "q=", "q=%20%20", "includeDelisted=false", "hostAccess=some", "unknown=1"},
@@ -90,7 +90,7 @@ func FuzzLegacyQuery(f *testing.F) {
 			t.Fatalf("%q: an unknown store", raw)
 		}
 		again, _ := parse()
-		if a, b := v1.QueryKey(answer.NewKey(nil, "/api/extensions", 1), &q).String(), v1.QueryKey(answer.NewKey(nil, "/api/extensions", 1), &again).String(); a != b {
+		if a, b := querykey.List(answer.NewKey(nil, "/api/extensions", 1), &q).String(), querykey.List(answer.NewKey(nil, "/api/extensions", 1), &again).String(); a != b {
 			t.Fatalf("%q: two keys for one query:\n%q\n%q", raw, a, b)
 		}
 	})

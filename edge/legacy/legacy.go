@@ -20,11 +20,12 @@ import (
 
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/answer/querykey"
 	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/ratelimit"
-	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/listq"
 )
@@ -248,7 +249,7 @@ func (s *API) missCaller(c *fiber.Ctx) missgate.Caller {
 // getExtensions answers GET /api/extensions.
 func (s *API) getExtensions(c *fiber.Ctx) (answer.Reply, error) {
 	var aliasBuf [256]byte
-	alias := v1.RequestAlias(aliasBuf[:0], "/api/extensions", s.state, c.Context())
+	alias := querykey.Alias(aliasBuf[:0], "/api/extensions", s.state, c.Context())
 	if a, ok := s.answers.Aliased(alias); ok {
 		return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
 	}
@@ -265,7 +266,7 @@ func (s *API) getExtensions(c *fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{}, err
 	}
 	var keyBuf [256]byte
-	key := v1.QueryKey(answer.NewKey(keyBuf[:0], "/api/extensions", gen), &q)
+	key := querykey.List(answer.NewKey(keyBuf[:0], "/api/extensions", gen), &q)
 	// A search is kept on its first ask (it took a slot of the search
 	// pool), as are the pages the server asks for itself; other pages on
 	// their second (answer.Cache.SetMinUses).
@@ -333,7 +334,7 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{}, err
 	}
 	var key [256]byte
-	a, err := s.answers.GetQuery(v1.QueryKey(answer.NewKey(key[:0], "/api/extensions.csv", gen), &q), s.missCaller(c), answer.Capturing(c.Context()), func() (*answer.Answer, error) {
+	a, err := s.answers.GetQuery(querykey.List(answer.NewKey(key[:0], "/api/extensions.csv", gen), &q), s.missCaller(c), answer.Capturing(c.Context()), func() (*answer.Answer, error) {
 		q := q // only an answer built moves the query to the heap
 		_, ls, err := s.query(f, &q)
 		if err != nil {
@@ -345,10 +346,10 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) (answer.Reply, error) {
 		w := csv.NewWriter(&buf)
 		w.UseCRLF = true
 		w.Write(csvHeader)
-		var row Row // each listing's row in turn (rowsPage)
-		var doc v1.ListingDoc
+		var row document.LegacyRow // each listing's row in turn (rowsPage)
+		var doc document.Listing
 		for _, l := range ls {
-			row.fill(l, today, &doc)
+			row.Fill(l, today, &doc)
 			w.Write(s.csvRecord(row, l))
 		}
 		w.Flush()
@@ -369,7 +370,7 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) (answer.Reply, error) {
 	return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
 }
 
-func (s *API) csvRecord(r Row, l *views.Listing) []string {
+func (s *API) csvRecord(r document.LegacyRow, l *views.Listing) []string {
 	i := func(v *int64) string {
 		if v == nil {
 			return ""

@@ -10,6 +10,7 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/listq"
 	"github.com/edge-stats/edge/views/replica/replicatest"
@@ -64,9 +65,9 @@ func BenchmarkLegacy1M(b *testing.B) {
 			for b.Loop() {
 				start := time.Now()
 				total, ls, _ := f.Page(&q)
-				rows := make([]Row, len(ls))
+				rows := make([]document.LegacyRow, len(ls))
 				for i, l := range ls {
-					rows[i] = NewRow(l, today)
+					rows[i] = document.NewLegacyRow(l, today)
 				}
 				if q.PageSize == 1000 { // the CSV export: every row as 26 text fields
 					var buf bytes.Buffer

@@ -1,8 +1,6 @@
 package v1
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/url"
 	"strconv"
 
@@ -11,6 +9,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/page"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/listq"
 )
 
@@ -19,63 +18,36 @@ var sortLabels = map[string]string{"installs": "size", "ratingcount": "ratings",
 	"growthpct7d": "growth %, 7 days", "growth30d": "growth, 30 days", "ratinggrowth7d": "ratings growth, 7 days", "updated": "updated",
 	"created": "created", "firstseen": "first seen", "name": "name", "rankclimb": "rank climb, 7 days"}
 
-// jsonTwin decodes the body of a JSON answer into v: the pages that show
-// a query's answer (the listings, a comparison) are made from the very
-// answer the API gives for it, which the API's own bounds (the miss gate,
-// the search pool, the cache's second ask) already guard.
-func jsonTwin(r answer.Reply, v any) error {
-	if err := json.Unmarshal(r.Answer.Body, v); err != nil {
-		return fmt.Errorf("read the JSON twin: %w", err)
-	}
-	return nil
-}
-
-// twinPage is the page render makes of twin, the JSON answer to c's query
-// on route: kept in the answer cache under the twin's ETag and the query
-// as sent (the form's values are the query's), so it is made once while
-// its twin is the same; a twin cut short by its time budget (NoStore)
-// makes a page that is not kept either.
-func (s *API) twinPage(c *fiber.Ctx, route string, twin answer.Reply, render func() ([]byte, error)) (answer.Reply, error) {
-	if twin.Answer.NoStore {
-		body, err := render()
-		if err != nil {
-			return answer.Reply{}, err
-		}
-		a := answer.New(body, htmlType)
-		a.NoStore = true
-		return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
-	}
-	var buf [256]byte
-	key := answer.NewKey(buf[:0], route, 0).Str("twin", twin.Answer.ETag).Str("q", string(c.Request().URI().QueryString()))
-	return s.cached(key, htmlType, render)
-}
-
 // getBrowsePage answers GET /listings: the v1 listings' query (store,
-// category, tag, q, sort, order, cursor) as a page with a plain GET form.
+// category, tag, q, sort, order, cursor) as a page with a plain GET form,
+// from the same query as /api/v1/listings.
 func (s *API) getBrowsePage(c *fiber.Ctx) (answer.Reply, error) {
-	r, err := s.getListings(c)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return s.twinPage(c, "/listings", r, func() ([]byte, error) { return s.browsePage(c, r) })
+	return s.listings(c, "/listings", pageCacheControl, browseHTML)
 }
 
-// browsePage is the page of r, the listings' answer to c's query.
-func (s *API) browsePage(c *fiber.Ctx, r answer.Reply) ([]byte, error) {
-	var doc struct {
-		Listings   []ListingDoc
-		NextCursor *string
-		Partial    bool
-	}
-	if err := jsonTwin(r, &doc); err != nil {
+// browseHTML writes p, the page of listings c's query asks for, as the
+// listings' page; one cut short by its time budget is not kept.
+func browseHTML(c *fiber.Ctx, p *listPage) (*answer.Answer, error) {
+	body, err := browsePage(c, p)
+	if err != nil {
 		return nil, err
 	}
+	if p.partial {
+		a := answer.New(body, htmlType)
+		a.NoStore = true
+		return a, nil
+	}
+	return pageAnswer(answer.NewKey(nil, "/listings", 0), htmlType, body), nil
+}
+
+// browsePage is the page of doc, the listings c's query asks for.
+func browsePage(c *fiber.Ctx, doc *listPage) ([]byte, error) {
 	q := c.Queries()
 	sort := q["sort"]
 	if sort == "" {
 		sort = "installs"
 	}
-	d := page.BrowsePage{Q: q["q"], Category: q["category"], Tag: q["tag"], Partial: doc.Partial, JSONURL: "/api/v1/listings"}
+	d := page.BrowsePage{Q: q["q"], Category: q["category"], Tag: q["tag"], Partial: doc.partial, JSONURL: "/api/v1/listings"}
 	if qs := c.Request().URI().QueryString(); len(qs) > 0 {
 		d.JSONURL += "?" + string(qs)
 	}
@@ -90,7 +62,9 @@ func (s *API) browsePage(c *fiber.Ctx, r answer.Reply) ([]byte, error) {
 	}
 	d.List = page.List{Caption: "Listings, by " + sortLabels[sort], Empty: "No live listing matches these filters.",
 		Columns: []page.Column{{Label: "Size", Definition: "size"}, {Label: "Growth, 7 days", Definition: "growth"}, {Label: "Rating", Definition: "rating"}}}
-	for i, l := range doc.Listings {
+	var l document.Listing
+	for i, listing := range doc.listings {
+		l.Fill(listing, doc.figures)
 		sz := page.Figure{Definition: "size"}
 		if l.Size != nil {
 			sz.Raw, sz.Text = strconv.FormatInt(*l.Size, 10), page.Int(*l.Size)+" "+l.SizeMeasure
@@ -110,36 +84,40 @@ func (s *API) browsePage(c *fiber.Ctx, r answer.Reply) ([]byte, error) {
 		d.List.Entries = append(d.List.Entries, page.Entry{Position: i + 1, Name: name, Developer: l.Store + " · " + l.Developer,
 			URL: "/listings/" + l.Store + "/" + url.PathEscape(l.ID), Figures: []page.Figure{sz, g, rt}})
 	}
-	if doc.NextCursor != nil {
+	if doc.nextCursor != nil {
 		next := url.Values{}
 		for k, v := range q {
 			if k != "cursor" {
 				next.Set(k, v)
 			}
 		}
-		next.Set("cursor", *doc.NextCursor)
+		next.Set("cursor", *doc.nextCursor)
 		d.Next = "/listings?" + next.Encode()
 	}
 	return page.RenderBrowse(d)
 }
 
 // getComparePage answers GET /compare?listings=&days=: the comparison of
-// /api/v1/compare as a page.
+// /api/v1/compare as a page, from the same query, cached per view
+// generation and query as sent (the page links its JSON and CSV by it).
 func (s *API) getComparePage(c *fiber.Ctx) (answer.Reply, error) {
-	r, err := s.getCompare(c)
+	qs := string(c.Request().URI().QueryString())
+	a, err := s.compare(c, "/compare", func(k answer.Key) answer.Key { return k.Str("q", qs) }, func(out *compareAnswer) (*answer.Answer, error) {
+		body, err := comparePage(out, qs)
+		if err != nil {
+			return nil, err
+		}
+		return pageAnswer(answer.NewKey(nil, "/compare", 0), htmlType, body), nil
+	})
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	return s.twinPage(c, "/compare", r, func() ([]byte, error) { return comparePage(c, r) })
+	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
 }
 
-// comparePage is the page of r, the comparison's answer to c's query.
-func comparePage(c *fiber.Ctx, r answer.Reply) ([]byte, error) {
-	var doc compareAnswer
-	if err := jsonTwin(r, &doc); err != nil {
-		return nil, err
-	}
-	qs := string(c.Request().URI().QueryString())
+// comparePage is the page of the comparison doc, asked with the query
+// string qs.
+func comparePage(doc *compareAnswer, qs string) ([]byte, error) {
 	d := page.ComparePage{From: doc.From, To: doc.To, Days: doc.Days, JSONURL: "/api/v1/compare?" + qs, CSVURL: "/api/v1/compare.csv?" + qs}
 	for _, l := range doc.Listings {
 		row := page.CompareRow{Name: l.Name, Store: l.Store, Measure: l.SizeMeasure, URL: "/listings/" + l.Store + "/" + url.PathEscape(l.ID)}

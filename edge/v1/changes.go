@@ -9,6 +9,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/feed"
 )
 
@@ -60,7 +61,7 @@ func sincePos(raw string) (feed.Pos, error) {
 	if at, ok := sinceInstant(raw); ok {
 		return feed.Pos{At: at, Store: views.NumStores}, nil // after every change at that second
 	}
-	c, ok := decodeCursor[changeCursor](raw)
+	c, ok := document.DecodeCursor[changeCursor](raw)
 	if !ok || c.Version != 1 || c.Store > uint8(views.NumStores) || len(c.ID) > 512 {
 		return feed.Pos{}, problem.New(http.StatusBadRequest,
 			"since: send the nextCursor of the previous answer unchanged, a time (RFC 3339, such as 2026-03-01T00:00:00Z) or a date (yyyy-MM-dd); omit it to start from the beginning.")
@@ -127,7 +128,7 @@ func (s *API) getChanges(c *fiber.Ctx) (answer.Reply, error) {
 			}
 			out.Changes[i] = e
 		}
-		out.NextCursor = *encodeCursor(changeCursor{Version: 1, At: next.At, Store: uint8(next.Store), ID: next.ID})
+		out.NextCursor = *document.EncodeCursor(changeCursor{Version: 1, At: next.At, Store: uint8(next.Store), ID: next.ID})
 		return answer.JSON(out)
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/edge-stats/edge/edge/page"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
 )
 
@@ -20,13 +21,13 @@ import (
 // (trending, rising, climbers) give the figure each entry was ranked by,
 // between the chart's from and to; the others leave those fields out.
 type chartEntry struct {
-	Position int        `json:"position"`
-	From     *time.Time `json:"from,omitempty"`
-	To       *time.Time `json:"to,omitempty"`
-	Change   *int64     `json:"change,omitempty"`  // trending, rising: the size change from from to to
-	Percent  *float64   `json:"percent,omitempty"` // trending, rising: of the size at from, two decimals
-	Climb    *int       `json:"climb,omitempty"`   // climbers: the store-rank climb from from to to
-	Listing  ListingDoc `json:"listing"`
+	Position int              `json:"position"`
+	From     *time.Time       `json:"from,omitempty"`
+	To       *time.Time       `json:"to,omitempty"`
+	Change   *int64           `json:"change,omitempty"`  // trending, rising: the size change from from to to
+	Percent  *float64         `json:"percent,omitempty"` // trending, rising: of the size at from, two decimals
+	Climb    *int             `json:"climb,omitempty"`   // climbers: the store-rank climb from from to to
+	Listing  document.Listing `json:"listing"`
 }
 
 // chartAnswer is the answer of /api/v1/charts/{store}.
@@ -136,16 +137,16 @@ func chartDoc(f *figures.Figures, store views.Store, chart, category string) cha
 		a.Category = &category
 	}
 	if from, to, ok := f.Window(chart); ok {
-		a.From, a.To = unixPtr(from), unixPtr(to)
+		a.From, a.To = document.UnixPtr(from), document.UnixPtr(to)
 	}
 	for i, l := range f.Chart(k) {
-		e := chartEntry{Position: i + 1, Listing: NewListingDoc(l, f)}
+		e := chartEntry{Position: i + 1, Listing: document.NewListing(l, f)}
 		if r, ok := f.RankedBy(chart, l); ok {
 			e.From, e.To = a.From, a.To
 			if chart == figures.ChartClimbers {
 				e.Climb = &r.Climb
 			} else {
-				e.Change, e.Percent = &r.Change, percent2(r.Percent)
+				e.Change, e.Percent = &r.Change, document.Percent2(r.Percent)
 			}
 		}
 		a.Entries = append(a.Entries, e)
@@ -203,9 +204,9 @@ func (s *API) getTag(c *fiber.Ctx) (answer.Reply, error) {
 	key := answer.NewKey(buf[:0], "/api/v1/tags/:slug/:store", gen).Str("tag", slug).Int("s", int64(store))
 	return s.figuresAnswer(c, f, key, func(f *figures.Figures) any {
 		ls, _ := f.TopicListings(slug, store)
-		docs := []ListingDoc{}
+		docs := []document.Listing{}
 		for _, l := range ls[:min(len(ls), 200)] {
-			docs = append(docs, NewListingDoc(l, f))
+			docs = append(docs, document.NewListing(l, f))
 		}
 		return fiber.Map{"tag": slug, "store": store.String(), "total": len(ls), "listings": docs}
 	})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/listq"
 )
 
@@ -20,7 +21,7 @@ func FuzzListCursor(f *testing.F) {
 		{Version: 1, Query: 7, Limit: 1 << 30, Page: 1},
 		{Version: 1, Query: 7, Limit: 5, Page: -1},
 	} {
-		f.Add(*encodeCursor(c))
+		f.Add(*document.EncodeCursor(c))
 	}
 	f.Add("")
 	f.Add("!!!")
@@ -40,9 +41,9 @@ func FuzzListCursor(f *testing.F) {
 // FuzzReviewCursor: the reviews cursor's decoder never panics and accepts
 // only cursors within the bounds of those the API issues.
 func FuzzReviewCursor(f *testing.F) {
-	f.Add(*encodeCursor(reviewCursor{Query: "critical\x00", Page: 1, Posted: 1700000000, ID: "r1"}))
-	f.Add(*encodeCursor(reviewCursor{Query: "", Page: 1 << 30, ID: "x"}))
-	f.Add(*encodeCursor(reviewCursor{Page: 1}))
+	f.Add(*document.EncodeCursor(reviewCursor{Query: "critical\x00", Page: 1, Posted: 1700000000, ID: "r1"}))
+	f.Add(*document.EncodeCursor(reviewCursor{Query: "", Page: 1 << 30, ID: "x"}))
+	f.Add(*document.EncodeCursor(reviewCursor{Page: 1}))
 	f.Add("%%%")
 	f.Fuzz(func(t *testing.T, s string) {
 		c, ok := decodeReviewCursor(s)
@@ -54,8 +55,8 @@ func FuzzReviewCursor(f *testing.F) {
 
 // FuzzReviewSearchCursor: the same for the review-search cursor.
 func FuzzReviewSearchCursor(f *testing.F) {
-	f.Add(*encodeCursor(reviewSearchCursor{Query: "a\x00critical\x00\x00\x00", Page: 3}))
-	f.Add(*encodeCursor(reviewSearchCursor{Page: -1}))
+	f.Add(*document.EncodeCursor(reviewSearchCursor{Query: "a\x00critical\x00\x00\x00", Page: 3}))
+	f.Add(*document.EncodeCursor(reviewSearchCursor{Page: -1}))
 	f.Add(base64.RawURLEncoding.EncodeToString([]byte(`{"q":"x","p":9223372036854775807}`)))
 	f.Fuzz(func(t *testing.T, s string) {
 		c, ok := decodeReviewSearchCursor(s)

@@ -11,6 +11,7 @@ import (
 	"github.com/edge-stats/edge/edge/page"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
+	"github.com/edge-stats/edge/views/document"
 )
 
 // The pages' and feeds' sizes: events a page, entries a feed.
@@ -34,7 +35,7 @@ func twinQuery(q url.Values, cursor string) url.Values {
 }
 
 // eventWords says an event in words: "5.14.4 → 5.14.5", "added tabs".
-func eventWords(e EventDoc) string {
+func eventWords(e document.Event) string {
 	opt := func(p *string) string {
 		if p == nil || *p == "" {
 			return "none"
@@ -65,7 +66,7 @@ func eventWords(e EventDoc) string {
 
 // pageEvent is e, an event of r's log, as a page and a feed give it: it
 // links to its listing's page when the listing has one (it was read).
-func pageEvent(e EventDoc, r interface {
+func pageEvent(e document.Event, r interface {
 	Lookup(views.Store, string) *views.Listing
 }) page.Event {
 	name := e.ID
@@ -117,7 +118,7 @@ func (s *API) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
 	var pos changes.Pos
 	cursor := c.Query("cursor")
 	if cursor != "" {
-		p, ok := decodeEventCursor(cursor)
+		p, ok := document.ParseEventCursor(cursor)
 		if !ok {
 			return answer.Reply{}, badCursor()
 		}
@@ -205,7 +206,7 @@ func (s *API) getListingFeed(c *fiber.Ctx) (answer.Reply, error) {
 		feed := page.Feed{Title: "Changes of " + name + " (" + l.Store.String() + ")", ID: "tag:edge,2026:" + path + "/changes.atom",
 			Self: path + "/changes.atom", Alt: path}
 		for _, ch := range cs {
-			feed.Entries = append(feed.Entries, page.EventEntry(pageEvent(newEventDoc(ch, st.Replica), st.Replica)))
+			feed.Entries = append(feed.Entries, page.EventEntry(pageEvent(document.NewEvent(ch, st.Replica), st.Replica)))
 		}
 		return page.RenderFeed(feed, s.cfg.PublicURL)
 	})

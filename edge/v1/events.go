@@ -11,10 +11,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/eventfilter"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/stream"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/served"
 )
@@ -22,75 +24,7 @@ import (
 const (
 	eventsDefaultLimit = 100
 	eventsMaxLimit     = 1000
-	// maxEventFilters bounds the stores and kinds one query names.
-	maxEventFilters = 16
 )
-
-// eventCursor is what an event's cursor carries: its place in the feed.
-type eventCursor struct {
-	Version int    `json:"v"`
-	At      int64  `json:"t"`
-	Store   uint8  `json:"s"`
-	ID      []byte `json:"i"` // bytes, so that any id reads back as it was (JSON text would replace invalid UTF-8)
-	Kind    uint8  `json:"k"`
-}
-
-func cursorOf(p changes.Pos) string {
-	return *encodeCursor(eventCursor{Version: 1, At: p.At, Store: uint8(p.Store), ID: []byte(p.ID), Kind: uint8(p.Kind)})
-}
-
-// decodeEventCursor reads a cursor cursorOf made; ok is false for anything
-// else.
-func decodeEventCursor(raw string) (changes.Pos, bool) {
-	c, ok := decodeCursor[eventCursor](raw)
-	if !ok || c.Version != 1 || c.Store >= uint8(views.NumStores) || c.Kind == 0 || changes.Kind(c.Kind).String() == "" || len(c.ID) > 512 {
-		return changes.Pos{}, false
-	}
-	return changes.Pos{At: c.At, Store: views.Store(c.Store), ID: string(c.ID), Kind: changes.Kind(c.Kind)}, true
-}
-
-// EventDoc is one change of one listing, as the changelog and the event
-// feed give it.
-type EventDoc struct {
-	EventID string    `json:"eventId"` // the event's cursor: resume after it
-	At      time.Time `json:"at"`
-	Store   string    `json:"store"`
-	ID      string    `json:"id"`
-	Name    *string   `json:"name"` // the listing's current name; null when it left the replica
-	Kind    string    `json:"kind"`
-	Before  *string   `json:"before"`
-	After   *string   `json:"after"`
-	Added   []string  `json:"added"`   // permissions and hostAccess; null for other kinds
-	Removed []string  `json:"removed"` // the same
-	Widened *bool     `json:"widened"` // hostAccess only; null for other kinds
-}
-
-// newEventDoc returns c as the API gives it, with the listing's name from
-// r.
-func newEventDoc(c *changes.Change, r interface {
-	Lookup(views.Store, string) *views.Listing
-}) EventDoc {
-	d := EventDoc{EventID: cursorOf(changes.PosOf(c)), At: time.Unix(c.At, 0).UTC(), Store: c.Store.String(), ID: c.ID, Kind: c.Kind.String()}
-	if l := r.Lookup(c.Store, c.ID); l != nil && l.Name != "" {
-		d.Name = &l.Name
-	}
-	switch c.Kind {
-	case changes.Permissions, changes.HostAccess:
-		d.Added, d.Removed = nonNil(c.Added()), nonNil(c.Removed())
-		if c.Kind == changes.HostAccess {
-			w := c.Widened
-			d.Widened = &w
-		}
-	default:
-		if c.Before != "" {
-			d.Before = &c.Before
-		}
-		if c.After != "" {
-			d.After = &c.After
-		}
-	}
-	return d
-}
 
 // eventWindow is the span of time the change log covers.
 type eventWindow struct {
@@ -100,20 +34,20 @@ type eventWindow struct {
 
 // changeLogAnswer is the answer of GET /api/v1/listings/{store}/{id}/changes.
 type changeLogAnswer struct {
-	Store      string      `json:"store"`
-	ID         string      `json:"id"`
-	Window     eventWindow `json:"window"`
-	Changes    []EventDoc  `json:"changes"`
-	NextCursor *string     `json:"nextCursor"`
+	Store      string           `json:"store"`
+	ID         string           `json:"id"`
+	Window     eventWindow      `json:"window"`
+	Changes    []document.Event `json:"changes"`
+	NextCursor *string          `json:"nextCursor"`
 }
 
 // eventPage is the answer of GET /api/v1/events.
 type eventPage struct {
-	Order        string      `json:"order"` // newest (no since) or oldest (from since)
-	Window       eventWindow `json:"window"`
-	Events       []EventDoc  `json:"events"`
-	NextCursor   *string     `json:"nextCursor"`
-	LatestCursor *string     `json:"latestCursor"` // the newest event of the feed, filters aside: poll with since=latestCursor
+	Order        string           `json:"order"` // newest (no since) or oldest (from since)
+	Window       eventWindow      `json:"window"`
+	Events       []document.Event `json:"events"`
+	NextCursor   *string          `json:"nextCursor"`
+	LatestCursor *string          `json:"latestCursor"` // the newest event of the feed, filters aside: poll with since=latestCursor
 }
 
 // changeLog returns the published state and its change log, or a 503
@@ -169,7 +103,7 @@ func (s *API) getListingChanges(c *fiber.Ctx) (answer.Reply, error) {
 	}
 	var before changes.Pos
 	if raw := c.Query("cursor"); raw != "" {
-		p, ok := decodeEventCursor(raw)
+		p, ok := document.ParseEventCursor(raw)
 		if !ok || p.Store != l.Store || p.ID != l.ID {
 			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: pass the nextCursor of this listing's previous page unchanged; omit it for the newest changes.")
 		}
@@ -182,9 +116,9 @@ func (s *API) getListingChanges(c *fiber.Ctx) (answer.Reply, error) {
 		Int("t", before.At).Int("cs", int64(before.Store)).Str("ci", before.ID).Int("ck", int64(before.Kind)).Int("csv", b2i(asCSV))
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
 		cs, more := log.Listing(l.Store, l.ID, before, limit)
-		out := changeLogAnswer{Store: l.Store.String(), ID: l.ID, Window: window, Changes: make([]EventDoc, len(cs))}
+		out := changeLogAnswer{Store: l.Store.String(), ID: l.ID, Window: window, Changes: make([]document.Event, len(cs))}
 		for i, ch := range cs {
-			out.Changes[i] = newEventDoc(ch, st.Replica)
+			out.Changes[i] = document.NewEvent(ch, st.Replica)
 		}
 		if more {
 			out.NextCursor = &out.Changes[len(out.Changes)-1].EventID
@@ -203,48 +137,7 @@ func (s *API) getListingChanges(c *fiber.Ctx) (answer.Reply, error) {
 // eventFilter reads the feed's filters: store and kind (each one name or
 // several, comma-separated) and permission.
 func eventFilter(c *fiber.Ctx) (changes.Filter, error) {
-	return parseEventFilter(c.Query("store"), c.Query("kind"), c.Query("permission"))
-}
-
-// parseEventFilter reads the values of store, kind and permission.
-func parseEventFilter(stores, kinds, p string) (changes.Filter, error) {
-	var f changes.Filter
-	if raw := stores; raw != "" {
-		for i, name := range strings.Split(raw, ",") {
-			st, err := views.ParseStore(name)
-			if err != nil || i >= maxEventFilters {
-				return f, problem.Newf(http.StatusBadRequest, "store: %.40q is not a store; use chrome, edge, firefox, apple or googleplay, or several comma-separated.", name).
-					ForReaders(noStore(name))
-			}
-			f.Stores = append(f.Stores, st)
-		}
-	}
-	if raw := kinds; raw != "" {
-		for i, name := range strings.Split(raw, ",") {
-			k, ok := changes.ParseKind(name)
-			if !ok || i >= maxEventFilters {
-				names := make([]string, 0, 12)
-				for _, k := range changes.Kinds() {
-					names = append(names, k.String())
-				}
-				return f, problem.Newf(http.StatusBadRequest, "kind: %.40q is not a kind of change; use one of %s, or several comma-separated.", name, strings.Join(names, ", ")).
-					ForReaders(fmt.Sprintf("There is no kind of change %.40q: the page of changes offers every kind.", name))
-			}
-			f.Kinds = append(f.Kinds, k)
-		}
-	}
-	if p != "" {
-		if len(p) > 200 {
-			return f, problem.New(http.StatusBadRequest, "permission: a permission's name, such as tabs or cookies (at most 200 bytes).").
-				ForReaders("A permission's name is a word or two, such as tabs or cookies, not that long.")
-		}
-		if len(f.Kinds) > 0 && (len(f.Kinds) > 1 || f.Kinds[0] != changes.Permissions) {
-			return f, problem.New(http.StatusBadRequest, "permission selects permissions changes that added it: leave kind out, or set it to permissions.").
-				ForReaders("A permission picks changes of permissions: choose that kind of change, or any kind.")
-		}
-		f.Permission = p
-	}
-	return f, nil
+	return eventfilter.Parse(c.Query("store"), c.Query("kind"), c.Query("permission"))
 }
 
 // sinceEvent reads since: an event's cursor (eventId or nextCursor), a
@@ -254,7 +147,7 @@ func sinceEvent(raw string) (changes.Pos, error) {
 	if at, ok := sinceInstant(raw); ok {
 		return changes.Pos{At: at, Store: views.NumStores}, nil // after every event at that second
 	}
-	if p, ok := decodeEventCursor(raw); ok {
+	if p, ok := document.ParseEventCursor(raw); ok {
 		return p, nil
 	}
 	return changes.Pos{}, problem.New(http.StatusBadRequest,
@@ -293,7 +186,7 @@ func (s *API) getEvents(c *fiber.Ctx) (answer.Reply, error) {
 			return answer.Reply{}, err
 		}
 	case cursor != "":
-		p, ok := decodeEventCursor(cursor)
+		p, ok := document.ParseEventCursor(cursor)
 		if !ok {
 			return answer.Reply{}, badCursor()
 		}
@@ -338,9 +231,9 @@ func eventsDoc(st *served.State, log *changes.Log, window eventWindow, f changes
 	} else {
 		cs, more = log.Before(&f, pos, limit)
 	}
-	out.Events = make([]EventDoc, len(cs))
+	out.Events = make([]document.Event, len(cs))
 	for i, ch := range cs {
-		out.Events[i] = newEventDoc(ch, st.Replica)
+		out.Events[i] = document.NewEvent(ch, st.Replica)
 	}
 	switch {
 	case forward && len(cs) > 0:
@@ -352,7 +245,7 @@ func eventsDoc(st *served.State, log *changes.Log, window eventWindow, f changes
 		out.NextCursor = &out.Events[len(cs)-1].EventID
 	}
 	if log.Len() > 0 {
-		latest := cursorOf(log.Newest())
+		latest := document.EventCursor(log.Newest())
 		out.LatestCursor = &latest
 	}
 	return out
@@ -360,7 +253,7 @@ func eventsDoc(st *served.State, log *changes.Log, window eventWindow, f changes
 
 // eventsCSV is a page of events as CSV: one change a row; added and
 // removed names separated by spaces.
-func eventsCSV(es []EventDoc) (*answer.Answer, error) {
+func eventsCSV(es []document.Event) (*answer.Answer, error) {
 	rows := make([][]string, len(es))
 	opt := func(p *string) string {
 		if p == nil {
@@ -382,7 +275,7 @@ func eventsCSV(es []EventDoc) (*answer.Answer, error) {
 // EncodeEvent renders c, a change of r's log, as the event stream sends
 // it: its eventId, and its document as one line of JSON.
 func EncodeEvent(c *changes.Change, r *replica.Replica) (id string, data []byte) {
-	d := newEventDoc(c, r)
+	d := document.NewEvent(c, r)
 	data, _ = json.Marshal(&d) // strings, times and slices: never fails
 	return d.EventID, data
 }
@@ -434,18 +327,3 @@ func (s *API) getEventStream(c *fiber.Ctx) error {
 	c.Context().SetBodyStreamWriter(write)
 	return nil
 }
-
-// EventCursor returns the eventId of the event at p.
-func EventCursor(p changes.Pos) string { return cursorOf(p) }
-
-// ParseEventCursor reads an eventId; ok is false for anything else.
-func ParseEventCursor(raw string) (changes.Pos, bool) { return decodeEventCursor(raw) }
-
-// ParseEventFilter reads the feed's filters (store, kind, permission), or
-// returns a 400 problem saying what to change.
-func ParseEventFilter(stores, kinds, permission string) (changes.Filter, error) {
-	return parseEventFilter(stores, kinds, permission)
-}
-
-// NewEventDoc returns c, a change of r's log, as the API gives it.
-func NewEventDoc(c *changes.Change, r *replica.Replica) EventDoc { return newEventDoc(c, r) }

@@ -9,6 +9,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/served"
 )
 
@@ -72,7 +73,7 @@ func (s *API) getListing(c *fiber.Ctx) (answer.Reply, error) {
 	store, id := l.Store, l.ID
 	var buf [128]byte
 	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id", st.Replica.Info().Generation).Int("s", int64(store)).Str("id", id)
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) { return answer.JSON(NewListingDoc(l, st.Figures)) })
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) { return answer.JSON(document.NewListing(l, st.Figures)) })
 	if err != nil {
 		return answer.Reply{}, err
 	}

@@ -13,8 +13,10 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/answer/querykey"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/listq"
 )
@@ -41,7 +43,7 @@ type listCursor struct {
 // bounds of any cursor it issues (a page size above listMaxLimit would ask
 // for every listing in one page).
 func decodeListCursor(s string) (listCursor, bool) {
-	c, ok := decodeCursor[listCursor](s)
+	c, ok := document.DecodeCursor[listCursor](s)
 	return c, ok && c.Version == 1 && c.Page >= 1 && c.Page < listMaxPages && c.Limit >= 1 && c.Limit <= listMaxLimit
 }
 
@@ -176,10 +178,27 @@ func resolveNames(f *figures.Figures, q *listq.Query) error {
 
 // getListings answers GET /api/v1/listings.
 func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
+	return s.listings(c, "/api/v1/listings", answer.Private, listJSON)
+}
+
+// listJSON writes a page of listings as JSON (a draft the cache keeps on
+// its query's second ask; not kept when the search was cut short).
+func listJSON(_ *fiber.Ctx, p *listPage) (*answer.Answer, error) {
+	return answer.SearchDraft(p, p.partial), nil
+}
+
+// listings answers c's listings query on route (the API's or the page's):
+// one preamble (the alias of the query as sent, the miss gate, the query
+// read and its names resolved, the cursor checked), one query run in a
+// turn of the miss gate, and its typed result, the page of listings,
+// written by codec. The answer is cached under the query's key with the
+// query as sent (a page shows the form's values as they were typed), and
+// sent with cacheControl.
+func (s *API) listings(c *fiber.Ctx, route, cacheControl string, codec func(*fiber.Ctx, *listPage) (*answer.Answer, error)) (answer.Reply, error) {
 	var aliasBuf [256]byte
-	alias := RequestAlias(aliasBuf[:0], "/api/v1/listings", s.state, c.Context())
+	alias := querykey.Alias(aliasBuf[:0], route, s.state, c.Context())
 	if a, ok := s.answers.Aliased(alias); ok {
-		return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+		return answer.Reply{Answer: a, CacheControl: cacheControl}, nil
 	}
 	who := s.gate.MissCaller(c)
 	if err := s.answers.Crowded(who); err != nil {
@@ -201,7 +220,7 @@ func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 	// A cursor carries the hash of the query it was issued for: its
 	// filters and sort, without limit and cursor.
 	var canonBuf [256]byte
-	queryHash := fnv64a(QueryKey(answer.NewKey(canonBuf[:0], "/api/v1/listings", 0), &q).Text())
+	queryHash := fnv64a(querykey.List(answer.NewKey(canonBuf[:0], "/api/v1/listings", 0), &q).Text())
 	limit := queryArg(args, "limit")
 	limitSet := limit != ""
 	if limitSet {
@@ -234,7 +253,10 @@ func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 		after, page = &cur.After, cur.Page+1
 	}
 	var buf [256]byte
-	key := QueryKey(answer.NewKey(buf[:0], "/api/v1/listings", st.Replica.Info().Generation), &q).Str("cursor", rawCursor)
+	key := querykey.List(answer.NewKey(buf[:0], route, st.Replica.Info().Generation), &q).Str("cursor", rawCursor)
+	if route != "/api/v1/listings" {
+		key = key.Str("as sent", string(c.Request().URI().QueryString()))
+	}
 	// A search is kept on its first ask (it took a slot of the search
 	// pool, and a search asked again comes from the cache without one),
 	// as are the pages the server asks for itself; other pages on their
@@ -253,9 +275,9 @@ func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 		ls, last, more, partial := f.Listings().List(&q, after)
 		out := listPage{listings: ls, figures: f, partial: partial}
 		if more && page < listMaxPages && !partial {
-			out.nextCursor = encodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
+			out.nextCursor = document.EncodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
 		}
-		return answer.SearchDraft(&out, partial), nil
+		return codec(c, &out)
 	})
 	if err != nil {
 		return answer.Reply{}, err
@@ -263,5 +285,5 @@ func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
 	if !a.NoStore {
 		s.answers.Alias(alias, key)
 	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+	return answer.Reply{Answer: a, CacheControl: cacheControl}, nil
 }

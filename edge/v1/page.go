@@ -14,6 +14,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/page"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 )
 
 // pageDays is how many days of size a listing's page charts.
@@ -42,7 +43,7 @@ func (s *API) getPage(c *fiber.Ctx) (answer.Reply, error) {
 		if err != nil {
 			return nil, s.readProblem("the history", err)
 		}
-		body, err := page.Render(pageData(NewListingDoc(l, st.Figures), h.Snapshots, from, last))
+		body, err := page.Render(pageData(document.NewListing(l, st.Figures), h.Snapshots, from, last))
 		if err != nil {
 			return nil, err
 		}
@@ -56,7 +57,7 @@ func (s *API) getPage(c *fiber.Ctx) (answer.Reply, error) {
 
 // pageData is what the page of the listing of document d shows, with its
 // daily snapshots from day from to day last (the data's newest day).
-func pageData(d ListingDoc, snaps []analytics.Snapshot, from, last views.Day) page.Data {
+func pageData(d document.Listing, snaps []analytics.Snapshot, from, last views.Day) page.Data {
 	doc := "/api/v1/listings/" + d.Store + "/" + url.PathEscape(d.ID)
 	out := page.Data{Store: d.Store, ID: d.ID, Name: d.Name, Developer: d.Developer, Category: d.Category, SizeMeasure: d.SizeMeasure,
 		Live: d.Live, DocumentURL: doc, HistoryURL: doc + "/history", HistoryCSVURL: doc + "/history.csv", Cadence: cadence(snaps),
@@ -104,7 +105,7 @@ func pageData(d ListingDoc, snaps []analytics.Snapshot, from, last views.Day) pa
 	rank("rankClimb7d", "Rank climb, 7 days", d.RankClimb7d, why.climb())
 	for i, w := range []struct {
 		label string
-		c     *ChangeDoc
+		c     *document.Change
 	}{{"1 day", d.Growth.D1}, {"7 days", d.Growth.D7}, {"30 days", d.Growth.D30}, {"365 days", d.Growth.D365}} {
 		f := page.Figure{Definition: "growth", Label: "Growth, " + w.label}
 		if w.c != nil {
@@ -176,7 +177,7 @@ func cadence(snaps []analytics.Snapshot) string {
 // nullReasons says why a figure of a listing's document is null, by the
 // figures' rules (docs/figures.md), for a reader of its page.
 type nullReasons struct {
-	d    ListingDoc
+	d    document.Listing
 	last views.Day // the data's newest day
 }
 

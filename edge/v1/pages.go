@@ -12,6 +12,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/page"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
 )
 
@@ -374,7 +375,7 @@ func (s *API) getTagPage(c *fiber.Ctx) (answer.Reply, error) {
 		l := page.List{Caption: slug + " in " + store.String() + ", largest first", Empty: "No live listing of " + store.String() + " has this topic.",
 			Columns: []page.Column{{Label: "Size (" + store.SizeMeasure() + ")", Definition: "size"}}}
 		for i, li := range ls[:min(len(ls), tagPageSize)] {
-			doc := NewListingDoc(li, f)
+			doc := document.NewListing(li, f)
 			sz := page.Figure{Definition: "size"}
 			if doc.Size != nil {
 				sz.Raw, sz.Text = strconv.FormatInt(*doc.Size, 10), page.Int(*doc.Size)

@@ -5,9 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edge-stats/edge/edge/eventfilter"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
+	"github.com/edge-stats/edge/views/document"
 )
 
 // FuzzParseListingRefs feeds /compare's listings parameter anything: it
@@ -96,12 +98,12 @@ func FuzzEventQuery(f *testing.F) {
 			p, ok := err.(*problem.Problem)
 			return ok && p.Status == 400
 		}
-		filter, err := parseEventFilter(stores, kinds, permission)
+		filter, err := eventfilter.Parse(stores, kinds, permission)
 		if err != nil && !is400(err) {
 			t.Fatalf("filter %q %q %q: %v, want a 400 problem", stores, kinds, permission, err)
 		}
 		if err == nil {
-			if len(filter.Stores) > maxEventFilters || len(filter.Kinds) > maxEventFilters || len(filter.Permission) > 200 {
+			if len(filter.Stores) > eventfilter.MaxNames || len(filter.Kinds) > eventfilter.MaxNames || len(filter.Permission) > 200 {
 				t.Fatalf("filter %+v", filter)
 			}
 			for _, s := range filter.Stores {
@@ -120,7 +122,7 @@ func FuzzEventQuery(f *testing.F) {
 		}
 		if store < views.NumStores && changes.Kind(kind).String() != "" && len(id) <= 512 {
 			p := changes.Pos{At: at, Store: views.Store(store), ID: id, Kind: changes.Kind(kind)}
-			if back, ok := decodeEventCursor(cursorOf(p)); !ok || back != p {
+			if back, ok := document.ParseEventCursor(document.EventCursor(p)); !ok || back != p {
 				t.Fatalf("cursor of %+v read back as %+v, %v", p, back, ok)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/views/document"
 )
 
 const (
@@ -32,7 +33,7 @@ type reviewCursor struct {
 // API did not issue, and for one whose fields are out of the bounds of
 // any cursor it issues.
 func decodeReviewCursor(s string) (reviewCursor, bool) {
-	c, ok := decodeCursor[reviewCursor](s)
+	c, ok := document.DecodeCursor[reviewCursor](s)
 	return c, ok && c.Page >= 1 && c.Page < reviewsMaxPages && c.ID != ""
 }
 
@@ -118,7 +119,7 @@ func (s *API) getReviews(c *fiber.Ctx) (answer.Reply, error) {
 			out.Reviews = out.Reviews[:reviewsPerPage]
 			if page < reviewsMaxPages && !out.Partial {
 				last := out.Reviews[len(out.Reviews)-1]
-				out.NextCursor = encodeCursor(reviewCursor{Query: canon, Page: page, Posted: last.PostedAt.Unix(), ID: last.ID})
+				out.NextCursor = document.EncodeCursor(reviewCursor{Query: canon, Page: page, Posted: last.PostedAt.Unix(), ID: last.ID})
 			}
 		}
 		return answer.Search(out, out.Partial)

@@ -11,6 +11,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/replica"
 )
@@ -47,7 +48,7 @@ type reviewSearchCursor struct {
 // anything this API did not issue, and for one whose page is out of
 // bounds.
 func decodeReviewSearchCursor(s string) (reviewSearchCursor, bool) {
-	c, ok := decodeCursor[reviewSearchCursor](s)
+	c, ok := document.DecodeCursor[reviewSearchCursor](s)
 	return c, ok && c.Page >= 1 && c.Page < reviewSearchMaxPages
 }
 
@@ -138,7 +139,7 @@ func (s *API) getReviewSearch(c *fiber.Ctx) (answer.Reply, error) {
 			out.Hits = append(out.Hits, h)
 		}
 		if len(hits) > page*reviewSearchPerPage && page < reviewSearchMaxPages && !partial {
-			out.NextCursor = encodeCursor(reviewSearchCursor{Query: canon, Page: page})
+			out.NextCursor = document.EncodeCursor(reviewSearchCursor{Query: canon, Page: page})
 		}
 		return answer.Search(out, partial)
 	})

@@ -380,25 +380,43 @@ func (s *API) compareParams(c *fiber.Ctx, st *served.State) ([]*views.Listing, i
 // ClickHouse under the read budget, cached per view generation; CSV on
 // /compare.csv or with Accept: text/csv.
 func (s *API) getCompare(c *fiber.Ctx) (answer.Reply, error) {
-	st, err := s.current()
+	asCSV := wantsCSV(c)
+	a, err := s.compare(c, "/api/v1/compare", func(k answer.Key) answer.Key { return k.Int("csv", b2i(asCSV)) },
+		func(out *compareAnswer) (*answer.Answer, error) {
+			if asCSV {
+				return compareCSV(out)
+			}
+			return answer.JSON(out)
+		})
 	if err != nil {
 		return answer.Reply{}, err
+	}
+	return answer.Reply{Answer: a, CacheControl: answer.Private, VaryAccept: true}, nil
+}
+
+// compare answers c's comparison on route: its typed result (one query
+// for the JSON, the CSV and the page), written by codec and cached per
+// view generation under the route's key of the listings and days, with
+// what key adds for the codec.
+func (s *API) compare(c *fiber.Ctx, route string, key func(answer.Key) answer.Key, codec func(*compareAnswer) (*answer.Answer, error)) (*answer.Answer, error) {
+	st, err := s.current()
+	if err != nil {
+		return nil, err
 	}
 	ls, days, err := s.compareParams(c, st)
 	if err != nil {
-		return answer.Reply{}, err
+		return nil, err
 	}
-	asCSV := wantsCSV(c)
 	last := views.DayOf(st.Replica.Info().ReadingsMark)
 	first := last - views.Day(days-1)
 	var buf [512]byte
-	key := answer.NewKey(buf[:0], "/api/v1/compare", st.Replica.Info().Generation).Int("days", int64(days)).Int("csv", b2i(asCSV))
+	k := key(answer.NewKey(buf[:0], route, st.Replica.Info().Generation).Int("days", int64(days)))
 	keys := make([]analytics.ListingKey, len(ls))
 	for i, l := range ls {
 		keys[i] = analytics.ListingKey{Store: l.Store, ID: l.ID}
-		key = key.Int("s", int64(l.Store)).Str("id", l.ID)
+		k = k.Int("s", int64(l.Store)).Str("id", l.ID)
 	}
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+	return s.answers.Get(k, func() (*answer.Answer, error) {
 		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
 		defer cancel()
 		readings, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (map[analytics.ListingKey][]series.Reading, error) {
@@ -426,15 +444,8 @@ func (s *API) getCompare(c *fiber.Ctx) (answer.Reply, error) {
 			}
 			out.Listings = append(out.Listings, cl)
 		}
-		if asCSV {
-			return compareCSV(&out)
-		}
-		return answer.JSON(out)
+		return codec(&out)
 	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private, VaryAccept: true}, nil
 }
 
 // compareCSV is a comparison as a table: one row a listing and day.

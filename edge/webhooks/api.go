@@ -14,9 +14,10 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/eventfilter"
 	"github.com/edge-stats/edge/edge/problem"
-	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/served"
 )
 
@@ -159,7 +160,7 @@ func (a *API) create(c *fiber.Ctx, email string) error {
 	if len(c.Body()) > 8<<10 || dec.Decode(&in) != nil {
 		return problem.New(http.StatusBadRequest, `Send a JSON body of at most 8 KiB: {"url": "https://hooks.example.com/edge", "store": "chrome,edge", "kind": "developer,permissions", "permission": ""} (store, kind and permission filter as /api/v1/events does; leave them out for every event).`)
 	}
-	if _, err := v1.ParseEventFilter(in.Store, in.Kind, in.Permission); err != nil {
+	if _, err := eventfilter.Parse(in.Store, in.Kind, in.Permission); err != nil {
 		return err
 	}
 	u, err := a.cfg.Policy.CheckURL(c.UserContext(), strings.TrimSpace(in.URL))
@@ -185,7 +186,7 @@ func (a *API) create(c *fiber.Ctx, email string) error {
 	// Where deliveries start: after the newest event now.
 	cursor := ""
 	if st := a.state.Load(); st != nil && st.Replica.Changes() != nil {
-		cursor = v1.EventCursor(st.Replica.Changes().Newest())
+		cursor = document.EventCursor(st.Replica.Changes().Newest())
 	}
 	if err := analytics.WriteWebhookCursors(c.UserContext(), conn, []analytics.WebhookCursor{{ID: row.ID, Cursor: cursor}}, time.Now()); err != nil {
 		return problem.ReadFailed("the webhooks", err)

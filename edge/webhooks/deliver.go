@@ -15,9 +15,10 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/egress"
-	v1 "github.com/edge-stats/edge/edge/v1"
+	"github.com/edge-stats/edge/edge/eventfilter"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/served"
 )
 
@@ -271,13 +272,13 @@ func (d *Deliverer) reload(ctx context.Context) error {
 			}
 			continue
 		}
-		f, err := v1.ParseEventFilter(row.Stores, row.Kinds, row.Permission)
+		f, err := eventfilter.Parse(row.Stores, row.Kinds, row.Permission)
 		if err != nil {
 			continue
 		}
 		ep = &endpoint{row: row, secret: secret, filter: f}
 		if c, ok := cursors[row.ID]; ok {
-			ep.cursor, _ = v1.ParseEventCursor(c.Cursor)
+			ep.cursor, _ = document.ParseEventCursor(c.Cursor)
 			ep.failingSince, ep.attempts = c.FailingSince, c.Attempts
 		} else if st := d.state.Load(); st != nil && st.Replica.Changes() != nil {
 			ep.cursor = st.Replica.Changes().Newest()
@@ -348,7 +349,7 @@ func (d *Deliverer) deliver(ctx context.Context, j job) {
 		d.mu.Unlock()
 		return
 	}
-	doc := v1.NewEventDoc(j.event, j.r.Replica)
+	doc := document.NewEvent(j.event, j.r.Replica)
 	body, _ := json.Marshal(Message{Type: "listing." + doc.Kind, Timestamp: doc.At, Data: doc})
 	d.mu.Lock()
 	url, secret, n := j.ep.row.URL, j.ep.secret, j.ep.attempts+1
@@ -440,7 +441,7 @@ func (d *Deliverer) flush(ctx context.Context) {
 	var cs []analytics.WebhookCursor
 	for id := range d.dirty {
 		if ep, ok := d.eps[id]; ok {
-			cs = append(cs, analytics.WebhookCursor{ID: id, Cursor: v1.EventCursor(ep.cursor), FailingSince: ep.failingSince, Attempts: ep.attempts,
+			cs = append(cs, analytics.WebhookCursor{ID: id, Cursor: document.EventCursor(ep.cursor), FailingSince: ep.failingSince, Attempts: ep.attempts,
 				Epoch: d.epoch})
 		}
 	}

@@ -1,4 +1,4 @@
-package v1
+package querykey
 
 import (
 	"reflect"
@@ -44,10 +44,10 @@ func variants(t *testing.T, typ reflect.Type) []reflect.Value {
 	return []reflect.Value{a, b}
 }
 
-// TestQueryKeyCoversEveryField fails when a field of listq.Query
-// does not change the cache key: a new filter left out of QueryKey would
+// TestListCoversEveryField fails when a field of listq.Query
+// does not change the cache key: a new filter left out of List would
 // serve one cached answer for different queries.
-func TestQueryKeyCoversEveryField(t *testing.T) {
+func TestListCoversEveryField(t *testing.T) {
 	base := listq.Query{Page: 3, PageSize: 7}
 	typ := reflect.TypeOf(base)
 	for i := range typ.NumField() {
@@ -59,7 +59,7 @@ func TestQueryKeyCoversEveryField(t *testing.T) {
 		for _, v := range variants(t, f.Type) {
 			q := base
 			reflect.ValueOf(&q).Elem().Field(i).Set(v)
-			key := QueryKey(answer.NewKey(nil, "/r", 1), &q).String()
+			key := List(answer.NewKey(nil, "/r", 1), &q).String()
 			if prev, ok := seen[key]; ok {
 				t.Errorf("%s: %s and %v give the same key %s", f.Name, prev, v, key)
 			}
@@ -68,7 +68,7 @@ func TestQueryKeyCoversEveryField(t *testing.T) {
 	}
 	q := base
 	q.Deadline = time.Now()
-	if QueryKey(answer.NewKey(nil, "/r", 1), &q).String() != QueryKey(answer.NewKey(nil, "/r", 1), &base).String() {
+	if List(answer.NewKey(nil, "/r", 1), &q).String() != List(answer.NewKey(nil, "/r", 1), &base).String() {
 		t.Error("the deadline changed the key: every search would miss the cache")
 	}
 }

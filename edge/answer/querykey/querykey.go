@@ -1,15 +1,24 @@
-package v1
+// Package querykey builds the answer cache's keys of the listing queries
+// both APIs share: a query's key from every field that changes its answer,
+// and a request's alias key from its query string as sent (package
+// answer), so that the versioned and the legacy API key the same query
+// alike.
+package querykey
 
 import (
+	"github.com/valyala/fasthttp"
+
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/listq"
+	"github.com/edge-stats/edge/views/served"
 )
 
-// QueryKey adds to k every field of q that changes its answer: all but
+// List adds to k every field of q that changes its answer: all but
 // Deadline, the text search's time budget (an answer cut short by it is
-// never cached). TestQueryKeyCoversEveryField fails when a field is added to
-// the query and not here. The legacy API keys its queries with it too.
-func QueryKey(k answer.Key, q *listq.Query) answer.Key {
+// never cached). TestListCoversEveryField fails when a field is added to the
+// query and not here. The legacy API keys its queries with it too.
+func List(k answer.Key, q *listq.Query) answer.Key {
 	k = answer.OptInt(k, "p", q.Store)
 	if q.Q != "" {
 		k = k.Str("q", q.Q)
@@ -49,4 +58,14 @@ func QueryKey(k answer.Key, q *listq.Query) answer.Key {
 	k = answer.OptStr(k, "tg", q.Topic)
 	k = answer.OptInt(k, "ai", q.AlsoIn)
 	return k
+}
+
+// Alias returns the alias key of the request rc on route over the
+// published state, built in buf (see answer.AliasKey); the zero Key until figures are published.
+func Alias(buf []byte, route string, state *views.Published[served.State], rc *fasthttp.RequestCtx) answer.Key {
+	st := state.Load()
+	if st == nil || st.Figures == nil {
+		return answer.Key{}
+	}
+	return answer.AliasKey(buf, route, st.Replica.Info().Generation, rc.URI().QueryString())
 }

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/edge-stats/edge/edge/jsonw"
+	"github.com/edge-stats/edge/internal/jsonw"
 )
 
 // OddText is text that every escape of encoding/json meets: quotes,

@@ -1,4 +1,4 @@
-package v1
+package document
 
 import (
 	"math"
@@ -8,9 +8,9 @@ import (
 	"github.com/edge-stats/edge/views/figures"
 )
 
-// ListingDoc is the API document of one listing: every stored field, with
+// Listing is the API document of one listing: every stored field, with
 // missing values as JSON null. Later views add growth, ranks and charts.
-type ListingDoc struct {
+type Listing struct {
 	Store           string     `json:"store"`
 	ID              string     `json:"id"`
 	Slug            *string    `json:"slug"`
@@ -41,18 +41,18 @@ type ListingDoc struct {
 	Stars           *[5]uint32 `json:"stars"`
 	ReadAt          *time.Time `json:"readAt"`
 
-	Growth       SizeGrowthDoc    `json:"growth"`
-	RatingGrowth *RatingGrowthDoc `json:"ratingGrowth"` // null on apple, whose size is its rating count
+	Growth       SizeGrowth    `json:"growth"`
+	RatingGrowth *RatingGrowth `json:"ratingGrowth"` // null on apple, whose size is its rating count
 	// GrowthComputedAt is the data's now when the history behind the
 	// growth figures was read: the legacy API's lc. v1 leaves it out: it
 	// is the same for most listings and says little of the data (a
 	// window's since and the listing's readAt do).
-	GrowthComputedAt *time.Time    `json:"-"`
-	StoreRank        *int          `json:"storeRank"`
-	CategoryRank     *int          `json:"categoryRank"`
-	RankClimb7d      *int          `json:"rankClimb7d"`
-	Charts           []ChartPosDoc `json:"charts"`
-	AlsoIn           []AlsoInDoc   `json:"alsoIn"`
+	GrowthComputedAt *time.Time `json:"-"`
+	StoreRank        *int       `json:"storeRank"`
+	CategoryRank     *int       `json:"categoryRank"`
+	RankClimb7d      *int       `json:"rankClimb7d"`
+	Charts           []ChartPos `json:"charts"`
+	AlsoIn           []AlsoIn   `json:"alsoIn"`
 
 	// held holds what the pointers above point to, so that a document is
 	// one allocation, and a page of them one: an uncached page builds up
@@ -60,7 +60,7 @@ type ListingDoc struct {
 	held docValues
 }
 
-// docValues are the values a ListingDoc's pointers point to.
+// docValues are the values a Listing's pointers point to.
 type docValues struct {
 	slug, updated, created                  string
 	delistedAt, readAt, computedAt          time.Time
@@ -69,25 +69,25 @@ type docValues struct {
 	rating                                  float64
 	stars                                   [5]uint32
 	storeRank, categoryRank, rankClimb      int
-	ratingGrowth                            RatingGrowthDoc
-	sizeWindows                             [4]ChangeDoc
-	ratingWindows                           [2]ChangeDoc
+	ratingGrowth                            RatingGrowth
+	sizeWindows                             [4]Change
+	ratingWindows                           [2]Change
 }
 
-// AlsoInDoc is a listing of another store judged the same extension.
-type AlsoInDoc struct {
+// AlsoIn is a listing of another store judged the same extension.
+type AlsoIn struct {
 	Store      string  `json:"store"`
 	ID         string  `json:"id"`
 	Confidence float64 `json:"confidence"`
 }
 
-// ChangeDoc is a growth figure over a window exactly as long as its name:
+// Change is a growth figure over a window exactly as long as its name:
 // the change from its start (from, the same instant as since) to its end
 // (to, the newest reading), the change as a percent of the start (null
 // when the start is 0), the readings the start's value comes from (one
 // when a reading falls on it; else the two around it, the value on the
 // line between them: interpolated).
-type ChangeDoc struct {
+type Change struct {
 	Change       int64       `json:"change"`
 	Percent      *float64    `json:"percent"`
 	Since        time.Time   `json:"since"`
@@ -100,35 +100,35 @@ type ChangeDoc struct {
 	percent  float64
 }
 
-// SizeGrowthDoc holds the size growth windows; each is null until a reading
+// SizeGrowth holds the size growth windows; each is null until a reading
 // at least one window older than the newest exists.
-type SizeGrowthDoc struct {
-	D1   *ChangeDoc `json:"1d"`
-	D7   *ChangeDoc `json:"7d"`
-	D30  *ChangeDoc `json:"30d"`
-	D365 *ChangeDoc `json:"365d"`
+type SizeGrowth struct {
+	D1   *Change `json:"1d"`
+	D7   *Change `json:"7d"`
+	D30  *Change `json:"30d"`
+	D365 *Change `json:"365d"`
 }
 
-// RatingGrowthDoc holds the rating-count growth windows.
-type RatingGrowthDoc struct {
-	D1 *ChangeDoc `json:"1d"`
-	D7 *ChangeDoc `json:"7d"`
+// RatingGrowth holds the rating-count growth windows.
+type RatingGrowth struct {
+	D1 *Change `json:"1d"`
+	D7 *Change `json:"7d"`
 }
 
-// ChartPosDoc is a listing's position in a chart.
-type ChartPosDoc struct {
+// ChartPos is a listing's position in a chart.
+type ChartPos struct {
 	Chart    string  `json:"chart"`
 	Category *string `json:"category"` // null for the whole store's chart
 	Position int     `json:"position"`
 }
 
 // setChange fills *d with c and returns d, or nil when !ok.
-func setChange(d *ChangeDoc, c views.Change, ok bool) *ChangeDoc {
+func setChange(d *Change, c views.Change, ok bool) *Change {
 	if !ok {
 		return nil
 	}
 	since := time.Unix(c.Since, 0).UTC()
-	*d = ChangeDoc{Change: c.Delta, Since: since, From: since, To: time.Unix(c.To, 0).UTC(), Interpolated: c.Interpolated()}
+	*d = Change{Change: c.Delta, Since: since, From: since, To: time.Unix(c.To, 0).UTC(), Interpolated: c.Interpolated()}
 	d.readings[0] = time.Unix(c.Base.At, 0).UTC()
 	d.FromReadings = d.readings[:1]
 	if c.Interpolated() {
@@ -142,9 +142,9 @@ func setChange(d *ChangeDoc, c views.Change, ok bool) *ChangeDoc {
 	return d
 }
 
-// percent2 returns a percent rounded to two decimals; nil for NaN (a
+// Percent2 returns a percent rounded to two decimals; nil for NaN (a
 // percent of zero).
-func percent2(p float64) *float64 {
+func Percent2(p float64) *float64 {
 	if math.IsNaN(p) {
 		return nil
 	}
@@ -155,21 +155,21 @@ func percent2(p float64) *float64 {
 // round2 rounds a percent to two decimals.
 func round2(p float64) float64 { return math.Round(p*100) / 100 }
 
-// NewListingDoc returns the document of l, with its computed figures when
+// NewListing returns the document of l, with its computed figures when
 // f is not nil (ranks and charts are null and empty without them).
-func NewListingDoc(l *views.Listing, f *figures.Figures) ListingDoc {
-	d := new(ListingDoc)
+func NewListing(l *views.Listing, f *figures.Figures) Listing {
+	d := new(Listing)
 	d.Fill(l, f)
 	return *d
 }
 
-// Fill sets d to the document of l (NewListingDoc) without allocating
+// Fill sets d to the document of l (NewListing) without allocating
 // but for l's dates and chart positions, so that one document can be
 // filled for each listing of a page in turn. d's pointers point into d
 // itself: a copy of d shares them, and d must not be filled again while
 // a copy is in use.
-func (d *ListingDoc) Fill(l *views.Listing, f *figures.Figures) {
-	*d = ListingDoc{
+func (d *Listing) Fill(l *views.Listing, f *figures.Figures) {
+	*d = Listing{
 		Store:       l.Store.String(),
 		ID:          l.ID,
 		Name:        l.Name,
@@ -242,19 +242,19 @@ func (d *ListingDoc) Fill(l *views.Listing, f *figures.Figures) {
 	if l.Store != views.Apple {
 		c1, ok1 := l.RatingGrowth(views.Window1d)
 		c7, ok7 := l.RatingGrowth(views.Window7d)
-		h.ratingGrowth = RatingGrowthDoc{setChange(&h.ratingWindows[0], c1, ok1), setChange(&h.ratingWindows[1], c7, ok7)}
+		h.ratingGrowth = RatingGrowth{setChange(&h.ratingWindows[0], c1, ok1), setChange(&h.ratingWindows[1], c7, ok7)}
 		d.RatingGrowth = &h.ratingGrowth
 	}
 	if t := l.Hist.ComputedAt(); !t.IsZero() {
 		h.computedAt = t
 		d.GrowthComputedAt = &h.computedAt
 	}
-	d.Charts = []ChartPosDoc{}
-	d.AlsoIn = []AlsoInDoc{}
+	d.Charts = []ChartPos{}
+	d.AlsoIn = []AlsoIn{}
 	if f != nil {
 		for _, k := range f.Links(l) {
 			o := f.Replica().At(k.Index)
-			d.AlsoIn = append(d.AlsoIn, AlsoInDoc{Store: o.Store.String(), ID: o.ID, Confidence: k.Confidence})
+			d.AlsoIn = append(d.AlsoIn, AlsoIn{Store: o.Store.String(), ID: o.ID, Confidence: k.Confidence})
 		}
 		st, cat, climb, ok := f.Ranks(l)
 		if st != views.NoRank {
@@ -266,7 +266,7 @@ func (d *ListingDoc) Fill(l *views.Listing, f *figures.Figures) {
 			d.RankClimb7d = &h.rankClimb
 		}
 		for _, p := range f.Positions(l) {
-			pd := ChartPosDoc{Chart: p.Chart, Position: p.Position}
+			pd := ChartPos{Chart: p.Chart, Position: p.Position}
 			if p.Category != "" {
 				c := p.Category
 				pd.Category = &c
@@ -294,7 +294,8 @@ func unixIn(dst *time.Time, sec int64) *time.Time {
 	return dst
 }
 
-func unixPtr(sec int64) *time.Time {
+// UnixPtr returns the time of sec (Unix seconds, UTC), or nil for 0.
+func UnixPtr(sec int64) *time.Time {
 	if sec == 0 {
 		return nil
 	}

@@ -1,15 +1,14 @@
-package legacy
+package document
 
 import (
 	"time"
 
-	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 )
 
-// Row is one row of /api/extensions, field for field as the spec
+// LegacyRow is one row of the legacy API's /api/extensions, field for field as the spec
 // names them. Missing values are null, never left out.
-type Row struct {
+type LegacyRow struct {
 	ID    string     `json:"id"`
 	S     *string    `json:"s"`
 	N     string     `json:"n"`
@@ -52,24 +51,24 @@ type Row struct {
 	LC    *time.Time `json:"lc"`
 }
 
-// NewRow returns the row of l; today is the data's newest day, from
+// NewLegacyRow returns the row of l; today is the data's newest day, from
 // which the sparkline's days-ago are counted.
-func NewRow(l *views.Listing, today views.Day) Row {
-	var row Row
-	row.fill(l, today, new(v1.ListingDoc))
+func NewLegacyRow(l *views.Listing, today views.Day) LegacyRow {
+	var row LegacyRow
+	row.Fill(l, today, new(Listing))
 	return row
 }
 
-// fill sets r to the row of l (NewRow), with d as the listing's document
+// Fill sets r to the row of l (NewLegacyRow), with d as the listing's document
 // that r's values point into, reusing r's sparkline: the rows of a page
-// are written one after another through one Row and one document.
-func (r *Row) fill(l *views.Listing, today views.Day, d *v1.ListingDoc) {
+// are written one after another through one LegacyRow and one
+func (r *LegacyRow) Fill(l *views.Listing, today views.Day, d *Listing) {
 	d.Fill(l, nil)
 	sp := r.SP[:0]
 	if sp == nil {
 		sp = make([][2]int64, 0, views.SparkDays) // one allocation: at most a point a day
 	}
-	*r = Row{ID: l.ID, S: d.Slug, N: l.Name, D: l.Developer, C: l.Category, T: int(l.Kind),
+	*r = LegacyRow{ID: l.ID, S: d.Slug, N: l.Name, D: l.Developer, C: l.Category, T: int(l.Kind),
 		P: int(l.Store), I: d.Usage, WD: d.WeeklyDownloads, CD: d.Created, V: l.Version, U: d.Updated,
 		FS: d.FirstSeen, DU: d.DelistedAt, AL: int(l.AccessLevel), IC: l.Icon, F: l.Featured,
 		DS: l.Description, SP: sp, LC: d.GrowthComputedAt}
@@ -81,7 +80,7 @@ func (r *Row) fill(l *views.Listing, today views.Day, d *v1.ListingDoc) {
 			r.SP = append(r.SP, [2]int64{ago, p.Value})
 		}
 	})
-	set := func(c *v1.ChangeDoc, g **int64, p **float64, b **time.Time) {
+	set := func(c *Change, g **int64, p **float64, b **time.Time) {
 		if c != nil {
 			*g, *p, *b = &c.Change, c.Percent, &c.Since
 		}

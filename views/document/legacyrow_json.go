@@ -1,16 +1,14 @@
-package legacy
+package document
 
 import (
 	"time"
 
-	"github.com/edge-stats/edge/edge/jsonw"
-	v1 "github.com/edge-stats/edge/edge/v1"
-	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/internal/jsonw"
 )
 
 // AppendJSON appends r's JSON, the bytes encoding/json.Marshal gives
-// (TestRowAppendsAsMarshal): an uncached page writes up to 200 rows.
-func (r *Row) AppendJSON(b []byte) []byte {
+// (TestLegacyRowAppendsAsMarshal): an uncached page writes up to 200 rows.
+func (r *LegacyRow) AppendJSON(b []byte) []byte {
 	b = append(b, '{')
 	b = jsonw.String(jsonw.Key(b, "id"), r.ID)
 	b = jsonw.StringPtr(jsonw.Key(b, "s"), r.S)
@@ -64,35 +62,5 @@ func (r *Row) AppendJSON(b []byte) []byte {
 	b = jsonw.TimePtr(jsonw.Key(b, "rg1b"), r.RG1B)
 	b = jsonw.TimePtr(jsonw.Key(b, "rg7b"), r.RG7B)
 	b = jsonw.TimePtr(jsonw.Key(b, "lc"), r.LC)
-	return append(b, '}')
-}
-
-// rowsPage is the answer of /api/extensions as it is written: each
-// listing's row is filled in turn into one, so that a page costs no row
-// or document per listing. Its JSON is legacyPage's
-// (TestRowAppendsAsMarshal).
-type rowsPage struct {
-	total, page, pageSize int
-	listings              []*views.Listing
-	today                 views.Day // the data's newest day (NewRow)
-}
-
-// AppendJSON appends the page's JSON.
-func (p *rowsPage) AppendJSON(b []byte) []byte {
-	b = append(b, '{')
-	b = jsonw.Int(jsonw.Key(b, "total"), int64(p.total))
-	b = jsonw.Int(jsonw.Key(b, "page"), int64(p.page))
-	b = jsonw.Int(jsonw.Key(b, "pageSize"), int64(p.pageSize))
-	b = append(jsonw.Key(b, "rows"), '[')
-	var r Row
-	var d v1.ListingDoc
-	for i, l := range p.listings {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		r.fill(l, p.today, &d)
-		b = r.AppendJSON(b)
-	}
-	b = append(b, ']')
 	return append(b, '}')
 }

@@ -1,17 +1,15 @@
-package v1
+package document
 
 import (
 	"time"
 
-	"github.com/edge-stats/edge/edge/jsonw"
-	"github.com/edge-stats/edge/views"
-	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/internal/jsonw"
 )
 
 // AppendJSON appends d's JSON, the bytes encoding/json.Marshal gives
 // (TestListingDocAppendsAsMarshal): an uncached page writes up to 200
 // documents of some thirty times each.
-func (d *ListingDoc) AppendJSON(b []byte) []byte {
+func (d *Listing) AppendJSON(b []byte) []byte {
 	b = append(b, '{')
 	b = jsonw.String(jsonw.Key(b, "store"), d.Store)
 	b = jsonw.String(jsonw.Key(b, "id"), d.ID)
@@ -65,13 +63,13 @@ func (d *ListingDoc) AppendJSON(b []byte) []byte {
 	b = jsonw.IntPtr(jsonw.Key(b, "storeRank"), d.StoreRank)
 	b = jsonw.IntPtr(jsonw.Key(b, "categoryRank"), d.CategoryRank)
 	b = jsonw.IntPtr(jsonw.Key(b, "rankClimb7d"), d.RankClimb7d)
-	b = jsonw.Slice(jsonw.Key(b, "charts"), d.Charts, func(b []byte, c *ChartPosDoc) []byte {
+	b = jsonw.Slice(jsonw.Key(b, "charts"), d.Charts, func(b []byte, c *ChartPos) []byte {
 		b = jsonw.String(jsonw.Key(append(b, '{'), "chart"), c.Chart)
 		b = jsonw.StringPtr(jsonw.Key(b, "category"), c.Category)
 		b = jsonw.Int(jsonw.Key(b, "position"), int64(c.Position))
 		return append(b, '}')
 	})
-	b = jsonw.Slice(jsonw.Key(b, "alsoIn"), d.AlsoIn, func(b []byte, a *AlsoInDoc) []byte {
+	b = jsonw.Slice(jsonw.Key(b, "alsoIn"), d.AlsoIn, func(b []byte, a *AlsoIn) []byte {
 		b = jsonw.String(jsonw.Key(append(b, '{'), "store"), a.Store)
 		b = jsonw.String(jsonw.Key(b, "id"), a.ID)
 		b = jsonw.Float(jsonw.Key(b, "confidence"), a.Confidence)
@@ -81,7 +79,7 @@ func (d *ListingDoc) AppendJSON(b []byte) []byte {
 }
 
 // appendJSON appends c's JSON, or null when c is nil.
-func (c *ChangeDoc) appendJSON(b []byte) []byte {
+func (c *Change) appendJSON(b []byte) []byte {
 	if c == nil {
 		return jsonw.Null(b)
 	}
@@ -93,33 +91,5 @@ func (c *ChangeDoc) appendJSON(b []byte) []byte {
 	b = jsonw.Time(jsonw.Key(b, "to"), c.To)
 	b = jsonw.Slice(jsonw.Key(b, "fromReadings"), c.FromReadings, func(b []byte, t *time.Time) []byte { return jsonw.Time(b, *t) })
 	b = jsonw.Bool(jsonw.Key(b, "interpolated"), c.Interpolated)
-	return append(b, '}')
-}
-
-// listPage is the answer of GET /api/v1/listings as it is written: each
-// listing's document is filled in turn into one, so that a page of 200
-// costs no document per listing. Its JSON is listAnswer's
-// (TestListingDocAppendsAsMarshal).
-type listPage struct {
-	listings   []*views.Listing
-	figures    *figures.Figures
-	nextCursor *string
-	partial    bool
-}
-
-// AppendJSON appends the page's JSON.
-func (p *listPage) AppendJSON(b []byte) []byte {
-	b = append(jsonw.Key(append(b, '{'), "listings"), '[')
-	var d ListingDoc
-	for i, l := range p.listings {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		d.Fill(l, p.figures)
-		b = d.AppendJSON(b)
-	}
-	b = append(b, ']')
-	b = jsonw.StringPtr(jsonw.Key(b, "nextCursor"), p.nextCursor)
-	b = jsonw.Bool(jsonw.Key(b, "partial"), p.partial)
 	return append(b, '}')
 }

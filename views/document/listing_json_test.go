@@ -1,27 +1,23 @@
-package v1
+package document
 
 import (
 	"testing"
 	"time"
 
-	"github.com/edge-stats/edge/edge/jsonw/jsonwtest"
+	"github.com/edge-stats/edge/internal/jsonw/jsonwtest"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/replica/replicatest"
 )
 
-// TestListingDocAppendsAsMarshal checks that the hand-written encoding of
-// listing documents and of a page of them (listPage) is encoding/json's, byte for
-// byte, for every listing of two synthetic replicas (every store, growth
-// windows, ranks, charts, links),
-// listings with text to escape, stars and
-// interpolated windows, and a document with every value missing.
-func TestListingDocAppendsAsMarshal(t *testing.T) {
+// TestListingAppendsAsMarshal checks that the hand-written encoding of
+// listing documents is encoding/json's, byte for byte, for every listing
+// of two synthetic replicas (every store, growth windows, ranks, charts,
+// links), listings with text to escape, stars and interpolated windows,
+// and a document with every value missing.
+func TestListingAppendsAsMarshal(t *testing.T) {
 	synth := replicatest.Synth(3000, nil)
 	twins := replicatest.Twins(300)
-	var page listAnswer
-	var pageOf []*views.Listing
-	var pageFigures *figures.Figures
 	seen := map[string]bool{}
 	for _, rep := range []struct {
 		f *figures.Figures
@@ -29,12 +25,8 @@ func TestListingDocAppendsAsMarshal(t *testing.T) {
 	}{{figures.Build(synth, 0), synth.Len()}, {figures.Build(twins, 0), twins.Len()}} {
 		for i := range rep.n {
 			l := rep.f.Replica().At(int32(i))
-			d := NewListingDoc(l, rep.f)
+			d := NewListing(l, rep.f)
 			jsonwtest.CheckSelf(t, l.Store.String()+"/"+l.ID, &d)
-			if len(page.Listings) < 50 {
-				page.Listings = append(page.Listings, d)
-				pageOf, pageFigures = append(pageOf, l), rep.f
-			}
 			seen["growth"] = seen["growth"] || d.Growth.D7 != nil
 			seen["charts"] = seen["charts"] || len(d.Charts) > 0
 			seen["alsoIn"] = seen["alsoIn"] || len(d.AlsoIn) > 0
@@ -46,14 +38,14 @@ func TestListingDocAppendsAsMarshal(t *testing.T) {
 				odd.Name, odd.Developer, odd.Description, odd.Category, odd.Version = o, o, o+o, o, o
 				odd.Permissions, odd.HostAccess = []string{o, "tabs"}, []string{"<all_urls>"}
 				odd.HasStars, odd.Stars = true, [5]uint32{1, 0, 30, 4000000000, 7}
-				d := NewListingDoc(&odd, rep.f)
+				d := NewListing(&odd, rep.f)
 				// A window whose start lies between two readings, with a
 				// percent of a zero start (null) and one in exponent form.
 				at := time.Unix(1764000000, 0).UTC()
 				p := 1.5e-7
-				d.Growth.D30 = &ChangeDoc{Change: -12, Since: at, From: at, To: at.Add(time.Hour), Interpolated: true,
+				d.Growth.D30 = &Change{Change: -12, Since: at, From: at, To: at.Add(time.Hour), Interpolated: true,
 					FromReadings: []time.Time{at.Add(-time.Minute), at.Add(time.Minute)}}
-				d.Growth.D365 = &ChangeDoc{Change: 1 << 40, Percent: &p, Since: at, From: at, To: at, FromReadings: []time.Time{at}}
+				d.Growth.D365 = &Change{Change: 1 << 40, Percent: &p, Since: at, From: at, To: at, FromReadings: []time.Time{at}}
 				jsonwtest.CheckSelf(t, "odd "+l.ID, &d)
 			}
 		}
@@ -64,21 +56,8 @@ func TestListingDocAppendsAsMarshal(t *testing.T) {
 		}
 	}
 	var none views.Listing
-	d := NewListingDoc(&none, nil)
+	d := NewListing(&none, nil)
 	jsonwtest.CheckSelf(t, "a listing of zero values", &d)
 	d.Permissions, d.Charts, d.AlsoIn = nil, nil, nil
 	jsonwtest.CheckSelf(t, "nil lists", &d)
-	jsonwtest.Check(t, "a page", page, &listPage{listings: pageOf, figures: pageFigures})
-	cursor := "abc"
-	page.NextCursor, page.Partial = &cursor, true
-	jsonwtest.Check(t, "a page with a cursor", page, &listPage{listings: pageOf, figures: pageFigures, nextCursor: &cursor, partial: true})
-	jsonwtest.Check(t, "an empty page", listAnswer{Listings: []ListingDoc{}}, &listPage{})
-}
-
-// listAnswer is the answer of GET /api/v1/listings as a Go value, which
-// listPage writes without building.
-type listAnswer struct {
-	Listings   []ListingDoc `json:"listings"`
-	NextCursor *string      `json:"nextCursor"`
-	Partial    bool         `json:"partial"` // q's search ran past its time budget; no next page is offered
 }

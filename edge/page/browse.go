@@ -20,19 +20,7 @@ func RenderBrowse(d BrowsePage) ([]byte, error) {
 		Alternates: []Alternate{{"application/json", d.JSONURL, "these listings as JSON"}}}})
 }
 
-var browsePage = parse("browse", `<h1>Listings</h1>
-<form method="get" action="/listings" role="search">
-<span class="field"><label for="q">Name or developer</label> <input id="q" name="q" value="{{.Q}}" size="20"></span>
-<span class="field"><label for="store">Store</label> <select id="store" name="store"><option value="">every store</option>{{range .Stores}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select></span>
-<span class="field"><label for="category">Category</label> <input id="category" name="category" value="{{.Category}}" size="14"></span>
-<span class="field"><label for="tag">Topic</label> <input id="tag" name="tag" value="{{.Tag}}" size="10"></span>
-<span class="field"><label for="sort">Sort by</label> <select id="sort" name="sort">{{range .Sorts}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select></span>
-<span class="field"><label for="order">Order</label> <select id="order" name="order">{{range .Orders}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select></span>
-<button type="submit">Show</button>
-</form>
-{{if .Partial}}<p class="note">The search ran out of its time: these are the listings found so far.</p>{{end}}
-{{template "list" .List}}
-{{if .Next}}<p><a href="{{.Next}}">Next listings</a></p>{{end}}`, nil)
+var browsePage = parse("browse", nil)
 
 // ComparePage is listings side by side: each one's size on each date of
 // the window and its growth over it.
@@ -60,8 +48,4 @@ func RenderCompare(d ComparePage) ([]byte, error) {
 		Alternates: []Alternate{{"application/json", d.JSONURL, "the comparison as JSON"}, {"text/csv", d.CSVURL, "as CSV"}}}})
 }
 
-var comparePage = parse("compare", `<h1>Listings compared</h1>
-<p class="meta">{{.Days}} days, {{.From}} to {{.To}}. Growth is from each listing's first day with a size in the window to its last.</p>
-<div class="table" role="region" tabindex="0" aria-label="The listings compared"><table><thead><tr><th scope="col">Listing</th><th scope="col" class="num">First size</th><th scope="col" class="num">Last size</th><th scope="col" class="num"><a href="/definitions#compareGrowth">Growth</a></th><th scope="col" class="num">Growth (%)</th></tr></thead><tbody>
-{{range .Rows}}<tr><th scope="row"><a href="{{.URL}}">{{.Name}}</a><span class="why">{{.Store}}, {{.Measure}}</span></th>{{template "fig" .First}}{{template "fig" .Last}}{{template "fig" .Change}}{{template "fig" .Percent}}</tr>
-{{end}}</tbody></table></div>`, nil)
+var comparePage = parse("compare", nil)

@@ -21,9 +21,4 @@ func RenderDefinitions(defs []Definition, jsonURL string) ([]byte, error) {
 	})
 }
 
-var definitionsPage = parse("definitions", `<h1>What the figures mean</h1>
-<p>Every figure the listings' pages and the API give, with the window it covers, how often it changes, and when it has no value (shown as —).</p>
-<dl>
-{{range .Defs}}<dt id="{{.Name}}"><a href="#{{.Name}}">{{.Name}}</a></dt>
-<dd>{{.Measures}}<br><span class="note">Window: {{.Window}} Changes: {{.Cadence}} None when: {{.Null}}</span></dd>
-{{end}}</dl>`, nil)
+var definitionsPage = parse("definitions", nil)

@@ -44,18 +44,7 @@ func RenderEvents(d EventsPage) ([]byte, error) {
 		Alternates: []Alternate{{"application/json", d.JSONURL, "the events as JSON"}, {"application/atom+xml", d.AtomURL, "their Atom feed"}}}})
 }
 
-var eventsPage = parse("events", `<h1>{{.Title}}</h1>
-<p>{{.Intro}} <a href="{{.AtomURL}}">Follow them in a feed reader (Atom)</a>.</p>
-{{if .FormAction}}<form method="get" action="{{.FormAction}}">
-<span class="field"><label for="store">Store</label> <select id="store" name="store"><option value="">every store</option>{{range .Stores}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select></span>
-<span class="field"><label for="kind">Change</label> <select id="kind" name="kind"><option value="">every change</option>{{range .Kinds}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Label}}</option>{{end}}</select></span>
-<span class="field"><label for="permission">Permission</label> <input id="permission" name="permission" value="{{.Permission}}" size="12"></span>
-<button type="submit">Show</button></form>{{end}}
-<div class="table" role="region" tabindex="0" aria-label="The changes"><table><thead><tr><th scope="col">When</th><th scope="col">Listing</th><th scope="col">Change</th></tr></thead><tbody>
-{{range .Events}}<tr data-event="{{.ID}}"><td class="pos">{{.At.Format "2006-01-02 15:04"}}</td><th scope="row">{{if .URL}}<a href="{{.URL}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}<span class="why">{{.Store}}{{if not .URL}}, not read yet{{end}}</span></th><td class="text"><a href="/definitions#change.{{.Kind}}">{{.Kind}}</a>: {{.What}}</td></tr>
-{{else}}<tr><td colspan="3">No change of a listing matches these filters in the change window.</td></tr>
-{{end}}</tbody></table></div>
-{{if .Older}}<p><a href="{{.Older}}">Older changes</a></p>{{end}}`, nil)
+var eventsPage = parse("events", nil)
 
 // Feed is an Atom feed (RFC 4287): events, or weekly editions.
 type Feed struct {

@@ -65,14 +65,4 @@ type listingView struct {
 	Gaps  []Gap
 }
 
-var listingPage = parse("listing", `<h1>{{.Name}}</h1>
-<p class="meta">{{if .Developer}}{{.Developer}} · {{end}}{{.Store}}{{if .Category}} · {{.Category}}{{end}}
-{{if .Live}}<span class="state">live</span>{{else}}<span class="state gone">{{if .Delisted}}delisted on {{.Delisted}}{{else}}not live{{end}}</span>{{end}}</p>
-<h2 id="size-chart">Size ({{.SizeMeasure}}), daily{{if .Points}}, {{(index .Points 0).Day}} to {{(index .Points (last .Points)).Day}}{{end}}</h2>
-{{.Chart}}
-<p class="note">{{if .Cadence}}Read {{.Cadence}}. {{end}}The line joins readings at most {{joinDays}} days apart (the span the 7-day growth takes a size across){{if .Gaps}}; it is broken where none came for longer: {{range $i, $g := .Gaps}}{{if $i}}, {{end}}{{$g.From}} to {{$g.To}} ({{$g.Days}} days){{end}}{{end}}.</p>
-<p class="note"><a href="/events.atom">Every listing's changes</a> · this listing's changes: <a href="{{.ChangesFeedURL}}">feed (Atom)</a>, <a href="{{.DocumentURL}}/changes">JSON</a> · its reviews: <a href="{{.DocumentURL}}/reviews">JSON</a> · its history: <a href="{{.HistoryCSVURL}}">CSV</a></p>
-<h2>Figures</h2>
-<table>
-{{range .Figures}}<tr><th scope="row"><a href="/definitions#{{.Definition}}">{{.Label}}</a></th><td data-figure="{{.Definition}}" data-value="{{.Raw}}">{{if .Text}}{{.Text}}{{else}}—{{if .Why}}<span class="why">{{.Why}}</span>{{end}}{{end}}</td></tr>
-{{end}}</table>`, template.FuncMap{"last": func(p []Point) int { return len(p) - 1 }, "joinDays": func() int { return JoinDays }})
+var listingPage = parse("listing", template.FuncMap{"last": func(p []Point) int { return len(p) - 1 }, "joinDays": func() int { return JoinDays }})

@@ -14,6 +14,7 @@ package page
 import (
 	"bytes"
 	"crypto/sha256"
+	"embed"
 	"encoding/base64"
 	"fmt"
 	"html/template"
@@ -21,47 +22,26 @@ import (
 	"strings"
 )
 
+// templates holds every page's template and the style sheet, as files
+// (templates/*.html, templates/style.css): the layout, the list of
+// listings the pages share, and one file per page type, its "main".
+//
+//go:embed templates/*.html templates/style.css
+var templates embed.FS
+
+// file returns the embedded file name without the newline a text file
+// ends with.
+func file(name string) string {
+	b, err := templates.ReadFile("templates/" + name)
+	if err != nil {
+		panic(fmt.Sprintf("page: the embedded %s: %v", name, err)) // a build without its templates
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
 // style is every page's style sheet, inline (one request a page); the
 // Content-Security-Policy admits it by its hash alone.
-const style = `:root{color-scheme:light dark;--fg:#1d232a;--muted:#4a5561;--bg:#fff;--line:#e3e7eb;--accent:#1a5fb4;--plot:#1a73e8;--grid:#e3e7eb;--ok:#1e6b34;--edge:rgba(0,0,0,.28);--okbg:#e6f4ea;--gone:#9a2b1b;--gonebg:#fbe9e7}
-@media (prefers-color-scheme:dark){:root{--fg:#e6e9ed;--muted:#aab4be;--bg:#14181c;--line:#2c333a;--accent:#8ab4f8;--plot:#8ab4f8;--grid:#2c333a;--ok:#9bd4a9;--edge:rgba(255,255,255,.3);--okbg:#1d3324;--gone:#f2a99d;--gonebg:#3a1f1b}}
-body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:46rem;padding:0 1rem;color:var(--fg);background:var(--bg)}
-a{color:var(--accent)}
-header,footer{font-size:.9rem;color:var(--muted);padding:.75rem 0}
-header a{margin-right:.9rem;display:inline-block}
-.skip{position:absolute;left:-999rem}.skip:focus{position:static;display:inline-block;margin:.5rem 0}
-footer{border-top:1px solid var(--line);margin-top:1.5rem}
-footer p{overflow-wrap:anywhere}
-h1{font-size:1.5rem;line-height:1.25;margin:.25rem 0;overflow-wrap:anywhere}
-h2{font-size:1.1rem;margin:1.25rem 0 .4rem}
-.meta{color:var(--muted);margin:0 0 1rem}
-.note,.why{color:var(--muted);font-size:.875rem}
-.why{display:block;font-variant-numeric:normal}
-.state{display:inline-block;font-size:.8rem;padding:.05rem .45rem;border-radius:.6rem;background:var(--okbg);color:var(--ok)}
-.state.gone{background:var(--gonebg);color:var(--gone)}
-table{border-collapse:collapse;width:100%;margin:.5rem 0 1rem}
-th,td{text-align:left;padding:.4rem .25rem;border-bottom:1px solid var(--line);vertical-align:top}
-th{font-weight:500}
-td{text-align:right;font-variant-numeric:tabular-nums}
-td.pos{text-align:left;color:var(--muted);width:2.5rem}
-td.text,td[colspan]{text-align:left}
-th.num{text-align:right}
-caption{text-align:left;font-weight:600;padding:.5rem 0}
-nav.tabs a{display:inline-block;margin:0 .8rem .4rem 0}
-nav.tabs a[aria-current]{font-weight:700;text-decoration:none;color:var(--fg)}
-.table{overflow-x:auto;margin:.5rem 0 1rem;background:linear-gradient(to right,var(--bg) 30%,transparent),linear-gradient(to left,var(--bg) 30%,transparent) 100% 0,radial-gradient(farthest-side at 0 50%,var(--edge),transparent),radial-gradient(farthest-side at 100% 50%,var(--edge),transparent) 100% 0;background-repeat:no-repeat;background-size:2.5rem 100%,2.5rem 100%,.8rem 100%,.8rem 100%;background-attachment:local,local,scroll,scroll}
-.table>table{margin:0}
-.table:focus-visible{outline:2px solid var(--accent);outline-offset:2px}
-.field{display:inline-block;margin:0 .75rem .5rem 0}
-form{margin:.5rem 0 1rem}
-select,input,button{font:inherit;padding:.25rem .4rem}
-dt{font-weight:600;margin-top:1rem}
-dd{margin:.2rem 0 0}
-.chart{width:100%;max-width:560px;height:auto;display:block}
-.chart text{font-size:11.5px;fill:var(--muted)}
-.chart .grid{stroke:var(--grid);stroke-width:1}
-.chart .line{fill:none;stroke:var(--plot);stroke-width:2;stroke-linejoin:round}
-.chart .dot{fill:var(--plot)}`
+var style = file("style.css")
 
 // CSP is every page's Content-Security-Policy: nothing but its own inline
 // style (by hash), its own links and forms, never framed. No script may
@@ -107,38 +87,20 @@ func Int(n int64) string {
 	return string(out)
 }
 
-// layout is every page's frame: the head, the site's links, the main
-// content (the template "main" of each page) and the footer naming the
-// page's other forms.
-const layout = `{{define "layout"}}<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Head.Title}}</title>
-<meta name="description" content="{{.Head.Description}}">
-<link rel="icon" href="data:,">
-{{range .Head.Alternates}}<link rel="alternate" type="{{.Type}}" href="{{.URL}}">
-{{end}}<style>` + style + `</style>
-</head>
-<body>
-<a class="skip" href="#main">Skip to content</a>
-<header><nav aria-label="Site"><a href="/">Stores</a><a href="/listings">Listings</a><a href="/compare">Compare</a><a href="/events">Changes</a><a href="/weeks">Weeks</a><a href="/tags">Topics</a><a href="/definitions">What the figures mean</a><a href="/docs">API</a></nav></header>
-<main id="main">
-{{template "main" .}}
-</main>
-<footer>{{with .Head.Alternates}}<p>These figures as data: {{range $i, $a := .}}{{if $i}}, {{end}}<a href="{{$a.URL}}">{{$a.Label}}</a>{{end}}.</p>{{end}}
-<p>Figures are rebuilt from the stores' crawls every few minutes.</p></footer>
-</body>
-</html>
-{{end}}`
-
-// parse returns a page's template: the layout, the shared parts (a list
-// of listings) and its main.
-func parse(name, main string, funcs template.FuncMap) *template.Template {
+// parse returns the template of the page type name, parsed once at
+// start: the layout (templates/layout.html: the head, the site's links,
+// the page's main and the footer naming its other forms), the style
+// sheet, the list of listings the pages share (templates/list.html: a
+// table in a region that scrolls sideways when it is wider than the page,
+// focusable and named by its caption; each figure carries its JSON value
+// in data-figure and data-value, for the tests that hold pages to their
+// JSON twins) and its own main (templates/<name>.html).
+func parse(name string, funcs template.FuncMap) *template.Template {
 	t := template.New(name).Funcs(listFuncs).Funcs(funcs)
-	t = template.Must(template.Must(t.Parse(layout)).Parse(listTemplate))
-	return template.Must(t.Parse(`{{define "main"}}` + main + `{{end}}`))
+	t = template.Must(t.Parse(file("layout.html")))
+	t = template.Must(t.Parse(`{{define "style"}}` + style + `{{end}}`))
+	t = template.Must(t.Parse(file("list.html")))
+	return template.Must(t.Parse(`{{define "main"}}` + file(name+".html") + `{{end}}`))
 }
 
 // execute renders t's layout with v.

@@ -28,14 +28,7 @@ func RenderChart(d ChartPage) ([]byte, error) {
 	}})
 }
 
-var chartPage = parse("chart", `<h1>{{.Title}}: {{if .Category}}{{.Category}} in {{end}}{{.Store}}</h1>
-<nav class="tabs" aria-label="Charts">{{range .Charts}}<a href="{{.URL}}"{{if .Current}} aria-current="page"{{end}}>{{.Label}}</a>{{end}}</nav>
-{{if .Categories}}<form method="get" action="/charts/{{.Store}}"><input type="hidden" name="chart" value="{{.Chart}}">
-<span class="field"><label for="category">Category</label> <select id="category" name="category"><option value="">the whole store</option>{{range .Categories}}<option value="{{.Label}}"{{if .Current}} selected{{end}}>{{.Label}}</option>{{end}}</select></span>
-<button type="submit">Show</button></form>{{end}}
-{{if .Window}}<p>{{.Window}}</p>{{end}}
-{{template "list" .List}}
-<p class="note">{{.Note}}</p>`, nil)
+var chartPage = parse("chart", nil)
 
 // StorePage is what a store's page shows: its statistics, the top of each
 // chart, its categories.
@@ -68,19 +61,7 @@ func RenderStore(d StorePage) ([]byte, error) {
 	}})
 }
 
-var storePage = parse("store", `<h1>The {{.Store}} store</h1>
-<p class="meta">As of {{.AsOf}}. <a href="/listings?store={{.Store}}">Browse its listings</a> · <a href="/events?store={{.Store}}">its newest changes</a></p>
-<table>
-{{range .Figures}}<tr><th scope="row"><a href="/definitions#{{.Definition}}">{{.Label}}</a></th><td data-figure="{{.Definition}}" data-value="{{.Raw}}">{{if .Text}}{{.Text}}{{else}}—{{if .Why}}<span class="why">{{.Why}}</span>{{end}}{{end}}</td></tr>
-{{end}}</table>
-<h2>Charts</h2>
-{{range .Charts}}{{template "list" .}}
-{{end}}
-<h2>Categories</h2>
-<p><a href="/categories/{{.Store}}">Every category of {{.Store}}</a>, with the chart of each.</p>
-<table><thead><tr><th scope="col">Category</th><th scope="col" class="num">Live listings</th></tr></thead><tbody>
-{{range .Categories}}<tr><th scope="row"><a href="{{.URL}}">{{.Name}}</a></th><td data-figure="category" data-value="{{.Listings}}">{{int .Listings}}</td></tr>
-{{end}}</tbody></table>`, map[string]any{"int": func(n int) string { return Int(int64(n)) }})
+var storePage = parse("store", map[string]any{"int": func(n int) string { return Int(int64(n)) }})
 
 // StoreSummary is a store as the home page lists it.
 type StoreSummary struct {
@@ -106,16 +87,7 @@ func RenderHome(stores []StoreSummary, asOf string) ([]byte, error) {
 	}})
 }
 
-var homePage = parse("home", `<h1>Extensions and apps of five stores</h1>
-<p>Sizes, growth, ranks and charts of every listing of chrome, edge, firefox, apple and googleplay, as of {{.AsOf}}.</p>
-<form method="get" action="/listings" role="search"><span class="field"><label for="q">Find a listing</label> <input id="q" name="q" size="24" placeholder="name or developer"></span> <button type="submit">Search</button></form>
-<table><thead><tr><th scope="col">Store</th><th scope="col" class="num">Live listings</th><th scope="col" class="num">Total size</th></tr></thead><tbody>
-{{range .Stores}}<tr><th scope="row"><a href="{{.URL}}">{{.Store}}</a></th><td data-figure="live" data-value="{{.Live}}">{{int .Live}}</td><td data-figure="totalSize" data-value="{{.TotalSize}}">{{int64 .TotalSize}} {{.SizeMeasure}}</td></tr>
-{{end}}</tbody></table>
-{{range .Stores}}{{template "list" .Top}}
-{{end}}
-<h2>For programs</h2>
-<p>The same figures as JSON: the <a href="/docs">API's reference</a> and its <a href="/api/v1/openapi.json">description</a>; tools for AI agents over MCP at <code>/mcp</code>.</p>`, map[string]any{"int": func(n int) string { return Int(int64(n)) }, "int64": Int})
+var homePage = parse("home", map[string]any{"int": func(n int) string { return Int(int64(n)) }, "int64": Int})
 
 // CountsPage is a page of named counts, each linking to its listings: a
 // store's categories, or the topics.
@@ -149,11 +121,7 @@ func RenderCounts(d CountsPage) ([]byte, error) {
 	return execute(countsPage, d)
 }
 
-var countsPage = parse("counts", `<h1>{{.Title}}</h1>
-<p>{{.Intro}}</p>
-<div class="table" role="region" tabindex="0" aria-label="{{.Title}}"><table><thead><tr><th scope="col">Name</th>{{range .Columns}}<th scope="col" class="num">{{.}}</th>{{end}}</tr></thead><tbody>
-{{range .Rows}}<tr><th scope="row">{{if .URL}}<a href="{{.URL}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}</th>{{range .Counts}}<td data-figure="{{.Figure}}" data-value="{{.N}}">{{if and .URL .N}}<a href="{{.URL}}">{{int .N}}</a>{{else}}{{int .N}}{{end}}</td>{{end}}</tr>
-{{end}}</tbody></table></div>`, map[string]any{"int": func(n int) string { return Int(int64(n)) }})
+var countsPage = parse("counts", map[string]any{"int": func(n int) string { return Int(int64(n)) }})
 
 // ListingsPage is a page of listings: a topic's in a store.
 type ListingsPage struct {
@@ -170,6 +138,4 @@ func RenderListings(d ListingsPage) ([]byte, error) {
 	}{d, Head{Title: d.Title, Description: d.Intro, Alternates: []Alternate{{"application/json", d.JSONURL, "as JSON"}}}})
 }
 
-var listingsPage = parse("listings", `<h1>{{.Title}}</h1>
-<p>{{.Intro}}</p>
-{{template "list" .List}}`, nil)
+var listingsPage = parse("listings", nil)

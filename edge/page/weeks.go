@@ -14,12 +14,7 @@ func RenderWeeks(weeks []WeekRef) ([]byte, error) {
 		Alternates: []Alternate{{"application/json", "/api/v1/weeks", "the editions as JSON"}, {"application/atom+xml", "/weeks.atom", "their Atom feed"}}}})
 }
 
-var weeksPage = parse("weeks", `<h1>Weekly editions</h1>
-<p>Each store's week: its totals, the biggest gainers and climbers, newcomers and departures. <a href="/weeks.atom">Follow them in a feed reader (Atom)</a>.</p>
-<ul>
-{{range .Weeks}}<li><a href="{{.URL}}">{{.Week}}</a>, {{.Start}} to {{.End}}</li>
-{{else}}<li>No week is complete yet.</li>
-{{end}}</ul>`, nil)
+var weeksPage = parse("weeks", nil)
 
 // WeekStore is one store's part of an edition's page.
 type WeekStore struct {
@@ -48,13 +43,4 @@ func RenderWeek(d WeekPage) ([]byte, error) {
 		Alternates: []Alternate{{"application/json", d.JSONURL, "the edition as JSON"}}}})
 }
 
-var weekPage = parse("week", `<h1>Week {{.Week}}</h1>
-<p class="meta">{{.Start}} to {{.End}}. Every change is between the snapshots of {{.From}} and {{.To}}.</p>
-<p>Each list shows its first {{.ListSize}} entries; <a href="{{.JSONURL}}">the edition as JSON</a> has up to {{.FullSize}} of each. <a href="/weeks">Every edition</a></p>
-{{range .Stores}}<section aria-labelledby="{{.Store}}"><h2 id="{{.Store}}">{{.Store}}</h2>
-<table>
-{{range .Figures}}<tr><th scope="row">{{.Label}}</th><td data-figure="{{.Definition}}" data-value="{{.Raw}}">{{.Text}}</td></tr>
-{{end}}</table>
-{{range .Lists}}{{template "list" .}}
-{{end}}</section>
-{{end}}`, nil)
+var weekPage = parse("week", nil)

@@ -36,7 +36,8 @@ import (
 	"github.com/edge-stats/edge/edge/legacy"
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/missgate"
-	"github.com/edge-stats/edge/edge/page/guard"
+	"github.com/edge-stats/edge/edge/pages"
+	"github.com/edge-stats/edge/edge/pages/guard"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/replay"
 	"github.com/edge-stats/edge/edge/stream"
@@ -71,7 +72,7 @@ type Config struct {
 	FairUseBurst   int               // legacy API: requests an address may make at once
 	FairUseExempt  clientip.Prefixes // legacy API and pages: addresses without fair use, such as a CDN's
 	// PageRate and PageBurst bound the HTML pages per address: pages a
-	// second, and at once (package page/guard).
+	// second, and at once (package pages/guard).
 	PageRate       float64
 	PageBurst      int
 	PublicMaxAge   time.Duration   // legacy API: max-age of its public Cache-Control
@@ -347,8 +348,12 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	s.app.Use("/api", apiCORS) // both APIs, before their keys and limits
 	respond := s.responder()
 	s.v1.Routes(s.app.Group("/api/v1"), limit, respond)
-	pages := guard.New(guard.Config{Rate: cfg.PageRate, Burst: cfg.PageBurst, Exempt: cfg.FairUseExempt, Proxies: proxies})
-	s.v1.PageRoutes(s.app, pages.Handler, respond)
+	pg, err := pages.New(pages.Config{ReadBudget: cfg.ReadBudget, PublicURL: cfg.PublicURL},
+		pages.Sources{API: s.v1, State: src.State, Editions: src.Editions, DB: src.DB, Answers: answers, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	pg.Routes(s.app, guard.New(guard.Config{Rate: cfg.PageRate, Burst: cfg.PageBurst, Exempt: cfg.FairUseExempt, Proxies: proxies}).Handler, respond)
 	legacy.New(legacy.Config{PublicURL: cfg.PublicURL, PublicMaxAge: cfg.PublicMaxAge, FairUseRate: cfg.FairUseRate,
 		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies, TextBudget: cfg.TextBudget},
 		legacy.Sources{State: src.State, Answers: answers, Search: s.gate.SearchSlot, Caller: s.gate.MissCaller, Log: log}).Routes(s.app, respond)

@@ -61,7 +61,7 @@ func (p *Problem) WithHeader(name, value string) *Problem {
 func (p *Problem) Header(name string) string { return p.headers[name] }
 
 // ForReaders returns p with its detail in a reader's words: what a
-// person who opened a page (package page/guard) reads in place of the
+// person who opened a page (package pages/guard) reads in place of the
 // detail, which is written for API clients and names the API's paths,
 // parameters and fields. It says what is wrong and what to do on the
 // pages, in words alone; the problem+json is unchanged.

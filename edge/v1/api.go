@@ -15,7 +15,6 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
-	"github.com/edge-stats/edge/edge/page"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/stream"
 	"github.com/edge-stats/edge/views"
@@ -58,13 +57,10 @@ type API struct {
 	gate     *access.Gate
 	log      *slog.Logger
 	openapi  *answer.Answer
-	// respond sends the pages' answers (PageRoutes).
-	respond answer.Responder
-	// definitions is the answer of /definitions, made once, and
-	// definitionsPage its page (GET /definitions).
-	definitions, definitionsPage *answer.Answer
-	exports                      Exports
-	stream                       *stream.Hub
+	// definitions is the answer of /definitions, made once.
+	definitions *answer.Answer
+	exports     Exports
+	stream      *stream.Hub
 }
 
 // New returns the API answering from src.
@@ -85,19 +81,8 @@ func New(cfg Config, src Sources) (*API, error) {
 	}
 	defs.SetModified(time.Now())
 	defs.Tag("edge", "api-v1-definitions")
-	pd := make([]page.Definition, len(Definitions))
-	for i, d := range Definitions {
-		pd[i] = page.Definition{Name: d.Name, Measures: d.Measures, Window: d.Window, Cadence: d.Cadence, Null: d.Null}
-	}
-	body, err := page.RenderDefinitions(pd, "/api/v1/definitions")
-	if err != nil {
-		return nil, err
-	}
-	defsPage := answer.New(body, fiber.MIMETextHTMLCharsetUTF8)
-	defsPage.SetModified(time.Now())
-	defsPage.Tag("edge", "edge-page", "page-definitions")
 	return &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
-		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, definitionsPage: defsPage, exports: src.Exports, stream: src.Stream}, nil
+		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream}, nil
 }
 
 // OpenAPIAnswer returns the served OpenAPI description.
@@ -143,38 +128,6 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	r.Get("/week", same(s.getLatestWeek))
 	r.Get("/weeks", same(s.getWeeks))
 	r.Get("/week/:id", same(s.getWeek))
-}
-
-// PageRoutes adds the HTML pages for people to app, behind guard (the
-// pages' bounds, headers and HTML errors: package page/guard): a
-// listing's page (GET /listings/{store}/{id}, the url of a legacy CSV
-// row), which reads its year of sizes from ClickHouse once a view
-// generation, and the figures' definitions (GET /definitions).
-func (s *API) PageRoutes(app *fiber.App, guard fiber.Handler, respond answer.Responder) {
-	app.Get("/listings", guard, respond.Handle(s.getBrowsePage))
-	app.Get("/compare", guard, respond.Handle(s.getComparePage))
-	app.Get("/listings/:store/:id", guard, respond.Handle(s.getPage))
-	app.Get("/charts/:store", guard, respond.Handle(s.getChartPage))
-	app.Get("/stores/:store", guard, respond.Handle(s.getStorePage))
-	app.Get("/categories/:store", guard, respond.Handle(s.getCategoriesPage))
-	app.Get("/tags", guard, respond.Handle(s.getTagsPage))
-	app.Get("/tags/:slug/:store", guard, respond.Handle(s.getTagPage))
-	app.Get("/events", guard, respond.Handle(s.getEventsPage))
-	app.Get("/weeks", guard, respond.Handle(s.getWeeksPage))
-	app.Get("/weeks.atom", guard, respond.Handle(s.getWeeksFeed))
-	app.Get("/week", guard, respond.Handle(s.getLatestWeekPage))
-	app.Get("/week/:id", guard, respond.Handle(s.getWeekPage))
-	app.Get("/events.atom", guard, respond.Handle(s.getEventsFeed))
-	app.Get("/listings/:store/:id/changes.atom", guard, respond.Handle(s.getListingFeed))
-	s.respond = respond
-	app.Get("/", guard, s.getHomePage)
-	robots := answer.New([]byte(page.Robots), fiber.MIMETextPlainCharsetUTF8).Tag("edge", "edge-page", "page-robots")
-	app.Get("/robots.txt", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
-		return answer.Reply{Answer: robots, CacheControl: pageCacheControl}, nil
-	}))
-	app.Get("/definitions", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
-		return answer.Reply{Answer: s.definitionsPage, CacheControl: pageCacheControl}, nil
-	}))
 }
 
 // withPage is route h, whose answers name their page for people in

@@ -90,7 +90,7 @@ func sinceInstant(raw string) (at int64, ok bool) {
 // moves forward, or stays where it was when nothing changed since: ask
 // again with it later.
 func (s *API) getChanges(c *fiber.Ctx) (answer.Reply, error) {
-	f, gen, err := s.figures("The change feed is")
+	f, gen, err := s.Figures("The change feed is")
 	if err != nil {
 		return answer.Reply{}, err
 	}

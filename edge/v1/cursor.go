@@ -14,8 +14,8 @@ const notACursor = "cursor: not a cursor this API issued; pass the nextCursor of
 // fit the page's other choices.
 const staleNext = "This link to a further page belongs to another search or order. Start again from the first page."
 
-// badCursor is the 400 of a cursor this API did not issue.
-func badCursor() *problem.Problem {
+// BadCursor is the 400 of a cursor this API did not issue.
+func BadCursor() *problem.Problem {
 	return problem.New(http.StatusBadRequest, notACursor).
 		ForReaders("This link to a further page is not one these pages made: it may be cut short. Start again from the first page.")
 }

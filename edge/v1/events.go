@@ -26,40 +26,16 @@ const (
 	eventsMaxLimit     = 1000
 )
 
-// eventWindow is the span of time the change log covers.
-type eventWindow struct {
-	From time.Time `json:"from"` // changes before it are not kept (--change-days)
-	To   time.Time `json:"to"`   // the newest metadata crawl read
-}
-
-// changeLogAnswer is the answer of GET /api/v1/listings/{store}/{id}/changes.
-type changeLogAnswer struct {
-	Store      string           `json:"store"`
-	ID         string           `json:"id"`
-	Window     eventWindow      `json:"window"`
-	Changes    []document.Event `json:"changes"`
-	NextCursor *string          `json:"nextCursor"`
-}
-
-// eventPage is the answer of GET /api/v1/events.
-type eventPage struct {
-	Order        string           `json:"order"` // newest (no since) or oldest (from since)
-	Window       eventWindow      `json:"window"`
-	Events       []document.Event `json:"events"`
-	NextCursor   *string          `json:"nextCursor"`
-	LatestCursor *string          `json:"latestCursor"` // the newest event of the feed, filters aside: poll with since=latestCursor
-}
-
-// changeLog returns the published state and its change log, or a 503
+// ChangeLog returns the published state and its change log, or a 503
 // while the log loads.
-func (s *API) changeLog(st *served.State) (*changes.Log, eventWindow, error) {
+func (s *API) ChangeLog(st *served.State) (*changes.Log, document.EventWindow, error) {
 	log := st.Replica.Changes()
 	if log == nil {
-		return nil, eventWindow{}, problem.New(http.StatusServiceUnavailable,
+		return nil, document.EventWindow{}, problem.New(http.StatusServiceUnavailable,
 			"The listings' change log is still loading after a restart. Retry in a minute.").RetryAfter(30).
 			ForReaders("The changes of listings are still loading after a restart.")
 	}
-	return log, eventWindow{From: time.Unix(log.From(), 0).UTC(), To: st.Replica.Info().ListingsMark.UTC()}, nil
+	return log, document.EventWindow{From: time.Unix(log.From(), 0).UTC(), To: st.Replica.Info().ListingsMark.UTC()}, nil
 }
 
 // limitParam reads limit (1 to max, default def).
@@ -81,11 +57,11 @@ func limitParam(c *fiber.Ctx, def, max int) (int, error) {
 func (s *API) getListingChanges(c *fiber.Ctx) (answer.Reply, error) {
 	// A listing delisted before its first reading has a changelog too:
 	// only an unknown listing is a 404.
-	store, err := storeParam(c)
+	store, err := StoreParam(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	st, err := s.current()
+	st, err := s.Current()
 	if err != nil {
 		return answer.Reply{}, err
 	}
@@ -93,7 +69,7 @@ func (s *API) getListingChanges(c *fiber.Ctx) (answer.Reply, error) {
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	log, window, err := s.changeLog(st)
+	log, window, err := s.ChangeLog(st)
 	if err != nil {
 		return answer.Reply{}, err
 	}
@@ -116,7 +92,7 @@ func (s *API) getListingChanges(c *fiber.Ctx) (answer.Reply, error) {
 		Int("t", before.At).Int("cs", int64(before.Store)).Str("ci", before.ID).Int("ck", int64(before.Kind)).Int("csv", b2i(asCSV))
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
 		cs, more := log.Listing(l.Store, l.ID, before, limit)
-		out := changeLogAnswer{Store: l.Store.String(), ID: l.ID, Window: window, Changes: make([]document.Event, len(cs))}
+		out := document.ListingChanges{Store: l.Store.String(), ID: l.ID, Window: window, Changes: make([]document.Event, len(cs))}
 		for i, ch := range cs {
 			out.Changes[i] = document.NewEvent(ch, st.Replica)
 		}
@@ -134,9 +110,9 @@ func (s *API) getListingChanges(c *fiber.Ctx) (answer.Reply, error) {
 	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }
 
-// eventFilter reads the feed's filters: store and kind (each one name or
+// EventFilter reads the feed's filters: store and kind (each one name or
 // several, comma-separated) and permission.
-func eventFilter(c *fiber.Ctx) (changes.Filter, error) {
+func EventFilter(c *fiber.Ctx) (changes.Filter, error) {
 	return eventfilter.Parse(c.Query("store"), c.Query("kind"), c.Query("permission"))
 }
 
@@ -159,15 +135,15 @@ func sinceEvent(raw string) (changes.Pos, error) {
 // since, oldest first from there, and nextCursor only moves forward (it
 // stays at since when nothing is newer: ask again later).
 func (s *API) getEvents(c *fiber.Ctx) (answer.Reply, error) {
-	st, err := s.current()
+	st, err := s.Current()
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	log, window, err := s.changeLog(st)
+	log, window, err := s.ChangeLog(st)
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	f, err := eventFilter(c)
+	f, err := EventFilter(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}
@@ -188,7 +164,7 @@ func (s *API) getEvents(c *fiber.Ctx) (answer.Reply, error) {
 	case cursor != "":
 		p, ok := document.ParseEventCursor(cursor)
 		if !ok {
-			return answer.Reply{}, badCursor()
+			return answer.Reply{}, BadCursor()
 		}
 		pos = p
 	}
@@ -204,7 +180,7 @@ func (s *API) getEvents(c *fiber.Ctx) (answer.Reply, error) {
 		key = key.Int("k", int64(k))
 	}
 	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
-		out := eventsDoc(st, log, window, f, forward, pos, since, limit)
+		out := document.NewEventPage(st.Replica, log, window, f, forward, pos, since, limit)
 		if asCSV {
 			return eventsCSV(out.Events)
 		}
@@ -214,41 +190,6 @@ func (s *API) getEvents(c *fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{}, err
 	}
 	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
-}
-
-// eventsDoc is a page of the event feed: limit events of log that f
-// keeps, after pos oldest first (forward, from since as given) or before
-// it newest first (a zero pos: the newest).
-func eventsDoc(st *served.State, log *changes.Log, window eventWindow, f changes.Filter, forward bool, pos changes.Pos, since string, limit int) eventPage {
-	var (
-		cs   []*changes.Change
-		more bool
-	)
-	out := eventPage{Order: "newest", Window: window}
-	if forward {
-		out.Order = "oldest"
-		cs, more = log.After(&f, pos, limit)
-	} else {
-		cs, more = log.Before(&f, pos, limit)
-	}
-	out.Events = make([]document.Event, len(cs))
-	for i, ch := range cs {
-		out.Events[i] = document.NewEvent(ch, st.Replica)
-	}
-	switch {
-	case forward && len(cs) > 0:
-		out.NextCursor = &out.Events[len(cs)-1].EventID
-	case forward:
-		next := since // nothing newer: the same place, as it was given (a cursor, a time or a date)
-		out.NextCursor = &next
-	case more:
-		out.NextCursor = &out.Events[len(cs)-1].EventID
-	}
-	if log.Len() > 0 {
-		latest := document.EventCursor(log.Newest())
-		out.LatestCursor = &latest
-	}
-	return out
 }
 
 // eventsCSV is a page of events as CSV: one change a row; added and
@@ -296,7 +237,7 @@ func (s *API) getEventStream(c *fiber.Ctx) error {
 		return problem.New(http.StatusUnauthorized, "The event stream needs a key: send Authorization: Bearer <key> (make one at /account).").
 			WithHeader(fiber.HeaderWWWAuthenticate, `Bearer realm="edge", error="invalid_request", error_description="The event stream needs a key."`)
 	}
-	f, err := eventFilter(c)
+	f, err := EventFilter(c)
 	if err != nil {
 		return err
 	}

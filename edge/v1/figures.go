@@ -8,9 +8,9 @@ import (
 	"github.com/edge-stats/edge/views/figures"
 )
 
-// figures returns the published figures and the generation of the views,
+// Figures returns the published figures and the generation of the views,
 // or a 503 naming what ("Charts are") until the figures are built.
-func (s *API) figures(what string) (*figures.Figures, uint64, error) {
+func (s *API) Figures(what string) (*figures.Figures, uint64, error) {
 	st := s.state.Load()
 	if st == nil || st.Figures == nil {
 		return nil, 0, problem.NotReady(what)
@@ -32,11 +32,11 @@ func (s *API) figuresAnswer(c *fiber.Ctx, f *figures.Figures, key answer.Key, bu
 
 // getCategories answers GET /api/v1/categories/{store}.
 func (s *API) getCategories(c *fiber.Ctx) (answer.Reply, error) {
-	store, err := storeParam(c)
+	store, err := StoreParam(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	f, gen, err := s.figures("The store's categories are")
+	f, gen, err := s.Figures("The store's categories are")
 	if err != nil {
 		return answer.Reply{}, err
 	}
@@ -49,11 +49,11 @@ func (s *API) getCategories(c *fiber.Ctx) (answer.Reply, error) {
 
 // getStats answers GET /api/v1/stores/{store}/stats.
 func (s *API) getStats(c *fiber.Ctx) (answer.Reply, error) {
-	store, err := storeParam(c)
+	store, err := StoreParam(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	f, gen, err := s.figures("The store's statistics are")
+	f, gen, err := s.Figures("The store's statistics are")
 	if err != nil {
 		return answer.Reply{}, err
 	}

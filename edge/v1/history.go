@@ -17,9 +17,9 @@ import (
 	"github.com/edge-stats/edge/views/series"
 )
 
-// historyMaxCrawls is the most crawls a history answer covers; past it the
+// HistoryMaxCrawls is the most crawls a history answer covers; past it the
 // newest days that fit are kept and the answer says truncated.
-const historyMaxCrawls = 2000
+const HistoryMaxCrawls = 2000
 
 // historyAnswer is the answer of GET /api/v1/listings/{store}/{id}/history.
 type historyAnswer struct {
@@ -37,7 +37,7 @@ type historyAnswer struct {
 // is read from ClickHouse under the read budget and cached per view
 // generation.
 func (s *API) getHistory(c *fiber.Ctx) (answer.Reply, error) {
-	st, l, err := s.listingParams(c)
+	st, l, err := s.ListingParams(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}
@@ -67,7 +67,7 @@ func (s *API) getHistory(c *fiber.Ctx) (answer.Reply, error) {
 			relisted []views.Day
 		}
 		r, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (read, error) {
-			h, err := analytics.LoadDailyHistory(ctx, conn, store, id, from.Time(), historyMaxCrawls)
+			h, err := analytics.LoadDailyHistory(ctx, conn, store, id, from.Time(), HistoryMaxCrawls)
 			if err != nil {
 				return read{}, err
 			}

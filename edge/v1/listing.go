@@ -14,7 +14,7 @@ import (
 )
 
 // state returns the published state, or a 503 problem before the first load.
-func (s *API) current() (*served.State, error) {
+func (s *API) Current() (*served.State, error) {
 	st := s.state.Load()
 	if st == nil {
 		return nil, problem.New(http.StatusServiceUnavailable,
@@ -24,8 +24,8 @@ func (s *API) current() (*served.State, error) {
 	return st, nil
 }
 
-// storeParam reads the {store} path parameter.
-func storeParam(c *fiber.Ctx) (views.Store, error) {
+// StoreParam reads the {store} path parameter.
+func StoreParam(c *fiber.Ctx) (views.Store, error) {
 	st, err := views.ParseStore(c.Params("store"))
 	if err != nil {
 		return 0, problem.New(http.StatusNotFound, err.Error()).ForReaders(noStore(c.Params("store")))
@@ -33,15 +33,15 @@ func storeParam(c *fiber.Ctx) (views.Store, error) {
 	return st, nil
 }
 
-// listingParams reads the {store} and {id} path parameters of a listing's
+// ListingParams reads the {store} and {id} path parameters of a listing's
 // address and finds the listing in the current state: 404 for an unknown
 // store or listing, or one found but not read yet.
-func (s *API) listingParams(c *fiber.Ctx) (st *served.State, l *views.Listing, err error) {
-	store, err := storeParam(c)
+func (s *API) ListingParams(c *fiber.Ctx) (st *served.State, l *views.Listing, err error) {
+	store, err := StoreParam(c)
 	if err != nil {
 		return nil, nil, err
 	}
-	if st, err = s.current(); err != nil {
+	if st, err = s.Current(); err != nil {
 		return nil, nil, err
 	}
 	id := c.Params("id")
@@ -66,7 +66,7 @@ func findListing(st *served.State, store views.Store, id string) (*views.Listing
 
 // getListing answers GET /api/v1/listings/{store}/{id}.
 func (s *API) getListing(c *fiber.Ctx) (answer.Reply, error) {
-	st, l, err := s.listingParams(c)
+	st, l, err := s.ListingParams(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}

@@ -167,7 +167,7 @@ func resolveNames(f *figures.Figures, q *listq.Query) error {
 		q.Category = &name
 	}
 	if q.Topic != nil {
-		slug, err := tagArg(f, *q.Topic)
+		slug, err := TagArg(f, *q.Topic)
 		if err != nil {
 			return err
 		}
@@ -178,23 +178,23 @@ func resolveNames(f *figures.Figures, q *listq.Query) error {
 
 // getListings answers GET /api/v1/listings.
 func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
-	return s.listings(c, "/api/v1/listings", answer.Private, listJSON)
+	return s.Listings(c, "/api/v1/listings", answer.Private, listJSON)
 }
 
 // listJSON writes a page of listings as JSON (a draft the cache keeps on
 // its query's second ask; not kept when the search was cut short).
-func listJSON(_ *fiber.Ctx, p *listPage) (*answer.Answer, error) {
-	return answer.SearchDraft(p, p.partial), nil
+func listJSON(_ *fiber.Ctx, p *document.ListingPage) (*answer.Answer, error) {
+	return answer.SearchDraft(p, p.Partial), nil
 }
 
-// listings answers c's listings query on route (the API's or the page's):
+// Listings answers c's listings query on route (the API's or the page's):
 // one preamble (the alias of the query as sent, the miss gate, the query
 // read and its names resolved, the cursor checked), one query run in a
 // turn of the miss gate, and its typed result, the page of listings,
 // written by codec. The answer is cached under the query's key with the
 // query as sent (a page shows the form's values as they were typed), and
 // sent with cacheControl.
-func (s *API) listings(c *fiber.Ctx, route, cacheControl string, codec func(*fiber.Ctx, *listPage) (*answer.Answer, error)) (answer.Reply, error) {
+func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fiber.Ctx, *document.ListingPage) (*answer.Answer, error)) (answer.Reply, error) {
 	var aliasBuf [256]byte
 	alias := querykey.Alias(aliasBuf[:0], route, s.state, c.Context())
 	if a, ok := s.answers.Aliased(alias); ok {
@@ -237,7 +237,7 @@ func (s *API) listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 	if rawCursor != "" {
 		cur, ok := decodeListCursor(rawCursor)
 		if !ok {
-			return answer.Reply{}, badCursor()
+			return answer.Reply{}, BadCursor()
 		}
 		if cur.Query != queryHash {
 			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: it was issued for other filters or another sort; repeat the same filters and sort with it.").
@@ -273,9 +273,9 @@ func (s *API) listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 			q.Deadline = time.Now().Add(s.cfg.TextBudget)
 		}
 		ls, last, more, partial := f.Listings().List(&q, after)
-		out := listPage{listings: ls, figures: f, partial: partial}
+		out := document.ListingPage{Listings: ls, Figures: f, Partial: partial}
 		if more && page < listMaxPages && !partial {
-			out.nextCursor = document.EncodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
+			out.NextCursor = document.EncodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
 		}
 		return codec(c, &out)
 	})

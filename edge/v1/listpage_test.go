@@ -10,7 +10,7 @@ import (
 	"github.com/edge-stats/edge/views/replica/replicatest"
 )
 
-// TestListPageAppendsAsMarshal checks that a page of listings (listPage)
+// TestListPageAppendsAsMarshal checks that a page of listings (document.ListingPage)
 // is written as encoding/json writes its documents, byte for byte: a page
 // of every store's listings, with a cursor and cut short, and an empty
 // one. Each document's own encoding is checked in package document.
@@ -24,15 +24,15 @@ func TestListPageAppendsAsMarshal(t *testing.T) {
 		page.Listings = append(page.Listings, document.NewListing(l, f))
 		pageOf = append(pageOf, l)
 	}
-	jsonwtest.Check(t, "a page", page, &listPage{listings: pageOf, figures: f})
+	jsonwtest.Check(t, "a page", page, &document.ListingPage{Listings: pageOf, Figures: f})
 	cursor := "abc"
 	page.NextCursor, page.Partial = &cursor, true
-	jsonwtest.Check(t, "a page with a cursor", page, &listPage{listings: pageOf, figures: f, nextCursor: &cursor, partial: true})
-	jsonwtest.Check(t, "an empty page", listAnswer{Listings: []document.Listing{}}, &listPage{})
+	jsonwtest.Check(t, "a page with a cursor", page, &document.ListingPage{Listings: pageOf, Figures: f, NextCursor: &cursor, Partial: true})
+	jsonwtest.Check(t, "an empty page", listAnswer{Listings: []document.Listing{}}, &document.ListingPage{})
 }
 
 // listAnswer is the answer of GET /api/v1/listings as a Go value, which
-// listPage writes without building.
+// document.ListingPage writes without building.
 type listAnswer struct {
 	Listings   []document.Listing `json:"listings"`
 	NextCursor *string            `json:"nextCursor"`

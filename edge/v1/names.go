@@ -28,8 +28,8 @@ func categoryArg(f *figures.Figures, store *views.Store, v string) (string, erro
 		ForReaders(fmt.Sprintf("The %s store has no category %.80q. Its page lists its categories.", *store, v))
 }
 
-// tagArg returns the slug of the topic v names, or a 404.
-func tagArg(f *figures.Figures, v string) (string, error) {
+// TagArg returns the slug of the topic v names, or a 404.
+func TagArg(f *figures.Figures, v string) (string, error) {
 	if slug, ok := f.FindTopic(v); ok {
 		return slug, nil
 	}

@@ -52,7 +52,7 @@ type reviewsAnswer struct {
 // reviews, newest first, 20 a page, at most 10 pages, read from ClickHouse
 // under the read budget and cached per view generation.
 func (s *API) getReviews(c *fiber.Ctx) (answer.Reply, error) {
-	st, l, err := s.listingParams(c)
+	st, l, err := s.ListingParams(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}
@@ -74,7 +74,7 @@ func (s *API) getReviews(c *fiber.Ctx) (answer.Reply, error) {
 	if raw := c.Query("cursor"); raw != "" {
 		cur, ok := decodeReviewCursor(raw)
 		if !ok {
-			return answer.Reply{}, badCursor()
+			return answer.Reply{}, BadCursor()
 		}
 		if cur.Query != canon {
 			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: it was issued for other stars or another q; repeat them with it.")

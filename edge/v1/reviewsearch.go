@@ -59,7 +59,7 @@ func (s *API) getReviewSearch(c *fiber.Ctx) (answer.Reply, error) {
 	if err != nil {
 		return answer.Reply{}, problem.New(http.StatusBadRequest, err.Error()+".")
 	}
-	st, err := s.current()
+	st, err := s.Current()
 	if err != nil {
 		return answer.Reply{}, err
 	}
@@ -97,7 +97,7 @@ func (s *API) getReviewSearch(c *fiber.Ctx) (answer.Reply, error) {
 	if raw := c.Query("cursor"); raw != "" {
 		cur, ok := decodeReviewSearchCursor(raw)
 		if !ok {
-			return answer.Reply{}, badCursor()
+			return answer.Reply{}, BadCursor()
 		}
 		if cur.Query != canon {
 			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: it was issued for another q, store, stars, tag or category; repeat them with it.")
@@ -162,7 +162,7 @@ func filterListings(r *replica.Replica, f *figures.Figures, store *views.Store, 
 	}
 	if tag != "" {
 		var err error
-		if tag, err = tagArg(f, tag); err != nil {
+		if tag, err = TagArg(f, tag); err != nil {
 			return nil, err
 		}
 	}

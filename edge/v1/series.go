@@ -18,6 +18,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/series"
 	"github.com/edge-stats/edge/views/served"
 )
@@ -138,7 +139,7 @@ func parseInstant(name, raw string) (t time.Time, ok bool, err error) {
 // (each by the one rule, views.ValueAt), and their change. Read from
 // ClickHouse under the read budget, cached per view generation.
 func (s *API) getGrowth(c *fiber.Ctx) (answer.Reply, error) {
-	st, l, err := s.listingParams(c)
+	st, l, err := s.ListingParams(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}
@@ -284,36 +285,6 @@ func instantEndOf(in series.Instant) instantEnd {
 	return e
 }
 
-// compareListing is one listing of a comparison.
-type compareListing struct {
-	Store       string        `json:"store"`
-	ID          string        `json:"id"`
-	Name        string        `json:"name"`
-	SizeMeasure string        `json:"sizeMeasure"`
-	Size        []*int64      `json:"size"`
-	RatingCount []*int64      `json:"ratingCount"`
-	Rating      []*float64    `json:"rating"`
-	Growth      *windowGrowth `json:"growth"`
-}
-
-// windowGrowth is a compared listing's growth over the window: from its
-// first day with a size to its last.
-type windowGrowth struct {
-	From    string   `json:"from"`
-	To      string   `json:"to"`
-	Change  int64    `json:"change"`
-	Percent *float64 `json:"percent"`
-}
-
-// compareAnswer is the answer of GET /api/v1/compare.
-type compareAnswer struct {
-	Days     int              `json:"days"`
-	From     string           `json:"from"`
-	To       string           `json:"to"`
-	Dates    []string         `json:"dates"`
-	Listings []compareListing `json:"listings"`
-}
-
 // listingRef is a listing named in a request, as store:id.
 type listingRef struct {
 	store views.Store
@@ -381,8 +352,8 @@ func (s *API) compareParams(c *fiber.Ctx, st *served.State) ([]*views.Listing, i
 // /compare.csv or with Accept: text/csv.
 func (s *API) getCompare(c *fiber.Ctx) (answer.Reply, error) {
 	asCSV := wantsCSV(c)
-	a, err := s.compare(c, "/api/v1/compare", func(k answer.Key) answer.Key { return k.Int("csv", b2i(asCSV)) },
-		func(out *compareAnswer) (*answer.Answer, error) {
+	a, err := s.Compare(c, "/api/v1/compare", func(k answer.Key) answer.Key { return k.Int("csv", b2i(asCSV)) },
+		func(out *document.Comparison) (*answer.Answer, error) {
 			if asCSV {
 				return compareCSV(out)
 			}
@@ -394,12 +365,12 @@ func (s *API) getCompare(c *fiber.Ctx) (answer.Reply, error) {
 	return answer.Reply{Answer: a, CacheControl: answer.Private, VaryAccept: true}, nil
 }
 
-// compare answers c's comparison on route: its typed result (one query
+// Compare answers c's comparison on route: its typed result (one query
 // for the JSON, the CSV and the page), written by codec and cached per
 // view generation under the route's key of the listings and days, with
 // what key adds for the codec.
-func (s *API) compare(c *fiber.Ctx, route string, key func(answer.Key) answer.Key, codec func(*compareAnswer) (*answer.Answer, error)) (*answer.Answer, error) {
-	st, err := s.current()
+func (s *API) Compare(c *fiber.Ctx, route string, key func(answer.Key) answer.Key, codec func(*document.Comparison) (*answer.Answer, error)) (*answer.Answer, error) {
+	st, err := s.Current()
 	if err != nil {
 		return nil, err
 	}
@@ -425,13 +396,13 @@ func (s *API) compare(c *fiber.Ctx, route string, key func(answer.Key) answer.Ke
 		if err != nil {
 			return nil, s.readProblem("the comparison", err)
 		}
-		out := compareAnswer{Days: days, From: first.String(), To: last.String(), Dates: make([]string, days)}
+		out := document.Comparison{Days: days, From: first.String(), To: last.String(), Dates: make([]string, days)}
 		for d := first; d <= last; d++ {
 			out.Dates[d-first] = d.String()
 		}
 		for i, l := range ls {
 			aligned := series.Align(readings[keys[i]], first, last)
-			cl := compareListing{Store: l.Store.String(), ID: l.ID, Name: l.Name, SizeMeasure: l.Store.SizeMeasure(),
+			cl := document.ComparedListing{Store: l.Store.String(), ID: l.ID, Name: l.Name, SizeMeasure: l.Store.SizeMeasure(),
 				Size: make([]*int64, days), RatingCount: make([]*int64, days), Rating: make([]*float64, days)}
 			for j, r := range aligned {
 				if r != nil {
@@ -440,7 +411,7 @@ func (s *API) compare(c *fiber.Ctx, route string, key func(answer.Key) answer.Ke
 			}
 			if f, t, ok := series.Ends(aligned, l.Store); ok && f < t {
 				d := series.Delta(cl.Size[f], cl.Size[t])
-				cl.Growth = &windowGrowth{out.Dates[f], out.Dates[t], int64(d.Change), d.Percent}
+				cl.Growth = &document.WindowGrowth{From: out.Dates[f], To: out.Dates[t], Change: int64(d.Change), Percent: d.Percent}
 			}
 			out.Listings = append(out.Listings, cl)
 		}
@@ -449,7 +420,7 @@ func (s *API) compare(c *fiber.Ctx, route string, key func(answer.Key) answer.Ke
 }
 
 // compareCSV is a comparison as a table: one row a listing and day.
-func compareCSV(out *compareAnswer) (*answer.Answer, error) {
+func compareCSV(out *document.Comparison) (*answer.Answer, error) {
 	rows := make([][]string, 0, len(out.Listings)*len(out.Dates))
 	for _, l := range out.Listings {
 		for j, day := range out.Dates {

@@ -76,3 +76,64 @@ func ParseEventCursor(raw string) (changes.Pos, bool) {
 	}
 	return changes.Pos{At: c.At, Store: views.Store(c.Store), ID: string(c.ID), Kind: changes.Kind(c.Kind)}, true
 }
+
+// EventWindow is the span of time the change log covers.
+type EventWindow struct {
+	From time.Time `json:"from"` // changes before it are not kept (--change-days)
+	To   time.Time `json:"to"`   // the newest metadata crawl read
+}
+
+// ListingChanges is one listing's changes, as
+// /api/v1/listings/{store}/{id}/changes gives them.
+type ListingChanges struct {
+	Store      string      `json:"store"`
+	ID         string      `json:"id"`
+	Window     EventWindow `json:"window"`
+	Changes    []Event     `json:"changes"`
+	NextCursor *string     `json:"nextCursor"`
+}
+
+// EventPage is a page of the event feed, as /api/v1/events, the
+// events' page and their Atom feed give it.
+type EventPage struct {
+	Order        string      `json:"order"` // newest (no since) or oldest (from since)
+	Window       EventWindow `json:"window"`
+	Events       []Event     `json:"events"`
+	NextCursor   *string     `json:"nextCursor"`
+	LatestCursor *string     `json:"latestCursor"` // the newest event of the feed, filters aside: poll with since=latestCursor
+}
+
+// NewEventPage is a page of the event feed: limit events of log that f
+// keeps, after pos oldest first (forward, from since as given) or before
+// it newest first (a zero pos: the newest).
+func NewEventPage(r Lookup, log *changes.Log, window EventWindow, f changes.Filter, forward bool, pos changes.Pos, since string, limit int) EventPage {
+	var (
+		cs   []*changes.Change
+		more bool
+	)
+	out := EventPage{Order: "newest", Window: window}
+	if forward {
+		out.Order = "oldest"
+		cs, more = log.After(&f, pos, limit)
+	} else {
+		cs, more = log.Before(&f, pos, limit)
+	}
+	out.Events = make([]Event, len(cs))
+	for i, ch := range cs {
+		out.Events[i] = NewEvent(ch, r)
+	}
+	switch {
+	case forward && len(cs) > 0:
+		out.NextCursor = &out.Events[len(cs)-1].EventID
+	case forward:
+		next := since // nothing newer: the same place, as it was given (a cursor, a time or a date)
+		out.NextCursor = &next
+	case more:
+		out.NextCursor = &out.Events[len(cs)-1].EventID
+	}
+	if log.Len() > 0 {
+		latest := EventCursor(log.Newest())
+		out.LatestCursor = &latest
+	}
+	return out
+}

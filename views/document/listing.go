@@ -311,3 +311,12 @@ func nonNil[T any](s []T) []T {
 	}
 	return s
 }
+
+// Amount returns a pointer to c's change, or nil when c is nil (a window
+// without a figure).
+func (c *Change) Amount() *int64 {
+	if c == nil {
+		return nil
+	}
+	return &c.Change
+}

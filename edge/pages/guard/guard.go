@@ -20,7 +20,7 @@ import (
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/limits"
-	"github.com/edge-stats/edge/edge/page"
+	"github.com/edge-stats/edge/edge/pages/render"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/ratelimit"
 )
@@ -59,7 +59,7 @@ func New(cfg Config) *Guard {
 // (its own style, never framed), no sniffing of its type, and a referrer
 // that names only this site to others.
 func Headers(c *fiber.Ctx) {
-	c.Set(fiber.HeaderContentSecurityPolicy, page.CSP)
+	c.Set(fiber.HeaderContentSecurityPolicy, render.CSP)
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	c.Set(fiber.HeaderReferrerPolicy, "strict-origin-when-cross-origin")
 }
@@ -124,7 +124,7 @@ func Error(c *fiber.Ctx, err error) error {
 	default:
 		return err // the server's error handler logs it and answers 500
 	}
-	body, rerr := page.RenderError(p.Status, ReaderText(p), p.Header(fiber.HeaderRetryAfter))
+	body, rerr := render.RenderError(p.Status, ReaderText(p), p.Header(fiber.HeaderRetryAfter))
 	if rerr != nil {
 		return rerr
 	}

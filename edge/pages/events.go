@@ -1,4 +1,4 @@
-package v1
+package pages
 
 import (
 	"net/url"
@@ -8,7 +8,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/answer"
-	"github.com/edge-stats/edge/edge/page"
+	"github.com/edge-stats/edge/edge/pages/render"
+	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
 	"github.com/edge-stats/edge/views/document"
@@ -68,12 +69,12 @@ func eventWords(e document.Event) string {
 // links to its listing's page when the listing has one (it was read).
 func pageEvent(e document.Event, r interface {
 	Lookup(views.Store, string) *views.Listing
-}) page.Event {
+}) render.Event {
 	name := e.ID
 	if e.Name != nil && *e.Name != "" {
 		name = *e.Name
 	}
-	out := page.Event{ID: e.EventID, At: e.At, Store: e.Store, Name: name, Kind: e.Kind, What: eventWords(e)}
+	out := render.Event{ID: e.EventID, At: e.At, Store: e.Store, Name: name, Kind: e.Kind, What: eventWords(e)}
 	if st, err := views.ParseStore(e.Store); err == nil {
 		if l := r.Lookup(st, e.ID); l != nil && l.Crawled() {
 			out.URL = "/listings/" + e.Store + "/" + url.PathEscape(e.ID)
@@ -102,16 +103,16 @@ func withQuery(path string, q url.Values) string {
 
 // getEventsPage answers GET /events: the event feed's newest changes with
 // its filters (a plain GET form), 100 a page, older pages by cursor.
-func (s *API) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
-	st, err := s.current()
+func (s *Pages) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
+	st, err := s.api.Current()
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	log, window, err := s.changeLog(st)
+	log, window, err := s.api.ChangeLog(st)
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	f, err := eventFilter(c)
+	f, err := v1.EventFilter(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}
@@ -120,7 +121,7 @@ func (s *API) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
 	if cursor != "" {
 		p, ok := document.ParseEventCursor(cursor)
 		if !ok {
-			return answer.Reply{}, badCursor()
+			return answer.Reply{}, v1.BadCursor()
 		}
 		pos = p
 	}
@@ -128,16 +129,16 @@ func (s *API) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
 	var buf [256]byte
 	key := answer.NewKey(buf[:0], "/events", st.Replica.Info().Generation).Str("q", q.Encode()).Str("cursor", cursor)
 	return s.cached(key, htmlType, func() ([]byte, error) {
-		doc := eventsDoc(st, log, window, f, false, pos, "", eventsPageSize)
-		d := page.EventsPage{Title: "Changes of listings", FormAction: "/events", Permission: c.Query("permission"),
+		doc := document.NewEventPage(st.Replica, log, window, f, false, pos, "", eventsPageSize)
+		d := render.EventsPage{Title: "Changes of listings", FormAction: "/events", Permission: c.Query("permission"),
 			Intro:   "What changed in listings' metadata (a new version, permissions, a new developer, …), newest first, from " + window.From.Format("2006-01-02") + ".",
 			JSONURL: withQuery("/api/v1/events", twinQuery(q, cursor)), AtomURL: withQuery("/events.atom", q)}
 		stores := strings.Split(c.Query("store"), ",")
 		for _, st := range views.Stores {
-			d.Stores = append(d.Stores, page.Option{Value: st.String(), Label: st.String(), Selected: len(stores) == 1 && stores[0] == st.String()})
+			d.Stores = append(d.Stores, render.Option{Value: st.String(), Label: st.String(), Selected: len(stores) == 1 && stores[0] == st.String()})
 		}
 		for _, k := range changes.Kinds() {
-			d.Kinds = append(d.Kinds, page.Option{Value: k.String(), Label: k.String(), Selected: c.Query("kind") == k.String()})
+			d.Kinds = append(d.Kinds, render.Option{Value: k.String(), Label: k.String(), Selected: c.Query("kind") == k.String()})
 		}
 		for _, e := range doc.Events {
 			d.Events = append(d.Events, pageEvent(e, st.Replica))
@@ -147,67 +148,6 @@ func (s *API) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
 			older.Set("cursor", *doc.NextCursor)
 			d.Older = "/events?" + older.Encode()
 		}
-		return page.RenderEvents(d)
-	})
-}
-
-// getEventsFeed answers GET /events.atom: the newest 50 changes the
-// feed's filters keep, as Atom.
-func (s *API) getEventsFeed(c *fiber.Ctx) (answer.Reply, error) {
-	st, err := s.current()
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	log, window, err := s.changeLog(st)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	f, err := eventFilter(c)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	q := filterQuery(c)
-	var buf [256]byte
-	key := answer.NewKey(buf[:0], "/events.atom", st.Replica.Info().Generation).Str("q", q.Encode())
-	return s.cached(key, atomType, func() ([]byte, error) {
-		doc := eventsDoc(st, log, window, f, false, changes.Pos{}, "", feedSize)
-		title := "Changes of listings"
-		if len(q) > 0 {
-			title += " (" + strings.ReplaceAll(q.Encode(), "&", ", ") + ")"
-		}
-		feed := page.Feed{Title: title, ID: "tag:edge,2026:" + withQuery("/events.atom", q), Self: withQuery("/events.atom", q), Alt: withQuery("/events", q)}
-		for _, e := range doc.Events {
-			feed.Entries = append(feed.Entries, page.EventEntry(pageEvent(e, st.Replica)))
-		}
-		return page.RenderFeed(feed, s.cfg.PublicURL)
-	})
-}
-
-// getListingFeed answers GET /listings/{store}/{id}/changes.atom: the
-// listing's newest 50 changes, as Atom.
-func (s *API) getListingFeed(c *fiber.Ctx) (answer.Reply, error) {
-	st, l, err := s.listingParams(c)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	log, _, err := s.changeLog(st)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	var buf [160]byte
-	key := answer.NewKey(buf[:0], "/listings/:store/:id/changes.atom", st.Replica.Info().Generation).Int("s", int64(l.Store)).Str("id", l.ID)
-	return s.cached(key, atomType, func() ([]byte, error) {
-		cs, _ := log.Listing(l.Store, l.ID, changes.Pos{}, feedSize)
-		path := "/listings/" + l.Store.String() + "/" + url.PathEscape(l.ID)
-		name := l.Name
-		if name == "" {
-			name = l.ID
-		}
-		feed := page.Feed{Title: "Changes of " + name + " (" + l.Store.String() + ")", ID: "tag:edge,2026:" + path + "/changes.atom",
-			Self: path + "/changes.atom", Alt: path}
-		for _, ch := range cs {
-			feed.Entries = append(feed.Entries, page.EventEntry(pageEvent(document.NewEvent(ch, st.Replica), st.Replica)))
-		}
-		return page.RenderFeed(feed, s.cfg.PublicURL)
+		return render.RenderEvents(d)
 	})
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/edge-stats/edge/edge/page/guard"
+	"github.com/edge-stats/edge/edge/pages/guard"
 	"github.com/edge-stats/edge/edge/problem"
 )
 

@@ -1,18 +1,8 @@
-package page
+package render
 
-import "html/template"
-
-// Figure is one figure of a listing's page: its definition's name (an
-// anchor of /definitions), a label, its value as the JSON document gives
-// it (Raw; "" for null) and as a person reads it (Text), and, when it is
-// null, why (Why).
-type Figure struct {
-	Definition string
-	Label      string
-	Raw        string
-	Text       string
-	Why        string
-}
+import (
+	"html/template"
+)
 
 // Data is what a listing's page shows.
 type Data struct {

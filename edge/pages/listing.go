@@ -1,4 +1,4 @@
-package v1
+package pages
 
 import (
 	"context"
@@ -12,7 +12,8 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/answer"
-	"github.com/edge-stats/edge/edge/page"
+	"github.com/edge-stats/edge/edge/pages/render"
+	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 )
@@ -24,8 +25,8 @@ const pageDays = 365
 // (package page), from its document in the published state and its last
 // 365 days of daily sizes (read as its history is, within the read
 // budget), cached per view generation like every answer.
-func (s *API) getPage(c *fiber.Ctx) (answer.Reply, error) {
-	st, l, err := s.listingParams(c)
+func (s *Pages) getPage(c *fiber.Ctx) (answer.Reply, error) {
+	st, l, err := s.api.ListingParams(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}
@@ -38,12 +39,12 @@ func (s *API) getPage(c *fiber.Ctx) (answer.Reply, error) {
 		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
 		defer cancel()
 		h, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (analytics.DailyHistory, error) {
-			return analytics.LoadDailyHistory(ctx, conn, store, id, from.Time(), historyMaxCrawls)
+			return analytics.LoadDailyHistory(ctx, conn, store, id, from.Time(), v1.HistoryMaxCrawls)
 		})
 		if err != nil {
 			return nil, s.readProblem("the history", err)
 		}
-		body, err := page.Render(pageData(document.NewListing(l, st.Figures), h.Snapshots, from, last))
+		body, err := render.Render(pageData(document.NewListing(l, st.Figures), h.Snapshots, from, last))
 		if err != nil {
 			return nil, err
 		}
@@ -57,9 +58,9 @@ func (s *API) getPage(c *fiber.Ctx) (answer.Reply, error) {
 
 // pageData is what the page of the listing of document d shows, with its
 // daily snapshots from day from to day last (the data's newest day).
-func pageData(d document.Listing, snaps []analytics.Snapshot, from, last views.Day) page.Data {
+func pageData(d document.Listing, snaps []analytics.Snapshot, from, last views.Day) render.Data {
 	doc := "/api/v1/listings/" + d.Store + "/" + url.PathEscape(d.ID)
-	out := page.Data{Store: d.Store, ID: d.ID, Name: d.Name, Developer: d.Developer, Category: d.Category, SizeMeasure: d.SizeMeasure,
+	out := render.Data{Store: d.Store, ID: d.ID, Name: d.Name, Developer: d.Developer, Category: d.Category, SizeMeasure: d.SizeMeasure,
 		Live: d.Live, DocumentURL: doc, HistoryURL: doc + "/history", HistoryCSVURL: doc + "/history.csv", Cadence: cadence(snaps),
 		ChangesFeedURL: "/listings/" + d.Store + "/" + url.PathEscape(d.ID) + "/changes.atom"}
 	if out.Name == "" {
@@ -70,13 +71,7 @@ func pageData(d document.Listing, snaps []analytics.Snapshot, from, last views.D
 	}
 	why := nullReasons{d: d, last: last}
 	num := func(def, label string, v *int64, null string) {
-		f := page.Figure{Definition: def, Label: label}
-		if v != nil {
-			f.Raw, f.Text = strconv.FormatInt(*v, 10), page.Int(*v)
-		} else {
-			f.Why = null
-		}
-		out.Figures = append(out.Figures, f)
+		out.Figures = append(out.Figures, render.IntFigure(def, v).Labelled(label, null))
 	}
 	rank := func(def, label string, v *int, null string) {
 		if v == nil {
@@ -92,13 +87,7 @@ func pageData(d document.Listing, snaps []analytics.Snapshot, from, last views.D
 	if d.Store == views.Firefox.String() {
 		num("weeklyDownloads", "Weekly downloads", d.WeeklyDownloads, why.read("no weekly downloads in its newest reading"))
 	}
-	rating := page.Figure{Definition: "rating", Label: "Rating"}
-	if d.Rating != nil {
-		rating.Raw, rating.Text = strconv.FormatFloat(*d.Rating, 'f', -1, 64), strconv.FormatFloat(*d.Rating, 'f', 2, 64)+" ★"
-	} else {
-		rating.Why = why.read("no ratings yet")
-	}
-	out.Figures = append(out.Figures, rating)
+	out.Figures = append(out.Figures, render.RatingFigure("rating", d.Rating).Labelled("Rating", why.read("no ratings yet")))
 	num("ratingCount", "Ratings", d.RatingCount, why.read("the store gives no count in its newest reading"))
 	rank("storeRank", "Rank in the store", d.StoreRank, why.rank())
 	rank("categoryRank", "Rank in its category", d.CategoryRank, why.rank())
@@ -107,18 +96,17 @@ func pageData(d document.Listing, snaps []analytics.Snapshot, from, last views.D
 		label string
 		c     *document.Change
 	}{{"1 day", d.Growth.D1}, {"7 days", d.Growth.D7}, {"30 days", d.Growth.D30}, {"365 days", d.Growth.D365}} {
-		f := page.Figure{Definition: "growth", Label: "Growth, " + w.label}
-		if w.c != nil {
-			f.Raw, f.Text = strconv.FormatInt(w.c.Change, 10), signed(w.c.Change)
-			if w.c.Percent != nil {
-				f.Text += " (" + strconv.FormatFloat(*w.c.Percent, 'f', 1, 64) + "%)"
-			}
-		} else {
-			f.Why = why.growth(views.Window(i), out.Cadence)
+		f := render.ChangeFigure("growth", w.c.Amount())
+		if w.c != nil && w.c.Percent != nil {
+			f.Text += " (" + strconv.FormatFloat(*w.c.Percent, 'f', 1, 64) + "%)"
 		}
+		if w.c == nil {
+			f = f.Labelled("", why.growth(views.Window(i), out.Cadence))
+		}
+		f.Label = "Growth, " + w.label
 		out.Figures = append(out.Figures, f)
 	}
-	read := page.Figure{Definition: "readAt", Label: "Read at", Why: "never read"}
+	read := render.Figure{Definition: "readAt", Label: "Read at", Why: "never read"}
 	if d.ReadAt != nil {
 		read.Raw, read.Text, read.Why = d.ReadAt.Format(time.RFC3339), d.ReadAt.Format("2006-01-02 15:04 UTC"), ""
 	}
@@ -140,7 +128,7 @@ func pageData(d document.Listing, snaps []analytics.Snapshot, from, last views.D
 	}
 	for day := from; day <= last; day++ {
 		v, ok := byDay[day.String()]
-		out.Points = append(out.Points, page.Point{Day: day.String(), Size: v, Has: ok})
+		out.Points = append(out.Points, render.Point{Day: day.String(), Size: v, Has: ok})
 	}
 	return out
 }
@@ -172,93 +160,4 @@ func cadence(snaps []analytics.Snapshot) string {
 	default:
 		return "about every " + strconv.Itoa(g) + " days"
 	}
-}
-
-// nullReasons says why a figure of a listing's document is null, by the
-// figures' rules (docs/figures.md), for a reader of its page.
-type nullReasons struct {
-	d    document.Listing
-	last views.Day // the data's newest day
-}
-
-// read is why a figure of the newest reading is null: the listing was
-// never read, or else otherwise.
-func (n nullReasons) read(otherwise string) string {
-	if n.d.ReadAt == nil {
-		return "never read"
-	}
-	return otherwise
-}
-
-func (n nullReasons) size() string {
-	if n.d.ReadAt == nil {
-		return "never read"
-	}
-	if n.d.Store == views.Apple.String() {
-		return "no ratings yet: on apple the size is the ratings count"
-	}
-	return "the store gave no figure in its newest reading"
-}
-
-func (n nullReasons) notLive() string {
-	if n.d.DelistedAt != nil {
-		return "delisted on " + n.d.DelistedAt.UTC().Format(time.DateOnly)
-	}
-	return "never read"
-}
-
-func (n nullReasons) rank() string {
-	switch {
-	case !n.d.Live:
-		return n.notLive()
-	case n.d.Size == nil:
-		return "no size to rank by"
-	case n.d.ReadAt != nil && views.DayOf(*n.d.ReadAt) < n.last-6:
-		return "not read in the 7 days up to " + n.last.String() + " (last read " + n.d.ReadAt.UTC().Format(time.DateOnly) + "): a rank counts the listings read then"
-	}
-	return "not ranked yet"
-}
-
-func (n nullReasons) climb() string {
-	if n.d.StoreRank == nil {
-		return n.rank()
-	}
-	then := n.last - 7
-	if views.DayOf(n.d.FirstSeen) > then {
-		return "first seen on " + n.d.FirstSeen.UTC().Format(time.DateOnly) + ": no rank 7 days before"
-	}
-	return "not ranked 7 days before (not read in the 7 days up to " + then.String() + ")"
-}
-
-func (n nullReasons) growth(w views.Window, cadence string) string {
-	switch {
-	case !n.d.Live:
-		return n.notLive()
-	case n.d.ReadAt == nil || n.d.Size == nil:
-		return "no size in its newest reading"
-	}
-	start := n.d.ReadAt.Add(-time.Duration(w.Days()) * 24 * time.Hour)
-	if n.d.FirstSeen.After(start) {
-		days := strconv.Itoa(w.Days()) + " days"
-		if w.Days() == 1 {
-			days = "a day"
-		}
-		return "first seen on " + n.d.FirstSeen.UTC().Format(time.DateOnly) + ", less than " + days + " before its newest reading"
-	}
-	s := "no reading on " + start.UTC().Format(time.DateOnly) + ", nor two around it at most " + strconv.FormatInt(w.MaxGap()/3600, 10) + " hours apart"
-	if w.Days() > 1 {
-		s = "no reading on " + start.UTC().Format(time.DateOnly) + ", nor two around it at most " + strconv.FormatInt(w.MaxGap()/86400, 10) + " days apart"
-	}
-	if cadence != "" {
-		s += " (read " + cadence + ")"
-	}
-	return s
-}
-
-// signed formats a change with its sign.
-func signed(n int64) string {
-	if n > 0 {
-		return "+" + page.Int(n)
-	}
-	return page.Int(n)
 }

@@ -1,4 +1,4 @@
-package v1
+package pages
 
 import (
 	"fmt"
@@ -9,64 +9,15 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/answer"
-	"github.com/edge-stats/edge/edge/page"
+	"github.com/edge-stats/edge/edge/pages/render"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
 )
 
-// weeksNotReady answers the weeks' pages before any edition is built.
-func weeksNotReady(eds *editions.Set) error {
-	if len(eds.Weeks()) == 0 {
-		return problem.NotReady("Weekly editions are")
-	}
-	return nil
-}
-
-// getWeeksPage answers GET /weeks: every edition, newest first.
-func (s *API) getWeeksPage(c *fiber.Ctx) (answer.Reply, error) {
-	eds := s.editions.Load()
-	if err := weeksNotReady(eds); err != nil {
-		return answer.Reply{}, err
-	}
-	var buf [32]byte
-	return s.cached(answer.NewKey(buf[:0], "/weeks", uint64(eds.Len())), htmlType, func() ([]byte, error) {
-		var refs []page.WeekRef
-		for _, w := range eds.Weeks() {
-			refs = append(refs, page.WeekRef{Week: w.String(), Start: w.Start().String(), End: w.Last().String(), URL: "/week/" + w.String()})
-		}
-		return page.RenderWeeks(refs)
-	})
-}
-
-// getWeeksFeed answers GET /weeks.atom: the editions as Atom, an entry
-// an edition, newest first.
-func (s *API) getWeeksFeed(c *fiber.Ctx) (answer.Reply, error) {
-	eds := s.editions.Load()
-	if err := weeksNotReady(eds); err != nil {
-		return answer.Reply{}, err
-	}
-	var buf [32]byte
-	return s.cached(answer.NewKey(buf[:0], "/weeks.atom", uint64(eds.Len())), atomType, func() ([]byte, error) {
-		feed := page.Feed{Title: "Weekly editions", ID: "tag:edge,2026:/weeks.atom", Self: "/weeks.atom", Alt: "/weeks"}
-		for _, w := range eds.Weeks()[:min(feedSize, len(eds.Weeks()))] {
-			e := eds.Get(w)
-			summary := "The week " + e.Start + " to " + e.Last + ":"
-			for _, st := range views.Stores {
-				if se := e.Stores[st.String()]; se != nil {
-					summary += " " + st.String() + " " + page.Int(int64(se.Totals.Live)) + " live (" + signed(int64(se.Totals.LiveChange)) + ");"
-				}
-			}
-			feed.Entries = append(feed.Entries, page.FeedEntry{ID: "tag:edge,2026:week:" + e.Week, Title: "Week " + e.Week,
-				URL: "/week/" + e.Week, Summary: summary, Updated: e.Cutoff.UTC()})
-		}
-		return page.RenderFeed(feed, s.cfg.PublicURL)
-	})
-}
-
 // getWeekPage answers GET /week/{id}: an edition's page, from the same
 // edition as /api/v1/week/{id}.
-func (s *API) getWeekPage(c *fiber.Ctx) (answer.Reply, error) {
+func (s *Pages) getWeekPage(c *fiber.Ctx) (answer.Reply, error) {
 	w, err := editions.ParseWeek(c.Params("id"))
 	if err != nil {
 		return answer.Reply{}, problem.New(http.StatusBadRequest, err.Error()).
@@ -86,7 +37,7 @@ func (s *API) getWeekPage(c *fiber.Ctx) (answer.Reply, error) {
 
 // getLatestWeekPage answers GET /week: the newest edition's page, as
 // /api/v1/week is the newest edition.
-func (s *API) getLatestWeekPage(c *fiber.Ctx) (answer.Reply, error) {
+func (s *Pages) getLatestWeekPage(c *fiber.Ctx) (answer.Reply, error) {
 	eds := s.editions.Load()
 	if err := weeksNotReady(eds); err != nil {
 		return answer.Reply{}, err
@@ -95,21 +46,21 @@ func (s *API) getLatestWeekPage(c *fiber.Ctx) (answer.Reply, error) {
 }
 
 // weekPage is the page of edition e of eds.
-func (s *API) weekPage(eds *editions.Set, e *editions.Edition) (answer.Reply, error) {
+func (s *Pages) weekPage(eds *editions.Set, e *editions.Edition) (answer.Reply, error) {
 	var buf [64]byte
 	return s.cached(answer.NewKey(buf[:0], "/week/:id", uint64(eds.Len())).Str("w", e.Week), htmlType, func() ([]byte, error) {
-		d := page.WeekPage{Week: e.Week, Start: e.Start, End: e.Last, From: e.ChangeFrom, To: e.ChangeTo, JSONURL: "/api/v1/week/" + e.Week,
+		d := render.WeekPage{Week: e.Week, Start: e.Start, End: e.Last, From: e.ChangeFrom, To: e.ChangeTo, JSONURL: "/api/v1/week/" + e.Week,
 			ListSize: weekPageListSize, FullSize: editions.Size}
 		for _, st := range views.Stores {
 			se := e.Stores[st.String()]
 			if se == nil {
 				continue
 			}
-			ws := page.WeekStore{Store: st.String()}
+			ws := render.WeekStore{Store: st.String()}
 			fig := func(def, label string, v int64, sign bool) {
-				f := page.Figure{Definition: st.String() + ".totals." + def, Label: label, Raw: strconv.FormatInt(v, 10), Text: page.Int(v)}
+				f := render.IntFigure(st.String()+".totals."+def, &v).Labelled(label, "")
 				if sign {
-					f.Text = signed(v)
+					f.Text = render.Signed(v)
 				}
 				ws.Figures = append(ws.Figures, f)
 			}
@@ -135,13 +86,13 @@ func (s *API) weekPage(eds *editions.Set, e *editions.Edition) (answer.Reply, er
 			}
 			d.Stores = append(d.Stores, ws)
 		}
-		return page.RenderWeek(d)
+		return render.RenderWeek(d)
 	})
 }
 
 // weekColumns are the columns of an edition's lists, by their entries'
 // JSON field.
-var weekColumns = map[string]page.Column{
+var weekColumns = map[string]render.Column{
 	"change": {Label: "Change", Definition: "growth"}, "percent": {Label: "Change (%)", Definition: "growth"},
 	"size": {Label: "Size", Definition: "size"}, "rank": {Label: "Rank", Definition: "storeRank"},
 	"previousRank": {Label: "Rank a week before", Definition: "storeRank"}, "rating": {Label: "Rating", Definition: "rating"},
@@ -157,8 +108,8 @@ const weekPageListSize = 5
 // weekList is one list of a store's part of an edition (its first
 // weekPageListSize entries), its figures
 // named "<store>.<list>.<field>" for the tests.
-func weekList(st views.Store, name, caption string, entries []editions.Entry, cols []string) page.List {
-	l := page.List{Caption: caption + ", " + st.String(), Empty: "None this week."}
+func weekList(st views.Store, name, caption string, entries []editions.Entry, cols []string) render.List {
+	l := render.List{Caption: caption + ", " + st.String(), Empty: "None this week."}
 	for _, c := range cols {
 		l.Columns = append(l.Columns, weekColumns[c])
 	}
@@ -166,20 +117,20 @@ func weekList(st views.Store, name, caption string, entries []editions.Entry, co
 		if v == nil {
 			return "", ""
 		}
-		return strconv.FormatInt(*v, 10), page.Int(*v)
+		return strconv.FormatInt(*v, 10), render.Int(*v)
 	}
 	for i, e := range entries[:min(len(entries), weekPageListSize)] {
-		entry := page.Entry{Position: i + 1, Name: e.Name, URL: "/listings/" + st.String() + "/" + url.PathEscape(e.ID)}
+		entry := render.Entry{Position: i + 1, Name: e.Name, URL: "/listings/" + st.String() + "/" + url.PathEscape(e.ID)}
 		if entry.Name == "" {
 			entry.Name = e.ID
 		}
 		for _, c := range cols {
-			f := page.Figure{Definition: st.String() + "." + name + "." + c}
+			f := render.Figure{Definition: st.String() + "." + name + "." + c}
 			switch c {
 			case "change":
 				f.Raw, f.Text = i64(e.Change)
 				if e.Change != nil {
-					f.Text = signed(*e.Change)
+					f.Text = render.Signed(*e.Change)
 				}
 			case "size":
 				f.Raw, f.Text = i64(e.Size)
@@ -191,7 +142,7 @@ func weekList(st views.Store, name, caption string, entries []editions.Entry, co
 				}
 			case "rating":
 				if e.Rating != nil {
-					f.Raw, f.Text = strconv.FormatFloat(*e.Rating, 'f', -1, 64), strconv.FormatFloat(*e.Rating, 'f', 2, 64)+" ★"
+					f.Raw, f.Text = strconv.FormatFloat(*e.Rating, 'f', -1, 64), render.Stars(*e.Rating)
 				}
 			case "rank", "previousRank":
 				r := e.Rank
@@ -199,7 +150,7 @@ func weekList(st views.Store, name, caption string, entries []editions.Entry, co
 					r = e.PreviousRank
 				}
 				if r != nil {
-					f.Raw, f.Text = strconv.Itoa(*r), page.Int(int64(*r))
+					f.Raw, f.Text = strconv.Itoa(*r), render.Int(int64(*r))
 				}
 			}
 			entry.Figures = append(entry.Figures, f)

@@ -1,4 +1,4 @@
-package page
+package render
 
 // Definition is what one figure means, as /definitions shows it: the
 // same text as GET /api/v1/definitions.

@@ -1,5 +1,5 @@
-// Package page renders the edge's HTML pages for people and their Atom
-// feeds: the home page, a store's, a chart's, the categories and topics,
+// Package render renders the edge's HTML pages for people and their Atom
+// feeds (package pages answers them): the home page, a store's, a chart's, the categories and topics,
 // the listings' browser, a listing's page (what a person opens from the
 // url of a legacy CSV row or a shared link), a comparison, the weekly
 // editions, the change events, the definitions of the figures, and the
@@ -7,9 +7,11 @@
 // script, usable without CSS, dark by the reader's preference: the
 // figures the JSON answers give, with what they mean a link away, and
 // inline SVG charts readable on a phone. Rendering is pure: the caller
-// gives the figures and the series. Package guard puts every page behind
-// the limits and headers that fit people in browsers.
-package page
+// gives the figures and the series. The templates and the style sheet are
+// files (templates/), parsed once at start; one set of formatting helpers
+// (figures.go) writes integers, signed changes, ratings and percents the
+// same way on every page.
+package render
 
 import (
 	"bytes"
@@ -18,7 +20,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
-	"strconv"
 	"strings"
 )
 
@@ -67,24 +68,6 @@ type Head struct {
 // Alternate is another form of a page's content.
 type Alternate struct {
 	Type, URL, Label string
-}
-
-// Int formats n for a person: 1234567 is "1,234,567".
-func Int(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if neg {
-		return "−" + string(out)
-	}
-	return string(out)
 }
 
 // parse returns the template of the page type name, parsed once at

@@ -1,6 +1,14 @@
-package page
+package render
 
-import "html/template"
+import (
+	"html/template"
+)
+
+// Option is a choice of a filter's select.
+type Option struct {
+	Value, Label string
+	Selected     bool
+}
 
 // Entry is one listing in a list of a page: its place, its name and
 // developer, the address of its page, and the list's figures of it, in

@@ -1,4 +1,4 @@
-package page
+package render
 
 import (
 	"crypto/sha256"

@@ -1,0 +1,101 @@
+package pages
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/pages/render"
+	v1 "github.com/edge-stats/edge/edge/v1"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/changes"
+	"github.com/edge-stats/edge/views/document"
+)
+
+// getEventsFeed answers GET /events.atom: the newest 50 changes the
+// feed's filters keep, as Atom.
+func (s *Pages) getEventsFeed(c *fiber.Ctx) (answer.Reply, error) {
+	st, err := s.api.Current()
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	log, window, err := s.api.ChangeLog(st)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	f, err := v1.EventFilter(c)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	q := filterQuery(c)
+	var buf [256]byte
+	key := answer.NewKey(buf[:0], "/events.atom", st.Replica.Info().Generation).Str("q", q.Encode())
+	return s.cached(key, atomType, func() ([]byte, error) {
+		doc := document.NewEventPage(st.Replica, log, window, f, false, changes.Pos{}, "", feedSize)
+		title := "Changes of listings"
+		if len(q) > 0 {
+			title += " (" + strings.ReplaceAll(q.Encode(), "&", ", ") + ")"
+		}
+		feed := render.Feed{Title: title, ID: "tag:edge,2026:" + withQuery("/events.atom", q), Self: withQuery("/events.atom", q), Alt: withQuery("/events", q)}
+		for _, e := range doc.Events {
+			feed.Entries = append(feed.Entries, render.EventEntry(pageEvent(e, st.Replica)))
+		}
+		return render.RenderFeed(feed, s.cfg.PublicURL)
+	})
+}
+
+// getListingFeed answers GET /listings/{store}/{id}/changes.atom: the
+// listing's newest 50 changes, as Atom.
+func (s *Pages) getListingFeed(c *fiber.Ctx) (answer.Reply, error) {
+	st, l, err := s.api.ListingParams(c)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	log, _, err := s.api.ChangeLog(st)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	var buf [160]byte
+	key := answer.NewKey(buf[:0], "/listings/:store/:id/changes.atom", st.Replica.Info().Generation).Int("s", int64(l.Store)).Str("id", l.ID)
+	return s.cached(key, atomType, func() ([]byte, error) {
+		cs, _ := log.Listing(l.Store, l.ID, changes.Pos{}, feedSize)
+		path := "/listings/" + l.Store.String() + "/" + url.PathEscape(l.ID)
+		name := l.Name
+		if name == "" {
+			name = l.ID
+		}
+		feed := render.Feed{Title: "Changes of " + name + " (" + l.Store.String() + ")", ID: "tag:edge,2026:" + path + "/changes.atom",
+			Self: path + "/changes.atom", Alt: path}
+		for _, ch := range cs {
+			feed.Entries = append(feed.Entries, render.EventEntry(pageEvent(document.NewEvent(ch, st.Replica), st.Replica)))
+		}
+		return render.RenderFeed(feed, s.cfg.PublicURL)
+	})
+}
+
+// getWeeksFeed answers GET /weeks.atom: the editions as Atom, an entry
+// an edition, newest first.
+func (s *Pages) getWeeksFeed(c *fiber.Ctx) (answer.Reply, error) {
+	eds := s.editions.Load()
+	if err := weeksNotReady(eds); err != nil {
+		return answer.Reply{}, err
+	}
+	var buf [32]byte
+	return s.cached(answer.NewKey(buf[:0], "/weeks.atom", uint64(eds.Len())), atomType, func() ([]byte, error) {
+		feed := render.Feed{Title: "Weekly editions", ID: "tag:edge,2026:/weeks.atom", Self: "/weeks.atom", Alt: "/weeks"}
+		for _, w := range eds.Weeks()[:min(feedSize, len(eds.Weeks()))] {
+			e := eds.Get(w)
+			summary := "The week " + e.Start + " to " + e.Last + ":"
+			for _, st := range views.Stores {
+				if se := e.Stores[st.String()]; se != nil {
+					summary += " " + st.String() + " " + render.Int(int64(se.Totals.Live)) + " live (" + render.Signed(int64(se.Totals.LiveChange)) + ");"
+				}
+			}
+			feed.Entries = append(feed.Entries, render.FeedEntry{ID: "tag:edge,2026:week:" + e.Week, Title: "Week " + e.Week,
+				URL: "/week/" + e.Week, Summary: summary, Updated: e.Cutoff.UTC()})
+		}
+		return render.RenderFeed(feed, s.cfg.PublicURL)
+	})
+}

@@ -1,0 +1,180 @@
+// Package pages answers the edge's pages for people and their Atom feeds,
+// one file per page type: the home page, a store's, a chart's, the
+// categories and topics, the listings' browser, a listing's page (what a
+// person opens from the url of a legacy CSV row or a shared link), a
+// comparison, the change events, the weekly editions, the figures'
+// definitions and /robots.txt. A page is a codec of the same typed result
+// its JSON twin in package v1 writes (one query, one preamble, one cache
+// key discipline); package render holds the templates (files parsed once
+// at start) and the formatting every page shares, and package guard puts
+// every page behind the bounds and headers that fit people in browsers.
+// Pages are answers like any other: cached per view generation, with weak
+// ETags and 304s, sent by the same responder.
+package pages
+
+import (
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/pages/render"
+	"github.com/edge-stats/edge/edge/problem"
+	v1 "github.com/edge-stats/edge/edge/v1"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/editions"
+	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views/served"
+)
+
+// Config holds the pages' budgets and address.
+type Config struct {
+	ReadBudget time.Duration // longest a listing page's read of its year of sizes may take
+	PublicURL  string        // the service's public address, for the feeds' absolute links
+}
+
+// Sources are what the pages are made from: the API's queries, whose
+// typed results the pages write as HTML, and the published state.
+type Sources struct {
+	API      *v1.API
+	State    *views.Published[served.State]
+	Editions *views.Published[editions.Set]
+	DB       *analytics.Lazy // for a listing page's year of sizes
+	Answers  *answer.Cache
+	Log      *slog.Logger
+}
+
+// Pages answers the pages for people and their feeds.
+type Pages struct {
+	cfg      Config
+	api      *v1.API
+	state    *views.Published[served.State]
+	editions *views.Published[editions.Set]
+	db       *analytics.Lazy
+	answers  *answer.Cache
+	log      *slog.Logger
+	// respond sends the home page's answer (getHomePage is a plain
+	// handler: it passes a program's request on to the API's home).
+	respond answer.Responder
+	// definitions is the page of the figures' definitions, and robots
+	// the site's /robots.txt, both made once.
+	definitions, robots *answer.Answer
+}
+
+// New returns the pages made from src.
+func New(cfg Config, src Sources) (*Pages, error) {
+	defs := make([]render.Definition, len(v1.Definitions))
+	for i, d := range v1.Definitions {
+		defs[i] = render.Definition{Name: d.Name, Measures: d.Measures, Window: d.Window, Cadence: d.Cadence, Null: d.Null}
+	}
+	body, err := render.RenderDefinitions(defs, "/api/v1/definitions")
+	if err != nil {
+		return nil, err
+	}
+	definitions := answer.New(body, htmlType)
+	definitions.SetModified(time.Now())
+	definitions.Tag("edge", "edge-page", "page-definitions")
+	robots := answer.New([]byte(render.Robots), fiber.MIMETextPlainCharsetUTF8).Tag("edge", "edge-page", "page-robots")
+	return &Pages{cfg: cfg, api: src.API, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers, log: src.Log,
+		definitions: definitions, robots: robots}, nil
+}
+
+// Routes adds the pages for people to app, behind guard (the pages'
+// bounds, headers and HTML errors: package guard), each answer sent by
+// respond: the home page, a store's, its charts, categories and topics,
+// the listings' browser, a listing's page (the url of a legacy CSV row),
+// which reads its year of sizes from ClickHouse once a view generation, a
+// comparison, the change events and the weekly editions with their Atom
+// feeds, the figures' definitions and /robots.txt.
+func (s *Pages) Routes(app *fiber.App, guard fiber.Handler, respond answer.Responder) {
+	app.Get("/listings", guard, respond.Handle(s.getBrowsePage))
+	app.Get("/compare", guard, respond.Handle(s.getComparePage))
+	app.Get("/listings/:store/:id", guard, respond.Handle(s.getPage))
+	app.Get("/charts/:store", guard, respond.Handle(s.getChartPage))
+	app.Get("/stores/:store", guard, respond.Handle(s.getStorePage))
+	app.Get("/categories/:store", guard, respond.Handle(s.getCategoriesPage))
+	app.Get("/tags", guard, respond.Handle(s.getTagsPage))
+	app.Get("/tags/:slug/:store", guard, respond.Handle(s.getTagPage))
+	app.Get("/events", guard, respond.Handle(s.getEventsPage))
+	app.Get("/weeks", guard, respond.Handle(s.getWeeksPage))
+	app.Get("/weeks.atom", guard, respond.Handle(s.getWeeksFeed))
+	app.Get("/week", guard, respond.Handle(s.getLatestWeekPage))
+	app.Get("/week/:id", guard, respond.Handle(s.getWeekPage))
+	app.Get("/events.atom", guard, respond.Handle(s.getEventsFeed))
+	app.Get("/listings/:store/:id/changes.atom", guard, respond.Handle(s.getListingFeed))
+	s.respond = respond
+	app.Get("/", guard, s.getHomePage)
+	app.Get("/robots.txt", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
+		return answer.Reply{Answer: s.robots, CacheControl: pageCacheControl}, nil
+	}))
+	app.Get("/definitions", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
+		return answer.Reply{Answer: s.definitions, CacheControl: pageCacheControl}, nil
+	}))
+}
+
+// The content types of the pages and of the feeds.
+const (
+	htmlType = fiber.MIMETextHTMLCharsetUTF8
+	atomType = "application/atom+xml; charset=utf-8"
+)
+
+// pageCacheControl is the Cache-Control of the pages and feeds: the same
+// for every reader (no key, no per-caller header), so a CDN may keep them
+// as it keeps the legacy API's answers (docs/pages.md, Built like every
+// other answer).
+var pageCacheControl = answer.Public(60 * time.Second)
+
+// cached is a page or a feed of contentType that render makes, kept in
+// the answer cache under key (whose generation says when it is made
+// again), with its cache tags (pageAnswer).
+func (s *Pages) cached(key answer.Key, contentType string, render func() ([]byte, error)) (answer.Reply, error) {
+	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		body, err := render()
+		if err != nil {
+			return nil, err
+		}
+		return pageAnswer(key, contentType, body), nil
+	})
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
+}
+
+// htmlAnswer is a page render makes from the published figures f.
+func (s *Pages) htmlAnswer(f *figures.Figures, key answer.Key, render func(*figures.Figures) ([]byte, error)) (answer.Reply, error) {
+	return s.cached(key, htmlType, func() ([]byte, error) { return render(f) })
+}
+
+// pageAnswer is a page or a feed of key's route, with its cache tags
+// (docs/operations.md, Behind a CDN): "edge", "edge-page" on every page
+// and feed, and the route's ("page-charts" for /charts/{store},
+// "page-home" for /, "page-events-atom" for /events.atom).
+func pageAnswer(key answer.Key, contentType string, body []byte) *answer.Answer {
+	return answer.New(body, contentType).Tag("edge", "edge-page", pageTag(key))
+}
+
+// pageTag is the cache tag of key's route: its path's literal segments,
+// joined by '-' after "page", with '.' as '-'.
+func pageTag(key answer.Key) string {
+	route, _, _ := strings.Cut(string(key.Text()), "@")
+	var parts []string
+	for _, seg := range strings.Split(route, "/") {
+		if seg != "" && !strings.HasPrefix(seg, ":") {
+			parts = append(parts, strings.ReplaceAll(seg, ".", "-"))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"home"}
+	}
+	return "page-" + strings.Join(parts, "-")
+}
+
+// readProblem logs a failed read from ClickHouse and returns its answer.
+func (s *Pages) readProblem(what string, err error) *problem.Problem {
+	s.log.Warn("read-through failed", "what", what, "err", err)
+	return problem.ReadFailed(what, err)
+}

@@ -1,0 +1,23 @@
+package render
+
+// BrowsePage is the listings' browser: a plain GET form of the v1
+// listings' filters and sorts, and a page of listings, the next by cursor.
+type BrowsePage struct {
+	Stores, Sorts, Orders []Option
+	Q, Category, Tag      string
+	List                  List
+	Next                  string // the next page's address, "" at the end
+	Partial               bool   // the text search ran out of its budget
+	JSONURL               string
+}
+
+// RenderBrowse returns the listings' browser.
+func RenderBrowse(d BrowsePage) ([]byte, error) {
+	return execute(browsePage, struct {
+		BrowsePage
+		Head Head
+	}{d, Head{Title: "Listings · search and sort", Description: "Search the listings of five stores by name or developer, filter them by store, category or topic, and sort them by size, growth, rating or rank climb.",
+		Alternates: []Alternate{{"application/json", d.JSONURL, "these listings as JSON"}}}})
+}
+
+var browsePage = parse("browse", nil)

@@ -1,0 +1,39 @@
+package render
+
+import (
+	"time"
+)
+
+// Event is one change of a listing as a page and a feed give it.
+type Event struct {
+	ID    string // the event's eventId
+	At    time.Time
+	Store string
+	Name  string // the listing's name (its id when it has none)
+	URL   string // the listing's page
+	Kind  string
+	What  string // the change in words
+}
+
+// EventsPage is what the event feed's page shows.
+type EventsPage struct {
+	Title, Intro  string
+	Stores, Kinds []Option // the filters
+	Permission    string
+	Events        []Event
+	Older         string // the next page's address, "" at the end
+	JSONURL       string
+	AtomURL       string
+	FormAction    string // "" for no filter form (a listing's changes)
+}
+
+// RenderEvents returns a page of events.
+func RenderEvents(d EventsPage) ([]byte, error) {
+	return execute(eventsPage, struct {
+		EventsPage
+		Head Head
+	}{d, Head{Title: d.Title, Description: d.Intro,
+		Alternates: []Alternate{{"application/json", d.JSONURL, "the events as JSON"}, {"application/atom+xml", d.AtomURL, "their Atom feed"}}}})
+}
+
+var eventsPage = parse("events", nil)

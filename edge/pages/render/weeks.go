@@ -1,0 +1,17 @@
+package render
+
+// WeekRef is an edition in the list of editions.
+type WeekRef struct {
+	Week, Start, End, URL string
+}
+
+// RenderWeeks returns the page of every weekly edition, newest first.
+func RenderWeeks(weeks []WeekRef) ([]byte, error) {
+	return execute(weeksPage, struct {
+		Weeks []WeekRef
+		Head  Head
+	}{weeks, Head{Title: "Weekly editions", Description: "Every weekly edition: each store's week in listings, the biggest gainers, climbers, newcomers and departures.",
+		Alternates: []Alternate{{"application/json", "/api/v1/weeks", "the editions as JSON"}, {"application/atom+xml", "/weeks.atom", "their Atom feed"}}}})
+}
+
+var weeksPage = parse("weeks", nil)

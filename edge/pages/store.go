@@ -1,0 +1,49 @@
+package pages
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/pages/render"
+	v1 "github.com/edge-stats/edge/edge/v1"
+	"github.com/edge-stats/edge/views/document"
+	"github.com/edge-stats/edge/views/figures"
+)
+
+// getStorePage answers GET /stores/{store}: the store's statistics (as
+// /api/v1/stores/{store}/stats), the top of each chart and its categories.
+func (s *Pages) getStorePage(c *fiber.Ctx) (answer.Reply, error) {
+	store, err := v1.StoreParam(c)
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	f, gen, err := s.api.Figures("The store's statistics are")
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	var buf [64]byte
+	return s.htmlAnswer(f, answer.NewKey(buf[:0], "/stores/:store", gen).Int("s", int64(store)), func(f *figures.Figures) ([]byte, error) {
+		st := f.Stats(store)
+		d := render.StorePage{Store: store.String(), AsOf: st.AsOf.UTC().Format("2006-01-02 15:04 UTC"), JSONURL: "/api/v1/stores/" + store.String() + "/stats"}
+		n := func(def, label string, v int64) {
+			d.Figures = append(d.Figures, render.IntFigure(def, &v).Labelled(label, ""))
+		}
+		n("live", "Live listings", int64(st.Live))
+		n("known", "Known listings", int64(st.Known))
+		n("delisted", "Delisted", int64(st.Delisted))
+		n("newThisWeek", "New in the last 7 days", int64(st.NewThisWeek))
+		n("delistedThisWeek", "Delisted in the last 7 days", int64(st.DelistedThisWeek))
+		n("totalSize", "Total size ("+st.SizeMeasure+")", st.TotalSize)
+		n("totalSizeChange7d", "Total size, change over 7 days", st.TotalSizeChange7d)
+		d.Figures[len(d.Figures)-1].Text = render.Signed(st.TotalSizeChange7d)
+		d.Figures = append(d.Figures, render.RatingFigure("averageRating", st.AverageRating).Labelled("Average rating", "no rated listing"))
+		for _, ch := range figures.Charts {
+			d.Charts = append(d.Charts, chartList(trimChart(document.NewChart(f, store, ch, ""), storeTop), store, "/charts/"+store.String()+chartQuery(ch, "")))
+		}
+		for _, cat := range f.Categories(store) {
+			d.Categories = append(d.Categories, render.Category{Name: cat.Name, Listings: cat.Listings,
+				URL: "/charts/" + store.String() + chartQuery(figures.ChartTop, cat.Name)})
+		}
+		return render.RenderStore(d)
+	})
+}

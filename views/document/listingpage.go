@@ -1,0 +1,36 @@
+package document
+
+import (
+	"github.com/edge-stats/edge/internal/jsonw"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
+)
+
+// ListingPage is a page of listings, as /api/v1/listings and the listings'
+// page give it. Its JSON is written as it goes: each
+// listing's document is filled in turn into one, so that a page of 200
+// costs no document per listing. Its JSON is a list of
+// Listing documents (TestListPageAppendsAsMarshal in edge/v1).
+type ListingPage struct {
+	Listings   []*views.Listing
+	Figures    *figures.Figures
+	NextCursor *string // the cursor of the next page; nil on the last
+	Partial    bool    // a search cut short by its time budget: no next page is offered
+}
+
+// AppendJSON appends the page's JSON.
+func (p *ListingPage) AppendJSON(b []byte) []byte {
+	b = append(jsonw.Key(append(b, '{'), "listings"), '[')
+	var d Listing
+	for i, l := range p.Listings {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		d.Fill(l, p.Figures)
+		b = d.AppendJSON(b)
+	}
+	b = append(b, ']')
+	b = jsonw.StringPtr(jsonw.Key(b, "nextCursor"), p.NextCursor)
+	b = jsonw.Bool(jsonw.Key(b, "partial"), p.Partial)
+	return append(b, '}')
+}

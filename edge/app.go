@@ -3,12 +3,9 @@ package edge
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -18,8 +15,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/analytics"
@@ -30,7 +25,6 @@ import (
 	"github.com/edge-stats/edge/edge/apidocs"
 	"github.com/edge-stats/edge/edge/apikey"
 	"github.com/edge-stats/edge/edge/attempts"
-	"github.com/edge-stats/edge/edge/claims"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/legacy"
@@ -41,7 +35,6 @@ import (
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/replay"
 	"github.com/edge-stats/edge/edge/stream"
-	"github.com/edge-stats/edge/edge/transport"
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/edge/webhooks"
 	"github.com/edge-stats/edge/mcp"
@@ -49,156 +42,6 @@ import (
 	"github.com/edge-stats/edge/views/editions"
 	"github.com/edge-stats/edge/views/served"
 )
-
-// Config holds the server's settings.
-type Config struct {
-	Listen          string        // address to listen on
-	ReadTimeout     time.Duration // whole request, headers and body
-	WriteTimeout    time.Duration // whole response
-	IdleTimeout     time.Duration // keep-alive connections
-	ShutdownTimeout time.Duration // how long a graceful stop may wait for requests in flight
-	// DrainTimeout is how long a stopping server keeps its open
-	// connections, answering each one's next request with Connection:
-	// close, before it closes those still idle (a client's next request
-	// then goes to the process that took over the listener).
-	DrainTimeout   time.Duration
-	CacheMB        int               // answer cache size in MiB
-	QueryMinUses   int               // asks of a query of the long tail before its answer is kept: 1 or 2 (the default; answer.Cache.SetMinUses)
-	PublicURL      string            // the service's public address, for links such as the CSV's url column
-	TrustedProxies clientip.Prefixes // connections from these may name the client in ClientHeader
-	ClientHeader   string            // the header trusted proxies name the client in: x-forwarded-for (default) or forwarded (RFC 7239)
-	IPv6Prefix     int               // leading bits of an IPv6 address that name one caller for every per-address limit (default 64)
-	FairUseRate    float64           // legacy API: requests a second per address (0 turns it off)
-	FairUseBurst   int               // legacy API: requests an address may make at once
-	FairUseExempt  clientip.Prefixes // legacy API and pages: addresses without fair use, such as a CDN's
-	// PageRate and PageBurst bound the HTML pages per address: pages a
-	// second, and at once (package pages/guard).
-	PageRate       float64
-	PageBurst      int
-	PublicMaxAge   time.Duration   // legacy API: max-age of its public Cache-Control
-	ReadBudget     time.Duration   // longest a per-request ClickHouse read may take
-	TextBudget     time.Duration   // time budget of q on /api/v1/listings, searched in memory
-	SearchBudget   time.Duration   // time budget of review searches in ClickHouse (whole seconds on 18.16)
-	SearchMaxRows  uint64          // rows a review search may read in ClickHouse (0: no bound)
-	Limits         limits.Config   // the v1 API's limits and search pool
-	Webhooks       webhooks.Config // the webhooks (off without a key)
-	Stream         stream.Config   // the event streams' bounds (zero fields: their defaults)
-	NoLimits       bool            // serve v1 without keys and limits (an internal edge behind a gateway that applies them; benchmarks)
-	SDKOnlyTools   bool            // answer every /mcp request through the MCP SDK, without the fast tools/call path (for comparison)
-	KeysEvery      time.Duration   // how often the key list is reloaded from ClickHouse
-	UsageEvery     time.Duration   // how often the day's usage is flushed to ClickHouse and the fleet's totals read back
-	SignInFailures int             // failed sign-ins at one e-mail address from one client address in SignInWindow (a client address may fail three times as many at any)
-	SignInWindow   time.Duration   // the window of the sign-in limits
-	// SignInEmailFailures is the failed sign-ins at one e-mail address
-	// from every client address together in SignInWindow.
-	SignInEmailFailures int
-	// HashWait is how long a sign-in or sign-up waits for a password
-	// hashing slot before it answers 503.
-	HashWait time.Duration
-	SignUps  int  // accounts one client address may make an hour
-	RawIO    bool // accepted connections use raw system calls and sendfile (package transport); false: the standard library's
-	// Replay answers a cached answer's repeated requests on the raw
-	// connection, before fasthttp and fiber read them, from a record of
-	// the slow path's answer (package replay; needs RawIO).
-	Replay bool
-	// The bounds of a request: its URI (414 past it), its request line
-	// and headers together (431), its body (413). The request line and
-	// headers are read into a buffer of MaxHeaderBytes a connection.
-	MaxURIBytes, MaxHeaderBytes, MaxBodyBytes int
-	// NoPrecompress turns off the encoding of the published answers at the
-	// best level after each publish (they are then compressed at the fast
-	// level when first asked for in a coding); for tests.
-	NoPrecompress bool
-	// Misses bounds the uncached answers to queries (listings, legacy
-	// pages, CSV) computed at once: their share of the CPU and how long
-	// one waits for its turn (package missgate).
-	Misses missgate.Config
-}
-
-// DefaultConfig returns the settings used when none are given.
-func DefaultConfig() Config {
-	return Config{
-		Stream:              stream.Config{}.Defaults(),
-		Listen:              "127.0.0.1:8080",
-		ReadTimeout:         10 * time.Second,
-		WriteTimeout:        30 * time.Second,
-		IdleTimeout:         2 * time.Minute,
-		ShutdownTimeout:     15 * time.Second,
-		DrainTimeout:        5 * time.Second,
-		CacheMB:             256,
-		QueryMinUses:        2,
-		PublicURL:           "http://127.0.0.1:8080",
-		FairUseRate:         1,
-		FairUseBurst:        20,
-		PageRate:            guard.Default().Rate,
-		PageBurst:           guard.Default().Burst,
-		PublicMaxAge:        time.Minute,
-		ReadBudget:          2 * time.Second,
-		TextBudget:          100 * time.Millisecond,
-		SearchBudget:        time.Second,
-		SearchMaxRows:       200_000_000,
-		Limits:              limits.DefaultConfig(),
-		Misses:              missgate.DefaultConfig(),
-		KeysEvery:           10 * time.Second,
-		UsageEvery:          2 * time.Second,
-		SignInFailures:      10,
-		SignInWindow:        15 * time.Minute,
-		SignInEmailFailures: 100,
-		HashWait:            keys.HashWait,
-		SignUps:             5,
-		RawIO:               true,
-		Replay:              true,
-		IPv6Prefix:          clientip.DefaultIPv6Prefix,
-		MaxURIBytes:         8 << 10,
-		MaxHeaderBytes:      16 << 10,
-		MaxBodyBytes:        1 << 20,
-	}
-}
-
-// Sources are what the server answers from: the published states, and the
-// background jobs' status for /readyz and /metrics.
-type Sources struct {
-	State    *views.Published[served.State]
-	Editions *views.Published[editions.Set]
-	Jobs     func() []cron.Status // may be nil
-	DB       *analytics.Lazy      // for reads that go to ClickHouse per request (history, reviews, accounts); may be nil
-	// SyncDB is the pool of the usage sync and of the keys' refresh, apart
-	// from DB so that slow per-request reads cannot starve them (nil: DB).
-	SyncDB *analytics.Lazy
-	Usage  limits.Store // the fleet's daily usage; nil: the usage tables of SyncDB
-	// Attempts is the fleet's log of the account routes' attempts (sign-
-	// ups, failed sign-ins), which their limits count; nil: the attempts
-	// log of SyncDB.
-	Attempts attempts.Store
-	// Claims, when set, sends each account attempt to the fleet's
-	// leading edge while another edge leads (package claims): a following
-	// edge of a fleet. The leader's side is Server.ClaimsHandler.
-	Claims *claims.Client
-	// KeysGate, when set, decides on each tick whether to reload the
-	// keys (a following edge of a fleet: package relay); its ticks are
-	// then at least once a second, each reload still at most every
-	// KeysEvery unless the leader's list changed.
-	KeysGate keys.Gate
-	// Exports are the daily bulk exports to list and serve (nil: none).
-	Exports v1.Exports
-	// Leading says whether this edge leads its fleet, for the work a
-	// fleet does once (webhook deliveries); nil: it does (alone).
-	Leading func() bool
-	// Epoch is the epoch of this edge's lead (package cron/leader), which
-	// fences what an earlier leader writes late (nil: 0).
-	Epoch func() int64
-	// Fleet, when set, returns what this edge knows of its fleet's leader
-	// (a JSON value: fleet.Status), shown in /readyz as "fleet".
-	Fleet func() any
-	// Collectors are metrics of the edge's other parts (its fleet's) to
-	// serve on /metrics.
-	Collectors []prometheus.Collector
-	// Building returns a channel closed once the state the edge is
-	// reading or building is published, or nil while it builds none
-	// (cron.Views.Building): the answers' precompression waits for it
-	// between answers (nil: it never waits).
-	Building func() <-chan struct{}
-}
 
 // Server is the edge's HTTP server: it wires the APIs (packages v1,
 // legacy, account and the tool server) to one fiber app behind metrics,
@@ -421,121 +264,3 @@ func (s *Server) KeysVersion() string { return s.keys.Version() }
 // claim from this edge while it leads (package claims), with this edge's
 // own windows.
 func (s *Server) ClaimsHandler() http.Handler { return s.accounts.ClaimsHandler() }
-
-// Serve answers on ln until ctx is done, then stops gracefully: it stops
-// accepting, answers each open connection's next request with
-// Connection: close for up to DrainTimeout, lets requests in flight
-// finish (up to ShutdownTimeout) and returns.
-//
-// Before it answers, it loads the keys, the fleet's usage of the day and
-// the fleet's attempts at the account routes of their limits' windows
-// (waiting at most a few seconds: while ClickHouse is out of reach, v1
-// calls and sign-ups answer 503 until a later sync succeeds), and keeps
-// them in sync while it runs. Its last act is to flush the calls it counted.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	first, cancelFirst := context.WithTimeout(ctx, 5*time.Second)
-	if err := s.keys.Load(first); err != nil {
-		s.log.Warn("sync failing; will retry", "what", "keys", "err", err)
-	}
-	if err := s.limits.Usage.Sync(first); err != nil {
-		s.log.Warn("sync failing; will retry", "what", "usage", "err", err)
-	}
-	if err := s.accounts.StartAttempts(first); err != nil {
-		s.log.Warn("sync failing; will retry", "what", "attempts", "err", err)
-	}
-	cancelFirst()
-	syncCtx, stopSync := context.WithCancel(context.Background())
-	var synced sync.WaitGroup
-	keysTick := s.cfg.KeysEvery
-	if s.keysTick > 0 {
-		keysTick = min(keysTick, s.keysTick)
-	}
-	synced.Go(func() { s.keys.Run(syncCtx, keysTick, s.cfg.ReadBudget+5*time.Second, s.log) })
-	synced.Go(func() { s.limits.Usage.Run(syncCtx, s.cfg.UsageEvery, max(s.cfg.UsageEvery, 2*time.Second), s.log) })
-	synced.Go(func() { s.accounts.RunAttempts(syncCtx, s.cfg.UsageEvery, max(s.cfg.UsageEvery, 2*time.Second)) })
-	if !s.cfg.NoPrecompress {
-		synced.Go(func() { s.precompress(syncCtx) })
-	}
-	// The miss gate takes the CPU to be contended only while answers that
-	// need no computing are served: the cache's hits and the replays.
-	cached := []prometheus.Counter{s.answers.HitCounter()}
-	if s.replay != nil {
-		cached = append(cached, s.replay.ReplayCounter())
-	}
-	s.misses.SetCached(func() uint64 {
-		var n uint64
-		for _, c := range cached {
-			var m dto.Metric
-			if c.Write(&m) == nil && m.Counter != nil {
-				n += uint64(m.Counter.GetValue())
-			}
-		}
-		return n
-	})
-	synced.Go(func() { s.misses.Watch(syncCtx) })
-	// The event streams: broadcast each state's events; ended when the
-	// server stops, before its drain (they never end by themselves).
-	streamsDone := make(chan struct{})
-	stopStreams := sync.OnceFunc(func() { close(streamsDone) })
-	var streams sync.WaitGroup
-	streams.Go(func() { s.stream.Run(streamsDone) })
-	defer func() { stopStreams(); streams.Wait() }()
-	if s.deliverer != nil {
-		dctx, stopDeliveries := context.WithCancel(context.Background())
-		var delivering sync.WaitGroup
-		delivering.Go(func() { s.deliverer.Run(dctx) })
-		defer func() { stopDeliveries(); delivering.Wait() }()
-	}
-	defer func() {
-		stopSync()
-		synced.Wait()
-		// Its last act: write the calls counted since the last sync.
-		fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.limits.Usage.Flush(fctx); err != nil {
-			s.log.Error("calls counted since the last sync are lost", "err", err)
-		}
-	}()
-	errc := make(chan error, 1)
-	opts := transport.Options{Raw: s.cfg.RawIO, ReadTimeout: s.cfg.ReadTimeout, IdleTimeout: s.cfg.IdleTimeout, WriteTimeout: s.cfg.WriteTimeout}
-	if s.replay != nil {
-		opts.Replay = s.replay
-	}
-	tl := transport.Listen(ln, opts)
-	go func() { errc <- s.app.Listener(tl) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	// Stop accepting (a process that took over the listener accepts from
-	// now on), answer each open connection's next request with
-	// Connection: close, and wait for them to go, up to DrainTimeout: a
-	// client of a keep-alive connection sees it closed after an answer,
-	// never under a request it is sending.
-	s.draining.Store(true)
-	stopStreams()
-	ln.Close()
-	// The accept loop ends at once. fasthttp counts it as an open
-	// connection while it runs and takes one off the count it reports
-	// for it (GetOpenConnectionsCount): once the loop has ended, the
-	// count it reports is one short until Shutdown begins.
-	lerr := <-errc
-	for deadline := time.Now().Add(s.cfg.DrainTimeout); s.app.Server().GetOpenConnectionsCount()+1 > 0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	// The connections still open wait for a request, or serve one. Those
-	// waiting on the replay path end now, as fasthttp's Shutdown ends
-	// the waiting ones it sees (it does not see these).
-	transport.Drain(tl)
-	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
-	defer cancel()
-	err := s.app.ShutdownWithContext(sctx)
-	if errors.Is(err, net.ErrClosed) {
-		err = nil // the listener closed above
-	}
-	if err == nil && lerr != nil && !errors.Is(lerr, net.ErrClosed) {
-		err = lerr
-	}
-	return err
-}

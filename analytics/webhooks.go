@@ -89,7 +89,7 @@ type WebhookCursor struct {
 	FailingSince time.Time // zero when the next delivery has not failed
 	Attempts     uint32    // failed attempts of the next delivery
 	// Epoch is the fleet leadership's under which the deliveries it
-	// records were made (package cron/leader; 0 for an edge alone, and
+	// records were made (package fleet/leader; 0 for an edge alone, and
 	// for an endpoint no leader has written yet): a cursor of a larger
 	// epoch wins over any of a smaller one, whenever it was written, so
 	// that a leader that lost its lease and writes late cannot move back

@@ -18,7 +18,7 @@ import (
 )
 
 // deltaSource gives a follower a chain of deltas through states, read as
-// cron/fleet reads them (one after another, with the same options), and
+// fleet/exchange reads them (one after another, with the same options), and
 // records the collector's GOGC while it reads.
 type deltaSource struct {
 	states    []*replica.Replica // the one held first
@@ -142,7 +142,7 @@ func TestBuildingUntilThePublish(t *testing.T) {
 	}
 }
 
-// wholeSource gives a follower its first state whole, as cron/fleet reads
+// wholeSource gives a follower its first state whole, as fleet/exchange reads
 // one (the count of its listings told first).
 type wholeSource struct{ r *replica.Replica }
 

@@ -43,7 +43,7 @@ type Exports struct {
 func (e *Exports) WaitFor(ready func(ctx context.Context) error) { e.ready = ready }
 
 // ExportsSource is where an edge of a fleet copies its exports from
-// instead of building them (package cron/fleet).
+// instead of building them (package fleet/exchange).
 type ExportsSource interface {
 	// Days returns the days the source has, newest first; an error
 	// wrapping ErrNoSource says the edge should build its own.

@@ -14,7 +14,7 @@ import (
 )
 
 // StateSource is where an edge of a fleet takes its state from instead
-// of loading it from ClickHouse (package cron/fleet).
+// of loading it from ClickHouse (package fleet/exchange).
 type StateSource interface {
 	// Fetch returns the source's newest state when its tag differs from
 	// have: a replica read as o says (its generation, the replica it
@@ -60,17 +60,22 @@ func (v *Views) FollowedTag() string {
 // FollowJob returns the job that asks the state source for a newer state
 // and publishes it; it does nothing when there is none to follow.
 func (v *Views) FollowJob(schedule string) Job {
-	return Job{Name: "follow", Schedule: schedule, Quiet: true, Run: func(ctx context.Context) error {
-		if v.source == nil {
-			return nil
-		}
-		v.mu.Lock()
-		defer v.mu.Unlock()
-		if err := v.follow(ctx); err != nil && !errors.Is(err, ErrNoSource) {
-			return err
-		}
+	return Job{Name: "follow", Schedule: schedule, Quiet: true, Run: v.FollowNow}
+}
+
+// FollowNow takes the source's newest state, if it has a newer one, as
+// the follow job does: what a fleet's member calls the moment the
+// leader publishes. It waits for a load or a follow in progress.
+func (v *Views) FollowNow(ctx context.Context) error {
+	if v.source == nil {
 		return nil
-	}}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if err := v.follow(ctx); err != nil && !errors.Is(err, ErrNoSource) {
+		return err
+	}
+	return nil
 }
 
 // follow publishes the source's state when it is newer than the one

@@ -24,6 +24,10 @@ type Job struct {
 	// Quiet logs the job's successful runs at debug level: a job that
 	// runs every few seconds and mostly finds nothing to do.
 	Quiet bool
+	// OnLead runs the job at once when this edge comes to lead its fleet
+	// (Runner.RunOnLead): a fleet's once-jobs do not wait for their next
+	// schedule on a new leader.
+	OnLead bool
 }
 
 // Status is what is known about a job's runs.
@@ -142,6 +146,29 @@ func (r *Runner) RunNow(name string) error {
 	found.running.Lock()
 	defer found.running.Unlock()
 	return r.once(found)
+}
+
+// RunOnLead runs every job marked OnLead now, one after another (each
+// after any run of it in progress), and returns their errors, each
+// naming its job.
+func (r *Runner) RunOnLead() []error {
+	r.mu.Lock()
+	var lead []*entry
+	for _, e := range r.jobs {
+		if e.OnLead {
+			lead = append(lead, e)
+		}
+	}
+	r.mu.Unlock()
+	var errs []error
+	for _, e := range lead {
+		e.running.Lock()
+		if err := r.once(e); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", e.Name, err))
+		}
+		e.running.Unlock()
+	}
+	return errs
 }
 
 // once makes one attempt and records its outcome.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -151,5 +152,44 @@ func TestRunNowOfNoSuchJob(t *testing.T) {
 	}
 	if err := r.RunNow("fails"); err == nil || errors.Is(err, ErrNoJob) {
 		t.Errorf("a job that fails: %v, want its own error", err)
+	}
+}
+
+// TestRunOnLead: a new leader runs the jobs marked OnLead at once, each
+// once, and no other; a failure names its job and does not stop the
+// others; a job skipped by OnlyIf is counted as skipped.
+func TestRunOnLead(t *testing.T) {
+	r := New(context.Background(), quiet(), fastBackoff())
+	var ran sync.Map
+	job := func(name string, onLead bool, err error, onlyIf func() bool) Job {
+		return Job{Name: name, Schedule: "@every 1h", OnLead: onLead, OnlyIf: onlyIf, Run: func(context.Context) error {
+			n, _ := ran.LoadOrStore(name, new(atomic.Int32))
+			n.(*atomic.Int32).Add(1)
+			return err
+		}}
+	}
+	for _, j := range []Job{job("ranks", true, nil, nil), job("refresh", false, nil, nil), job("editions", true, errors.New("broken"), nil),
+		job("retention", true, nil, func() bool { return false })} {
+		if err := r.Add(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := r.RunOnLead()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "editions") || !strings.Contains(errs[0].Error(), "broken") {
+		t.Errorf("errors %v, want the editions' alone, naming it", errs)
+	}
+	for name, want := range map[string]int32{"ranks": 1, "editions": 1, "refresh": 0, "retention": 0} {
+		var got int32
+		if n, ok := ran.Load(name); ok {
+			got = n.(*atomic.Int32).Load()
+		}
+		if got != want {
+			t.Errorf("%s ran %d times, want %d", name, got, want)
+		}
+	}
+	for _, s := range r.Status() {
+		if s.Name == "retention" && s.Skipped != 1 {
+			t.Errorf("retention (not this edge's to run): skipped %d, want 1", s.Skipped)
+		}
 	}
 }

@@ -36,7 +36,7 @@ targets=(
 	"./edge/access FuzzKeyHeaders"
 	"./edge/clientip FuzzClientHeaders"
 	"./edge/egress FuzzCheckURL"
-	"./cron/leader FuzzMemberCheck"
+	"./fleet/leader FuzzMemberCheck"
 	"./edge/account FuzzBasicCredentials"
 	"./edge/account FuzzSignUpBody"
 	"./views/textindex FuzzTextSearch /4"

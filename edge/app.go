@@ -79,57 +79,17 @@ type Server struct {
 
 // New returns a server answering from src.
 func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
-	if src.Editions == nil {
-		src.Editions = &views.Published[editions.Set]{}
-	}
-	if src.Jobs == nil {
-		src.Jobs = func() []cron.Status { return nil }
-	}
-	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	if cfg.KeysEvery <= 0 {
-		cfg.KeysEvery = DefaultConfig().KeysEvery
-	}
-	if cfg.UsageEvery <= 0 {
-		cfg.UsageEvery = DefaultConfig().UsageEvery
-	}
-	if cfg.MaxURIBytes <= 0 || cfg.MaxHeaderBytes <= 0 || cfg.MaxBodyBytes <= 0 {
-		d := DefaultConfig()
-		cfg.MaxURIBytes, cfg.MaxHeaderBytes, cfg.MaxBodyBytes = cmp.Or(max(cfg.MaxURIBytes, 0), d.MaxURIBytes),
-			cmp.Or(max(cfg.MaxHeaderBytes, 0), d.MaxHeaderBytes), cmp.Or(max(cfg.MaxBodyBytes, 0), d.MaxBodyBytes)
-	}
-	answers, err := answer.NewCache(int64(cfg.CacheMB) << 20)
-	if err != nil {
-		return nil, err
-	}
-	answers.SetMinUses(cmp.Or(cfg.QueryMinUses, 2))
-	misses := missgate.New(cfg.Misses)
-	answers.SetGate(misses)
-	// An answer's Last-Modified: the newest reading of the state it was
-	// built from (docs/api-v1.md, Caching).
-	answers.SetModified(func() time.Time {
-		if st := src.State.Load(); st != nil {
-			return st.Replica.Info().ReadingsMark
-		}
-		return time.Time{}
-	})
-	if src.DB == nil {
-		src.DB = analytics.NewLazy(analytics.DefaultConfig())
-	}
-	if src.SyncDB == nil {
-		src.SyncDB = src.DB
-	}
-	if src.Usage == nil {
-		src.Usage = limits.ClickHouse(src.SyncDB)
-	}
-	if src.Attempts == nil {
-		src.Attempts = attempts.ClickHouse(src.SyncDB)
-	}
+	cfg, src = cfg.withDefaults(), src.withDefaults()
 	forwarded, err := clientip.ParseHeader(cfg.ClientHeader)
 	if err != nil {
 		return nil, fmt.Errorf("client header: %w", err)
 	}
 	if cfg.IPv6Prefix < 0 || cfg.IPv6Prefix > 128 {
 		return nil, fmt.Errorf("IPv6 prefix /%d: use 32 to 128 (a caller is its /64 by default)", cfg.IPv6Prefix)
+	}
+	answers, misses, err := newAnswers(cfg, src)
+	if err != nil {
+		return nil, err
 	}
 	proxies := clientip.Proxies{Trusted: cfg.TrustedProxies, Forwarded: forwarded, IPv6Prefix: cfg.IPv6Prefix}
 	s := &Server{cfg: cfg, log: log, state: src.State, editions: src.Editions, jobs: src.Jobs, fleet: src.Fleet, building: src.Building, answers: answers, misses: misses}
@@ -151,80 +111,8 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	if err := s.metrics.reg.Register(collectorsOf(src.Collectors)); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	s.app = fiber.New(fiber.Config{
-		AppName:               "edge",
-		ErrorHandler:          s.requestBoundsProblem(guard.Pages(log, problem.Handler(log))),
-		ReadBufferSize:        cfg.MaxHeaderBytes,
-		BodyLimit:             cfg.MaxBodyBytes,
-		DisableStartupMessage: true,
-		ReadTimeout:           cfg.ReadTimeout,
-		WriteTimeout:          cfg.WriteTimeout,
-		IdleTimeout:           cfg.IdleTimeout,
-		JSONEncoder:           json.Marshal,
-		StrictRouting:         false,
-		CaseSensitive:         true,
-	})
-	// An event stream's answer lasts up to its MaxAge: its write deadline
-	// is that and a minute, not WriteTimeout (every other answer's). The
-	// stream closes a client whose write waits past the stream's own
-	// WriteTimeout itself (package stream).
-	streamConfig := fasthttp.RequestConfig{WriteTimeout: s.stream.Config().MaxAge + time.Minute}
-	streamPath := []byte(stream.StreamPath)
-	s.app.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-		if bytes.HasPrefix(h.RequestURI(), streamPath) {
-			return streamConfig
-		}
-		return fasthttp.RequestConfig{}
-	}
-	s.app.Use(s.metrics.observe)
-	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
-		log.Error("panic in handler", "method", c.Method(), "path", apikey.Redact(c.Path()), "panic", e)
-	}}))
-	s.app.Use(s.checkURI)
-	s.app.Get("/healthz", s.healthz)
-	s.app.Get("/readyz", s.readyz)
-	s.app.Get("/metrics", s.metrics.handler())
-	var limit fiber.Handler
-	if !cfg.NoLimits {
-		limit = s.gate.Limit
-	}
-	s.app.Use("/api", apiCORS) // both APIs, before their keys and limits
-	respond := s.responder()
-	s.v1.Routes(s.app.Group("/api/v1"), limit, respond)
-	pg, err := pages.New(pages.Config{ReadBudget: cfg.ReadBudget, PublicURL: cfg.PublicURL},
-		pages.Sources{API: s.v1, State: src.State, Editions: src.Editions, DB: src.DB, Answers: answers, Log: log})
-	if err != nil {
-		return nil, err
-	}
-	pg.Routes(s.app, guard.New(guard.Config{Rate: cfg.PageRate, Burst: cfg.PageBurst, Exempt: cfg.FairUseExempt, Proxies: proxies}).Handler, respond)
-	legacy.New(legacy.Config{PublicURL: cfg.PublicURL, PublicMaxAge: cfg.PublicMaxAge, FairUseRate: cfg.FairUseRate,
-		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies, TextBudget: cfg.TextBudget},
-		legacy.Sources{State: src.State, Answers: answers, Search: s.gate.SearchSlot, Caller: s.gate.MissCaller, Log: log}).Routes(s.app, respond)
-	accounts := keys.NewAccounts(src.DB, runtime.GOMAXPROCS(0), nil)
-	accounts.Wait = cfg.HashWait
-	acc := account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInEmailFailures: cfg.SignInEmailFailures, SignInWindow: cfg.SignInWindow,
-		SignUps: cfg.SignUps, DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second,
-		MaxAddresses: cfg.Limits.MaxAddresses, Shared: src.Attempts, Fleet: src.Claims, PublicURL: cfg.PublicURL},
-		accounts, s.keys, log)
-	acc.Routes(s.app)
-	s.accounts = acc
-	for _, c := range acc.Collectors() {
-		if err := s.metrics.reg.Register(c); err != nil {
-			return nil, fmt.Errorf("metrics: %w", err)
-		}
-	}
-	hooks, err := webhooks.NewAPI(cfg.Webhooks, acc.SignIn, src.DB, src.State, log)
-	if err != nil {
-		return nil, err
-	}
-	hooks.Routes(s.app)
-	if cfg.Webhooks.Key != "" && cfg.Webhooks.Deliver && src.DB != nil {
-		if s.deliverer, err = webhooks.NewDeliverer(cfg.Webhooks, src.DB, src.State, webhooks.Lead{Leading: src.Leading, Epoch: src.Epoch}, log); err != nil {
-			return nil, err
-		}
-	}
-	apidocs.Routes(s.app, respond)
-	if err := s.mountTools(v1.Version); err != nil {
+	s.app = s.newApp()
+	if err := s.routes(src, proxies); err != nil {
 		return nil, err
 	}
 	s.metrics.routesRegistered(s.app)
@@ -238,6 +126,167 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 		s.app.Server().Handler = s.replay.Wrap(s.handler)
 	}
 	return s, nil
+}
+
+// withDefaults returns cfg with the defaults of the settings it leaves
+// unset.
+func (cfg Config) withDefaults() Config {
+	d := DefaultConfig()
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	if cfg.KeysEvery <= 0 {
+		cfg.KeysEvery = d.KeysEvery
+	}
+	if cfg.UsageEvery <= 0 {
+		cfg.UsageEvery = d.UsageEvery
+	}
+	if cfg.MaxURIBytes <= 0 || cfg.MaxHeaderBytes <= 0 || cfg.MaxBodyBytes <= 0 {
+		cfg.MaxURIBytes, cfg.MaxHeaderBytes, cfg.MaxBodyBytes = cmp.Or(max(cfg.MaxURIBytes, 0), d.MaxURIBytes),
+			cmp.Or(max(cfg.MaxHeaderBytes, 0), d.MaxHeaderBytes), cmp.Or(max(cfg.MaxBodyBytes, 0), d.MaxBodyBytes)
+	}
+	return cfg
+}
+
+// withDefaults returns src with what an edge alone uses in place of what
+// it leaves unset: no editions yet, no jobs, the default ClickHouse, the
+// usage and the account attempts in it.
+func (src Sources) withDefaults() Sources {
+	if src.Editions == nil {
+		src.Editions = &views.Published[editions.Set]{}
+	}
+	if src.Jobs == nil {
+		src.Jobs = func() []cron.Status { return nil }
+	}
+	if src.DB == nil {
+		src.DB = analytics.NewLazy(analytics.DefaultConfig())
+	}
+	if src.SyncDB == nil {
+		src.SyncDB = src.DB
+	}
+	if src.Usage == nil {
+		src.Usage = limits.ClickHouse(src.SyncDB)
+	}
+	if src.Attempts == nil {
+		src.Attempts = attempts.ClickHouse(src.SyncDB)
+	}
+	return src
+}
+
+// newAnswers returns the answer cache and the miss gate its queries'
+// misses pass.
+func newAnswers(cfg Config, src Sources) (*answer.Cache, *missgate.Gate, error) {
+	answers, err := answer.NewCache(int64(cfg.CacheMB) << 20)
+	if err != nil {
+		return nil, nil, err
+	}
+	answers.SetMinUses(cmp.Or(cfg.QueryMinUses, 2))
+	misses := missgate.New(cfg.Misses)
+	answers.SetGate(misses)
+	// An answer's Last-Modified: the newest reading of the state it was
+	// built from (docs/api-v1.md, Caching).
+	answers.SetModified(func() time.Time {
+		if st := src.State.Load(); st != nil {
+			return st.Replica.Info().ReadingsMark
+		}
+		return time.Time{}
+	})
+	return answers, misses, nil
+}
+
+// newApp returns the fiber app with the middleware every request passes:
+// its metrics, the recovery from a panic, the check of its URI.
+func (s *Server) newApp() *fiber.App {
+	app := fiber.New(fiber.Config{
+		AppName:               "edge",
+		ErrorHandler:          s.requestBoundsProblem(guard.Pages(s.log, problem.Handler(s.log))),
+		ReadBufferSize:        s.cfg.MaxHeaderBytes,
+		BodyLimit:             s.cfg.MaxBodyBytes,
+		DisableStartupMessage: true,
+		ReadTimeout:           s.cfg.ReadTimeout,
+		WriteTimeout:          s.cfg.WriteTimeout,
+		IdleTimeout:           s.cfg.IdleTimeout,
+		JSONEncoder:           json.Marshal,
+		StrictRouting:         false,
+		CaseSensitive:         true,
+	})
+	// An event stream's answer lasts up to its MaxAge: its write deadline
+	// is that and a minute, not WriteTimeout (every other answer's). The
+	// stream closes a client whose write waits past the stream's own
+	// WriteTimeout itself (package stream).
+	streamConfig := fasthttp.RequestConfig{WriteTimeout: s.stream.Config().MaxAge + time.Minute}
+	streamPath := []byte(stream.StreamPath)
+	app.Server().HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+		if bytes.HasPrefix(h.RequestURI(), streamPath) {
+			return streamConfig
+		}
+		return fasthttp.RequestConfig{}
+	}
+	app.Use(s.metrics.observe)
+	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
+		s.log.Error("panic in handler", "method", c.Method(), "path", apikey.Redact(c.Path()), "panic", e)
+	}}))
+	app.Use(s.checkURI)
+	return app
+}
+
+// routes adds every route to the app: health, readiness and metrics, both
+// APIs, the pages, the accounts and their webhooks, the API's reference
+// and the tool server.
+func (s *Server) routes(src Sources, proxies clientip.Proxies) error {
+	cfg, log := s.cfg, s.log
+	s.app.Get("/healthz", s.healthz)
+	s.app.Get("/readyz", s.readyz)
+	s.app.Get("/metrics", s.metrics.handler())
+	var limit fiber.Handler
+	if !cfg.NoLimits {
+		limit = s.gate.Limit
+	}
+	s.app.Use("/api", apiCORS) // both APIs, before their keys and limits
+	respond := s.responder()
+	s.v1.Routes(s.app.Group("/api/v1"), limit, respond)
+	pg, err := pages.New(pages.Config{ReadBudget: cfg.ReadBudget, PublicURL: cfg.PublicURL},
+		pages.Sources{API: s.v1, State: src.State, Editions: src.Editions, DB: src.DB, Answers: s.answers, Log: log})
+	if err != nil {
+		return err
+	}
+	pg.Routes(s.app, guard.New(guard.Config{Rate: cfg.PageRate, Burst: cfg.PageBurst, Exempt: cfg.FairUseExempt, Proxies: proxies}).Handler, respond)
+	legacy.New(legacy.Config{PublicURL: cfg.PublicURL, PublicMaxAge: cfg.PublicMaxAge, FairUseRate: cfg.FairUseRate,
+		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies, TextBudget: cfg.TextBudget},
+		legacy.Sources{State: src.State, Answers: s.answers, Search: s.gate.SearchSlot, Caller: s.gate.MissCaller, Log: log}).Routes(s.app, respond)
+	if err := s.accountRoutes(src, proxies); err != nil {
+		return err
+	}
+	apidocs.Routes(s.app, respond)
+	return s.mountTools(v1.Version)
+}
+
+// accountRoutes adds /account (sign-up, sign-in, keys) and its webhooks,
+// and the webhooks' deliverer where this edge delivers.
+func (s *Server) accountRoutes(src Sources, proxies clientip.Proxies) error {
+	cfg := s.cfg
+	accounts := keys.NewAccounts(src.DB, runtime.GOMAXPROCS(0), nil)
+	accounts.Wait = cfg.HashWait
+	acc := account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInEmailFailures: cfg.SignInEmailFailures, SignInWindow: cfg.SignInWindow,
+		SignUps: cfg.SignUps, DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second,
+		MaxAddresses: cfg.Limits.MaxAddresses, Shared: src.Attempts, Fleet: src.Claims, PublicURL: cfg.PublicURL},
+		accounts, s.keys, s.log)
+	acc.Routes(s.app)
+	s.accounts = acc
+	for _, c := range acc.Collectors() {
+		if err := s.metrics.reg.Register(c); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+	}
+	hooks, err := webhooks.NewAPI(cfg.Webhooks, acc.SignIn, src.DB, src.State, s.log)
+	if err != nil {
+		return err
+	}
+	hooks.Routes(s.app)
+	if cfg.Webhooks.Key != "" && cfg.Webhooks.Deliver && src.DB != nil {
+		if s.deliverer, err = webhooks.NewDeliverer(cfg.Webhooks, src.DB, src.State, webhooks.Lead{Leading: src.Leading, Epoch: src.Epoch}, s.log); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MissGate returns the gate of the uncached answers to queries (for

@@ -156,7 +156,7 @@ type Sources struct {
 	// Leading says whether this edge leads its fleet, for the work a
 	// fleet does once (webhook deliveries); nil: it does (alone).
 	Leading func() bool
-	// Epoch is the epoch of this edge's lead (package cron/leader), which
+	// Epoch is the epoch of this edge's lead (package fleet/leader), which
 	// fences what an earlier leader writes late (nil: 0).
 	Epoch func() int64
 	// Fleet, when set, returns what this edge knows of its fleet's leader

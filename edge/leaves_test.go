@@ -60,6 +60,9 @@ func TestLeavesStayLeaves(t *testing.T) {
 	for _, pkg := range []string{"edge/legacy", "edge/webhooks"} {
 		rules[pkg] = []string{module + "/edge/v1"}
 	}
+	// The fleet is one package tree below the server: it hands the edge
+	// one value (fleet.Member) and imports nothing of the edge.
+	rules["fleet"] = []string{module + "/edge", module + "/mcp"}
 	// The pages sit above the API whose typed results they write: the API
 	// imports none of them.
 	rules["edge/v1"] = []string{module + "/edge/pages"}

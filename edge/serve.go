@@ -24,6 +24,42 @@ import (
 // calls and sign-ups answer 503 until a later sync succeeds), and keeps
 // them in sync while it runs. Its last act is to flush the calls it counted.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	stopSyncs := s.startSyncs(ctx)
+	// The event streams: broadcast each state's events; ended when the
+	// server stops, before its drain (they never end by themselves).
+	streamsDone := make(chan struct{})
+	stopStreams := sync.OnceFunc(func() { close(streamsDone) })
+	var streams sync.WaitGroup
+	streams.Go(func() { s.stream.Run(streamsDone) })
+	defer func() { stopStreams(); streams.Wait() }()
+	if s.deliverer != nil {
+		dctx, stopDeliveries := context.WithCancel(context.Background())
+		var delivering sync.WaitGroup
+		delivering.Go(func() { s.deliverer.Run(dctx) })
+		defer func() { stopDeliveries(); delivering.Wait() }()
+	}
+	defer stopSyncs()
+	errc := make(chan error, 1)
+	opts := transport.Options{Raw: s.cfg.RawIO, ReadTimeout: s.cfg.ReadTimeout, IdleTimeout: s.cfg.IdleTimeout, WriteTimeout: s.cfg.WriteTimeout}
+	if s.replay != nil {
+		opts.Replay = s.replay
+	}
+	tl := transport.Listen(ln, opts)
+	go func() { errc <- s.app.Listener(tl) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	return s.drain(ln, tl, errc, stopStreams)
+}
+
+// startSyncs syncs the keys, the usage and the account attempts once
+// (within 5 s: a failure is retried in the background), then starts
+// their background syncs, the precompression of published answers and
+// the miss gate's watch. It returns what stops them, and writes the calls
+// counted since the last sync: the server's last act.
+func (s *Server) startSyncs(ctx context.Context) (stop func()) {
 	first, cancelFirst := context.WithTimeout(ctx, 5*time.Second)
 	if err := s.keys.Load(first); err != nil {
 		s.log.Warn("sync failing; will retry", "what", "keys", "err", err)
@@ -64,20 +100,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return n
 	})
 	synced.Go(func() { s.misses.Watch(syncCtx) })
-	// The event streams: broadcast each state's events; ended when the
-	// server stops, before its drain (they never end by themselves).
-	streamsDone := make(chan struct{})
-	stopStreams := sync.OnceFunc(func() { close(streamsDone) })
-	var streams sync.WaitGroup
-	streams.Go(func() { s.stream.Run(streamsDone) })
-	defer func() { stopStreams(); streams.Wait() }()
-	if s.deliverer != nil {
-		dctx, stopDeliveries := context.WithCancel(context.Background())
-		var delivering sync.WaitGroup
-		delivering.Go(func() { s.deliverer.Run(dctx) })
-		defer func() { stopDeliveries(); delivering.Wait() }()
-	}
-	defer func() {
+	return func() {
 		stopSync()
 		synced.Wait()
 		// Its last act: write the calls counted since the last sync.
@@ -86,19 +109,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		if err := s.limits.Usage.Flush(fctx); err != nil {
 			s.log.Error("calls counted since the last sync are lost", "err", err)
 		}
-	}()
-	errc := make(chan error, 1)
-	opts := transport.Options{Raw: s.cfg.RawIO, ReadTimeout: s.cfg.ReadTimeout, IdleTimeout: s.cfg.IdleTimeout, WriteTimeout: s.cfg.WriteTimeout}
-	if s.replay != nil {
-		opts.Replay = s.replay
 	}
-	tl := transport.Listen(ln, opts)
-	go func() { errc <- s.app.Listener(tl) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
+}
+
+// drain ends serving on ln (tl, whose accept loop reports on errc): it
+// stops accepting and the event streams, lets each open connection
+// finish, and shuts down.
+func (s *Server) drain(ln, tl net.Listener, errc <-chan error, stopStreams func()) error {
 	// Stop accepting (a process that took over the listener accepts from
 	// now on), answer each open connection's next request with
 	// Connection: close, and wait for them to go, up to DrainTimeout: a

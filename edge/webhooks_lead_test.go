@@ -20,11 +20,11 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/chtest/faultproxy"
-	"github.com/edge-stats/edge/cron/leader"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/edgetest"
 	"github.com/edge-stats/edge/edge/egress"
 	"github.com/edge-stats/edge/edge/webhooks"
+	"github.com/edge-stats/edge/fleet/leader"
 	"github.com/edge-stats/edge/views"
 )
 

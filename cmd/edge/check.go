@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 
 	robfig "github.com/robfig/cron/v3"
 
-	"github.com/edge-stats/edge/cron/fleet"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/webhooks"
+	"github.com/edge-stats/edge/fleet"
+	"github.com/edge-stats/edge/fleet/exchange"
 )
 
 // checkServe checks every setting of c that a later step of serve would
@@ -43,7 +43,7 @@ func checkServe(c *serveConfig) error {
 		}
 	}
 	if c.fleetListen != "" {
-		if err := fleet.CheckAddress(fleetAdvertised(c, c.fleetListen), c.fleet.Keys); err != nil {
+		if err := exchange.CheckAddress(fleet.Advertised(c.fleetAdvertise, c.fleetListen, c.fleet.Keys != nil), c.fleet.Keys); err != nil {
 			return fmt.Errorf("--fleet-advertise: the other edges would not take this edge's state: %w", err)
 		}
 	}
@@ -86,25 +86,6 @@ func checkListenAddr(addr string) error {
 		return fmt.Errorf("port %q: want a number from 0 to 65535", port)
 	}
 	return nil
-}
-
-// fleetAdvertised returns the URL the other edges reach this edge's
-// fleet address at: --fleet-advertise, or else http(s):// and listen
-// (the listener's address), with this host's name when listen names no
-// host.
-func fleetAdvertised(c *serveConfig, listen string) string {
-	if c.fleetAdvertise != "" {
-		return c.fleetAdvertise
-	}
-	host, port, _ := net.SplitHostPort(listen)
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host, _ = os.Hostname()
-	}
-	scheme := "http://"
-	if c.fleet.Keys != nil {
-		scheme = "https://"
-	}
-	return scheme + net.JoinHostPort(host, port)
 }
 
 // minTokenBits is the least entropy a fleet token may show (tokenBits).

@@ -24,8 +24,8 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/edge-stats/edge/analytics/chtest"
-	"github.com/edge-stats/edge/cron/fleet"
-	"github.com/edge-stats/edge/cron/fleet/trust"
+	"github.com/edge-stats/edge/fleet/exchange"
+	"github.com/edge-stats/edge/fleet/trust"
 )
 
 // syncBuffer is a log an edge writes while the test reads it.
@@ -260,7 +260,7 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 		return resp.StatusCode
 	}
 	usagePath := "/fleet/v1/usage?day=" + time.Now().UTC().Format(time.DateOnly) + "&at=0&n=0"
-	edgeClient := &http.Client{Transport: fleet.Transport(keys)}
+	edgeClient := &http.Client{Transport: exchange.Transport(keys)}
 	noCert := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	if a, b, c, d := fleetGet(noCert, usagePath), fleetGet(edgeClient, usagePath), fleetGet(noCert, "/fleet/v1/keys"),
 		fleetGet(edgeClient, "/fleet/v1/keys"); a != -1 || (b != 200 && b != 410) || c != -1 || d != 200 {
@@ -350,15 +350,15 @@ func shownPin(t *testing.T, keys *trust.Keys, hostport string) string {
 }
 
 // fleetOf returns the fleet part of an edge's /readyz.
-func fleetOf(addr string) (fleet.Status, bool) {
+func fleetOf(addr string) (exchange.Status, bool) {
 	resp, err := http.Get("http://" + addr + "/readyz")
 	if err != nil {
-		return fleet.Status{}, false
+		return exchange.Status{}, false
 	}
 	defer resp.Body.Close()
-	var r struct{ Fleet *fleet.Status }
+	var r struct{ Fleet *exchange.Status }
 	if json.NewDecoder(resp.Body).Decode(&r) != nil || r.Fleet == nil {
-		return fleet.Status{}, false
+		return exchange.Status{}, false
 	}
 	return *r.Fleet, true
 }

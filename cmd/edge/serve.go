@@ -7,25 +7,17 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"runtime/debug"
-	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron"
-	"github.com/edge-stats/edge/cron/fleet"
-	"github.com/edge-stats/edge/cron/leader"
 	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/edge"
-	"github.com/edge-stats/edge/edge/claims"
 	"github.com/edge-stats/edge/edge/egress"
-	"github.com/edge-stats/edge/edge/limits"
-	"github.com/edge-stats/edge/edge/limits/relay"
+	"github.com/edge-stats/edge/fleet"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
 	"github.com/edge-stats/edge/views/served"
@@ -59,6 +51,36 @@ func setRuntime(ctx context.Context, c *serveConfig, log *slog.Logger) error {
 	return nil
 }
 
+// listen returns the listener: handed over by the process this one
+// replaces (or by systemd), with what to tell it once this one is ready,
+// else a listener of its own on addr.
+func listen(addr string) (net.Listener, *os.File, error) {
+	ln, ready, err := inheritedListener()
+	if err != nil || ln != nil {
+		return ln, ready, err
+	}
+	if ln, err = net.Listen("tcp", addr); err != nil {
+		return nil, nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil, nil
+}
+
+// takeOver, when this process takes over a listener from a running one
+// (ready is set), waits for its figures before it answers: the running
+// one answers until then, and stops accepting once told ready.
+func takeOver(ctx context.Context, ln net.Listener, ready *os.File, figures func(context.Context) error, log *slog.Logger) error {
+	if ready == nil {
+		return nil
+	}
+	log.Info("taking over a listener: loading before answering", "addr", ln.Addr().String())
+	if err := figures(ctx); err != nil {
+		ln.Close()
+		return fmt.Errorf("take over: %w", err)
+	}
+	reportReady(ready)
+	return nil
+}
+
 // serveJobs is what the jobs publish, and the jobs the server reads from.
 type serveJobs struct {
 	state    *views.Published[served.State]
@@ -76,7 +98,9 @@ func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func
 	j.views.SetChangeWindow(time.Duration(c.changeDays) * 24 * time.Hour)
 	add := []cron.Job{j.views.FullJob(c.full), j.views.RefreshJob(c.refresh)}
 	if c.editions != "off" {
-		add = append(add, cron.EditionsJob(db, j.editions, c.editions, c.maxEditions, j.views.Heavy(), j.views.WaitFigures, leading, log))
+		ed := cron.EditionsJob(db, j.editions, c.editions, c.maxEditions, j.views.Heavy(), j.views.WaitFigures, leading, log)
+		ed.OnLead = true // a new leader builds the editions it finds missing at once
+		add = append(add, ed)
 	}
 	// In a fleet, one edge is enough to rank: the ranks are stored in
 	// ClickHouse, which every edge reads. So for the usage retention.
@@ -88,7 +112,7 @@ func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func
 		once = append(once, cron.UsageRetentionJob(db, c.retention, c.retentionDays, log))
 	}
 	for _, j := range once {
-		j.OnlyIf = leading
+		j.OnlyIf, j.OnLead = leading, true
 		add = append(add, j)
 	}
 	if c.exportsSchedule != "off" {
@@ -116,16 +140,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := setRuntime(ctx, c, log); err != nil {
 		return err
 	}
-	// The listener: handed over by the process this one replaces (or by
-	// systemd), else our own.
-	ln, ready, err := inheritedListener()
+	ln, ready, err := listen(c.srv.Listen)
 	if err != nil {
 		return err
-	}
-	if ln == nil {
-		if ln, err = net.Listen("tcp", c.srv.Listen); err != nil {
-			return fmt.Errorf("listen on %s: %w", c.srv.Listen, err)
-		}
 	}
 	// Three pools: the jobs', the usage sync's and the keys' refresh, and
 	// the per-request reads', so that none can starve another
@@ -138,90 +155,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer jobsDB.Close()
 	defer syncDB.Close()
 	jobs := cron.New(ctx, log, cron.Backoff{Initial: c.backoffMin, Max: c.backoffMax})
-	var (
-		elector atomic.Pointer[leader.Elector]
-		leading func() bool
-		epoch   func() int64
-	)
-	if c.zk != "" {
-		leading = func() bool { e := elector.Load(); return e != nil && e.Leading() }
-		epoch = func() int64 {
-			if e := elector.Load(); e != nil {
-				return e.Epoch()
-			}
-			return 0
-		}
-	}
-	var (
-		pub        *fleet.Publisher
-		advertise  string
-		client     *relay.Client
-		follower   *fleet.Follower
-		collectors []prometheus.Collector
-	)
-	if c.zk != "" {
-		c.fleet.Metrics = fleet.NewMetrics()
-		collectors = append(c.fleet.Metrics.Collectors(), prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "edge_fleet_election_ignored_nodes_total",
-			Help: "Nodes under the fleet's election path that took no part (not made by an edge's recipe, not owned by the session they name, or not signed with the fleet's key), each counted once.",
-		}, func() float64 {
-			if e := elector.Load(); e != nil {
-				return float64(e.Ignored())
-			}
-			return 0
-		}))
-	}
-	built, err := addJobs(c, jobs, jobsDB, leading, log)
+	member := fleet.New(c.fleetConfig(), log) // nil: no fleet
+	built, err := addJobs(c, jobs, jobsDB, member.Leading(), log)
 	if err != nil {
 		return err
 	}
-	if c.zk != "" {
-		pub, advertise, client, follower, err = startFleet(ctx, c, jobs, built, leading, elector.Load, log)
-		if err != nil {
-			return err
-		}
-		// The edge that comes to lead runs the fleet's once-jobs at once,
-		// and offers the state it has to the others.
-		e, err := startElection(c, ln.Addr().String(), advertise, func() {
-			for _, name := range []string{"ranks", "usage-retention", "editions"} {
-				if err := jobs.RunNow(name); err != nil && !errors.Is(err, cron.ErrNoJob) {
-					log.Warn("once-job on taking the lead", "job", name, "err", err)
-				}
-			}
-			if st := built.state.Load(); pub != nil && st != nil && st.Figures != nil {
-				pub.Offer(st.Replica, st.Figures.Summary().Snapshots)
-			}
-		}, log)
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		if err := enteredElection(ctx, e, log); err != nil {
-			return err
-		}
-		elector.Store(e)
+	defer member.Close()
+	if err := member.Join(ctx, ln.Addr().String(), fleet.State{Published: built.state, Views: built.views, Exports: built.exports, Jobs: jobs}); err != nil {
+		return err
 	}
-	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB, Leading: leading, Epoch: epoch,
-		Collectors: collectors, Building: built.views.Building}
-	if follower != nil {
-		src.Fleet = func() any { return follower.Status() }
-		src.Collectors = append(src.Collectors, leaderMetrics(follower)...)
-	}
-	if client != nil {
-		// The usage and the keys' changes: read from the leader while
-		// another edge leads, from ClickHouse otherwise.
-		recorder := relay.NewRecorder(limits.ClickHouse(syncDB))
-		src.Usage = recorder
-		pub.Handle(relay.UsagePath, recorder, true)
-		if c.fleet.Keys != nil {
-			src.Usage = relay.NewStore(recorder, client)
-		}
-		src.KeysGate = relay.NewKeysGate(client, 5*time.Minute, c.srv.KeysEvery)
-		if c.fleet.Keys != nil {
-			// The account attempts: claimed from the leader at once.
-			src.Claims = &claims.Client{Leader: client.Leader, HTTP: client.HTTP}
-		}
-	}
+	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB, Leading: member.Leading(),
+		Epoch: member.Epoch(), Collectors: member.Collectors(), Building: built.views.Building, Fleet: member.Status()}
+	relayed(member, &src, syncDB, c.srv.KeysEvery, c.fleet.Keys != nil)
 	if built.exports != nil {
 		src.Exports = built.exports
 		if err := built.exports.Refresh(); err != nil { // the days already there, before the job's first run
@@ -238,22 +183,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if pub != nil {
-		pub.Handle(relay.KeysPath, relay.KeysHandler(server.KeysVersion), false)
-		pub.HandleMethod(http.MethodPost, claims.Path, server.ClaimsHandler(), true)
-	}
+	serveRelayed(member, server)
 	built.views.OnReloadBuild(server.DropAnswers)
 	jobs.Start()
 	reloadOnHangup(ctx, jobs.RunNow, log)
-	if ready != nil {
-		// Taking over from a running process: it answers until this one
-		// has its figures, then stops accepting.
-		log.Info("taking over a listener: loading before answering", "addr", ln.Addr().String())
-		if err := built.views.WaitFigures(ctx); err != nil {
-			ln.Close()
-			return fmt.Errorf("take over: %w", err)
-		}
-		reportReady(ready)
+	if err := takeOver(ctx, ln, ready, built.views.WaitFigures, log); err != nil {
+		return err
 	}
 	serveCtx, handover := context.WithCancel(ctx)
 	defer handover()

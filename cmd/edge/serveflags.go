@@ -8,11 +8,11 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron"
-	"github.com/edge-stats/edge/cron/fleet"
-	"github.com/edge-stats/edge/cron/fleet/trust"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/egress"
+	"github.com/edge-stats/edge/fleet/exchange"
+	"github.com/edge-stats/edge/fleet/trust"
 )
 
 // serveConfig is what edge serve's flags (and EDGE_* variables) say.
@@ -23,9 +23,9 @@ type serveConfig struct {
 	full, refresh, editions, ranks, retention, exportsSchedule string
 	zk, zkPath, zkAuth                                         string // the fleet's ZooKeeper, its election's node, and this edge's ZooKeeper credentials
 	fleetSalt                                                  string // --fleet-salt: shared or fleet
-	fleetToken                                                 string // the fleet's shared secret (keys derived into fleet.Keys)
+	fleetToken                                                 string // the fleet's shared secret (keys derived into exchange.Keys)
 	fleetListen, fleetAdvertise                                string // where this edge serves the fleet's state when it leads
-	fleet                                                      fleet.Config
+	fleet                                                      exchange.Config
 	followEvery                                                time.Duration
 	maxEditions, retentionDays, changeDays                     int
 	webhookAllow, webhookDeny                                  string
@@ -41,8 +41,25 @@ type serveConfig struct {
 // parseServe reads edge serve's flags and checks them.
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f := newFlags("serve", "Load the listing replica from ClickHouse and answer the API on the listen address.\nThe server listens at once; /readyz answers 503 until the replica is loaded.")
-	c := &serveConfig{srv: edge.DefaultConfig(), fleet: fleet.DefaultConfig(),
+	c := &serveConfig{srv: edge.DefaultConfig(), fleet: exchange.DefaultConfig(),
 		exports: cron.ExportsConfig{Dir: "data/exports", Keep: 30, Grace: 2 * time.Hour, PerRun: 2}}
+	c.serverFlags(f)
+	c.accessFlags(f)
+	c.jobFlags(f)
+	f.fs.SetOutput(stderr)
+	if err := f.parse(args); err != nil {
+		return nil, err
+	}
+	if err := c.resolve(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// serverFlags declares the flags of the server: its ClickHouse, its
+// address, timeouts and budgets, its caches and bounds, the callers' and
+// pages' limits, and the event streams.
+func (c *serveConfig) serverFlags(f *envFlags) {
 	f.clickhouse(&c.ch)
 	f.String(&c.srv.Listen, "listen", c.srv.Listen, "address to listen on")
 	f.Duration(&c.srv.ReadTimeout, "read-timeout", c.srv.ReadTimeout, "longest time to read a request")
@@ -82,6 +99,11 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.Int(&c.srv.Stream.Buffer, "stream-buffer", c.srv.Stream.Buffer, "bytes of events queued for one stream's client before it is cut for reading too slowly (it resumes with Last-Event-ID)")
 	f.Duration(&c.srv.Stream.Heartbeat, "stream-heartbeat", c.srv.Stream.Heartbeat, "how often a stream with nothing to send sends a comment, so that proxies keep it open")
 	f.Duration(&c.srv.Stream.MaxAge, "stream-max-age", c.srv.Stream.MaxAge, "a stream ends after it, and its client reconnects with Last-Event-ID (spreads streams over a fleet's edges after a deploy)")
+}
+
+// accessFlags declares the flags of the webhooks, the limits and keys,
+// the replay path and the accounts' sign-in.
+func (c *serveConfig) accessFlags(f *envFlags) {
 	f.String(&c.srv.Webhooks.Key, "webhook-key", "", "32 random bytes, base64 (openssl rand -base64 32), the same on every edge: seals the webhooks' signing secrets in ClickHouse (set it as EDGE_WEBHOOK_KEY: a flag shows in the process list); empty: webhooks are off (/account/webhooks answers 503)")
 	f.Bool(&c.srv.Webhooks.Deliver, "webhook-deliver", true, "deliver the webhooks while this edge leads its fleet (with --zk), or always (without); off on all but one edge of a fleet without ZooKeeper")
 	f.String(&c.webhookAllow, "webhook-allow", "", "comma-separated addresses or CIDR ranges, best each with its receiver's port, that webhooks may reach although not public (such as 127.0.0.1:9999 for a receiver on this host); every other loopback, private, link-local and reserved address is refused, and so are this edge's own services (its listen, fleet and debug addresses, its ClickHouse's and ZooKeeper's hosts on their ports and their usual ones, and --webhook-deny) whatever this says; any other port of those hosts only when named here with its very address (127.0.0.1:9999, not 127.0.0.0/8)")
@@ -107,6 +129,11 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.Int(&c.srv.SignInFailures, "signin-failures", c.srv.SignInFailures, "failed sign-ins to /account at one e-mail address from one client address in 15 minutes before they are throttled (three times as many from one address at any)")
 	f.Int(&c.srv.SignInEmailFailures, "signin-email-failures", c.srv.SignInEmailFailures, "failed sign-ins to /account at one e-mail address from every client address together in 15 minutes before it is throttled")
 	f.Duration(&c.srv.HashWait, "hash-wait", c.srv.HashWait, "how long a sign-in or sign-up waits for a password hashing slot before it answers 503")
+}
+
+// jobFlags declares the flags of the jobs (their schedules), the fleet,
+// the exports, and the process (logs, memory, profiles).
+func (c *serveConfig) jobFlags(f *envFlags) {
 	f.String(&c.full, "full-schedule", "7 * * * *", "cron spec (UTC) of the full reload of listings, history and figures")
 	f.String(&c.refresh, "refresh-schedule", "*/5 * * * *", "cron spec (UTC) of the incremental refresh of changed listings")
 	f.String(&c.editions, "editions-schedule", "10 0 * * 1", "cron spec (UTC) of the weekly editions build (after each ISO week ends); off: no editions (/api/v1/week answers 503)")
@@ -140,61 +167,59 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	f.String(&c.memLimit, "memory-limit", "auto", "the memory the edge may use, such as 12GiB: the Go heap's soft limit is set to it less a tenth and the answer cache (auto: the cgroup's memory limit; off: none; GOMEMLIMIT, when set, wins)")
 	f.Int(&c.gcPercent, "gc-percent", 25, "the Go collector's GOGC: how far the heap may grow past the live state before a collection. The state is large and long-lived and requests allocate little, so a low value costs little CPU and keeps RSS near the live heap; a fleet's edges raise it between builds, to keep the pages of the next (GOGC, when set, wins)")
 	f.String(&c.debugListen, "debug-listen", "", "address of Go's profiles (/debug/pprof/), such as 127.0.0.1:6060; empty: none. Loopback or private only")
-	f.fs.SetOutput(stderr)
-	if err := f.parse(args); err != nil {
-		return nil, err
-	}
+}
+
+// resolve checks the flags parsed together and derives what they name:
+// the fleet's keys, the webhooks' address rules, the trusted proxies.
+func (c *serveConfig) resolve() error {
 	var err error
 	switch {
 	case c.changeDays < 1 || c.changeDays > 3650:
-		return nil, fmt.Errorf("--change-days %d: use a number of days from 1 to 3650", c.changeDays)
+		return fmt.Errorf("--change-days %d: use a number of days from 1 to 3650", c.changeDays)
 	case c.srv.KeysEvery <= 0 || c.srv.KeysEvery > 30*time.Second:
-		return nil, fmt.Errorf("--keys-every %v: use a duration from 1ms to 30s", c.srv.KeysEvery)
+		return fmt.Errorf("--keys-every %v: use a duration from 1ms to 30s", c.srv.KeysEvery)
 	case c.srv.UsageEvery <= 0 || c.srv.Limits.StaleAfter < 2*c.srv.UsageEvery:
-		return nil, fmt.Errorf("--usage-every %v and --usage-stale-after %v: syncs must be positive and at least twice as frequent as the staleness bound", c.srv.UsageEvery, c.srv.Limits.StaleAfter)
+		return fmt.Errorf("--usage-every %v and --usage-stale-after %v: syncs must be positive and at least twice as frequent as the staleness bound", c.srv.UsageEvery, c.srv.Limits.StaleAfter)
 	case c.srv.QueryMinUses != 1 && c.srv.QueryMinUses != 2:
-		return nil, fmt.Errorf("--query-min-uses %d: use 1 (keep every answer) or 2 (keep an answer on its second ask)", c.srv.QueryMinUses)
+		return fmt.Errorf("--query-min-uses %d: use 1 (keep every answer) or 2 (keep an answer on its second ask)", c.srv.QueryMinUses)
 	case os.Getenv("GOGC") == "" && c.gcPercent < 1:
-		return nil, fmt.Errorf("--gc-percent %d: use a positive percentage (GOGC=off turns the collector off, which an edge should not)", c.gcPercent)
+		return fmt.Errorf("--gc-percent %d: use a positive percentage (GOGC=off turns the collector off, which an edge should not)", c.gcPercent)
 	case c.retention != "off" && c.retentionDays < 1:
-		return nil, fmt.Errorf("--usage-retention-days %d: keep at least today (1)", c.retentionDays)
+		return fmt.Errorf("--usage-retention-days %d: keep at least today (1)", c.retentionDays)
 	case c.exportsSchedule != "off" && c.exports.Keep < 1:
-		return nil, fmt.Errorf("--exports-keep %d: keep at least one day", c.exports.Keep)
+		return fmt.Errorf("--exports-keep %d: keep at least one day", c.exports.Keep)
 	case c.fleetListen != "" && c.zk == "":
-		return nil, fmt.Errorf("--fleet-listen %s: a fleet's leader is elected through ZooKeeper: set --zk too", c.fleetListen)
+		return fmt.Errorf("--fleet-listen %s: a fleet's leader is elected through ZooKeeper: set --zk too", c.fleetListen)
 	case c.fleetListen != "" && c.followEvery < time.Second:
-		return nil, fmt.Errorf("--follow-every %v: ask the leader at most once a second", c.followEvery)
+		return fmt.Errorf("--follow-every %v: ask the leader at most once a second", c.followEvery)
 	case c.zk != "" && c.fleetToken == "":
-		return nil, fmt.Errorf("--zk %s: a fleet needs its token: set EDGE_FLEET_TOKEN, the same on every edge of the fleet "+
+		return fmt.Errorf("--zk %s: a fleet needs its token: set EDGE_FLEET_TOKEN, the same on every edge of the fleet "+
 			"(make one with: head -c 32 /dev/urandom | base64), without which any process that reaches ZooKeeper or a fleet address "+
 			"could read the fleet's state, forge it and take the lead", c.zk)
 	}
 	salt, err := trust.ParseSalt(c.fleetSalt)
 	if err != nil {
-		return nil, fmt.Errorf("--fleet-salt (EDGE_FLEET_SALT): %w", err)
+		return fmt.Errorf("--fleet-salt (EDGE_FLEET_SALT): %w", err)
 	}
 	if c.fleetToken != "" {
 		if c.fleet.Keys, err = trust.NewFor(c.fleetToken, c.electionPath(), salt); err != nil {
-			return nil, fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
+			return fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
 		}
 		if err := checkFleetToken(c.fleetToken); err != nil {
-			return nil, fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
+			return fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
 		}
 	}
 	if c.srv.Webhooks.Policy.Allow, err = egress.ParseRules(c.webhookAllow); err != nil {
-		return nil, fmt.Errorf("--webhook-allow: %w", err)
+		return fmt.Errorf("--webhook-allow: %w", err)
 	}
 	if c.srv.Webhooks.Policy.Deny, err = egress.ParseRules(c.webhookDeny); err != nil {
-		return nil, fmt.Errorf("--webhook-deny: %w", err)
+		return fmt.Errorf("--webhook-deny: %w", err)
 	}
 	if c.srv.TrustedProxies, err = clientip.ParsePrefixes(c.trusted); err != nil {
-		return nil, fmt.Errorf("--trusted-proxies: %w", err)
+		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	if c.srv.FairUseExempt, err = clientip.ParsePrefixes(c.exempt); err != nil {
-		return nil, fmt.Errorf("--fair-use-exempt: %w", err)
+		return fmt.Errorf("--fair-use-exempt: %w", err)
 	}
-	if err := checkServe(c); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return checkServe(c)
 }

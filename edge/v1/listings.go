@@ -77,28 +77,8 @@ func parseList(args *fasthttp.Args, q *listq.Query) error {
 		}
 		q.AlsoIn = s.Ref()
 	}
-	for _, name := range []string{"minSize", "maxSize"} {
-		v := queryArg(args, name)
-		if v == "" {
-			continue
-		}
-		if q.Store == nil {
-			return bad("A bound on the size needs a store chosen as well, as the size counts users or installs in most stores but ratings on apple.",
-				"%s needs store: size is users or installs in most stores but the ratings count on apple.", name)
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || f != f || f > 1e18 {
-			return bad("A bound on the size is a number of 0 or more.", "%s: %q is not a number of 0 or more.", name, v)
-		}
-		n := int64(f)
-		if name == "minSize" {
-			if float64(n) < f {
-				n++ // a fractional lower bound rounds up
-			}
-			q.MinSize = &n
-		} else {
-			q.MaxSize = &n
-		}
+	if err := sizeBounds(args, q, bad); err != nil {
+		return err
 	}
 	q.Sort = listq.SortSize
 	sortName := queryArg(args, "sort")
@@ -221,36 +201,9 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 	// filters and sort, without limit and cursor.
 	var canonBuf [256]byte
 	queryHash := fnv64a(querykey.List(answer.NewKey(canonBuf[:0], "/api/v1/listings", 0), &q).Text())
-	limit := queryArg(args, "limit")
-	limitSet := limit != ""
-	if limitSet {
-		n, err := strconv.Atoi(limit)
-		if err != nil || n < 1 || n > listMaxLimit {
-			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "limit: %q is not a whole number from 1 to %d.", limit, listMaxLimit).
-				ForReaders(fmt.Sprintf("A page shows 1 to %d listings, no more.", listMaxLimit))
-		}
-		q.PageSize = n
-	}
-	var after *listq.Pos
-	page := 1
-	rawCursor := queryArg(args, "cursor")
-	if rawCursor != "" {
-		cur, ok := decodeListCursor(rawCursor)
-		if !ok {
-			return answer.Reply{}, BadCursor()
-		}
-		if cur.Query != queryHash {
-			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: it was issued for other filters or another sort; repeat the same filters and sort with it.").
-				ForReaders(staleNext)
-		}
-		if !limitSet {
-			q.PageSize = cur.Limit
-		}
-		if cur.Limit != q.PageSize {
-			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "limit: the cursor was issued for limit=%d; pass the same limit with it, or start again without a cursor.", cur.Limit).
-				ForReaders(staleNext)
-		}
-		after, page = &cur.After, cur.Page+1
+	after, page, rawCursor, err := pageArgs(args, &q, queryHash)
+	if err != nil {
+		return answer.Reply{}, err
 	}
 	var buf [256]byte
 	key := querykey.List(answer.NewKey(buf[:0], route, st.Replica.Info().Generation), &q).Str("cursor", rawCursor)
@@ -286,4 +239,72 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 		s.answers.Alias(alias, key)
 	}
 	return answer.Reply{Answer: a, CacheControl: cacheControl}, nil
+}
+
+// pageArgs reads the page a listings query asks for: its limit (into
+// q's page size) and its cursor, which must be one this API issued for
+// the query hashed queryHash and the same limit. It returns where the
+// page starts (nil: the first), its number and the cursor as sent.
+func pageArgs(args *fasthttp.Args, q *listq.Query, queryHash uint64) (after *listq.Pos, page int, rawCursor string, err error) {
+	limit := queryArg(args, "limit")
+	limitSet := limit != ""
+	if limitSet {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n < 1 || n > listMaxLimit {
+			return nil, 0, "", problem.Newf(http.StatusBadRequest, "limit: %q is not a whole number from 1 to %d.", limit, listMaxLimit).
+				ForReaders(fmt.Sprintf("A page shows 1 to %d listings, no more.", listMaxLimit))
+		}
+		q.PageSize = n
+	}
+	page = 1
+	rawCursor = queryArg(args, "cursor")
+	if rawCursor != "" {
+		cur, ok := decodeListCursor(rawCursor)
+		if !ok {
+			return nil, 0, "", BadCursor()
+		}
+		if cur.Query != queryHash {
+			return nil, 0, "", problem.New(http.StatusBadRequest, "cursor: it was issued for other filters or another sort; repeat the same filters and sort with it.").
+				ForReaders(staleNext)
+		}
+		if !limitSet {
+			q.PageSize = cur.Limit
+		}
+		if cur.Limit != q.PageSize {
+			return nil, 0, "", problem.Newf(http.StatusBadRequest, "limit: the cursor was issued for limit=%d; pass the same limit with it, or start again without a cursor.", cur.Limit).
+				ForReaders(staleNext)
+		}
+		after, page = &cur.After, cur.Page+1
+	}
+	return after, page, rawCursor, nil
+}
+
+// sizeBounds reads minSize and maxSize into q (a fractional lower bound
+// rounds up), or returns the 400 bad makes: a bound needs a store, as
+// the size counts different things in different stores.
+func sizeBounds(args *fasthttp.Args, q *listq.Query, bad func(reader, format string, a ...any) error) error {
+	for _, name := range []string{"minSize", "maxSize"} {
+		v := queryArg(args, name)
+		if v == "" {
+			continue
+		}
+		if q.Store == nil {
+			return bad("A bound on the size needs a store chosen as well, as the size counts users or installs in most stores but ratings on apple.",
+				"%s needs store: size is users or installs in most stores but the ratings count on apple.", name)
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f != f || f > 1e18 {
+			return bad("A bound on the size is a number of 0 or more.", "%s: %q is not a number of 0 or more.", name, v)
+		}
+		n := int64(f)
+		if name == "minSize" {
+			if float64(n) < f {
+				n++ // a fractional lower bound rounds up
+			}
+			q.MinSize = &n
+		} else {
+			q.MaxSize = &n
+		}
+	}
+	return nil
 }

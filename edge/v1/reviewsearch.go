@@ -14,6 +14,7 @@ import (
 	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/replica"
+	"github.com/edge-stats/edge/views/served"
 )
 
 const (
@@ -55,43 +56,11 @@ func decodeReviewSearchCursor(s string) (reviewSearchCursor, bool) {
 // getReviewSearch answers GET /api/v1/reviews/search: listings with at
 // least 3 reviews matching q, most matches first, 50 a page, 20 pages.
 func (s *API) getReviewSearch(c *fiber.Ctx) (answer.Reply, error) {
-	q, err := analytics.ParseSearchQuery(c.Query("q"))
-	if err != nil {
-		return answer.Reply{}, problem.New(http.StatusBadRequest, err.Error()+".")
-	}
-	st, err := s.Current()
+	st, search, tag, category, err := s.reviewSearchParams(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	search := analytics.ReviewSearch{Query: q, Stars: analytics.ReviewStars(c.Query("stars", string(analytics.StarsCritical))),
-		Min: reviewSearchMin, Budget: s.searchBudget()}
-	switch search.Stars {
-	case analytics.StarsAll, analytics.StarsCritical, analytics.StarsPositive:
-	default:
-		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "stars: %q is not critical (1-2 stars, the default), positive (4-5 stars) or all.", search.Stars)
-	}
-	if raw := c.Query("store"); raw != "" {
-		store, err := views.ParseStore(raw)
-		if err != nil {
-			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "store: %s", err)
-		}
-		search.Store = &store
-	}
-	tag, category := c.Query("tag"), c.Query("category")
-	if category != "" && search.Store == nil {
-		return answer.Reply{}, problem.New(http.StatusBadRequest, "category: a category belongs to one store; add store.")
-	}
-	if tag != "" || category != "" {
-		f := st.Figures
-		if f == nil {
-			return answer.Reply{}, problem.NotReady("Topics and categories are")
-		}
-		ids, err := filterListings(st.Replica, f, search.Store, tag, category)
-		if err != nil {
-			return answer.Reply{}, err
-		}
-		search.Listings = ids
-	}
+	q := search.Query
 	canon := q.String() + "\x00" + string(search.Stars) + "\x00" + c.Query("store") + "\x00" + tag + "\x00" + category
 	page := 1
 	if raw := c.Query("cursor"); raw != "" {
@@ -193,4 +162,48 @@ func filterListings(r *replica.Replica, f *figures.Figures, store *views.Store, 
 // searchBudget is the budget of the review searches ClickHouse runs.
 func (s *API) searchBudget() analytics.SearchBudget {
 	return analytics.SearchBudget{Time: s.cfg.SearchBudget, MaxRows: s.cfg.SearchMaxRows}
+}
+
+// reviewSearchParams reads a review search's q, stars, store, tag and
+// category, with the published state they are read against; a 400 says
+// what to change.
+func (s *API) reviewSearchParams(c *fiber.Ctx) (st *served.State, search analytics.ReviewSearch, tag, category string, err error) {
+	q, err := analytics.ParseSearchQuery(c.Query("q"))
+	if err != nil {
+		return nil, search, "", "", problem.New(http.StatusBadRequest, err.Error()+".")
+	}
+	st, err = s.Current()
+	if err != nil {
+		return nil, search, "", "", err
+	}
+	search = analytics.ReviewSearch{Query: q, Stars: analytics.ReviewStars(c.Query("stars", string(analytics.StarsCritical))),
+		Min: reviewSearchMin, Budget: s.searchBudget()}
+	switch search.Stars {
+	case analytics.StarsAll, analytics.StarsCritical, analytics.StarsPositive:
+	default:
+		return nil, search, "", "", problem.Newf(http.StatusBadRequest, "stars: %q is not critical (1-2 stars, the default), positive (4-5 stars) or all.", search.Stars)
+	}
+	if raw := c.Query("store"); raw != "" {
+		store, err := views.ParseStore(raw)
+		if err != nil {
+			return nil, search, "", "", problem.Newf(http.StatusBadRequest, "store: %s", err)
+		}
+		search.Store = &store
+	}
+	tag, category = c.Query("tag"), c.Query("category")
+	if category != "" && search.Store == nil {
+		return nil, search, "", "", problem.New(http.StatusBadRequest, "category: a category belongs to one store; add store.")
+	}
+	if tag != "" || category != "" {
+		f := st.Figures
+		if f == nil {
+			return nil, search, "", "", problem.NotReady("Topics and categories are")
+		}
+		ids, err := filterListings(st.Replica, f, search.Store, tag, category)
+		if err != nil {
+			return nil, search, "", "", err
+		}
+		search.Listings = ids
+	}
+	return st, search, tag, category, nil
 }

@@ -93,7 +93,7 @@ type job struct {
 // delivery attempt (Config.Timeout, or FirstTimeout if longer) before its
 // first, so that any attempt its predecessor started has ended; the
 // predecessor's lease ran out before the election could name another
-// (package cron/leader). The cursors it writes carry its leadership's
+// (package fleet/leader). The cursors it writes carry its leadership's
 // epoch, which a late write of a predecessor cannot beat
 // (analytics.WebhookCursor).
 type Deliverer struct {

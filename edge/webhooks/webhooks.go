@@ -7,7 +7,7 @@
 // delivery log.
 //
 // In a fleet the edge that leads (the ZooKeeper election of package
-// cron/leader) delivers, alone; where each endpoint stands is kept in
+// fleet/leader) delivers, alone; where each endpoint stands is kept in
 // ClickHouse after each delivery, so that a restarted edge, or the next
 // leader, goes on from there. Endpoints' URLs are checked by package
 // egress when registered and at every connection (no server-side

@@ -187,6 +187,18 @@ func (d *Listing) Fill(l *views.Listing, f *figures.Figures) {
 		HostAccess:  nonNil(l.HostAccess),
 		Topics:      nonNil(l.Topics),
 	}
+	d.fillReading(l)
+	d.fillGrowth(l)
+	d.Charts = []ChartPos{}
+	d.AlsoIn = []AlsoIn{}
+	if f != nil {
+		d.fillFigures(l, f)
+	}
+}
+
+// fillReading sets the figures of l's newest reading: its dates, size,
+// usage, ratings, manifest, weekly downloads and stars.
+func (d *Listing) fillReading(l *views.Listing) {
 	h := &d.held
 	d.Updated = dayIn(&h.updated, l.Updated)
 	d.Created = dayIn(&h.created, l.Created)
@@ -225,6 +237,12 @@ func (d *Listing) Fill(l *views.Listing, f *figures.Figures) {
 		h.stars = l.Stars
 		d.Stars = &h.stars
 	}
+}
+
+// fillGrowth sets l's size and rating-count growth windows, and when the
+// history behind them was read.
+func (d *Listing) fillGrowth(l *views.Listing) {
+	h := &d.held
 	for i, w := range [...]views.Window{views.Window1d, views.Window7d, views.Window30d, views.Window365d} {
 		c, ok := l.SizeGrowth(w)
 		p := setChange(&h.sizeWindows[i], c, ok)
@@ -249,30 +267,32 @@ func (d *Listing) Fill(l *views.Listing, f *figures.Figures) {
 		h.computedAt = t
 		d.GrowthComputedAt = &h.computedAt
 	}
-	d.Charts = []ChartPos{}
-	d.AlsoIn = []AlsoIn{}
-	if f != nil {
-		for _, k := range f.Links(l) {
-			o := f.Replica().At(k.Index)
-			d.AlsoIn = append(d.AlsoIn, AlsoIn{Store: o.Store.String(), ID: o.ID, Confidence: k.Confidence})
+}
+
+// fillFigures sets what the published figures f say of l: its listings
+// in other stores, its ranks and climb, its charts.
+func (d *Listing) fillFigures(l *views.Listing, f *figures.Figures) {
+	h := &d.held
+	for _, k := range f.Links(l) {
+		o := f.Replica().At(k.Index)
+		d.AlsoIn = append(d.AlsoIn, AlsoIn{Store: o.Store.String(), ID: o.ID, Confidence: k.Confidence})
+	}
+	st, cat, climb, ok := f.Ranks(l)
+	if st != views.NoRank {
+		h.storeRank, h.categoryRank = st, cat
+		d.StoreRank, d.CategoryRank = &h.storeRank, &h.categoryRank
+	}
+	if ok {
+		h.rankClimb = climb
+		d.RankClimb7d = &h.rankClimb
+	}
+	for _, p := range f.Positions(l) {
+		pd := ChartPos{Chart: p.Chart, Position: p.Position}
+		if p.Category != "" {
+			c := p.Category
+			pd.Category = &c
 		}
-		st, cat, climb, ok := f.Ranks(l)
-		if st != views.NoRank {
-			h.storeRank, h.categoryRank = st, cat
-			d.StoreRank, d.CategoryRank = &h.storeRank, &h.categoryRank
-		}
-		if ok {
-			h.rankClimb = climb
-			d.RankClimb7d = &h.rankClimb
-		}
-		for _, p := range f.Positions(l) {
-			pd := ChartPos{Chart: p.Chart, Position: p.Position}
-			if p.Category != "" {
-				c := p.Category
-				pd.Category = &c
-			}
-			d.Charts = append(d.Charts, pd)
-		}
+		d.Charts = append(d.Charts, pd)
 	}
 }
 

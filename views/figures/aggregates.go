@@ -192,224 +192,25 @@ func buckets(labels []string, counts []int) []Bucket {
 // aggregate computes categories, topics, store statistics, the summary and
 // permissions in one pass over the replica.
 func (f *Figures) aggregate(snapshots int64) {
-	r := f.replica
-	ref := r.Info().ReadingsMark
-	weekAgo := ref.Add(-7 * 24 * time.Hour).Unix()
-	climbAt := r.Info().ClimbAt.Unix()
-	sum := &Summary{Snapshots: snapshots}
-	type catAgg struct{ n, unrated int }
-	allCats := map[string]*catAgg{}
-	years := map[int]int{}
-	perms := map[string]int{}
-	topics := map[string]*Topic{}
-	usageB := make([]int, 7)
-
+	t := newTally(f.replica, snapshots)
 	for _, s := range views.Stores {
-		st := &StoreStats{Store: s.String(), AsOf: ref, SizeMeasure: s.SizeMeasure()}
-		sizeB, ratingB := make([]int, 7), make([]int, 7)
-		kinds := make([]int, 4)
-		mv, access := make([]int, 2), make([]int, 4)
-		cats := map[string]*CategoryStat{}
-		var ratingSum float64
-		pc := PlatformCount{Platform: int(s)}
-		lo, _ := r.StoreRange(s)
-		for i, l := range r.OfStore(s) {
-			idx := int32(lo + i)
-			st.Known++
-			if b := l.Hist.ClimbBase(); b.Valid() && l.Crawled() && l.FirstSeen <= climbAt && (l.Delisted == 0 || l.Delisted > climbAt) {
-				st.TotalSize7dAgo += b.Value // live then, by its newest size then
-			}
-			if !l.Crawled() {
-				st.Pending++
-				continue
-			}
-			pc.Crawled++
-			if l.Delisted != 0 {
-				st.Delisted++
-				if l.Delisted > weekAgo {
-					st.DelistedThisWeek++
-				}
-				continue
-			}
-			st.Live++
-			size, hasSize := l.Size()
-			rating, rated := l.Rating()
-			if hasSize {
-				st.TotalSize += size
-			}
-			if l.FirstSeen > weekAgo {
-				st.NewThisWeek++
-			}
-			if l.Featured {
-				st.Featured++
-			}
-			if rated {
-				st.Rated++
-				ratingSum += views.RoundRating(rating)
-			}
-			sizeB[sizeBucket(size, hasSize)]++
-			ratingB[ratingBucket(rating, rated)]++
-			kinds[min(int(l.Kind), 3)]++
-			if s.ReadsManifests() {
-				if l.ManifestVersion == 2 || l.ManifestVersion == 3 {
-					mv[l.ManifestVersion-2]++
-				}
-				if l.AccessLevel >= 1 && l.AccessLevel <= 4 {
-					access[l.AccessLevel-1]++
-				}
-				for _, p := range l.Permissions {
-					perms[p]++
-				}
-			}
-			c := cats[l.Category]
-			if c == nil {
-				c = &CategoryStat{Name: l.Category}
-				cats[l.Category] = c
-			}
-			c.Listings++
-			if hasSize {
-				c.TotalSize += size
-			}
-			if !rated {
-				c.Unrated++
-			}
-			ac := allCats[l.Category]
-			if ac == nil {
-				ac = &catAgg{}
-				allCats[l.Category] = ac
-			}
-			ac.n++
-			if !rated {
-				ac.unrated++
-			}
-			// The summary's usage buckets count usage figures: apple has none.
-			usage, hasUsage := l.Usage()
-			usageB[sizeBucket(usage, hasUsage)]++
-			if l.Updated.Valid() {
-				years[l.Updated.Time().Year()]++
-			}
-			if !views.VersionComparable(l.Version) {
-				sum.NoVersionKey++
-			}
-			if rated {
-				sum.Rated++
-			}
-			for _, t := range l.Topics {
-				tp := topics[t]
-				if tp == nil {
-					tp = &Topic{Slug: t}
-					topics[t] = tp
-				}
-				tp.byStore[s] = append(tp.byStore[s], idx)
-			}
-		}
-		if st.Rated > 0 {
-			avg := views.RoundRating(ratingSum / float64(st.Rated))
-			st.AverageRating = &avg
-		}
-		st.SizeBuckets = shares(SizeBucketLabels, sizeB)
-		st.RatingDistribution = shares(RatingBucketLabels, ratingB)
-		st.Kinds = shares([]string{"unknown", "extension", "theme", "app"}, kinds)
-		st.ManifestVersions, st.AccessLevels = []VersionShare{}, []LevelShare{}
-		if s.ReadsManifests() {
-			st.ManifestVersions = []VersionShare{{2, mv[0]}, {3, mv[1]}}
-			for i, n := range access {
-				st.AccessLevels = append(st.AccessLevels, LevelShare{i + 1, n})
-			}
-		}
-		st.TopCategories = []CategoryStat{}
-		names := make([]CategoryCount, 0, len(cats))
-		for _, c := range cats {
-			st.TopCategories = append(st.TopCategories, *c)
-			names = append(names, CategoryCount{c.Name, c.Listings})
-		}
-		slices.SortFunc(st.TopCategories, func(a, b CategoryStat) int {
-			return cmp.Or(cmp.Compare(b.Listings, a.Listings), cmp.Compare(a.Name, b.Name))
-		})
-		st.TopCategories = st.TopCategories[:min(10, len(st.TopCategories))]
-		slices.SortFunc(names, func(a, b CategoryCount) int { return cmp.Compare(a.Name, b.Name) })
-		f.categories[s] = names
-		st.TotalSizeChange7d = st.TotalSize - st.TotalSize7dAgo
-		f.stats[s] = st
-
-		pc.Known, pc.Live, pc.Delisted = st.Known, st.Live, st.Delisted
-		sum.Platforms = append(sum.Platforms, pc)
-		sum.Known += st.Known
-		sum.Crawled += pc.Crawled
-		sum.Live += st.Live
-		sum.Delisted += st.Delisted
-		sum.Pending += st.Pending
+		f.stats[s], f.categories[s] = t.store(s)
 	}
-	sum.Buckets = buckets(SizeBucketLabels, usageB)
-
-	// The summary merges the spellings of one category across stores
-	// (chrome's "Developer Tools", edge's "Developer tools"): one slug, one
-	// entry, named as most of its listings spell it.
-	type merged struct {
-		SummaryCategory
-		best int // listings of the spelling in Label
-	}
-	bySlug := map[string]*merged{}
-	for name, c := range allCats {
-		f.allCategories = append(f.allCategories, CategoryCount{name, c.n})
-		slug := views.CategorySlug(name)
-		m := bySlug[slug]
-		if m == nil {
-			m = &merged{}
-			bySlug[slug] = m
-		}
-		m.N += c.n
-		m.Unrated += c.unrated
-		if c.n > m.best || (c.n == m.best && name < m.Label) {
-			m.Label, m.best = name, c.n
-		}
-	}
-	for _, m := range bySlug {
-		sum.Cats = append(sum.Cats, m.SummaryCategory)
-	}
-	slices.SortFunc(f.allCategories, func(a, b CategoryCount) int { return cmp.Compare(a.Name, b.Name) })
-	slices.SortFunc(sum.Cats, func(a, b SummaryCategory) int {
-		return cmp.Or(cmp.Compare(b.N, a.N), cmp.Compare(a.Label, b.Label))
-	})
-	sum.Cats = sum.Cats[:min(10, len(sum.Cats))]
-	if sum.Cats == nil {
-		sum.Cats = []SummaryCategory{}
-	}
-
-	lastYear := ref.Year()
+	t.sum.Buckets = buckets(SizeBucketLabels, t.usageB)
+	f.allCategories = t.categories()
+	lastYear := t.ref.Year()
 	for y := lastYear; y > lastYear-9; y-- {
-		sum.Years = append(sum.Years, YearCount{y, years[y]})
+		t.sum.Years = append(t.sum.Years, YearCount{y, t.years[y]})
 	}
-	f.summary = sum
-
-	f.permissions = make([]PermissionCount, 0, len(perms))
-	for p, n := range perms {
+	f.summary = t.sum
+	f.permissions = make([]PermissionCount, 0, len(t.perms))
+	for p, n := range t.perms {
 		f.permissions = append(f.permissions, PermissionCount{p, n})
 	}
 	slices.SortFunc(f.permissions, func(a, b PermissionCount) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Permission, b.Permission))
 	})
-
-	ls := r.All()
-	var items []ranked
-	for _, t := range topics {
-		for s := range t.byStore {
-			items = items[:0]
-			for _, i := range t.byStore[s] {
-				size, ok := ls[i].Size()
-				if !ok {
-					size = -1 // listings without a size go last
-				}
-				items = append(items, ranked{key: size, idx: i})
-			}
-			sortRanked(items) // by size, then id
-			for k, it := range items {
-				t.byStore[s][k] = it.idx
-			}
-		}
-		f.topics = append(f.topics, *t)
-	}
-	slices.SortFunc(f.topics, func(a, b Topic) int { return cmp.Compare(a.Slug, b.Slug) })
+	f.topics = sortedTopics(f.replica.All(), t.topics)
 }
 
 // Categories returns the category names of store s with their live

@@ -22,7 +22,7 @@ import (
 
 // A delta is what changed from one state (its base) to a later one: what
 // a fleet's leader sends a follower that holds the base, in place of the
-// whole state (package cron/fleet). It is a zstd stream (with its
+// whole state (package fleet/exchange). It is a zstd stream (with its
 // checksum) of:
 //
 //	magic "EDGEDELT", format version (uvarint: SnapshotFormat, whose

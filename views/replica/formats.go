@@ -7,7 +7,7 @@ import (
 
 // Formats are the format versions of snapshots and deltas this release
 // reads and writes, newest first. A fleet's leader answers each follower
-// in the newest format the follower says it reads (package cron/fleet),
+// in the newest format the follower says it reads (package fleet/exchange),
 // so that two adjacent releases serve in one fleet in either order: a
 // release that changes the format keeps reading and writing the one
 // before for one release (docs/operations.md, Upgrades).

@@ -15,7 +15,7 @@ import (
 
 // A snapshot is a replica in a file: what one edge of a fleet loaded from
 // ClickHouse, for the fleet's other edges to load instead (package
-// cron/fleet). It is a zstd stream (with its checksum) of:
+// fleet/exchange). It is a zstd stream (with its checksum) of:
 //
 //	magic "EDGESNAP", format version (uvarint)
 //	header: the Info's watermarks and load figures, the count of

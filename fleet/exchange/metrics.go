@@ -1,4 +1,4 @@
-package fleet
+package exchange
 
 import (
 	"github.com/prometheus/client_golang/prometheus"

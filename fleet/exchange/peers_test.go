@@ -1,4 +1,4 @@
-package fleet
+package exchange
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/cron"
-	"github.com/edge-stats/edge/cron/fleet/trust"
+	"github.com/edge-stats/edge/fleet/trust"
 	"github.com/edge-stats/edge/views/replica"
 )
 

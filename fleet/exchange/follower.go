@@ -1,4 +1,4 @@
-package fleet
+package exchange
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 	"github.com/edge-stats/edge/analytics/exports"
 	"github.com/edge-stats/edge/cron"
-	"github.com/edge-stats/edge/cron/fleet/trust"
+	"github.com/edge-stats/edge/fleet/trust"
 )
 
 // Follower fetches the leader's state for the views (cron.StateSource).

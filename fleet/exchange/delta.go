@@ -1,4 +1,4 @@
-package fleet
+package exchange
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edge-stats/edge/cron/fleet/trust"
+	"github.com/edge-stats/edge/fleet/trust"
 	"github.com/edge-stats/edge/views/replica"
 )
 

@@ -1,4 +1,4 @@
-package fleet
+package exchange
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/edge-stats/edge/cron/fleet/trust"
+	"github.com/edge-stats/edge/fleet/trust"
 	"github.com/edge-stats/edge/views/replica"
 )
 

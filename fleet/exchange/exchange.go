@@ -1,8 +1,8 @@
-// Package fleet hands the state one edge of a fleet loaded from
+// Package exchange hands the state one edge of a fleet loaded from
 // ClickHouse to the fleet's other edges, so that ClickHouse loads each
 // state once per fleet, not once per edge.
 //
-// The edge elected to lead (package cron/leader) loads from ClickHouse as
+// The edge elected to lead (package fleet/leader) loads from ClickHouse as
 // a lone edge does; after each state it publishes, a Publisher writes the
 // state's replica as a snapshot file (replica.WriteSnapshot) and serves
 // the newest on the edge's fleet address, GET /fleet/v1/state, with its
@@ -25,13 +25,13 @@
 // leader is out of reach, or when the leader has had no state to give for
 // longer than Config.Patience; a leader still loading is otherwise waited
 // for, so that edges starting together load ClickHouse once.
-package fleet
+package exchange
 
 import (
 	"log/slog"
 	"time"
 
-	"github.com/edge-stats/edge/cron/fleet/trust"
+	"github.com/edge-stats/edge/fleet/trust"
 )
 
 // The paths the leader serves: its state, the days of its exports (a

@@ -1,4 +1,4 @@
-package fleet
+package exchange
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/edge-stats/edge/cron/fleet/trust"
+	"github.com/edge-stats/edge/fleet/trust"
 )
 
 // Pins returns the pin of the certificate (trust.PinOf) of the elected

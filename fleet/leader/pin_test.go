@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/edge-stats/edge/cron/fleet/trust"
+	"github.com/edge-stats/edge/fleet/trust"
 )
 
 // TestNodesNameTheirPin: an edge's node names its certificate's pin,

@@ -41,7 +41,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/edge-stats/edge/cron/fleet/trust"
+	"github.com/edge-stats/edge/fleet/trust"
 )
 
 // Config says where the election takes place.
@@ -54,7 +54,7 @@ type Config struct {
 	// for Leader and logs.
 	ID string
 	// Fleet, when set, is the address (http://host:port) where this edge
-	// serves its fleet's state while it leads (package cron/fleet); the
+	// serves its fleet's state while it leads (package fleet/exchange); the
 	// other edges read it from its node (LeaderFleet).
 	Fleet string
 	// SessionTimeout is how long after losing this edge ZooKeeper ends

@@ -16,8 +16,8 @@ import (
 
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/chtest/faultproxy"
-	"github.com/edge-stats/edge/cron/fleet/trust"
-	"github.com/edge-stats/edge/cron/leader"
+	"github.com/edge-stats/edge/fleet/leader"
+	"github.com/edge-stats/edge/fleet/trust"
 )
 
 // eventually waits up to 30 s for cond.

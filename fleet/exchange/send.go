@@ -1,4 +1,4 @@
-package fleet
+package exchange
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics/exports"
-	"github.com/edge-stats/edge/cron/fleet/trust"
+	"github.com/edge-stats/edge/fleet/trust"
 )
 
 // ServeHTTP answers GET StatePath: the newest snapshot (200, or 304 to

@@ -49,7 +49,7 @@ func (v *Views) OnPublish(f func(r *replica.Replica, snapshots int64)) { v.onPub
 
 // FollowedTag returns the tag of the fleet state published ("" when the
 // published state was loaded from ClickHouse): what the source's watch
-// asks a newer state than (fleet.Follower.Watch).
+// asks a newer state than (exchange.Follower.Watch).
 func (v *Views) FollowedTag() string {
 	if t := v.tagNow.Load(); t != nil {
 		return *t

@@ -160,7 +160,7 @@ type Sources struct {
 	// fences what an earlier leader writes late (nil: 0).
 	Epoch func() int64
 	// Fleet, when set, returns what this edge knows of its fleet's leader
-	// (a JSON value: fleet.Status), shown in /readyz as "fleet".
+	// (a JSON value: exchange.Status), shown in /readyz as "fleet".
 	Fleet func() any
 	// Collectors are metrics of the edge's other parts (its fleet's) to
 	// serve on /metrics.

@@ -23,7 +23,7 @@ type serveConfig struct {
 	full, refresh, editions, ranks, retention, exportsSchedule string
 	zk, zkPath, zkAuth                                         string // the fleet's ZooKeeper, its election's node, and this edge's ZooKeeper credentials
 	fleetSalt                                                  string // --fleet-salt: shared or fleet
-	fleetToken                                                 string // the fleet's shared secret (keys derived into exchange.Keys)
+	fleetToken                                                 string // the fleet's shared secret (keys derived into trust.Keys)
 	fleetListen, fleetAdvertise                                string // where this edge serves the fleet's state when it leads
 	fleet                                                      exchange.Config
 	followEvery                                                time.Duration

@@ -186,7 +186,7 @@ type Client struct {
 	Leader func() string
 	// HTTP is the client to send with: in a fleet with a token, one whose
 	// transport proves this edge holds it and requires the leader to
-	// prove the same (fleet.Transport). Its timeout bounds a claim.
+	// prove the same (exchange.Transport). Its timeout bounds a claim.
 	HTTP *http.Client
 }
 

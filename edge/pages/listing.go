@@ -44,7 +44,7 @@ func (s *Pages) getPage(c *fiber.Ctx) (answer.Reply, error) {
 		if err != nil {
 			return nil, s.readProblem("the history", err)
 		}
-		body, err := render.Render(pageData(document.NewListing(l, st.Figures), h.Snapshots, from, last))
+		body, err := render.RenderListing(listingData(document.NewListing(l, st.Figures), h.Snapshots, from, last))
 		if err != nil {
 			return nil, err
 		}
@@ -58,9 +58,9 @@ func (s *Pages) getPage(c *fiber.Ctx) (answer.Reply, error) {
 
 // pageData is what the page of the listing of document d shows, with its
 // daily snapshots from day from to day last (the data's newest day).
-func pageData(d document.Listing, snaps []analytics.Snapshot, from, last views.Day) render.Data {
+func listingData(d document.Listing, snaps []analytics.Snapshot, from, last views.Day) render.ListingPage {
 	doc := "/api/v1/listings/" + d.Store + "/" + url.PathEscape(d.ID)
-	out := render.Data{Store: d.Store, ID: d.ID, Name: d.Name, Developer: d.Developer, Category: d.Category, SizeMeasure: d.SizeMeasure,
+	out := render.ListingPage{Store: d.Store, ID: d.ID, Name: d.Name, Developer: d.Developer, Category: d.Category, SizeMeasure: d.SizeMeasure,
 		Live: d.Live, DocumentURL: doc, HistoryURL: doc + "/history", HistoryCSVURL: doc + "/history.csv", Cadence: cadence(snaps),
 		ChangesFeedURL: "/listings/" + d.Store + "/" + url.PathEscape(d.ID) + "/changes.atom"}
 	if out.Name == "" {

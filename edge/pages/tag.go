@@ -55,7 +55,7 @@ func (s *Pages) getTagPage(c *fiber.Ctx) (answer.Reply, error) {
 			l.URL = "/listings?" + url.Values{"store": {store.String()}, "tag": {slug}}.Encode()
 			intro += "; the " + strconv.Itoa(tagPageSize) + " largest are shown here, and every one in the listings' browser"
 		}
-		return render.RenderListings(render.ListingsPage{Title: "Topic " + slug + " in " + store.String(), Intro: intro + ".", List: l,
+		return render.RenderTag(render.TagPage{Title: "Topic " + slug + " in " + store.String(), Intro: intro + ".", List: l,
 			JSONURL: "/api/v1/tags/" + url.PathEscape(slug) + "/" + store.String()})
 	})
 }

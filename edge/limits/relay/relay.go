@@ -358,7 +358,7 @@ type Client struct {
 	Leader func() string
 	// HTTP is the client to ask with (nil: one with a 2-second timeout):
 	// in a fleet with a token, one whose transport proves this edge holds
-	// it and requires the leader to prove the same (fleet.Transport).
+	// it and requires the leader to prove the same (exchange.Transport).
 	HTTP *http.Client
 }
 

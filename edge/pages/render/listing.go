@@ -4,8 +4,8 @@ import (
 	"html/template"
 )
 
-// Data is what a listing's page shows.
-type Data struct {
+// ListingPage is what a listing's page shows.
+type ListingPage struct {
 	Store, ID   string
 	Name        string
 	Developer   string
@@ -23,12 +23,12 @@ type Data struct {
 	DocumentURL, HistoryURL, HistoryCSVURL, ChangesFeedURL string
 }
 
-// Render returns the page of d.
-func Render(d Data) ([]byte, error) {
+// RenderListing returns the page of d.
+func RenderListing(d ListingPage) ([]byte, error) {
 	return execute(listingPage, listingView{
-		Data:  d,
-		Chart: chart(d.Points, d.SizeMeasure),
-		Gaps:  Gaps(d.Points),
+		ListingPage: d,
+		Chart:       chart(d.Points, d.SizeMeasure),
+		Gaps:        Gaps(d.Points),
 		Head: Head{
 			Title:       d.Name + " · " + d.Store + " · figures and history",
 			Description: description(d),
@@ -40,7 +40,7 @@ func Render(d Data) ([]byte, error) {
 }
 
 // description says in a sentence what a listing's page shows.
-func description(d Data) string {
+func description(d ListingPage) string {
 	s := "Size (" + d.SizeMeasure + "), growth, rating and ranks of " + d.Name
 	if d.Developer != "" {
 		s += " by " + d.Developer
@@ -49,7 +49,7 @@ func description(d Data) string {
 }
 
 type listingView struct {
-	Data
+	ListingPage
 	Head  Head
 	Chart template.HTML
 	Gaps  []Gap

@@ -66,7 +66,7 @@ func pathOf(t *testing.T, page string) string {
 // reaches is a dot.
 func TestChartJoinsReadingsWithinTheTolerance(t *testing.T) {
 	every3 := days(90, 3, func(i int) int64 { return int64(1000 + i) })
-	b, err := Render(Data{Store: "chrome", ID: "a", Name: "A", SizeMeasure: "users", Live: true, Points: every3})
+	b, err := RenderListing(ListingPage{Store: "chrome", ID: "a", Name: "A", SizeMeasure: "users", Live: true, Points: every3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestChartJoinsReadingsWithinTheTolerance(t *testing.T) {
 	for i := 31; i < 59; i++ {
 		gappy[i].Has = false
 	}
-	b, _ = Render(Data{Store: "chrome", ID: "a", Name: "A", SizeMeasure: "users", Live: true, Points: gappy})
+	b, _ = RenderListing(ListingPage{Store: "chrome", ID: "a", Name: "A", SizeMeasure: "users", Live: true, Points: gappy})
 	p = pathOf(t, string(b))
 	if strings.Count(p, "M") != 3 || !strings.Contains(string(b), gappy[9].Day+" to "+gappy[30].Day+" (21 days)") {
 		t.Errorf("the gaps: line %q\n%s", p, b)
@@ -102,7 +102,7 @@ func TestChartJoinsReadingsWithinTheTolerance(t *testing.T) {
 // series has distinct labels (the fourth review: one printed twice).
 func TestChartAxis(t *testing.T) {
 	flat := days(30, 1, func(int) int64 { return 4200 })
-	b, _ := Render(Data{Store: "edge", ID: "a", Name: "A", SizeMeasure: "installs", Live: true, Points: flat})
+	b, _ := RenderListing(ListingPage{Store: "edge", ID: "a", Name: "A", SizeMeasure: "installs", Live: true, Points: flat})
 	labels := regexp.MustCompile(`text-anchor="end">([^<]+)</text>`).FindAllStringSubmatch(string(b), -1)
 	var seen []string
 	for _, l := range labels {
@@ -121,13 +121,13 @@ func TestChartAxis(t *testing.T) {
 // null figure shows why; labels link to the definitions' page; a delisted
 // listing says when.
 func TestRenderEscapesAndSaysWhy(t *testing.T) {
-	d := Data{Store: "chrome", ID: "abc", Name: `<script>alert(1)</script>`, Developer: `Dev "&" <b>`, SizeMeasure: "users",
+	d := ListingPage{Store: "chrome", ID: "abc", Name: `<script>alert(1)</script>`, Developer: `Dev "&" <b>`, SizeMeasure: "users",
 		Delisted: "2026-02-03",
 		Figures: []Figure{{Definition: "size", Label: "Size", Raw: "1234", Text: "1,234"},
 			{Definition: "rating", Label: "Rating", Why: "no ratings yet"}},
 		Points:      days(4, 1, func(i int) int64 { return int64(10 * i) }),
 		DocumentURL: "/api/v1/listings/chrome/abc", HistoryURL: "/api/v1/listings/chrome/abc/history", HistoryCSVURL: "/api/v1/listings/chrome/abc/history.csv"}
-	b, err := Render(d)
+	b, err := RenderListing(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestRenderEscapesAndSaysWhy(t *testing.T) {
 // TestCSPAdmitsTheStyle: the policy's hash is the style's, so that the
 // page is styled and nothing else runs.
 func TestCSPAdmitsTheStyle(t *testing.T) {
-	b, _ := Render(Data{Store: "apple", ID: "1", Name: "x"})
+	b, _ := RenderListing(ListingPage{Store: "apple", ID: "1", Name: "x"})
 	m := regexp.MustCompile(`(?s)<style>(.*)</style>`).FindSubmatch(b)
 	if m == nil {
 		t.Fatal("no style")
@@ -164,7 +164,7 @@ func TestCSPAdmitsTheStyle(t *testing.T) {
 }
 
 func TestRenderWithoutSizes(t *testing.T) {
-	b, err := Render(Data{Store: "apple", ID: "1", Name: "x", Points: []Point{{Day: "2026-01-01"}}})
+	b, err := RenderListing(ListingPage{Store: "apple", ID: "1", Name: "x", Points: []Point{{Day: "2026-01-01"}}})
 	if err != nil || !strings.Contains(string(b), "No size was read") {
 		t.Fatalf("%v: %s", err, b)
 	}

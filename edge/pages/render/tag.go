@@ -1,0 +1,18 @@
+package render
+
+// TagPage is a topic's page: its listings in a store.
+type TagPage struct {
+	Title, Intro string
+	List         List
+	JSONURL      string
+}
+
+// RenderTag returns a topic's page.
+func RenderTag(d TagPage) ([]byte, error) {
+	return execute(tagPage, struct {
+		TagPage
+		Head Head
+	}{d, Head{Title: d.Title, Description: d.Intro, Alternates: []Alternate{{"application/json", d.JSONURL, "as JSON"}}}})
+}
+
+var tagPage = parse("tag", nil)

@@ -99,63 +99,12 @@ func (v *Views) follow(ctx context.Context) error {
 	// (a lower GOGC, a collection after) only once a state came.
 	start := time.Now()
 	spare := v.spare.Load()
-	o := replica.ReadOptions{Generation: v.nextGeneration(), Prev: prev, NoWhole: noRoom, Spare: spare}
-	whole := false // a whole state was read (a delta's read counts none)
-	// From the state's header (a delta's or a whole state's) to its
-	// publish, the read and build come first (Building).
-	endBuilding, building := func() {}, false
-	defer func() { endBuilding() }()
-	markBuilding := func() {
-		if !building {
-			building, endBuilding = true, v.startBuilding()
-		}
-	}
-	// A whole state has no use for the spare: its room goes back to the
-	// heap before the state's listings are read.
-	o.Counted = func(int) { whole = true; spare.Drop(); markBuilding() }
-	if cur == nil {
-		// A first state: a heap that only grows, as after a restart's
-		// first load from ClickHouse (memory.GrowGC).
-		restore := func() {}
-		o.Counted = func(n int) { whole, restore = true, memory.GrowGC(n); spare.Drop(); markBuilding() }
-		defer func() { restore() }()
-	}
-	// A delta's apply and the build after it under one setting of the
-	// collector (memory.DeltaGC), from the delta's header until the
-	// state it replaced is collected after the publish, restored once
-	// (endGC): a collection started in the apply ran on through the
-	// build, and one ended at the publish found the heap of two states
-	// at its goal and marked both (at 5M listings, 7.8 GB and 2.3–3.5 s
-	// just before the collection that keeps the room marked one).
-	deltaGC, endedGC := false, false
-	restoreGC := func() {}
-	endGC := func() {
-		if !endedGC {
-			endedGC = true
-			restoreGC()
-		}
-	}
-	defer endGC() // after the collection that follows the publish, and on the ways out
-	o.Delta = func(n int) {
-		markBuilding()
-		if deltaGC {
-			return // a chain's later delta: set at the first
-		}
-		var array int64
-		if spare.Cap() < n {
-			array = int64(n) * int64(unsafe.Sizeof(views.Listing{}))
-		}
-		restoreGC, deltaGC = memory.DeltaGC(n, array), true
-	}
+	plan := &followPlan{v: v, spare: spare, first: cur == nil, endBuilding: func() {}, restore: func() {}, restoreGC: func() {}}
+	defer plan.end()
+	o := replica.ReadOptions{Generation: v.nextGeneration(), Prev: prev, NoWhole: noRoom, Spare: spare, Counted: plan.counted, Delta: plan.delta}
 	r, snapshots, tag, err := v.source.Fetch(ctx, v.tag, o)
-	intoSpare := spare != nil && r != nil && !whole && spare.Cap() == 0
-	if spare != nil && (r != nil || spare.Cap() == 0 || errors.Is(err, ErrNoSource)) {
-		// Taken by the delta, dropped for a whole state, too small for
-		// the state read (the next is made for this state), or this
-		// edge now leads and loads its states itself.
-		spare.Drop()
-		v.spare.CompareAndSwap(spare, nil)
-	}
+	whole, deltaGC := plan.whole, plan.deltaGC
+	intoSpare := plan.fetched(r, err)
 	if errors.Is(err, ErrNoRoom) {
 		v.waits.Add(1)
 		v.reloadFits() // says why, with the figures
@@ -204,4 +153,88 @@ func (v *Views) follow(ctx context.Context) error {
 	v.tagNow.Store(&tag)
 	v.indexText(r)
 	return nil
+}
+
+// followPlan is the memory steps of taking a state from the fleet's
+// leader, from the state's header to the collection after its publish:
+// the views marked building from the header on; a whole state's listings
+// read with the spare's room given back to the heap, and a first state's
+// with a heap that only grows (memory.GrowGC); a delta's apply and the
+// build after it under one setting of the collector (memory.DeltaGC),
+// restored once, after the collection that follows the publish (a
+// collection started in the apply ran on through the build, and one
+// ended at the publish found the heap of two states at its goal and
+// marked both: at 5M listings, 7.8 GB and 2.3–3.5 s just before the
+// collection that keeps the room marked one).
+type followPlan struct {
+	v                    *Views
+	spare                *replica.Spare
+	first                bool // no state published yet
+	whole                bool // a whole state was read (a delta's read counts none)
+	building, deltaGC    bool
+	endedGC              bool
+	endBuilding, restore func()
+	restoreGC            func()
+}
+
+// markBuilding marks the views building, once: from the state's header
+// (a delta's or a whole state's) to its publish, the read and build come
+// first (Views.Building).
+func (p *followPlan) markBuilding() {
+	if !p.building {
+		p.building, p.endBuilding = true, p.v.startBuilding()
+	}
+}
+
+// counted is told a whole state's count of listings: a whole state has
+// no use for the spare, whose room goes back to the heap before the
+// listings are read.
+func (p *followPlan) counted(n int) {
+	p.whole = true
+	if p.first {
+		p.restore = memory.GrowGC(n)
+	}
+	p.spare.Drop()
+	p.markBuilding()
+}
+
+// delta is told a delta's count of listings: the collector's setting for
+// the apply and the build, set at a chain's first delta.
+func (p *followPlan) delta(n int) {
+	p.markBuilding()
+	if p.deltaGC {
+		return // a chain's later delta: set at the first
+	}
+	var array int64
+	if p.spare.Cap() < n {
+		array = int64(n) * int64(unsafe.Sizeof(views.Listing{}))
+	}
+	p.restoreGC, p.deltaGC = memory.DeltaGC(n, array), true
+}
+
+// fetched settles the spare once the source answered (r, err), and
+// reports whether the delta was read into it: the spare is taken by the
+// delta, dropped for a whole state, too small for the state read (the
+// next is made for this state), or this edge now leads and loads its
+// states itself.
+func (p *followPlan) fetched(r *replica.Replica, err error) (intoSpare bool) {
+	spare := p.spare
+	intoSpare = spare != nil && r != nil && !p.whole && spare.Cap() == 0
+	if spare != nil && (r != nil || spare.Cap() == 0 || errors.Is(err, ErrNoSource)) {
+		spare.Drop()
+		p.v.spare.CompareAndSwap(spare, nil)
+	}
+	return intoSpare
+}
+
+// end restores what the plan set, in the order it was set, last first:
+// the delta's collector setting (after the collection that follows the
+// publish), a first state's growing heap, the views' building mark.
+func (p *followPlan) end() {
+	if !p.endedGC {
+		p.endedGC = true
+		p.restoreGC()
+	}
+	p.restore()
+	p.endBuilding()
 }

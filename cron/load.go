@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/views/replica"
@@ -58,38 +60,52 @@ func (v *Views) full(ctx context.Context) error {
 	}()
 	defer func() { v.collectAfterLoad(published) }()
 	if cur != nil {
-		// A reload reads listings and history in one pass over the parts,
-		// sharing unchanged strings with the replica it replaces: the old
-		// state and one new replica are all that coexist.
-		o.History, o.Share = true, cur.Replica
-		// Two states are live until the new one is published: the
-		// collector runs closer to the live heap meanwhile, which costs
-		// the job CPU and keeps the peak RSS near the two states.
-		defer memory.LowerGC(memory.ReloadGCPercent)()
-		full, err := analytics.LoadReplica(ctx, conn, o)
-		if err != nil {
-			return fmt.Errorf("generation %d: %w", gen, err)
-		}
-		if full, err = v.withChanges(ctx, conn, full); err != nil {
-			return err
-		}
-		snapshots, err := analytics.CountSnapshots(ctx, conn)
-		if err != nil {
-			return err
-		}
-		if v.onBuild != nil {
-			v.onBuild()
-		}
-		// The dropped answers and what the load left are garbage: one
-		// collection now, so that the build, which runs without one
-		// (memory.BuildGC), starts from the two states alone.
-		memory.Collect()
-		if err := v.publish(full, nil, snapshots, "full", memory.BuildGC); err != nil {
-			return err
-		}
-		published = full
-		return nil
+		published, err = v.reload(ctx, conn, o, cur)
+	} else {
+		published, err = v.firstLoad(ctx, conn, o)
 	}
+	return err
+}
+
+// reload loads a new state beside cur, the state published, and
+// publishes it: listings and history in one pass over the parts,
+// sharing unchanged strings with cur's replica, so that the old state
+// and one new replica are all that coexist.
+func (v *Views) reload(ctx context.Context, conn driver.Conn, o analytics.ReplicaOptions, cur *served.State) (*replica.Replica, error) {
+	gen := o.Generation
+	o.History, o.Share = true, cur.Replica
+	// Two states are live until the new one is published: the
+	// collector runs closer to the live heap meanwhile, which costs
+	// the job CPU and keeps the peak RSS near the two states.
+	defer memory.LowerGC(memory.ReloadGCPercent)()
+	full, err := analytics.LoadReplica(ctx, conn, o)
+	if err != nil {
+		return nil, fmt.Errorf("generation %d: %w", gen, err)
+	}
+	if full, err = v.withChanges(ctx, conn, full); err != nil {
+		return nil, err
+	}
+	snapshots, err := analytics.CountSnapshots(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	if v.onBuild != nil {
+		v.onBuild()
+	}
+	// The dropped answers and what the load left are garbage: one
+	// collection now, so that the build, which runs without one
+	// (memory.BuildGC), starts from the two states alone.
+	memory.Collect()
+	if err := v.publish(full, nil, snapshots, "full", memory.BuildGC); err != nil {
+		return nil, err
+	}
+	return full, nil
+}
+
+// firstLoad loads the first state after a restart and publishes it: the
+// bare replica first, then its history and figures.
+func (v *Views) firstLoad(ctx context.Context, conn driver.Conn, o analytics.ReplicaOptions) (*replica.Replica, error) {
+	gen := o.Generation
 	// After a restart, the bare replica first: listings are served while
 	// history and figures load. Nothing else is in memory yet, and a
 	// heap that only grows is marked whole by every collection: the
@@ -99,7 +115,7 @@ func (v *Views) full(ctx context.Context) error {
 	r, err := analytics.LoadReplica(ctx, conn, o)
 	restore()
 	if err != nil {
-		return fmt.Errorf("replica generation %d: %w", gen, err)
+		return nil, fmt.Errorf("replica generation %d: %w", gen, err)
 	}
 	v.pub.Publish(&served.State{Replica: r})
 	v.log.Info("replica published", "generation", gen, "listings", r.Len(), "load_time", r.Info().LoadTime.Round(time.Millisecond))
@@ -113,23 +129,22 @@ func (v *Views) full(ctx context.Context) error {
 	info := r.Info()
 	info.Generation, info.HasHistory = gen, true
 	if err := analytics.AddHistory(ctx, conn, b, info, v.db.PartSize()); err != nil {
-		return fmt.Errorf("history of generation %d: %w", gen, err)
+		return nil, fmt.Errorf("history of generation %d: %w", gen, err)
 	}
 	snapshots, err := analytics.CountSnapshots(ctx, conn)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	info.LoadTime += time.Since(start)
 	info.LoadedAt = time.Now().UTC()
 	full, err := v.withChanges(ctx, conn, b.Build(info))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := v.publish(full, nil, snapshots, "full", memory.BuildGC); err != nil {
-		return err
+		return nil, err
 	}
-	published = full
-	return nil
+	return full, nil
 }
 
 // progress returns the part-by-part report of a full load: a debug log

@@ -126,36 +126,47 @@ func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.R
 		return fetched{}, err
 	}
 	defer resp.Body.Close()
+	if out, done, err := f.answered(resp, addr, have, o, delta); done || err != nil {
+		return out, err
+	}
+	return f.takeWhole(resp, addr, o)
+}
+
+// answered takes what the leader's answer resp says when it is not a
+// whole state to take: nothing new (304), a delta (226), or why there is
+// nothing (406, 503, another status), done set; a whole state (200) is
+// left to takeWhole.
+func (f *Follower) answered(resp *http.Response, addr, have string, o replica.ReadOptions, delta bool) (out fetched, done bool, err error) {
 	switch resp.StatusCode {
 	case http.StatusNotModified:
 		f.leaderWorked()
 		f.settled()
-		return fetched{kind: tookNothing}, nil
+		return fetched{kind: tookNothing}, true, nil
 	case http.StatusIMUsed:
 		if !delta {
-			return fetched{}, fmt.Errorf("fleet: leader at %s sent a delta unasked: %w", addr, cron.ErrNoSource)
+			return fetched{}, true, fmt.Errorf("fleet: leader at %s sent a delta unasked: %w", addr, cron.ErrNoSource)
 		}
 		r, snapshots, tag, err := f.takeDelta(resp, addr, have, o)
 		if err != nil {
 			f.cfg.Metrics.refuse("delta")
 			f.noDeltaFrom(have)
 			f.log().Warn("fleet: a delta refused: this edge asks for the whole state", "leader", addr, "err", err)
-			return fetched{kind: refusedDelta}, nil
+			return fetched{kind: refusedDelta}, true, nil
 		}
 		f.leaderWorked()
 		f.settled()
-		return fetched{tookDelta, r, snapshots, tag}, nil
+		return fetched{tookDelta, r, snapshots, tag}, true, nil
 	case http.StatusOK:
 		f.leaderWorked()
 		if o.NoWhole {
 			// The leader keeps no delta from here: none of the whole
 			// state is taken (the body is closed unread).
-			return fetched{}, fmt.Errorf("fleet: leader at %s has only the whole state for this edge: %w", addr, cron.ErrNoRoom)
+			return fetched{}, true, fmt.Errorf("fleet: leader at %s has only the whole state for this edge: %w", addr, cron.ErrNoRoom)
 		}
 	case http.StatusNotAcceptable:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		f.remember(unreadable{addr: addr, why: "406: " + string(body)})
-		return fetched{}, fmt.Errorf("fleet: leader at %s writes no state of a format this edge reads (%v): %w", addr, replica.Formats, cron.ErrNoSource)
+		return fetched{}, true, fmt.Errorf("fleet: leader at %s writes no state of a format this edge reads (%v): %w", addr, replica.Formats, cron.ErrNoSource)
 	case http.StatusServiceUnavailable:
 		if notLeader(resp) {
 			f.leaderFailed(addr, "it answers that it does not lead")
@@ -163,12 +174,19 @@ func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.R
 			f.leaderWorked()
 		}
 		if f.waitedTooLong(have) {
-			return fetched{}, fmt.Errorf("fleet: leader at %s has had no state for %v: %w", addr, f.cfg.Patience, cron.ErrNoSource)
+			return fetched{}, true, fmt.Errorf("fleet: leader at %s has had no state for %v: %w", addr, f.cfg.Patience, cron.ErrNoSource)
 		}
-		return fetched{}, fmt.Errorf("fleet: leader at %s: %s (Retry-After %s): %w", addr, resp.Status, resp.Header.Get("Retry-After"), errNoState)
+		return fetched{}, true, fmt.Errorf("fleet: leader at %s: %s (Retry-After %s): %w", addr, resp.Status, resp.Header.Get("Retry-After"), errNoState)
 	default:
-		return fetched{}, fmt.Errorf("fleet: leader at %s answered %s: %w", addr, resp.Status, cron.ErrNoSource)
+		return fetched{}, true, fmt.Errorf("fleet: leader at %s answered %s: %w", addr, resp.Status, cron.ErrNoSource)
 	}
+	return fetched{}, false, nil
+}
+
+// takeWhole takes the whole state resp carries, once its digest, its
+// generation, its format, its signature, its place in the leader's order
+// and its size are what this edge takes.
+func (f *Follower) takeWhole(resp *http.Response, addr string, o replica.ReadOptions) (fetched, error) {
 	etag := resp.Header.Get("ETag")
 	sum, ok := strings.CutPrefix(strings.TrimSuffix(etag, `"`), `"`)
 	if !ok || len(sum) != 2*sha256.Size {

@@ -26,16 +26,40 @@ import (
 // serveDelta); 503 with Retry-After while this edge does not lead or has
 // no state yet, or sends as many as it may.
 func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.serveRoute(w, r) {
+		return
+	}
+	exportsFile := strings.HasPrefix(r.URL.Path, ExportsPath+"/")
+	switch {
+	case r.URL.Path != StatePath && r.URL.Path != ExportsPath && !exportsFile:
+		problem(w, http.StatusNotFound, "Not found", "this address serves the fleet's state at "+StatePath+" and its exports at "+ExportsPath+" only", 0)
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+		w.Header().Set("Allow", "GET, HEAD")
+		problem(w, http.StatusMethodNotAllowed, "Method not allowed", "use GET", 0)
+	case !p.leading():
+		problem(w, http.StatusServiceUnavailable, notLeaderTitle, "this edge does not lead its fleet: ask the edge its election names", 5)
+	case r.URL.Path == ExportsPath:
+		p.serveDays(w)
+	case exportsFile:
+		p.serveExport(w, r)
+	default:
+		p.serveState(w, r)
+	}
+}
+
+// serveRoute answers r when a check of the fleet's token refuses it or a
+// route added with Handle takes it, and reports whether it did.
+func (p *Publisher) serveRoute(w http.ResponseWriter, r *http.Request) bool {
 	// With a token, every route wants it; without, the routes that must
 	// have one are off.
 	v, extra := p.routes.Load(r.URL.Path)
 	switch {
 	case extra && v.(route).needsToken && p.cfg.Keys == nil:
 		problem(w, http.StatusNotFound, "Not served", "this edge has no fleet token (EDGE_FLEET_TOKEN): the route is off", 0)
-		return
+		return true
 	case p.cfg.Keys != nil && !p.authorized(r):
 		problem(w, http.StatusUnauthorized, "Unauthorized", "connect with TLS and a certificate of the fleet (an edge with the same EDGE_FLEET_TOKEN)", 0)
-		return
+		return true
 	case extra:
 		switch {
 		case r.Method != v.(route).method:
@@ -46,27 +70,16 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		default:
 			v.(route).h.ServeHTTP(w, r)
 		}
-		return
+		return true
 	}
-	exportsFile := strings.HasPrefix(r.URL.Path, ExportsPath+"/")
-	switch {
-	case r.URL.Path != StatePath && r.URL.Path != ExportsPath && !exportsFile:
-		problem(w, http.StatusNotFound, "Not found", "this address serves the fleet's state at "+StatePath+" and its exports at "+ExportsPath+" only", 0)
-		return
-	case r.Method != http.MethodGet && r.Method != http.MethodHead:
-		w.Header().Set("Allow", "GET, HEAD")
-		problem(w, http.StatusMethodNotAllowed, "Method not allowed", "use GET", 0)
-		return
-	case !p.leading():
-		problem(w, http.StatusServiceUnavailable, notLeaderTitle, "this edge does not lead its fleet: ask the edge its election names", 5)
-		return
-	case r.URL.Path == ExportsPath:
-		p.serveDays(w)
-		return
-	case exportsFile:
-		p.serveExport(w, r)
-		return
-	}
+	return false
+}
+
+// serveState answers a GET or HEAD of the state: in a format the
+// follower reads, a 304 while its state is the newest (held as a long
+// poll when it asks to wait), the delta from its state when the leader
+// has one, else the whole state.
+func (p *Publisher) serveState(w http.ResponseWriter, r *http.Request) {
 	format, ok := negotiate(w, r, p.cfg.Formats)
 	if !ok {
 		return

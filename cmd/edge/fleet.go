@@ -31,9 +31,9 @@ func (c *serveConfig) fleetConfig() fleet.Config {
 // relayed sets src's usage, keys and account attempts to be read from
 // the fleet's leader while another edge leads (package relay), from
 // ClickHouse otherwise, and serves this edge's own on its fleet address
-// for when it leads. It returns what serves the keys' and the attempts'
-// changes once the server exists (serveRelayed); nothing when m
-// exchanges no state.
+// for when it leads; the keys' and the attempts' changes are served once
+// the server exists (serveRelayed). It does nothing when m exchanges no
+// state.
 func relayed(m *fleet.Member, src *edge.Sources, syncDB *analytics.Lazy, keysEvery time.Duration, token bool) {
 	if !m.Exchanges() {
 		return

@@ -13,6 +13,7 @@ import (
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
 	"github.com/edge-stats/edge/views/document"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // The pages' and feeds' sizes: events a page, entries a feed.
@@ -104,15 +105,7 @@ func withQuery(path string, q url.Values) string {
 // getEventsPage answers GET /events: the event feed's newest changes with
 // its filters (a plain GET form), 100 a page, older pages by cursor.
 func (s *Pages) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
-	st, err := s.api.Current()
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	log, window, err := s.api.ChangeLog(st)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	f, err := v1.EventFilter(c)
+	st, log, window, f, err := s.events(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}
@@ -150,4 +143,18 @@ func (s *Pages) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
 		}
 		return render.RenderEvents(d)
 	})
+}
+
+// events reads what the events' page and feed show, as the API's event
+// feed does: the published state, its change log and the window it
+// covers, and the filters c asks for.
+func (s *Pages) events(c *fiber.Ctx) (st *served.State, log *changes.Log, window document.EventWindow, f changes.Filter, err error) {
+	if st, err = s.api.Current(); err != nil {
+		return
+	}
+	if log, window, err = s.api.ChangeLog(st); err != nil {
+		return
+	}
+	f, err = v1.EventFilter(c)
+	return
 }

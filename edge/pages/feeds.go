@@ -8,7 +8,6 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
-	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
 	"github.com/edge-stats/edge/views/document"
@@ -17,15 +16,7 @@ import (
 // getEventsFeed answers GET /events.atom: the newest 50 changes the
 // feed's filters keep, as Atom.
 func (s *Pages) getEventsFeed(c *fiber.Ctx) (answer.Reply, error) {
-	st, err := s.api.Current()
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	log, window, err := s.api.ChangeLog(st)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	f, err := v1.EventFilter(c)
+	st, log, window, f, err := s.events(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}

@@ -97,24 +97,69 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) ([]int, error) {
 	// A migration may copy a table (0007 copies the readings, a minute at
 	// 1M listings): its statement answers only when done.
 	cfg.IdleTimeout = max(cfg.IdleTimeout, migrationTimeout)
-	root, err := open(ctx, cfg, "default")
-	if err != nil {
+	if err := createDatabase(ctx, cfg); err != nil {
 		return nil, err
-	}
-	createDB := "CREATE DATABASE IF NOT EXISTS " + quoteIdent(cfg.Database)
-	if cfg.Cluster != "" {
-		createDB += " ON CLUSTER " + quoteIdent(cfg.Cluster)
-	}
-	err = root.Exec(ctx, createDB)
-	root.Close()
-	if err != nil {
-		return nil, fmt.Errorf("create database %s: %w", cfg.Database, err)
 	}
 	conn, err := Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
+	applied, err := appliedMigrations(ctx, conn, cfg)
+	if err != nil {
+		return nil, err
+	}
+	all, err := Migrations()
+	if err != nil {
+		return nil, err
+	}
+	var done []int
+	for _, m := range all {
+		if applied[m.Version] {
+			continue
+		}
+		for i, stmt := range m.Statements {
+			if err := applyStatement(ctx, conn, cfg, m.Version, stmt); err != nil {
+				return done, fmt.Errorf("migration %s statement %d: %w", m.Name, i+1, err)
+			}
+		}
+		err := sendBatch(ctx, conn, "INSERT INTO schema_migrations (version, name, applied_at)", "schema_migrations",
+			func(b driver.Batch) error { return b.Append(uint32(m.Version), m.Name, time.Now().UTC()) })
+		if err != nil {
+			return done, fmt.Errorf("record migration %s: %w", m.Name, err)
+		}
+		log.InfoContext(ctx, "migration applied", "version", m.Version, "name", m.Name)
+		done = append(done, m.Version)
+	}
+	if cfg.Cluster != "" {
+		if err := makeMissingTables(ctx, conn, cfg, log); err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// createDatabase creates cfg's database, on every server of its cluster
+// when it has one.
+func createDatabase(ctx context.Context, cfg Config) error {
+	root, err := open(ctx, cfg, "default")
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	createDB := "CREATE DATABASE IF NOT EXISTS " + quoteIdent(cfg.Database)
+	if cfg.Cluster != "" {
+		createDB += " ON CLUSTER " + quoteIdent(cfg.Cluster)
+	}
+	if err := root.Exec(ctx, createDB); err != nil {
+		return fmt.Errorf("create database %s: %w", cfg.Database, err)
+	}
+	return nil
+}
+
+// appliedMigrations creates the table of applied migrations if it is
+// missing and returns the versions it holds.
+func appliedMigrations(ctx context.Context, conn driver.Conn, cfg Config) (map[int]bool, error) {
 	create, err := forDeployment(cfg, 0, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version UInt32, name String, applied_at DateTime
 	) ENGINE = ReplacingMergeTree(applied_at) ORDER BY version`)
@@ -149,58 +194,40 @@ func Migrate(ctx context.Context, cfg Config, log *slog.Logger) ([]int, error) {
 		// server holds counts too.
 		appliedOnServers(ctx, conn, cfg, applied)
 	}
-	all, err := Migrations()
+	return applied, nil
+}
+
+// applyStatement runs one statement of migration version, as the
+// deployment (one server or a cluster) needs it.
+func applyStatement(ctx context.Context, conn driver.Conn, cfg Config, version int, stmt string) error {
+	stmts, err := forDeployment(cfg, version, stmt)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var done []int
-	for _, m := range all {
-		if applied[m.Version] {
+	for _, s := range stmts {
+		if table, column, ok := addedColumn(s); ok && cfg.Cluster != "" && !strings.Contains(s, " ON CLUSTER ") {
+			// A Distributed table's column, added on each server.
+			if err := onEveryServer(ctx, conn, cfg, table, column, s); err != nil {
+				return err
+			}
 			continue
 		}
-		for i, stmt := range m.Statements {
-			stmts, err := forDeployment(cfg, m.Version, stmt)
+		if table, column, ok := addedColumn(s); ok {
+			// 18.16 has no ADD COLUMN IF NOT EXISTS: a migration
+			// cut short after this statement runs again.
+			there, err := columnExists(ctx, conn, table, column)
 			if err != nil {
-				return done, fmt.Errorf("migration %s statement %d: %w", m.Name, i+1, err)
+				return err
 			}
-			for _, s := range stmts {
-				if table, column, ok := addedColumn(s); ok && cfg.Cluster != "" && !strings.Contains(s, " ON CLUSTER ") {
-					// A Distributed table's column, added on each server.
-					if err := onEveryServer(ctx, conn, cfg, table, column, s); err != nil {
-						return done, fmt.Errorf("migration %s statement %d: %w", m.Name, i+1, err)
-					}
-					continue
-				}
-				if table, column, ok := addedColumn(s); ok {
-					// 18.16 has no ADD COLUMN IF NOT EXISTS: a migration
-					// cut short after this statement runs again.
-					there, err := columnExists(ctx, conn, table, column)
-					if err != nil {
-						return done, fmt.Errorf("migration %s statement %d: %w", m.Name, i+1, err)
-					}
-					if there {
-						continue
-					}
-				}
-				if err := conn.Exec(ctx, s); err != nil {
-					return done, fmt.Errorf("migration %s statement %d: %w", m.Name, i+1, err)
-				}
+			if there {
+				continue
 			}
 		}
-		err := sendBatch(ctx, conn, "INSERT INTO schema_migrations (version, name, applied_at)", "schema_migrations",
-			func(b driver.Batch) error { return b.Append(uint32(m.Version), m.Name, time.Now().UTC()) })
-		if err != nil {
-			return done, fmt.Errorf("record migration %s: %w", m.Name, err)
-		}
-		log.InfoContext(ctx, "migration applied", "version", m.Version, "name", m.Name)
-		done = append(done, m.Version)
-	}
-	if cfg.Cluster != "" {
-		if err := makeMissingTables(ctx, conn, cfg, log); err != nil {
-			return done, err
+		if err := conn.Exec(ctx, s); err != nil {
+			return err
 		}
 	}
-	return done, nil
+	return nil
 }
 
 // addedColumnRE matches a statement that adds a column, of one server

@@ -268,7 +268,19 @@ func LoadDailyHistory(ctx context.Context, conn driver.Conn, store views.Store, 
 	if err := rows.Err(); err != nil {
 		return h, fmt.Errorf("load history: %w", err)
 	}
-	// Keep the newest days whose crawls fit.
+	h.keepNewest(maxCrawls)
+	if len(h.Snapshots) == 0 {
+		return h, nil
+	}
+	if err := h.addRanks(ctx, conn, store, id); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+// keepNewest keeps the newest days whose crawls add up to at most
+// maxCrawls, and sets Truncated when it drops any.
+func (h *DailyHistory) keepNewest(maxCrawls int) {
 	total, keep := 0, len(h.Snapshots)
 	for i := len(h.Snapshots) - 1; i >= 0; i-- {
 		if total+h.Snapshots[i].Crawls > maxCrawls {
@@ -281,16 +293,18 @@ func LoadDailyHistory(ctx context.Context, conn driver.Conn, store views.Store, 
 	if h.Truncated {
 		h.Snapshots = h.Snapshots[keep:]
 	}
-	if len(h.Snapshots) == 0 {
-		return h, nil
-	}
+}
+
+// addRanks sets each day's store rank, from the daily ranks, on the days
+// that have a size to rank.
+func (h *DailyHistory) addRanks(ctx context.Context, conn driver.Conn, store views.Store, id string) error {
 	first, _ := time.Parse(time.DateOnly, h.Snapshots[0].Day)
 	ranks, err := conn.Query(ctx, `
 		SELECT day, argMax(rank, version) FROM daily_ranks
 		WHERE store = ? AND id = ? AND day >= toDate(?)
 		GROUP BY day`, uint8(store), id, first.Format(time.DateOnly))
 	if err != nil {
-		return h, fmt.Errorf("load daily ranks: %w", err)
+		return fmt.Errorf("load daily ranks: %w", err)
 	}
 	defer ranks.Close()
 	byDay := make(map[string]int64)
@@ -300,19 +314,19 @@ func LoadDailyHistory(ctx context.Context, conn driver.Conn, store views.Store, 
 			rank uint32
 		)
 		if err := ranks.Scan(&day, &rank); err != nil {
-			return h, fmt.Errorf("load daily ranks: %w", err)
+			return fmt.Errorf("load daily ranks: %w", err)
 		}
 		byDay[day.UTC().Format(time.DateOnly)] = int64(rank)
 	}
 	if err := ranks.Err(); err != nil {
-		return h, fmt.Errorf("load daily ranks: %w", err)
+		return fmt.Errorf("load daily ranks: %w", err)
 	}
 	for i := range h.Snapshots {
 		if r, ok := byDay[h.Snapshots[i].Day]; ok && h.Snapshots[i].Size != nil {
 			h.Snapshots[i].StoreRank = &r
 		}
 	}
-	return h, nil
+	return nil
 }
 
 func i64(v *uint64) *int64 {

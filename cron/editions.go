@@ -11,7 +11,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/cron/memory"
+	"github.com/edge-stats/edge/builder/memory"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
 )
@@ -22,9 +22,9 @@ import (
 // is complete when the data covers it from Monday 00:00 to Sunday 24:00 UTC.
 // At most max editions are kept built. Each edition is a deterministic
 // function of the data up to the end of its week. Each week state is read
-// holding heavy (when not nil; see Views.Heavy), so that it never adds to
+// holding heavy (when not nil; see builder.Builder.Heavy), so that it never adds to
 // the memory of a full reload. The job first waits on ready (when not nil;
-// see Views.WaitFigures): after a restart, the listings and figures come
+// see builder.Builder.WaitFigures): after a restart, the listings and figures come
 // first. When it built an edition, it collects the week states it read and
 // returns their pages to the system, so RSS settles at the published
 // state's size.

@@ -20,6 +20,10 @@ import (
 // waits (the job fails, to be retried); the leader builds every edition and
 // keeps it; the follower then loads them all, reading no week state, and
 // its editions are the leader's, byte for byte.
+var srv *chtest.Server
+
+func TestMain(m *testing.M) { chtest.Main(m, &srv) }
+
 func TestEditionsAreBuiltOncePerFleet(t *testing.T) {
 	cfg, conn := chtest.Need(t, srv).Migrated(t)
 	ctx := context.Background()

@@ -35,7 +35,7 @@ type Exports struct {
 	ready  func(ctx context.Context) error // waited on before a build (WaitFor)
 }
 
-// WaitFor makes the job wait on ready (Views.WaitFigures) before it
+// WaitFor makes the job wait on ready (builder.Builder.WaitFigures) before it
 // builds from ClickHouse: after a restart the full load has ClickHouse
 // and the memory first, and the exports' reads do not run beside it (at
 // 5M listings they failed with i/o timeouts there). Set it before the job

@@ -167,7 +167,7 @@ type Sources struct {
 	Collectors []prometheus.Collector
 	// Building returns a channel closed once the state the edge is
 	// reading or building is published, or nil while it builds none
-	// (cron.Views.Building): the answers' precompression waits for it
+	// (builder.Builder.Building): the answers' precompression waits for it
 	// between answers (nil: it never waits).
 	Building func() <-chan struct{}
 }

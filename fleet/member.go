@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/builder"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/fleet/exchange"
 	"github.com/edge-stats/edge/fleet/leader"
@@ -46,7 +47,7 @@ type Config struct {
 // State is the state builder a member feeds and follows for.
 type State struct {
 	Published *views.Published[served.State]
-	Views     *cron.Views
+	Builder   *builder.Builder
 	Exports   *cron.Exports // nil: this edge builds no exports
 	Jobs      *cron.Runner  // runs the follow job and, on taking the lead, the once-jobs (cron.Job.OnLead)
 }
@@ -203,20 +204,20 @@ func (m *Member) exchange(ctx context.Context, st State) (string, error) {
 		return "", false
 	}
 	m.pub, m.follower = pub, exchange.NewFollower(fcfg, m.leaderFleet, m.Leading())
-	st.Views.OnPublish(pub.Offer)
-	st.Views.FollowFrom(m.follower)
+	st.Builder.OnPublish(pub.Offer)
+	st.Builder.FollowFrom(m.follower)
 	if st.Exports != nil {
 		// The exports too: the leader builds them, the others copy them.
 		pub.ServeExports(st.Exports.Dir(), st.Exports.Days)
 		st.Exports.FollowFrom(m.follower)
 	}
-	if err := st.Jobs.Add(st.Views.FollowJob(fmt.Sprintf("@every %s", m.cfg.FollowEvery))); err != nil {
+	if err := st.Jobs.Add(st.Builder.FollowJob(fmt.Sprintf("@every %s", m.cfg.FollowEvery))); err != nil {
 		return "", err
 	}
 	// A new state of the leader's goes to the state builder within a
 	// moment of its publish, not at the next scheduled ask.
-	go m.follower.Watch(ctx, st.Views.FollowedTag, func() {
-		if err := st.Views.FollowNow(ctx); err != nil {
+	go m.follower.Watch(ctx, st.Builder.FollowedTag, func() {
+		if err := st.Builder.FollowNow(ctx); err != nil {
 			m.log.Debug("follow after the leader's new state", "err", err)
 		}
 	})

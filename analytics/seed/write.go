@@ -51,32 +51,10 @@ func Write(ctx context.Context, conn driver.Conn, o Options, w WriteOptions) (Pr
 	if err := o.Validate(); err != nil {
 		return Progress{}, err
 	}
-	if w.Reset {
-		if err := analytics.Reset(ctx, conn); err != nil {
-			return Progress{}, err
-		}
-	} else if !w.Append {
-		empty, err := analytics.IsEmpty(ctx, conn)
-		if err != nil {
-			return Progress{}, err
-		}
-		if !empty {
-			return Progress{}, ErrNotEmpty
-		}
+	if err := makeRoom(ctx, conn, w); err != nil {
+		return Progress{}, err
 	}
-	workers := w.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0) + 1
-	}
-	chunk := w.Chunk
-	if chunk <= 0 {
-		chunk = max(200, min(5000, 600_000/max(o.Days, 1)))
-	}
-	every := w.Every
-	if every <= 0 {
-		every = 250 * time.Millisecond
-	}
-
+	w = w.withDefaults(o)
 	start := time.Now()
 	var listingsDone, rows atomic.Int64
 	report := func(done bool) {
@@ -89,16 +67,16 @@ func Write(ctx context.Context, conn driver.Conn, o Options, w WriteOptions) (Pr
 	defer cancel(nil)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
+	for range w.Workers {
 		wg.Go(func() {
 			g := NewGenerator(o)
 			var batch Rows
 			for ctx.Err() == nil {
-				from := int(next.Add(int64(chunk))) - chunk
+				from := int(next.Add(int64(w.Chunk))) - w.Chunk
 				if from >= o.Listings {
 					return
 				}
-				to := min(from+chunk, o.Listings)
+				to := min(from+w.Chunk, o.Listings)
 				batch.reset()
 				for i := from; i < to; i++ {
 					g.Append(&batch, i)
@@ -112,7 +90,55 @@ func Write(ctx context.Context, conn driver.Conn, o Options, w WriteOptions) (Pr
 			}
 		})
 	}
-	stop, stopped := make(chan struct{}), make(chan struct{})
+	stopReports := reportEvery(w.Every, report)
+	wg.Wait()
+	stopReports() // the reporter's last call returns before the final one: calls never overlap
+	if err := context.Cause(ctx); err != nil {
+		return Progress{}, fmt.Errorf("seed: %w", err)
+	}
+	report(true)
+	return Progress{Listings: int(listingsDone.Load()), TotalListings: o.Listings, Rows: rows.Load(),
+		Elapsed: time.Since(start), Done: true}, nil
+}
+
+// makeRoom empties the database when w says Reset, and otherwise, unless
+// w says Append, refuses one that holds data (ErrNotEmpty).
+func makeRoom(ctx context.Context, conn driver.Conn, w WriteOptions) error {
+	if w.Reset {
+		return analytics.Reset(ctx, conn)
+	}
+	if w.Append {
+		return nil
+	}
+	empty, err := analytics.IsEmpty(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if !empty {
+		return ErrNotEmpty
+	}
+	return nil
+}
+
+// withDefaults returns w with its zero sizes set for o: a worker a core
+// and one more, chunks of about 600,000 readings, a report every 250 ms.
+func (w WriteOptions) withDefaults(o Options) WriteOptions {
+	if w.Workers <= 0 {
+		w.Workers = runtime.GOMAXPROCS(0) + 1
+	}
+	if w.Chunk <= 0 {
+		w.Chunk = max(200, min(5000, 600_000/max(o.Days, 1)))
+	}
+	if w.Every <= 0 {
+		w.Every = 250 * time.Millisecond
+	}
+	return w
+}
+
+// reportEvery calls report(false) every interval until the function it
+// returns is called, which returns once the last call has.
+func reportEvery(every time.Duration, report func(done bool)) (stop func()) {
+	quit, stopped := make(chan struct{}), make(chan struct{})
 	ticker := time.NewTicker(every)
 	go func() {
 		defer close(stopped)
@@ -121,20 +147,15 @@ func Write(ctx context.Context, conn driver.Conn, o Options, w WriteOptions) (Pr
 			select {
 			case <-ticker.C:
 				report(false)
-			case <-stop:
+			case <-quit:
 				return
 			}
 		}
 	}()
-	wg.Wait()
-	close(stop)
-	<-stopped // the reporter's last call returns before the final one: calls never overlap
-	if err := context.Cause(ctx); err != nil {
-		return Progress{}, fmt.Errorf("seed: %w", err)
+	return func() {
+		close(quit)
+		<-stopped
 	}
-	report(true)
-	return Progress{Listings: int(listingsDone.Load()), TotalListings: o.Listings, Rows: rows.Load(),
-		Elapsed: time.Since(start), Done: true}, nil
 }
 
 func writeRows(ctx context.Context, conn driver.Conn, r *Rows) error {

@@ -14,53 +14,20 @@ import (
 	"github.com/edge-stats/edge/analytics/seed"
 )
 
+// seedArgs is what seed's flags say.
+type seedArgs struct {
+	ch                   analytics.Config
+	o                    seed.Options
+	appendF, reset, skip bool
+	workers              int
+}
+
 func runSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newFlags("seed", `Write a synthetic dataset into the upstream tables (listings, snapshots, reviews).
-The data is a deterministic function of --seed, --listings, --days, --reviews-per-listing and --end.
-It refuses to write into tables that hold data unless --append, --reset or --if-empty is given.
-The schema is created first if missing.`)
-	var (
-		ch                   analytics.Config
-		o                    = seed.DefaultOptions()
-		end                  string
-		appendF, reset, skip bool
-		workers              int
-		shares               = string(o.Shares)
-	)
-	f.clickhouse(&ch)
-	f.Uint64(&o.Seed, "seed", o.Seed, "random seed; the same seed and sizes give the same rows")
-	f.Int(&o.Listings, "listings", o.Listings, "number of listings across the five stores")
-	f.Int(&o.Days, "days", o.Days, "days of history before --end")
-	f.Int(&o.ReviewsPerListing, "reviews-per-listing", o.ReviewsPerListing, "average stored reviews per listing (none on chrome)")
-	f.String(&shares, "shares", shares, "how the listings are spread over the stores: real (each store's share of their real size: 44% apple, 49% googleplay, 4.4% chrome, 0.9% firefox, 0.7% edge) or test (40% chrome, 10% edge, 10% firefox, 18% apple, 22% googleplay, as the tests use)")
-	f.String(&end, "end", "", "time of the newest crawl, RFC 3339 or yyyy-MM-dd (default: the start of the current UTC hour)")
-	// What to do with existing data is a flag only, never a variable.
-	f.fs.BoolVar(&appendF, "append", false, "write even if the tables hold data (use another --seed to add new listings)")
-	f.fs.BoolVar(&reset, "reset", false, "empty the upstream tables first")
-	f.fs.BoolVar(&skip, "if-empty", false, "do nothing, successfully, if the tables hold data")
-	f.Int(&workers, "workers", 0, "generating and writing goroutines (0: one per core, plus one)")
-	f.fs.SetOutput(stderr)
-	if err := f.parse(args); err != nil {
+	a, err := parseSeed(args, stderr)
+	if err != nil {
 		return err
 	}
-	switch shares {
-	case "real":
-		o.Shares = seed.SharesReal
-	case "test":
-		o.Shares = seed.SharesTest
-	default:
-		return fmt.Errorf("--shares %q: use real or test", shares)
-	}
-	if end != "" {
-		t, err := parseEnd(end)
-		if err != nil {
-			return err
-		}
-		o.End = t
-	}
-	if err := o.Validate(); err != nil {
-		return err
-	}
+	ch, o := a.ch, a.o
 	if _, err := analytics.Migrate(ctx, ch, newQuietLogger()); err != nil {
 		return err
 	}
@@ -69,7 +36,7 @@ The schema is created first if missing.`)
 		return err
 	}
 	defer conn.Close()
-	if skip && !reset {
+	if a.skip && !a.reset {
 		empty, err := analytics.IsEmpty(ctx, conn)
 		if err != nil {
 			return err
@@ -79,16 +46,8 @@ The schema is created first if missing.`)
 			return nil
 		}
 	}
-	tty := false
-	if fd, ok := stderr.(*os.File); ok {
-		tty = isatty.IsTerminal(fd.Fd())
-	}
-	w := seed.WriteOptions{Append: appendF, Reset: reset, Workers: workers}
-	if tty {
-		w.Every, w.Progress = 200*time.Millisecond, func(p seed.Progress) { fmt.Fprint(stderr, "\r"+bar(p)) }
-	} else {
-		w.Every, w.Progress = 5*time.Second, func(p seed.Progress) { fmt.Fprintln(stderr, line(p)) }
-	}
+	w := seed.WriteOptions{Append: a.appendF, Reset: a.reset, Workers: a.workers}
+	tty := reportProgress(&w, stderr)
 	fmt.Fprintf(stderr, "seeding %s: %d listings, %d days, seed %d, ending %s\n", ch.Database, o.Listings, o.Days, o.Seed, o.End.Format(time.RFC3339))
 	p, err := seed.Write(ctx, conn, o, w)
 	if tty {
@@ -104,6 +63,64 @@ The schema is created first if missing.`)
 	fmt.Fprintf(stdout, "seeded %d listings, %d rows in %s (%.0f rows/s); tables now hold: listings %d, snapshots %d, reviews %d\n",
 		p.Listings, p.Rows, p.Elapsed.Round(time.Millisecond), p.RowsPerSecond(), counts["listings"], counts["snapshots"], counts["reviews"])
 	return nil
+}
+
+// parseSeed reads seed's flags and environment.
+func parseSeed(args []string, stderr io.Writer) (seedArgs, error) {
+	f := newFlags("seed", `Write a synthetic dataset into the upstream tables (listings, snapshots, reviews).
+The data is a deterministic function of --seed, --listings, --days, --reviews-per-listing and --end.
+It refuses to write into tables that hold data unless --append, --reset or --if-empty is given.
+The schema is created first if missing.`)
+	a := seedArgs{o: seed.DefaultOptions()}
+	o := &a.o
+	var end string
+	shares := string(o.Shares)
+	f.clickhouse(&a.ch)
+	f.Uint64(&o.Seed, "seed", o.Seed, "random seed; the same seed and sizes give the same rows")
+	f.Int(&o.Listings, "listings", o.Listings, "number of listings across the five stores")
+	f.Int(&o.Days, "days", o.Days, "days of history before --end")
+	f.Int(&o.ReviewsPerListing, "reviews-per-listing", o.ReviewsPerListing, "average stored reviews per listing (none on chrome)")
+	f.String(&shares, "shares", shares, "how the listings are spread over the stores: real (each store's share of their real size: 44% apple, 49% googleplay, 4.4% chrome, 0.9% firefox, 0.7% edge) or test (40% chrome, 10% edge, 10% firefox, 18% apple, 22% googleplay, as the tests use)")
+	f.String(&end, "end", "", "time of the newest crawl, RFC 3339 or yyyy-MM-dd (default: the start of the current UTC hour)")
+	// What to do with existing data is a flag only, never a variable.
+	f.fs.BoolVar(&a.appendF, "append", false, "write even if the tables hold data (use another --seed to add new listings)")
+	f.fs.BoolVar(&a.reset, "reset", false, "empty the upstream tables first")
+	f.fs.BoolVar(&a.skip, "if-empty", false, "do nothing, successfully, if the tables hold data")
+	f.Int(&a.workers, "workers", 0, "generating and writing goroutines (0: one per core, plus one)")
+	f.fs.SetOutput(stderr)
+	if err := f.parse(args); err != nil {
+		return a, err
+	}
+	switch shares {
+	case "real":
+		o.Shares = seed.SharesReal
+	case "test":
+		o.Shares = seed.SharesTest
+	default:
+		return a, fmt.Errorf("--shares %q: use real or test", shares)
+	}
+	if end != "" {
+		t, err := parseEnd(end)
+		if err != nil {
+			return a, err
+		}
+		o.End = t
+	}
+	return a, o.Validate()
+}
+
+// reportProgress sets how w reports on stderr: a bar redrawn every 200 ms
+// on a terminal (it reports true), a line every 5 s elsewhere.
+func reportProgress(w *seed.WriteOptions, stderr io.Writer) (tty bool) {
+	if fd, ok := stderr.(*os.File); ok {
+		tty = isatty.IsTerminal(fd.Fd())
+	}
+	if tty {
+		w.Every, w.Progress = 200*time.Millisecond, func(p seed.Progress) { fmt.Fprint(stderr, "\r"+bar(p)) }
+	} else {
+		w.Every, w.Progress = 5*time.Second, func(p seed.Progress) { fmt.Fprintln(stderr, line(p)) }
+	}
+	return tty
 }
 
 func parseEnd(s string) (time.Time, error) {

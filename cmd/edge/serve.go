@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/builder"
+	"github.com/edge-stats/edge/builder/memory"
 	"github.com/edge-stats/edge/cron"
-	"github.com/edge-stats/edge/cron/memory"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/egress"
 	"github.com/edge-stats/edge/fleet"
@@ -85,7 +86,7 @@ func takeOver(ctx context.Context, ln net.Listener, ready *os.File, figures func
 type serveJobs struct {
 	state    *views.Published[served.State]
 	editions *views.Published[editions.Set]
-	views    *cron.Views
+	views    *builder.Builder
 	exports  *cron.Exports // nil when this edge builds no exports
 }
 
@@ -94,7 +95,7 @@ type serveJobs struct {
 // needs once run only then.
 func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func() bool, log *slog.Logger) (*serveJobs, error) {
 	j := &serveJobs{state: &views.Published[served.State]{}, editions: &views.Published[editions.Set]{}}
-	j.views = cron.NewViews(db, j.state, log)
+	j.views = builder.New(db, j.state, log)
 	j.views.SetChangeWindow(time.Duration(c.changeDays) * 24 * time.Hour)
 	add := []cron.Job{j.views.FullJob(c.full), j.views.RefreshJob(c.refresh)}
 	if c.editions != "off" {
@@ -161,7 +162,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer member.Close()
-	if err := member.Join(ctx, ln.Addr().String(), fleet.State{Published: built.state, Views: built.views, Exports: built.exports, Jobs: jobs}); err != nil {
+	if err := member.Join(ctx, ln.Addr().String(), fleet.State{Published: built.state, Builder: built.views, Exports: built.exports, Jobs: jobs}); err != nil {
 		return err
 	}
 	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB, Leading: member.Leading(),

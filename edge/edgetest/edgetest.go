@@ -17,6 +17,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/memload"
 	"github.com/edge-stats/edge/analytics/seed"
+	"github.com/edge-stats/edge/builder"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/limits"
@@ -134,16 +135,7 @@ func StartWith(t testing.TB, d Dataset, log *slog.Logger, sources func(*edge.Sou
 	var jobs []cron.Job
 	var jobsDB *analytics.Lazy
 	if d.CH != nil {
-		// Three pools, as cmd/edge has them: per-request reads, the usage
-		// sync and keys' refresh, and the jobs.
-		src.DB, src.SyncDB, jobsDB = analytics.NewLazy(*d.CH), analytics.NewLazy(*d.CH), analytics.NewLazy(*d.CH)
-		vb := cron.NewViews(jobsDB, h.State, log)
-		src.Building = vb.Building // as cmd/edge wires it
-		jobs = []cron.Job{vb.FullJob("@every 1h"), vb.RefreshJob("@every 1h"),
-			cron.EditionsJob(jobsDB, h.Editions, "@every 1h", 260, vb.Heavy(), nil, nil, log), cron.RanksJob(jobsDB, "@every 1h", log)}
-		h.Exports = cron.NewExports(cron.ExportsConfig{Dir: t.TempDir(), Keep: 30, PerRun: 30}, jobsDB, log)
-		jobs = append(jobs, h.Exports.Job("@every 1h"))
-		src.Exports = h.Exports
+		jobs, jobsDB = clickHouseJobs(t, *d.CH, h, &src, log)
 	} else {
 		// Nothing listens on port 1 of loopback: every read fails at once.
 		chCfg := analytics.DefaultConfig()
@@ -176,28 +168,7 @@ func StartWith(t testing.TB, d Dataset, log *slog.Logger, sources func(*edge.Sou
 	h.Base = "http://" + ln.Addr().String()
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, ln) }()
-	var stopped bool
-	h.Stop = func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		err := <-done
-		if err != nil {
-			// What held the graceful stop: every goroutine, for the log.
-			var stacks strings.Builder
-			pprof.Lookup("goroutine").WriteTo(&stacks, 1)
-			t.Logf("the edge's stop failed (%v); goroutines:\n%s", err, stacks.String())
-		}
-		h.Jobs.Stop()
-		for _, db := range []*analytics.Lazy{src.DB, src.SyncDB, jobsDB} {
-			if db != nil {
-				db.Close()
-			}
-		}
-		return err
-	}
+	h.Stop = stopper(t, cancel, done, h.Jobs, src.DB, src.SyncDB, jobsDB)
 	t.Cleanup(func() { h.Stop() })
 	// Serve listens once it has tried to load the keys and the day's usage:
 	// wait for that, so that a test's first call finds the limits ready.
@@ -214,6 +185,51 @@ func StartWith(t testing.TB, d Dataset, log *slog.Logger, sources func(*edge.Sou
 	return h
 }
 
+// clickHouseJobs are the jobs of an edge over ClickHouse at cfg, on
+// three pools as cmd/edge has them (per-request reads and the usage sync
+// and keys' refresh in src, the jobs' returned), wired as cmd/edge wires
+// them.
+func clickHouseJobs(t testing.TB, cfg analytics.Config, h *Harness, src *edge.Sources, log *slog.Logger) ([]cron.Job, *analytics.Lazy) {
+	jobsDB := analytics.NewLazy(cfg)
+	src.DB, src.SyncDB = analytics.NewLazy(cfg), analytics.NewLazy(cfg)
+	vb := builder.New(jobsDB, h.State, log)
+	src.Building = vb.Building
+	jobs := []cron.Job{vb.FullJob("@every 1h"), vb.RefreshJob("@every 1h"),
+		cron.EditionsJob(jobsDB, h.Editions, "@every 1h", 260, vb.Heavy(), nil, nil, log), cron.RanksJob(jobsDB, "@every 1h", log)}
+	h.Exports = cron.NewExports(cron.ExportsConfig{Dir: t.TempDir(), Keep: 30, PerRun: 30}, jobsDB, log)
+	src.Exports = h.Exports
+	return append(jobs, h.Exports.Job("@every 1h")), jobsDB
+}
+
+// stopper returns the harness's Stop: it ends the server (cancel, then
+// its Serve's error from done), logging every goroutine when the
+// graceful stop failed, then the jobs and the pools. Calls after the
+// first return nil.
+func stopper(t testing.TB, cancel func(), done <-chan error, jobs *cron.Runner, dbs ...*analytics.Lazy) func() error {
+	var stopped bool
+	return func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		err := <-done
+		if err != nil {
+			// What held the graceful stop: every goroutine, for the log.
+			var stacks strings.Builder
+			pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+			t.Logf("the edge's stop failed (%v); goroutines:\n%s", err, stacks.String())
+		}
+		jobs.Stop()
+		for _, db := range dbs {
+			if db != nil {
+				db.Close()
+			}
+		}
+		return err
+	}
+}
+
 // memoryJobs are the jobs of an edge over rows in memory, named as the
 // real ones: "views" publishes the replica with its figures as a new
 // generation, "editions" builds every weekly edition; "refresh" and
@@ -222,7 +238,7 @@ func memoryJobs(d *memload.Data, h *Harness, log *slog.Logger) []cron.Job {
 	nothing := func(context.Context) error { return nil }
 	return []cron.Job{
 		{Name: "views", Schedule: "@every 1h", Run: func(context.Context) error {
-			// As cron.Views: after a restart the bare replica first, then
+			// As builder.Builder: after a restart the bare replica first, then
 			// the replica with its figures as the next generation.
 			gen := uint64(1)
 			if cur := h.State.Load(); cur != nil {

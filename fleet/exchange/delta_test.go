@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/builder"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/listq"
@@ -382,7 +382,7 @@ func askState(t *testing.T, url, method string, header ...string) *http.Response
 
 // A follower without room for a second whole state (NoWhole) takes what
 // changed as any follower does, and, when the leader has only the whole
-// state for it, takes none of its bytes and says so (cron.ErrNoRoom).
+// state for it, takes none of its bytes and says so (builder.ErrNoRoom).
 func TestFollowerWithoutRoomTakesOnlyWhatChanged(t *testing.T) {
 	lcfg, fcfg := DefaultConfig(), DefaultConfig()
 	lcfg.Deltas, fcfg.Metrics = 2, NewMetrics()
@@ -409,8 +409,8 @@ func TestFollowerWithoutRoomTakesOnlyWhatChanged(t *testing.T) {
 		l.offer(t, s, 1)
 	}
 	got, _, _, err = f.Fetch(context.Background(), tag, replica.ReadOptions{Prev: cur, NoWhole: true})
-	if !errors.Is(err, cron.ErrNoRoom) || got != nil {
-		t.Fatalf("without room, four states behind: %v, %v; want cron.ErrNoRoom", got, err)
+	if !errors.Is(err, builder.ErrNoRoom) || got != nil {
+		t.Fatalf("without room, four states behind: %v, %v; want builder.ErrNoRoom", got, err)
 	}
 	if fcfg.Metrics.Bytes("received", "whole") != whole {
 		t.Fatalf("took %v bytes of a whole state it has no room for", fcfg.Metrics.Bytes("received", "whole")-whole)
@@ -432,7 +432,7 @@ func TestFollowerBuildsOnTheFiguresBefore(t *testing.T) {
 	f := follower(t, DefaultConfig(), l.url, false)
 	pub := &views.Published[served.State]{}
 	var logs lockedLog
-	v := cron.NewViews(nil, pub, slog.New(slog.NewTextHandler(&logs, nil)))
+	v := builder.New(nil, pub, slog.New(slog.NewTextHandler(&logs, nil)))
 	v.FollowFrom(f)
 	follow := v.FollowJob("@every 1h")
 	ctx := context.Background()

@@ -15,12 +15,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edge-stats/edge/builder"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/fleet/trust"
 	"github.com/edge-stats/edge/views/replica"
 )
 
-// Fetch implements cron.StateSource; the state read is bounded by
+// Fetch implements builder.Source; the state read is bounded by
 // Config.MaxBytes. An edge with no state at all (o.Prev nil) waits for a
 // leader still loading its first state, asking each second, so that it
 // publishes within a second of the leader's state.
@@ -68,7 +69,7 @@ func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions
 			if got != nil {
 				return got, snaps, tag, nil
 			}
-			return nil, 0, "", fmt.Errorf("fleet: a whole state from %s: %w", addr, cron.ErrNoRoom)
+			return nil, 0, "", fmt.Errorf("fleet: a whole state from %s: %w", addr, builder.ErrNoRoom)
 		}
 		res, err := f.fetchOnce(ctx, addr, tag, o, delta)
 		if err != nil {
@@ -161,7 +162,7 @@ func (f *Follower) answered(resp *http.Response, addr, have string, o replica.Re
 		if o.NoWhole {
 			// The leader keeps no delta from here: none of the whole
 			// state is taken (the body is closed unread).
-			return fetched{}, true, fmt.Errorf("fleet: leader at %s has only the whole state for this edge: %w", addr, cron.ErrNoRoom)
+			return fetched{}, true, fmt.Errorf("fleet: leader at %s has only the whole state for this edge: %w", addr, builder.ErrNoRoom)
 		}
 	case http.StatusNotAcceptable:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))

@@ -20,7 +20,7 @@ import (
 	"github.com/edge-stats/edge/fleet/trust"
 )
 
-// Follower fetches the leader's state for the views (cron.StateSource).
+// Follower fetches the leader's state for the views (builder.Source).
 type Follower struct {
 	cfg     Config
 	leader  func() string // the leader's fleet address, "" when none is known

@@ -95,9 +95,9 @@ func BenchmarkBuildAfterDelta(b *testing.B) {
 		var spareTook, digest, write, apply, build time.Duration
 		for b.Loop() {
 			// The round before collected, its pages kept by the heap (as
-			// a follower's Views.follow leaves them after a delta), and
+			// a follower's builder.Builder.follow leaves them after a delta), and
 			// the follower's spare listings made between the two deltas
-			// (Views.follow, replica.Spare): not on the round's path,
+			// (builder.Builder.follow, replica.Spare): not on the round's path,
 			// nor is the collection its allocation starts, which ends in
 			// the minutes between two deltas.
 			runtime.GC()

@@ -76,7 +76,7 @@ func BenchmarkDelta(b *testing.B) {
 		report(b)
 	})
 	// The apply on pages the process kept (the replaced state's, as a
-	// follower leaves them after a delta: cron.Views.follow) and on pages
+	// follower leaves them after a delta: builder.Builder.follow) and on pages
 	// the system gives again (after debug.FreeOSMemory): a page's first
 	// write costs a fault, 16 µs a 4 KiB page on a VM whose host takes
 	// back the pages its guest frees (bench/README.md).

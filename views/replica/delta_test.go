@@ -187,7 +187,7 @@ func TestChainOfDeltasIsTheWholeState(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Logf("step %d: %+v, %d bytes", k, st, buf.Len())
-				counted := false // a follower tells a delta's read by it (cron.Views.follow)
+				counted := false // a follower tells a delta's read by it (builder.Builder.follow)
 				// Every other step into a spare made ahead (as a follower
 				// makes one between deltas): one with room, or one a
 				// listing too small, which the apply leaves alone; every

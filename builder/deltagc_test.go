@@ -1,4 +1,4 @@
-package cron
+package builder
 
 import (
 	"bytes"
@@ -70,7 +70,7 @@ func TestDeltaGCUntilThePublish(t *testing.T) {
 		limit := debug.SetMemoryLimit(-1)
 		pub := &views.Published[served.State]{}
 		pub.Publish(&served.State{Replica: base, Figures: figures.Build(base, 0)})
-		v := NewViews(nil, pub, slog.New(slog.DiscardHandler))
+		v := New(nil, pub, slog.New(slog.DiscardHandler))
 		v.memory = func() (int64, int64) { return 1 << 30, 1 << 30 } // no room for a spare: none made beside the test
 		gcInKeep := 0
 		v.keepRoom = func(int, int64, bool) { // what it keeps: TestFollowerKeepsRoomForTheNextDelta
@@ -109,7 +109,7 @@ func TestBuildingUntilThePublish(t *testing.T) {
 	next := replicatest.Refreshed(base, 7)
 	pub := &views.Published[served.State]{}
 	pub.Publish(&served.State{Replica: base, Figures: figures.Build(base, 0)})
-	v := NewViews(nil, pub, slog.New(slog.DiscardHandler))
+	v := New(nil, pub, slog.New(slog.DiscardHandler))
 	v.memory = func() (int64, int64) { return 1 << 30, 1 << 30 } // no spare made beside the test
 	if v.Building() != nil {
 		t.Fatal("building before any state came")
@@ -153,7 +153,7 @@ func (s wholeSource) Fetch(_ context.Context, have string, o replica.ReadOptions
 	return s.r, 0, `"whole"`, nil
 }
 
-// keptRoom records what a Views asked to keep room for (Views.keepRoom).
+// keptRoom records what a Builder asked to keep room for (Builder.keepRoom).
 type keptRoom []string
 
 func (k *keptRoom) keep(n int, listingsBytes int64, spareAhead bool) {
@@ -172,7 +172,7 @@ func TestFollowerKeepsRoomForTheNextDelta(t *testing.T) {
 	base := replicatest.Synth(2000, nil)
 	next := replicatest.Refreshed(base, 7)
 	pub := &views.Published[served.State]{}
-	v := NewViews(nil, pub, slog.New(slog.DiscardHandler))
+	v := New(nil, pub, slog.New(slog.DiscardHandler))
 	v.memory = func() (int64, int64) { return 1 << 30, 1 << 30 } // no spare made beside the test
 	var kept keptRoom
 	v.keepRoom = kept.keep

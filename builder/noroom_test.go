@@ -1,4 +1,4 @@
-package cron
+package builder
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/seed"
+	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/served"
@@ -30,7 +31,7 @@ func (s *askedSource) Fetch(_ context.Context, have string, o replica.ReadOption
 }
 
 // TestNoRoomForASecondState: with no room for a second whole state
-// beside the one held, a leader (its source answers ErrNoSource) still
+// beside the one held, a leader (its source answers cron.ErrNoSource) still
 // refreshes from ClickHouse, which needs no second state; a follower
 // still asks its leader, for what changed only (NoWhole), and when the
 // leader has only the whole state (ErrNoRoom) it keeps its state and
@@ -44,7 +45,7 @@ func TestNoRoomForASecondState(t *testing.T) {
 	}
 	first := pub.Load()
 	v.memory = func() (int64, int64) { return 600 << 20, 1 << 30 } // a second state needs 1200 MiB of 1024
-	src := &askedSource{err: ErrNoSource}
+	src := &askedSource{err: cron.ErrNoSource}
 	v.FollowFrom(src)
 
 	l := first.Replica.All()[0]
@@ -86,7 +87,7 @@ func TestNoRoomForASecondState(t *testing.T) {
 // rest of the delta's read fit beside its heap under the memory limit,
 // and makes it once.
 func TestSpareOnlyWhereItFits(t *testing.T) {
-	v := NewViews(nil, &views.Published[served.State]{}, slog.New(slog.DiscardHandler))
+	v := New(nil, &views.Published[served.State]{}, slog.New(slog.DiscardHandler))
 	v.memory = func() (int64, int64) { return 900 << 20, 1 << 30 }
 	v.makeSpare(250_000) // 112 MB of listings and 32 MB of the read's, 124 MiB free
 	if v.spareMaking.Load() || v.SpareListings() != 0 {

@@ -1,12 +1,12 @@
-package cron
+package builder
 
 import (
 	"math"
 	"time"
 	"unsafe"
 
-	"github.com/edge-stats/edge/cron/lowprio"
-	"github.com/edge-stats/edge/cron/memory"
+	"github.com/edge-stats/edge/builder/memory"
+	"github.com/edge-stats/edge/internal/lowprio"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/replica"
 )
@@ -24,7 +24,7 @@ import (
 // build holds that array either way). It is made only when it and the
 // rest of a delta's read (deltaReadBytes a listing) fit under the memory
 // limit beside the live heap.
-func (v *Views) makeSpare(n int) {
+func (v *Builder) makeSpare(n int) {
 	if v.spare.Load() != nil || !v.spareMaking.CompareAndSwap(false, true) {
 		return
 	}
@@ -54,7 +54,7 @@ func (v *Views) makeSpare(n int) {
 // published's listings (collectKeeping); for a single edge, returning
 // them to the system, so that RSS settles at the state's size
 // (memory.CollectReplaced).
-func (v *Views) collectAfterLoad(published *replica.Replica) {
+func (v *Builder) collectAfterLoad(published *replica.Replica) {
 	if v.source != nil && published != nil {
 		v.collectKeeping(published.Len(), false)
 		return
@@ -68,7 +68,7 @@ func (v *Views) collectAfterLoad(published *replica.Replica) {
 // spareRoom), a new replica's text and packs and new figures
 // (memory.CollectKeeping). A follower makes the array ahead
 // (spareAhead: makeSpare, after this).
-func (v *Views) collectKeeping(n int, spareAhead bool) {
+func (v *Builder) collectKeeping(n int, spareAhead bool) {
 	v.keepRoom(n, int64(spareRoom(n))*int64(unsafe.Sizeof(views.Listing{})), spareAhead)
 }
 
@@ -78,7 +78,7 @@ func spareRoom(n int) int { return n + n/64 + 1024 }
 
 // SpareListings returns the count of listings the room made ahead for
 // the next delta holds (0: none; see makeSpare).
-func (v *Views) SpareListings() int { return v.spare.Load().Cap() }
+func (v *Builder) SpareListings() int { return v.spare.Load().Cap() }
 
 // deltaReadBytes is what a delta's read adds to a follower's heap a
 // listing besides the listings' array: the new replica's text index,
@@ -92,7 +92,7 @@ const deltaReadBytes = 128
 // When it would not fit, the reload waits for a later run (the
 // incremental refresh keeps figures current meanwhile) instead of pushing
 // the process past its limit.
-func (v *Views) reloadFits() bool {
+func (v *Builder) reloadFits() bool {
 	if v.secondStateFits() {
 		return true
 	}
@@ -103,7 +103,7 @@ func (v *Views) reloadFits() bool {
 }
 
 // secondStateFits is reloadFits without its warning.
-func (v *Views) secondStateFits() bool {
+func (v *Builder) secondStateFits() bool {
 	live, limit := v.memory()
 	return limit <= 0 || limit == math.MaxInt64 || 2*live <= limit
 }

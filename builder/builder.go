@@ -1,4 +1,4 @@
-package cron
+package builder
 
 import (
 	"context"
@@ -11,17 +11,17 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/cron/memory"
+	"github.com/edge-stats/edge/builder/memory"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/served"
 )
 
-// Views builds and publishes the edge's state. Its full and incremental
+// Builder builds and publishes the edge's state. Its full and incremental
 // jobs share one lock, so that a publish never replaces a newer state with
 // one derived from an older one.
-type Views struct {
+type Builder struct {
 	db  *analytics.Lazy
 	pub *views.Published[served.State]
 	log *slog.Logger
@@ -45,7 +45,7 @@ type Views struct {
 	// source, when set, is where the edge takes its state from instead
 	// of ClickHouse (a fleet's leader); tag names the state it gave last
 	// ("": the published state was loaded from ClickHouse).
-	source StateSource
+	source Source
 	tag    string
 	// tagNow is tag, for readers that do not hold the jobs' lock
 	// (FollowedTag).
@@ -73,7 +73,7 @@ type Views struct {
 // the Go scheduler's Ps the build would use (at 5M listings, 11.6 s of
 // it in the minute a follower read and built a delta; bench/README,
 // sixth round).
-func (v *Views) Building() <-chan struct{} {
+func (v *Builder) Building() <-chan struct{} {
 	if ch := v.building.Load(); ch != nil {
 		return *ch
 	}
@@ -83,7 +83,7 @@ func (v *Views) Building() <-chan struct{} {
 // startBuilding marks a state's read or build under way until the func it
 // returns is called. A mark already under way (a fleet state's read,
 // whose build follows) is kept, and the func returned does nothing.
-func (v *Views) startBuilding() (end func()) {
+func (v *Builder) startBuilding() (end func()) {
 	ch := make(chan struct{})
 	if !v.building.CompareAndSwap(nil, &ch) {
 		return func() {}
@@ -100,16 +100,16 @@ const DefaultChangeWindow = 180 * 24 * time.Hour
 
 // SetChangeWindow sets how far back the listings' change log reaches,
 // from the newest metadata crawl read. Set it before the jobs start.
-func (v *Views) SetChangeWindow(d time.Duration) { v.changeWindow = d }
+func (v *Builder) SetChangeWindow(d time.Duration) { v.changeWindow = d }
 
 // changesFrom returns where the change log of a replica with info starts.
-func (v *Views) changesFrom(info replica.Info) time.Time {
+func (v *Builder) changesFrom(info replica.Info) time.Time {
 	return info.ListingsMark.Add(-v.changeWindow)
 }
 
 // withChanges returns r with the change log of every metadata version
 // in its window, read from ClickHouse.
-func (v *Views) withChanges(ctx context.Context, conn driver.Conn, r *replica.Replica) (*replica.Replica, error) {
+func (v *Builder) withChanges(ctx context.Context, conn driver.Conn, r *replica.Replica) (*replica.Replica, error) {
 	start := time.Now()
 	log, err := analytics.LoadChanges(ctx, conn, r, v.changesFrom(r.Info()))
 	if err != nil {
@@ -119,16 +119,16 @@ func (v *Views) withChanges(ctx context.Context, conn driver.Conn, r *replica.Re
 	return r.WithChanges(log), nil
 }
 
-// NewViews returns the builder of the state published in pub.
-func NewViews(db *analytics.Lazy, pub *views.Published[served.State], log *slog.Logger) *Views {
-	return &Views{db: db, pub: pub, log: log, memory: memory.HeapNow, keepRoom: memory.CollectKeeping, figures: make(chan struct{}), changeWindow: DefaultChangeWindow}
+// New returns the builder of the state published in pub.
+func New(db *analytics.Lazy, pub *views.Published[served.State], log *slog.Logger) *Builder {
+	return &Builder{db: db, pub: pub, log: log, memory: memory.HeapNow, keepRoom: memory.CollectKeeping, figures: make(chan struct{}), changeWindow: DefaultChangeWindow}
 }
 
 // WaitFigures waits until the first state with figures is published, or
 // ctx ends. A job that would compete with the first full load for
 // ClickHouse and memory (the editions) waits on it, so that the listings
 // and then the figures are served as soon as a restart allows.
-func (v *Views) WaitFigures(ctx context.Context) error {
+func (v *Builder) WaitFigures(ctx context.Context) error {
 	select {
 	case <-v.figures:
 		return nil
@@ -141,9 +141,9 @@ func (v *Views) WaitFigures(ctx context.Context) error {
 // figures, where two states are live and its memory peaks: the server
 // drops its answer cache there, whose answers belong to the state being
 // replaced. Set it before the jobs start.
-func (v *Views) OnReloadBuild(f func()) { v.onBuild = f }
+func (v *Builder) OnReloadBuild(f func()) { v.onBuild = f }
 
-func (v *Views) nextGeneration() uint64 {
+func (v *Builder) nextGeneration() uint64 {
 	if cur := v.pub.Load(); cur != nil {
 		return cur.Replica.Info().Generation + 1
 	}
@@ -153,17 +153,17 @@ func (v *Views) nextGeneration() uint64 {
 // Heavy returns the lock a full load holds: another job that reads a
 // state of every listing holds it too, so that the two never hold their
 // memory at once.
-func (v *Views) Heavy() sync.Locker { return &v.heavy }
+func (v *Builder) Heavy() sync.Locker { return &v.heavy }
 
 // ReloadsWaiting returns how many full reloads were put off because a
 // second state would not have fit under the memory limit.
-func (v *Views) ReloadsWaiting() int64 { return v.waits.Load() }
+func (v *Builder) ReloadsWaiting() int64 { return v.waits.Load() }
 
 // publish builds r's figures and publishes them with r; prev, when not
 // nil, is the figures of the state r was read from as a delta, which the
 // build starts from (figures.BuildFrom); gc, when not nil, sets the
 // collector for the build (memory.BuildGC) and returns what restores it.
-func (v *Views) publish(r *replica.Replica, prev *figures.Figures, snapshots int64, kind string, gc func(n int) (restore func()), attrs ...any) error {
+func (v *Builder) publish(r *replica.Replica, prev *figures.Figures, snapshots int64, kind string, gc func(n int) (restore func()), attrs ...any) error {
 	defer v.startBuilding()() // a fleet state's read marked it already
 	restore := func() {}
 	if gc != nil {
@@ -195,7 +195,7 @@ func (v *Views) publish(r *replica.Replica, prev *figures.Figures, snapshots int
 
 // indexText builds the text index of r (none when r shares it with the
 // replica it came from) and logs how long it took.
-func (v *Views) indexText(r *replica.Replica) {
+func (v *Builder) indexText(r *replica.Replica) {
 	start := time.Now()
 	r.IndexText()
 	if took := time.Since(start); took > 10*time.Millisecond {

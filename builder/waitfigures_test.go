@@ -1,11 +1,9 @@
-package cron
+package builder
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/replica"
@@ -16,7 +14,7 @@ import (
 // a restart) waits until a state with figures is published, and no
 // longer than its context.
 func TestWaitFigures(t *testing.T) {
-	v := NewViews(nil, &views.Published[served.State]{}, slog.New(slog.DiscardHandler))
+	v := New(nil, &views.Published[served.State]{}, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := v.WaitFigures(ctx); err == nil {
@@ -35,26 +33,12 @@ func TestWaitFigures(t *testing.T) {
 	}
 }
 
-// TestExportsWaitForTheFigures: the exports job builds nothing (it does
-// not even ask ClickHouse) until the figures it waits on are there.
-func TestExportsWaitForTheFigures(t *testing.T) {
-	v := NewViews(nil, &views.Published[served.State]{}, slog.New(slog.DiscardHandler))
-	e := NewExports(ExportsConfig{Dir: t.TempDir(), Keep: 1, PerRun: 1}, nil, slog.New(slog.DiscardHandler))
-	e.WaitFor(v.WaitFigures)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	// db is nil: a run that went past the wait would panic on it.
-	if err := e.run(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("a run before the figures: %v, want it to wait until its context ends", err)
-	}
-}
-
 // TestStateHandedOutBeforeItsFigures: a fleet's publisher (OnPublish) is
 // given a state before its figures are built and published, so that the
 // followers build theirs beside the leader's.
 func TestStateHandedOutBeforeItsFigures(t *testing.T) {
 	pub := &views.Published[served.State]{}
-	v := NewViews(nil, pub, slog.New(slog.DiscardHandler))
+	v := New(nil, pub, slog.New(slog.DiscardHandler))
 	r := replica.New(nil, replica.Info{Generation: 7})
 	var given *replica.Replica
 	var publishedThen *served.State

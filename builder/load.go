@@ -1,4 +1,4 @@
-package cron
+package builder
 
 import (
 	"context"
@@ -9,7 +9,8 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/cron/memory"
+	"github.com/edge-stats/edge/builder/memory"
+	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/served"
 )
@@ -19,15 +20,15 @@ import (
 // replica, so listings are served while history and figures load. A build
 // that fails or is cut short publishes nothing: the last good state keeps
 // serving.
-func (v *Views) FullJob(schedule string) Job {
-	return Job{Name: "views", Schedule: schedule, Run: v.full}
+func (v *Builder) FullJob(schedule string) cron.Job {
+	return cron.Job{Name: "views", Schedule: schedule, Run: v.full}
 }
 
-func (v *Views) full(ctx context.Context) error {
+func (v *Builder) full(ctx context.Context) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.source != nil {
-		if err := v.follow(ctx); !errors.Is(err, ErrNoSource) {
+		if err := v.follow(ctx); !errors.Is(err, cron.ErrNoSource) {
 			return err
 		}
 		v.log.Debug("full load from ClickHouse: no fleet state to follow")
@@ -41,28 +42,15 @@ func (v *Views) full(ctx context.Context) error {
 	gen := v.nextGeneration()
 	cur := v.pub.Load()
 	o := analytics.ReplicaOptions{Generation: gen, PartSize: v.db.PartSize(), Progress: v.progress(gen)}
-	if cur != nil && !v.reloadFits() {
-		v.waits.Add(1)
+	plan := &loadPlan{v: v}
+	if cur != nil && !plan.fits() {
 		return nil
 	}
-	// What a load frees is collected when the job ends: a single edge
-	// returns the pages, so that RSS settles at the state's size; a
-	// fleet's leader keeps them for its next refresh (collectAfterLoad).
-	// The text index of the new state (none to build when it shares the
-	// text of the state it replaces) once the replaced state is
-	// collected: built before, it would add to the reload's peak, where
-	// two states are live. Searches scan until then.
-	var published *replica.Replica
-	defer func() {
-		if published != nil {
-			v.indexText(published)
-		}
-	}()
-	defer func() { v.collectAfterLoad(published) }()
+	defer plan.end()
 	if cur != nil {
-		published, err = v.reload(ctx, conn, o, cur)
+		plan.published, err = v.reload(ctx, conn, o, cur, plan)
 	} else {
-		published, err = v.firstLoad(ctx, conn, o)
+		plan.published, err = v.firstLoad(ctx, conn, o, plan)
 	}
 	return err
 }
@@ -71,13 +59,10 @@ func (v *Views) full(ctx context.Context) error {
 // publishes it: listings and history in one pass over the parts,
 // sharing unchanged strings with cur's replica, so that the old state
 // and one new replica are all that coexist.
-func (v *Views) reload(ctx context.Context, conn driver.Conn, o analytics.ReplicaOptions, cur *served.State) (*replica.Replica, error) {
+func (v *Builder) reload(ctx context.Context, conn driver.Conn, o analytics.ReplicaOptions, cur *served.State, plan *loadPlan) (*replica.Replica, error) {
 	gen := o.Generation
 	o.History, o.Share = true, cur.Replica
-	// Two states are live until the new one is published: the
-	// collector runs closer to the live heap meanwhile, which costs
-	// the job CPU and keeps the peak RSS near the two states.
-	defer memory.LowerGC(memory.ReloadGCPercent)()
+	plan.twoStates()
 	full, err := analytics.LoadReplica(ctx, conn, o)
 	if err != nil {
 		return nil, fmt.Errorf("generation %d: %w", gen, err)
@@ -92,10 +77,7 @@ func (v *Views) reload(ctx context.Context, conn driver.Conn, o analytics.Replic
 	if v.onBuild != nil {
 		v.onBuild()
 	}
-	// The dropped answers and what the load left are garbage: one
-	// collection now, so that the build, which runs without one
-	// (memory.BuildGC), starts from the two states alone.
-	memory.Collect()
+	plan.beforeBuild()
 	if err := v.publish(full, nil, snapshots, "full", memory.BuildGC); err != nil {
 		return nil, err
 	}
@@ -104,16 +86,13 @@ func (v *Views) reload(ctx context.Context, conn driver.Conn, o analytics.Replic
 
 // firstLoad loads the first state after a restart and publishes it: the
 // bare replica first, then its history and figures.
-func (v *Views) firstLoad(ctx context.Context, conn driver.Conn, o analytics.ReplicaOptions) (*replica.Replica, error) {
+func (v *Builder) firstLoad(ctx context.Context, conn driver.Conn, o analytics.ReplicaOptions, plan *loadPlan) (*replica.Replica, error) {
 	gen := o.Generation
 	// After a restart, the bare replica first: listings are served while
-	// history and figures load. Nothing else is in memory yet, and a
-	// heap that only grows is marked whole by every collection: the
-	// collector runs by a memory goal meanwhile (memory.GrowGC).
-	restore := func() {}
-	o.Counted = func(n int) { restore = memory.GrowGC(n) }
+	// history and figures load.
+	o.Counted = plan.growing
 	r, err := analytics.LoadReplica(ctx, conn, o)
-	restore()
+	plan.grown()
 	if err != nil {
 		return nil, fmt.Errorf("replica generation %d: %w", gen, err)
 	}
@@ -123,7 +102,7 @@ func (v *Views) firstLoad(ctx context.Context, conn driver.Conn, o analytics.Rep
 	// answer, so that it does not wait for the index.
 	v.indexText(r)
 	gen++
-	defer memory.LowerGC(memory.ReloadGCPercent)() // the bare replica and the full one are both live
+	plan.twoStates() // the bare replica and the full one
 	start := time.Now()
 	b := replica.BuilderFrom(r)
 	info := r.Info()
@@ -149,7 +128,7 @@ func (v *Views) firstLoad(ctx context.Context, conn driver.Conn, o analytics.Rep
 
 // progress returns the part-by-part report of a full load: a debug log
 // line, and the test hook after the first part.
-func (v *Views) progress(gen uint64) func(done, total int) {
+func (v *Builder) progress(gen uint64) func(done, total int) {
 	return func(done, total int) {
 		v.log.Debug("load progress", "generation", gen, "parts", done, "of", total)
 		if done == 1 && v.afterPart != nil {
@@ -161,11 +140,11 @@ func (v *Views) progress(gen uint64) func(done, total int) {
 // RefreshJob returns the job that reads again only the listings whose
 // metadata or newest reading changed since the last load, merges them into
 // the replica, and rebuilds the figures. It waits for the first full build.
-func (v *Views) RefreshJob(schedule string) Job {
-	return Job{Name: "refresh", Schedule: schedule, Run: v.refresh}
+func (v *Builder) RefreshJob(schedule string) cron.Job {
+	return cron.Job{Name: "refresh", Schedule: schedule, Run: v.refresh}
 }
 
-func (v *Views) refresh(ctx context.Context) error {
+func (v *Builder) refresh(ctx context.Context) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	cur := v.pub.Load()
@@ -173,7 +152,7 @@ func (v *Views) refresh(ctx context.Context) error {
 		return nil // the full build has not finished yet; it will cover this
 	}
 	if v.source != nil {
-		if err := v.follow(ctx); !errors.Is(err, ErrNoSource) {
+		if err := v.follow(ctx); !errors.Is(err, cron.ErrNoSource) {
 			return err
 		}
 	}

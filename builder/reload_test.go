@@ -1,4 +1,4 @@
-package cron
+package builder
 
 import (
 	"bytes"
@@ -164,10 +164,10 @@ func TestFullReloadSendsWhatChanged(t *testing.T) {
 
 // loadAfresh returns the state an edge that loads v's data from nothing
 // publishes.
-func loadAfresh(t *testing.T, v *Views) *served.State {
+func loadAfresh(t *testing.T, v *Builder) *served.State {
 	t.Helper()
 	pub := &views.Published[served.State]{}
-	if err := NewViews(v.db, pub, quiet()).full(context.Background()); err != nil {
+	if err := New(v.db, pub, quiet()).full(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return pub.Load()

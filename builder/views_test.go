@@ -1,8 +1,9 @@
-package cron
+package builder
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/seed"
+	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/served"
 )
@@ -22,9 +24,9 @@ var srv *chtest.Server
 
 func TestMain(m *testing.M) { chtest.Main(m, &srv) }
 
-// setup seeds a database with o and returns the views builder, a runner
+// setup seeds a database with o and returns the state builder, a runner
 // holding its jobs (not started), the published state and a connection.
-func setup(t *testing.T, server *chtest.Server, o seed.Options) (*Views, *Runner, *views.Published[served.State], driver.Conn) {
+func setup(t *testing.T, server *chtest.Server, o seed.Options) (*Builder, *cron.Runner, *views.Published[served.State], driver.Conn) {
 	t.Helper()
 	cfg, conn := server.Migrated(t)
 	ctx := context.Background()
@@ -34,8 +36,8 @@ func setup(t *testing.T, server *chtest.Server, o seed.Options) (*Views, *Runner
 	db := analytics.NewLazy(cfg)
 	t.Cleanup(func() { db.Close() })
 	pub := &views.Published[served.State]{}
-	v := NewViews(db, pub, quiet())
-	r := New(ctx, quiet(), fastBackoff())
+	v := New(db, pub, quiet())
+	r := cron.New(ctx, quiet(), fastBackoff())
 	r.Add(v.FullJob("@every 1h"))
 	r.Add(v.RefreshJob("@every 1h"))
 	return v, r, pub, conn
@@ -212,7 +214,7 @@ func TestFullReloadWaitsForMemory(t *testing.T) {
 }
 
 // TestALeaderKeepsRoomForItsRefresh checks that a fleet's leader (its
-// source answers ErrNoSource) collects after its loads and its refreshes
+// source answers cron.ErrNoSource) collects after its loads and its refreshes
 // keeping the pages for its next refresh, whose new listings array it
 // allocates then (none made ahead), and that a single edge does neither
 // (it returns a load's pages to the system: memory.CollectReplaced).
@@ -227,7 +229,7 @@ func TestALeaderKeepsRoomForItsRefresh(t *testing.T) {
 	if len(kept) != 0 {
 		t.Fatalf("a single edge kept room after its first load: %q", kept)
 	}
-	v.FollowFrom(&askedSource{err: ErrNoSource})
+	v.FollowFrom(&askedSource{err: cron.ErrNoSource})
 	n := pub.Load().Replica.Len()
 	want := fmt.Sprintf("%d listings, %d B of listings, spare ahead false", n, int64(spareRoom(n))*int64(unsafe.Sizeof(views.Listing{})))
 	l := pub.Load().Replica.All()[0]
@@ -249,4 +251,10 @@ func TestALeaderKeepsRoomForItsRefresh(t *testing.T) {
 	if !slices.Equal(kept, keptRoom{want, want}) {
 		t.Fatalf("a leader's reload kept %q, want %q", kept, keptRoom{want, want})
 	}
+}
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func fastBackoff() cron.Backoff {
+	return cron.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond}
 }

@@ -20,13 +20,14 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/apikey"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/edgetest"
 	"github.com/edge-stats/edge/edge/keys"
 	"github.com/edge-stats/edge/edge/limits"
-	"github.com/edge-stats/edge/edge/limits/relay"
+	"github.com/edge-stats/edge/fleet/relay"
 )
 
 // call sends a request with headers and an optional body.
@@ -546,7 +547,7 @@ func TestFollowingEdgeSharesKeysAndTheDay(t *testing.T) {
 	fleet := httptest.NewServer(mux)
 	defer fleet.Close()
 	a := edgetest.StartWith(t, ch, nil, func(src *edge.Sources) {
-		rec := relay.NewRecorder(limits.ClickHouse(src.SyncDB))
+		rec := relay.NewRecorder(usagelog.ClickHouse(src.SyncDB))
 		src.Usage = rec
 		mux.Handle(relay.UsagePath, rec)
 	}, withLimits(pol, pol))
@@ -554,7 +555,7 @@ func TestFollowingEdgeSharesKeysAndTheDay(t *testing.T) {
 	var follower *relay.Store
 	b := edgetest.StartWith(t, ch, nil, func(src *edge.Sources) {
 		client := &relay.Client{Leader: func() string { return fleet.URL }}
-		follower = relay.NewStore(limits.ClickHouse(src.SyncDB), client)
+		follower = relay.NewStore(usagelog.ClickHouse(src.SyncDB), client)
 		src.Usage = follower
 		src.KeysGate = relay.NewKeysGate(client, 5*time.Minute, edgetest.Config().KeysEvery)
 	}, withLimits(pol, pol))

@@ -18,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/account"
@@ -163,7 +164,7 @@ func (src Sources) withDefaults() Sources {
 		src.SyncDB = src.DB
 	}
 	if src.Usage == nil {
-		src.Usage = limits.ClickHouse(src.SyncDB)
+		src.Usage = usagelog.ClickHouse(src.SyncDB)
 	}
 	if src.Attempts == nil {
 		src.Attempts = attempts.ClickHouse(src.SyncDB)

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/edge/attempts"
 	"github.com/edge-stats/edge/edge/claims"
@@ -137,7 +138,7 @@ type Sources struct {
 	// SyncDB is the pool of the usage sync and of the keys' refresh, apart
 	// from DB so that slow per-request reads cannot starve them (nil: DB).
 	SyncDB *analytics.Lazy
-	Usage  limits.Store // the fleet's daily usage; nil: the usage tables of SyncDB
+	Usage  usagelog.Store // the fleet's daily usage; nil: the usage tables of SyncDB
 	// Attempts is the fleet's log of the account routes' attempts (sign-
 	// ups, failed sign-ins), which their limits count; nil: the attempts
 	// log of SyncDB.

@@ -62,7 +62,13 @@ func TestLeavesStayLeaves(t *testing.T) {
 	}
 	// The fleet is one package tree below the server: it hands the edge
 	// one value (fleet.Member) and imports nothing of the edge.
-	rules["fleet"] = []string{module + "/edge", module + "/mcp"}
+	for _, pkg := range []string{"fleet", "fleet/leader", "fleet/exchange", "fleet/trust", "fleet/relay"} {
+		rules[pkg] = []string{module + "/edge", module + "/mcp"}
+	}
+	// The state builder and the job runner sit below the server too.
+	for _, pkg := range []string{"builder", "cron"} {
+		rules[pkg] = []string{module + "/edge", module + "/mcp", module + "/fleet"}
+	}
 	// The pages sit above the API whose typed results they write: the API
 	// imports none of them.
 	rules["edge/v1"] = []string{module + "/edge/pages"}

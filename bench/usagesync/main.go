@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/ratelimit"
 )
@@ -66,7 +67,7 @@ func run(cfg analytics.Config, callers, rounds int, every time.Duration) error {
 	}
 	lcfg := limits.DefaultConfig()
 	lcfg.Anonymous = limits.Policy{PerMinute: 1000, PerDay: 1000}
-	store := limits.ClickHouse(analytics.NewLazy(cfg))
+	store := usagelog.ClickHouse(analytics.NewLazy(cfg))
 	edges := []*limits.Limiter{limits.New(lcfg, store), limits.New(lcfg, store)}
 	for _, e := range edges {
 		if err := e.Usage.Sync(ctx); err != nil {
@@ -118,7 +119,7 @@ func run(cfg analytics.Config, callers, rounds int, every time.Duration) error {
 		return err
 	}
 	fmt.Printf("whole-day read at start: %d callers in %v\n", len(read.Totals), time.Since(t0).Round(time.Millisecond))
-	read = limits.DayRead{}
+	read = usagelog.DayRead{}
 	// Memory of a third edge's totals, after it starts.
 	runtime.GC()
 	var before, after runtime.MemStats

@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/claims"
-	"github.com/edge-stats/edge/edge/limits"
-	"github.com/edge-stats/edge/edge/limits/relay"
 	"github.com/edge-stats/edge/fleet"
+	"github.com/edge-stats/edge/fleet/relay"
 )
 
 // electionPath is the ZooKeeper node of the fleet's election: --zk-path,
@@ -40,7 +40,7 @@ func relayed(m *fleet.Member, src *edge.Sources, syncDB *analytics.Lazy, keysEve
 	}
 	httpClient, leaderAddr := m.Leader()
 	client := &relay.Client{HTTP: httpClient, Leader: leaderAddr}
-	recorder := relay.NewRecorder(limits.ClickHouse(syncDB))
+	recorder := relay.NewRecorder(usagelog.ClickHouse(syncDB))
 	src.Usage = recorder
 	m.Handle(http.MethodGet, relay.UsagePath, recorder, true)
 	if token {

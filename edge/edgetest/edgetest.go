@@ -17,6 +17,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/memload"
 	"github.com/edge-stats/edge/analytics/seed"
+	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/builder"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/edge"
@@ -141,7 +142,7 @@ func StartWith(t testing.TB, d Dataset, log *slog.Logger, sources func(*edge.Sou
 		chCfg := analytics.DefaultConfig()
 		chCfg.Addr, chCfg.DialTimeout = "127.0.0.1:1", 200*time.Millisecond
 		src.DB = analytics.NewLazy(chCfg)
-		src.Usage = limits.Memory()
+		src.Usage = usagelog.Memory()
 		jobs = memoryJobs(d.Mem, h, log)
 	}
 	for _, j := range jobs {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/edge/ratelimit"
 )
 
@@ -21,7 +22,7 @@ func BenchmarkAdmit(b *testing.B) {
 		s    Subject
 	}{{"key", Subject{Key: "edge_abcdefgh"}}, {"address", Subject{Addr: netip.MustParseAddr("192.0.2.1")}}} {
 		b.Run(sub.name, func(b *testing.B) {
-			l := New(cfg, Memory())
+			l := New(cfg, usagelog.Memory())
 			publishTotals(l.Usage, dayOf(time.Now()), nil, time.Now().Add(time.Hour))
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/edge/ratelimit"
 )
 
@@ -23,7 +24,7 @@ func TestNewCallerAtTheBound(t *testing.T) {
 		cfg.MaxActive = 40
 		cfg.StaleAfter = time.Hour
 		cfg.Now = func() time.Time { return now }
-		store := &flakyStore{Store: Memory()}
+		store := &flakyStore{Store: usagelog.Memory()}
 		l := New(cfg, store)
 		ctx := context.Background()
 		if err := l.Usage.Sync(ctx); err != nil {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/edge-stats/edge/analytics/usagelog"
 )
 
 // dayTotals are the fleet's counts of one day: the day read whole, plus
@@ -21,7 +23,7 @@ type dayTotals struct {
 	floor atomic.Pointer[[floorSlots]atomic.Uint32]
 	gen   atomic.Uint64 // bumped after each Sync's additions
 	read  atomic.Int64  // unix nanoseconds of the last successful read
-	pos   Pos           // where the next read starts (Usage.syncMu)
+	pos   usagelog.Pos  // where the next read starts (Usage.syncMu)
 }
 
 type totalsShard struct {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/edge/ratelimit"
 )
 
@@ -62,7 +63,7 @@ type Limiter struct {
 }
 
 // New returns a limiter whose daily counts sync with store.
-func New(cfg Config, store Store) *Limiter {
+func New(cfg Config, store usagelog.Store) *Limiter {
 	now := cfg.Now
 	if now == nil {
 		now = time.Now

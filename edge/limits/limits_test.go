@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/edge/ratelimit"
 )
 
@@ -19,7 +20,7 @@ func testLimiter(t *testing.T, perMinute int, perDay uint64, now *time.Time) *Li
 	cfg.Keyed = Policy{PerMinute: perMinute * 2, PerDay: perDay * 2}
 	cfg.StaleAfter = time.Hour
 	cfg.Now = func() time.Time { return *now }
-	l := New(cfg, Memory())
+	l := New(cfg, usagelog.Memory())
 	publishTotals(l.Usage, dayOf(*now), nil, *now)
 	return l
 }
@@ -138,7 +139,7 @@ func TestLimiterReadsTheFleetsTotals(t *testing.T) {
 		t.Fatalf("stale totals: %+v", d)
 	}
 	// An edge that never read the day's totals cannot tell a caller's day.
-	fresh := New(l.cfg, Memory())
+	fresh := New(l.cfg, usagelog.Memory())
 	if d := fresh.Admit(s, 0, time.Time{}); d.Outcome != ratelimit.UsageUnknown || d.RetryAfter != 5*time.Second {
 		t.Fatalf("never read: %+v", d)
 	}

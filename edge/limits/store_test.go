@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/edge/ratelimit"
 )
 
@@ -19,7 +20,7 @@ func TestTwoEdgesShareTheDayThroughAStore(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Anonymous = Policy{PerMinute: 1000, PerDay: 10}
 	cfg.Now = func() time.Time { return now }
-	store := Memory()
+	store := usagelog.Memory()
 	a, b := New(cfg, store), New(cfg, store)
 	ctx := context.Background()
 	for _, l := range []*Limiter{a, b} {
@@ -57,16 +58,16 @@ func TestTwoEdgesShareTheDayThroughAStore(t *testing.T) {
 
 // countingStore counts what a Store is asked to read.
 type countingStore struct {
-	Store
+	usagelog.Store
 	dayReads, changes int
 }
 
-func (c *countingStore) Day(ctx context.Context, day time.Time) (DayRead, error) {
+func (c *countingStore) Day(ctx context.Context, day time.Time) (usagelog.DayRead, error) {
 	c.dayReads++
 	return c.Store.Day(ctx, day)
 }
 
-func (c *countingStore) Since(ctx context.Context, day time.Time, pos Pos) ([]analytics.UsageChange, Pos, error) {
+func (c *countingStore) Since(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, usagelog.Pos, error) {
 	ch, p, err := c.Store.Since(ctx, day, pos)
 	c.changes += len(ch)
 	return ch, p, err
@@ -81,7 +82,7 @@ func TestSyncReadsOnlyWhatChanged(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Anonymous = Policy{PerMinute: 1000, PerDay: 3}
 	cfg.Now = func() time.Time { return now }
-	store := Memory()
+	store := usagelog.Memory()
 	counted := &countingStore{Store: store}
 	a, b := New(cfg, store), New(cfg, counted)
 	ctx := context.Background()
@@ -138,7 +139,7 @@ func TestSyncReadsOnlyWhatChanged(t *testing.T) {
 // (the answer was lost and the insert lands only after the writer asked
 // whether the store holds it, so that it is written again as well).
 type flakyStore struct {
-	Store
+	usagelog.Store
 	failBefore, failAfter, failHas, failLate int
 	adds                                     int
 	late                                     func() // the insert still on its way
@@ -202,7 +203,7 @@ func TestUnknownWriteOutcomes(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.Anonymous = Policy{PerMinute: 1000, PerDay: 1000}
 			cfg.Now = func() time.Time { return now }
-			mem := Memory()
+			mem := usagelog.Memory()
 			store := &flakyStore{Store: mem}
 			l := New(cfg, store)
 			ctx := context.Background()
@@ -250,12 +251,12 @@ func TestUnknownWriteOutcomes(t *testing.T) {
 
 // TestFleetCountsTheEdgesWriting: the edges that share a caller's
 // remainder while the totals are stale are those seen writing usage in
-// the last FleetWindow.
+// the last usagelog.FleetWindow.
 func TestFleetCountsTheEdgesWriting(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	cfg := DefaultConfig()
 	cfg.Now = func() time.Time { return now }
-	store := Memory()
+	store := usagelog.Memory()
 	ctx := context.Background()
 	edges := []*Limiter{New(cfg, store), New(cfg, store), New(cfg, store)}
 	for _, l := range edges {
@@ -291,7 +292,7 @@ func TestFleetCountsTheEdgesWriting(t *testing.T) {
 		t.Errorf("a new edge counts a fleet of %d, want 3 (the two writers and itself)", got)
 	}
 	// An hour without writes: each is alone again.
-	now = now.Add(FleetWindow + time.Minute)
+	now = now.Add(usagelog.FleetWindow + time.Minute)
 	for _, l := range edges {
 		if err := l.Usage.Sync(ctx); err != nil {
 			t.Fatal(err)

@@ -5,35 +5,15 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/usagelog"
 )
-
-// Sums is a read of the log answered as sums instead of rows: the
-// batches it brought for the first time (New), each subject's calls
-// over them, each (batch, subject) row counted once (Totals), and the
-// batches it brought again, which the reader applied from an earlier
-// read (Seen).
-type Sums struct {
-	New    []analytics.UsageBatch
-	Seen   []analytics.UsageBatch
-	Totals map[string]uint64
-}
-
-// SummingStore is a Store whose reads of the log may come as sums
-// (package relay: a following edge asks the leader for them, so that
-// what it receives grows with the subjects, not with the edges).
-type SummingStore interface {
-	Store
-	// SinceSums is Since whose answer may come as sums: then sums is set
-	// and changes is nil.
-	SinceSums(ctx context.Context, day time.Time, pos Pos) (changes []analytics.UsageChange, sums *Sums, next Pos, err error)
-}
 
 // since reads the log from pos on, as sums when the store offers them
 // and they can be applied exactly: every batch they bring again was
 // applied, and none they bring first was. Otherwise it reads the rows
 // (Since), whose batches are applied one by one. u.syncMu must be held.
-func (u *Usage) since(ctx context.Context, day time.Time, pos Pos) ([]analytics.UsageChange, *Sums, Pos, error) {
-	if s, ok := u.store.(SummingStore); ok {
+func (u *Usage) since(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, *usagelog.Sums, usagelog.Pos, error) {
+	if s, ok := u.store.(usagelog.SummingStore); ok {
 		changes, sums, next, err := s.SinceSums(ctx, day, pos)
 		if err != nil || sums == nil || u.exact(sums) {
 			return changes, sums, next, err
@@ -45,7 +25,7 @@ func (u *Usage) since(ctx context.Context, day time.Time, pos Pos) ([]analytics.
 }
 
 // exact reports whether sums can be added to the totals as they are.
-func (u *Usage) exact(sums *Sums) bool {
+func (u *Usage) exact(sums *usagelog.Sums) bool {
 	for _, b := range sums.Seen {
 		if _, ok := u.applied[b]; !ok {
 			return false
@@ -60,7 +40,7 @@ func (u *Usage) exact(sums *Sums) bool {
 }
 
 // addSums adds sums to t and returns the batches added.
-func (u *Usage) addSums(t *dayTotals, sums *Sums, now time.Time) []analytics.UsageBatch {
+func (u *Usage) addSums(t *dayTotals, sums *usagelog.Sums, now time.Time) []analytics.UsageBatch {
 	for s, n := range sums.Totals {
 		t.add(subjectHash(s), n)
 	}

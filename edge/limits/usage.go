@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/cron/every"
 )
 
@@ -46,7 +47,7 @@ func (s Subject) String() string {
 // one lock and one lookup (see bench/README.md#the-cached-hot-path). It is
 // safe for concurrent use.
 type Usage struct {
-	store      Store
+	store      usagelog.Store
 	now        func() time.Time
 	staleAfter time.Duration
 	name       string // this edge's name in the store's batches
@@ -100,18 +101,13 @@ type failedBatch struct {
 	taken  []pending
 }
 
-// FleetWindow is how recently an edge must have written usage to count
-// as one of the fleet's edges that share a caller's day while the totals
-// are stale.
-const FleetWindow = time.Hour
-
 // NewUsage returns a Usage that syncs with store. Until its first successful
 // Sync the day's counts are unknown and the Limiter refuses every call
 // (UsageUnknown). Whenever the last Sync is older than staleAfter, the
 // Limiter goes on from the last totals read and this edge's own counts,
 // admitting each caller at most its share of what was left of its day
 // (Usage.dayLimit). now may be nil (time.Now).
-func NewUsage(store Store, staleAfter time.Duration, now func() time.Time) *Usage {
+func NewUsage(store usagelog.Store, staleAfter time.Duration, now func() time.Time) *Usage {
 	if now == nil {
 		now = time.Now
 	}
@@ -280,7 +276,7 @@ type pending struct {
 
 // appliedFor is how long a batch added to the totals is remembered, so
 // that reading it again (the reads overlap) does not add it twice.
-const appliedFor = 3 * logOverlap
+const appliedFor = 3 * usagelog.Overlap
 
 // Run syncs u every interval until ctx ends, each Sync within timeout;
 // it logs the first failure of a run of them, and the recovery.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/usagelog"
 )
 
 // Sync writes the calls counted since the last Sync as one batch, then
@@ -91,13 +92,13 @@ func (u *Usage) Sync(ctx context.Context) error {
 	return nil
 }
 
-// countFleet forgets the edges not seen for FleetWindow and counts the
+// countFleet forgets the edges not seen for usagelog.FleetWindow and counts the
 // others, this one included. u.syncMu must be held.
 func (u *Usage) countFleet(now time.Time) {
 	n := int64(1)
 	for e, at := range u.edges {
 		switch {
-		case now.Sub(at) > FleetWindow:
+		case now.Sub(at) > usagelog.FleetWindow:
 			delete(u.edges, e)
 		case e != u.name:
 			n++

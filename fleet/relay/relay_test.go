@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/analytics/usagelog"
 )
 
 var day = time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
 
 // add writes one batch of an edge to store.
-func add(t *testing.T, store limits.Store, edge string, seq uint64, subject string, calls uint64) {
+func add(t *testing.T, store usagelog.Store, edge string, seq uint64, subject string, calls uint64) {
 	t.Helper()
 	if err := store.Add(context.Background(), analytics.UsageBatch{Edge: edge, Seq: seq},
 		[]analytics.UsageDelta{{Day: day, Subject: subject, Calls: calls}}, false); err != nil {
@@ -46,7 +46,7 @@ func batches(changes []analytics.UsageChange) []string {
 // reach back to its position.
 func TestFollowerReadsWhatTheStoreHas(t *testing.T) {
 	ctx := context.Background()
-	base := limits.Memory()
+	base := usagelog.Memory()
 	rec := NewRecorder(base)
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
@@ -86,7 +86,7 @@ func TestFollowerReadsWhatTheStoreHas(t *testing.T) {
 	// is gone, or none: the store answers.
 	for name, c := range map[string]struct {
 		day    time.Time
-		pos    limits.Pos
+		pos    usagelog.Pos
 		leader string
 	}{
 		"another day":   {day.AddDate(0, 0, 1), fpos, srv.URL},
@@ -115,15 +115,15 @@ func TestFollowerReadsWhatTheStoreHas(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, before := follower.Reads()
-	got, _, err := follower.Since(ctx, day, limits.PosOf(time.Time{}, 0))
+	got, _, err := follower.Since(ctx, day, usagelog.PosOf(time.Time{}, 0))
 	if _, after := follower.Reads(); err != nil || after != before+1 || len(batches(got)) != 12 {
 		t.Errorf("before the record: %v %v, read by the store %d times", batches(got), err, after-before)
 	}
 }
 
 func TestRecorderRefusesAGap(t *testing.T) {
-	r := NewRecorder(limits.Memory())
-	p := func(n int) limits.Pos { return limits.PosOf(time.Time{}, n) }
+	r := NewRecorder(usagelog.Memory())
+	p := func(n int) usagelog.Pos { return usagelog.PosOf(time.Time{}, n) }
 	c := func(seq uint64) []analytics.UsageChange {
 		return []analytics.UsageChange{{Batch: analytics.UsageBatch{Edge: "e", Seq: seq}, Subject: "s", Calls: 1}}
 	}
@@ -148,8 +148,8 @@ func TestRecorderRefusesAGap(t *testing.T) {
 // the position started long before it (the leader's syncs stalled), the
 // store answers, so that batches applied long ago are not brought again.
 func TestRecorderRefusesAReadThatReachesFarBack(t *testing.T) {
-	r := NewRecorder(limits.Memory())
-	at := func(sec int) limits.Pos { return limits.PosOf(day.Add(time.Duration(sec)*time.Second), 0) }
+	r := NewRecorder(usagelog.Memory())
+	at := func(sec int) usagelog.Pos { return usagelog.PosOf(day.Add(time.Duration(sec)*time.Second), 0) }
 	now := time.Now()
 	r.windows = []window{
 		{day: day, from: at(0), to: at(2), at: now},
@@ -164,12 +164,12 @@ func TestRecorderRefusesAReadThatReachesFarBack(t *testing.T) {
 }
 
 func TestRecorderKeepsTwoMinutes(t *testing.T) {
-	base := limits.Memory()
+	base := usagelog.Memory()
 	r := NewRecorder(base)
 	clock := time.Now()
 	r.now = func() time.Time { return clock }
 	ctx := context.Background()
-	pos := limits.PosOf(time.Time{}, 0)
+	pos := usagelog.PosOf(time.Time{}, 0)
 	for range 3 {
 		_, pos, _ = r.Since(ctx, day, pos)
 		clock = clock.Add(time.Minute)
@@ -181,7 +181,7 @@ func TestRecorderKeepsTwoMinutes(t *testing.T) {
 }
 
 func TestRecorderRefusesBadQueries(t *testing.T) {
-	srv := httptest.NewServer(NewRecorder(limits.Memory()))
+	srv := httptest.NewServer(NewRecorder(usagelog.Memory()))
 	defer srv.Close()
 	for _, q := range []string{"", "?day=2026-11-26", "?day=x&at=0&n=0", "?day=2026-11-26&at=x&n=0", "?day=2026-11-26&at=0&n=-1"} {
 		resp, err := http.Get(srv.URL + q)

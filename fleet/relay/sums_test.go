@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/ratelimit"
 )
@@ -22,7 +23,7 @@ import (
 // fleet is a leader whose usage store records its reads, served over
 // HTTP, and a follower asking it, over one store.
 type fleet struct {
-	base     limits.Store
+	base     usagelog.Store
 	leader   *limits.Limiter
 	follower *limits.Limiter
 	store    *Store
@@ -32,11 +33,11 @@ type fleet struct {
 
 // overlapping is a store whose reads of the log start well before the
 // position asked, as those of ClickHouse do (by the log overlap).
-type overlapping struct{ limits.Store }
+type overlapping struct{ usagelog.Store }
 
-func (o overlapping) Since(ctx context.Context, day time.Time, pos limits.Pos) ([]analytics.UsageChange, limits.Pos, error) {
+func (o overlapping) Since(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, usagelog.Pos, error) {
 	at, n := pos.Parts()
-	return o.Store.Since(ctx, day, limits.PosOf(at, max(0, n-1000)))
+	return o.Store.Since(ctx, day, usagelog.PosOf(at, max(0, n-1000)))
 }
 
 var shared = limits.Subject{Addr: netip.MustParseAddr("192.0.2.7")}
@@ -49,7 +50,7 @@ func newFleet(t *testing.T, perDay uint64, serve func(http.Handler) http.Handler
 	cfg := limits.DefaultConfig()
 	cfg.Anonymous = limits.Policy{PerMinute: 1000, PerDay: perDay}
 	cfg.Now = func() time.Time { return now }
-	f := &fleet{base: limits.Memory()}
+	f := &fleet{base: usagelog.Memory()}
 	rec := NewRecorder(overlapping{f.base})
 	var h http.Handler = rec
 	if serve != nil {
@@ -85,7 +86,7 @@ func admit(l *limits.Limiter, s limits.Subject, n int) int {
 
 // writeBatches writes one batch for each of edges, each with calls of
 // the shared subject and of subjects more subjects of its own.
-func writeBatches(t *testing.T, store limits.Store, edges int, calls func(edge int) uint64, subjects int) {
+func writeBatches(t *testing.T, store usagelog.Store, edges int, calls func(edge int) uint64, subjects int) {
 	t.Helper()
 	for e := range edges {
 		deltas := []analytics.UsageDelta{{Day: day, Subject: shared.String(), Calls: calls(e)}}

@@ -1,4 +1,10 @@
-package limits
+// Package usagelog is the fleet's log of API usage, the store under the
+// edge's day limits: each edge adds the calls it counted as batches and
+// reads back what the others added since it last read, at a position in
+// the log. The store is ClickHouse's usage tables for a fleet, or memory
+// for one edge; a fleet's follower reads it through its leader
+// (fleet/relay), whose answers may come as sums (SummingStore).
+package usagelog
 
 import (
 	"context"
@@ -33,6 +39,27 @@ type Store interface {
 	Has(ctx context.Context, batch analytics.UsageBatch, days []time.Time) (bool, error)
 }
 
+// Sums is a read of the log answered as sums instead of rows: the
+// batches it brought for the first time (New), each subject's calls
+// over them, each (batch, subject) row counted once (Totals), and the
+// batches it brought again, which the reader applied from an earlier
+// read (Seen).
+type Sums struct {
+	New    []analytics.UsageBatch
+	Seen   []analytics.UsageBatch
+	Totals map[string]uint64
+}
+
+// SummingStore is a Store whose reads of the log may come as sums
+// (package relay: a following edge asks the leader for them, so that
+// what it receives grows with the subjects, not with the edges).
+type SummingStore interface {
+	Store
+	// SinceSums is Since whose answer may come as sums: then sums is set
+	// and changes is nil.
+	SinceSums(ctx context.Context, day time.Time, pos Pos) (changes []analytics.UsageChange, sums *Sums, next Pos, err error)
+}
+
 // DayRead is a day's totals read whole.
 type DayRead struct {
 	Totals   map[string]uint64
@@ -62,10 +89,15 @@ func (p Pos) After(q Pos) bool {
 	return p.n > q.n
 }
 
-// logOverlap is how far back a read of the ClickHouse log starts before
+// Overlap is how far back a read of the ClickHouse log starts before
 // the previous read's time: an insert takes its time before its rows can
 // be read, and the log's time has whole seconds.
-const logOverlap = 4 * time.Second
+const Overlap = 4 * time.Second
+
+// FleetWindow is how recently an edge must have written usage to count
+// as one of the fleet's edges that share a caller's day while the totals
+// are stale.
+const FleetWindow = time.Hour
 
 // ClickHouse returns the store of a fleet: the usage log and usage tables
 // of db, which every edge of the fleet reads and writes.
@@ -90,7 +122,7 @@ func (s chStore) Day(ctx context.Context, day time.Time) (DayRead, error) {
 	if err != nil {
 		return DayRead{}, err
 	}
-	pos := Pos{at: now.Add(-logOverlap)}
+	pos := Pos{at: now.Add(-Overlap)}
 	// The batches first, then the totals: a batch written in between is
 	// in the totals but not listed, applied twice (refusing early) rather
 	// than listed but missing (admitting too many).
@@ -130,7 +162,7 @@ func (s chStore) Since(ctx context.Context, day time.Time, pos Pos) ([]analytics
 	if err != nil {
 		return nil, pos, err
 	}
-	return changes, Pos{at: now.Add(-logOverlap)}, nil
+	return changes, Pos{at: now.Add(-Overlap)}, nil
 }
 
 func (s chStore) Has(ctx context.Context, batch analytics.UsageBatch, days []time.Time) (bool, error) {

@@ -17,7 +17,7 @@
 // that what it sends grows with the subjects rather than with the edges
 // times the subjects. The follower applies the sums only when it has
 // applied every batch brought again and none of those brought first;
-// otherwise it reads the rows (limits.SummingStore). A leader of the
+// otherwise it reads the rows (usagelog.SummingStore). A leader of the
 // release before ignores sum=1 and answers rows, which the follower
 // takes as before; a follower that does not ask for sums gets rows.
 //
@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/analytics/usagelog"
 )
 
 // The paths the leader serves.
@@ -64,7 +64,7 @@ const maxReach = 4 * time.Second
 type window struct {
 	seq      uint64 // the recorder's count of reads, at this one
 	day      time.Time
-	from, to limits.Pos
+	from, to usagelog.Pos
 	changes  []analytics.UsageChange
 	at       time.Time
 	// first holds, for each batch of changes, the seq of the first kept
@@ -72,10 +72,10 @@ type window struct {
 	first map[analytics.UsageBatch]uint64
 }
 
-// Recorder is a limits.Store that keeps what its reads of the log
+// Recorder is a usagelog.Store that keeps what its reads of the log
 // (Since) brought, for the fleet's other edges (ServeHTTP).
 type Recorder struct {
-	limits.Store
+	usagelog.Store
 	mu      sync.Mutex
 	windows []window
 	seq     uint64
@@ -93,13 +93,13 @@ type Recorder struct {
 // and the reads it spans.
 type sumsKey struct {
 	day         time.Time
-	pos         limits.Pos
+	pos         usagelog.Pos
 	first, last uint64
 	after       uint64
 }
 
 // NewRecorder returns a recorder around base.
-func NewRecorder(base limits.Store) *Recorder {
+func NewRecorder(base usagelog.Store) *Recorder {
 	return &Recorder{Store: base, now: time.Now}
 }
 
@@ -107,7 +107,7 @@ func dayKey(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
 
 // Day reads the day from the store; the reads recorded before it no
 // longer join the reads after it, so they are dropped.
-func (r *Recorder) Day(ctx context.Context, day time.Time) (limits.DayRead, error) {
+func (r *Recorder) Day(ctx context.Context, day time.Time) (usagelog.DayRead, error) {
 	read, err := r.Store.Day(ctx, day)
 	if err == nil {
 		r.mu.Lock()
@@ -118,7 +118,7 @@ func (r *Recorder) Day(ctx context.Context, day time.Time) (limits.DayRead, erro
 }
 
 // Since reads the log from the store, and records what it brought.
-func (r *Recorder) Since(ctx context.Context, day time.Time, pos limits.Pos) ([]analytics.UsageChange, limits.Pos, error) {
+func (r *Recorder) Since(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, usagelog.Pos, error) {
 	changes, next, err := r.Store.Since(ctx, day, pos)
 	if err != nil {
 		return changes, next, err
@@ -136,7 +136,7 @@ func (r *Recorder) Since(ctx context.Context, day time.Time, pos limits.Pos) ([]
 
 // window makes the record of a read and notes the batches it brought
 // first. r.mu must be held.
-func (r *Recorder) window(day time.Time, from, to limits.Pos, changes []analytics.UsageChange, at time.Time) window {
+func (r *Recorder) window(day time.Time, from, to usagelog.Pos, changes []analytics.UsageChange, at time.Time) window {
 	if r.first == nil {
 		r.first = map[analytics.UsageBatch]uint64{}
 	}
@@ -164,7 +164,7 @@ func (r *Recorder) window(day time.Time, from, to limits.Pos, changes []analytic
 // answer returns what the recorded reads hold of day from pos on, and
 // the position to ask from next; ok is false when they do not reach back
 // to pos (without a gap), so that the asker reads the store itself.
-func (r *Recorder) answer(day time.Time, pos limits.Pos) (ws []window, next limits.Pos, ok bool) {
+func (r *Recorder) answer(day time.Time, pos usagelog.Pos) (ws []window, next usagelog.Pos, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	day = dayKey(day)
@@ -228,7 +228,7 @@ type change struct {
 	Calls   uint64 `json:"calls"`
 }
 
-func posJSON(p limits.Pos) (int64, int) {
+func posJSON(p usagelog.Pos) (int64, int) {
 	at, n := p.Parts()
 	if at.IsZero() {
 		return 0, n
@@ -236,11 +236,11 @@ func posJSON(p limits.Pos) (int64, int) {
 	return at.UnixNano(), n
 }
 
-func posOf(at int64, n int) limits.Pos {
+func posOf(at int64, n int) usagelog.Pos {
 	if at == 0 {
-		return limits.PosOf(time.Time{}, n)
+		return usagelog.PosOf(time.Time{}, n)
 	}
-	return limits.PosOf(time.Unix(0, at).UTC(), n)
+	return usagelog.PosOf(time.Unix(0, at).UTC(), n)
 }
 
 // ServeHTTP answers GET UsagePath?day=YYYY-MM-DD&at=&n= with what the
@@ -274,7 +274,7 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // sums returns the JSON of the answer as sums of the reads ws, named by
 // k, up to next: the last one made when k names it too.
-func (r *Recorder) sums(k sumsKey, ws []window, next limits.Pos) []byte {
+func (r *Recorder) sums(k sumsKey, ws []window, next usagelog.Pos) []byte {
 	r.mu.Lock()
 	if r.last.key == k && r.last.body != nil {
 		body := r.last.body
@@ -312,7 +312,7 @@ func rowsOf(ws []window) usageAnswer {
 // each (batch, subject) row once. The asker checks both lists against
 // the batches it applied, so that a guess wrong here costs a read of
 // the rows, never a call counted twice or missed.
-func sumsOf(ws []window, pos limits.Pos, after uint64) usageAnswer {
+func sumsOf(ws []window, pos usagelog.Pos, after uint64) usageAnswer {
 	a := usageAnswer{Sum: true, Totals: map[string]uint64{}, Read: ws[len(ws)-1].seq}
 	start := ws[len(ws)-1].seq + 1
 	for _, w := range ws {
@@ -396,22 +396,22 @@ var defaultHTTP = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transp
 // Store is a following edge's usage store: reads of the log ask the
 // leader first, everything else goes to the store it wraps.
 type Store struct {
-	limits.Store
+	usagelog.Store
 	c                 *Client
 	relayed, directly atomic.Int64
 	summed, rows      atomic.Int64
 	mu                sync.Mutex
-	lastPos           limits.Pos // the position the last answer as sums gave
-	lastRead          uint64     // and the last read it spanned (0: none)
+	lastPos           usagelog.Pos // the position the last answer as sums gave
+	lastRead          uint64       // and the last read it spanned (0: none)
 }
 
 // NewStore returns a store that reads the log through c's leader, and
 // otherwise from base.
-func NewStore(base limits.Store, c *Client) *Store { return &Store{Store: base, c: c} }
+func NewStore(base usagelog.Store, c *Client) *Store { return &Store{Store: base, c: c} }
 
 // Since asks the leader for what was added from pos on, as rows; when
 // it cannot answer, it reads the store.
-func (s *Store) Since(ctx context.Context, day time.Time, pos limits.Pos) ([]analytics.UsageChange, limits.Pos, error) {
+func (s *Store) Since(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, usagelog.Pos, error) {
 	changes, _, next, err := s.since(ctx, day, pos, false)
 	return changes, next, err
 }
@@ -419,11 +419,11 @@ func (s *Store) Since(ctx context.Context, day time.Time, pos limits.Pos) ([]ana
 // SinceSums asks the leader for what was added from pos on, as sums: a
 // leader of the release before answers rows, and when none can answer
 // the store is read (rows too).
-func (s *Store) SinceSums(ctx context.Context, day time.Time, pos limits.Pos) ([]analytics.UsageChange, *limits.Sums, limits.Pos, error) {
+func (s *Store) SinceSums(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, *usagelog.Sums, usagelog.Pos, error) {
 	return s.since(ctx, day, pos, true)
 }
 
-func (s *Store) since(ctx context.Context, day time.Time, pos limits.Pos, sum bool) ([]analytics.UsageChange, *limits.Sums, limits.Pos, error) {
+func (s *Store) since(ctx context.Context, day time.Time, pos usagelog.Pos, sum bool) ([]analytics.UsageChange, *usagelog.Sums, usagelog.Pos, error) {
 	at, n := posJSON(pos)
 	q := url.Values{"day": {dayKey(day).Format(time.DateOnly)}, "at": {strconv.FormatInt(at, 10)}, "n": {strconv.Itoa(n)}}
 	if sum {
@@ -452,7 +452,7 @@ func (s *Store) since(ctx context.Context, day time.Time, pos limits.Pos, sum bo
 	}
 	s.mu.Unlock()
 	if a.Sum {
-		sums := &limits.Sums{Totals: a.Totals, New: batchesOf(a.Batches), Seen: batchesOf(a.Seen)}
+		sums := &usagelog.Sums{Totals: a.Totals, New: batchesOf(a.Batches), Seen: batchesOf(a.Seen)}
 		s.summed.Add(1)
 		return nil, sums, next, nil
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/analytics/usagelog"
 )
 
 // BenchmarkUsageAnswer measures the leader's answer to a follower's
@@ -17,7 +17,7 @@ import (
 // (B/answer is its size).
 func BenchmarkUsageAnswer(b *testing.B) {
 	for _, edges := range []int{10, 100} {
-		base := limits.Memory()
+		base := usagelog.Memory()
 		rec := NewRecorder(base)
 		ctx := context.Background()
 		read, err := rec.Day(ctx, day)

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"hash/maphash"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/segmentio/encoding/json"
+
+	"github.com/edge-stats/edge/internal/jsonw"
 )
 
 // The SDK serves every request with a session of its own, built from the
@@ -102,7 +103,7 @@ func (s *Server) FastCall(ctx context.Context, call *Call) []byte {
 		tail = make([]byte, 0, 2*len(result)+64)
 		tail = append(tail, `"content":[{"type":"text","text":`...)
 		if result == nil {
-			tail = appendString(tail, detail)
+			tail = jsonw.Plain(tail, detail)
 			tail = append(tail, `}],"isError":true}}`...)
 		} else {
 			tail = s.escaped.append(tail, result)
@@ -170,13 +171,13 @@ const escapeCacheMax = 32 << 10
 
 func (c *escapeCache) append(dst, raw []byte) []byte {
 	if len(raw) > escapeCacheMax {
-		return appendString(dst, string(raw))
+		return jsonw.Plain(dst, string(raw))
 	}
 	slot := &c.entries[maphash.Bytes(c.seed, raw)%uint64(len(c.entries))]
 	if e := slot.Load(); e != nil && bytes.Equal(e.raw, raw) {
 		return append(dst, e.text...)
 	}
-	text := appendString(nil, string(raw))
+	text := jsonw.Plain(nil, string(raw))
 	slot.Store(&escaped{raw: bytes.Clone(raw), text: text})
 	return append(dst, text...)
 }
@@ -244,54 +245,6 @@ func era(meta *requestMeta, header func(string) string, name string) (modern, ok
 		}
 	}
 	return true, true
-}
-
-// appendString appends s as a JSON string.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-				dst = append(dst, s[start:i]...)
-				if r == utf8.RuneError {
-					dst = append(dst, `\ufffd`...)
-				} else {
-					dst = append(dst, `\u202`...)
-					dst = append(dst, hex[r&0xf])
-				}
-				i += size
-				start = i
-				continue
-			}
-			i += size
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // decode reads one JSON value into v as the SDK reads messages: keys

@@ -8,21 +8,6 @@ import (
 	"testing"
 )
 
-func TestAppendStringIsJSON(t *testing.T) {
-	for _, s := range []string{"", "plain", `quo"te`, `back\slash`, "new\nline\ttab\r", "\x00\x01\x1f", "ünïcødé ✓ 日本",
-		"\u2028\u2029", "bad \xff utf8", `{"a":[1,"b"]}`, "</script><&>"} {
-		var got string
-		if err := stdjson.Unmarshal(appendString(nil, s), &got); err != nil {
-			t.Errorf("%q: %s is not a JSON string: %v", s, appendString(nil, s), err)
-			continue
-		}
-		want := strings.ToValidUTF8(s, "\ufffd")
-		if got != want {
-			t.Errorf("%q round-trips as %q", s, got)
-		}
-	}
-}
-
 func TestValidID(t *testing.T) {
 	for id, ok := range map[string]bool{`1`: true, `-3`: true, `"a"`: true, `0`: true, `9007199254740992`: true,
 		`1.5`: false, `1e3`: false, `-0`: false, `01`: false, `9007199254740993`: false, `123456789012345678901234567890`: false, ``: false, `null`: false, `{}`: false, `"x`: false, `true`: false} {

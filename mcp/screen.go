@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/edge-stats/edge/internal/jsonw"
 )
 
 // What runs and what is counted are decided by one parse. A request body
@@ -117,7 +119,7 @@ func quoteVersion(v string) string {
 	if len(v) > 32 {
 		v = v[:32]
 	}
-	return string(appendString(nil, v))
+	return string(jsonw.Plain(nil, v))
 }
 
 // rpcError is a JSON-RPC error response with a null id.
@@ -134,7 +136,7 @@ func rpcErrorID(id []byte, code int, message string, status, retryAfter int) []b
 	out = append(out, `,"error":{"code":`...)
 	out = strconv.AppendInt(out, int64(code), 10)
 	out = append(out, `,"message":`...)
-	out = appendString(out, message)
+	out = jsonw.Plain(out, message)
 	if status != 0 {
 		out = append(out, `,"data":{"status":`...)
 		out = strconv.AppendInt(out, int64(status), 10)

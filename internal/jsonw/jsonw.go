@@ -35,7 +35,25 @@ var safe = func() (s [utf8.RuneSelf]bool) {
 // \" \\ \b \f \n \r \t, other control characters and <, >, & as \u00XX,
 // U+2028 and U+2029 as \u2028 and \u2029, and each byte of invalid UTF-8
 // as \ufffd.
-func String(b []byte, s string) []byte {
+func String(b []byte, s string) []byte { return appendString(b, s, &safe, true) }
+
+// Plain appends s as a JSON string without HTML escaping, as the MCP
+// SDK's encoder writes its messages: \" \\ \n \r \t, every other control
+// character as \u00XX (\b and \f too), U+2028 and U+2029 as \u2028 and
+// \u2029, and each byte of invalid UTF-8 as \ufffd; <, > and & as they are.
+func Plain(b []byte, s string) []byte { return appendString(b, s, &plainSafe, false) }
+
+// plainSafe is safe without HTML escaping.
+var plainSafe = func() (s [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		s[b] = b != '"' && b != '\\'
+	}
+	return s
+}()
+
+// appendString appends s as a JSON string: the ASCII bytes safe marks as
+// they are, \b and \f short when shortBF, else as String says.
+func appendString(b []byte, s string, safe *[utf8.RuneSelf]bool, shortBF bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -45,18 +63,18 @@ func String(b []byte, s string) []byte {
 				continue
 			}
 			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
+			switch {
+			case c == '\\', c == '"':
 				b = append(b, '\\', c)
-			case '\b':
+			case c == '\b' && shortBF:
 				b = append(b, '\\', 'b')
-			case '\f':
+			case c == '\f' && shortBF:
 				b = append(b, '\\', 'f')
-			case '\n':
+			case c == '\n':
 				b = append(b, '\\', 'n')
-			case '\r':
+			case c == '\r':
 				b = append(b, '\\', 'r')
-			case '\t':
+			case c == '\t':
 				b = append(b, '\\', 't')
 			default:
 				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])

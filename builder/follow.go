@@ -30,7 +30,7 @@ type Source interface {
 // (replica.ReadOptions.NoWhole): the edge keeps its state and asks again.
 var ErrNoRoom = errors.New("a whole state does not fit beside the one held")
 
-// FollowFrom makes the views take their state from src when it has one:
+// FollowFrom makes the builder take its state from src when it has one:
 // the full and incremental jobs ask src first and load from ClickHouse
 // only when it says cron.ErrNoSource, and FollowJob asks it often. Set it
 // before the jobs start.
@@ -138,7 +138,7 @@ func (v *Builder) follow(ctx context.Context) error {
 	}
 	gc := memory.BuildGC
 	if deltaGC {
-		gc = func(int) func() { return func() {} } // set since the delta's header, ended by endGC
+		gc = func(int) func() { return func() {} } // set since the delta's header, restored by followPlan.end
 	}
 	if err := v.publish(r, prevFigures, snapshots, "fleet", gc, "tag", tag); err != nil {
 		return err

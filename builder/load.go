@@ -20,6 +20,7 @@ import (
 // replica, so listings are served while history and figures load. A build
 // that fails or is cut short publishes nothing: the last good state keeps
 // serving.
+// Its name, "views", is the one /readyz and the operators' docs know.
 func (v *Builder) FullJob(schedule string) cron.Job {
 	return cron.Job{Name: "views", Schedule: schedule, Run: v.full}
 }

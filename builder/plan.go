@@ -86,7 +86,7 @@ func (p *loadPlan) end() {
 
 // followPlan is the memory steps of taking a state from the fleet's
 // leader, from the state's header to the collection after its publish:
-// the views marked building from the header on; a whole state's listings
+// the builder marked building from the header on; a whole state's listings
 // read with the spare's room given back to the heap, and a first state's
 // with a heap that only grows (memory.GrowGC); a delta's apply and the
 // build after it under one setting of the collector (memory.DeltaGC),
@@ -101,12 +101,11 @@ type followPlan struct {
 	first                bool // no state published yet
 	whole                bool // a whole state was read (a delta's read counts none)
 	building, deltaGC    bool
-	endedGC              bool
 	endBuilding, restore func()
 	restoreGC            func()
 }
 
-// markBuilding marks the views building, once: from the state's header
+// markBuilding marks the builder building, once: from the state's header
 // (a delta's or a whole state's) to its publish, the read and build come
 // first (Builder.Building).
 func (p *followPlan) markBuilding() {
@@ -142,10 +141,11 @@ func (p *followPlan) delta(n int) {
 }
 
 // fetched settles the spare once the source answered (r, err), and
-// reports whether the delta was read into it: the spare is taken by the
-// delta, dropped for a whole state, too small for the state read (the
-// next is made for this state), or this edge now leads and loads its
-// states itself.
+// reports whether the delta was read into it (a delta's apply that takes
+// the spare's array leaves it empty: Cap 0). The spare is let go when a
+// state came (taken by its delta, unused by a whole state, or too small
+// for it: the next is made for this state), when it was taken by a read
+// that failed, or when this edge now leads and loads its states itself.
 func (p *followPlan) fetched(r *replica.Replica, err error) (intoSpare bool) {
 	spare := p.spare
 	intoSpare = spare != nil && r != nil && !p.whole && spare.Cap() == 0
@@ -156,14 +156,12 @@ func (p *followPlan) fetched(r *replica.Replica, err error) (intoSpare bool) {
 	return intoSpare
 }
 
-// end restores what the plan set, in the order it was set, last first:
-// the delta's collector setting (after the collection that follows the
-// publish), a first state's growing heap, the views' building mark.
+// end restores what the plan set: the delta's collector setting (end is
+// deferred first, so it runs after the collection that follows the
+// publish), a first state's growing heap, then the builder's building
+// mark, which waiting work watches and so is lifted last.
 func (p *followPlan) end() {
-	if !p.endedGC {
-		p.endedGC = true
-		p.restoreGC()
-	}
+	p.restoreGC()
 	p.restore()
 	p.endBuilding()
 }

@@ -33,8 +33,9 @@ func TestLeavesStayLeaves(t *testing.T) {
 		"edge/answer":       heavy,
 		"edge/pages/render": heavy,
 		"cron/every":        heavy,
-		// The state and the tool server import nothing of the project but
-		// their own subpackages.
+		// The state and the tool server import nothing of the project's
+		// state, jobs, server or database (the helpers of internal/ they
+		// may).
 		"views": {module + "/analytics", module + "/cron", module + "/edge", module + "/mcp", clickhouse},
 		"mcp":   {module + "/analytics", module + "/cron", module + "/edge", module + "/views", clickhouse},
 	}

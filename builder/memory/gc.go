@@ -4,8 +4,8 @@
 // allocations of the jobs (a bare replica loading, a full build with two
 // states live) and the collections that give a replaced state's pages
 // back, or keep them for a fleet edge's next build (CollectKeeping). The
-// jobs (package cron) and the binary (cmd/edge) use it; it
-// uses only the runtime.
+// state builder (package builder), the editions job (package cron) and
+// the binary (cmd/edge) use it; it uses only the runtime.
 package memory
 
 import (

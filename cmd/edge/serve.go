@@ -25,7 +25,7 @@ import (
 )
 
 // setRuntime applies the process's memory policy (the heap's limit and
-// the collector: package cron/memory) and starts the debug listener.
+// the collector: package builder/memory) and starts the debug listener.
 func setRuntime(ctx context.Context, c *serveConfig, log *slog.Logger) error {
 	if v := os.Getenv("GOMEMLIMIT"); v != "" {
 		log.Info("memory limit", "source", "GOMEMLIMIT", "value", v)
@@ -86,7 +86,7 @@ func takeOver(ctx context.Context, ln net.Listener, ready *os.File, figures func
 type serveJobs struct {
 	state    *views.Published[served.State]
 	editions *views.Published[editions.Set]
-	views    *builder.Builder
+	builder  *builder.Builder
 	exports  *cron.Exports // nil when this edge builds no exports
 }
 
@@ -95,11 +95,11 @@ type serveJobs struct {
 // needs once run only then.
 func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func() bool, log *slog.Logger) (*serveJobs, error) {
 	j := &serveJobs{state: &views.Published[served.State]{}, editions: &views.Published[editions.Set]{}}
-	j.views = builder.New(db, j.state, log)
-	j.views.SetChangeWindow(time.Duration(c.changeDays) * 24 * time.Hour)
-	add := []cron.Job{j.views.FullJob(c.full), j.views.RefreshJob(c.refresh)}
+	j.builder = builder.New(db, j.state, log)
+	j.builder.SetChangeWindow(time.Duration(c.changeDays) * 24 * time.Hour)
+	add := []cron.Job{j.builder.FullJob(c.full), j.builder.RefreshJob(c.refresh)}
 	if c.editions != "off" {
-		ed := cron.EditionsJob(db, j.editions, c.editions, c.maxEditions, j.views.Heavy(), j.views.WaitFigures, leading, log)
+		ed := cron.EditionsJob(db, j.editions, c.editions, c.maxEditions, j.builder.Heavy(), j.builder.WaitFigures, leading, log)
 		ed.OnLead = true // a new leader builds the editions it finds missing at once
 		add = append(add, ed)
 	}
@@ -118,7 +118,7 @@ func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func
 	}
 	if c.exportsSchedule != "off" {
 		j.exports = cron.NewExports(c.exports, db, log)
-		j.exports.WaitFor(j.views.WaitFigures)
+		j.exports.WaitFor(j.builder.WaitFigures)
 		add = append(add, j.exports.Job(c.exportsSchedule))
 	}
 	for _, job := range add {
@@ -162,11 +162,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer member.Close()
-	if err := member.Join(ctx, ln.Addr().String(), fleet.State{Published: built.state, Builder: built.views, Exports: built.exports, Jobs: jobs}); err != nil {
+	if err := member.Join(ctx, ln.Addr().String(), fleet.State{Published: built.state, Builder: built.builder, Exports: built.exports, Jobs: jobs}); err != nil {
 		return err
 	}
 	src := edge.Sources{State: built.state, Editions: built.editions, Jobs: jobs.Status, DB: db, SyncDB: syncDB, Leading: member.Leading(),
-		Epoch: member.Epoch(), Collectors: member.Collectors(), Building: built.views.Building, Fleet: member.Status()}
+		Epoch: member.Epoch(), Collectors: member.Collectors(), Building: built.builder.Building, Fleet: member.Status()}
 	relayed(member, &src, syncDB, c.srv.KeysEvery, c.fleet.Keys != nil)
 	if built.exports != nil {
 		src.Exports = built.exports
@@ -185,10 +185,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	serveRelayed(member, server)
-	built.views.OnReloadBuild(server.DropAnswers)
+	built.builder.OnReloadBuild(server.DropAnswers)
 	jobs.Start()
 	reloadOnHangup(ctx, jobs.RunNow, log)
-	if err := takeOver(ctx, ln, ready, built.views.WaitFigures, log); err != nil {
+	if err := takeOver(ctx, ln, ready, built.builder.WaitFigures, log); err != nil {
 		return err
 	}
 	serveCtx, handover := context.WithCancel(ctx)

@@ -3,7 +3,9 @@
 // format, time.Time's RFC 3339 form), for the documents an uncached page
 // writes by the hundred: written by hand, a page costs no reflection, no
 // allocation per time and no second pass over what a Marshaler returned.
-// Tests and fuzz targets hold every function to encoding/json's output.
+// Tests and fuzz targets hold every function to encoding/json's output;
+// Plain, to the MCP SDK's (no HTML escaping), for the tool server's fast
+// path.
 package jsonw
 
 import (

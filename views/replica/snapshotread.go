@@ -38,7 +38,7 @@ type ReadOptions struct {
 	Delta func(n int)
 	// NoWhole says the caller has no room for a whole state beside the
 	// one it holds (Prev): a source gives what changed, or nothing
-	// (package cron, ErrNoRoom). A delta shares the unchanged listings'
+	// (builder.ErrNoRoom). A delta shares the unchanged listings'
 	// strings and histories, so it fits where a whole state would not.
 	NoWhole bool
 	// Spare, when not nil, is room made ahead for a delta's listings:

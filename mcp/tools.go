@@ -241,7 +241,7 @@ var tools = []tool{
 	{
 		name:  "get_listing_changes",
 		title: "Get a listing's changelog",
-		description: "A listing's metadata changes, newest first: version, permissions, host access (widened: new hosts reachable), manifest, access level, developer (new owner), name, category, featured, delisted, relisted. " +
+		description: "A listing's metadata changes, newest first: version, permissions, host access (widened: new hosts reachable), manifest, access level, developer (new owner), name, category, featured, delisted, relisted, takeover (new owner, then more access). " +
 			"Same as GET /api/v1/listings/{store}/{id}/changes.",
 		args: map[string]map[string]any{
 			"store":  storeArg("The listing's store."),

@@ -810,6 +810,7 @@ func (g *Generator) history(dst []analytics.ListingRow, r *rand.Rand, p *plan, m
 		v.DelistedAt = &d
 		versions[away] = v
 	}
+	versions = g.stageSale(p.i, p, versions)
 	// The store's update date of each version after the first read is
 	// within two days before the crawl that saw it as a new version; the
 	// first read's is its own date, no later than that crawl. A version

@@ -2,7 +2,8 @@
 // versions the crawler read: a new version, permissions or host access
 // added or removed, a new developer (an ownership change), name,
 // category, manifest version or access level, featured or not, delisted
-// and back. Diff compares two versions of one listing; a Log keeps every
+// and back; and, derived from those, a takeover (a new developer, then a
+// widening of what the listing may do). Diff compares two versions of one listing; a Log keeps every
 // change of a retention window in feed order (oldest first), with each
 // listing's own changes one binary search away. It is pure: the views job
 // reads the versions (package analytics), the API serves the Log.
@@ -33,11 +34,14 @@ const (
 	Featured
 	Delisted
 	Relisted
+	// Takeover is derived, not read: a change of developer followed by a
+	// widening of what the listing may do (takeovers, in Log).
+	Takeover
 	numKinds
 )
 
 var kindNames = [numKinds]string{"", "version", "permissions", "hostAccess", "manifestVersion", "accessLevel",
-	"developer", "name", "category", "featured", "delisted", "relisted"}
+	"developer", "name", "category", "featured", "delisted", "relisted", "takeover"}
 
 // String returns the kind's name in the API ("hostAccess").
 func (k Kind) String() string {
@@ -82,15 +86,20 @@ type Change struct {
 	// Widened is set on a HostAccess change that lets the listing reach
 	// hosts it could not before (see Diff).
 	Widened bool
+	// Via is a Takeover's widening kind: the change of its crawl it joins
+	// with the change of developer (Log.Joins).
+	Via Kind
 	// nAdded splits Set: Set[:nAdded] were added, the rest removed.
 	nAdded uint16
 	// Before and After are the values of a version, developer, name,
 	// category, manifest version or access level (numbers in decimal),
 	// featured ("true", "false"); a delisting's After and a relisting's
-	// Before are the delisting's time (RFC 3339).
+	// Before are the delisting's time (RFC 3339); a takeover's, the old
+	// and the new developer.
 	Before, After string
 	// Set holds the added then the removed names of a Permissions or
-	// HostAccess change, each part sorted.
+	// HostAccess change, each part sorted; a Takeover's, the permissions
+	// then the host patterns its crawl added.
 	Set []string
 }
 

@@ -19,12 +19,17 @@ const (
 )
 
 // WriteLog writes l (nil: an empty log) to w: its window's start, its
-// count, then each change in feed order.
+// count, then each change in feed order. Takeovers are derived, not
+// written: a reader derives them again (NewLog), and one of a release
+// that knows no takeover reads the log as before.
 func WriteLog(w io.Writer, l *Log) error {
 	b := binary.AppendVarint(nil, l.From())
-	b = binary.AppendUvarint(b, uint64(l.Len()))
+	b = binary.AppendUvarint(b, uint64(l.Len()-l.Derived()))
 	for i := range l.Len() {
 		c := l.At(i)
+		if c.Kind == Takeover {
+			continue
+		}
 		b = binary.AppendVarint(b, c.At)
 		widened := byte(0)
 		if c.Widened {
@@ -104,7 +109,7 @@ func ReadLog(br *bufio.Reader, intern func(s views.Store, id string, value bool)
 			return nil, fmt.Errorf("change %d: %w", i, err)
 		}
 		c.Store, c.Kind, c.Widened = views.Store(head[0]), Kind(head[1]), head[2] == 1
-		if !c.Store.Valid() || c.Kind == 0 || c.Kind >= numKinds || head[2] > 1 {
+		if !c.Store.Valid() || c.Kind == 0 || c.Kind >= numKinds || c.Kind == Takeover || head[2] > 1 {
 			return nil, fmt.Errorf("change %d: store %d, kind %d, widened %d", i, head[0], head[1], head[2])
 		}
 		var id string

@@ -45,16 +45,25 @@ type Log struct {
 	byKind    [views.NumStores][numKinds][]int32 // positions of each store's changes of each kind, in feed order
 	byAdded   map[string][]int32                 // positions of the permissions changes that added each permission, in feed order
 	from      int64
+	derived   int // the takeovers among all
 }
 
 // NewLog returns the log of cs (which it takes and sorts) that happened
-// at or after from (unix seconds); an exact repeat of a change (the same
-// place) is kept once.
+// at or after from (unix seconds), with the takeovers they hold (any in
+// cs are dropped and derived again); an exact repeat of a change (the
+// same place) is kept once.
 func NewLog(cs []Change, from int64) *Log {
-	cs = slices.DeleteFunc(cs, func(c Change) bool { return c.At < from || !c.Store.Valid() || c.Kind == 0 || c.Kind >= numKinds })
+	cs = slices.DeleteFunc(cs, func(c Change) bool {
+		return c.At < from || !c.Store.Valid() || c.Kind == 0 || c.Kind >= numKinds || c.Kind == Takeover
+	})
 	slices.SortStableFunc(cs, func(a, b Change) int { return PosOf(&a).Compare(PosOf(&b)) })
 	cs = slices.CompactFunc(cs, func(a, b Change) bool { return PosOf(&a) == PosOf(&b) })
-	l := &Log{all: slices.Clip(cs), from: from, byListing: make([]int32, len(cs)), byAdded: map[string][]int32{}}
+	derived := takeovers(cs)
+	if len(derived) > 0 {
+		cs = append(cs, derived...)
+		slices.SortFunc(cs, func(a, b Change) int { return PosOf(&a).Compare(PosOf(&b)) })
+	}
+	l := &Log{all: slices.Clip(cs), from: from, derived: len(derived), byListing: make([]int32, len(cs)), byAdded: map[string][]int32{}}
 	for i := range cs {
 		l.byListing[i] = int32(i)
 		c := &cs[i]
@@ -311,7 +320,7 @@ func (l *Log) Equal(o *Log) bool {
 	}
 	for i := range l.Len() {
 		a, b := &l.all[i], &o.all[i]
-		if a.At != b.At || a.ID != b.ID || a.Store != b.Store || a.Kind != b.Kind || a.Widened != b.Widened ||
+		if a.At != b.At || a.ID != b.ID || a.Store != b.Store || a.Kind != b.Kind || a.Widened != b.Widened || a.Via != b.Via ||
 			a.nAdded != b.nAdded || a.Before != b.Before || a.After != b.After || !slices.Equal(a.Set, b.Set) {
 			return false
 		}

@@ -21,12 +21,16 @@ type Event struct {
 	Added   []string  `json:"added"`   // permissions and hostAccess; null for other kinds
 	Removed []string  `json:"removed"` // the same
 	Widened *bool     `json:"widened"` // hostAccess only; null for other kinds
+	// Joins is a takeover's two events: its change of developer and the
+	// widening that made it one; absent for other kinds.
+	Joins []string `json:"joins,omitempty"`
 }
 
-// Lookup finds a listing of the published state by store and id (a
-// replica does).
+// Lookup finds a listing of the published state by store and id, and
+// holds its change log (a replica does).
 type Lookup interface {
 	Lookup(views.Store, string) *views.Listing
+	Changes() *changes.Log
 }
 
 // NewEvent returns c as it is published, with the listing's name from r.
@@ -36,6 +40,11 @@ func NewEvent(c *changes.Change, r Lookup) Event {
 		d.Name = &l.Name
 	}
 	switch c.Kind {
+	case changes.Takeover:
+		d.Before, d.After, d.Added = &c.Before, &c.After, nonNil(c.Added())
+		if dev, widening, ok := r.Changes().Joins(c); ok {
+			d.Joins = []string{EventCursor(dev), EventCursor(widening)}
+		}
 	case changes.Permissions, changes.HostAccess:
 		d.Added, d.Removed = nonNil(c.Added()), nonNil(c.Removed())
 		if c.Kind == changes.HostAccess {

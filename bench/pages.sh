@@ -61,7 +61,14 @@ pages = [
     ("listings", "/listings?store=chrome&sort=growth7d&q=" + q(word)), ("listing", "/listings/chrome/" + top["id"]),
     ("compare", "/compare?days=30&listings=" + q(refs)), ("weeks", "/weeks"), ("week", "/week/" + week),
     ("events", "/events?store=chrome"), ("definitions", "/definitions"),
+    ("listing-changes", "/listings/chrome/" + top["id"] + "/changes"),
+    ("listings-comparing", "/listings?sort=updated&compare=" + q(refs.split(",")[0])),
+    ("compare-form", "/compare"), ("takeovers", "/events?kind=takeover"),
+    ("listing-reviews", "/listings/firefox/" + q(get("/api/v1/listings?store=firefox&limit=1")["listings"][0]["id"]) + "/reviews"),
 ]
+taken = get("/api/v1/events?kind=takeover&store=chrome&limit=1")["events"]
+if taken:  # a database seeded before the seeder staged sales has none
+    pages.append(("listing-takeover", "/listings/chrome/" + q(taken[0]["id"])))
 print(json.dumps([{"name": n, "url": base + p} for n, p in pages]))
 PY
 )

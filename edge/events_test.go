@@ -22,6 +22,7 @@ type eventJSON struct {
 	Name, Before, After      *string
 	Added, Removed           []string
 	Widened                  *bool
+	Joins                    []string
 }
 
 // key is what the test compares of an event: everything but its name and
@@ -78,8 +79,14 @@ func expectedChanges(o seed.Options) []changes.Change {
 			out = changes.Diff(out, b.Store, b.ID, &prev, &next)
 		}
 	}
-	slices.SortFunc(out, func(a, b changes.Change) int { return changes.PosOf(&a).Compare(changes.PosOf(&b)) })
-	return out
+	// With the takeovers they hold, derived by the rule (its own tests
+	// are in package changes).
+	log := changes.NewLog(out, 0)
+	all := make([]changes.Change, log.Len())
+	for i := range all {
+		all[i] = *log.At(i)
+	}
+	return all
 }
 
 func changeKey(c *changes.Change) string {
@@ -287,6 +294,9 @@ func TestChangelogAndEventFeed(t *testing.T) {
 		eventJSON{At: now, Store: "chrome", ID: a.ID, Kind: "permissions", Added: []string{"tabs"}}.key(),
 		eventJSON{At: now, Store: "chrome", ID: a.ID, Kind: "hostAccess", Added: []string{"<all_urls>"}, Widened: &yes}.key(),
 		eventJSON{At: now, Store: "chrome", ID: a.ID, Kind: "developer", Before: &owned.Developer, After: &a.Developer}.key(),
+		// A new owner who asks for more in the same crawl: a takeover.
+		eventJSON{At: now, Store: "chrome", ID: a.ID, Kind: "takeover", Before: &owned.Developer, After: &a.Developer,
+			Added: []string{"tabs", "<all_urls>"}}.key(),
 	}
 	gk := eventJSON{At: now, Store: "chrome", ID: b.ID, Kind: "delisted", After: ptr(delisted.UTC().Format(time.RFC3339))}.key()
 	if a.ID < b.ID {
@@ -311,9 +321,31 @@ func TestChangelogAndEventFeed(t *testing.T) {
 	if len(watch.Events) != 1 || watch.Events[0].ID != a.ID || *watch.LatestCursor != *page.NextCursor {
 		t.Fatalf("developer changes since: %+v", watch)
 	}
-	log := getOK[changeLogJSON](t, h.Base+"/api/v1/listings/chrome/"+url.PathEscape(a.ID)+"/changes?limit=4")
-	if len(log.Changes) != 4 || log.Changes[0].At != now || log.Changes[3].Kind != "version" {
+	// The takeover joins the change of developer and the widening (the
+	// crawl's first: permissions), by their eventIds.
+	ids := map[string]string{}
+	for _, e := range page.Events {
+		ids[e.Kind+"/"+e.ID] = e.EventID
+	}
+	takeovers := getOK[eventPageJSON](t, h.Base+"/api/v1/events?kind=takeover&since="+url.QueryEscape(*latest))
+	if len(takeovers.Events) != 1 || !slices.Equal(takeovers.Events[0].Joins, []string{ids["developer/"+a.ID], ids["permissions/"+a.ID]}) {
+		t.Fatalf("takeovers since: %+v, want one joining %s and %s", takeovers.Events, ids["developer/"+a.ID], ids["permissions/"+a.ID])
+	}
+	for _, e := range page.Events {
+		if (e.Kind == "takeover") != (e.Joins != nil) {
+			t.Errorf("%s event with joins %v", e.Kind, e.Joins)
+		}
+	}
+	log := getOK[changeLogJSON](t, h.Base+"/api/v1/listings/chrome/"+url.PathEscape(a.ID)+"/changes?limit=5")
+	if len(log.Changes) != 5 || log.Changes[0].At != now || log.Changes[0].Kind != "takeover" || log.Changes[4].Kind != "version" {
 		t.Fatalf("the changelog after the refresh: %+v", log.Changes)
+	}
+	pageBody := string(get(t, "GET", h.Base+"/listings/chrome/"+url.PathEscape(a.ID)).body)
+	if !strings.Contains(pageBody, `class="alert"`) || !strings.Contains(pageBody, "New Owner Ltd") {
+		t.Errorf("the listing's page does not warn of its takeover")
+	}
+	if store := string(get(t, "GET", h.Base+"/stores/chrome").body); !strings.Contains(store, `id="takeovers"`) || !strings.Contains(store, `class="warn"`) {
+		t.Errorf("the store's page does not list its takeover")
 	}
 	csv := get(t, "GET", h.Base+"/api/v1/listings/chrome/"+url.PathEscape(a.ID)+"/changes.csv?limit=4")
 	if csv.status != 200 || !strings.Contains(string(csv.body), "hostAccess,,,<all_urls>,,true,") || !strings.HasPrefix(csv.header.Get("Content-Type"), "text/csv") {

@@ -64,10 +64,11 @@ func TestEventPagesAndFeeds(t *testing.T) {
 		}
 		for i, it := range parsed.Items {
 			e := doc.Events[i]
-			// An entry links its listing's page, or the changes' page for a
-			// listing never read (which has none).
+			// An entry links the page of its listing's changes, which shows
+			// it, or the changes' page for a listing never read (which has
+			// no page).
 			if it.GUID != "tag:edge,2026:event:"+e.EventID ||
-				(!strings.HasSuffix(it.Link, "/listings/"+e.Store+"/"+url.PathEscape(e.ID)) && !strings.HasSuffix(it.Link, "/events?store="+e.Store)) ||
+				(!strings.HasSuffix(it.Link, "/listings/"+e.Store+"/"+url.PathEscape(e.ID)+"/changes") && !strings.HasSuffix(it.Link, "/events?store="+e.Store)) ||
 				it.UpdatedParsed == nil || !it.UpdatedParsed.Equal(e.At) {
 				t.Fatalf("/events.atom%s item %d: %+v, the event %+v", q, i, it, e)
 			}
@@ -84,6 +85,14 @@ func TestEventPagesAndFeeds(t *testing.T) {
 	parsed, err := gofeed.NewParser().ParseString(string(feed.body))
 	if err != nil || len(parsed.Items) != min(50, len(log.Changes)) || parsed.Items[0].GUID != "tag:edge,2026:event:"+log.Changes[0].EventID {
 		t.Fatalf("a listing's feed: %d %v %+v", feed.status, err, parsed)
+	}
+	// The page of the listing's changes shows each of them, as the feed
+	// entries that link to it promise.
+	page := string(get(t, "GET", h.Base+"/listings/"+e.Store+"/"+url.PathEscape(e.ID)+"/changes").body)
+	for _, c := range log.Changes[:min(50, len(log.Changes))] {
+		if !strings.Contains(page, `data-event="`+c.EventID+`"`) {
+			t.Fatalf("the page of the listing's changes lacks %s (%s)", c.EventID, c.Kind)
+		}
 	}
 	// The listing's page names its feed.
 	if p := get(t, "GET", h.Base+"/listings/"+e.Store+"/"+url.PathEscape(e.ID)); !strings.Contains(html.UnescapeString(string(p.body)), `type="application/atom+xml"`) {

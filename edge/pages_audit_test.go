@@ -72,6 +72,14 @@ func pageTypes(t *testing.T, h *harness) []pageType {
 	for _, r := range ls {
 		refs = append(refs, r.Store+":"+r.ID)
 	}
+	ffx := getOK[struct{ Listings []struct{ ID string } }](t, h.Base+"/api/v1/listings?store=firefox&limit=1").Listings
+	if len(ffx) == 0 {
+		t.Fatal("the data lacks a firefox listing")
+	}
+	taken := getOK[struct{ Events []struct{ ID string } }](t, h.Base+"/api/v1/events?kind=takeover&store=chrome&limit=1").Events
+	if len(taken) == 0 {
+		t.Fatal("the data lacks a takeover in chrome")
+	}
 	word, _, _ := strings.Cut(l.Name, " ")
 	list := []pageType{
 		{"home", "/"},
@@ -82,7 +90,13 @@ func pageTypes(t *testing.T, h *harness) []pageType {
 		{"tag", "/tags/" + tags[0].Slug + "/chrome"},
 		{"listings", "/listings?store=chrome&sort=growth7d&q=" + url.QueryEscape(word)},
 		{"listing", "/listings/chrome/" + l.ID},
+		{"listing-takeover", "/listings/chrome/" + url.PathEscape(taken[0].ID)},
+		{"listing-changes", "/listings/chrome/" + url.PathEscape(taken[0].ID) + "/changes"},
+		{"listing-reviews", "/listings/firefox/" + url.PathEscape(ffx[0].ID) + "/reviews"},
+		{"listings-comparing", "/listings?sort=updated&compare=" + url.QueryEscape(refs[0])},
 		{"compare", "/compare?days=30&listings=" + url.QueryEscape(strings.Join(refs, ","))},
+		{"compare-form", "/compare"},
+		{"takeovers", "/events?kind=takeover"},
 		{"weeks", "/weeks"},
 		{"week", "/week/" + weeks[0].Week},
 		{"events", "/events?store=chrome"},

@@ -292,6 +292,10 @@ func TestCrawlFromHome(t *testing.T) {
 		if first := bytes.Index(r.body, []byte("<a ")); u != "/docs" && (first < 0 || !bytes.HasPrefix(r.body[first:], []byte(`<a class="skip" href="#main">`))) {
 			t.Errorf("%s: the first link is not the skip link to the content", u)
 		}
+		// Every page, an error's too, has the search box in its header.
+		if u != "/docs" && !bytes.Contains(r.body, []byte(`<form class="find" method="get" action="/listings" role="search" aria-label="Site search">`)) {
+			t.Errorf("%s has no search box in its header", u)
+		}
 		kind := strings.SplitN(strings.TrimPrefix(u, "/"), "/", 2)[0]
 		kinds[strings.SplitN(kind, "?", 2)[0]] = true
 		for _, m := range local.FindAllStringSubmatch(string(r.body), -1) {

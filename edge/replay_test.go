@@ -431,6 +431,8 @@ func TestEveryRouteReplaysTheFullPathsBytes(t *testing.T) {
 		"/api/permissions":                        "/api/permissions",
 		"/listings/:store/:id":                    "/listings/firefox/" + url.PathEscape(l.ID),
 		"/listings/:store/:id/changes.atom":       "/listings/firefox/" + url.PathEscape(l.ID) + "/changes.atom",
+		"/listings/:store/:id/changes":            "/listings/firefox/" + url.PathEscape(l.ID) + "/changes",
+		"/listings/:store/:id/reviews":            "/listings/firefox/" + url.PathEscape(l.ID) + "/reviews",
 		"/charts/:store":                          "/charts/firefox?chart=trending",
 		"/stores/:store":                          "/stores/firefox",
 		"/categories/:store":                      "/categories/firefox",

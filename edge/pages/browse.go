@@ -1,7 +1,11 @@
 package pages
 
 import (
+	"fmt"
 	"net/url"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -39,6 +43,138 @@ func browseHTML(c *fiber.Ctx, p *document.ListingPage) (*answer.Answer, error) {
 	return pageAnswer(answer.NewKey(nil, "/listings", 0), htmlType, body), nil
 }
 
+// maxCompared is how many listings a comparison holds at most
+// (analytics.MaxSeriesListings, as /api/v1/compare takes them).
+const maxCompared = 10
+
+// browseColumn is a column of the listings' browser: its label, the
+// JSON path of its figure in a listing's document (data-figure, which the
+// tests compare with the JSON twin), the sort it stands for, and its
+// figure of a listing.
+type browseColumn struct {
+	label, path, sort string
+	figure            func(l *document.Listing) render.Figure
+}
+
+// browseColumns are the columns the browser always shows: size, growth
+// over 7 days and rating.
+var browseColumns = []browseColumn{
+	{"Size", "size", "installs", func(l *document.Listing) render.Figure {
+		f := render.IntFigure("size", l.Size)
+		if l.Size != nil {
+			f.Text += " " + l.SizeMeasure
+		}
+		return f
+	}},
+	{"Growth, 7 days", "growth.7d.change", "growth7d", func(l *document.Listing) render.Figure {
+		return render.ChangeFigure("growth.7d.change", l.Growth.D7.Amount())
+	}},
+	{"Rating", "rating", "rating", func(l *document.Listing) render.Figure { return render.RatingFigure("rating", l.Rating) }},
+}
+
+// sortedColumns are the columns of the sorts whose figure the browser
+// shows only when it sorts by it, so that the figure sorted by is always
+// on the page.
+var sortedColumns = map[string]browseColumn{
+	"ratingcount": {"Ratings", "ratingCount", "ratingcount", func(l *document.Listing) render.Figure { return render.IntFigure("ratingCount", l.RatingCount) }},
+	"growthpct7d": {"Growth %, 7 days", "growth.7d.percent", "growthpct7d", func(l *document.Listing) render.Figure {
+		var p *float64
+		if l.Growth.D7 != nil {
+			p = l.Growth.D7.Percent
+		}
+		return render.PercentFigure("growth.7d.percent", p)
+	}},
+	"growth30d": {"Growth, 30 days", "growth.30d.change", "growth30d", func(l *document.Listing) render.Figure {
+		return render.ChangeFigure("growth.30d.change", l.Growth.D30.Amount())
+	}},
+	"ratinggrowth7d": {"Ratings growth, 7 days", "ratingGrowth.7d.change", "ratinggrowth7d", func(l *document.Listing) render.Figure {
+		var v *int64
+		if l.RatingGrowth != nil {
+			v = l.RatingGrowth.D7.Amount()
+		}
+		return render.ChangeFigure("ratingGrowth.7d.change", v)
+	}},
+	"updated": {"Updated", "updated", "updated", func(l *document.Listing) render.Figure { return dateFigure("updated", l.Updated) }},
+	"created": {"Created", "created", "created", func(l *document.Listing) render.Figure { return dateFigure("created", l.Created) }},
+	"firstseen": {"First seen", "firstSeen", "firstseen", func(l *document.Listing) render.Figure {
+		return render.Figure{Definition: "firstSeen", Raw: l.FirstSeen.Format(time.RFC3339Nano), Text: l.FirstSeen.Format(time.DateOnly)}
+	}},
+	"rankclimb": {"Rank climb, 7 days", "rankClimb7d", "rankclimb", func(l *document.Listing) render.Figure {
+		var v *int64
+		if l.RankClimb7d != nil {
+			n := int64(*l.RankClimb7d)
+			v = &n
+		}
+		return render.ChangeFigure("rankClimb7d", v)
+	}},
+}
+
+// dateFigure is a date of a listing's document (a store's update or
+// creation date, yyyy-mm-dd), or none.
+func dateFigure(path string, d *string) render.Figure {
+	f := render.Figure{Definition: path}
+	if d != nil {
+		f.Raw, f.Text = *d, *d
+	}
+	return f
+}
+
+// browseOrder returns the order a browser's query asks for, as aria-sort
+// says it: names A to Z unless asked otherwise, every other sort largest
+// first.
+func browseOrder(sort, order string) string {
+	switch {
+	case order == "asc", order == "" && sort == "name":
+		return "ascending"
+	}
+	return "descending"
+}
+
+// sortLink returns the address of the browser's query q sorted by sort:
+// the other order when it is sorted by it already, its default order
+// otherwise; from the first page.
+func sortLink(q map[string]string, current, sort string) string {
+	v := url.Values{}
+	for k, x := range q {
+		if k != "cursor" && k != "sort" && k != "order" && x != "" {
+			v.Set(k, x)
+		}
+	}
+	v.Set("sort", sort)
+	if sort == current {
+		if browseOrder(current, q["order"]) == "ascending" {
+			v.Set("order", "desc")
+		} else {
+			v.Set("order", "asc")
+		}
+	}
+	return "/listings?" + v.Encode()
+}
+
+// browseCaption says what the browser lists and in which order; across
+// every store, what "by size" orders by.
+func browseCaption(q map[string]string, sort string) string {
+	c := "Listings"
+	if st := q["store"]; st != "" {
+		c += " of " + st
+	} else {
+		c += " of every store"
+	}
+	c += ", by " + sortLabels[sort]
+	if browseOrder(sort, q["order"]) == "ascending" {
+		c += ", smallest first"
+		if sort == "name" {
+			c = strings.TrimSuffix(c, ", smallest first") + ", A to Z"
+		}
+	} else if sort == "name" {
+		c += ", Z to A"
+	}
+	if sort == "installs" && q["store"] == "" {
+		c += " (each store's largest, then each store's second, and so on: the stores count size in different units)"
+	}
+	return c
+}
+
 // browsePage is the page of doc, the listings c's query asks for.
 func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 	q := c.Queries()
@@ -59,33 +195,70 @@ func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 	for _, o := range []string{"desc", "asc"} {
 		d.Orders = append(d.Orders, render.Option{Value: o, Label: map[string]string{"desc": "largest first", "asc": "smallest first"}[o], Selected: q["order"] == o})
 	}
-	d.List = render.List{Caption: "Listings, by " + sortLabels[sort], Empty: "No live listing matches these filters.",
-		Columns: []render.Column{{Label: "Size", Definition: "size"}, {Label: "Growth, 7 days", Definition: "growth"}, {Label: "Rating", Definition: "rating"}}}
+	cols := browseColumns
+	if extra, ok := sortedColumns[sort]; ok {
+		cols = append(slices.Clip(cols), extra)
+	}
+	d.List = browseList(q, sort, cols)
+	refs := compareRefs(q["compare"])
+	if len(refs) > 0 {
+		d.Comparing, d.CompareSet, d.Compared = compareURL(refs, 90), strings.Join(refs, ","), len(refs)
+	}
 	var l document.Listing
 	for i, listing := range doc.Listings {
 		l.Fill(listing, doc.Figures)
-		sz := render.IntFigure("size", l.Size)
-		if l.Size != nil {
-			sz.Text += " " + l.SizeMeasure
+		figs := make([]render.Figure, len(cols))
+		for k, col := range cols {
+			figs[k] = col.figure(&l)
 		}
-		g := render.ChangeFigure("growth.7d.change", l.Growth.D7.Amount())
-		rt := render.RatingFigure("rating", l.Rating)
 		name := l.Name
 		if name == "" {
 			name = l.ID
 		}
-		d.List.Entries = append(d.List.Entries, render.Entry{Position: i + 1, Name: name, Developer: l.Store + " · " + l.Developer,
-			URL: "/listings/" + l.Store + "/" + url.PathEscape(l.ID), Figures: []render.Figure{sz, g, rt}})
+		d.List.Entries = append(d.List.Entries, render.Entry{Position: doc.Offset + i + 1, Name: name, Developer: l.Store + " · " + l.Developer,
+			URL: "/listings/" + l.Store + "/" + url.PathEscape(l.ID), Figures: figs})
+		if ref := l.Store + ":" + l.ID; len(refs) > 0 && len(refs) < maxCompared && !slices.Contains(refs, ref) {
+			d.List.Entries[len(d.List.Entries)-1].CompareURL = compareURL(append(slices.Clip(refs), ref), 90)
+		}
 	}
 	if doc.NextCursor != nil {
-		next := url.Values{}
-		for k, v := range q {
-			if k != "cursor" {
-				next.Set(k, v)
-			}
-		}
+		next := withoutCursor(q)
 		next.Set("cursor", *doc.NextCursor)
 		d.Next = "/listings?" + next.Encode()
 	}
+	if doc.Offset > 0 {
+		d.First = withQuery("/listings", withoutCursor(q))
+		d.Range = fmt.Sprintf("Listings %s to %s", render.Int(int64(doc.Offset+1)), render.Int(int64(doc.Offset+len(doc.Listings))))
+	}
 	return render.RenderBrowse(d)
+}
+
+// browseList is the browser's list, before its entries: its caption, and
+// its columns' headings, each a link that sorts by it.
+func browseList(q map[string]string, sort string, cols []browseColumn) render.List {
+	l := render.List{Caption: browseCaption(q, sort), Empty: "No live listing matches these filters.",
+		Name: render.Column{SortURL: sortLink(q, sort, "name")}}
+	if sort == "name" {
+		l.Name.Sorted = browseOrder(sort, q["order"])
+	}
+	for _, col := range cols {
+		rc := render.Column{Label: col.label, Definition: col.path, SortURL: sortLink(q, sort, col.sort)}
+		if col.sort == sort {
+			rc.Sorted = browseOrder(sort, q["order"])
+		}
+		l.Columns = append(l.Columns, rc)
+	}
+	return l
+}
+
+// withoutCursor is the browser's query q without its cursor: its first
+// page.
+func withoutCursor(q map[string]string) url.Values {
+	v := url.Values{}
+	for k, x := range q {
+		if k != "cursor" {
+			v.Set(k, x)
+		}
+	}
+	return v
 }

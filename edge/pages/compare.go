@@ -2,7 +2,9 @@ package pages
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -14,8 +16,21 @@ import (
 // getComparePage answers GET /compare?listings=&days=: the comparison of
 // /api/v1/compare as a page, from the same query, cached per view
 // generation and query as sent (the page links its JSON and CSV by it).
+// With fewer than two listings it is the form that builds one, not an
+// error: the site's menu and a listing's "compare with" open it so.
 func (s *Pages) getComparePage(c *fiber.Ctx) (answer.Reply, error) {
 	qs := string(c.Request().URI().QueryString())
+	if refs := compareRefs(c.Query("listings")); len(refs) < 2 {
+		st, err := s.api.Current()
+		if err != nil {
+			return answer.Reply{}, err
+		}
+		var buf [256]byte
+		return s.cached(answer.NewKey(buf[:0], "/compare form", st.Replica.Info().Generation).Str("q", qs), htmlType, func() ([]byte, error) {
+			return render.RenderCompare(render.ComparePage{Listings: strings.Join(refs, ","), DaysOptions: daysOptions(c.Query("days")),
+				AddURL: addURL(refs)})
+		})
+	}
 	a, err := s.api.Compare(c, "/compare", func(k answer.Key) answer.Key { return k.Str("q", qs) }, func(out *document.Comparison) (*answer.Answer, error) {
 		body, err := comparePage(out, qs)
 		if err != nil {
@@ -29,12 +44,60 @@ func (s *Pages) getComparePage(c *fiber.Ctx) (answer.Reply, error) {
 	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
 }
 
+// compareRefs returns the listings a comparison's parameter names
+// (store:id, comma-separated), blanks left out.
+func compareRefs(raw string) []string {
+	var out []string
+	for _, p := range strings.Split(raw, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// compareDays are the windows the comparison's form offers.
+var compareDays = []int{7, 30, 90, 180, 365, 730}
+
+// daysOptions are the form's windows, days (as given) selected, or 90.
+func daysOptions(days string) []render.Option {
+	if days == "" {
+		days = "90"
+	}
+	out := make([]render.Option, len(compareDays))
+	for i, d := range compareDays {
+		v := strconv.Itoa(d)
+		out[i] = render.Option{Value: v, Label: v + " days", Selected: v == days}
+	}
+	return out
+}
+
+// addURL is the listings' browser that adds to the comparison of refs.
+func addURL(refs []string) string {
+	if len(refs) == 0 {
+		return "/listings"
+	}
+	return "/listings?" + url.Values{"compare": {strings.Join(refs, ",")}}.Encode()
+}
+
+// compareURL is the comparison of refs over days.
+func compareURL(refs []string, days int) string {
+	return "/compare?" + url.Values{"listings": {strings.Join(refs, ",")}, "days": {strconv.Itoa(days)}}.Encode()
+}
+
 // comparePage is the page of the comparison doc, asked with the query
 // string qs.
 func comparePage(doc *document.Comparison, qs string) ([]byte, error) {
-	d := render.ComparePage{From: doc.From, To: doc.To, Days: doc.Days, JSONURL: "/api/v1/compare?" + qs, CSVURL: "/api/v1/compare.csv?" + qs}
-	for _, l := range doc.Listings {
-		row := render.CompareRow{Name: l.Name, Store: l.Store, Measure: l.SizeMeasure, URL: "/listings/" + l.Store + "/" + url.PathEscape(l.ID)}
+	d := render.ComparePage{From: doc.From, To: doc.To, Days: doc.Days, Dates: doc.Dates, JSONURL: "/api/v1/compare?" + qs, CSVURL: "/api/v1/compare.csv?" + qs,
+		DaysOptions: daysOptions(strconv.Itoa(doc.Days))}
+	refs := make([]string, len(doc.Listings))
+	for i, l := range doc.Listings {
+		refs[i] = l.Store + ":" + l.ID
+	}
+	d.Listings, d.AddURL = strings.Join(refs, ","), addURL(refs)
+	for i, l := range doc.Listings {
+		row := render.CompareRow{Number: i + 1, Name: l.Name, Store: l.Store, Measure: l.SizeMeasure, URL: "/listings/" + l.Store + "/" + url.PathEscape(l.ID),
+			Size: l.Size, RemoveURL: compareURL(slices.Delete(slices.Clone(refs), i, i+1), doc.Days)}
 		if row.Name == "" {
 			row.Name = l.ID
 		}

@@ -36,6 +36,12 @@ func twinQuery(q url.Values, cursor string) url.Values {
 	return t
 }
 
+// kindLabels are the kinds of change in words, as the pages name them.
+var kindLabels = map[string]string{"version": "new version", "permissions": "permissions", "hostAccess": "host access",
+	"manifestVersion": "manifest version", "accessLevel": "access level", "developer": "new developer", "name": "renamed",
+	"category": "new category", "featured": "featured", "delisted": "left the store", "relisted": "back in the store",
+	"takeover": "takeover: new owner, then more access"}
+
 // eventWords says an event in words: "5.14.4 → 5.14.5", "added tabs".
 func eventWords(e document.Event) string {
 	opt := func(p *string) string {
@@ -43,6 +49,13 @@ func eventWords(e document.Event) string {
 			return "none"
 		}
 		return *p
+	}
+	if e.Kind == changes.Takeover.String() {
+		w := "changed hands (" + opt(e.Before) + " → " + opt(e.After) + "), then asked for more: "
+		if len(e.Added) == 0 {
+			return w + "a higher access level"
+		}
+		return w + "added " + strings.Join(e.Added, ", ")
 	}
 	var parts []string
 	if len(e.Added) > 0 {
@@ -75,10 +88,12 @@ func pageEvent(e document.Event, r interface {
 	if e.Name != nil && *e.Name != "" {
 		name = *e.Name
 	}
-	out := render.Event{ID: e.EventID, At: e.At, Store: e.Store, Name: name, Kind: e.Kind, What: eventWords(e)}
+	out := render.Event{ID: e.EventID, At: e.At, Store: e.Store, Name: name, Kind: e.Kind, Label: kindLabels[e.Kind], What: eventWords(e),
+		Warn: e.Kind == changes.Takeover.String()}
 	if st, err := views.ParseStore(e.Store); err == nil {
 		if l := r.Lookup(st, e.ID); l != nil && l.Crawled() {
 			out.URL = "/listings/" + e.Store + "/" + url.PathEscape(e.ID)
+			out.Changes = out.URL + "/changes"
 		}
 	}
 	return out
@@ -131,7 +146,7 @@ func (s *Pages) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
 			d.Stores = append(d.Stores, render.Option{Value: st.String(), Label: st.String(), Selected: len(stores) == 1 && stores[0] == st.String()})
 		}
 		for _, k := range changes.Kinds() {
-			d.Kinds = append(d.Kinds, render.Option{Value: k.String(), Label: k.String(), Selected: c.Query("kind") == k.String()})
+			d.Kinds = append(d.Kinds, render.Option{Value: k.String(), Label: kindLabels[k.String()], Selected: c.Query("kind") == k.String()})
 		}
 		for _, e := range doc.Events {
 			d.Events = append(d.Events, pageEvent(e, st.Replica))

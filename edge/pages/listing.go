@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -15,7 +16,10 @@ import (
 	"github.com/edge-stats/edge/edge/pages/render"
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/changes"
 	"github.com/edge-stats/edge/views/document"
+	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views/replica"
 )
 
 // pageDays is how many days of size a listing's page charts.
@@ -44,7 +48,10 @@ func (s *Pages) getPage(c *fiber.Ctx) (answer.Reply, error) {
 		if err != nil {
 			return nil, s.readProblem("the history", err)
 		}
-		body, err := render.RenderListing(listingData(document.NewListing(l, st.Figures), h.Snapshots, from, last))
+		d := listingData(document.NewListing(l, st.Figures), h.Snapshots, from, last)
+		d.Takeover = takeoverOf(st.Replica, store, id)
+		d.About.AccessChanged = accessChanged(st.Replica, store, id)
+		body, err := render.RenderListing(d)
 		if err != nil {
 			return nil, err
 		}
@@ -56,19 +63,96 @@ func (s *Pages) getPage(c *fiber.Ctx) (answer.Reply, error) {
 	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
 }
 
+// about is what the page of the listing of document d says of it beside
+// its figures (render.About), but what changed in its access last.
+func about(d document.Listing) render.About {
+	a := render.About{Version: d.Version, FirstSeen: d.FirstSeen.UTC().Format(time.DateOnly), Permissions: d.Permissions, HostAccess: d.HostAccess,
+		CategoryURL: "/charts/" + d.Store + chartQuery(figures.ChartTop, d.Category)}
+	if d.Updated != nil {
+		a.Updated = *d.Updated
+	}
+	if st, err := views.ParseStore(d.Store); err == nil {
+		a.Manifest = st.ReadsManifests() && d.Kind != "theme"
+	}
+	for _, t := range d.Topics {
+		a.Topics = append(a.Topics, render.Link{Label: t, URL: "/tags/" + url.PathEscape(t) + "/" + d.Store})
+	}
+	return a
+}
+
+// accessChanged says when listing (store, id)'s permissions or host
+// access last changed in r's change log, and how; "" when they did not.
+func accessChanged(r *replica.Replica, store views.Store, id string) string {
+	log := r.Changes()
+	for before := (changes.Pos{}); ; {
+		cs, more := log.Listing(store, id, before, 64)
+		for _, c := range cs {
+			if c.Kind != changes.Permissions && c.Kind != changes.HostAccess {
+				continue
+			}
+			what := "permissions"
+			if c.Kind == changes.HostAccess {
+				what = "host access"
+			}
+			var parts []string
+			if a := c.Added(); len(a) > 0 {
+				parts = append(parts, "added "+strings.Join(a, ", "))
+			}
+			if rm := c.Removed(); len(rm) > 0 {
+				parts = append(parts, "removed "+strings.Join(rm, ", "))
+			}
+			return "The " + what + " last changed on " + time.Unix(c.At, 0).UTC().Format(time.DateOnly) + ": " + strings.Join(parts, "; ") + "."
+		}
+		if !more || len(cs) == 0 {
+			return ""
+		}
+		before = changes.PosOf(cs[len(cs)-1])
+	}
+}
+
+// takeoverOf returns the newest takeover of listing (store, id) in r's
+// change log, as its page warns of it, or nil.
+func takeoverOf(r *replica.Replica, store views.Store, id string) *render.Takeover {
+	log := r.Changes()
+	for before := (changes.Pos{}); ; {
+		cs, more := log.Listing(store, id, before, 64)
+		for _, c := range cs {
+			if c.Kind != changes.Takeover {
+				continue
+			}
+			t := &render.Takeover{Widened: time.Unix(c.At, 0).UTC().Format(time.DateOnly), From: c.Before, To: c.After,
+				What: "a higher access level"}
+			if dev, _, ok := log.Joins(c); ok {
+				t.Sold = time.Unix(dev.At, 0).UTC().Format(time.DateOnly)
+			}
+			if added := c.Added(); len(added) > 0 {
+				t.What = "added " + strings.Join(added, ", ")
+			}
+			return t
+		}
+		if !more || len(cs) == 0 {
+			return nil
+		}
+		before = changes.PosOf(cs[len(cs)-1])
+	}
+}
+
 // pageData is what the page of the listing of document d shows, with its
 // daily snapshots from day from to day last (the data's newest day).
 func listingData(d document.Listing, snaps []analytics.Snapshot, from, last views.Day) render.ListingPage {
 	doc := "/api/v1/listings/" + d.Store + "/" + url.PathEscape(d.ID)
 	out := render.ListingPage{Store: d.Store, ID: d.ID, Name: d.Name, Developer: d.Developer, Category: d.Category, SizeMeasure: d.SizeMeasure,
 		Live: d.Live, DocumentURL: doc, HistoryURL: doc + "/history", HistoryCSVURL: doc + "/history.csv", Cadence: cadence(snaps),
-		ChangesFeedURL: "/listings/" + d.Store + "/" + url.PathEscape(d.ID) + "/changes.atom"}
+		ChangesFeedURL: "/listings/" + d.Store + "/" + url.PathEscape(d.ID) + "/changes.atom", ChangesURL: "/listings/" + d.Store + "/" + url.PathEscape(d.ID) + "/changes",
+		ReviewsURL: "/listings/" + d.Store + "/" + url.PathEscape(d.ID) + "/reviews"}
 	if out.Name == "" {
 		out.Name = d.ID
 	}
 	if d.DelistedAt != nil {
 		out.Delisted = d.DelistedAt.UTC().Format(time.DateOnly)
 	}
+	out.About = about(d)
+	out.CompareURL = addURL([]string{d.Store + ":" + d.ID})
 	why := nullReasons{d: d, last: last}
 	num := func(def, label string, v *int64, null string) {
 		out.Figures = append(out.Figures, render.IntFigure(def, v).Labelled(label, null))
@@ -111,15 +195,26 @@ func listingData(d document.Listing, snaps []analytics.Snapshot, from, last view
 		read.Raw, read.Text, read.Why = d.ReadAt.Format(time.RFC3339), d.ReadAt.Format("2006-01-02 15:04 UTC"), ""
 	}
 	out.Figures = append(out.Figures, read)
+	out.Points, out.Ranks = dailyPoints(snaps, from, last)
+	return out
+}
+
+// dailyPoints returns the days of the size chart, from the first day
+// with a size from day from on to day last (a listing first read three
+// weeks ago gets three weeks of chart, not a line squeezed against the
+// right edge; the whole span when none has one), and the store's rank on
+// the same days (none when no day has one).
+func dailyPoints(snaps []analytics.Snapshot, from, last views.Day) (points, ranks []render.Point) {
 	byDay := make(map[string]int64, len(snaps))
+	rankByDay := make(map[string]int64, len(snaps))
 	for _, sn := range snaps {
 		if sn.Size != nil {
 			byDay[sn.Day] = *sn.Size
 		}
+		if sn.StoreRank != nil {
+			rankByDay[sn.Day] = *sn.StoreRank
+		}
 	}
-	// The chart starts at the first day with a size in the year (a listing
-	// first read three weeks ago gets three weeks of chart, not a line
-	// squeezed against the right edge), or shows the year when none has.
 	for day := from; day <= last; day++ {
 		if _, ok := byDay[day.String()]; ok {
 			from = day
@@ -128,9 +223,15 @@ func listingData(d document.Listing, snaps []analytics.Snapshot, from, last view
 	}
 	for day := from; day <= last; day++ {
 		v, ok := byDay[day.String()]
-		out.Points = append(out.Points, render.Point{Day: day.String(), Size: v, Has: ok})
+		points = append(points, render.Point{Day: day.String(), Size: v, Has: ok})
 	}
-	return out
+	if len(rankByDay) > 0 {
+		for _, p := range points {
+			r, ok := rankByDay[p.Day]
+			ranks = append(ranks, render.Point{Day: p.Day, Size: r, Has: ok})
+		}
+	}
+	return points, ranks
 }
 
 // cadence says how often a listing is read, from its days of the year:

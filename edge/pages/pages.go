@@ -105,6 +105,8 @@ func (s *Pages) Routes(app *fiber.App, guard fiber.Handler, respond answer.Respo
 	app.Get("/week/:id", guard, respond.Handle(s.getWeekPage))
 	app.Get("/events.atom", guard, respond.Handle(s.getEventsFeed))
 	app.Get("/listings/:store/:id/changes.atom", guard, respond.Handle(s.getListingFeed))
+	app.Get("/listings/:store/:id/changes", guard, respond.Handle(s.getListingChangesPage))
+	app.Get("/listings/:store/:id/reviews", guard, respond.Handle(s.getReviewsPage))
 	s.respond = respond
 	app.Get("/", guard, s.getHomePage)
 	app.Get("/robots.txt", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {

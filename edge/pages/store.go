@@ -6,9 +6,29 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
 	v1 "github.com/edge-stats/edge/edge/v1"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/changes"
 	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views/replica"
 )
+
+// How many of its newest takeovers and changes a store's page lists.
+const (
+	storeTakeovers = 5
+	storeChanges   = 10
+)
+
+// newestEvents returns the newest limit events of r's change log that f
+// keeps, as the pages show them.
+func newestEvents(r *replica.Replica, f changes.Filter, limit int) []render.Event {
+	cs, _ := r.Changes().Before(&f, changes.Pos{}, limit)
+	out := make([]render.Event, len(cs))
+	for i, c := range cs {
+		out[i] = pageEvent(document.NewEvent(c, r), r)
+	}
+	return out
+}
 
 // getStorePage answers GET /stores/{store}: the store's statistics (as
 // /api/v1/stores/{store}/stats), the top of each chart and its categories.
@@ -21,10 +41,17 @@ func (s *Pages) getStorePage(c *fiber.Ctx) (answer.Reply, error) {
 	if err != nil {
 		return answer.Reply{}, err
 	}
+	cur, err := s.api.Current()
+	if err != nil {
+		return answer.Reply{}, err
+	}
 	var buf [64]byte
 	return s.htmlAnswer(f, answer.NewKey(buf[:0], "/stores/:store", gen).Int("s", int64(store)), func(f *figures.Figures) ([]byte, error) {
 		st := f.Stats(store)
 		d := render.StorePage{Store: store.String(), AsOf: st.AsOf.UTC().Format("2006-01-02 15:04 UTC"), JSONURL: "/api/v1/stores/" + store.String() + "/stats"}
+		d.Manifests = store.ReadsManifests()
+		d.Takeovers = newestEvents(cur.Replica, changes.Filter{Stores: []views.Store{store}, Kinds: []changes.Kind{changes.Takeover}}, storeTakeovers)
+		d.Changes = newestEvents(cur.Replica, changes.Filter{Stores: []views.Store{store}}, storeChanges)
 		n := func(def, label string, v int64) {
 			d.Figures = append(d.Figures, render.IntFigure(def, &v).Labelled(label, ""))
 		}

@@ -45,12 +45,31 @@ func (s *Pages) getLatestWeekPage(c *fiber.Ctx) (answer.Reply, error) {
 	return s.weekPage(eds, eds.Latest())
 }
 
+// neighbours returns the links to the editions of eds just before and
+// just after week (nil where there is none).
+func neighbours(eds *editions.Set, week string) (prev, next *render.Link) {
+	weeks := eds.Weeks() // newest first
+	for i, w := range weeks {
+		if w.String() != week {
+			continue
+		}
+		if i+1 < len(weeks) {
+			prev = &render.Link{Label: "Week " + weeks[i+1].String(), URL: "/week/" + weeks[i+1].String()}
+		}
+		if i > 0 {
+			next = &render.Link{Label: "Week " + weeks[i-1].String(), URL: "/week/" + weeks[i-1].String()}
+		}
+	}
+	return prev, next
+}
+
 // weekPage is the page of edition e of eds.
 func (s *Pages) weekPage(eds *editions.Set, e *editions.Edition) (answer.Reply, error) {
 	var buf [64]byte
 	return s.cached(answer.NewKey(buf[:0], "/week/:id", uint64(eds.Len())).Str("w", e.Week), htmlType, func() ([]byte, error) {
 		d := render.WeekPage{Week: e.Week, Start: e.Start, End: e.Last, From: e.ChangeFrom, To: e.ChangeTo, JSONURL: "/api/v1/week/" + e.Week,
 			ListSize: weekPageListSize, FullSize: editions.Size}
+		d.Prev, d.Next = neighbours(eds, e.Week)
 		for _, st := range views.Stores {
 			se := e.Stores[st.String()]
 			if se == nil {

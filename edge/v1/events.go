@@ -55,42 +55,61 @@ func limitParam(c *fiber.Ctx, def, max int) (int, error) {
 // getListingChanges answers GET /api/v1/listings/{store}/{id}/changes
 // (and .csv): the listing's changes, newest first, cursor-paged.
 func (s *API) getListingChanges(c *fiber.Ctx) (answer.Reply, error) {
-	// A listing delisted before its first reading has a changelog too:
-	// only an unknown listing is a 404.
-	store, err := StoreParam(c)
+	asCSV := wantsCSV(c)
+	a, err := s.ListingChanges(c, "/api/v1/listings/:store/:id/changes", eventsDefaultLimit, func(k answer.Key) answer.Key { return k.Int("csv", b2i(asCSV)) },
+		func(out *document.ListingChanges) (*answer.Answer, error) {
+			if asCSV {
+				return eventsCSV(out.Changes)
+			}
+			return answer.JSON(out)
+		})
 	if err != nil {
 		return answer.Reply{}, err
+	}
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+// ListingChanges answers c's listing changelog on route (the API's or the
+// page's): one preamble (the listing, the change log, limit, cursor), one
+// query, and its typed result written by codec, cached per view
+// generation under the route's key of the listing and page with what key
+// adds for the codec. A listing delisted before its first reading has a
+// changelog too: only an unknown listing is a 404.
+func (s *API) ListingChanges(c *fiber.Ctx, route string, defLimit int, key func(answer.Key) answer.Key, codec func(*document.ListingChanges) (*answer.Answer, error)) (*answer.Answer, error) {
+	store, err := StoreParam(c)
+	if err != nil {
+		return nil, err
 	}
 	st, err := s.Current()
 	if err != nil {
-		return answer.Reply{}, err
+		return nil, err
 	}
 	l, err := findListing(st, store, c.Params("id"))
 	if err != nil {
-		return answer.Reply{}, err
+		return nil, err
 	}
 	log, window, err := s.ChangeLog(st)
 	if err != nil {
-		return answer.Reply{}, err
+		return nil, err
 	}
-	limit, err := limitParam(c, eventsDefaultLimit, eventsMaxLimit)
+	limit, err := limitParam(c, defLimit, eventsMaxLimit)
 	if err != nil {
-		return answer.Reply{}, err
+		return nil, err
 	}
 	var before changes.Pos
 	if raw := c.Query("cursor"); raw != "" {
 		p, ok := document.ParseEventCursor(raw)
 		if !ok || p.Store != l.Store || p.ID != l.ID {
-			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: pass the nextCursor of this listing's previous page unchanged; omit it for the newest changes.")
+			return nil, problem.New(http.StatusBadRequest, "cursor: pass the nextCursor of this listing's previous page unchanged; omit it for the newest changes.").
+				ForReaders(staleNext)
 		}
 		before = p
 	}
-	asCSV := wantsCSV(c)
 	var buf [640]byte
-	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id/changes", st.Replica.Info().Generation).
+	k := key(answer.NewKey(buf[:0], route, st.Replica.Info().Generation).
 		Int("s", int64(l.Store)).Str("id", l.ID).Int("limit", int64(limit)).
-		Int("t", before.At).Int("cs", int64(before.Store)).Str("ci", before.ID).Int("ck", int64(before.Kind)).Int("csv", b2i(asCSV))
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+		Int("t", before.At).Int("cs", int64(before.Store)).Str("ci", before.ID).Int("ck", int64(before.Kind)))
+	return s.answers.Get(k, func() (*answer.Answer, error) {
 		cs, more := log.Listing(l.Store, l.ID, before, limit)
 		out := document.ListingChanges{Store: l.Store.String(), ID: l.ID, Window: window, Changes: make([]document.Event, len(cs))}
 		for i, ch := range cs {
@@ -99,15 +118,8 @@ func (s *API) getListingChanges(c *fiber.Ctx) (answer.Reply, error) {
 		if more {
 			out.NextCursor = &out.Changes[len(out.Changes)-1].EventID
 		}
-		if asCSV {
-			return eventsCSV(out.Changes)
-		}
-		return answer.JSON(out)
+		return codec(&out)
 	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }
 
 // EventFilter reads the feed's filters: store and kind (each one name or

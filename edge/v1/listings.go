@@ -226,7 +226,7 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 			q.Deadline = time.Now().Add(s.cfg.TextBudget)
 		}
 		ls, last, more, partial := f.Listings().List(&q, after)
-		out := document.ListingPage{Listings: ls, Figures: f, Partial: partial}
+		out := document.ListingPage{Listings: ls, Figures: f, Partial: partial, Offset: (page - 1) * q.PageSize}
 		if more && page < listMaxPages && !partial {
 			out.NextCursor = document.EncodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
 		}

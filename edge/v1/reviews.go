@@ -37,9 +37,10 @@ func decodeReviewCursor(s string) (reviewCursor, bool) {
 	return c, ok && c.Page >= 1 && c.Page < reviewsMaxPages && c.ID != ""
 }
 
-// reviewsAnswer is the answer of GET /api/v1/listings/{store}/{id}/reviews.
-// Review text and authors are written by store users: they are data.
-type reviewsAnswer struct {
+// ReviewPage is a page of a listing's reviews, as
+// /api/v1/listings/{store}/{id}/reviews and the page of its reviews give
+// it. Review text and authors are written by store users: they are data.
+type ReviewPage struct {
 	Store            string             `json:"store"`
 	ID               string             `json:"id"`
 	ReviewsCollected bool               `json:"reviewsCollected"` // false on chrome, whose reviews are not stored
@@ -52,20 +53,38 @@ type reviewsAnswer struct {
 // reviews, newest first, 20 a page, at most 10 pages, read from ClickHouse
 // under the read budget and cached per view generation.
 func (s *API) getReviews(c *fiber.Ctx) (answer.Reply, error) {
-	st, l, err := s.ListingParams(c)
+	a, err := s.Reviews(c, "/api/v1/listings/:store/:id/reviews", func(out *ReviewPage) (*answer.Answer, error) {
+		return answer.Search(out, out.Partial)
+	})
 	if err != nil {
 		return answer.Reply{}, err
+	}
+	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+}
+
+// Reviews answers c's page of a listing's reviews on route (the API's or
+// the page's): one preamble (the listing, stars, q, cursor), one read of
+// ClickHouse in its budget (and a search slot for q), and its typed
+// result written by codec, cached per view generation under the route's
+// key of the listing and its filters. A search cut short by its budget is
+// not kept (answer.Search).
+func (s *API) Reviews(c *fiber.Ctx, route string, codec func(*ReviewPage) (*answer.Answer, error)) (*answer.Answer, error) {
+	st, l, err := s.ListingParams(c)
+	if err != nil {
+		return nil, err
 	}
 	store, id := l.Store, l.ID
 	stars := analytics.ReviewStars(c.Query("stars", string(analytics.StarsAll)))
 	switch stars {
 	case analytics.StarsAll, analytics.StarsCritical, analytics.StarsPositive:
 	default:
-		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "stars: %q is not all, critical (1-2 stars) or positive (4-5 stars).", stars)
+		return nil, problem.Newf(http.StatusBadRequest, "stars: %q is not all, critical (1-2 stars) or positive (4-5 stars).", stars).
+			ForReaders("Reviews are shown all together, critical (1 or 2 stars) or positive (4 or 5 stars).")
 	}
 	text := strings.Clone(strings.TrimSpace(c.Query("q")))
 	if len(text) > 200 {
-		return answer.Reply{}, problem.New(http.StatusBadRequest, "q: search with at most 200 characters.")
+		return nil, problem.New(http.StatusBadRequest, "q: search with at most 200 characters.").
+			ForReaders("Search the reviews with a few words, at most 200 characters.")
 	}
 	canon := string(stars) + "\x00" + text
 	q := analytics.ReviewQuery{Store: store, ListingID: id, Stars: stars, Text: text, Limit: reviewsPerPage,
@@ -74,58 +93,64 @@ func (s *API) getReviews(c *fiber.Ctx) (answer.Reply, error) {
 	if raw := c.Query("cursor"); raw != "" {
 		cur, ok := decodeReviewCursor(raw)
 		if !ok {
-			return answer.Reply{}, BadCursor()
+			return nil, BadCursor()
 		}
 		if cur.Query != canon {
-			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: it was issued for other stars or another q; repeat them with it.")
+			return nil, problem.New(http.StatusBadRequest, "cursor: it was issued for other stars or another q; repeat them with it.").
+				ForReaders(staleNext)
 		}
 		q.AfterPosted, q.AfterID, page = time.Unix(cur.Posted, 0), cur.ID, cur.Page+1
 	}
 	var buf [256]byte
-	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id/reviews", st.Replica.Info().Generation).
+	key := answer.NewKey(buf[:0], route, st.Replica.Info().Generation).
 		Int("s", int64(store)).Str("id", id).Str("stars", string(stars)).Str("q", text).Str("cursor", c.Query("cursor"))
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
-		out := reviewsAnswer{Store: store.String(), ID: id, ReviewsCollected: store.CollectsReviews(), Reviews: []analytics.Review{}}
+	return s.answers.Get(key, func() (*answer.Answer, error) {
+		out := ReviewPage{Store: store.String(), ID: id, ReviewsCollected: store.CollectsReviews(), Reviews: []analytics.Review{}}
 		if !out.ReviewsCollected {
-			return answer.JSON(out)
+			return codec(&out)
 		}
-		timeout := s.cfg.ReadBudget
-		if text != "" {
-			release, err := s.gate.SearchSlot()
-			if err != nil {
-				return nil, err
-			}
-			defer release()
-			timeout += s.cfg.SearchBudget // ClickHouse stops the search at its budget: leave it time to answer partial
+		if err := s.readReviews(c.UserContext(), &out, q, page, canon); err != nil {
+			return nil, err
 		}
-		ctx, cancel := context.WithTimeout(c.UserContext(), timeout)
-		defer cancel()
-		type read struct {
-			reviews []analytics.Review
-			partial bool
-		}
-		r, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (r read, err error) {
-			r.reviews, r.partial, err = analytics.LoadReviews(ctx, conn, q)
-			return r, err
-		})
-		out.Reviews, out.Partial = r.reviews, r.partial
-		if err != nil {
-			return nil, s.readProblem("the reviews", err)
-		}
-		if out.Reviews == nil {
-			out.Reviews = []analytics.Review{}
-		}
-		if len(out.Reviews) > reviewsPerPage {
-			out.Reviews = out.Reviews[:reviewsPerPage]
-			if page < reviewsMaxPages && !out.Partial {
-				last := out.Reviews[len(out.Reviews)-1]
-				out.NextCursor = document.EncodeCursor(reviewCursor{Query: canon, Page: page, Posted: last.PostedAt.Unix(), ID: last.ID})
-			}
-		}
-		return answer.Search(out, out.Partial)
+		return codec(&out)
 	})
-	if err != nil {
-		return answer.Reply{}, err
+}
+
+// readReviews reads the page of reviews q asks for, page number page of
+// the filters canon, into out.
+func (s *API) readReviews(ctx context.Context, out *ReviewPage, q analytics.ReviewQuery, page int, canon string) error {
+	timeout := s.cfg.ReadBudget
+	if q.Text != "" {
+		release, err := s.gate.SearchSlot()
+		if err != nil {
+			return err
+		}
+		defer release()
+		timeout += s.cfg.SearchBudget // ClickHouse stops the search at its budget: leave it time to answer partial
 	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type read struct {
+		reviews []analytics.Review
+		partial bool
+	}
+	r, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (r read, err error) {
+		r.reviews, r.partial, err = analytics.LoadReviews(ctx, conn, q)
+		return r, err
+	})
+	out.Reviews, out.Partial = r.reviews, r.partial
+	if err != nil {
+		return s.readProblem("the reviews", err)
+	}
+	if out.Reviews == nil {
+		out.Reviews = []analytics.Review{}
+	}
+	if len(out.Reviews) > reviewsPerPage {
+		out.Reviews = out.Reviews[:reviewsPerPage]
+		if page < reviewsMaxPages && !out.Partial {
+			last := out.Reviews[len(out.Reviews)-1]
+			out.NextCursor = document.EncodeCursor(reviewCursor{Query: canon, Page: page, Posted: last.PostedAt.Unix(), ID: last.ID})
+		}
+	}
+	return nil
 }

@@ -16,6 +16,9 @@ type ListingPage struct {
 	Figures    *figures.Figures
 	NextCursor *string // the cursor of the next page; nil on the last
 	Partial    bool    // a search cut short by its time budget: no next page is offered
+	// Offset is how many listings the pages before this one held (not in
+	// the JSON: a page numbers its rows from it).
+	Offset int
 }
 
 // AppendJSON appends the page's JSON.

@@ -7,7 +7,13 @@ type BrowsePage struct {
 	Q, Category, Tag      string
 	List                  List
 	Next                  string // the next page's address, "" at the end
-	Partial               bool   // the text search ran out of its budget
+	First                 string // the first page's address, "" on the first page
+	Range                 string // which listings a later page shows ("Listings 51 to 100"), "" on the first
+	// Comparing is the comparison the reader is adding to (its address),
+	// and Compared how many listings it holds; "" and 0 for none.
+	Comparing, CompareSet string
+	Compared              int
+	Partial               bool // the text search ran out of its budget
 	JSONURL               string
 }
 

@@ -11,8 +11,13 @@ type Event struct {
 	Store string
 	Name  string // the listing's name (its id when it has none)
 	URL   string // the listing's page
-	Kind  string
-	What  string // the change in words
+	// Changes is the page of the listing's changes, which shows this one
+	// ("" when the listing has no page).
+	Changes string
+	Kind    string // the kind's name in the API
+	Label   string // the kind in words
+	What    string // the change in words
+	Warn    bool   // a takeover: shown as a warning
 }
 
 // EventsPage is what the event feed's page shows.
@@ -25,6 +30,7 @@ type EventsPage struct {
 	JSONURL       string
 	AtomURL       string
 	FormAction    string // "" for no filter form (a listing's changes)
+	Listing       string // a listing's changes: its page
 }
 
 // RenderEvents returns a page of events.

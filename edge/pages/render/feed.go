@@ -20,10 +20,11 @@ type FeedEntry struct {
 	Updated                           time.Time
 }
 
-// EventEntry is e as an entry of a feed: it links to its listing's page,
-// or to the changes' page for a listing not read yet.
+// EventEntry is e as an entry of a feed: it links to the page of its
+// listing's changes, which shows it, or to the changes' page for a
+// listing not read yet.
 func EventEntry(e Event) FeedEntry {
-	u := e.URL
+	u := e.Changes
 	if u == "" {
 		u = "/events?store=" + e.Store
 	}

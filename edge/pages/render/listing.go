@@ -15,12 +15,42 @@ type ListingPage struct {
 	Delisted    string // the day it was delisted, "" while live
 	Figures     []Figure
 	Points      []Point // oldest first
+	Ranks       []Point // the daily rank in the store (Size holds it), the days of Points
 	// Cadence says how often the listing is read, for the chart's note
 	// ("every 3 days"); "" when it cannot be told.
 	Cadence string
 	// Links: the listing's JSON document, its history as JSON and CSV,
 	// its changes as an Atom feed.
 	DocumentURL, HistoryURL, HistoryCSVURL, ChangesFeedURL string
+	ChangesURL, ReviewsURL                                 string // the pages of its changes and its reviews
+	// Takeover is the listing's newest takeover in the change window, nil
+	// when it has none.
+	Takeover *Takeover
+	About    About
+	// CompareURL starts a comparison with the listing: the listings'
+	// browser, each listing offering to join it.
+	CompareURL string
+}
+
+// About is what a listing's page says of it beside its figures: its
+// version, the store's update date, when it was first seen, its category
+// and topics (linked), and on the stores whose manifests are read its
+// permissions and host access, with what changed in them last.
+type About struct {
+	Version, Updated, FirstSeen string
+	CategoryURL                 string
+	Topics                      []Link
+	Manifest                    bool // the store's manifests are read
+	Permissions, HostAccess     []string
+	// AccessChanged says when the permissions or host access last
+	// changed in the change window, and how; "" when they did not.
+	AccessChanged string
+}
+
+// Takeover is a takeover as a listing's page warns of it: the day it
+// changed hands, from whom to whom, the day it asked for more, and what.
+type Takeover struct {
+	Sold, Widened, From, To, What string
 }
 
 // RenderListing returns the page of d.
@@ -28,6 +58,7 @@ func RenderListing(d ListingPage) ([]byte, error) {
 	return execute(listingPage, listingView{
 		ListingPage: d,
 		Chart:       chart(d.Points, d.SizeMeasure),
+		RankChart:   rankChart(d.Ranks),
 		Gaps:        Gaps(d.Points),
 		Head: Head{
 			Title:       d.Name + " · " + d.Store + " · figures and history",
@@ -50,9 +81,10 @@ func description(d ListingPage) string {
 
 type listingView struct {
 	ListingPage
-	Head  Head
-	Chart template.HTML
-	Gaps  []Gap
+	Head      Head
+	Chart     template.HTML
+	RankChart template.HTML
+	Gaps      []Gap
 }
 
 var listingPage = parse("listing", template.FuncMap{"last": func(p []Point) int { return len(p) - 1 }, "joinDays": func() int { return JoinDays }})

@@ -18,12 +18,18 @@ type Entry struct {
 	Name, Developer string
 	URL             string
 	Figures         []Figure
+	// CompareURL adds the listing to the comparison the reader is
+	// building ("" when none is, or it is in it).
+	CompareURL string
 }
 
 // Column is a column of a list: its label and the definition its figures
-// follow (an anchor of /definitions).
+// follow (an anchor of /definitions); in a list sorted by a click, the
+// address that sorts by it and, on the column sorted by, the order
+// ("ascending" or "descending", as aria-sort says it).
 type Column struct {
 	Label, Definition string
+	SortURL, Sorted   string
 }
 
 // List is a ranked list of listings (a chart, or its top on another
@@ -35,6 +41,8 @@ type List struct {
 	Columns []Column
 	Entries []Entry
 	Empty   string
+	// Name is the listing column's sort, in a list sorted by a click.
+	Name Column
 }
 
 // Link is a link of a page's navigation.
@@ -43,5 +51,16 @@ type Link struct {
 	Current    bool
 }
 
-// listFuncs are the functions of the list of listings (templates/list.html).
-var listFuncs = template.FuncMap{"add": func(a, b int) int { return a + b }}
+// EventTable is a table of events (templates/list.html, "events"): its
+// label, its events, and what to say when it has none.
+type EventTable struct {
+	Label, Empty string
+	Events       []Event
+}
+
+// listFuncs are the functions of the lists of listings and events
+// (templates/list.html).
+var listFuncs = template.FuncMap{"add": func(a, b int) int { return a + b },
+	"eventTable": func(label, empty string, es []Event) EventTable {
+		return EventTable{Label: label, Empty: empty, Events: es}
+	}}

@@ -1,7 +1,7 @@
 package render
 
-// StorePage is what a store's page shows: its statistics, the top of each
-// chart, its categories.
+// StorePage is what a store's page shows: its statistics, its newest
+// takeovers and changes, the top of each chart, its categories.
 type StorePage struct {
 	Store      string
 	AsOf       string
@@ -9,6 +9,12 @@ type StorePage struct {
 	Charts     []List
 	Categories []Category
 	JSONURL    string
+	// Takeovers and Changes are the store's newest takeovers and newest
+	// changes, newest first.
+	Takeovers, Changes []Event
+	// Manifests says the store's manifests are read: only then can its
+	// listings widen what they may do, and so be taken over.
+	Manifests bool
 }
 
 // Category is a category of a store with its live listings, linking to

@@ -98,6 +98,35 @@ func Compact(n int64) string {
 // gridlines, and the first, middle and last days below. It is drawn in a
 // viewBox, so that it scales to the screen's width.
 func chart(points []Point, measure string) template.HTML {
+	label := "Size (" + measure + "), daily"
+	if len(points) > 0 {
+		label += ", " + points[0].Day + " to " + points[len(points)-1].Day
+	}
+	return lineChart(points, label, false)
+}
+
+// rankChart draws a listing's daily rank in its store as chart draws its
+// size, rank 1 at the top; its label says the best and the latest rank.
+func rankChart(points []Point) template.HTML {
+	label := "Rank in the store, daily"
+	best, latest := Point{}, Point{}
+	for _, p := range points {
+		if p.Has {
+			if !best.Has || p.Size < best.Size {
+				best = p
+			}
+			latest = p
+		}
+	}
+	if best.Has {
+		label += fmt.Sprintf(", %s to %s: best %d on %s, latest %d on %s", points[0].Day, points[len(points)-1].Day, best.Size, best.Day, latest.Size, latest.Day)
+	}
+	return lineChart(points, label, true)
+}
+
+// lineChart draws points as chart says, labelled label; ranked, the
+// values are ranks: the axis runs from 1 at the top down.
+func lineChart(points []Point, label string, ranked bool) template.HTML {
 	const w, h, left, right, bottom, top = 420.0, 220.0, 46.0, 8.0, 22.0, 10.0
 	var hi int64
 	n := 0
@@ -108,13 +137,13 @@ func chart(points []Point, measure string) template.HTML {
 		}
 	}
 	var b strings.Builder
-	label := "Size (" + measure + "), daily"
-	if len(points) > 0 {
-		label += ", " + points[0].Day + " to " + points[len(points)-1].Day
-	}
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="%s">`, w, h, template.HTMLEscapeString(label))
 	if n == 0 {
-		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">No size was read in these days.</text></svg>`, w/2, h/2)
+		what := "size"
+		if ranked {
+			what = "rank"
+		}
+		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">No %s was read in these days.</text></svg>`, w/2, h/2, what)
 		return template.HTML(b.String())
 	}
 	ticks := Ticks(hi)
@@ -126,27 +155,18 @@ func chart(points []Point, measure string) template.HTML {
 		return left + float64(i)*(w-left-right)/float64(len(points)-1)
 	}
 	y := func(v int64) float64 { return top + (h-top-bottom)*(1-float64(v)/top0) }
+	if ranked {
+		y = func(v int64) float64 { return top + (h-top-bottom)*float64(v)/top0 }
+	}
 	for _, t := range ticks {
 		fmt.Fprintf(&b, `<line class="grid" x1="%g" y1="%.1f" x2="%g" y2="%.1f"/>`, left, y(t), w-right, y(t))
-		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end">%s</text>`, left-5, y(t)+3.5, Compact(t))
-	}
-	days := []int{0}
-	if len(points) > 2 {
-		days = append(days, len(points)/2)
-	}
-	if len(points) > 1 {
-		days = append(days, len(points)-1)
-	}
-	for k, i := range days {
-		anchor := "middle"
-		switch {
-		case k == 0 && len(days) > 1:
-			anchor = "start"
-		case k == len(days)-1 && len(days) > 1:
-			anchor = "end"
+		text := Compact(t)
+		if ranked && t == 0 {
+			text = "1"
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="%s">%s</text>`, x(i), h-6, anchor, shortDay(points[i].Day))
+		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end">%s</text>`, left-5, y(t)+3.5, text)
 	}
+	dayLabels(&b, points, x, h-6)
 	var path strings.Builder
 	prev := -1
 	for i, p := range points {
@@ -175,6 +195,28 @@ func chart(points []Point, measure string) template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// dayLabels writes the first, middle and last days of points below a
+// chart, at height y, each at its x.
+func dayLabels(b *strings.Builder, points []Point, x func(int) float64, y float64) {
+	days := []int{0}
+	if len(points) > 2 {
+		days = append(days, len(points)/2)
+	}
+	if len(points) > 1 {
+		days = append(days, len(points)-1)
+	}
+	for k, i := range days {
+		anchor := "middle"
+		switch {
+		case k == 0 && len(days) > 1:
+			anchor = "start"
+		case k == len(days)-1 && len(days) > 1:
+			anchor = "end"
+		}
+		fmt.Fprintf(b, `<text x="%.1f" y="%g" text-anchor="%s">%s</text>`, x(i), y, anchor, shortDay(points[i].Day))
+	}
 }
 
 // shortDay formats yyyy-MM-dd as "2 Mar 2026".

@@ -16,6 +16,9 @@ type WeekPage struct {
 	ListSize, FullSize int
 	Stores             []WeekStore
 	JSONURL            string
+	// Prev and Next are the editions before and after this one; a nil
+	// one has none.
+	Prev, Next *Link
 }
 
 // RenderWeek returns an edition's page.

@@ -1,0 +1,210 @@
+package edge_test
+
+import (
+	"encoding/json"
+	"html"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/edge-stats/edge/edge"
+)
+
+// jsonPath returns the value at a dotted path of a listing's document
+// ("growth.7d.change"), as jsonRaw writes it.
+func jsonPath(doc map[string]any, path string) string {
+	var v any = doc
+	for _, k := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return jsonRaw(nil)
+		}
+		v = m[k]
+	}
+	return jsonRaw(v)
+}
+
+// TestBrowseSortsByAClick: on the listings' browser every column's heading
+// is a link that sorts by it, the column sorted by is marked (aria-sort)
+// and its link gives the other order, the figure sorted by is always a
+// column and equals the JSON's, a cross-store list by size says how it
+// orders, and a later page numbers its rows on from the one before.
+func TestBrowseSortsByAClick(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	th := regexp.MustCompile(`<th scope="col"[^>]*?(?: aria-sort="(\w+)")?><a href="([^"]+)">([^<]+)</a></th>`)
+	figure := regexp.MustCompile(`data-figure="([^"]+)" data-value="([^"]*)"`)
+	for _, tc := range []struct {
+		q, path, order string
+	}{
+		{"store=chrome&sort=installs", "size", "descending"},
+		{"store=chrome&sort=ratingcount&order=asc", "ratingCount", "ascending"},
+		{"store=chrome&sort=growthpct7d", "growth.7d.percent", "descending"},
+		{"store=chrome&sort=growth30d", "growth.30d.change", "descending"},
+		{"store=chrome&sort=ratinggrowth7d", "ratingGrowth.7d.change", "descending"},
+		{"store=chrome&sort=updated", "updated", "descending"},
+		{"store=chrome&sort=created", "created", "descending"},
+		{"store=chrome&sort=firstseen", "firstSeen", "descending"},
+		{"store=chrome&sort=rankclimb", "rankClimb7d", "descending"},
+		{"store=firefox&sort=rating", "rating", "descending"},
+	} {
+		body := html.UnescapeString(string(get(t, "GET", h.Base+"/listings?"+tc.q).body))
+		var sorted []string
+		links := map[string]string{}
+		for _, m := range th.FindAllStringSubmatch(body, -1) {
+			u, err := url.Parse(m[2])
+			if err != nil || u.Path != "/listings" || u.Query().Get("sort") == "" {
+				t.Fatalf("/listings?%s: the heading %q links to %q, not a sort", tc.q, m[3], m[2])
+			}
+			links[u.Query().Get("sort")] = m[2]
+			if m[1] != "" {
+				sorted = append(sorted, m[1])
+				if want := map[string]string{"ascending": "desc", "descending": "asc"}[m[1]]; u.Query().Get("order") != want {
+					t.Errorf("/listings?%s: the sorted column's link %q, want order=%s", tc.q, m[2], want)
+				}
+			}
+		}
+		if len(sorted) != 1 || sorted[0] != tc.order {
+			t.Errorf("/listings?%s: aria-sort %v, want one %s", tc.q, sorted, tc.order)
+		}
+		for _, s := range []string{"name", "installs", "growth7d", "rating"} {
+			if links[s] == "" {
+				t.Errorf("/listings?%s: no heading sorts by %s (%v)", tc.q, s, links)
+			}
+		}
+		var docs struct{ Listings []map[string]any }
+		if err := json.Unmarshal(get(t, "GET", h.Base+"/api/v1/listings?"+tc.q).body, &docs); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range figure.FindAllStringSubmatch(body, -1) {
+			if m[1] == tc.path {
+				got = append(got, m[2])
+			}
+		}
+		if len(got) != len(docs.Listings) || len(got) == 0 {
+			t.Fatalf("/listings?%s: %d figures %s, the JSON's %d listings", tc.q, len(got), tc.path, len(docs.Listings))
+		}
+		for i, d := range docs.Listings {
+			if want := jsonPath(d, tc.path); got[i] != want {
+				t.Errorf("/listings?%s #%d: %s %s, the JSON's %s", tc.q, i+1, tc.path, got[i], want)
+			}
+		}
+	}
+	if body := string(get(t, "GET", h.Base+"/listings").body); !strings.Contains(body, "each store&#39;s largest, then each store&#39;s second") {
+		t.Error("a list of every store by size does not say how it orders them")
+	}
+	// Page 2 numbers its rows on from page 1.
+	var first struct{ NextCursor *string }
+	if err := json.Unmarshal(get(t, "GET", h.Base+"/api/v1/listings?store=chrome&limit=20").body, &first); err != nil || first.NextCursor == nil {
+		t.Fatalf("no second page: %v", err)
+	}
+	second := string(get(t, "GET", h.Base+"/listings?store=chrome&limit=20&cursor="+url.QueryEscape(*first.NextCursor)).body)
+	pos := regexp.MustCompile(`<td class="pos">(\d+)</td>`).FindAllStringSubmatch(second, -1)
+	if len(pos) == 0 || pos[0][1] != "21" || pos[len(pos)-1][1] != strconv.Itoa(20+len(pos)) {
+		t.Errorf("page 2's rows are numbered %v, want from 21", pos)
+	}
+	if !strings.Contains(second, "Listings 21 to") || !strings.Contains(second, "First listings") {
+		t.Error("page 2 does not say which listings it shows or link back to the first")
+	}
+}
+
+// TestCompareYouCanReach: the menu's comparison is a form, not an error;
+// a listing's page starts one in the browser, whose listings add to it;
+// the comparison charts its listings, one pattern and number a line, and
+// removes each.
+func TestCompareYouCanReach(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	form := get(t, "GET", h.Base+"/compare")
+	if form.status != 200 || !strings.Contains(string(form.body), `<form method="get" action="/compare">`) {
+		t.Fatalf("/compare: %d, want its form", form.status)
+	}
+	ls := getOK[struct{ Listings []struct{ Store, ID string } }](t, h.Base+"/api/v1/listings?store=chrome&limit=3").Listings
+	page := html.UnescapeString(string(get(t, "GET", h.Base+"/listings/chrome/"+url.PathEscape(ls[0].ID)).body))
+	begin := regexp.MustCompile(`<a href="(/listings\?compare=[^"]+)">Compare it`).FindStringSubmatch(page)
+	if begin == nil {
+		t.Fatal("a listing's page does not start a comparison")
+	}
+	browser := html.UnescapeString(string(get(t, "GET", h.Base+begin[1]).body))
+	add := regexp.MustCompile(`<a class="why" href="(/compare\?[^"]+)">add to comparison</a>`).FindAllStringSubmatch(browser, -1)
+	if len(add) == 0 {
+		t.Fatal("the browser of a comparison offers no listing to add")
+	}
+	cmp := get(t, "GET", h.Base+add[0][1])
+	body := html.UnescapeString(string(cmp.body))
+	if cmp.status != 200 || !strings.Contains(body, `<svg class="chart"`) || !strings.Contains(body, `stroke-dasharray`) || !strings.Contains(body, `<text class="end"`) {
+		t.Fatalf("%s: %d, want a chart of two patterns with numbered ends", add[0][1], cmp.status)
+	}
+	remove := regexp.MustCompile(`<a href="(/compare\?[^"]+)">remove</a>`).FindAllStringSubmatch(body, -1)
+	if len(remove) != 2 {
+		t.Fatalf("%d remove links, want 2", len(remove))
+	}
+	if left := get(t, "GET", h.Base+remove[0][1]); left.status != 200 || !strings.Contains(string(left.body), "has one so far") {
+		t.Errorf("a comparison with one listing removed: %d", left.status)
+	}
+}
+
+// TestListingChangesAndReviewsPages: a listing's changes and its reviews
+// have pages of their own, each showing what its JSON twin holds, page
+// by page.
+func TestListingChangesAndReviewsPages(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	ev := getOK[eventPageJSON](t, h.Base+"/api/v1/events?kind=version&limit=1").Events[0]
+	path := "/listings/" + ev.Store + "/" + url.PathEscape(ev.ID)
+	log := getOK[changeLogJSON](t, h.Base+"/api/v1"+path+"/changes?limit=50")
+	page := get(t, "GET", h.Base+path+"/changes")
+	if page.status != 200 || !strings.HasPrefix(page.header.Get("Content-Type"), "text/html") {
+		t.Fatalf("%s/changes: %d", path, page.status)
+	}
+	got := regexp.MustCompile(`data-event="([^"]+)"`).FindAllStringSubmatch(string(page.body), -1)
+	if len(got) != len(log.Changes) {
+		t.Fatalf("%s/changes shows %d changes, its JSON %d", path, len(got), len(log.Changes))
+	}
+	for i, c := range log.Changes {
+		if got[i][1] != c.EventID {
+			t.Errorf("%s/changes #%d: %s, the JSON's %s", path, i+1, got[i][1], c.EventID)
+		}
+	}
+	if bad := get(t, "GET", h.Base+path+"/changes?cursor=nonsense"); bad.status != 400 || !strings.HasPrefix(bad.header.Get("Content-Type"), "text/html") {
+		t.Errorf("a bad cursor: %d", bad.status)
+	}
+
+	ff := getOK[struct{ Listings []struct{ ID string } }](t, h.Base+"/api/v1/listings?store=firefox&limit=1").Listings[0]
+	rpath := "/listings/firefox/" + url.PathEscape(ff.ID) + "/reviews"
+	var reviews struct {
+		Reviews    []struct{ ID string }
+		NextCursor *string
+	}
+	for _, q := range []string{"", "?stars=critical"} {
+		if err := json.Unmarshal(get(t, "GET", h.Base+"/api/v1"+rpath+q).body, &reviews); err != nil {
+			t.Fatal(err)
+		}
+		body := string(get(t, "GET", h.Base+rpath+q).body)
+		ids := regexp.MustCompile(`data-review="([^"]+)"`).FindAllStringSubmatch(body, -1)
+		if len(ids) != len(reviews.Reviews) {
+			t.Fatalf("%s%s shows %d reviews, its JSON %d", rpath, q, len(ids), len(reviews.Reviews))
+		}
+		for i, r := range reviews.Reviews {
+			if ids[i][1] != r.ID {
+				t.Errorf("%s%s #%d: %s, the JSON's %s", rpath, q, i+1, ids[i][1], r.ID)
+			}
+		}
+		if (reviews.NextCursor != nil) != strings.Contains(body, `rel="next"`) {
+			t.Errorf("%s%s: a next page %v, the page's link %v", rpath, q, reviews.NextCursor != nil, !(reviews.NextCursor != nil))
+		}
+	}
+	chrome := getOK[struct{ Listings []struct{ ID string } }](t, h.Base+"/api/v1/listings?store=chrome&limit=1").Listings[0]
+	if body := string(get(t, "GET", h.Base+"/listings/chrome/"+url.PathEscape(chrome.ID)+"/reviews").body); !strings.Contains(body, "reviews are not collected") {
+		t.Error("chrome's reviews page does not say they are not collected")
+	}
+}

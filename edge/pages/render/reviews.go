@@ -1,0 +1,41 @@
+package render
+
+import "strings"
+
+// ReviewsPage is a page of a listing's stored reviews: the listing, the
+// filters, the reviews newest first, and the next page.
+type ReviewsPage struct {
+	Name, Store, Listing string // the listing's name, store and page
+	Collected            bool   // false on a store whose reviews are not stored
+	Partial              bool   // the search ran out of its time
+	Q                    string
+	Stars                []Option
+	Reviews              []Review
+	Older                string // the next page's address, "" at the end
+	JSONURL              string
+}
+
+// Review is one review as a page shows it; its text and author are a
+// store user's words.
+type Review struct {
+	ID                         string // the store's id of the review
+	Stars                      int
+	Posted, Author, Text, Lang string
+}
+
+// StarsText is the review's stars as five characters, filled first.
+func (r Review) StarsText() string {
+	n := min(max(r.Stars, 0), 5)
+	return strings.Repeat("★", n) + strings.Repeat("☆", 5-n)
+}
+
+// RenderReviews returns a page of a listing's reviews.
+func RenderReviews(d ReviewsPage) ([]byte, error) {
+	return execute(reviewsPage, struct {
+		ReviewsPage
+		Head Head
+	}{d, Head{Title: "Reviews of " + d.Name + " (" + d.Store + ")", Description: "What users of " + d.Name + " wrote in the " + d.Store + " store, newest first.",
+		Alternates: []Alternate{{"application/json", d.JSONURL, "the reviews as JSON"}}}})
+}
+
+var reviewsPage = parse("reviews", nil)

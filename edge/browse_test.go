@@ -12,16 +12,23 @@ import (
 	"github.com/edge-stats/edge/edge"
 )
 
-// jsonPath returns the value at a dotted path of a listing's document
-// ("growth.7d.change"), as jsonRaw writes it.
+// jsonPath returns the value at a dotted path of a JSON document
+// ("growth.7d.change", "sizeBuckets.2.listings"), as jsonRaw writes it.
 func jsonPath(doc map[string]any, path string) string {
 	var v any = doc
 	for _, k := range strings.Split(path, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(x) {
+				return jsonRaw(nil)
+			}
+			v = x[i]
+		default:
 			return jsonRaw(nil)
 		}
-		v = m[k]
 	}
 	return jsonRaw(v)
 }

@@ -221,8 +221,16 @@ func TestHomeAndStorePages(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("/stores/%s: %d", s, r.status)
 		}
-		shown := 0
+		shown, groups := 0, 0
 		for _, m := range figure.FindAllStringSubmatch(string(r.body), -1) {
+			// The distributions' bars: a path into the JSON's lists.
+			if strings.HasPrefix(m[1], "ratingDistribution.") || strings.HasPrefix(m[1], "sizeBuckets.") {
+				groups++
+				if want := jsonPath(stats, m[1]); want != html.UnescapeString(m[2]) {
+					t.Errorf("/stores/%s: %s is %s, the JSON's %s", s, m[1], m[2], want)
+				}
+				continue
+			}
 			if v, ok := stats[m[1]]; ok {
 				shown++
 				if jsonRaw(v) != html.UnescapeString(m[2]) {
@@ -232,6 +240,9 @@ func TestHomeAndStorePages(t *testing.T) {
 		}
 		if shown < 8 {
 			t.Errorf("/stores/%s shows %d of the statistics", s, shown)
+		}
+		if want := len(stats["ratingDistribution"].([]any)) + len(stats["sizeBuckets"].([]any)); groups != want {
+			t.Errorf("/stores/%s shows %d groups of its distributions, the JSON has %d", s, groups, want)
 		}
 		if !strings.Contains(string(home.body), `data-figure="live" data-value="`+jsonRaw(stats["live"])+`"`) {
 			t.Errorf("the home page lacks %s's %v live listings", s, stats["live"])

@@ -1,6 +1,8 @@
 package pages
 
 import (
+	"strconv"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/answer"
@@ -9,6 +11,7 @@ import (
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
 	"github.com/edge-stats/edge/views/document"
+	"github.com/edge-stats/edge/views/editions"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/replica"
 )
@@ -30,6 +33,34 @@ func newestEvents(r *replica.Replica, f changes.Filter, limit int) []render.Even
 	return out
 }
 
+// weekTotals are store's totals at the end of each edition of eds,
+// oldest first.
+func weekTotals(eds *editions.Set, store views.Store) []render.WeekTotal {
+	weeks := eds.Weeks() // newest first
+	out := make([]render.WeekTotal, 0, len(weeks))
+	for i := len(weeks) - 1; i >= 0; i-- {
+		e := eds.Get(weeks[i])
+		if se := e.Stores[store.String()]; se != nil {
+			out = append(out, render.WeekTotal{Day: e.Last, Live: int64(se.Totals.Live), TotalSize: se.Totals.TotalSize})
+		}
+	}
+	return out
+}
+
+// bars is a distribution of the store's statistics (its JSON field
+// path) as bars, each as long as its share of the largest group.
+func bars(path string, shares []figures.Share) []render.Bar {
+	most := 1
+	for _, sh := range shares {
+		most = max(most, sh.Listings)
+	}
+	out := make([]render.Bar, len(shares))
+	for i, sh := range shares {
+		out[i] = render.Bar{Name: sh.Name, Path: path + "." + strconv.Itoa(i) + ".listings", Listings: sh.Listings, Length: sh.Listings * 100 / most}
+	}
+	return out
+}
+
 // getStorePage answers GET /stores/{store}: the store's statistics (as
 // /api/v1/stores/{store}/stats), the top of each chart and its categories.
 func (s *Pages) getStorePage(c *fiber.Ctx) (answer.Reply, error) {
@@ -45,11 +76,14 @@ func (s *Pages) getStorePage(c *fiber.Ctx) (answer.Reply, error) {
 	if err != nil {
 		return answer.Reply{}, err
 	}
+	eds := s.editions.Load()
 	var buf [64]byte
-	return s.htmlAnswer(f, answer.NewKey(buf[:0], "/stores/:store", gen).Int("s", int64(store)), func(f *figures.Figures) ([]byte, error) {
+	return s.htmlAnswer(f, answer.NewKey(buf[:0], "/stores/:store", gen).Int("s", int64(store)).Int("e", int64(eds.Len())), func(f *figures.Figures) ([]byte, error) {
 		st := f.Stats(store)
 		d := render.StorePage{Store: store.String(), AsOf: st.AsOf.UTC().Format("2006-01-02 15:04 UTC"), JSONURL: "/api/v1/stores/" + store.String() + "/stats"}
-		d.Manifests = store.ReadsManifests()
+		d.Manifests, d.SizeMeasure = store.ReadsManifests(), st.SizeMeasure
+		d.Weeks = weekTotals(eds, store)
+		d.Ratings, d.Sizes = bars("ratingDistribution", st.RatingDistribution), bars("sizeBuckets", st.SizeBuckets)
 		d.Takeovers = newestEvents(cur.Replica, changes.Filter{Stores: []views.Store{store}, Kinds: []changes.Kind{changes.Takeover}}, storeTakeovers)
 		d.Changes = newestEvents(cur.Replica, changes.Filter{Stores: []views.Store{store}}, storeChanges)
 		n := func(def, label string, v int64) {

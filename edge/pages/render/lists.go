@@ -51,6 +51,14 @@ type Link struct {
 	Current    bool
 }
 
+// BarTable is a distribution as a table of bars (templates/list.html,
+// "bars"): its anchor, heading, the heading of its groups' column, and
+// its bars.
+type BarTable struct {
+	ID, Title, Column string
+	Bars              []Bar
+}
+
 // EventTable is a table of events (templates/list.html, "events"): its
 // label, its events, and what to say when it has none.
 type EventTable struct {
@@ -61,6 +69,11 @@ type EventTable struct {
 // listFuncs are the functions of the lists of listings and events
 // (templates/list.html).
 var listFuncs = template.FuncMap{"add": func(a, b int) int { return a + b },
+	"barTable": func(id, title, column string, bars []Bar) BarTable {
+		return BarTable{ID: id, Title: title, Column: column, Bars: bars}
+	},
+	"int":      func(n int) string { return Int(int64(n)) },
+	"barWidth": func(length int) int { return max(length, 1) },
 	"eventTable": func(label, empty string, es []Event) EventTable {
 		return EventTable{Label: label, Empty: empty, Events: es}
 	}}

@@ -1,5 +1,10 @@
 package render
 
+import (
+	"fmt"
+	"html/template"
+)
+
 // StorePage is what a store's page shows: its statistics, its newest
 // takeovers and changes, the top of each chart, its categories.
 type StorePage struct {
@@ -15,6 +20,29 @@ type StorePage struct {
 	// Manifests says the store's manifests are read: only then can its
 	// listings widen what they may do, and so be taken over.
 	Manifests bool
+	// Weeks are the store's totals at the end of each weekly edition,
+	// oldest first; Ratings and Sizes its live listings by rating and by
+	// size, as bars.
+	Weeks          []WeekTotal
+	Ratings, Sizes []Bar
+	SizeMeasure    string // what a size counts in the store
+}
+
+// WeekTotal is a store's live listings and total size at the end of a
+// week (its last day).
+type WeekTotal struct {
+	Day       string
+	Live      int64
+	TotalSize int64
+}
+
+// Bar is one group of a distribution: its name, its count, the JSON path
+// of the count in the page's twin (data-figure), and its length against
+// the largest group (0 to 100).
+type Bar struct {
+	Name, Path string
+	Listings   int
+	Length     int
 }
 
 // Category is a category of a store with its live listings, linking to
@@ -27,14 +55,31 @@ type Category struct {
 
 // RenderStore returns a store's page.
 func RenderStore(d StorePage) ([]byte, error) {
+	live, size := make([]Point, len(d.Weeks)), make([]Point, len(d.Weeks))
+	for i, w := range d.Weeks {
+		live[i], size[i] = Point{Day: w.Day, Size: w.Live, Has: true}, Point{Day: w.Day, Size: w.TotalSize, Has: true}
+	}
+	var liveChart, sizeChart template.HTML
+	if len(d.Weeks) > 1 {
+		liveChart = lineChart(live, weeklyLabel("Live listings", live), false)
+		sizeChart = lineChart(size, weeklyLabel("Total size", size), false)
+	}
 	return execute(storePage, struct {
 		StorePage
-		Head Head
-	}{d, Head{
+		LiveChart, SizeChart template.HTML
+		Head                 Head
+	}{d, liveChart, sizeChart, Head{
 		Title:       d.Store + " · store statistics and charts",
 		Description: "The " + d.Store + " store: its live listings, their total size, its charts (largest, trending, rising, new, top rated, climbers) and its categories.",
 		Alternates:  []Alternate{{"application/json", d.JSONURL, "the statistics as JSON"}},
 	}})
 }
 
-var storePage = parse("store", map[string]any{"int": func(n int) string { return Int(int64(n)) }})
+// weeklyLabel says a weekly series in words: what it is, its span, and
+// its first and last value.
+func weeklyLabel(what string, points []Point) string {
+	first, last := points[0], points[len(points)-1]
+	return fmt.Sprintf("%s at each week's end, %s to %s: %s, then %s", what, first.Day, last.Day, Int(first.Size), Int(last.Size))
+}
+
+var storePage = parse("store", nil)

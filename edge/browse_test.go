@@ -215,3 +215,33 @@ func TestListingChangesAndReviewsPages(t *testing.T) {
 		t.Error("chrome's reviews page does not say they are not collected")
 	}
 }
+
+// TestSearchSuggests: a search that finds nothing suggests the listings
+// near it (its words less their last letters), each linking its page.
+func TestSearchSuggests(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	l := getOK[struct{ Listings []struct{ Store, ID, Name string } }](t, h.Base+"/api/v1/listings?store=chrome&limit=1").Listings[0]
+	typo := l.Name + "qx"
+	var none struct{ Listings []any }
+	if err := json.Unmarshal(get(t, "GET", h.Base+"/api/v1/listings?q="+url.QueryEscape(typo)).body, &none); err != nil || len(none.Listings) != 0 {
+		t.Fatalf("%q finds %d listings: want a search that finds none", typo, len(none.Listings))
+	}
+	body := html.UnescapeString(string(get(t, "GET", h.Base+"/listings?q="+url.QueryEscape(typo)).body))
+	if !strings.Contains(body, "No listing matches") || !strings.Contains(body, `<a href="/listings/chrome/`+l.ID+`">`) {
+		t.Errorf("a search for %q does not suggest %s/%s", typo, l.Store, l.ID)
+	}
+	if body := string(get(t, "GET", h.Base+"/listings?q="+url.QueryEscape(l.Name)).body); strings.Contains(body, "No listing matches") {
+		t.Error("a search that finds listings suggests others")
+	}
+	// A search too short is an error page whose form keeps what was
+	// typed and the browser's filters, to search again.
+	short := get(t, "GET", h.Base+"/listings?q=a&store=chrome&sort=rating")
+	page := string(short.body)
+	if short.status != 400 || !strings.Contains(page, `id="q" name="q" size="20" minlength="2" value="a"`) ||
+		!strings.Contains(page, `<input type="hidden" name="store" value="chrome">`) || !strings.Contains(page, `<input type="hidden" name="sort" value="rating">`) {
+		t.Errorf("a one-letter search: %d, its form does not keep the search and its filters", short.status)
+	}
+}

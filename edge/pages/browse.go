@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/edge-stats/edge/edge/pages/render"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
+	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/listq"
 )
 
@@ -226,12 +228,55 @@ func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 		next.Set("cursor", *doc.NextCursor)
 		d.Next = "/listings?" + next.Encode()
 	}
+	if len(doc.Listings) == 0 && q["q"] != "" && !doc.Partial && doc.Offset == 0 {
+		d.Suggestions = searchSuggestions(doc.Figures, q["q"])
+	}
 	if doc.Offset > 0 {
 		d.First = withQuery("/listings", withoutCursor(q))
 		d.Range = fmt.Sprintf("Listings %s to %s", render.Int(int64(doc.Offset+1)), render.Int(int64(doc.Offset+len(doc.Listings))))
 	}
 	return render.RenderBrowse(d)
 }
+
+// searchSuggestions returns up to 8 listings near a search for q that
+// found none, largest first: those that q with its last letters left out
+// finds (up to four left out, three letters kept), or else one of its
+// words. A suggestion links the listing's page.
+func searchSuggestions(f *figures.Figures, q string) []render.Link {
+	var tries []string
+	r := []rune(strings.TrimSpace(q))
+	for n := len(r) - 1; n >= max(3, len(r)-4); n-- {
+		tries = append(tries, strings.TrimSpace(string(r[:n])))
+	}
+	if words := strings.Fields(q); len(words) > 1 {
+		for _, w := range words {
+			if utf8.RuneCountInString(w) >= 3 {
+				tries = append(tries, w)
+			}
+		}
+	}
+	for _, t := range tries {
+		lq := listq.Query{Q: t, NameOnly: true, Sort: listq.SortStoreRank, Page: 1, PageSize: 8, Deadline: time.Now().Add(suggestBudget)}
+		ls, _, _, _ := f.Listings().List(&lq, nil)
+		if len(ls) == 0 {
+			continue
+		}
+		out := make([]render.Link, len(ls))
+		for i, l := range ls {
+			name := l.Name
+			if name == "" {
+				name = l.ID
+			}
+			out[i] = render.Link{Label: name + " (" + l.Store.String() + ")", URL: "/listings/" + l.Store.String() + "/" + url.PathEscape(l.ID)}
+		}
+		return out
+	}
+	return nil
+}
+
+// suggestBudget is how long each of a fruitless search's suggestions may
+// search.
+const suggestBudget = 50 * time.Millisecond
 
 // browseList is the browser's list, before its entries: its caption, and
 // its columns' headings, each a link that sorts by it.

@@ -124,7 +124,7 @@ func Error(c *fiber.Ctx, err error) error {
 	default:
 		return err // the server's error handler logs it and answers 500
 	}
-	body, rerr := render.RenderError(p.Status, ReaderText(p), p.Header(fiber.HeaderRetryAfter))
+	body, rerr := render.RenderSearchError(p.Status, ReaderText(p), p.Header(fiber.HeaderRetryAfter), searchForm(c))
 	if rerr != nil {
 		return rerr
 	}
@@ -136,6 +136,25 @@ func Error(c *fiber.Ctx, err error) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	c.Response().Header.Del(fiber.HeaderETag)
 	return c.Status(p.Status).Send(body)
+}
+
+// searchForm is what an error page's search form keeps of the request:
+// on the listings' browser, the words searched for and its other filters
+// (a search too short keeps them, to search again); elsewhere nothing.
+func searchForm(c *fiber.Ctx) render.SearchForm {
+	if c.Path() != "/listings" {
+		return render.SearchForm{}
+	}
+	var f render.SearchForm
+	for _, k := range []string{"store", "category", "tag", "sort", "order", "compare"} {
+		if v := c.Query(k); v != "" && len(v) <= 200 {
+			f.Keep = append(f.Keep, render.Option{Value: k, Label: v})
+		}
+	}
+	if q := c.Query("q"); len(q) <= 200 {
+		f.Q = q
+	}
+	return f
 }
 
 // Pages returns the app's error handler: a browser's request (its Accept

@@ -11,6 +11,8 @@ type BrowsePage struct {
 	Range                 string // which listings a later page shows ("Listings 51 to 100"), "" on the first
 	// Comparing is the comparison the reader is adding to (its address),
 	// and Compared how many listings it holds; "" and 0 for none.
+	// Suggestions are listings near a search that found none.
+	Suggestions           []Link
 	Comparing, CompareSet string
 	Compared              int
 	Partial               bool // the text search ran out of its budget

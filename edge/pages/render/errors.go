@@ -10,6 +10,19 @@ import (
 // none). A person in a browser gets it where an API client gets
 // problem+json.
 func RenderError(status int, detail, retry string) ([]byte, error) {
+	return RenderSearchError(status, detail, retry, SearchForm{})
+}
+
+// SearchForm is what an error page's search form holds: the words
+// searched for, and the listings browser's other filters, kept as they
+// were sent (a search's error keeps the reader's filters).
+type SearchForm struct {
+	Q    string
+	Keep []Option // hidden fields: Value is the name, Label the value
+}
+
+// RenderSearchError is RenderError whose search form holds form.
+func RenderSearchError(status int, detail, retry string, form SearchForm) ([]byte, error) {
 	title := http.StatusText(status)
 	if status == http.StatusTooManyRequests {
 		title = "Please slow down"
@@ -20,7 +33,8 @@ func RenderError(status int, detail, retry string) ([]byte, error) {
 		Status int
 		Detail string
 		Retry  string
-	}{Head: Head{Title: title + " · edge", Description: detail}, Title: title, Status: status, Detail: detail, Retry: retry})
+		Form   SearchForm
+	}{Head: Head{Title: title + " · edge", Description: detail}, Title: title, Status: status, Detail: detail, Retry: retry, Form: form})
 }
 
 var errorPage = parse("error", map[string]any{"retryMinutes": func(s string) int {

@@ -223,7 +223,9 @@ func TestSearchSuggests(t *testing.T) {
 	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	l := getOK[struct{ Listings []struct{ Store, ID, Name string } }](t, h.Base+"/api/v1/listings?store=chrome&limit=1").Listings[0]
+	l := getOK[struct {
+		Listings []struct{ Store, ID, Name string }
+	}](t, h.Base+"/api/v1/listings?store=chrome&limit=1").Listings[0]
 	typo := l.Name + "qx"
 	var none struct{ Listings []any }
 	if err := json.Unmarshal(get(t, "GET", h.Base+"/api/v1/listings?q="+url.QueryEscape(typo)).body, &none); err != nil || len(none.Listings) != 0 {

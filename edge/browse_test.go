@@ -115,8 +115,23 @@ func TestBrowseSortsByAClick(t *testing.T) {
 	if len(pos) == 0 || pos[0][1] != "21" || pos[len(pos)-1][1] != strconv.Itoa(20+len(pos)) {
 		t.Errorf("page 2's rows are numbered %v, want from 21", pos)
 	}
-	if !strings.Contains(second, "Listings 21 to") || !strings.Contains(second, "First listings") {
+	if !strings.Contains(second, "Listings 21 to") || !strings.Contains(second, `<a href="/listings?limit=20&amp;store=chrome" rel="prev">`) {
 		t.Error("page 2 does not say which listings it shows or link back to the first")
+	}
+	// Page 3 links the first page and the one before it, page 2.
+	next := regexp.MustCompile(`<a href="([^"]+)" rel="next">`).FindStringSubmatch(second)
+	if next == nil {
+		t.Fatal("page 2 has no next page")
+	}
+	third := string(get(t, "GET", h.Base+html.UnescapeString(next[1])).body)
+	prev := regexp.MustCompile(`<a href="([^"]+)" rel="prev">`).FindStringSubmatch(third)
+	if prev == nil || !strings.Contains(third, "First listings") || !strings.Contains(third, "Listings 41 to") {
+		t.Fatal("page 3 does not link back")
+	}
+	back := string(get(t, "GET", h.Base+html.UnescapeString(prev[1])).body)
+	rows := regexp.MustCompile(`<td class="pos">(\d+)</td><th scope="row"><a href="([^"]+)"`)
+	if got, want := rows.FindAllString(back, -1), rows.FindAllString(second, -1); len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("page 3's previous page is not page 2:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -233,6 +233,12 @@ func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 	}
 	if doc.Offset > 0 {
 		d.First = withQuery("/listings", withoutCursor(q))
+		d.Prev = d.First
+		if doc.PrevCursor != nil {
+			prev := withoutCursor(q)
+			prev.Set("cursor", *doc.PrevCursor)
+			d.Prev = "/listings?" + prev.Encode()
+		}
 		d.Range = fmt.Sprintf("Listings %s to %s", render.Int(int64(doc.Offset+1)), render.Int(int64(doc.Offset+len(doc.Listings))))
 	}
 	return render.RenderBrowse(d)

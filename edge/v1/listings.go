@@ -230,6 +230,9 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 		if more && page < listMaxPages && !partial {
 			out.NextCursor = document.EncodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
 		}
+		if route != "/api/v1/listings" && page > 2 {
+			out.PrevCursor = prevCursor(f, q, page, queryHash)
+		}
 		return codec(c, &out)
 	})
 	if err != nil {
@@ -239,6 +242,24 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 		s.answers.Alias(alias, key)
 	}
 	return answer.Reply{Answer: a, CacheControl: cacheControl}, nil
+}
+
+// prevCursor returns the cursor of the page before page (3 or more) of
+// the query q hashed queryHash, for the listings' page, whose readers go
+// back as well as on: the cursors run forward only, so the pages before
+// are walked again from the first (at most listMaxPages of them, as a
+// reader paging on would). nil when the walk ends early (a search out of
+// its budget).
+func prevCursor(f *figures.Figures, q listq.Query, page int, queryHash uint64) *string {
+	var after *listq.Pos
+	for p := 1; p < page-1; p++ {
+		_, last, more, partial := f.Listings().List(&q, after)
+		if !more || partial {
+			return nil
+		}
+		after = &last
+	}
+	return document.EncodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page - 2, After: *after})
 }
 
 // pageArgs reads the page a listings query asks for: its limit (into

@@ -15,7 +15,11 @@ type ListingPage struct {
 	Listings   []*views.Listing
 	Figures    *figures.Figures
 	NextCursor *string // the cursor of the next page; nil on the last
-	Partial    bool    // a search cut short by its time budget: no next page is offered
+	// PrevCursor is the cursor of the page before, for the listings' page
+	// (not in the JSON: the API's cursors run forward); nil on the first
+	// two pages, whose page before has none, and on the API.
+	PrevCursor *string
+	Partial    bool // a search cut short by its time budget: no next page is offered
 	// Offset is how many listings the pages before this one held (not in
 	// the JSON: a page numbers its rows from it).
 	Offset int

@@ -233,7 +233,9 @@ func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 	}
 	if doc.Offset > 0 {
 		d.First = withQuery("/listings", withoutCursor(q))
-		d.Prev = d.First
+		if doc.Page == 2 {
+			d.Prev = d.First
+		}
 		if doc.PrevCursor != nil {
 			prev := withoutCursor(q)
 			prev.Set("cursor", *doc.PrevCursor)

@@ -226,11 +226,11 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 			q.Deadline = time.Now().Add(s.cfg.TextBudget)
 		}
 		ls, last, more, partial := f.Listings().List(&q, after)
-		out := document.ListingPage{Listings: ls, Figures: f, Partial: partial, Offset: (page - 1) * q.PageSize}
+		out := document.ListingPage{Listings: ls, Figures: f, Partial: partial, Offset: (page - 1) * q.PageSize, Page: page}
 		if more && page < listMaxPages && !partial {
 			out.NextCursor = document.EncodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
 		}
-		if route != "/api/v1/listings" && page > 2 {
+		if route != "/api/v1/listings" && page > 2 && page <= prevMaxPages {
 			out.PrevCursor = prevCursor(f, q, page, queryHash)
 		}
 		return codec(c, &out)
@@ -244,12 +244,16 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 	return answer.Reply{Answer: a, CacheControl: cacheControl}, nil
 }
 
-// prevCursor returns the cursor of the page before page (3 or more) of
-// the query q hashed queryHash, for the listings' page, whose readers go
-// back as well as on: the cursors run forward only, so the pages before
-// are walked again from the first (at most listMaxPages of them, as a
-// reader paging on would). nil when the walk ends early (a search out of
-// its budget).
+// prevMaxPages is the last page of the listings' page that links the
+// page before it: walking the pages before again costs a query each, and
+// a miss may cost at most this many (past it, the page links the first).
+const prevMaxPages = 20
+
+// prevCursor returns the cursor of the page before page (3 to
+// prevMaxPages) of the query q hashed queryHash, for the listings' page,
+// whose readers go back as well as on: the cursors run forward only, so
+// the pages before are walked again from the first. nil when the walk
+// ends early (a search out of its budget).
 func prevCursor(f *figures.Figures, q listq.Query, page int, queryHash uint64) *string {
 	var after *listq.Pos
 	for p := 1; p < page-1; p++ {

@@ -20,9 +20,10 @@ type ListingPage struct {
 	// two pages, whose page before has none, and on the API.
 	PrevCursor *string
 	Partial    bool // a search cut short by its time budget: no next page is offered
-	// Offset is how many listings the pages before this one held (not in
-	// the JSON: a page numbers its rows from it).
-	Offset int
+	// Offset is how many listings the pages before this one held, and
+	// Page its number from 1 (not in the JSON: a page numbers its rows
+	// from them).
+	Offset, Page int
 }
 
 // AppendJSON appends the page's JSON.

@@ -262,3 +262,49 @@ func TestSearchSuggests(t *testing.T) {
 		t.Errorf("a one-letter search: %d, its form does not keep the search and its filters", short.status)
 	}
 }
+
+// TestBrowseCounts: where the figures know how many listings a query
+// lists (every live listing, a store's, a category's, a topic's), the
+// browser says so, and the count is what the API lists page by page;
+// a search says no count.
+func TestBrowseCounts(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	cats := getOK[struct{ Categories []struct{ Name string } }](t, h.Base+"/api/v1/categories/chrome").Categories
+	tags := getOK[struct{ Tags []struct{ Slug string } }](t, h.Base+"/api/v1/tags").Tags
+	if len(cats) == 0 || len(tags) == 0 {
+		t.Fatal("no category or topic")
+	}
+	count := regexp.MustCompile(`<p class="note">([\d,]+) listings?\.</p>`)
+	for _, q := range []string{"", "store=chrome", "store=chrome&category=" + url.QueryEscape(cats[len(cats)-1].Name),
+		"tag=" + url.QueryEscape(tags[0].Slug), "store=edge&tag=" + url.QueryEscape(tags[0].Slug) + "&sort=rating"} {
+		listed := 0
+		for cursor := ""; ; {
+			var p struct {
+				Listings   []any
+				NextCursor *string
+			}
+			u := h.Base + "/api/v1/listings?limit=100&" + q
+			if cursor != "" {
+				u += "&cursor=" + url.QueryEscape(cursor)
+			}
+			if err := json.Unmarshal(get(t, "GET", u).body, &p); err != nil {
+				t.Fatal(err)
+			}
+			listed += len(p.Listings)
+			if p.NextCursor == nil {
+				break
+			}
+			cursor = *p.NextCursor
+		}
+		m := count.FindStringSubmatch(string(get(t, "GET", h.Base+"/listings?"+q).body))
+		if m == nil || strings.ReplaceAll(m[1], ",", "") != strconv.Itoa(listed) {
+			t.Errorf("/listings?%s says %v listings, the API lists %d", q, m, listed)
+		}
+	}
+	if count.MatchString(string(get(t, "GET", h.Base+"/listings?q=pdf").body)) {
+		t.Error("a search says a count")
+	}
+}

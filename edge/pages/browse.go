@@ -231,6 +231,12 @@ func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 	if len(doc.Listings) == 0 && q["q"] != "" && !doc.Partial && doc.Offset == 0 {
 		d.Suggestions = searchSuggestions(doc.Figures, q["q"])
 	}
+	if doc.Counted {
+		d.Count = fmt.Sprintf("%s listings.", render.Int(int64(doc.Total)))
+		if doc.Total == 1 {
+			d.Count = "1 listing."
+		}
+	}
 	if doc.Offset > 0 {
 		d.First = withQuery("/listings", withoutCursor(q))
 		if doc.Page == 2 {
@@ -242,6 +248,10 @@ func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 			d.Prev = "/listings?" + prev.Encode()
 		}
 		d.Range = fmt.Sprintf("Listings %s to %s", render.Int(int64(doc.Offset+1)), render.Int(int64(doc.Offset+len(doc.Listings))))
+		if doc.Counted {
+			d.Range += " of " + render.Int(int64(doc.Total))
+			d.Count = ""
+		}
 	}
 	return render.RenderBrowse(d)
 }

@@ -230,6 +230,9 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 		if more && page < listMaxPages && !partial {
 			out.NextCursor = document.EncodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
 		}
+		if route != "/api/v1/listings" {
+			out.Total, out.Counted = listTotal(args, f, &q)
+		}
 		if route != "/api/v1/listings" && page > 2 && page <= prevMaxPages {
 			out.PrevCursor = prevCursor(f, q, page, queryHash)
 		}
@@ -242,6 +245,53 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 		s.answers.Alias(alias, key)
 	}
 	return answer.Reply{Answer: a, CacheControl: cacheControl}, nil
+}
+
+// listTotal returns how many listings the query q (args as sent) lists,
+// when the published figures f count them: every live listing, a
+// store's, a category's or a topic's, with no search and no other
+// filter. ok is false otherwise.
+func listTotal(args *fasthttp.Args, f *figures.Figures, q *listq.Query) (total int, ok bool) {
+	plain := q.Q == "" && (q.Category == nil || q.Topic == nil)
+	args.VisitAll(func(k, _ []byte) {
+		switch string(k) {
+		case "store", "category", "tag", "sort", "order", "limit", "cursor", "compare":
+		default:
+			plain = false
+		}
+	})
+	if !plain {
+		return 0, false
+	}
+	var topic *figures.Topic
+	if q.Topic != nil {
+		for i, t := range f.Topics() {
+			if t.Slug == *q.Topic {
+				topic = &f.Topics()[i]
+			}
+		}
+		if topic == nil {
+			return 0, false
+		}
+	}
+	for _, s := range views.Stores {
+		if q.Store != nil && *q.Store != s {
+			continue
+		}
+		switch {
+		case q.Category != nil:
+			for _, c := range f.Categories(s) {
+				if c.Name == *q.Category {
+					total += c.Listings
+				}
+			}
+		case topic != nil:
+			total += topic.Count(s)
+		default:
+			total += f.Stats(s).Live
+		}
+	}
+	return total, true
 }
 
 // prevMaxPages is the last page of the listings' page that links the

@@ -24,6 +24,11 @@ type ListingPage struct {
 	// Page its number from 1 (not in the JSON: a page numbers its rows
 	// from them).
 	Offset, Page int
+	// Total is how many listings the query lists, when the published
+	// figures know it (Counted): every live listing, a store's, a
+	// category's or a topic's, with no search or other filter.
+	Total   int
+	Counted bool
 }
 
 // AppendJSON appends the page's JSON.

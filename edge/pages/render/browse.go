@@ -9,6 +9,7 @@ type BrowsePage struct {
 	Next                  string // the next page's address, "" at the end
 	First                 string // the first page's address, "" on the first page
 	Prev                  string // the page before's address, "" on the first page
+	Count                 string // how many listings the query lists, where the figures know it ("" otherwise)
 	Range                 string // which listings a later page shows ("Listings 51 to 100"), "" on the first
 	// Comparing is the comparison the reader is adding to (its address),
 	// and Compared how many listings it holds; "" and 0 for none.

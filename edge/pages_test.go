@@ -264,7 +264,16 @@ func TestCrawlFromHome(t *testing.T) {
 	href := regexp.MustCompile(`href="(/[^"]*)"`)
 	queue, seen, pages := []string{"/"}, map[string]bool{"/": true}, 0
 	from := map[string]string{}
-	kinds := map[string]bool{}
+	kinds, first := map[string]bool{}, map[string]bool{}
+	// kindOf is the kind of page u is: its first segment, or a listing's
+	// own pages (its changes, its reviews).
+	kindOf := func(u string) string {
+		path, _, _ := strings.Cut(u, "?")
+		if strings.HasPrefix(path, "/listings/") && strings.Count(path, "/") == 4 {
+			return "listing " + path[strings.LastIndex(path, "/")+1:]
+		}
+		return strings.SplitN(strings.TrimPrefix(path, "/"), "/", 2)[0]
+	}
 	// Every link to an anchor (/path#id, or #id on the page itself), and
 	// the bodies of the pages read, to check that each anchor is there.
 	type anchor struct{ page, id, from string }
@@ -307,8 +316,7 @@ func TestCrawlFromHome(t *testing.T) {
 		if u != "/docs" && !bytes.Contains(r.body, []byte(`<form class="find" method="get" action="/listings" role="search" aria-label="Site search">`)) {
 			t.Errorf("%s has no search box in its header", u)
 		}
-		kind := strings.SplitN(strings.TrimPrefix(u, "/"), "/", 2)[0]
-		kinds[strings.SplitN(kind, "?", 2)[0]] = true
+		kinds[kindOf(u)] = true
 		for _, m := range local.FindAllStringSubmatch(string(r.body), -1) {
 			anchors = append(anchors, anchor{u, html.UnescapeString(m[1]), u})
 		}
@@ -320,11 +328,19 @@ func TestCrawlFromHome(t *testing.T) {
 			if !seen[v] {
 				seen[v] = true
 				from[v] = u
-				queue = append(queue, v)
+				if k := kindOf(v); !kinds[k] && !first[k] {
+					// A page of a kind not reached yet goes first, so
+					// that the 500 pages read reach every kind.
+					first[k] = true
+					queue = append([]string{v}, queue...)
+				} else {
+					queue = append(queue, v)
+				}
 			}
 		}
 	}
-	for _, k := range []string{"", "stores", "charts", "categories", "tags", "listings", "events", "weeks", "week", "definitions", "compare"} {
+	for _, k := range []string{"", "stores", "charts", "categories", "tags", "listings", "events", "weeks", "week", "definitions", "compare",
+		"listing changes", "listing reviews"} {
 		if !kinds[k] {
 			t.Errorf("no /%s page was reached (reached %v)", k, kinds)
 		}

@@ -163,13 +163,16 @@ func browseCaption(q map[string]string, sort string) string {
 		c += " of every store"
 	}
 	c += ", by " + sortLabels[sort]
-	if browseOrder(sort, q["order"]) == "ascending" {
-		c += ", smallest first"
-		if sort == "name" {
-			c = strings.TrimSuffix(c, ", smallest first") + ", A to Z"
-		}
-	} else if sort == "name" {
+	asc := browseOrder(sort, q["order"]) == "ascending"
+	switch {
+	case sort == "name" && asc:
+		c += ", A to Z"
+	case sort == "name":
 		c += ", Z to A"
+	case (sort == "updated" || sort == "created" || sort == "firstseen") && asc:
+		c += ", oldest first"
+	case asc:
+		c += ", smallest first"
 	}
 	if sort == "installs" && q["store"] == "" {
 		c += " (each store's largest, then each store's second, and so on: the stores count size in different units)"

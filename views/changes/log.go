@@ -59,10 +59,7 @@ func NewLog(cs []Change, from int64) *Log {
 	slices.SortStableFunc(cs, func(a, b Change) int { return PosOf(&a).Compare(PosOf(&b)) })
 	cs = slices.CompactFunc(cs, func(a, b Change) bool { return PosOf(&a) == PosOf(&b) })
 	derived := takeovers(cs)
-	if len(derived) > 0 {
-		cs = append(cs, derived...)
-		slices.SortFunc(cs, func(a, b Change) int { return PosOf(&a).Compare(PosOf(&b)) })
-	}
+	cs = mergeSorted(cs, derived)
 	l := &Log{all: slices.Clip(cs), from: from, derived: len(derived), byListing: make([]int32, len(cs)), byAdded: map[string][]int32{}}
 	for i := range cs {
 		l.byListing[i] = int32(i)

@@ -102,6 +102,28 @@ func takeovers(cs []Change) []Change {
 	return out
 }
 
+// mergeSorted returns cs with more merged in, both in feed order and
+// with no place in common: from the back, in cs's own array grown by
+// len(more), so that a log of millions of changes is not sorted again
+// for a few takeovers.
+func mergeSorted(cs, more []Change) []Change {
+	if len(more) == 0 {
+		return cs
+	}
+	i, j := len(cs)-1, len(more)-1
+	cs = append(cs, more...)
+	for w := len(cs) - 1; j >= 0; w-- {
+		if i >= 0 && PosOf(&cs[i]).Compare(PosOf(&more[j])) > 0 {
+			cs[w] = cs[i]
+			i--
+		} else {
+			cs[w] = more[j]
+			j--
+		}
+	}
+	return cs
+}
+
 // Joins returns the two events takeover t joins: the change of developer
 // (the listing's last before or at t) and the widening change of t's
 // crawl (t.Via). ok is false when t is not a takeover of l.

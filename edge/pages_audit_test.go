@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -120,7 +123,8 @@ func pageTypes(t *testing.T, h *harness) []pageType {
 // favicon 404) with no error in the console (a style the CSP refuses
 // would be one), and the whole page weighs at most pageWeightBound as
 // sent. Screenshots of each are left in the test output folder
-// (testOut) for review.
+// (testOut) for review, with its HTML, which the Nu HTML checker finds
+// valid.
 func TestPagesInChromium(t *testing.T) {
 	bin := chromium(t)
 	node := filepath.Join(nodeDir(t), "node")
@@ -174,6 +178,90 @@ func TestPagesInChromium(t *testing.T) {
 		}
 	}
 	t.Logf("screenshots of every page type at 390 and 1280 px: %s", out)
+	checkNu(t, pages, out)
+}
+
+// vnuJar is the Nu HTML checker's jar, as deploy/node.sh installs the
+// pinned vnu-jar package beside the audits.
+const vnuJar = "testdata/pages/node_modules/vnu-jar/build/dist/vnu.jar"
+
+// checkNu asks every page as a browser does, keeps its HTML beside the
+// screenshots in dir, and has the Nu HTML checker read them all.
+func checkNu(t *testing.T, pages []pageType, dir string) {
+	t.Helper()
+	bodies := map[string][]byte{}
+	for _, p := range pages {
+		req, err := http.NewRequest("GET", p.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", "text/html")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies[p.Name] = body
+	}
+	validHTML(t, bodies, dir)
+}
+
+// validHTML writes each page of pages (by name) to dir and runs the Nu
+// HTML checker (the W3C's validator, which also checks the CSS of the
+// pages' style element) over all of them at once: each error it reports
+// fails t, naming the page; each warning is logged.
+func validHTML(t *testing.T, pages map[string][]byte, dir string) {
+	t.Helper()
+	java, err := exec.LookPath("java")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("java is not installed (make deps installs it with ZooKeeper)")
+		}
+		t.Skip("java is not installed")
+	}
+	nodeDir(t) // deploy/node.sh installs the jar
+	var files []string
+	names := map[string]string{}
+	for name, body := range pages {
+		f := filepath.Join(dir, "page"+strconv.Itoa(len(files))+".html")
+		if err := os.WriteFile(f, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+		names[filepath.Base(f)] = name
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, java, append([]string{"-jar", vnuJar, "--format", "json", "--stdout"}, files...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	raw, err := cmd.Output()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) { // it exits 1 when it finds an error
+		t.Fatalf("vnu: %v\n%s", err, stderr.String())
+	}
+	var report struct {
+		Messages []struct {
+			Type, SubType, URL, Message, Extract string
+			LastLine                             int
+		}
+	}
+	if err := json.Unmarshal(raw, &report); err != nil {
+		t.Fatalf("vnu wrote %q: %v\n%s", raw, err, stderr.String())
+	}
+	for _, m := range report.Messages {
+		at := names[filepath.Base(m.URL)] + " line " + strconv.Itoa(m.LastLine)
+		if m.Type == "info" {
+			t.Logf("Nu checker, %s (%s): %s", at, m.SubType, m.Message)
+			continue
+		}
+		t.Errorf("Nu checker, %s: %s %s: %s in %q", at, m.Type, m.SubType, m.Message, m.Extract)
+	}
+	t.Logf("the Nu HTML checker read %d pages: %d messages", len(files), len(report.Messages))
 }
 
 // errorPages are the statuses of the page types that are error pages: a

@@ -365,6 +365,8 @@ func TestCrawlFromHome(t *testing.T) {
 	if len(anchors) < 100 {
 		t.Errorf("only %d links to anchors found: the crawl reads the pages' figure labels", len(anchors))
 	}
+	// Every page read is valid HTML (and its style valid CSS).
+	validHTML(t, bodies, t.TempDir())
 	jsonNamesItsPage(t, h)
 }
 

@@ -26,6 +26,17 @@ var redocJS []byte
 // so it is cached for a year and a new release gets a new address.
 const ScriptPath = "/docs/redoc.standalone-" + RedocVersion + ".js"
 
+// InitPath is the script that starts Redoc on the page's element. Redoc's
+// own start reads a <redoc> element, which HTML does not allow (a custom
+// element's name has a hyphen), so the page names a div and this script
+// gives it to Redoc.init. Its name is versioned like the script's: a
+// browser that keeps an old script keeps its old start with it.
+const InitPath = "/docs/redoc-init-1.js"
+
+// redocInit starts Redoc on the div #redoc with the served description.
+const redocInit = `Redoc.init("/api/v1/openapi.json", {}, document.getElementById("redoc"));
+`
+
 // docsPage renders the description at /api/v1/openapi.json.
 const docsPage = `<!doctype html>
 <html lang="en">
@@ -36,8 +47,9 @@ const docsPage = `<!doctype html>
 <style>body{margin:0}</style>
 </head>
 <body>
-<redoc spec-url="/api/v1/openapi.json"></redoc>
+<div id="redoc"></div>
 <script src="` + ScriptPath + `"></script>
+<script src="` + InitPath + `"></script>
 </body>
 </html>
 `
@@ -76,11 +88,15 @@ const contentSecurity = "default-src 'none'; script-src 'self'; style-src 'self'
 // Routes serves /, /docs and the script, each answer sent by respond.
 func Routes(app *fiber.App, respond answer.Responder) {
 	script := answer.New(redocJS, "text/javascript; charset=utf-8").Tag("edge", "docs")
+	start := answer.New([]byte(redocInit), "text/javascript; charset=utf-8").Tag("edge", "docs")
 	docs := answer.New([]byte(docsPage), fiber.MIMETextHTMLCharsetUTF8).Tag("edge", "docs")
 	home := answer.New([]byte(homePage), fiber.MIMETextHTMLCharsetUTF8).Tag("edge", "docs")
 	homeAsJSON := answer.New([]byte(homeJSON), fiber.MIMEApplicationJSON).Tag("edge", "docs")
 	app.Get(ScriptPath, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{Answer: script, CacheControl: "public, max-age=31536000, immutable"}, nil
+	}))
+	app.Get(InitPath, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
+		return answer.Reply{Answer: start, CacheControl: "public, max-age=31536000, immutable"}, nil
 	}))
 	app.Get("/docs", respond.Handle(func(c *fiber.Ctx) (answer.Reply, error) {
 		c.Set(fiber.HeaderContentSecurityPolicy, contentSecurity)

@@ -95,10 +95,7 @@ func BuildEditions(ctx context.Context, pub *views.Published[editions.Set], max 
 	// The week holding the newest reading is not complete yet (a reading at
 	// Monday 00:00 sits in the new week, so the one before is complete).
 	newest := editions.WeekOf(views.DayOf(last)).Prev()
-	oldest := editions.WeekOf(views.DayOf(first))
-	if oldest.Start().Time().Before(first) {
-		oldest = oldest.Next() // the first week is partial
-	}
+	oldest := OldestEdition(first, newest)
 	var (
 		built, loaded, waiting int
 		cur                    *editions.State // state at the end of w
@@ -165,6 +162,33 @@ func BuildEditions(ctx context.Context, pub *views.Published[editions.Set], max 
 		return fmt.Errorf("%d editions wait for the edge that leads the fleet to build them", waiting)
 	}
 	return nil
+}
+
+// OldestEdition returns the first week that gets an edition when the
+// readings begin at first and the newest complete week is newest: the
+// first week whose start is a whole lookback (analytics.WeekLookback)
+// after first, so that the state it compares with holds every listing
+// read in the month before, as every later week's does. A week starting
+// sooner compares with a state that misses the listings not read since
+// the data began: it would count thousands of them as returning and
+// could see no departure. While the readings cover less than that (a new
+// fleet's first month, a short test dataset), the editions start at the
+// first complete week, and the first of them compares with such a part.
+func OldestEdition(first time.Time, newest editions.Week) editions.Week {
+	oldest := firstWeekFrom(first) // the first week is partial
+	if full := firstWeekFrom(first.Add(analytics.WeekLookback)); !newest.Before(full) {
+		oldest = full
+	}
+	return oldest
+}
+
+// firstWeekFrom returns the first week that starts at or after t.
+func firstWeekFrom(t time.Time) editions.Week {
+	w := editions.WeekOf(views.DayOf(t))
+	if w.Start().Time().Before(t) {
+		w = w.Next()
+	}
+	return w
 }
 
 // dataSpan connects and returns the times of the first and the last

@@ -111,3 +111,92 @@ func TestAnEditionNotKeptIsKeptLater(t *testing.T) {
 		t.Fatalf("the next run kept %d of the 2 editions", len(kept))
 	}
 }
+
+// TestOldestEdition: the editions start at the first week whose start is
+// a whole lookback after the first reading, so that the state the week
+// compares with is read as fully as every later one; with less data
+// than that, at the first complete week.
+func TestOldestEdition(t *testing.T) {
+	week := func(s string) editions.Week {
+		w, err := editions.ParseWeek(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	for _, c := range []struct {
+		name, first, newest, want string
+	}{
+		// 30 days on: Monday 1 December 2025, the start of 2025-W49.
+		{"a year of readings", "2025-11-01T00:00:00Z", "2026-W43", "2025-W49"},
+		// 30 days on: Tuesday 2 December 09:00; the next Monday is the 8th.
+		{"the lookback ends mid-week", "2025-11-02T09:00:00Z", "2026-W43", "2025-W50"},
+		// 30 days on: Wednesday 4 March 2026; the next Monday is the 9th.
+		{"readings from a Monday", "2026-02-02T00:00:00Z", "2026-W43", "2026-W11"},
+		{"just a lookback and a week", "2026-02-02T00:00:00Z", "2026-W11", "2026-W11"},
+		// Less: the first complete week.
+		{"a week short", "2026-02-02T00:00:00Z", "2026-W10", "2026-W06"},
+		{"a partial first week, little data", "2026-02-03T00:00:00Z", "2026-W08", "2026-W07"},
+	} {
+		got := OldestEdition(mustTime(t, c.first), week(c.newest))
+		if got.String() != c.want {
+			t.Errorf("%s: first reading %s, newest %s: oldest %s, want %s", c.name, c.first, c.newest, got, c.want)
+		}
+		if start := got.Start().Time(); start.Before(mustTime(t, c.first)) {
+			t.Errorf("%s: the oldest edition %s starts before the readings", c.name, got)
+		}
+	}
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
+}
+
+// TestFirstEditionComparesAFullMonth: over readings of four months, the
+// first edition starts a whole lookback after the first reading, and it
+// counts no more listings as returning than the later editions do (a
+// week compared with a state of the data's first days would count every
+// listing not read in them).
+func TestFirstEditionComparesAFullMonth(t *testing.T) {
+	cfg, conn := chtest.Need(t, srv).Migrated(t)
+	ctx := context.Background()
+	o := seed.DefaultOptions()
+	o.Listings, o.Days, o.ReviewsPerListing, o.End = 400, 120, 0, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := seed.Write(ctx, conn, o, seed.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db := analytics.NewLazy(cfg)
+	t.Cleanup(func() { db.Close() })
+	pub := &views.Published[editions.Set]{}
+	if err := EditionsJob(db, pub, "@every 1h", 260, nil, nil, nil, quiet()).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first, _, err := analytics.DataSpan(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weeks := pub.Load().Weeks() // newest first
+	if len(weeks) < 8 {
+		t.Fatalf("%d editions over 120 days", len(weeks))
+	}
+	oldest := weeks[len(weeks)-1]
+	if start := oldest.Start().Time(); start.Before(first.Add(analytics.WeekLookback)) {
+		t.Errorf("the first edition %s starts %s, less than a lookback after the first reading %s", oldest, start, first)
+	}
+	most := 0
+	for _, w := range weeks[:len(weeks)-1] {
+		for _, se := range pub.Load().Get(w).Stores {
+			most = max(most, se.Totals.Returning)
+		}
+	}
+	for store, se := range pub.Load().Get(oldest).Stores {
+		if se.Totals.Returning > max(2*most, 3) {
+			t.Errorf("the first edition %s: %d %s listings returning, at most %d in any later week", oldest, se.Totals.Returning, store, most)
+		}
+	}
+}

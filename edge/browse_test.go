@@ -308,3 +308,61 @@ func TestBrowseCounts(t *testing.T) {
 		t.Error("a search says a count")
 	}
 }
+
+// TestBrowseGoesBackFromAnyPage: from any page of the listings' browser
+// the previous page is linked, well past the first pages, and it is the
+// page the reader came from, rows and numbers alike; in an order of
+// names, of sizes and of growth either way (a growth's listings without
+// a value close the order: walked back only in the first pages).
+func TestBrowseGoesBackFromAnyPage(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	rowRE := regexp.MustCompile(`<td class="pos">(\d+)</td><th scope="row"><a href="([^"]+)"`)
+	nextRE := regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
+	prevRE := regexp.MustCompile(`<a href="([^"]+)" rel="prev">`)
+	rows := func(body string) string { return strings.Join(rowRE.FindAllString(body, -1), "\n") }
+	for _, q := range []string{"limit=5", "limit=5&store=chrome&sort=name", "limit=4&sort=growth7d&order=asc", "limit=3&store=apple&sort=created"} {
+		var pages []string // the rows of each page, walked forward
+		var links []string // the address of each page
+		u := "/listings?" + q
+		for len(pages) < 45 {
+			body := html.UnescapeString(string(get(t, "GET", h.Base+u).body))
+			pages, links = append(pages, rows(body)), append(links, u)
+			next := nextRE.FindStringSubmatch(body)
+			if next == nil {
+				break
+			}
+			u = next[1]
+		}
+		if len(pages) < 30 {
+			t.Fatalf("%s: only %d pages", q, len(pages))
+		}
+		backs := 0
+		for n := len(pages); n >= 2; n-- { // page n, from 1
+			body := html.UnescapeString(string(get(t, "GET", h.Base+links[n-1]).body))
+			prev := prevRE.FindStringSubmatch(body)
+			if prev == nil {
+				t.Fatalf("%s: page %d links no page before it", q, n)
+			}
+			if !strings.Contains(prev[1], "cursor=") {
+				// The first page, linked from page 2, or from a later page
+				// whose page before is not found (a growth's listings
+				// without a value, past page 20).
+				if n != 2 && !strings.Contains(q, "growth") {
+					t.Errorf("%s: page %d links the first page as the one before it", q, n)
+				}
+				continue
+			}
+			back := html.UnescapeString(string(get(t, "GET", h.Base+prev[1]).body))
+			if got := rows(back); got == "" || got != pages[n-2] {
+				t.Fatalf("%s: page %d's page before is not page %d:\n%.400s\nwant\n%.400s", q, n, n-1, got, pages[n-2])
+			}
+			backs++
+		}
+		if backs < 20 {
+			t.Errorf("%s: only %d pages link the page before them by cursor", q, backs)
+		}
+	}
+}

@@ -233,8 +233,8 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 		if route != "/api/v1/listings" {
 			out.Total, out.Counted = listTotal(args, f, &q)
 		}
-		if route != "/api/v1/listings" && page > 2 && page <= prevMaxPages {
-			out.PrevCursor = prevCursor(f, q, page, queryHash)
+		if route != "/api/v1/listings" && page > 2 && len(ls) > 0 {
+			out.PrevCursor = prevCursor(f, q, page, queryHash, ls[0])
 		}
 		return codec(c, &out)
 	})
@@ -294,24 +294,35 @@ func listTotal(args *fasthttp.Args, f *figures.Figures, q *listq.Query) (total i
 	return total, true
 }
 
-// prevMaxPages is the last page of the listings' page that links the
-// page before it: walking the pages before again costs a query each, and
-// a miss may cost at most this many (past it, the page links the first).
+// prevMaxPages is the last page of the listings' page whose page before
+// may be found by walking the pages before it again (see prevCursor).
 const prevMaxPages = 20
 
-// prevCursor returns the cursor of the page before page (3 to
-// prevMaxPages) of the query q hashed queryHash, for the listings' page,
-// whose readers go back as well as on: the cursors run forward only, so
-// the pages before are walked again from the first. nil when the walk
-// ends early (a search out of its budget).
-func prevCursor(f *figures.Figures, q listq.Query, page int, queryHash uint64) *string {
-	var after *listq.Pos
-	for p := 1; p < page-1; p++ {
-		_, last, more, partial := f.Listings().List(&q, after)
-		if !more || partial {
+// prevCursor returns the cursor of the page before page (3 or more) of
+// the query q hashed queryHash, whose first row is first, for the
+// listings' page, whose readers go back as well as on. The cursors run
+// forward only: the page before is found by walking q's order backwards
+// from first (listq.Engine.PageBefore), a query of a page's cost. When
+// first has no value to sort by (the listings without one close every
+// order, by store and id, which no backward walk reverses), the pages
+// before are walked again from the first, up to prevMaxPages (a query
+// each). nil when the page before is the first, or is not found.
+func prevCursor(f *figures.Figures, q listq.Query, page int, queryHash uint64, first *views.Listing) *string {
+	after, ok := f.Listings().PageBefore(&q, first)
+	if !ok {
+		if page > prevMaxPages {
 			return nil
 		}
-		after = &last
+		for p := 1; p < page-1; p++ {
+			_, last, more, partial := f.Listings().List(&q, after)
+			if !more || partial {
+				return nil
+			}
+			after = &last
+		}
+	}
+	if after == nil {
+		return nil
 	}
 	return document.EncodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page - 2, After: *after})
 }

@@ -45,18 +45,6 @@ func (e *Engine) List(q *Query, after *Pos) (page []*views.Listing, last Pos, mo
 	if after != nil {
 		w.seek(after)
 	}
-	pos := func(j int32, hasKey bool) Pos {
-		l := &ls[j]
-		at := Pos{HasKey: hasKey, Store: l.Store, ID: l.ID}
-		if hasKey {
-			if byText(q.Sort) {
-				at.Name = e.val(j, q.Sort).text
-			} else {
-				at.Key, _ = e.sortKey(int(j), q.Sort)
-			}
-		}
-		return at
-	}
 	// A query without a posting list to start from tests listings as the
 	// walk meets them: a page of a common query is found within a few
 	// hundred positions, where a bitmap of every match would test the
@@ -82,9 +70,7 @@ func (e *Engine) List(q *Query, after *Pos) (page []*views.Listing, last Pos, mo
 				page = append(page, &ls[v.j])
 			}
 			if len(page) > 0 {
-				j := vals[len(page)-1].j
-				_, has := e.sortKey(int(j), q.Sort)
-				last = pos(j, has || byText(q.Sort))
+				last = e.posAt(vals[len(page)-1].j, q.Sort)
 			}
 			return page, last, len(vals) > q.PageSize, p.partial
 		}
@@ -117,7 +103,7 @@ func (e *Engine) List(q *Query, after *Pos) (page []*views.Listing, last Pos, mo
 		return match[j>>6]&(1<<(j&63)) != 0
 	}
 	for {
-		j, hasKey, ok := w.next(isMatch)
+		j, _, ok := w.next(isMatch)
 		if cut {
 			return page, last, false, true
 		}
@@ -133,8 +119,7 @@ func (e *Engine) List(q *Query, after *Pos) (page []*views.Listing, last Pos, mo
 			vals := w.selectFirst(match, need, from)
 			for _, v := range vals[:min(len(vals), need-1)] {
 				page = append(page, &ls[v.j])
-				_, has := e.sortKey(int(v.j), q.Sort)
-				last = pos(v.j, has || byText(q.Sort))
+				last = e.posAt(v.j, q.Sort)
 			}
 			return page, last, len(vals) == need, p.partial
 		}
@@ -145,6 +130,6 @@ func (e *Engine) List(q *Query, after *Pos) (page []*views.Listing, last Pos, mo
 			return page, last, true, p.partial
 		}
 		page = append(page, &ls[j])
-		last = pos(j, hasKey)
+		last = e.posAt(j, q.Sort)
 	}
 }

@@ -263,10 +263,11 @@ func TestSearchSuggests(t *testing.T) {
 	}
 }
 
-// TestBrowseCounts: where the figures know how many listings a query
-// lists (every live listing, a store's, a category's, a topic's), the
-// browser says so, and the count is what the API lists page by page;
-// a search says no count.
+// TestBrowseCounts: the browser says how many listings a query lists,
+// from the figures (every live listing, a store's, a category's, a
+// topic's) or counted (searches and other filters), and the count is
+// what the API lists page by page; a search that finds nothing says no
+// count, but that nothing matches.
 func TestBrowseCounts(t *testing.T) {
 	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
 	if err := h.Jobs.RunNow("views"); err != nil {
@@ -279,7 +280,10 @@ func TestBrowseCounts(t *testing.T) {
 	}
 	count := regexp.MustCompile(`<p class="note">([\d,]+) listings?\.</p>`)
 	for _, q := range []string{"", "store=chrome", "store=chrome&category=" + url.QueryEscape(cats[len(cats)-1].Name),
-		"tag=" + url.QueryEscape(tags[0].Slug), "store=edge&tag=" + url.QueryEscape(tags[0].Slug) + "&sort=rating"} {
+		"tag=" + url.QueryEscape(tags[0].Slug), "store=edge&tag=" + url.QueryEscape(tags[0].Slug) + "&sort=rating",
+		// Searches and other filters: counted by the engine.
+		"q=pdf", "store=chrome&q=tab&sort=name", "store=firefox&minRating=4", "featured=true&sort=growth7d",
+		"store=chrome&permission=storage&category=" + url.QueryEscape(cats[0].Name)} {
 		listed := 0
 		for cursor := ""; ; {
 			var p struct {
@@ -304,8 +308,8 @@ func TestBrowseCounts(t *testing.T) {
 			t.Errorf("/listings?%s says %v listings, the API lists %d", q, m, listed)
 		}
 	}
-	if count.MatchString(string(get(t, "GET", h.Base+"/listings?q=pdf").body)) {
-		t.Error("a search says a count")
+	if body := string(get(t, "GET", h.Base+"/listings?q=zzqqxxnothing").body); count.MatchString(body) {
+		t.Error("a search that finds nothing says a count")
 	}
 }
 

@@ -234,7 +234,7 @@ func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 	if len(doc.Listings) == 0 && q["q"] != "" && !doc.Partial && doc.Offset == 0 {
 		d.Suggestions = searchSuggestions(doc.Figures, q["q"])
 	}
-	if doc.Counted {
+	if doc.Counted && doc.Total > 0 { // none: the page says nothing matches
 		d.Count = fmt.Sprintf("%s listings.", render.Int(int64(doc.Total)))
 		if doc.Total == 1 {
 			d.Count = "1 listing."

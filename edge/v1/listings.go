@@ -247,10 +247,13 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 	return answer.Reply{Answer: a, CacheControl: cacheControl}, nil
 }
 
-// listTotal returns how many listings the query q (args as sent) lists,
-// when the published figures f count them: every live listing, a
-// store's, a category's or a topic's, with no search and no other
-// filter. ok is false otherwise.
+// listTotal returns how many listings the query q (args as sent) lists
+// over all its pages: from the published figures' counts when it asks
+// for every live listing, a store's, a category's or a topic's, with no
+// search and no other filter; otherwise counted by the engine
+// (listq.Engine.Count: the bitmap of its matches, a scan of the store's
+// columns, in the turn the page's query already holds). ok is false when
+// a search ran out of its time: it counted only what it found.
 func listTotal(args *fasthttp.Args, f *figures.Figures, q *listq.Query) (total int, ok bool) {
 	plain := q.Q == "" && (q.Category == nil || q.Topic == nil)
 	args.VisitAll(func(k, _ []byte) {
@@ -261,7 +264,8 @@ func listTotal(args *fasthttp.Args, f *figures.Figures, q *listq.Query) (total i
 		}
 	})
 	if !plain {
-		return 0, false
+		total, partial := f.Listings().Count(q)
+		return total, !partial
 	}
 	var topic *figures.Topic
 	if q.Topic != nil {
@@ -271,7 +275,7 @@ func listTotal(args *fasthttp.Args, f *figures.Figures, q *listq.Query) (total i
 			}
 		}
 		if topic == nil {
-			return 0, false
+			return 0, true // no live listing has it
 		}
 	}
 	for _, s := range views.Stores {

@@ -24,9 +24,9 @@ type ListingPage struct {
 	// Page its number from 1 (not in the JSON: a page numbers its rows
 	// from them).
 	Offset, Page int
-	// Total is how many listings the query lists, when the published
-	// figures know it (Counted): every live listing, a store's, a
-	// category's or a topic's, with no search or other filter.
+	// Total is how many listings the query lists over all its pages, when
+	// it is known (Counted): on the listings' page, but for a search cut
+	// short by its time budget; never on the API.
 	Total   int
 	Counted bool
 }

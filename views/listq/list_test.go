@@ -242,3 +242,34 @@ func TestListTextKeepsItsBudget(t *testing.T) {
 		t.Fatalf("past its deadline: %d rows, more %v, partial %v; want a partial page with no next one", len(page), more, partial)
 	}
 }
+
+// TestCountMatchesBruteForce: Count counts every listing List lists, over
+// every page, for filters, topics, text and flags alone.
+func TestCountMatchesBruteForce(t *testing.T) {
+	r := replicatest.Synth(3000, nil)
+	f := build(r)
+	s1, s3 := views.Edge, views.Apple
+	var lo, hi int64 = 10, 5000
+	topic, cat, none := "topic-3", "Category 0", "no-such-topic"
+	yes := true
+	for _, q := range []Query{
+		{},
+		{Store: &s1},
+		{Featured: &yes},
+		{Store: &s3, MinSize: &lo, MaxSize: &hi},
+		{Store: &s3, MinSize: &hi, MaxSize: &lo},
+		{Topic: &topic},
+		{Topic: &none},
+		{Topic: &topic, Category: &cat, Store: &s1},
+		{Category: &cat, Q: "listing 1"},
+		{Q: "listing 77", NameOnly: true},
+		{IncludeDelisted: true},
+		{DelistedOnly: true},
+	} {
+		q.Sort, q.PageSize, q.Page = SortSize, 50, 1
+		got, partial := f.Count(&q)
+		if want := len(bruteList(f, &q)); got != want || partial {
+			t.Errorf("query %+v: counted %d (partial %v), lists %d", q, got, partial, want)
+		}
+	}
+}

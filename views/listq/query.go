@@ -138,3 +138,24 @@ func (e *Engine) textMatches(q *Query) (match []uint64, partial bool) {
 	}
 	return e.recent.Search(e.replica.Text(), q.Q, !q.NameOnly, lo, hi, q.Deadline)
 }
+
+// Count returns how many listings List lists for q (every page of it):
+// the listings that pass its filters and its text, as Page counts them
+// (from the flag histograms, or the bitmap of its matches). partial is
+// true when its text search ran past q.Deadline: total then counts the
+// matches found until then.
+func (e *Engine) Count(q *Query) (total int, partial bool) {
+	p := e.cols.plan(q)
+	if p.none {
+		return 0, false
+	}
+	if q.Topic != nil {
+		p.topic, _ = e.topics(*q.Topic)
+	}
+	if p.flagsOnly() {
+		return p.flagsTotal(), false
+	}
+	match, total := e.matching(p)
+	textindex.PutBitmap(match)
+	return total, p.partial
+}

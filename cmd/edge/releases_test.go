@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/views/changes"
+	"github.com/edge-stats/edge/views/document"
 )
 
 // previousRelease is the release before this one: an edge of it and one
@@ -190,6 +193,7 @@ func TestTwoReleasesServeOneFleet(t *testing.T) {
 			if l := follower.log.String(); strings.Contains(l, "kind=full") || strings.Contains(l, "fleet state written") {
 				t.Fatalf("the follower loaded from ClickHouse or led:\n%s", l)
 			}
+			takeoverCursorsRead(t, leader, follower)
 			for _, path := range []string{"/api/summary", "/api/v1/stores/chrome/stats", "/api/v1/charts/firefox?chart=trending",
 				"/api/v1/listings?store=edge&sort=rating&limit=20", "/api/extensions?sort=users"} {
 				sl, el, bl := get(leader, path)
@@ -238,5 +242,60 @@ func TestTwoReleasesServeOneFleet(t *testing.T) {
 				t.Fatalf("the follower loaded from ClickHouse:\n%s", l)
 			}
 		})
+	}
+}
+
+// takeoverCursorsRead: a takeover's eventId, which only this build lists,
+// is a place in the feed the release before reads too (a client that
+// took it from one edge asks the other during a rolling upgrade): from
+// it, both builds list the same events on (takeovers aside), and both
+// page back from it.
+func takeoverCursorsRead(t *testing.T, edges ...*release) {
+	t.Helper()
+	type page struct {
+		Events []struct{ EventID, Kind string }
+	}
+	read := func(e *release, query string) (int, page) {
+		var p page
+		resp, err := http.Get("http://" + e.addr + "/api/v1/events?" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == 200 {
+			if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return resp.StatusCode, p
+	}
+	_, newest := read(edges[0], "limit=30")
+	if len(newest.Events) < 10 {
+		t.Fatalf("the feed holds %d events", len(newest.Events))
+	}
+	// A takeover at the place of the tenth newest event: its crawl and
+	// listing, after every kind read there.
+	at, ok := document.ParseEventCursor(newest.Events[9].EventID)
+	if !ok {
+		t.Fatalf("eventId %q", newest.Events[9].EventID)
+	}
+	at.Kind = changes.Takeover
+	cursor := url.QueryEscape(document.EventCursor(at))
+	var lists []string
+	for _, e := range edges {
+		status, on := read(e, "limit=50&since="+cursor)
+		var ids []string
+		for _, ev := range on.Events {
+			if ev.Kind != "takeover" {
+				ids = append(ids, ev.EventID)
+			}
+		}
+		lists = append(lists, strings.Join(ids, " "))
+		if back, _ := read(e, "limit=5&cursor="+cursor); status != 200 || back != 200 || len(ids) == 0 {
+			t.Errorf("%s: a takeover's eventId: since answers %d with %d events, cursor %d", e.name, status, len(ids), back)
+		}
+	}
+	if lists[0] != lists[1] {
+		t.Errorf("from a takeover's eventId the two builds list different events:\n%s: %s\n%s: %s", edges[0].name, lists[0], edges[1].name, lists[1])
 	}
 }

@@ -69,11 +69,28 @@ type eventCursor struct {
 	Store   uint8  `json:"s"`
 	ID      []byte `json:"i"` // bytes, so that any id reads back as it was (JSON text would replace invalid UTF-8)
 	Kind    uint8  `json:"k"`
+	// Derived is a derived event's kind (changes.Takeover), whose Kind is
+	// then the last kind read (lastRead): see EventCursor.
+	Derived uint8 `json:"d,omitempty"`
 }
 
-// EventCursor returns the eventId of the event at p.
+// lastRead is the last kind of change read from the crawls: every kind
+// after it is derived by the edge.
+const lastRead = changes.Takeover - 1
+
+// EventCursor returns the eventId of the event at p. A takeover's
+// carries the place of the last kind read at its crawl and listing, with
+// its own kind beside it: an edge of a build before takeovers (in a
+// rolling upgrade) reads it as that place, from which its feed goes on
+// with the same events as this build's does after the takeover (it has
+// no takeover to list), where the takeover's kind itself would be a bad
+// cursor to it.
 func EventCursor(p changes.Pos) string {
-	return *EncodeCursor(eventCursor{Version: 1, At: p.At, Store: uint8(p.Store), ID: []byte(p.ID), Kind: uint8(p.Kind)})
+	c := eventCursor{Version: 1, At: p.At, Store: uint8(p.Store), ID: []byte(p.ID), Kind: uint8(p.Kind)}
+	if p.Kind > lastRead {
+		c.Kind, c.Derived = uint8(lastRead), uint8(p.Kind)
+	}
+	return *EncodeCursor(c)
 }
 
 // ParseEventCursor reads an eventId EventCursor made; ok is false for
@@ -83,7 +100,14 @@ func ParseEventCursor(raw string) (changes.Pos, bool) {
 	if !ok || c.Version != 1 || c.Store >= uint8(views.NumStores) || c.Kind == 0 || changes.Kind(c.Kind).String() == "" || len(c.ID) > 512 {
 		return changes.Pos{}, false
 	}
-	return changes.Pos{At: c.At, Store: views.Store(c.Store), ID: string(c.ID), Kind: changes.Kind(c.Kind)}, true
+	kind := changes.Kind(c.Kind)
+	if c.Derived != 0 {
+		if kind != lastRead || changes.Kind(c.Derived) <= lastRead || changes.Kind(c.Derived).String() == "" {
+			return changes.Pos{}, false
+		}
+		kind = changes.Kind(c.Derived)
+	}
+	return changes.Pos{At: c.At, Store: views.Store(c.Store), ID: string(c.ID), Kind: kind}, true
 }
 
 // EventWindow is the span of time the change log covers.

@@ -205,3 +205,48 @@ func BenchmarkScan5M(b *testing.B) {
 }
 
 func legacySort(name string) Sort { s, _ := LegacySort(name); return s }
+
+// BenchmarkPageExtras5M times what the listings' page asks beyond the
+// API's own query, over the v1 queries of BenchmarkQueryMix5M on the same
+// replica: a page of the query from its third page's cursor (List, the
+// API's cost), the page before it (PageBefore from that page's first
+// row) and the count of the whole query (Count). It reports the p50 and
+// p99 of each, in milliseconds.
+func BenchmarkPageExtras5M(b *testing.B) {
+	n := 5_000_000
+	if v, err := strconv.Atoi(os.Getenv("EDGE_BENCH_LISTINGS")); err == nil {
+		n = v
+	}
+	f := build(replicatest.Synth(n, viewstest.RealShares))
+	v1, _ := queryMix(f)
+	list, before, count := &mixSet{name: "list"}, &mixSet{name: "before"}, &mixSet{name: "count"}
+	for b.Loop() {
+		for _, m := range v1.queries {
+			q := m.q
+			var after *Pos
+			for range 2 { // to page 3
+				_, last, more, _ := f.List(&q, after)
+				if !more {
+					break
+				}
+				after = &last
+			}
+			start := time.Now()
+			page, _, _, _ := f.List(&q, after)
+			list.add(m, &q, time.Since(start))
+			if len(page) > 0 {
+				start = time.Now()
+				f.PageBefore(&q, page[0])
+				before.add(m, &q, time.Since(start))
+			}
+			start = time.Now()
+			f.Count(&q)
+			count.add(m, &q, time.Since(start))
+		}
+	}
+	for _, s := range []*mixSet{list, before, count} {
+		b.ReportMetric(s.pct(0.5), s.name+"-p50-ms")
+		b.ReportMetric(s.pct(0.99), s.name+"-p99-ms")
+		fmt.Fprintln(os.Stderr, s.slowest(5))
+	}
+}

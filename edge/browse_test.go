@@ -226,6 +226,14 @@ func TestListingChangesAndReviewsPages(t *testing.T) {
 		}
 	}
 	chrome := getOK[struct{ Listings []struct{ ID string } }](t, h.Base+"/api/v1/listings?store=chrome&limit=1").Listings[0]
+	// A listing's page links its reviews where its store's are kept: no
+	// dead end on chrome's.
+	if body := string(get(t, "GET", h.Base+"/listings/chrome/"+url.PathEscape(chrome.ID)).body); strings.Contains(body, "/reviews\"") {
+		t.Error("a chrome listing's page links reviews chrome's store does not keep")
+	}
+	if body := string(get(t, "GET", h.Base+"/listings/firefox/"+url.PathEscape(ff.ID)).body); !strings.Contains(body, `href="`+rpath+`"`) {
+		t.Errorf("a firefox listing's page does not link its reviews, %s", rpath)
+	}
 	if body := string(get(t, "GET", h.Base+"/listings/chrome/"+url.PathEscape(chrome.ID)+"/reviews").body); !strings.Contains(body, "reviews are not collected") {
 		t.Error("chrome's reviews page does not say they are not collected")
 	}

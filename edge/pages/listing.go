@@ -144,7 +144,10 @@ func listingData(d document.Listing, snaps []analytics.Snapshot, from, last view
 	out := render.ListingPage{Store: d.Store, ID: d.ID, Name: d.Name, Developer: d.Developer, Category: d.Category, SizeMeasure: d.SizeMeasure,
 		Live: d.Live, DocumentURL: doc, HistoryURL: doc + "/history", HistoryCSVURL: doc + "/history.csv", Cadence: cadence(snaps),
 		ChangesFeedURL: "/listings/" + d.Store + "/" + url.PathEscape(d.ID) + "/changes.atom", ChangesURL: "/listings/" + d.Store + "/" + url.PathEscape(d.ID) + "/changes",
-		ReviewsURL: "/listings/" + d.Store + "/" + url.PathEscape(d.ID) + "/reviews"}
+	}
+	if s, err := views.ParseStore(d.Store); err == nil && s.CollectsReviews() { // no dead end where none are kept
+		out.ReviewsURL = "/listings/" + d.Store + "/" + url.PathEscape(d.ID) + "/reviews"
+	}
 	if out.Name == "" {
 		out.Name = d.ID
 	}

@@ -36,12 +36,12 @@ func Signed(n int64) string {
 // Stars formats a rating for a person: 4.3666 is "4.37 ★".
 func Stars(r float64) string { return strconv.FormatFloat(r, 'f', 2, 64) + " ★" }
 
-// SignedPercent formats a percent change with its sign and two decimals:
-// "+12.50%", "-3.10%".
+// SignedPercent formats a percent change with its sign and two decimals,
+// the minus sign as Int writes it: "+12.50%", "−3.10%".
 func SignedPercent(p float64) string {
 	sign := "+"
 	if p < 0 {
-		sign = ""
+		sign, p = "−", -p
 	}
 	return sign + strconv.FormatFloat(p, 'f', 2, 64) + "%"
 }

@@ -19,7 +19,7 @@ func TestFigureHelpers(t *testing.T) {
 		{"rating", RatingFigure("rating", f(4.3666)), Figure{Definition: "rating", Raw: "4.3666", Text: "4.37 ★"}},
 		{"null rating", RatingFigure("rating", nil), Figure{Definition: "rating"}},
 		{"percent", PercentFigure("percent", f(12.5)), Figure{Definition: "percent", Raw: "12.5", Text: "+12.50%"}},
-		{"negative percent", PercentFigure("percent", f(-3.1)), Figure{Definition: "percent", Raw: "-3.1", Text: "-3.10%"}},
+		{"negative percent", PercentFigure("percent", f(-3.1)), Figure{Definition: "percent", Raw: "-3.1", Text: "−3.10%"}},
 		{"labelled, null", IntFigure("size", nil).Labelled("Size", "never read"), Figure{Definition: "size", Label: "Size", Why: "never read"}},
 		{"labelled, a value", IntFigure("size", i(7)).Labelled("Size", "never read"), Figure{Definition: "size", Label: "Size", Raw: "7", Text: "7"}},
 	} {

@@ -22,7 +22,7 @@ type ListingPage struct {
 	// Links: the listing's JSON document, its history as JSON and CSV,
 	// its changes as an Atom feed.
 	DocumentURL, HistoryURL, HistoryCSVURL, ChangesFeedURL string
-	ChangesURL, ReviewsURL                                 string // the pages of its changes and its reviews
+	ChangesURL, ReviewsURL                                 string // the pages of its changes and its reviews ("": its store's are not kept)
 	// Takeover is the listing's newest takeover in the change window, nil
 	// when it has none.
 	Takeover *Takeover

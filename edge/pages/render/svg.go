@@ -156,15 +156,24 @@ func lineChart(points []Point, label string, ranked bool) template.HTML {
 	}
 	y := func(v int64) float64 { return top + (h-top-bottom)*(1-float64(v)/top0) }
 	if ranked {
-		y = func(v int64) float64 { return top + (h-top-bottom)*float64(v)/top0 }
+		// Ranks run down from 1 at the top edge: the ticks are 1 and the
+		// round ones past it, at least to 2 (a listing always first is a
+		// line along the top).
+		rt := []int64{1}
+		for _, t := range ticks {
+			if t > 1 {
+				rt = append(rt, t)
+			}
+		}
+		if len(rt) == 1 {
+			rt = append(rt, 2)
+		}
+		ticks, top0 = rt, float64(rt[len(rt)-1])
+		y = func(v int64) float64 { return top + (h-top-bottom)*float64(v-1)/(top0-1) }
 	}
 	for _, t := range ticks {
 		fmt.Fprintf(&b, `<line class="grid" x1="%g" y1="%.1f" x2="%g" y2="%.1f"/>`, left, y(t), w-right, y(t))
-		text := Compact(t)
-		if ranked && t == 0 {
-			text = "1"
-		}
-		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end">%s</text>`, left-5, y(t)+3.5, text)
+		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end">%s</text>`, left-5, y(t)+3.5, Compact(t))
 	}
 	dayLabels(&b, points, x, h-6)
 	var path strings.Builder

@@ -92,12 +92,14 @@ func (s *Pages) getStorePage(c *fiber.Ctx) (answer.Reply, error) {
 		n("live", "Live listings", int64(st.Live))
 		n("known", "Known listings", int64(st.Known))
 		n("delisted", "Delisted", int64(st.Delisted))
+		n("pending", "Found, not read yet", int64(st.Pending)) // known = live + delisted + these
 		n("newThisWeek", "New in the last 7 days", int64(st.NewThisWeek))
 		n("delistedThisWeek", "Delisted in the last 7 days", int64(st.DelistedThisWeek))
 		n("totalSize", "Total size ("+st.SizeMeasure+")", st.TotalSize)
 		n("totalSizeChange7d", "Total size, change over 7 days", st.TotalSizeChange7d)
 		d.Figures[len(d.Figures)-1].Text = render.Signed(st.TotalSizeChange7d)
 		d.Figures = append(d.Figures, render.RatingFigure("averageRating", st.AverageRating).Labelled("Average rating", "no rated listing"))
+		n("rated", "Rated listings (the average's)", int64(st.Rated))
 		for _, ch := range figures.Charts {
 			d.Charts = append(d.Charts, chartList(trimChart(document.NewChart(f, store, ch, ""), storeTop), store, "/charts/"+store.String()+chartQuery(ch, "")))
 		}

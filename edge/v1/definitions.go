@@ -83,6 +83,8 @@ var Definitions = []Definition{
 	{"live", "A store's live listings: read at least once and not delisted.", "The newest readings and metadata.", viewsCadence, "Never null."},
 	{"known", "Every listing of the store ever found: live, delisted, and found but never read yet.", "Since the first crawl.", viewsCadence, "Never null."},
 	{"delisted", "The store's listings that left it and have not come back.", "The newest metadata.", viewsCadence, "Never null."},
+	{"pending", "The store's listings found (named by the store's lists or the crawler's discovery) but not read yet: known = live + delisted + pending.", "Since the first crawl.", viewsCadence, "Never null."},
+	{"rated", "The store's live listings with an average rating: those averageRating averages.", "Each live listing's newest reading.", viewsCadence, "Never null."},
 	{"newThisWeek", "The store's live listings first seen in the 7 days up to the data's newest reading.", "The 7 days up to the data's newest reading.", viewsCadence, "Never null."},
 	{"delistedThisWeek", "The store's listings that left it in the 7 days up to the data's newest reading.", "The 7 days up to the data's newest reading.", viewsCadence, "Never null."},
 	{"totalSize", "The sum of the sizes of the store's live listings (see size: users, installs or ratings, by store).", "Each live listing's newest reading.", viewsCadence, "Never null: 0 when no live listing has a size."},

@@ -74,7 +74,7 @@ func eventWords(e document.Event) string {
 	case "delisted":
 		return "left the store"
 	case "relisted":
-		return "came back to the store"
+		return "back in the store"
 	}
 	return opt(e.Before) + " → " + opt(e.After)
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/clientip"
@@ -238,8 +239,13 @@ func TestHomeAndStorePages(t *testing.T) {
 				}
 			}
 		}
-		if shown < 8 {
+		if shown < 10 {
 			t.Errorf("/stores/%s shows %d of the statistics", s, shown)
+		}
+		// Its trending chart says the window its changes are over.
+		tr := getOK[struct{ From, To time.Time }](t, h.Base+"/api/v1/charts/"+s.String()+"?chart=trending")
+		if window := "Size change from " + tr.From.UTC().Format("2 Jan") + " to " + tr.To.UTC().Format("2 Jan 2006"); !strings.Contains(string(r.body), window) {
+			t.Errorf("/stores/%s: the trending chart does not say %q", s, window)
 		}
 		if want := len(stats["ratingDistribution"].([]any)) + len(stats["sizeBuckets"].([]any)); groups != want {
 			t.Errorf("/stores/%s shows %d groups of its distributions, the JSON has %d", s, groups, want)

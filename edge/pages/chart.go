@@ -91,6 +91,15 @@ func chartList(a document.Chart, store views.Store, all string) render.List {
 		empty = "No listing is in this chart now: the note below says why."
 	}
 	l := render.List{Caption: chartTitles[a.Chart] + ", " + a.Store, URL: all, Columns: cols, Empty: empty}
+	if all != "" && a.From != nil && a.To != nil {
+		// Away from its page, a chart of a window says which: a change
+		// over it can differ from the 7 days up to the newest reading.
+		what := "Size change"
+		if a.Chart == figures.ChartClimbers {
+			what = "Rank climb"
+		}
+		l.Window = what + " from " + a.From.UTC().Format("2 Jan") + " to " + a.To.UTC().Format("2 Jan 2006")
+	}
 	for _, e := range a.Entries {
 		doc := e.Listing
 		sz := render.IntFigure("listing.size", doc.Size)

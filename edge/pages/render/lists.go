@@ -43,6 +43,9 @@ type List struct {
 	Empty   string
 	// Name is the listing column's sort, in a list sorted by a click.
 	Name Column
+	// Window says what a chart of a window compares, under its caption
+	// where the chart is shown away from its page ("" for none).
+	Window string
 }
 
 // Link is a link of a page's navigation.

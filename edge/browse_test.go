@@ -105,6 +105,16 @@ func TestBrowseSortsByAClick(t *testing.T) {
 	if body := string(get(t, "GET", h.Base+"/listings").body); !strings.Contains(body, "each store&#39;s largest, then each store&#39;s second") {
 		t.Error("a list of every store by size does not say how it orders them")
 	}
+	// By rating: how many rated each listing, and the charts that keep
+	// ratings of many people.
+	byRating := html.UnescapeString(string(get(t, "GET", h.Base+"/listings?store=firefox&sort=rating").body))
+	if rows, counts := strings.Count(byRating, `<td class="pos">`), strings.Count(byRating, `data-figure="ratingCount"`); rows == 0 || counts != rows ||
+		!strings.Contains(byRating, `<a href="/charts/firefox?chart=top-rated">firefox</a>`) {
+		t.Errorf("a list by rating: %d rows, %d counts of ratings, or no link to the top-rated chart", rows, counts)
+	}
+	if body := html.UnescapeString(string(get(t, "GET", h.Base+"/listings?q=tab&store=chrome").body)); !strings.Contains(body, "<caption>Listings of chrome matching “tab”, by size") {
+		t.Error("a search's caption does not say what it matched")
+	}
 	// Page 2 numbers its rows on from page 1.
 	var first struct{ NextCursor *string }
 	if err := json.Unmarshal(get(t, "GET", h.Base+"/api/v1/listings?store=chrome&limit=20").body, &first); err != nil || first.NextCursor == nil {

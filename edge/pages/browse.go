@@ -162,6 +162,9 @@ func browseCaption(q map[string]string, sort string) string {
 	} else {
 		c += " of every store"
 	}
+	if t := q["q"]; t != "" {
+		c += " matching “" + t + "”"
+	}
 	c += ", by " + sortLabels[sort]
 	asc := browseOrder(sort, q["order"]) == "ascending"
 	switch {
@@ -203,6 +206,17 @@ func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 	cols := browseColumns
 	if extra, ok := sortedColumns[sort]; ok {
 		cols = append(slices.Clip(cols), extra)
+	}
+	if sort == "rating" {
+		// A rating of a few people ranks beside one of thousands: how
+		// many rated shows, and a link keeps those the charts keep.
+		cols = append(slices.Clip(cols), sortedColumns["ratingcount"])
+		d.MinRatings = figures.TopRatedMinRatings
+		for _, st := range views.Stores {
+			if q["store"] == "" || q["store"] == st.String() {
+				d.TopRated = append(d.TopRated, render.Link{Label: st.String(), URL: "/charts/" + st.String() + chartQuery(figures.ChartTopRated, "")})
+			}
+		}
 	}
 	d.List = browseList(q, sort, cols)
 	refs := compareRefs(q["compare"])

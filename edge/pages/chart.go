@@ -116,7 +116,7 @@ func chartList(a document.Chart, store views.Store, all string) render.List {
 		case figures.ChartClimbers:
 			cl := render.Figure{Definition: "climb"}
 			if e.Climb != nil {
-				cl.Raw, cl.Text = strconv.Itoa(*e.Climb), "+"+strconv.Itoa(*e.Climb)
+				cl.Raw, cl.Text = strconv.Itoa(*e.Climb), render.Signed(int64(*e.Climb))
 			}
 			rk := render.Figure{Definition: "listing.storeRank"}
 			if doc.StoreRank != nil {

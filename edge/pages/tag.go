@@ -50,7 +50,7 @@ func (s *Pages) getTagPage(c *fiber.Ctx) (answer.Reply, error) {
 			l.Entries = append(l.Entries, render.Entry{Position: i + 1, Name: name, Developer: doc.Developer,
 				URL: "/listings/" + doc.Store + "/" + url.PathEscape(doc.ID), Figures: []render.Figure{sz}})
 		}
-		intro := strconv.Itoa(len(ls)) + " live listings of " + store.String() + " have the topic " + slug
+		intro := render.Int(int64(len(ls))) + " live listings of " + store.String() + " have the topic " + slug
 		if len(ls) > tagPageSize {
 			l.URL = "/listings?" + url.Values{"store": {store.String()}, "tag": {slug}}.Encode()
 			intro += "; the " + strconv.Itoa(tagPageSize) + " largest are shown here, and every one in the listings' browser"

@@ -18,6 +18,11 @@ type BrowsePage struct {
 	Comparing, CompareSet string
 	Compared              int
 	Partial               bool // the text search ran out of its budget
+	// TopRated are the top-rated charts (listings rated by at least
+	// MinRatings people), offered beside a list by rating, which a
+	// rating of a few people can lead; none otherwise.
+	TopRated   []Link
+	MinRatings int
 	JSONURL               string
 }
 

@@ -23,7 +23,7 @@ type BrowsePage struct {
 	// rating of a few people can lead; none otherwise.
 	TopRated   []Link
 	MinRatings int
-	JSONURL               string
+	JSONURL    string
 }
 
 // RenderBrowse returns the listings' browser.

@@ -236,6 +236,15 @@ func TestListingChangesAndReviewsPages(t *testing.T) {
 		}
 	}
 	chrome := getOK[struct{ Listings []struct{ ID string } }](t, h.Base+"/api/v1/listings?store=chrome&limit=1").Listings[0]
+	// A listing's page links its page in its store, and the charts it is
+	// in, as its JSON places it.
+	top := getOK[struct {
+		Entries []struct{ Listing struct{ ID string } }
+	}](t, h.Base+"/api/v1/charts/chrome?chart=top").Entries[0].Listing.ID
+	if body := html.UnescapeString(string(get(t, "GET", h.Base+"/listings/chrome/"+url.PathEscape(top)).body)); !strings.Contains(body, `<a href="https://chromewebstore.google.com/detail/`+top+`" rel="external">`) ||
+		!strings.Contains(body, `<a href="/charts/chrome?chart=top">Largest #1</a>`) {
+		t.Error("the largest chrome listing's page does not link its store page and its first place in the largest chart")
+	}
 	// A listing's page links its reviews where its store's are kept: no
 	// dead end on chrome's.
 	if body := string(get(t, "GET", h.Base+"/listings/chrome/"+url.PathEscape(chrome.ID)).body); strings.Contains(body, "/reviews\"") {

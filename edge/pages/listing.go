@@ -77,7 +77,34 @@ func about(d document.Listing) render.About {
 	for _, t := range d.Topics {
 		a.Topics = append(a.Topics, render.Link{Label: t, URL: "/tags/" + url.PathEscape(t) + "/" + d.Store})
 	}
+	a.StoreURL = storePageURL(d.Store, d.ID)
+	for _, c := range d.Charts {
+		label, category := chartTitles[c.Chart]+" #"+strconv.Itoa(c.Position), ""
+		if c.Category != nil {
+			category = *c.Category
+			label += " in " + category
+		}
+		a.Charts = append(a.Charts, render.Link{Label: label, URL: "/charts/" + d.Store + chartQuery(c.Chart, category)})
+	}
 	return a
+}
+
+// storePageURL is the listing's page in its store, where readers install
+// it: "" for a store not known here.
+func storePageURL(store, id string) string {
+	switch store {
+	case "chrome":
+		return "https://chromewebstore.google.com/detail/" + url.PathEscape(id)
+	case "edge":
+		return "https://microsoftedge.microsoft.com/addons/detail/" + url.PathEscape(id)
+	case "firefox":
+		return "https://addons.mozilla.org/firefox/addon/" + url.PathEscape(id) + "/"
+	case "apple":
+		return "https://apps.apple.com/app/id" + url.PathEscape(id)
+	case "googleplay":
+		return "https://play.google.com/store/apps/details?" + url.Values{"id": {id}}.Encode()
+	}
+	return ""
 }
 
 // accessChanged says when listing (store, id)'s permissions or host

@@ -45,6 +45,10 @@ type About struct {
 	// AccessChanged says when the permissions or host access last
 	// changed in the change window, and how; "" when they did not.
 	AccessChanged string
+	// StoreURL is the listing's own page in its store.
+	StoreURL string
+	// Charts are the charts it is in, with its place ("Trending #3").
+	Charts []Link
 }
 
 // Takeover is a takeover as a listing's page warns of it: the day it

@@ -1,6 +1,7 @@
 package edge_test
 
 import (
+	"context"
 	"encoding/json"
 	"html"
 	"net/url"
@@ -9,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edge-stats/edge/analytics/chtest"
+	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/edgetest"
 )
 
 // jsonPath returns the value at a dotted path of a JSON document
@@ -394,6 +398,37 @@ func TestBrowseGoesBackFromAnyPage(t *testing.T) {
 		}
 		if backs < 20 {
 			t.Errorf("%s: only %d pages link the page before them by cursor", q, backs)
+		}
+	}
+}
+
+// TestOlderPagesLeadBackToTheNewest: the changes' and a listing's
+// reviews' later pages link their first, with the same filters; the
+// first links none.
+func TestOlderPagesLeadBackToTheNewest(t *testing.T) {
+	cfg, conn := chtest.Need(t, srv).Migrated(t)
+	o := edgetest.Seed(800)
+	o.ReviewsPerListing = 30 // more than a page of reviews
+	if _, err := seed.Write(context.Background(), conn, o, seed.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, edgetest.Dataset{CH: &cfg}, func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	ff := getOK[struct{ Listings []struct{ ID string } }](t, h.Base+"/api/v1/listings?store=firefox&sort=ratingcount&limit=1").Listings[0].ID
+	next := regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
+	for _, c := range []struct{ first, newest string }{
+		{"/events", `<a href="/events">Newest changes</a>`},
+		{"/listings/firefox/" + url.PathEscape(ff) + "/reviews?stars=all", `<a href="/listings/firefox/` + url.PathEscape(ff) + `/reviews">Newest reviews</a>`},
+	} {
+		first := html.UnescapeString(string(get(t, "GET", h.Base+c.first).body))
+		m := next.FindStringSubmatch(first)
+		if m == nil || strings.Contains(first, ">Newest ") {
+			t.Fatalf("%s: no older page, or a link to the newest on the newest (%d events)", c.first, strings.Count(first, "data-event="))
+		}
+		if older := html.UnescapeString(string(get(t, "GET", h.Base+m[1]).body)); !strings.Contains(older, c.newest) {
+			t.Errorf("%s: the older page %s does not link back: %s", c.first, m[1], c.newest)
 		}
 	}
 }

@@ -59,5 +59,8 @@ func listingChangesPage(doc *document.ListingChanges, r interface {
 	if doc.NextCursor != nil {
 		d.Older = path + "/changes?" + url.Values{"cursor": {*doc.NextCursor}}.Encode()
 	}
+	if cursor != "" {
+		d.Newest = path + "/changes"
+	}
 	return render.RenderEvents(d)
 }

@@ -156,6 +156,9 @@ func (s *Pages) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
 			older.Set("cursor", *doc.NextCursor)
 			d.Older = "/events?" + older.Encode()
 		}
+		if cursor != "" {
+			d.Newest = withQuery("/events", filterQuery(c))
+		}
 		return render.RenderEvents(d)
 	})
 }

@@ -82,5 +82,15 @@ func reviewsPage(doc *v1.ReviewPage, r interface {
 		}
 		d.Older = path + "/reviews?" + next.Encode()
 	}
+	if sent, _ := url.ParseQuery(qs); sent.Has("cursor") {
+		first := url.Values{}
+		if stars != "all" {
+			first.Set("stars", stars)
+		}
+		if q != "" {
+			first.Set("q", q)
+		}
+		d.Newest = withQuery(path+"/reviews", first)
+	}
 	return render.RenderReviews(d)
 }

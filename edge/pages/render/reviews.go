@@ -12,6 +12,7 @@ type ReviewsPage struct {
 	Stars                []Option
 	Reviews              []Review
 	Older                string // the next page's address, "" at the end
+	Newest               string // the first page\'s address, "" on the first page
 	JSONURL              string
 }
 

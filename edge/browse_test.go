@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -430,5 +431,47 @@ func TestOlderPagesLeadBackToTheNewest(t *testing.T) {
 		if older := html.UnescapeString(string(get(t, "GET", h.Base+m[1]).body)); !strings.Contains(older, c.newest) {
 			t.Errorf("%s: the older page %s does not link back: %s", c.first, m[1], c.newest)
 		}
+	}
+}
+
+// TestListingPageRingsJumps: a listing's size chart rings each day its
+// history's answer flags a jump, and says under it what the step was.
+func TestListingPageRingsJumps(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, st := range []string{"chrome", "firefox", "apple", "googleplay", "edge"} {
+		ls := getOK[struct{ Listings []struct{ ID string } }](t, h.Base+"/api/v1/listings?limit=40&store="+st).Listings
+		for _, l := range ls {
+			path := "/listings/" + st + "/" + url.PathEscape(l.ID)
+			hist := getOK[struct {
+				Snapshots []struct {
+					Day   string
+					Flags []string
+				}
+			}](t, h.Base+"/api/v1"+path+"/history")
+			var jumps []string
+			for _, s := range hist.Snapshots {
+				if slices.Contains(s.Flags, "jump") {
+					jumps = append(jumps, s.Day)
+				}
+			}
+			page := html.UnescapeString(string(get(t, "GET", h.Base+path).body))
+			if rings := strings.Count(page, `<circle class="jump"`); rings != len(jumps) {
+				t.Errorf("%s: %d rings, its history flags %d jumps %v", path, rings, len(jumps), jumps)
+			}
+			for _, d := range jumps {
+				if !strings.Contains(page, d+" (") || !strings.Contains(page, "a jump on "+d) {
+					t.Errorf("%s: the jump of %s is not said under its chart or in its text", path, d)
+				}
+			}
+			found += len(jumps)
+		}
+	}
+	t.Logf("%d jumps ringed", found)
+	if found == 0 {
+		t.Fatal("no listing of the data has a jump")
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/replica"
+	"github.com/edge-stats/edge/views/series"
 )
 
 // pageDays is how many days of size a listing's page charts.
@@ -48,6 +49,7 @@ func (s *Pages) getPage(c *fiber.Ctx) (answer.Reply, error) {
 		if err != nil {
 			return nil, s.readProblem("the history", err)
 		}
+		v1.FlagHistory(store, h.Snapshots, nil) // its jumps, as the history's answer flags them
 		d := listingData(document.NewListing(l, st.Figures), h.Snapshots, from, last)
 		d.Takeover = takeoverOf(st.Replica, store, id)
 		d.About.AccessChanged = accessChanged(st.Replica, store, id)
@@ -226,6 +228,15 @@ func listingData(d document.Listing, snaps []analytics.Snapshot, from, last view
 	}
 	out.Figures = append(out.Figures, read)
 	out.Points, out.Ranks = dailyPoints(snaps, from, last)
+	var before *render.Point
+	for i, p := range out.Points {
+		if p.Has && p.Jump && before != nil {
+			out.Jumps = append(out.Jumps, render.Jump{Day: p.Day, Before: render.Int(before.Size), After: render.Int(p.Size)})
+		}
+		if p.Has {
+			before = &out.Points[i]
+		}
+	}
 	return out
 }
 
@@ -237,9 +248,13 @@ func listingData(d document.Listing, snaps []analytics.Snapshot, from, last view
 func dailyPoints(snaps []analytics.Snapshot, from, last views.Day) (points, ranks []render.Point) {
 	byDay := make(map[string]int64, len(snaps))
 	rankByDay := make(map[string]int64, len(snaps))
+	jumps := map[string]bool{}
 	for _, sn := range snaps {
 		if sn.Size != nil {
 			byDay[sn.Day] = *sn.Size
+		}
+		if slices.Contains(sn.Flags, series.FlagJump) {
+			jumps[sn.Day] = true
 		}
 		if sn.StoreRank != nil {
 			rankByDay[sn.Day] = *sn.StoreRank
@@ -253,7 +268,7 @@ func dailyPoints(snaps []analytics.Snapshot, from, last views.Day) (points, rank
 	}
 	for day := from; day <= last; day++ {
 		v, ok := byDay[day.String()]
-		points = append(points, render.Point{Day: day.String(), Size: v, Has: ok})
+		points = append(points, render.Point{Day: day.String(), Size: v, Has: ok, Jump: ok && jumps[day.String()]})
 	}
 	if len(rankByDay) > 0 {
 		for _, p := range points {

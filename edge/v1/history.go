@@ -78,7 +78,7 @@ func (s *API) getHistory(c *fiber.Ctx) (answer.Reply, error) {
 			return nil, s.readProblem("the history", err)
 		}
 		h := r.h
-		flagHistory(store, h.Snapshots, r.relisted)
+		FlagHistory(store, h.Snapshots, r.relisted)
 		out := historyAnswer{Store: store.String(), ID: id, Days: days, From: from.Time().Format(time.DateOnly),
 			Truncated: h.Truncated, Snapshots: h.Snapshots}
 		if out.Snapshots == nil {
@@ -95,8 +95,9 @@ func (s *API) getHistory(c *fiber.Ctx) (answer.Reply, error) {
 	return answer.Reply{Answer: a, CacheControl: answer.Private, VaryAccept: true}, nil
 }
 
-// flagHistory sets each snapshot's flags (package series).
-func flagHistory(store views.Store, snaps []analytics.Snapshot, relisted []views.Day) {
+// FlagHistory sets each snapshot's flags (package series): the listing's
+// page marks its jumps as the history's answer flags them.
+func FlagHistory(store views.Store, snaps []analytics.Snapshot, relisted []views.Day) {
 	rs := make([]series.Reading, len(snaps))
 	for i := range snaps {
 		rs[i] = snaps[i].Reading()

@@ -23,6 +23,9 @@ type ListingPage struct {
 	// its changes as an Atom feed.
 	DocumentURL, HistoryURL, HistoryCSVURL, ChangesFeedURL string
 	ChangesURL, ReviewsURL                                 string // the pages of its changes and its reviews ("": its store's are not kept)
+	// Jumps are the days the size chart rings: each step larger than the
+	// listing's own history makes plausible, from the reading before.
+	Jumps []Jump
 	// Takeover is the listing's newest takeover in the change window, nil
 	// when it has none.
 	Takeover *Takeover
@@ -49,6 +52,12 @@ type About struct {
 	StoreURL string
 	// Charts are the charts it is in, with its place ("Trending #3").
 	Charts []Link
+}
+
+// Jump is a step of a listing's size its page points out: the day, and
+// the size before and on it, in words.
+type Jump struct {
+	Day, Before, After string
 }
 
 // Takeover is a takeover as a listing's page warns of it: the day it

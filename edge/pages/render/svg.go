@@ -16,6 +16,7 @@ type Point struct {
 	Day  string
 	Size int64
 	Has  bool
+	Jump bool // the size moved more than the listing's history makes plausible (flags.jump)
 }
 
 // JoinDays is how many days apart, at most, two readings the chart joins
@@ -101,6 +102,15 @@ func chart(points []Point, measure string) template.HTML {
 	label := "Size (" + measure + "), daily"
 	if len(points) > 0 {
 		label += ", " + points[0].Day + " to " + points[len(points)-1].Day
+	}
+	var jumps []string
+	for _, p := range points {
+		if p.Has && p.Jump {
+			jumps = append(jumps, p.Day)
+		}
+	}
+	if len(jumps) > 0 {
+		label += "; ringed, a jump on " + strings.Join(jumps, ", ")
 	}
 	return lineChart(points, label, false)
 }
@@ -201,6 +211,12 @@ func lineChart(points []Point, label string, ranked bool) template.HTML {
 			fmt.Fprintf(&b, `<circle class="dot" cx="%.1f" cy="%.1f" r="2.5"/>`, x(i), y(p.Size))
 		}
 		prev = i
+	}
+	// A jump is ringed: the reader sees where to doubt the line.
+	for i, p := range points {
+		if p.Has && p.Jump && !ranked {
+			fmt.Fprintf(&b, `<circle class="jump" cx="%.1f" cy="%.1f" r="5"/>`, x(i), y(p.Size))
+		}
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -34,17 +35,73 @@ func newestEvents(r *replica.Replica, f changes.Filter, limit int) []render.Even
 }
 
 // weekTotals are store's totals at the end of each edition of eds,
-// oldest first.
+// oldest first, each step of the total size that stands out from the
+// others told (stepOf).
 func weekTotals(eds *editions.Set, store views.Store) []render.WeekTotal {
 	weeks := eds.Weeks() // newest first
 	out := make([]render.WeekTotal, 0, len(weeks))
+	var steps []int64
+	var ses []*editions.StoreEdition
 	for i := len(weeks) - 1; i >= 0; i-- {
 		e := eds.Get(weeks[i])
 		if se := e.Stores[store.String()]; se != nil {
-			out = append(out, render.WeekTotal{Day: e.Last, Live: int64(se.Totals.Live), TotalSize: se.Totals.TotalSize})
+			out = append(out, render.WeekTotal{Day: e.Last, Week: e.Week, Live: int64(se.Totals.Live), TotalSize: se.Totals.TotalSize})
+			ses = append(ses, se)
+			if len(out) > 1 {
+				steps = append(steps, abs(se.Totals.TotalSizeChange))
+			}
+		}
+	}
+	if len(steps) < 4 {
+		return out
+	}
+	slices.Sort(steps)
+	usual := steps[len(steps)/2]
+	for i := 1; i < len(out); i++ {
+		change := ses[i].Totals.TotalSizeChange
+		if abs(change) >= stepFactor*usual && abs(change)*100 >= out[i-1].TotalSize {
+			out[i].Step = stepOf(ses[i], change)
 		}
 	}
 	return out
+}
+
+// stepFactor is how many times the median weekly change of a store's
+// total size a week's change must be to stand out (and at least 1% of
+// the total): the week a listing of a million users arrives, not a week
+// of ordinary growth.
+const stepFactor = 5
+
+// stepOf says a week's change of a store's total size that stands out,
+// and names the listing that makes most of it where one does (at least
+// 40% of it, the same way): a newcomer by its size, a departure by its
+// size the week before, a gainer by its change.
+func stepOf(se *editions.StoreEdition, change int64) string {
+	text := render.Signed(change)
+	var name, what string
+	var most int64
+	consider := func(es []editions.Entry, sign int64, how string, by func(e editions.Entry) *int64) {
+		for _, e := range es {
+			if v := by(e); v != nil && sign**v*change > 0 && abs(*v) > abs(most) {
+				name, what, most = e.Name, how+" "+render.Int(abs(*v)), sign**v
+			}
+		}
+	}
+	size := func(e editions.Entry) *int64 { return e.Size }
+	consider(se.Newcomers, 1, "new, at", size)
+	consider(se.Departures, -1, "gone, from", size)
+	consider(se.Gainers, 1, "grew by", func(e editions.Entry) *int64 { return e.Change })
+	if name != "" && abs(most)*10 >= abs(change)*4 {
+		text += ", most of it " + name + " (" + what + ")"
+	}
+	return text
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
 
 // bars is a distribution of the store's statistics (its JSON field

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"html/template"
+	"strings"
 )
 
 // StorePage is what a store's page shows: its statistics, its newest
@@ -31,9 +32,12 @@ type StorePage struct {
 // WeekTotal is a store's live listings and total size at the end of a
 // week (its last day).
 type WeekTotal struct {
-	Day       string
+	Day, Week string
 	Live      int64
 	TotalSize int64
+	// Step says the week's change of the total size when it stands out
+	// from the others, and what made it ("" for an ordinary week).
+	Step string
 }
 
 // Bar is one group of a distribution: its name, its count, the JSON path
@@ -57,7 +61,7 @@ type Category struct {
 func RenderStore(d StorePage) ([]byte, error) {
 	live, size := make([]Point, len(d.Weeks)), make([]Point, len(d.Weeks))
 	for i, w := range d.Weeks {
-		live[i], size[i] = Point{Day: w.Day, Size: w.Live, Has: true}, Point{Day: w.Day, Size: w.TotalSize, Has: true}
+		live[i], size[i] = Point{Day: w.Day, Size: w.Live, Has: true}, Point{Day: w.Day, Size: w.TotalSize, Has: true, Jump: w.Step != ""}
 	}
 	var liveChart, sizeChart template.HTML
 	if len(d.Weeks) > 1 {
@@ -79,7 +83,17 @@ func RenderStore(d StorePage) ([]byte, error) {
 // its first and last value.
 func weeklyLabel(what string, points []Point) string {
 	first, last := points[0], points[len(points)-1]
-	return fmt.Sprintf("%s at each week's end, %s to %s: %s, then %s", what, first.Day, last.Day, Int(first.Size), Int(last.Size))
+	label := fmt.Sprintf("%s at each week's end, %s to %s: %s, then %s", what, first.Day, last.Day, Int(first.Size), Int(last.Size))
+	var rings []string
+	for _, p := range points {
+		if p.Jump {
+			rings = append(rings, p.Day)
+		}
+	}
+	if len(rings) > 0 {
+		label += "; ringed, a step that stands out in the week to " + strings.Join(rings, ", ")
+	}
+	return label
 }
 
 var storePage = parse("store", nil)

@@ -110,6 +110,9 @@ func TestBrowseSortsByAClick(t *testing.T) {
 	if body := string(get(t, "GET", h.Base+"/listings").body); !strings.Contains(body, "each store&#39;s largest, then each store&#39;s second") {
 		t.Error("a list of every store by size does not say how it orders them")
 	}
+	if body := html.UnescapeString(string(get(t, "GET", h.Base+"/listings?sort=growth7d").body)); !strings.Contains(body, "choose a store to compare like with like") {
+		t.Error("a growth of every store does not say the stores count in different units")
+	}
 	// By rating: how many rated each listing, and the charts that keep
 	// ratings of many people.
 	byRating := html.UnescapeString(string(get(t, "GET", h.Base+"/listings?store=firefox&sort=rating").body))

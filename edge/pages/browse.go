@@ -177,8 +177,11 @@ func browseCaption(q map[string]string, sort string) string {
 	case asc:
 		c += ", smallest first"
 	}
-	if sort == "installs" && q["store"] == "" {
+	switch {
+	case sort == "installs" && q["store"] == "":
 		c += " (each store's largest, then each store's second, and so on: the stores count size in different units)"
+	case (sort == "growth7d" || sort == "growth30d") && q["store"] == "":
+		c += " (the stores count size in different units: users, installs, ratings; choose a store to compare like with like)"
 	}
 	return c
 }

@@ -71,6 +71,11 @@ func eventWords(e document.Event) string {
 		return strings.Join(parts, "; ")
 	}
 	switch e.Kind {
+	case "featured":
+		if e.After != nil && *e.After == "true" {
+			return "the store now features it"
+		}
+		return "the store no longer features it"
 	case "delisted":
 		return "left the store"
 	case "relisted":

@@ -2,6 +2,7 @@ package edge_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/url"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"github.com/mmcdole/gofeed"
 
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/pages/render"
 )
 
 // TestEventPagesAndFeeds: the events' page shows the feed's events, with
@@ -145,6 +147,21 @@ func TestWeekPagesAndFeed(t *testing.T) {
 			if jsonRaw(v) != m[2] {
 				t.Errorf("/week/%s: %s is %s, the JSON's %s", w.Week, m[1], m[2], jsonRaw(v))
 			}
+		}
+		// The list of editions sums each one's totals over the stores.
+		var sum [3]int64
+		for _, st := range e["stores"].(map[string]any) {
+			tot := st.(map[string]any)["totals"].(map[string]any)
+			for i, k := range []string{"newcomers", "departures", "liveChange"} {
+				sum[i] += int64(tot[k].(float64))
+			}
+		}
+		row := `<a href="/week/` + w.Week + `">` + w.Week + `</a>`
+		listed := html.UnescapeString(string(list.body))
+		at := strings.Index(listed, row)
+		want := fmt.Sprintf("<td>%s</td><td>%s</td><td>%s</td>", render.Int(sum[0]), render.Int(sum[1]), render.Signed(sum[2]))
+		if at < 0 || !strings.Contains(listed[at:min(len(listed), at+300)], want) {
+			t.Errorf("/weeks: %s's row lacks its totals over the stores %s", w.Week, want)
 		}
 		if n != 25 {
 			t.Errorf("/week/%s shows %d totals, want 5 a store", w.Week, n)

@@ -27,7 +27,13 @@ func (s *Pages) getWeeksPage(c *fiber.Ctx) (answer.Reply, error) {
 	return s.cached(answer.NewKey(buf[:0], "/weeks", uint64(eds.Len())), htmlType, func() ([]byte, error) {
 		var refs []render.WeekRef
 		for _, w := range eds.Weeks() {
-			refs = append(refs, render.WeekRef{Week: w.String(), Start: w.Start().String(), End: w.Last().String(), URL: "/week/" + w.String()})
+			ref := render.WeekRef{Week: w.String(), Start: w.Start().String(), End: w.Last().String(), URL: "/week/" + w.String()}
+			for _, se := range eds.Get(w).Stores {
+				ref.Newcomers += se.Totals.Newcomers
+				ref.Departures += se.Totals.Departures
+				ref.LiveChange += se.Totals.LiveChange
+			}
+			refs = append(refs, ref)
 		}
 		return render.RenderWeeks(refs)
 	})

@@ -1,8 +1,11 @@
 package render
 
-// WeekRef is an edition in the list of editions.
+// WeekRef is an edition in the list of editions, with its totals over
+// every store: listings new that week, departed, and the change of the
+// live listings.
 type WeekRef struct {
-	Week, Start, End, URL string
+	Week, Start, End, URL             string
+	Newcomers, Departures, LiveChange int
 }
 
 // RenderWeeks returns the page of every weekly edition, newest first.
@@ -14,4 +17,4 @@ func RenderWeeks(weeks []WeekRef) ([]byte, error) {
 		Alternates: []Alternate{{"application/json", "/api/v1/weeks", "the editions as JSON"}, {"application/atom+xml", "/weeks.atom", "their Atom feed"}}}})
 }
 
-var weeksPage = parse("weeks", nil)
+var weeksPage = parse("weeks", map[string]any{"signed": func(n int) string { return Signed(int64(n)) }})

@@ -148,6 +148,18 @@ func TestWeekPagesAndFeed(t *testing.T) {
 				t.Errorf("/week/%s: %s is %s, the JSON's %s", w.Week, m[1], m[2], jsonRaw(v))
 			}
 		}
+		// Each listing of a week's lists is named with its developer.
+		gainers := e["stores"].(map[string]any)["chrome"].(map[string]any)["gainers"].([]any)
+		if len(gainers) == 0 {
+			t.Fatalf("/api/v1/week/%s: no chrome gainer", w.Week)
+		}
+		for _, g := range gainers[:1] {
+			id := g.(map[string]any)["id"].(string)
+			dev := getOK[struct{ Developer string }](t, h.Base+"/api/v1/listings/chrome/"+url.PathEscape(id)).Developer
+			if !strings.Contains(html.UnescapeString(string(p.body)), `">`+g.(map[string]any)["name"].(string)+`</a><span class="why">`+dev+`</span>`) {
+				t.Errorf("/week/%s: chrome's biggest gainer %s is not shown with its developer %q", w.Week, id, dev)
+			}
+		}
 		// The list of editions sums each one's totals over the stores.
 		var sum [3]int64
 		for _, st := range e["stores"].(map[string]any) {

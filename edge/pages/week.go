@@ -65,8 +65,15 @@ func neighbours(eds *editions.Set, week string) (prev, next *render.Link) {
 
 // weekPage is the page of edition e of eds.
 func (s *Pages) weekPage(eds *editions.Set, e *editions.Edition) (answer.Reply, error) {
+	// Each listing is shown with its developer, as the published state
+	// names it now (an edition keeps names, not developers).
+	cur, err := s.api.Current()
+	if err != nil {
+		return answer.Reply{}, err
+	}
 	var buf [64]byte
-	return s.cached(answer.NewKey(buf[:0], "/week/:id", uint64(eds.Len())).Str("w", e.Week), htmlType, func() ([]byte, error) {
+	key := answer.NewKey(buf[:0], "/week/:id", uint64(eds.Len())).Str("w", e.Week).Int("g", int64(cur.Replica.Info().Generation))
+	return s.cached(key, htmlType, func() ([]byte, error) {
 		d := render.WeekPage{Week: e.Week, Start: e.Start, End: e.Last, From: e.ChangeFrom, To: e.ChangeTo, JSONURL: "/api/v1/week/" + e.Week,
 			ListSize: weekPageListSize, FullSize: editions.Size}
 		d.Prev, d.Next = neighbours(eds, e.Week)
@@ -101,7 +108,7 @@ func (s *Pages) weekPage(eds *editions.Set, e *editions.Edition) (answer.Reply, 
 				{"departures", "Departures", se.Departures, []string{"size"}},
 				{"bestRatedNewcomers", "Best rated newcomers", se.BestRatedNewcomers, []string{"rating", "ratingCount"}},
 			} {
-				ws.Lists = append(ws.Lists, weekList(st, l.name, l.caption, l.entries, l.cols))
+				ws.Lists = append(ws.Lists, weekList(st, l.name, l.caption, l.entries, l.cols, cur.Replica))
 			}
 			d.Stores = append(d.Stores, ws)
 		}
@@ -125,9 +132,11 @@ var weekColumns = map[string]render.Column{
 const weekPageListSize = 5
 
 // weekList is one list of a store's part of an edition (its first
-// weekPageListSize entries), its figures
+// weekPageListSize entries), each listing with its developer in r, its figures
 // named "<store>.<list>.<field>" for the tests.
-func weekList(st views.Store, name, caption string, entries []editions.Entry, cols []string) render.List {
+func weekList(st views.Store, name, caption string, entries []editions.Entry, cols []string, r interface {
+	Lookup(views.Store, string) *views.Listing
+}) render.List {
 	l := render.List{Caption: caption + ", " + st.String(), Empty: "None this week."}
 	for _, c := range cols {
 		l.Columns = append(l.Columns, weekColumns[c])
@@ -142,6 +151,9 @@ func weekList(st views.Store, name, caption string, entries []editions.Entry, co
 		entry := render.Entry{Position: i + 1, Name: e.Name, URL: "/listings/" + st.String() + "/" + url.PathEscape(e.ID)}
 		if entry.Name == "" {
 			entry.Name = e.ID
+		}
+		if l := r.Lookup(st, e.ID); l != nil {
+			entry.Developer = l.Developer
 		}
 		for _, c := range cols {
 			f := render.Figure{Definition: st.String() + "." + name + "." + c}

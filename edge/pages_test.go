@@ -242,6 +242,13 @@ func TestHomeAndStorePages(t *testing.T) {
 		if shown < 10 {
 			t.Errorf("/stores/%s shows %d of the statistics", s, shown)
 		}
+		// A count of listings links them.
+		for _, want := range []string{`data-figure="live" data-value="` + jsonRaw(stats["live"]) + `"><a href="/listings?store=` + s.String() + `">`,
+			`data-figure="delistedThisWeek" data-value="` + jsonRaw(stats["delistedThisWeek"]) + `"><a href="/events?store=` + s.String() + `&amp;kind=delisted">`} {
+			if !strings.Contains(string(r.body), want) {
+				t.Errorf("/stores/%s lacks %s", s, want)
+			}
+		}
 		// Its trending chart says the window its changes are over.
 		tr := getOK[struct{ From, To time.Time }](t, h.Base+"/api/v1/charts/"+s.String()+"?chart=trending")
 		if window := "Size change from " + tr.From.UTC().Format("2 Jan") + " to " + tr.To.UTC().Format("2 Jan 2006"); !strings.Contains(string(r.body), window) {

@@ -146,12 +146,17 @@ func (s *Pages) getStorePage(c *fiber.Ctx) (answer.Reply, error) {
 		n := func(def, label string, v int64) {
 			d.Figures = append(d.Figures, render.IntFigure(def, &v).Labelled(label, ""))
 		}
+		// A count whose listings a page lists links it.
+		link := func(u string) { d.Figures[len(d.Figures)-1].Link = u }
 		n("live", "Live listings", int64(st.Live))
+		link("/listings?store=" + store.String())
 		n("known", "Known listings", int64(st.Known))
 		n("delisted", "Delisted", int64(st.Delisted))
 		n("pending", "Found, not read yet", int64(st.Pending)) // known = live + delisted + these
 		n("newThisWeek", "New in the last 7 days", int64(st.NewThisWeek))
+		link("/listings?store=" + store.String() + "&sort=firstseen")
 		n("delistedThisWeek", "Delisted in the last 7 days", int64(st.DelistedThisWeek))
+		link("/events?store=" + store.String() + "&kind=delisted")
 		n("totalSize", "Total size ("+st.SizeMeasure+")", st.TotalSize)
 		n("totalSizeChange7d", "Total size, change over 7 days", st.TotalSizeChange7d)
 		d.Figures[len(d.Figures)-1].Text = render.Signed(st.TotalSizeChange7d)

@@ -16,6 +16,7 @@ type Figure struct {
 	Raw        string
 	Text       string
 	Why        string
+	Link       string // the page of the listings it counts, "" for none
 }
 
 // Every page writes its figures with the helpers below, so that a number,

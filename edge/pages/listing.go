@@ -214,7 +214,7 @@ func listingData(d document.Listing, snaps []analytics.Snapshot, from, last view
 	}{{"1 day", d.Growth.D1}, {"7 days", d.Growth.D7}, {"30 days", d.Growth.D30}, {"365 days", d.Growth.D365}} {
 		f := render.ChangeFigure("growth", w.c.Amount())
 		if w.c != nil && w.c.Percent != nil {
-			f.Text += " (" + strconv.FormatFloat(*w.c.Percent, 'f', 1, 64) + "%)"
+			f.Text += " (" + render.SignedPercent(*w.c.Percent) + ")"
 		}
 		if w.c == nil {
 			f = f.Labelled("", why.growth(views.Window(i), out.Cadence))

@@ -206,21 +206,7 @@ func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 	for _, o := range []string{"desc", "asc"} {
 		d.Orders = append(d.Orders, render.Option{Value: o, Label: map[string]string{"desc": "largest first", "asc": "smallest first"}[o], Selected: q["order"] == o})
 	}
-	cols := browseColumns
-	if extra, ok := sortedColumns[sort]; ok {
-		cols = append(slices.Clip(cols), extra)
-	}
-	if sort == "rating" {
-		// A rating of a few people ranks beside one of thousands: how
-		// many rated shows, and a link keeps those the charts keep.
-		cols = append(slices.Clip(cols), sortedColumns["ratingcount"])
-		d.MinRatings = figures.TopRatedMinRatings
-		for _, st := range views.Stores {
-			if q["store"] == "" || q["store"] == st.String() {
-				d.TopRated = append(d.TopRated, render.Link{Label: st.String(), URL: "/charts/" + st.String() + chartQuery(figures.ChartTopRated, "")})
-			}
-		}
-	}
+	cols := browseCols(&d, q, sort)
 	d.List = browseList(q, sort, cols)
 	refs := compareRefs(q["compare"])
 	if len(refs) > 0 {
@@ -243,13 +229,42 @@ func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 			d.List.Entries[len(d.List.Entries)-1].CompareURL = compareURL(append(slices.Clip(refs), ref), 90)
 		}
 	}
+	if len(doc.Listings) == 0 && q["q"] != "" && !doc.Partial && doc.Offset == 0 {
+		d.Suggestions = searchSuggestions(doc.Figures, q["q"])
+	}
+	browsePaging(&d, q, doc)
+	return render.RenderBrowse(d)
+}
+
+// browseCols returns the columns of the browser sorted by sort: the
+// figures always shown and the one sorted by. By rating, how many rated
+// too (a rating of a few people ranks beside one of thousands), and d
+// links the top-rated charts, which keep ratings of many.
+func browseCols(d *render.BrowsePage, q map[string]string, sort string) []browseColumn {
+	cols := browseColumns
+	if extra, ok := sortedColumns[sort]; ok {
+		cols = append(slices.Clip(cols), extra)
+	}
+	if sort == "rating" {
+		cols = append(slices.Clip(cols), sortedColumns["ratingcount"])
+		d.MinRatings = figures.TopRatedMinRatings
+		for _, st := range views.Stores {
+			if q["store"] == "" || q["store"] == st.String() {
+				d.TopRated = append(d.TopRated, render.Link{Label: st.String(), URL: "/charts/" + st.String() + chartQuery(figures.ChartTopRated, "")})
+			}
+		}
+	}
+	return cols
+}
+
+// browsePaging sets what d says of doc's place among the query q's pages:
+// how many listings it lists, which it shows, and the pages next, before
+// and first.
+func browsePaging(d *render.BrowsePage, q map[string]string, doc *document.ListingPage) {
 	if doc.NextCursor != nil {
 		next := withoutCursor(q)
 		next.Set("cursor", *doc.NextCursor)
 		d.Next = "/listings?" + next.Encode()
-	}
-	if len(doc.Listings) == 0 && q["q"] != "" && !doc.Partial && doc.Offset == 0 {
-		d.Suggestions = searchSuggestions(doc.Figures, q["q"])
 	}
 	if doc.Counted && doc.Total > 0 { // none: the page says nothing matches
 		d.Count = fmt.Sprintf("%s listings.", render.Int(int64(doc.Total)))
@@ -257,23 +272,23 @@ func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 			d.Count = "1 listing."
 		}
 	}
-	if doc.Offset > 0 {
-		d.First = withQuery("/listings", withoutCursor(q))
-		if doc.Page == 2 {
-			d.Prev = d.First
-		}
-		if doc.PrevCursor != nil {
-			prev := withoutCursor(q)
-			prev.Set("cursor", *doc.PrevCursor)
-			d.Prev = "/listings?" + prev.Encode()
-		}
-		d.Range = fmt.Sprintf("Listings %s to %s", render.Int(int64(doc.Offset+1)), render.Int(int64(doc.Offset+len(doc.Listings))))
-		if doc.Counted {
-			d.Range += " of " + render.Int(int64(doc.Total))
-			d.Count = ""
-		}
+	if doc.Offset == 0 {
+		return
 	}
-	return render.RenderBrowse(d)
+	d.First = withQuery("/listings", withoutCursor(q))
+	if doc.Page == 2 {
+		d.Prev = d.First
+	}
+	if doc.PrevCursor != nil {
+		prev := withoutCursor(q)
+		prev.Set("cursor", *doc.PrevCursor)
+		d.Prev = "/listings?" + prev.Encode()
+	}
+	d.Range = fmt.Sprintf("Listings %s to %s", render.Int(int64(doc.Offset+1)), render.Int(int64(doc.Offset+len(doc.Listings))))
+	if doc.Counted {
+		d.Range += " of " + render.Int(int64(doc.Total))
+		d.Count = ""
+	}
 }
 
 // searchSuggestions returns up to 8 listings near a search for q that

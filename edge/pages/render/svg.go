@@ -166,19 +166,8 @@ func lineChart(points []Point, label string, ranked bool) template.HTML {
 	}
 	y := func(v int64) float64 { return top + (h-top-bottom)*(1-float64(v)/top0) }
 	if ranked {
-		// Ranks run down from 1 at the top edge: the ticks are 1 and the
-		// round ones past it, at least to 2 (a listing always first is a
-		// line along the top).
-		rt := []int64{1}
-		for _, t := range ticks {
-			if t > 1 {
-				rt = append(rt, t)
-			}
-		}
-		if len(rt) == 1 {
-			rt = append(rt, 2)
-		}
-		ticks, top0 = rt, float64(rt[len(rt)-1])
+		ticks = rankTicks(ticks)
+		top0 = float64(ticks[len(ticks)-1])
 		y = func(v int64) float64 { return top + (h-top-bottom)*float64(v-1)/(top0-1) }
 	}
 	for _, t := range ticks {
@@ -220,6 +209,23 @@ func lineChart(points []Point, label string, ranked bool) template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// rankTicks returns the ticks of a rank axis from the round ticks of a
+// size axis: ranks run down from 1 at the top edge, so the ticks are 1
+// and the round ones past it, at least to 2 (a listing always first is
+// a line along the top).
+func rankTicks(ticks []int64) []int64 {
+	rt := []int64{1}
+	for _, t := range ticks {
+		if t > 1 {
+			rt = append(rt, t)
+		}
+	}
+	if len(rt) == 1 {
+		rt = append(rt, 2)
+	}
+	return rt
 }
 
 // dayLabels writes the first, middle and last days of points below a

@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -191,21 +189,7 @@ func checkNu(t *testing.T, pages []pageType, dir string) {
 	t.Helper()
 	bodies := map[string][]byte{}
 	for _, p := range pages {
-		req, err := http.NewRequest("GET", p.URL, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Accept", "text/html")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		bodies[p.Name] = body
+		bodies[p.Name] = call(t, "GET", p.URL, map[string]string{"Accept": "text/html"}, "").body
 	}
 	validHTML(t, bodies, dir)
 }

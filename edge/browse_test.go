@@ -123,6 +123,9 @@ func TestBrowseSortsByAClick(t *testing.T) {
 	if body := html.UnescapeString(string(get(t, "GET", h.Base+"/listings?q=tab&store=chrome").body)); !strings.Contains(body, "<caption>Listings of chrome matching “tab”, by size") {
 		t.Error("a search's caption does not say what it matched")
 	}
+	if body := html.UnescapeString(string(get(t, "GET", h.Base+"/listings?store=chrome&category=Productivity").body)); !strings.Contains(body, "<caption>Listings of chrome in Productivity, by size") {
+		t.Error("a category's caption does not name it")
+	}
 	// Page 2 numbers its rows on from page 1.
 	var first struct{ NextCursor *string }
 	if err := json.Unmarshal(get(t, "GET", h.Base+"/api/v1/listings?store=chrome&limit=20").body, &first); err != nil || first.NextCursor == nil {

@@ -162,6 +162,12 @@ func browseCaption(q map[string]string, sort string) string {
 	} else {
 		c += " of every store"
 	}
+	if cat := q["category"]; cat != "" {
+		c += " in " + cat
+	}
+	if tag := q["tag"]; tag != "" {
+		c += " with the topic " + tag
+	}
 	if t := q["q"]; t != "" {
 		c += " matching “" + t + "”"
 	}

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"net/url"
 	"slices"
 	"strconv"
 
@@ -60,7 +61,7 @@ func weekTotals(eds *editions.Set, store views.Store) []render.WeekTotal {
 	for i := 1; i < len(out); i++ {
 		change := ses[i].Totals.TotalSizeChange
 		if abs(change) >= stepFactor*usual && abs(change)*100 >= out[i-1].TotalSize {
-			out[i].Step = stepOf(ses[i], change)
+			out[i].Step = stepOf(store, ses[i], change)
 		}
 	}
 	return out
@@ -72,29 +73,33 @@ func weekTotals(eds *editions.Set, store views.Store) []render.WeekTotal {
 // of ordinary growth.
 const stepFactor = 5
 
-// stepOf says a week's change of a store's total size that stands out,
+// stepOf says a week's change of store's total size that stands out,
 // and names the listing that makes most of it where one does (at least
 // 40% of it, the same way): a newcomer by its size, a departure by its
 // size the week before, a gainer by its change.
-func stepOf(se *editions.StoreEdition, change int64) string {
-	text := render.Signed(change)
-	var name, what string
+func stepOf(store views.Store, se *editions.StoreEdition, change int64) *render.Step {
+	step := &render.Step{Change: render.Signed(change)}
+	var best *editions.Entry
+	var how string
 	var most int64
-	consider := func(es []editions.Entry, sign int64, how string, by func(e editions.Entry) *int64) {
-		for _, e := range es {
-			if v := by(e); v != nil && sign**v*change > 0 && abs(*v) > abs(most) {
-				name, what, most = e.Name, how+" "+render.Int(abs(*v)), sign**v
+	consider := func(es []editions.Entry, sign int64, verb string, by func(e *editions.Entry) *int64) {
+		for i := range es {
+			if v := by(&es[i]); v != nil && sign**v*change > 0 && abs(*v) > abs(most) {
+				best, how, most = &es[i], verb+" "+render.Int(abs(*v)), sign**v
 			}
 		}
 	}
-	size := func(e editions.Entry) *int64 { return e.Size }
+	size := func(e *editions.Entry) *int64 { return e.Size }
 	consider(se.Newcomers, 1, "new, at", size)
 	consider(se.Departures, -1, "gone, from", size)
-	consider(se.Gainers, 1, "grew by", func(e editions.Entry) *int64 { return e.Change })
-	if name != "" && abs(most)*10 >= abs(change)*4 {
-		text += ", most of it " + name + " (" + what + ")"
+	consider(se.Gainers, 1, "grew by", func(e *editions.Entry) *int64 { return e.Change })
+	if best != nil && abs(most)*10 >= abs(change)*4 {
+		step.Name, step.How, step.URL = best.Name, how, "/listings/"+store.String()+"/"+url.PathEscape(best.ID)
+		if step.Name == "" {
+			step.Name = best.ID
+		}
 	}
-	return text
+	return step
 }
 
 func abs(v int64) int64 {

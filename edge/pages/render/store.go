@@ -35,9 +35,16 @@ type WeekTotal struct {
 	Day, Week string
 	Live      int64
 	TotalSize int64
-	// Step says the week's change of the total size when it stands out
-	// from the others, and what made it ("" for an ordinary week).
-	Step string
+	// Step is the week's change of the total size when it stands out
+	// from the others, and what made it; nil for an ordinary week.
+	Step *Step
+}
+
+// Step is a week's change of a store's total size that stands out, in
+// words ("+1,092,432"), and the listing that made most of it where one
+// did: its name, its page and how ("new, at 1,090,000").
+type Step struct {
+	Change, Name, URL, How string
 }
 
 // Bar is one group of a distribution: its name, its count, the JSON path
@@ -61,7 +68,7 @@ type Category struct {
 func RenderStore(d StorePage) ([]byte, error) {
 	live, size := make([]Point, len(d.Weeks)), make([]Point, len(d.Weeks))
 	for i, w := range d.Weeks {
-		live[i], size[i] = Point{Day: w.Day, Size: w.Live, Has: true}, Point{Day: w.Day, Size: w.TotalSize, Has: true, Jump: w.Step != ""}
+		live[i], size[i] = Point{Day: w.Day, Size: w.Live, Has: true}, Point{Day: w.Day, Size: w.TotalSize, Has: true, Jump: w.Step != nil}
 	}
 	var liveChart, sizeChart template.HTML
 	if len(d.Weeks) > 1 {

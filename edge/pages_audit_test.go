@@ -200,14 +200,19 @@ func checkNu(t *testing.T, pages []pageType, dir string) {
 // fails t, naming the page; each warning is logged.
 func validHTML(t *testing.T, pages map[string][]byte, dir string) {
 	t.Helper()
-	java, err := exec.LookPath("java")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("java is not installed (make deps installs it with ZooKeeper)")
-		}
-		t.Skip("java is not installed")
+	if _, err := os.Stat(vnuJar); err != nil {
+		exec.Command("../deploy/node.sh").Run() // installs the jar; its absence is told below
 	}
-	nodeDir(t) // deploy/node.sh installs the jar
+	java, err := exec.LookPath("java")
+	if _, jarErr := os.Stat(vnuJar); err != nil || jarErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the Nu HTML checker cannot run (make deps installs Java with ZooKeeper, deploy/node.sh the jar): %v %v", err, jarErr)
+		}
+		// Outside CI the pages are still checked otherwise: the rest of
+		// the calling test goes on.
+		t.Logf("the Nu HTML checker is not run: %v %v", err, jarErr)
+		return
+	}
 	var files []string
 	names := map[string]string{}
 	for name, body := range pages {

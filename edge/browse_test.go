@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mmcdole/gofeed"
+
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/edge"
@@ -247,6 +249,39 @@ func TestListingChangesAndReviewsPages(t *testing.T) {
 		}
 	}
 	chrome := getOK[struct{ Listings []struct{ ID string } }](t, h.Base+"/api/v1/listings?store=chrome&limit=1").Listings[0]
+	// The reviews' Atom twin holds the page's reviews, newest first, each
+	// entry linking the page, with the page's filters.
+	var rated string // a firefox listing with a stored review
+	for _, l := range getOK[struct{ Listings []struct{ ID string } }](t, h.Base+"/api/v1/listings?store=firefox&limit=100").Listings {
+		if rs := getOK[struct{ Reviews []any }](t, h.Base+"/api/v1/listings/firefox/"+url.PathEscape(l.ID)+"/reviews").Reviews; len(rs) > 0 {
+			rated = l.ID
+			break
+		}
+	}
+	fpath := "/listings/firefox/" + url.PathEscape(rated) + "/reviews"
+	for _, q := range []string{"", "?stars=positive"} {
+		feed := get(t, "GET", h.Base+fpath+".atom"+q)
+		parsed, err := gofeed.NewParser().ParseString(string(feed.body))
+		if feed.status != 200 || !strings.HasPrefix(feed.header.Get("Content-Type"), "application/atom+xml") || err != nil || parsed.FeedType != "atom" {
+			t.Fatalf("%s.atom%s: %d %s %v", fpath, q, feed.status, feed.header.Get("Content-Type"), err)
+		}
+		var doc struct{ Reviews []struct{ ID, Text string } }
+		if err := json.Unmarshal(get(t, "GET", h.Base+"/api/v1"+fpath+q).body, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if len(parsed.Items) != len(doc.Reviews) || len(doc.Reviews) == 0 && q == "" {
+			t.Fatalf("%s.atom%s: %d entries, the JSON %d reviews", fpath, q, len(parsed.Items), len(doc.Reviews))
+		}
+		for i, it := range parsed.Items {
+			if want := "tag:edge,2026:review:firefox:" + rated + ":" + doc.Reviews[i].ID; it.GUID != want || it.Description != doc.Reviews[i].Text ||
+				!strings.HasSuffix(it.Link, fpath+q) {
+				t.Errorf("%s.atom%s entry %d: %s %q %s, want %s and its page", fpath, q, i, it.GUID, it.Description, it.Link, want)
+			}
+		}
+		if page := string(get(t, "GET", h.Base+fpath+q).body); !strings.Contains(page, `href="`+html.EscapeString(fpath+".atom"+q)+`"`) {
+			t.Errorf("%s%s does not link its Atom twin", fpath, q)
+		}
+	}
 	// A listing's page links its page in its store, and the charts it is
 	// in, as its JSON places it.
 	top := getOK[struct {

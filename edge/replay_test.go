@@ -433,6 +433,7 @@ func TestEveryRouteReplaysTheFullPathsBytes(t *testing.T) {
 		"/listings/:store/:id/changes.atom":       "/listings/firefox/" + url.PathEscape(l.ID) + "/changes.atom",
 		"/listings/:store/:id/changes":            "/listings/firefox/" + url.PathEscape(l.ID) + "/changes",
 		"/listings/:store/:id/reviews":            "/listings/firefox/" + url.PathEscape(l.ID) + "/reviews",
+		"/listings/:store/:id/reviews.atom":       "/listings/firefox/" + url.PathEscape(l.ID) + "/reviews.atom",
 		"/charts/:store":                          "/charts/firefox?chart=trending",
 		"/stores/:store":                          "/stores/firefox",
 		"/categories/:store":                      "/categories/firefox",

@@ -106,6 +106,7 @@ func (s *Pages) Routes(app *fiber.App, guard fiber.Handler, respond answer.Respo
 	app.Get("/events.atom", guard, respond.Handle(s.getEventsFeed))
 	app.Get("/listings/:store/:id/changes.atom", guard, respond.Handle(s.getListingFeed))
 	app.Get("/listings/:store/:id/changes", guard, respond.Handle(s.getListingChangesPage))
+	app.Get("/listings/:store/:id/reviews.atom", guard, respond.Handle(s.getReviewsFeed))
 	app.Get("/listings/:store/:id/reviews", guard, respond.Handle(s.getReviewsPage))
 	s.respond = respond
 	app.Get("/", guard, s.getHomePage)

@@ -27,7 +27,7 @@ type EventsPage struct {
 	Permission    string
 	Events        []Event
 	Older         string // the next page's address, "" at the end
-	Newest        string // the first page\'s address, "" on the first page
+	Newest        string // the first page's address, "" on the first page
 	JSONURL       string
 	AtomURL       string
 	FormAction    string // "" for no filter form (a listing's changes)

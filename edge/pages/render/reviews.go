@@ -12,8 +12,8 @@ type ReviewsPage struct {
 	Stars                []Option
 	Reviews              []Review
 	Older                string // the next page's address, "" at the end
-	Newest               string // the first page\'s address, "" on the first page
-	JSONURL              string
+	Newest               string // the first page's address, "" on the first page
+	JSONURL, AtomURL     string
 }
 
 // Review is one review as a page shows it; its text and author are a
@@ -36,7 +36,7 @@ func RenderReviews(d ReviewsPage) ([]byte, error) {
 		ReviewsPage
 		Head Head
 	}{d, Head{Title: "Reviews of " + d.Name + " (" + d.Store + ")", Description: "What users of " + d.Name + " wrote in the " + d.Store + " store, newest first.",
-		Alternates: []Alternate{{"application/json", d.JSONURL, "the reviews as JSON"}}}})
+		Alternates: []Alternate{{"application/json", d.JSONURL, "the reviews as JSON"}, {"application/atom+xml", d.AtomURL, "the newest reviews as Atom"}}}})
 }
 
 var reviewsPage = parse("reviews", nil)

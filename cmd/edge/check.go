@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -86,39 +85,4 @@ func checkListenAddr(addr string) error {
 		return fmt.Errorf("port %q: want a number from 0 to 65535", port)
 	}
 	return nil
-}
-
-// minTokenBits is the least entropy a fleet token may show (tokenBits).
-const minTokenBits = 96
-
-// checkFleetToken refuses a fleet token that is plainly not random: one
-// whose bytes, counted, show fewer than minTokenBits bits of entropy (its
-// length times the Shannon entropy of its bytes' frequencies). 32 spaces
-// or 32 × "a" show none, "abab…" 32, a word repeated about 90; 32 bytes
-// of /dev/urandom in base64 (44 characters) show about 200. It is a floor
-// against mistakes, not a measure of strength: the estimate cannot see a
-// pattern the frequencies do not.
-func checkFleetToken(token string) error {
-	if bits := tokenBits(token); bits < minTokenBits {
-		return fmt.Errorf("the fleet token is not random enough (about %.0f bits, at least %d wanted): make one with head -c 32 /dev/urandom | base64", bits, minTokenBits)
-	}
-	return nil
-}
-
-// tokenBits estimates the entropy of token in bits: its length times the
-// Shannon entropy of its bytes' frequencies.
-func tokenBits(token string) float64 {
-	var counts [256]int
-	for i := 0; i < len(token); i++ {
-		counts[token[i]]++
-	}
-	n := float64(len(token))
-	h := 0.0
-	for _, c := range counts {
-		if c > 0 {
-			p := float64(c) / n
-			h -= p * math.Log2(p)
-		}
-	}
-	return n * h
 }

@@ -414,8 +414,9 @@ func lostWatch(t *testing.T, zkPort int, database, leaderAddr, otherAddr string,
 	})
 }
 
-// fleetToken is the fleet's token of the tests.
-const fleetToken = "the-fleet-token-of-the-serve-tests-0123456789"
+// fleetToken is the fleet's token of the tests (made by edge fleet token:
+// the check refuses a weaker one).
+const fleetToken = "FPJBXsdht1Uo2zTeo6dXAFXEBdCjEOamL3cXeGE4Ptg40vdg6DZ6nmPNYcs88ZXD"
 
 // plantedLeader plants, in the fleet's election, nodes that sort before
 // the edges' own and name a fake leader that records what it receives and

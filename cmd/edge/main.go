@@ -5,6 +5,7 @@
 //	edge seed      write a synthetic dataset into the upstream tables
 //	edge account   create, disable or enable an account
 //	edge key       create, list, revoke an account's API keys, or set a key's daily limit
+//	edge fleet     print a new fleet token (edge fleet token)
 //
 // Run "edge <command> --help" for each command's settings.
 package main
@@ -34,6 +35,7 @@ func commands(stdin io.Reader) []command {
 		{"seed", "Write a deterministic synthetic dataset into the upstream tables.", runSeed},
 		{"account", "Create, disable or enable an account (an e-mail address and a password).", runAccount(stdin)},
 		{"key", "Create, list or revoke an account's API keys, or set a key's daily limit.", runKey},
+		{"fleet", "Print a new random fleet token for EDGE_FLEET_TOKEN (edge fleet token).", runFleet},
 	}
 }
 

@@ -98,15 +98,15 @@ func TestBadSettings(t *testing.T) {
 		// Every fleet needs the fleet's token (issue 66, 2.2: on loopback
 		// too, where any local process could otherwise lead), and a token
 		// that is a real secret (2.3).
-		{[]string{"--zk", "127.0.0.1:2181"}, "head -c 32 /dev/urandom | base64"},
+		{[]string{"--zk", "127.0.0.1:2181"}, "edge fleet token"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "127.0.0.1:0"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", ":8081"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "zk.internal:2181", "--zk-auth", "edge:secret"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081", "--fleet-token", "short"}, "at least 32"},
-		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", strings.Repeat(" ", 32)}, "not random enough"},
-		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", strings.Repeat("a", 32)}, "not random enough"},
-		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", strings.Repeat("password", 4)}, "not random enough"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", strings.Repeat(" ", 32)}, "guessable"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", strings.Repeat("a", 32)}, "guessable"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", strings.Repeat("password", 4)}, "guessable"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", fleetToken, "--fleet-listen", "127.0.0.1:0", "--fleet-advertise", "http://10.0.0.5:8081"}, "--fleet-advertise"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", fleetToken, "--zk-path", "edge/fleet"}, "--zk-path"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", fleetToken, "--fleet-salt", "own"}, "--fleet-salt"},

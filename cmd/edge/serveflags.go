@@ -145,7 +145,7 @@ func (c *serveConfig) jobFlags(f *envFlags) {
 	f.String(&c.fleet.Dir, "fleet-dir", c.fleet.Dir, "where the leading edge keeps the snapshot of its state it serves")
 	f.Int(&c.fleet.Sends, "fleet-sends", c.fleet.Sends, "snapshots the leading edge sends at once; past it an edge is told to come back")
 	f.Duration(&c.fleet.Patience, "fleet-patience", c.fleet.Patience, "how long an edge without a state waits for a leader that has none yet before it loads from ClickHouse itself")
-	f.Secret(&c.fleetToken, "fleet-token", "the fleet's shared secret, at least 32 random characters (head -c 32 /dev/urandom | base64), the same on every edge (set it as EDGE_FLEET_TOKEN: a flag shows in the process list). It is never sent: the edges derive from it the certificates of their fleet addresses (TLS both ways), the signature of each state and of each election node (docs/operations.md, Trust within a fleet); with it an edge that follows also reads the usage log's changes from the leader instead of ClickHouse. Needed with --zk; a token that is plainly not random (too few bits by the count of its bytes) is refused")
+	f.Secret(&c.fleetToken, "fleet-token", "the fleet's shared secret, random (make one with: edge fleet token), the same on every edge (set it as EDGE_FLEET_TOKEN: a flag shows in the process list). It is never sent: the edges derive from it the certificates of their fleet addresses (TLS both ways), the signature of each state and of each election node (docs/operations.md, Trust within a fleet); with it an edge that follows also reads the usage log's changes from the leader instead of ClickHouse. Needed with --zk; a token a guesser would find (under 128 bits by the zxcvbn estimator: words, repeated blocks, sequences, keyboard walks, or shorter than 39 characters) is refused")
 	f.String(&c.fleetSalt, "fleet-salt", "shared", "the salt the fleet's keys are signed with: shared (the fixed salt of every release, which earlier releases read) or fleet (the fleet's own, its election path: a table of guessed tokens made for one fleet serves no other). Either way an edge trusts both, so a fleet moves to fleet one edge at a time once every edge runs this release (docs/operations.md, The salt)")
 	f.Secret(&c.zkAuth, "zk-auth", "ZooKeeper digest credentials user:password (set it as EDGE_ZK_AUTH): the election's path and nodes are made readable and writable by them alone")
 	f.Int64(&c.fleet.MaxBytes, "fleet-max-bytes", c.fleet.MaxBytes, "largest state, compressed and uncompressed, an edge takes from its fleet's leader")
@@ -194,7 +194,7 @@ func (c *serveConfig) resolve() error {
 		return fmt.Errorf("--follow-every %v: ask the leader at most once a second", c.followEvery)
 	case c.zk != "" && c.fleetToken == "":
 		return fmt.Errorf("--zk %s: a fleet needs its token: set EDGE_FLEET_TOKEN, the same on every edge of the fleet "+
-			"(make one with: head -c 32 /dev/urandom | base64), without which any process that reaches ZooKeeper or a fleet address "+
+			"(make one with: edge fleet token), without which any process that reaches ZooKeeper or a fleet address "+
 			"could read the fleet's state, forge it and take the lead", c.zk)
 	}
 	salt, err := trust.ParseSalt(c.fleetSalt)

@@ -23,8 +23,8 @@ import (
 
 // The tests' fleet tokens.
 const (
-	testToken  = "the-fleet-token-of-these-tests-0123456789"
-	otherToken = "another-fleet-s-token-0123456789abcdefghij"
+	testToken  = "u6qMl18dt8pe2kswYBVaMY0NNbqESS09KIx9xbDtQLZPzZGs6apM0WnqnGW0U6Lo"
+	otherToken = "SRld1uGc0WC5NY6mpM5a7piW8vl1HER8EhFAeJqcT26ASWpT4Rbk6OPcyPjdvnju"
 )
 
 var keyCache sync.Map

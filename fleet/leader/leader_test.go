@@ -173,7 +173,7 @@ func plant(t *testing.T, addr, auth string) *zk.Conn {
 }
 
 var testKeys = sync.OnceValue(func() *trust.Keys {
-	k, err := trust.New("the-election-s-token-of-tests-0123456789")
+	k, err := trust.New("tLbM3sDoyVZSHJhb742t4TeTWclm98Y200qUgU0oo22KvFJDfonev96ydkdXdmYP")
 	if err != nil {
 		panic(err)
 	}

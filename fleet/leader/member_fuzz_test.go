@@ -12,7 +12,7 @@ import (
 )
 
 var fuzzKeys = sync.OnceValue(func() *trust.Keys {
-	k, err := trust.New("the-election-s-token-of-fuzzing-0123456789")
+	k, err := trust.New("RPrTTxdJxWuPgh2bbPXo1opGmwaFtmSBdcki191sjLjrmgfC0TYY7EXOnEmJuj4S")
 	if err != nil {
 		panic(err)
 	}

@@ -17,7 +17,7 @@ import (
 // leader's pin only for the leader's own address.
 func TestNodesNameTheirPin(t *testing.T) {
 	keys := fuzzKeys()
-	other, err := trust.New("another-election-s-token-of-tests-0123456789")
+	other, err := trust.New("Y4NZrV6Axj0o05F15hRuSs6XdM8LDwPomKEsT76zWe2Nq5lNXOWW0ECOSQoQ23Y0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-const token = "a-fleet-token-of-tests-0123456789abcdef"
+const token = "GF8nSPJeFDMCaghBZtGq9gxkjUaN9nrIHUnIp1i07BAS0FTU6JFcsI5l0Rt0RdvJ"
 
 var (
 	keysOnce sync.Map // token → *Keys: Argon2id costs 64 MiB and a moment

@@ -43,7 +43,7 @@ func TestWebhookNeverReachesOwnClickHouse(t *testing.T) {
 	public := netip.MustParseAddr("1.1.1.1")
 	res.to.Store(&public)
 	policy := egress.Policy{Allow: []egress.Rule{{Prefix: netip.MustParsePrefix("127.0.0.0/8")}}, AllowHTTP: true, Resolver: res,
-		Hosts: egress.OwnHosts(ctx, []string{cfg.Addr})} // as cmd/edge gives them: the ClickHouse's host
+		Hosts: egress.OwnHosts(ctx, nil, []string{cfg.Addr})} // as cmd/edge gives them: the ClickHouse's host
 	h := start(t, edgetest.Dataset{CH: &cfg}, func(c *edge.Config) {
 		c.Webhooks = webhooks.Config{Key: testWebhookKey, Reload: 100 * time.Millisecond, Timeout: 2 * time.Second, Policy: policy}
 	})

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"time"
@@ -174,12 +175,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			log.Warn("exports", "err", err)
 		}
 	}
-	// Webhooks never reach this edge's own services, whatever the allow
-	// list says, nor another port of their hosts unless it names that
-	// address and port.
-	own, hosts := ownServices(ctx, c, ln.Addr().String())
-	c.srv.Webhooks.Policy.Deny = append(c.srv.Webhooks.Policy.Deny, own...)
-	c.srv.Webhooks.Policy.Hosts = hosts
+	guardOwnServices(ctx, c, ln.Addr().String())
 	server, err := edge.New(c.srv, src, log)
 	if err != nil {
 		return err
@@ -205,29 +201,58 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
+// guardOwnServices keeps webhooks off this edge's own services, whatever
+// the allow list says, and off another port of their hosts unless it
+// names that address and port (ownServices); listen is the address the
+// edge listens on.
+func guardOwnServices(ctx context.Context, c *serveConfig, listen string) {
+	own, hosts := ownServices(ctx, c, listen)
+	c.srv.Webhooks.Policy.Deny = append(c.srv.Webhooks.Policy.Deny, own...)
+	c.srv.Webhooks.Policy.Hosts = hosts
+}
+
 // ownServices returns the rules that keep webhooks off this edge's own
-// services: its listen, fleet and debug addresses, and its ClickHouse's
-// and ZooKeeper's hosts on the ports given and the ports those servers
-// usually also listen on (ClickHouse's HTTP, which takes SQL, among them);
-// and the addresses of those services' hosts, whose other ports a
-// webhook reaches only when the allow list names the address and port
-// (egress.Policy.Hosts).
+// services: its listen, fleet (as listened on and as advertised) and
+// debug addresses, and its ClickHouse's and ZooKeeper's hosts on the
+// ports given and the ports those servers usually also listen on
+// (ClickHouse's HTTP, which takes SQL, among them); and the addresses of
+// those services' hosts, whose other ports a webhook reaches only when
+// the allow list names the address and port (egress.Policy.Hosts). Each
+// is taken at every address that reaches it, however it is named: a
+// service of this host's at every loopback, unspecified and interface
+// address (egress.OwnHosts).
 func ownServices(ctx context.Context, c *serveConfig, listen string) ([]egress.Rule, []netip.Prefix) {
 	var own []string
-	for _, a := range []string{listen, c.srv.Listen, c.fleetListen, c.debugListen} {
+	for _, a := range []string{listen, c.srv.Listen, c.fleetListen, advertisedHostPort(c.fleetAdvertise), c.debugListen} {
 		if a != "" {
 			own = append(own, a)
 		}
 	}
-	rules := egress.Own(ctx, own)
+	rules := egress.Own(ctx, nil, own)
 	clickhousePorts := []uint16{8123, 8443, 9000, 9004, 9005, 9009, 9010, 9011, 9363, 9440}
-	rules = append(rules, egress.Own(ctx, analytics.Addrs(c.ch.Addr), clickhousePorts...)...)
+	rules = append(rules, egress.Own(ctx, nil, analytics.Addrs(c.ch.Addr), clickhousePorts...)...)
 	hosts := append(own, analytics.Addrs(c.ch.Addr)...)
 	if c.zk != "" {
-		rules = append(rules, egress.Own(ctx, analytics.Addrs(c.zk), 2181, 2281, 2888, 3888, 7000, 8080)...)
+		rules = append(rules, egress.Own(ctx, nil, analytics.Addrs(c.zk), 2181, 2281, 2888, 3888, 7000, 8080)...)
 		hosts = append(hosts, analytics.Addrs(c.zk)...)
 	}
-	return rules, egress.OwnHosts(ctx, hosts)
+	return rules, egress.OwnHosts(ctx, nil, hosts)
+}
+
+// advertisedHostPort is the host:port of the fleet URL u ("" for none or
+// one without a host), its scheme's port when it names none.
+func advertisedHostPort(u string) string {
+	p, err := url.Parse(u)
+	if u == "" || err != nil || p.Hostname() == "" {
+		return ""
+	}
+	if port := p.Port(); port != "" {
+		return net.JoinHostPort(p.Hostname(), port)
+	}
+	if p.Scheme == "http" {
+		return net.JoinHostPort(p.Hostname(), "80")
+	}
+	return net.JoinHostPort(p.Hostname(), "443")
 }
 
 // syncConfig is the configuration of the usage sync's and keys' refresh's

@@ -129,9 +129,20 @@ type Policy struct {
 	// AllowHTTP admits http:// URLs; otherwise only https://.
 	AllowHTTP bool
 	// Resolver looks names up (nil: the system's).
-	Resolver interface {
-		LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+	Resolver Resolver
+}
+
+// Resolver looks a name up, as net.DefaultResolver does.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// resolver returns r, or the system's resolver when r is nil.
+func resolver(r Resolver) Resolver {
+	if r == nil {
+		return net.DefaultResolver
 	}
+	return r
 }
 
 // ErrRefused wraps every refusal of a URL or an address.
@@ -299,13 +310,7 @@ func (p *Policy) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		return []netip.Addr{a}, nil
 	}
-	var r interface {
-		LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
-	} = net.DefaultResolver
-	if p.Resolver != nil {
-		r = p.Resolver
-	}
-	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	addrs, err := resolver(p.Resolver).LookupNetIP(ctx, "ip", host)
 	if err != nil || len(addrs) == 0 {
 		return nil, fmt.Errorf("%w: %s does not resolve", ErrRefused, host)
 	}
@@ -314,21 +319,17 @@ func (p *Policy) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 
 // Own returns the rules that deny the services at hostPorts (host:port,
 // or :port for every interface) on each of ports as well as the port
-// given: a service on loopback, on every interface or named localhost is
-// denied on every loopback address and every address of this host's
-// interfaces; a named host on each address it resolves to now.
-func Own(ctx context.Context, hostPorts []string, ports ...uint16) []Rule {
+// given, at every address OwnHosts gives for it.
+func Own(ctx context.Context, r Resolver, hostPorts []string, ports ...uint16) []Rule {
 	var out []Rule
 	for _, hp := range hostPorts {
-		_, ps, err := net.SplitHostPort(hp)
-		if err != nil {
-			continue
-		}
 		all := slices.Clone(ports)
-		if n, err := strconv.Atoi(ps); err == nil && n > 0 && n < 65536 {
-			all = append(all, uint16(n))
+		if _, ps, err := net.SplitHostPort(hp); err == nil {
+			if n, err := strconv.Atoi(ps); err == nil && n > 0 && n < 65536 {
+				all = append(all, uint16(n))
+			}
 		}
-		for _, p := range OwnHosts(ctx, []string{hp}) {
+		for _, p := range OwnHosts(ctx, r, []string{hp}) {
 			for _, port := range all {
 				out = append(out, Rule{Prefix: p, Port: port})
 			}
@@ -337,41 +338,85 @@ func Own(ctx context.Context, hostPorts []string, ports ...uint16) []Rule {
 	return out
 }
 
-// OwnHosts returns the addresses of the hosts of the services at
-// hostPorts (Policy.Hosts), as Own reads them: every loopback and
-// interface address for a service on loopback, on every interface or
-// named localhost; the addresses a named host resolves to now.
-func OwnHosts(ctx context.Context, hostPorts []string) []netip.Prefix {
+// OwnHosts returns every address that reaches the services at hostPorts
+// (host:port; a host alone is read as one), however they are named
+// (Policy.Hosts). A name is resolved with r (nil: the system's resolver)
+// and each of its addresses read as a literal one would be. A service
+// whose address is this host's own — loopback, unspecified (every
+// interface), one of its interfaces' addresses, localhost — may be bound
+// to any of them, so it is reached at every address Local gives; another
+// address is the service's alone. A name that does not resolve now may
+// name this host later, so it counts as this host's.
+func OwnHosts(ctx context.Context, r Resolver, hostPorts []string) []netip.Prefix {
+	local := Local()
 	var prefixes []netip.Prefix
+	isLocal := false
+	add := func(a netip.Addr) {
+		a = a.WithZone("").Unmap()
+		if a.IsLoopback() || a.IsUnspecified() || slices.ContainsFunc(local, func(p netip.Prefix) bool { return p.Contains(a) }) {
+			isLocal = true
+			return
+		}
+		prefixes = append(prefixes, netip.PrefixFrom(a, a.BitLen()))
+	}
 	for _, hp := range hostPorts {
 		host, _, err := net.SplitHostPort(hp)
 		if err != nil {
+			host = strings.Trim(hp, "[]")
+		}
+		name := strings.TrimSuffix(strings.ToLower(host), ".")
+		if a, err := netip.ParseAddr(host); err == nil {
+			add(a)
 			continue
 		}
-		a, err := netip.ParseAddr(host)
-		switch {
-		case host == "" || host == "localhost" || (err == nil && (a.IsLoopback() || a.IsUnspecified())):
-			prefixes = append(prefixes, netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
-			if ifs, err := net.InterfaceAddrs(); err == nil {
-				for _, ia := range ifs {
-					if n, ok := ia.(*net.IPNet); ok {
-						if ip, ok := netip.AddrFromSlice(n.IP); ok {
-							prefixes = append(prefixes, netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()))
-						}
-					}
-				}
-			}
-		case err == nil:
-			prefixes = append(prefixes, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
-		default:
-			if as, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host); err == nil {
-				for _, a := range as {
-					prefixes = append(prefixes, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+		if name == "" || name == "localhost" || strings.HasSuffix(name, ".localhost") {
+			isLocal = true
+			continue
+		}
+		as, err := resolver(r).LookupNetIP(ctx, "ip", host)
+		if err != nil || len(as) == 0 {
+			isLocal = true
+			continue
+		}
+		for _, a := range as {
+			add(a)
+		}
+	}
+	if isLocal {
+		prefixes = append(prefixes, local...)
+	}
+	slices.SortFunc(prefixes, func(a, b netip.Prefix) int {
+		if c := a.Addr().Compare(b.Addr()); c != 0 {
+			return c
+		}
+		return a.Bits() - b.Bits()
+	})
+	return slices.Compact(prefixes)
+}
+
+// Local returns every address at which a service of this host can be
+// reached, whatever address it was bound to: all of loopback (Linux
+// answers every address of 127.0.0.0/8 on its loopback interface, so a
+// service bound to 127.0.0.1 or to every interface answers at
+// 127.0.0.2 too), the unspecified addresses (a connection to 0.0.0.0 or
+// :: reaches this host), and every address of this host's interfaces (a
+// service bound to every interface answers at each).
+func Local() []netip.Prefix {
+	out := []netip.Prefix{
+		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"),
+		netip.MustParsePrefix("0.0.0.0/32"), netip.MustParsePrefix("::/128"),
+	}
+	if ifs, err := net.InterfaceAddrs(); err == nil {
+		for _, ia := range ifs {
+			if n, ok := ia.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(n.IP); ok {
+					ip = ip.Unmap()
+					out = append(out, netip.PrefixFrom(ip, ip.BitLen()))
 				}
 			}
 		}
 	}
-	return prefixes
+	return out
 }
 
 // MaxAnswer is how much of an answer's body a delivery reads.

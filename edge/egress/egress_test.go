@@ -142,7 +142,7 @@ func TestAllowAndDenyRules(t *testing.T) {
 	}
 	// The edge's own services on loopback are denied on every loopback
 	// address and the ports given.
-	own := Own(context.Background(), []string{"127.0.0.1:19000", ":8080"}, 8123)
+	own := Own(context.Background(), nil, []string{"127.0.0.1:19000", ":8080"}, 8123)
 	q := &Policy{Allow: loopback, Deny: own, AllowHTTP: true}
 	for raw, ok := range map[string]bool{
 		"http://127.0.0.1:19000/": false, "http://127.0.0.9:8123/": false, "http://[::1]:8080/": false,
@@ -155,7 +155,7 @@ func TestAllowAndDenyRules(t *testing.T) {
 	// Any other port of those services' hosts is reached only when the
 	// allow list names its address and port, not by a range that holds
 	// them: the ClickHouse's HTTP interface may be on any port.
-	q.Hosts = OwnHosts(context.Background(), []string{"127.0.0.1:19000"})
+	q.Hosts = OwnHosts(context.Background(), nil, []string{"127.0.0.1:19000"})
 	q.Allow = append(slices.Clone(loopback), Rule{Prefix: netip.MustParsePrefix("127.0.0.1/32"), Port: 9999})
 	for raw, ok := range map[string]bool{
 		"http://127.0.0.1:18123/?query=INSERT": false, "http://127.0.0.2:9999/": false, "http://[::1]:9999/": false,
@@ -239,7 +239,9 @@ func (anyName) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, err
 // that resolves to one.
 func FuzzCheckURL(f *testing.F) {
 	for _, s := range []string{"https://hooks.example.com/x", "https://[::ffff:10.0.0.1]/", "https://inside/", "https://0x7f.1/", "https://2130706433/",
-		"https://127.0.0.1%2523@x/", "HTTPS://[fe80::1%25eth0]/", "https://[64:ff9b::7f00:1%251]/", "https://a@b@c/", "http://x/"} {
+		"https://127.0.0.1%2523@x/", "HTTPS://[fe80::1%25eth0]/", "https://[64:ff9b::7f00:1%251]/", "https://a@b@c/", "http://x/",
+		"https://127.0.0.2:18123/", "https://[::ffff:127.0.0.2]:19000/", "https://0.0.0.0:8123/", "https://[::]:8123/", "https://[::ffff:7f00:2]/",
+		"https://[0:0:0:0:0:ffff:a00:1]/", "https://inside.:443/", "https://LOCALHOST/", "https://x.localhost/"} {
 		f.Add(s)
 	}
 	p := &Policy{Resolver: anyName{}}

@@ -122,7 +122,7 @@ pids+=("$ZK_PID")
 bin/fleetnet "$net.1:${EDGE_CH_ADDR##*:}=$EDGE_CH_ADDR" "$net.1:12181=127.0.0.1:12181" >"$work/fleetnet.log" 2>&1 &
 pids+=($!)
 
-token=$(head -c 32 /dev/urandom | base64)
+token=$(head -c 48 /dev/urandom | base64) # 64 characters, far above the floor of estimated strength
 common=(--zk-path "/edge/bench/fleetnet-$$" --fleet-token "$token" --memory-limit "${MEMORY_LIMIT:-2GiB}" --cache-mb 64
   --refresh-schedule "@every 20s" --full-schedule "0 0 1 1 *" --ranks-schedule off --exports-schedule off --editions-schedule off --no-limits)
 run_env=()

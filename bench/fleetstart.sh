@@ -58,7 +58,7 @@ fleet=()
 if [[ ${FLEET:-} == 1 ]]; then
   zk_start 12181 "$work/zk"
   pids+=("$ZK_PID")
-  fleet=(--zk 127.0.0.1:12181 --zk-path "/edge/bench/$$" --fleet-token "$(head -c 32 /dev/urandom | base64)")
+  fleet=(--zk 127.0.0.1:12181 --zk-path "/edge/bench/$$" --fleet-token "$(head -c 48 /dev/urandom | base64)")
 fi
 read -r q0 cpu0 < <(counters)
 start=$(date +%s)

@@ -53,7 +53,7 @@ echo "== $(date -u +%FT%TZ) upgrade: $(git rev-parse --short "$old") and $(git r
 zk_start 12182 "$work/zk"
 pids+=("$ZK_PID")
 
-token=$(head -c 32 /dev/urandom | base64)
+token=$(head -c 48 /dev/urandom | base64) # 64 characters, far above the floor of estimated strength
 # start <binary> <port> <name> <zk path>: an edge of the fleet.
 start() {
   "$1" serve --listen "127.0.0.1:$2" --zk 127.0.0.1:12182 --zk-path "$4" --fleet-listen "127.0.0.1:$(($2 + 100))" \

@@ -192,17 +192,22 @@ func browseCaption(q map[string]string, sort string) string {
 	return c
 }
 
-// browsePage is the page of doc, the listings c's query asks for.
+// browsePage is the page of doc, the listings c's query asks for,
+// written from the query as the page reads it (doc.Query, which its
+// cache key is made of), never from the query string as sent.
 func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
-	q := c.Queries()
+	q := doc.Query
 	sort := q["sort"]
 	if sort == "" {
 		sort = "installs"
 	}
-	d := render.BrowsePage{Q: q["q"], Category: q["category"], Tag: q["tag"], Partial: doc.Partial, JSONURL: "/api/v1/listings"}
-	if qs := c.Request().URI().QueryString(); len(qs) > 0 {
-		d.JSONURL += "?" + string(qs)
+	twin := url.Values{}
+	for k, v := range q {
+		if k != "compare" { // the page's own
+			twin.Set(k, v)
+		}
 	}
+	d := render.BrowsePage{Q: q["q"], Category: q["category"], Tag: q["tag"], Partial: doc.Partial, JSONURL: withQuery("/api/v1/listings", twin)}
 	for _, st := range views.Stores {
 		d.Stores = append(d.Stores, render.Option{Value: st.String(), Label: st.String(), Selected: q["store"] == st.String()})
 	}

@@ -1,8 +1,8 @@
 package edge_test
 
 import (
-	"encoding/json"
 	"encoding/base64"
+	"encoding/json"
 	"html"
 	"net/url"
 	"strconv"
@@ -60,7 +60,7 @@ func TestParameterGivenTwiceIsRefused(t *testing.T) {
 	const html = "text/html"
 	for _, c := range []struct {
 		path, twice, accept string // twice: the parameter given twice, appended again
-		again                      string
+		again               string
 	}{
 		{"/api/v1/listings?limit=2", "limit", "", "3"},
 		{"/api/v1/listings?store=chrome&q=vpn", "store", "", "apple"},

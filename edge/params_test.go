@@ -175,7 +175,7 @@ func TestSearchSuggestionsAreBounded(t *testing.T) {
 }
 
 // TestPageCacheKeysAreCanonical: the pages that read ClickHouse (a
-// comparison, a listing's reviews) and the listings' page key their
+// comparison, a listing's reviews), the events' and the listings' pages key their
 // answers by their query as read: unknown parameters and other spellings
 // of one query (a reviews cursor with its JSON written otherwise) are the
 // same answer, with the same ETag and no read of their own, and the
@@ -202,6 +202,9 @@ func TestPageCacheKeysAreCanonical(t *testing.T) {
 			return lp + "/reviews?cursor=" + cursor(strings.Repeat(`"z":0,`, i))
 		}},
 		{"the reviews' feed", func(i int) string { return lp + "/reviews.atom?junk=" + strconv.Itoa(i) }},
+		{"the events' page", func(i int) string {
+			return "/events?kind=" + []string{"version,permissions", "permissions,version", "version,permissions,version"}[i%3] + "&junk=" + strconv.Itoa(i)
+		}},
 		{"the listings' page", func(i int) string { return "/listings?store=chrome&sort=rating&junk=" + strconv.Itoa(i) }},
 		{"a search", func(i int) string { return "/listings?q=" + url.QueryEscape(strings.Repeat(" ", i)+a.Name[:2]) }},
 	} {

@@ -26,7 +26,9 @@ import (
 // same store: a fruitless search of as many words as a URI holds (its
 // suggestions), the same across every store, the API's and the legacy
 // API's search of 8 KB, a search of two letters (whose page counts every
-// match) and a deep page. The listings are synthetic, with the stores'
+// match), a fruitless one (no trigram to narrow it: a scan) and deep
+// pages (the 20th's page before is found by walking again those before
+// it when its first row has no value to sort by). The listings are synthetic, with the stores'
 // real shares, indexed as the views job indexes them: 20,000 unless
 // EDGE_BENCH_LISTINGS says otherwise (5,000,000: a few minutes to
 // build). It reports each route's median in milliseconds and its ratio
@@ -56,6 +58,14 @@ func BenchmarkWorstPage(b *testing.B) {
 		}
 		deep = next
 	}
+	walked := "/listings?store=chrome&sort=growth7d&order=asc"
+	for range 19 { // to page 20, whose page before may be found by walking the pages before it again
+		next := regexpNext(b, h.Base+walked)
+		if next == "" {
+			break
+		}
+		walked = next
+	}
 	routes := []struct{ name, path string }{
 		{"plain page", "/listings?store=chrome"},
 		{"plain API page", "/api/v1/listings?store=chrome"},
@@ -64,7 +74,9 @@ func BenchmarkWorstPage(b *testing.B) {
 		{"API search, 7.6 KB", "/api/v1/listings?store=chrome&" + bytes},
 		{"legacy search, 7.6 KB", "/api/extensions?platform=0&" + bytes},
 		{"search of two letters, counted", "/listings?store=chrome&q=an"},
+		{"fruitless search of two letters, every store", "/listings?q=zq"},
 		{"page 10", deep},
+		{"page 20 by growth, 7 days, ascending", walked},
 	}
 	took := make([][]time.Duration, len(routes))
 	client := &http.Client{}

@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -230,5 +232,48 @@ func TestPageCacheKeysAreCanonical(t *testing.T) {
 				t.Errorf("5 spellings of one answer made %d misses, want none", after-before)
 			}
 		})
+	}
+}
+
+// TestPageReadsWaitTheirTurn: the reads of ClickHouse a page or its API
+// twin makes on a miss (a comparison, a listing's reviews, a listing's
+// page and its history) wait for a turn of the miss gate as every query
+// of the long tail does: with every turn held they are refused (503,
+// Retry-After: 1), and answered once a turn is free.
+func TestPageReadsWaitTheirTurn(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) {
+		c.PageRate = 0
+		c.Misses = missgate.Config{Share: 0.0001, Burst: time.Minute, Wait: 20 * time.Millisecond, Queue: 4}
+	})
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	a, b := firstLive(t, h, views.Chrome), firstLive(t, h, views.Firefox)
+	lp := "/listings/firefox/" + url.PathEscape(b.ID)
+	pair := url.QueryEscape("chrome:" + a.ID + ",firefox:" + b.ID)
+	paths := []string{"/compare?listings=" + pair, "/api/v1/compare?listings=" + pair, lp + "/reviews", "/api/v1" + lp + "/reviews", lp}
+	var held []func()
+	for {
+		leave, err := h.Server.MissGate().Enter(missgate.Caller{Key: "holder"})
+		if err != nil {
+			break
+		}
+		held = append(held, leave)
+	}
+	if len(held) == 0 {
+		t.Fatal("no turn to hold")
+	}
+	for _, p := range paths {
+		if got := ask(t, h, p, "text/html"); got.status != 503 || got.header.Get("Retry-After") != "1" {
+			t.Errorf("%s with every turn held: %d, Retry-After %q, want 503 and 1", p, got.status, got.header.Get("Retry-After"))
+		}
+	}
+	for _, leave := range held {
+		leave()
+	}
+	for _, p := range paths {
+		if got := ask(t, h, p, "text/html"); got.status != 200 {
+			t.Errorf("%s with the turns free: %d %.200s", p, got.status, got.body)
+		}
 	}
 }

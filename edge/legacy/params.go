@@ -140,10 +140,8 @@ func parseLegacy(c *fiber.Ctx, q *listq.Query, paging bool) error {
 	if n, ok := p.intValue("platform", 0, views.NumStores-1); ok {
 		q.Store = views.Store(n).Ref()
 	}
-	if raw := p.get("q"); raw != "" {
-		if q.Q = strings.TrimSpace(raw); q.Q == "" {
-			p.fail("q", raw, "a text to search for: it has only spaces (leave q out to list every listing)")
-		}
+	if q.Q = strings.TrimSpace(p.get("q")); q.Q == "" && p.get("q") != "" {
+		p.fail("q", p.get("q"), "a text to search for: it has only spaces (leave q out to list every listing)")
 	}
 	if v, ok := p.str("category"); ok {
 		kept := v // only a present value is moved to the heap

@@ -78,3 +78,16 @@ func twice(args *fasthttp.Args, name string) bool {
 	})
 	return n > 1
 }
+
+// BenchmarkRepeated is the check of every request on a query of the
+// cached hot path, as a dashboard sends it: no allocation, no parse.
+func BenchmarkRepeated(b *testing.B) {
+	raw := []byte("store=chrome&sort=growth7d&order=desc&limit=50")
+	args := argsOf(string(raw))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, twice := Repeated(raw, args); twice {
+			b.Fatal("repeated")
+		}
+	}
+}

@@ -193,6 +193,14 @@ func TestPageCacheKeysAreCanonical(t *testing.T) {
 	cursor := func(extra string) string {
 		return base64.RawURLEncoding.EncodeToString([]byte(`{"q":"all\u0000",` + extra + `"p":1,"t":1772323200,"i":"zz"}`))
 	}
+	next := getOK[struct{ NextCursor string }](t, h.Base+"/api/v1/listings?store=chrome&limit=5").NextCursor
+	issued, err := base64.RawURLEncoding.DecodeString(next)
+	if err != nil || len(issued) < 2 || issued[0] != '{' {
+		t.Fatalf("nextCursor %q: %v", next, err)
+	}
+	listCursor := func(i int) string { // the cursor issued, its JSON with i fields more
+		return base64.RawURLEncoding.EncodeToString([]byte("{" + strings.Repeat(`"zz":0,`, i) + string(issued[1:])))
+	}
 	compare := "/compare?listings=" + url.QueryEscape("chrome:"+a.ID+",firefox:"+b.ID) + "&days=30"
 	for _, c := range []struct {
 		name     string
@@ -207,6 +215,8 @@ func TestPageCacheKeysAreCanonical(t *testing.T) {
 		{"the events' page", func(i int) string {
 			return "/events?kind=" + []string{"version,permissions", "permissions,version", "version,permissions,version"}[i%3] + "&junk=" + strconv.Itoa(i)
 		}},
+		{"the listings' page from a cursor", func(i int) string { return "/listings?store=chrome&limit=5&cursor=" + listCursor(i) }},
+		{"the API's listings from a cursor", func(i int) string { return "/api/v1/listings?store=chrome&limit=5&cursor=" + listCursor(i) }},
 		{"the listings' page", func(i int) string { return "/listings?store=chrome&sort=rating&junk=" + strconv.Itoa(i) }},
 		{"a search", func(i int) string { return "/listings?q=" + url.QueryEscape(strings.Repeat(" ", i)+a.Name[:2]) }},
 	} {

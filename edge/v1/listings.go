@@ -210,7 +210,7 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 	key := querykey.List(answer.NewKey(buf[:0], route, st.Replica.Info().Generation), &q).Str("cursor", rawCursor)
 	var pq map[string]string // the page's query, as it reads it
 	if route != "/api/v1/listings" {
-		pq = pageQuery(args, &q)
+		pq = pageQuery(args, &q, rawCursor)
 		key = pageKey(key, pq)
 	}
 	// A search is kept on its first ask (it took a slot of the search
@@ -329,7 +329,8 @@ func prevCursor(f *figures.Figures, q listq.Query, page int, queryHash uint64, f
 // pageArgs reads the page a listings query asks for: its limit (into
 // q's page size) and its cursor, which must be one this API issued for
 // the query hashed queryHash and the same limit. It returns where the
-// page starts (nil: the first), its number and the cursor as sent.
+// page starts (nil: the first), its number and the cursor as read,
+// written again from what it holds (its cache key and links take it).
 func pageArgs(args *fasthttp.Args, q *listq.Query, queryHash uint64) (after *listq.Pos, page int, rawCursor string, err error) {
 	limit := queryArg(args, "limit")
 	limitSet := limit != ""
@@ -360,6 +361,7 @@ func pageArgs(args *fasthttp.Args, q *listq.Query, queryHash uint64) (after *lis
 				ForReaders(staleNext)
 		}
 		after, page = &cur.After, cur.Page+1
+		rawCursor = *document.EncodeCursor(cur) // as read: every spelling of one place keys one answer
 	}
 	return after, page, rawCursor, nil
 }

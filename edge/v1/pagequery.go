@@ -18,13 +18,14 @@ var pageParams = []string{"store", "category", "tag", "alsoIn", "minSize", "maxS
 // pageQuery returns the query of the listings' page as it reads it once
 // args are read into q: each parameter of pageParams sent with a value,
 // store, category, tag and q as q holds them (a store's name, the
-// category's and topic's names resolved, q trimmed), compare with its
+// category's and topic's names resolved, q trimmed), the cursor as read
+// (pageArgs writes it again from what it holds), compare with its
 // blanks left out; the others as sent (read already: parseList and
 // pageArgs refuse what they cannot read). The page's caption, form and
 // links are written from it, and its cache key made of it, so every
 // spelling of one query shares one page and unknown parameters make no
 // page of their own.
-func pageQuery(args *fasthttp.Args, q *listq.Query) map[string]string {
+func pageQuery(args *fasthttp.Args, q *listq.Query, cursor string) map[string]string {
 	out := make(map[string]string, 4)
 	for _, name := range pageParams {
 		if v := queryArg(args, name); v != "" {
@@ -42,6 +43,9 @@ func pageQuery(args *fasthttp.Args, q *listq.Query) map[string]string {
 	}
 	if q.Q != "" {
 		out["q"] = q.Q
+	}
+	if cursor != "" {
+		out["cursor"] = cursor
 	}
 	if v, ok := out["compare"]; ok {
 		var refs []string

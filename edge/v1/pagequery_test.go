@@ -27,7 +27,7 @@ func FuzzPageQuery(f *testing.F) {
 			if parseList(&args, &q) != nil {
 				return "", nil, false
 			}
-			pq := pageQuery(&args, &q)
+			pq := pageQuery(&args, &q, "")
 			return pageKey(answer.NewKey(nil, "/listings", 1), pq).String(), pq, true
 		}
 		k, pq, ok := key(raw)

@@ -116,8 +116,8 @@ func (ac *Cache) SetGate(g *missgate.Gate) { ac.gate = g }
 
 // Get returns the cached answer for key, or builds, caches and returns it.
 // key is only read during the call. Its misses are few (an answer of a
-// published state: summary, categories, a week): they pass no gate. A
-// miss that reads ClickHouse (history, reviews) is a GetQuery's.
+// published state: summary, categories, a week) or wait on ClickHouse
+// under budgets of their own (history, reviews): they pass no gate.
 func (ac *Cache) Get(key Key, build func() (*Answer, error)) (*Answer, error) {
 	return ac.get(key, missgate.Caller{}, build, false, true)
 }

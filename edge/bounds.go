@@ -8,10 +8,13 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/queryonce"
 	"github.com/edge-stats/edge/edge/transport"
 )
 
-// checkURI refuses a URI longer than MaxURIBytes with 414. (A request
+// checkURI refuses a URI longer than MaxURIBytes with 414, and one
+// whose query gives a parameter more than once with 400 (package
+// queryonce), on every route: the handlers read one value of each. (A request
 // line and headers past MaxHeaderBytes never get here: fasthttp refuses
 // them with 431, see requestBoundsProblem.)
 func (s *Server) checkURI(c *fiber.Ctx) error {
@@ -19,6 +22,11 @@ func (s *Server) checkURI(c *fiber.Ctx) error {
 		return problem.Newf(http.StatusRequestURITooLong,
 			"The URI is %d bytes, over the %s the edge reads: shorten the query (the filters each take one value; a text query q of a few words finds as much as a long one).",
 			n, sizeText(s.cfg.MaxURIBytes))
+	}
+	if name, twice := queryonce.Repeated(c.Request().URI().QueryString(), c.Context().QueryArgs); twice {
+		return problem.Newf(http.StatusBadRequest,
+			"%.40q: the parameter is given more than once; send each parameter once (several values of one, such as kind=a,b, go in it comma-separated).", name).
+			ForReaders(fmt.Sprintf("This address gives %.40q more than once: keep one of its values.", name))
 	}
 	return c.Next()
 }

@@ -13,7 +13,8 @@ import (
 
 // TestLegacyCacheKey checks that queries asking for the same answer share
 // a cache key and that every other query has a key of its own, including
-// an optional flag set to false against the flag left unset.
+// an optional flag set to false against the flag left unset, and that a
+// q of only spaces is refused.
 func TestLegacyCacheKey(t *testing.T) {
 	app := fiber.New()
 	key := func(query string) string {
@@ -29,7 +30,7 @@ func TestLegacyCacheKey(t *testing.T) {
 		return querykey.List(answer.NewKey(nil, "/api/extensions", 7), &q).String()
 	}
 	same := [][]string{
-		{"", "page=1", "pageSize=50", "dir=desc", "q=", "q=%20%20", "includeDelisted=false", "hostAccess=some", "unknown=1"},
+		{"", "page=1", "pageSize=50", "dir=desc", "q=", "includeDelisted=false", "hostAccess=some", "unknown=1"},
 		{"featured=true", "featured=1"},
 		{"platform=0&sort=rating", "sort=rating&platform=0"},
 		{"q=ad", "q=%20ad%20"},
@@ -49,6 +50,16 @@ func TestLegacyCacheKey(t *testing.T) {
 				t.Errorf("%q and %q ask for the same answer but have the keys %q and %q", group[0], q, key(group[0]), key(q))
 			}
 		}
+	}
+	for _, q := range []string{"q=%20%20", "q=%20", "q=%09"} { // only spaces: refused, not every listing
+		var rc fasthttp.RequestCtx
+		rc.Request.SetRequestURI("/api/extensions?" + q)
+		c := app.AcquireCtx(&rc)
+		var lq listq.Query
+		if err := parseLegacy(c, &lq, true); err == nil {
+			t.Errorf("%s is read as a query, want a 400", q)
+		}
+		app.ReleaseCtx(c)
 	}
 	seen := map[string]string{}
 	for _, q := range distinct {

@@ -140,7 +140,9 @@ func parseLegacy(c *fiber.Ctx, q *listq.Query, paging bool) error {
 	if n, ok := p.intValue("platform", 0, views.NumStores-1); ok {
 		q.Store = views.Store(n).Ref()
 	}
-	q.Q = strings.TrimSpace(p.get("q"))
+	if q.Q = strings.TrimSpace(p.get("q")); q.Q == "" && p.get("q") != "" {
+		p.fail("q", p.get("q"), "a text to search for: it has only spaces (leave q out to list every listing)")
+	}
 	if v, ok := p.str("category"); ok {
 		kept := v // only a present value is moved to the heap
 		q.Category = &kept

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
+	"github.com/edge-stats/edge/edge/transport"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
@@ -192,17 +194,22 @@ func browseCaption(q map[string]string, sort string) string {
 	return c
 }
 
-// browsePage is the page of doc, the listings c's query asks for.
+// browsePage is the page of doc, the listings c's query asks for,
+// written from the query as the page reads it (doc.Query, which its
+// cache key is made of), never from the query string as sent.
 func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
-	q := c.Queries()
+	q := doc.Query
 	sort := q["sort"]
 	if sort == "" {
 		sort = "installs"
 	}
-	d := render.BrowsePage{Q: q["q"], Category: q["category"], Tag: q["tag"], Partial: doc.Partial, JSONURL: "/api/v1/listings"}
-	if qs := c.Request().URI().QueryString(); len(qs) > 0 {
-		d.JSONURL += "?" + string(qs)
+	twin := url.Values{}
+	for k, v := range q {
+		if k != "compare" { // the page's own
+			twin.Set(k, v)
+		}
 	}
+	d := render.BrowsePage{Q: q["q"], Category: q["category"], Tag: q["tag"], Partial: doc.Partial, JSONURL: withQuery("/api/v1/listings", twin)}
 	for _, st := range views.Stores {
 		d.Stores = append(d.Stores, render.Option{Value: st.String(), Label: st.String(), Selected: q["store"] == st.String()})
 	}
@@ -236,7 +243,7 @@ func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 		}
 	}
 	if len(doc.Listings) == 0 && q["q"] != "" && !doc.Partial && doc.Offset == 0 {
-		d.Suggestions = searchSuggestions(doc.Figures, q["q"])
+		d.Suggestions = searchSuggestions(doc.Figures, q["q"], func() bool { return c != nil && transport.Gone(c.Context()) })
 	}
 	browsePaging(&d, q, doc)
 	return render.RenderBrowse(d)
@@ -300,22 +307,18 @@ func browsePaging(d *render.BrowsePage, q map[string]string, doc *document.Listi
 // searchSuggestions returns up to 8 listings near a search for q that
 // found none, largest first: those that q with its last letters left out
 // finds (up to four left out, three letters kept), or else one of its
-// words. A suggestion links the listing's page.
-func searchSuggestions(f *figures.Figures, q string) []render.Link {
-	var tries []string
-	r := []rune(strings.TrimSpace(q))
-	for n := len(r) - 1; n >= max(3, len(r)-4); n-- {
-		tries = append(tries, strings.TrimSpace(string(r[:n])))
-	}
-	if words := strings.Fields(q); len(words) > 1 {
-		for _, w := range words {
-			if utf8.RuneCountInString(w) >= 3 {
-				tries = append(tries, w)
-			}
+// longest words (suggestWords of them at most, of 3 letters or more). A
+// suggestion links the listing's page. Whatever q, its searches are at
+// most four and suggestWords, within suggestBudget together, and stop
+// when the client has left (gone): a long q of many words costs no more
+// than a short one.
+func searchSuggestions(f *figures.Figures, q string, gone func() bool) []render.Link {
+	deadline := time.Now().Add(suggestBudget)
+	for _, t := range suggestTries(q) {
+		if time.Now().After(deadline) || gone() {
+			return nil
 		}
-	}
-	for _, t := range tries {
-		lq := listq.Query{Q: t, NameOnly: true, Sort: listq.SortStoreRank, Page: 1, PageSize: 8, Deadline: time.Now().Add(suggestBudget)}
+		lq := listq.Query{Q: t, NameOnly: true, Sort: listq.SortStoreRank, Page: 1, PageSize: 8, Deadline: deadline}
 		ls, _, _, _ := f.Listings().List(&lq, nil)
 		if len(ls) == 0 {
 			continue
@@ -333,9 +336,36 @@ func searchSuggestions(f *figures.Figures, q string) []render.Link {
 	return nil
 }
 
-// suggestBudget is how long each of a fruitless search's suggestions may
-// search.
-const suggestBudget = 50 * time.Millisecond
+// suggestTries are the searches of searchSuggestions for q, in order: q
+// less its last one to four letters (three kept), then its distinct
+// words of 3 letters or more, longest first (the most selective), at
+// most suggestWords of them.
+func suggestTries(q string) []string {
+	var tries []string
+	r := []rune(strings.TrimSpace(q))
+	for n := len(r) - 1; n >= max(3, len(r)-4); n-- {
+		tries = append(tries, strings.TrimSpace(string(r[:n])))
+	}
+	words := strings.Fields(q)
+	if len(words) < 2 {
+		return tries
+	}
+	words = slices.DeleteFunc(words, func(w string) bool { return utf8.RuneCountInString(w) < 3 })
+	slices.SortFunc(words, func(a, b string) int {
+		return cmp.Or(utf8.RuneCountInString(b)-utf8.RuneCountInString(a), strings.Compare(a, b))
+	})
+	words = slices.Compact(words)
+	return append(tries, words[:min(len(words), suggestWords)]...)
+}
+
+const (
+	// suggestBudget is how long a fruitless search's suggestions may
+	// search, all together.
+	suggestBudget = 50 * time.Millisecond
+	// suggestWords is how many of a fruitless search's words its
+	// suggestions try at most.
+	suggestWords = 4
+)
 
 // browseList is the browser's list, before its entries: its caption, and
 // its columns' headings, each a link that sorts by it.

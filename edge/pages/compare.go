@@ -10,29 +10,22 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
+	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 )
 
 // getComparePage answers GET /compare?listings=&days=: the comparison of
 // /api/v1/compare as a page, from the same query, cached per view
-// generation and query as sent (the page links its JSON and CSV by it).
+// generation under the same key of its listings and days (the page's
+// links are written from them, never from the query string as sent).
 // With fewer than two listings it is the form that builds one, not an
 // error: the site's menu and a listing's "compare with" open it so.
 func (s *Pages) getComparePage(c *fiber.Ctx) (answer.Reply, error) {
-	qs := string(c.Request().URI().QueryString())
 	if refs := compareRefs(c.Query("listings")); len(refs) < 2 {
-		st, err := s.api.Current()
-		if err != nil {
-			return answer.Reply{}, err
-		}
-		var buf [256]byte
-		return s.cached(answer.NewKey(buf[:0], "/compare form", st.Replica.Info().Generation).Str("q", qs), htmlType, func() ([]byte, error) {
-			return render.RenderCompare(render.ComparePage{Listings: strings.Join(refs, ","), DaysOptions: daysOptions(c.Query("days")),
-				AddURL: addURL(refs)})
-		})
+		return s.compareForm(c, refs)
 	}
-	a, err := s.api.Compare(c, "/compare", func(k answer.Key) answer.Key { return k.Str("q", qs) }, func(out *document.Comparison) (*answer.Answer, error) {
-		body, err := comparePage(out, qs)
+	a, err := s.api.Compare(c, "/compare", func(k answer.Key) answer.Key { return k }, func(out *document.Comparison) (*answer.Answer, error) {
+		body, err := comparePage(out)
 		if err != nil {
 			return nil, err
 		}
@@ -42,6 +35,49 @@ func (s *Pages) getComparePage(c *fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{}, err
 	}
 	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
+}
+
+// compareForm answers the form that builds a comparison, holding refs
+// (none or one listing) and c's days: cached per view generation when it
+// holds none or a listing there is (as store:id), written for the
+// request otherwise, so that the listings a client makes up cost no
+// answer of their own in the cache.
+func (s *Pages) compareForm(c *fiber.Ctx, refs []string) (answer.Reply, error) {
+	st, err := s.api.Current()
+	if err != nil {
+		return answer.Reply{}, err
+	}
+	days := c.Query("days")
+	if !slices.Contains(compareDays, atoiOr(days, 0)) {
+		days = "90"
+	}
+	form := func() ([]byte, error) {
+		return render.RenderCompare(render.ComparePage{Listings: strings.Join(refs, ","), DaysOptions: daysOptions(days), AddURL: addURL(refs)})
+	}
+	if len(refs) == 1 {
+		name, id, _ := strings.Cut(refs[0], ":")
+		store, err := views.ParseStore(name)
+		if l := st.Replica.Lookup(store, id); err != nil || l == nil {
+			body, err := form()
+			if err != nil {
+				return answer.Reply{}, err
+			}
+			a := answer.New(body, htmlType)
+			a.NoStore = true
+			return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
+		}
+		refs[0] = store.String() + ":" + id
+	}
+	var buf [256]byte
+	return s.cached(answer.NewKey(buf[:0], "/compare form", st.Replica.Info().Generation).Str("listings", strings.Join(refs, ",")).Str("days", days), htmlType, form)
+}
+
+// atoiOr is s as a whole number, or def.
+func atoiOr(s string, def int) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	return def
 }
 
 // compareRefs returns the listings a comparison's parameter names
@@ -85,15 +121,16 @@ func compareURL(refs []string, days int) string {
 	return "/compare?" + url.Values{"listings": {strings.Join(refs, ",")}, "days": {strconv.Itoa(days)}}.Encode()
 }
 
-// comparePage is the page of the comparison doc, asked with the query
-// string qs.
-func comparePage(doc *document.Comparison, qs string) ([]byte, error) {
-	d := render.ComparePage{From: doc.From, To: doc.To, Days: doc.Days, Dates: doc.Dates, JSONURL: "/api/v1/compare?" + qs, CSVURL: "/api/v1/compare.csv?" + qs,
-		DaysOptions: daysOptions(strconv.Itoa(doc.Days))}
+// comparePage is the page of the comparison doc; its JSON and CSV
+// twins are linked by its listings and days.
+func comparePage(doc *document.Comparison) ([]byte, error) {
 	refs := make([]string, len(doc.Listings))
 	for i, l := range doc.Listings {
 		refs[i] = l.Store + ":" + l.ID
 	}
+	twin := strings.TrimPrefix(compareURL(refs, doc.Days), "/compare")
+	d := render.ComparePage{From: doc.From, To: doc.To, Days: doc.Days, Dates: doc.Dates, JSONURL: "/api/v1/compare" + twin, CSVURL: "/api/v1/compare.csv" + twin,
+		DaysOptions: daysOptions(strconv.Itoa(doc.Days))}
 	d.Listings, d.AddURL = strings.Join(refs, ","), addURL(refs)
 	for i, l := range doc.Listings {
 		row := render.CompareRow{Number: i + 1, Name: l.Name, Store: l.Store, Measure: l.SizeMeasure, URL: "/listings/" + l.Store + "/" + url.PathEscape(l.ID),

@@ -2,6 +2,7 @@ package pages
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -104,11 +105,25 @@ func pageEvent(e document.Event, r interface {
 	return out
 }
 
-// filterQuery is the query of the feed's filters, as given.
+// filterQuery is the query of the feed's filters as read, canonical:
+// store and kind with their values trimmed, sorted and each once, blanks
+// left out (the filter is the same in any order), and permission. The
+// events' page and feed are keyed by it and write their links from it.
 func filterQuery(c *fiber.Ctx) url.Values {
 	q := url.Values{}
 	for _, k := range []string{"store", "kind", "permission"} {
-		if v := c.Query(k); v != "" {
+		v := c.Query(k)
+		if k != "permission" {
+			var vs []string
+			for _, p := range strings.Split(v, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					vs = append(vs, p)
+				}
+			}
+			slices.Sort(vs)
+			v = strings.Join(slices.Compact(vs), ",")
+		}
+		if v != "" {
 			q.Set(k, v)
 		}
 	}
@@ -137,21 +152,22 @@ func (s *Pages) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
 			return answer.Reply{}, v1.BadCursor()
 		}
 		pos = p
+		cursor = document.EventCursor(p) // as read: one key for every spelling of one place
 	}
 	q := filterQuery(c)
 	var buf [256]byte
 	key := answer.NewKey(buf[:0], "/events", st.Replica.Info().Generation).Str("q", q.Encode()).Str("cursor", cursor)
 	return s.cached(key, htmlType, func() ([]byte, error) {
 		doc := document.NewEventPage(st.Replica, log, window, f, false, pos, "", eventsPageSize)
-		d := render.EventsPage{Title: "Changes of listings", FormAction: "/events", Permission: c.Query("permission"),
+		d := render.EventsPage{Title: "Changes of listings", FormAction: "/events", Permission: q.Get("permission"),
 			Intro:   "What changed in listings' metadata (a new version, permissions, a new developer, …), newest first, from " + window.From.Format("2006-01-02") + ".",
 			JSONURL: withQuery("/api/v1/events", twinQuery(q, cursor)), AtomURL: withQuery("/events.atom", q)}
-		stores := strings.Split(c.Query("store"), ",")
+		stores := strings.Split(q.Get("store"), ",")
 		for _, st := range views.Stores {
 			d.Stores = append(d.Stores, render.Option{Value: st.String(), Label: st.String(), Selected: len(stores) == 1 && stores[0] == st.String()})
 		}
 		for _, k := range changes.Kinds() {
-			d.Kinds = append(d.Kinds, render.Option{Value: k.String(), Label: kindLabels[k.String()], Selected: c.Query("kind") == k.String()})
+			d.Kinds = append(d.Kinds, render.Option{Value: k.String(), Label: kindLabels[k.String()], Selected: q.Get("kind") == k.String()})
 		}
 		for _, e := range doc.Events {
 			d.Events = append(d.Events, pageEvent(e, st.Replica))

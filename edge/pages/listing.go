@@ -40,7 +40,8 @@ func (s *Pages) getPage(c *fiber.Ctx) (answer.Reply, error) {
 	from := last - pageDays + 1
 	var buf [128]byte
 	key := answer.NewKey(buf[:0], "/listings/:store/:id", st.Replica.Info().Generation).Int("s", int64(store)).Str("id", id)
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+	// A miss reads ClickHouse: it waits for a turn of the miss gate.
+	a, err := s.answers.GetQuery(key, s.api.MissCaller(c), true, func() (*answer.Answer, error) {
 		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
 		defer cancel()
 		h, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (analytics.DailyHistory, error) {

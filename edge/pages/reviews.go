@@ -22,9 +22,8 @@ func (s *Pages) getReviewsPage(c *fiber.Ctx) (answer.Reply, error) {
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	qs := string(c.Request().URI().QueryString())
 	a, err := s.api.Reviews(c, "/listings/:store/:id/reviews", func(doc *v1.ReviewPage) (*answer.Answer, error) {
-		body, err := reviewsPage(doc, st.Replica, c.Query("stars"), c.Query("q"), qs)
+		body, err := reviewsPage(doc, st.Replica)
 		if err != nil {
 			return nil, err
 		}
@@ -47,9 +46,8 @@ func (s *Pages) getReviewsFeed(c *fiber.Ctx) (answer.Reply, error) {
 	if err != nil {
 		return answer.Reply{}, err
 	}
-	qs := string(c.Request().URI().QueryString())
 	a, err := s.api.Reviews(c, "/listings/:store/:id/reviews.atom", func(doc *v1.ReviewPage) (*answer.Answer, error) {
-		body, err := reviewsFeed(doc, st.Replica, qs, s.cfg.PublicURL)
+		body, err := reviewsFeed(doc, st.Replica, s.cfg.PublicURL)
 		if err != nil {
 			return nil, err
 		}
@@ -63,16 +61,16 @@ func (s *Pages) getReviewsFeed(c *fiber.Ctx) (answer.Reply, error) {
 	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
 }
 
-// reviewsFeed is doc, a page of a listing's reviews asked with the query
-// string qs, as an Atom feed; its listing looked up in r.
+// reviewsFeed is doc, a page of a listing's reviews, as an Atom feed; its
+// listing looked up in r.
 func reviewsFeed(doc *v1.ReviewPage, r interface {
 	Lookup(views.Store, string) *views.Listing
-}, qs, base string) ([]byte, error) {
+}, base string) ([]byte, error) {
 	path := "/listings/" + doc.Store + "/" + url.PathEscape(doc.ID)
 	name := listingName(doc.Store, doc.ID, r)
-	page := withQuery(path+"/reviews", feedQuery(qs))
+	page := withQuery(path+"/reviews", feedQuery(doc.Asked))
 	feed := render.Feed{Title: "Reviews of " + name + " (" + doc.Store + ")", ID: "tag:edge,2026:" + path + "/reviews.atom",
-		Self: withQuery(path+"/reviews.atom", feedQuery(qs)), Alt: page}
+		Self: withQuery(path+"/reviews.atom", feedQuery(doc.Asked)), Alt: page}
 	for _, rv := range doc.Reviews {
 		e := render.Review{Stars: int(rv.Stars)}
 		title := e.StarsText()
@@ -85,15 +83,15 @@ func reviewsFeed(doc *v1.ReviewPage, r interface {
 	return render.RenderFeed(feed, base)
 }
 
-// feedQuery is the reviews' filters of the query string qs (stars and
+// feedQuery is the reviews' filters of the query asked (stars and
 // words), without a cursor: a feed holds the newest.
-func feedQuery(qs string) url.Values {
-	sent, _ := url.ParseQuery(qs)
+func feedQuery(asked v1.ReviewsAsked) url.Values {
 	out := url.Values{}
-	for _, k := range []string{"stars", "q"} {
-		if v := sent.Get(k); v != "" {
-			out.Set(k, v)
-		}
+	if asked.Stars != "all" {
+		out.Set("stars", asked.Stars)
+	}
+	if asked.Q != "" {
+		out.Set("q", asked.Q)
 	}
 	return out
 }
@@ -115,23 +113,22 @@ func listingName(store, id string, r interface {
 // review language); anything else is left out rather than made invalid.
 var langTag = regexp.MustCompile(`^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$`)
 
-// reviewsPage is the page of doc, a listing's reviews, asked with stars,
-// q and the query string qs, its listing looked up in r.
+// reviewsPage is the page of doc, a listing's reviews, written from its
+// query as read (doc.Asked), its listing looked up in r.
 func reviewsPage(doc *v1.ReviewPage, r interface {
 	Lookup(views.Store, string) *views.Listing
-}, stars, q, qs string) ([]byte, error) {
+}) ([]byte, error) {
 	path := "/listings/" + doc.Store + "/" + url.PathEscape(doc.ID)
 	name := listingName(doc.Store, doc.ID, r)
-	d := render.ReviewsPage{Name: name, Store: doc.Store, Listing: path, Collected: doc.ReviewsCollected, Partial: doc.Partial, Q: q,
-		JSONURL: "/api/v1" + path + "/reviews", AtomURL: withQuery(path+"/reviews.atom", feedQuery(qs))}
-	if qs != "" {
-		d.JSONURL += "?" + qs
+	filters := feedQuery(doc.Asked)
+	twin := feedQuery(doc.Asked)
+	if doc.Asked.Cursor != "" {
+		twin.Set("cursor", doc.Asked.Cursor)
 	}
-	if stars == "" {
-		stars = "all"
-	}
+	d := render.ReviewsPage{Name: name, Store: doc.Store, Listing: path, Collected: doc.ReviewsCollected, Partial: doc.Partial, Q: doc.Asked.Q,
+		JSONURL: withQuery("/api/v1"+path+"/reviews", twin), AtomURL: withQuery(path+"/reviews.atom", filters)}
 	for _, o := range []struct{ v, l string }{{"all", "all"}, {"critical", "critical (1 or 2 stars)"}, {"positive", "positive (4 or 5 stars)"}} {
-		d.Stars = append(d.Stars, render.Option{Value: o.v, Label: o.l, Selected: stars == o.v})
+		d.Stars = append(d.Stars, render.Option{Value: o.v, Label: o.l, Selected: doc.Asked.Stars == o.v})
 	}
 	for _, rv := range doc.Reviews {
 		e := render.Review{ID: rv.ID, Stars: int(rv.Stars), Posted: rv.PostedAt.UTC().Format(time.DateOnly), Author: rv.Author, Text: rv.Text}
@@ -141,24 +138,12 @@ func reviewsPage(doc *v1.ReviewPage, r interface {
 		d.Reviews = append(d.Reviews, e)
 	}
 	if doc.NextCursor != nil {
-		next := url.Values{"cursor": {*doc.NextCursor}}
-		if stars != "all" {
-			next.Set("stars", stars)
-		}
-		if q != "" {
-			next.Set("q", q)
-		}
+		next := feedQuery(doc.Asked)
+		next.Set("cursor", *doc.NextCursor)
 		d.Older = path + "/reviews?" + next.Encode()
 	}
-	if sent, _ := url.ParseQuery(qs); sent.Has("cursor") {
-		first := url.Values{}
-		if stars != "all" {
-			first.Set("stars", stars)
-		}
-		if q != "" {
-			first.Set("q", q)
-		}
-		d.Newest = withQuery(path+"/reviews", first)
+	if doc.Asked.Cursor != "" {
+		d.Newest = withQuery(path+"/reviews", filters)
 	}
 	return render.RenderReviews(d)
 }

@@ -7,11 +7,17 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/served"
 )
+
+// MissCaller returns who c's misses are computed for at the miss gate
+// (its key, or its address): a page that reads ClickHouse on a miss
+// waits for a turn there, as the API's reads do.
+func (s *API) MissCaller(c *fiber.Ctx) missgate.Caller { return s.gate.MissCaller(c) }
 
 // state returns the published state, or a 503 problem before the first load.
 func (s *API) Current() (*served.State, error) {

@@ -108,9 +108,10 @@ func parseList(args *fasthttp.Args, q *listq.Query) error {
 	default:
 		return bad("The listings are shown largest first or smallest first, in no other order.", "order: %q is not asc or desc.", o)
 	}
-	if v := strings.TrimSpace(queryArg(args, "q")); v != "" {
+	if raw := queryArg(args, "q"); raw != "" { // an empty q (a form's empty field) searches nothing
+		v := strings.TrimSpace(raw)
 		if utf8.RuneCountInString(v) < 2 {
-			return bad(fmt.Sprintf("%.40q is too short to search for: search with 2 or more letters.", v), "q: %q is too short; search with 2 or more characters.", v)
+			return bad(fmt.Sprintf("%.40q is too short to search for: search with 2 or more letters.", v), "q: %q is too short; search with 2 or more characters (spaces around them do not count), or leave q out.", v)
 		}
 		q.Q = strings.Clone(v)
 	}
@@ -171,9 +172,9 @@ func listJSON(_ *fiber.Ctx, p *document.ListingPage) (*answer.Answer, error) {
 // one preamble (the alias of the query as sent, the miss gate, the query
 // read and its names resolved, the cursor checked), one query run in a
 // turn of the miss gate, and its typed result, the page of listings,
-// written by codec. The answer is cached under the query's key with the
-// query as sent (a page shows the form's values as they were typed), and
-// sent with cacheControl.
+// written by codec. The answer is cached under the query's key, a page's
+// with the page's query as it reads it (pageQuery: the form's values,
+// canonical), and sent with cacheControl.
 func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fiber.Ctx, *document.ListingPage) (*answer.Answer, error)) (answer.Reply, error) {
 	var aliasBuf [256]byte
 	alias := querykey.Alias(aliasBuf[:0], route, s.state, c.Context())
@@ -207,8 +208,10 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 	}
 	var buf [256]byte
 	key := querykey.List(answer.NewKey(buf[:0], route, st.Replica.Info().Generation), &q).Str("cursor", rawCursor)
+	var pq map[string]string // the page's query, as it reads it
 	if route != "/api/v1/listings" {
-		key = key.Str("as sent", string(c.Request().URI().QueryString()))
+		pq = pageQuery(args, &q, rawCursor)
+		key = pageKey(key, pq)
 	}
 	// A search is kept on its first ask (it took a slot of the search
 	// pool, and a search asked again comes from the cache without one),
@@ -226,12 +229,12 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 			q.Deadline = time.Now().Add(s.cfg.TextBudget)
 		}
 		ls, last, more, partial := f.Listings().List(&q, after)
-		out := document.ListingPage{Listings: ls, Figures: f, Partial: partial, Offset: (page - 1) * q.PageSize, Page: page}
+		out := document.ListingPage{Listings: ls, Figures: f, Partial: partial, Offset: (page - 1) * q.PageSize, Page: page, Query: pq}
 		if more && page < listMaxPages && !partial {
 			out.NextCursor = document.EncodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
 		}
 		if route != "/api/v1/listings" {
-			out.Total, out.Counted = listTotal(args, f, &q)
+			out.Total, out.Counted = listTotal(pq, f, &q)
 		}
 		if route != "/api/v1/listings" && page > 2 && len(ls) > 0 {
 			out.PrevCursor = prevCursor(f, q, page, queryHash, ls[0])
@@ -247,23 +250,15 @@ func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fib
 	return answer.Reply{Answer: a, CacheControl: cacheControl}, nil
 }
 
-// listTotal returns how many listings the query q (args as sent) lists
+// listTotal returns how many listings the query q (the page's query pq) lists
 // over all its pages: from the published figures' counts when it asks
 // for every live listing, a store's, a category's or a topic's, with no
 // search and no other filter; otherwise counted by the engine
 // (listq.Engine.Count: the bitmap of its matches, a scan of the store's
 // columns, in the turn the page's query already holds). ok is false when
 // a search ran out of its time: it counted only what it found.
-func listTotal(args *fasthttp.Args, f *figures.Figures, q *listq.Query) (total int, ok bool) {
-	plain := q.Q == "" && (q.Category == nil || q.Topic == nil)
-	args.VisitAll(func(k, _ []byte) {
-		switch string(k) {
-		case "store", "category", "tag", "sort", "order", "limit", "cursor", "compare":
-		default:
-			plain = false
-		}
-	})
-	if !plain {
+func listTotal(pq map[string]string, f *figures.Figures, q *listq.Query) (total int, ok bool) {
+	if q.Q != "" || (q.Category != nil && q.Topic != nil) || !plainPage(pq) {
 		total, partial := f.Listings().Count(q)
 		return total, !partial
 	}
@@ -334,7 +329,8 @@ func prevCursor(f *figures.Figures, q listq.Query, page int, queryHash uint64, f
 // pageArgs reads the page a listings query asks for: its limit (into
 // q's page size) and its cursor, which must be one this API issued for
 // the query hashed queryHash and the same limit. It returns where the
-// page starts (nil: the first), its number and the cursor as sent.
+// page starts (nil: the first), its number and the cursor as read,
+// written again from what it holds (its cache key and links take it).
 func pageArgs(args *fasthttp.Args, q *listq.Query, queryHash uint64) (after *listq.Pos, page int, rawCursor string, err error) {
 	limit := queryArg(args, "limit")
 	limitSet := limit != ""
@@ -365,6 +361,7 @@ func pageArgs(args *fasthttp.Args, q *listq.Query, queryHash uint64) (after *lis
 				ForReaders(staleNext)
 		}
 		after, page = &cur.After, cur.Page+1
+		rawCursor = *document.EncodeCursor(cur) // as read: every spelling of one place keys one answer
 	}
 	return after, page, rawCursor, nil
 }

@@ -47,6 +47,17 @@ type ReviewPage struct {
 	Reviews          []analytics.Review `json:"reviews"`
 	NextCursor       *string            `json:"nextCursor"`
 	Partial          bool               `json:"partial"` // q's search ran past its budget; no next page is offered
+	// Asked is the query the page answers, as read (not in the JSON).
+	Asked ReviewsAsked `json:"-"`
+}
+
+// ReviewsAsked is a page of reviews' query as read, canonical: its
+// stars (all, critical or positive), its words q trimmed, and its cursor
+// written again from what it holds ("" on the first page). The page of
+// reviews writes its form and links from it, as its cache key is made of
+// it.
+type ReviewsAsked struct {
+	Stars, Q, Cursor string
 }
 
 // getReviews answers GET /api/v1/listings/{store}/{id}/reviews: stored
@@ -66,8 +77,9 @@ func (s *API) getReviews(c *fiber.Ctx) (answer.Reply, error) {
 // the page's): one preamble (the listing, stars, q, cursor), one read of
 // ClickHouse in its budget (and a search slot for q), and its typed
 // result written by codec, cached per view generation under the route's
-// key of the listing and its filters. A search cut short by its budget is
-// not kept (answer.Search).
+// key of the listing, its filters and its cursor as read (never as
+// sent), the read in a turn of the miss gate. A search cut short by its
+// budget is not kept (answer.Search).
 func (s *API) Reviews(c *fiber.Ctx, route string, codec func(*ReviewPage) (*answer.Answer, error)) (*answer.Answer, error) {
 	st, l, err := s.ListingParams(c)
 	if err != nil {
@@ -82,6 +94,10 @@ func (s *API) Reviews(c *fiber.Ctx, route string, codec func(*ReviewPage) (*answ
 			ForReaders("Reviews are shown all together, critical (1 or 2 stars) or positive (4 or 5 stars).")
 	}
 	text := strings.Clone(strings.TrimSpace(c.Query("q")))
+	if text == "" && c.Query("q") != "" {
+		return nil, problem.New(http.StatusBadRequest, "q: it has only spaces; search the reviews with a word or more, or leave q out.").
+			ForReaders("Search the reviews with a word or more, not only spaces.")
+	}
 	if len(text) > 200 {
 		return nil, problem.New(http.StatusBadRequest, "q: search with at most 200 characters.").
 			ForReaders("Search the reviews with a few words, at most 200 characters.")
@@ -90,8 +106,10 @@ func (s *API) Reviews(c *fiber.Ctx, route string, codec func(*ReviewPage) (*answ
 	q := analytics.ReviewQuery{Store: store, ListingID: id, Stars: stars, Text: text, Limit: reviewsPerPage,
 		Budget: s.searchBudget()}
 	page := 1
+	var cur reviewCursor // the page's place, as the cache key takes it
 	if raw := c.Query("cursor"); raw != "" {
-		cur, ok := decodeReviewCursor(raw)
+		var ok bool
+		cur, ok = decodeReviewCursor(raw)
 		if !ok {
 			return nil, BadCursor()
 		}
@@ -101,11 +119,18 @@ func (s *API) Reviews(c *fiber.Ctx, route string, codec func(*ReviewPage) (*answ
 		}
 		q.AfterPosted, q.AfterID, page = time.Unix(cur.Posted, 0), cur.ID, cur.Page+1
 	}
+	asked := ReviewsAsked{Stars: string(stars), Q: text}
+	if page > 1 {
+		asked.Cursor = *document.EncodeCursor(cur)
+	}
 	var buf [256]byte
 	key := answer.NewKey(buf[:0], route, st.Replica.Info().Generation).
-		Int("s", int64(store)).Str("id", id).Str("stars", string(stars)).Str("q", text).Str("cursor", c.Query("cursor"))
-	return s.answers.Get(key, func() (*answer.Answer, error) {
-		out := ReviewPage{Store: store.String(), ID: id, ReviewsCollected: store.CollectsReviews(), Reviews: []analytics.Review{}}
+		Int("s", int64(store)).Str("id", id).Str("stars", string(stars)).Str("q", text).
+		Int("p", int64(cur.Page)).Int("t", cur.Posted).Str("ci", cur.ID)
+	// A miss reads ClickHouse: it waits for a turn of the miss gate, as
+	// every query of the long tail does.
+	return s.answers.GetQuery(key, s.gate.MissCaller(c), true, func() (*answer.Answer, error) {
+		out := ReviewPage{Store: store.String(), ID: id, ReviewsCollected: store.CollectsReviews(), Reviews: []analytics.Review{}, Asked: asked}
 		if !out.ReviewsCollected {
 			return codec(&out)
 		}

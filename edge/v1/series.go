@@ -387,7 +387,9 @@ func (s *API) Compare(c *fiber.Ctx, route string, key func(answer.Key) answer.Ke
 		keys[i] = analytics.ListingKey{Store: l.Store, ID: l.ID}
 		k = k.Int("s", int64(l.Store)).Str("id", l.ID)
 	}
-	return s.answers.Get(k, func() (*answer.Answer, error) {
+	// A miss reads ClickHouse: it waits for a turn of the miss gate, as
+	// every query of the long tail does.
+	return s.answers.GetQuery(k, s.gate.MissCaller(c), true, func() (*answer.Answer, error) {
 		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
 		defer cancel()
 		readings, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (map[analytics.ListingKey][]series.Reading, error) {

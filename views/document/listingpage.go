@@ -29,6 +29,10 @@ type ListingPage struct {
 	// short by its time budget; never on the API.
 	Total   int
 	Counted bool
+	// Query is the listings' page's query as it reads it, canonical (its
+	// cache key is made of it): each parameter's value by name. Nil on
+	// the API.
+	Query map[string]string
 }
 
 // AppendJSON appends the page's JSON.

@@ -3,7 +3,9 @@
 # installs the pinned clients (mcp/testdata/clients/package-lock.json) and
 # the pages' browser audits (edge/testdata/pages/package-lock.json), and
 # the current ClickHouse engine the SQL tests replay statements on (npm's
-# chdb: analytics/chtest/chdb/node/package-lock.json).
+# chdb: analytics/chtest/chdb/node/package-lock.json), and the OpenAPI
+# consumers' tools the description is linted and replayed with
+# (edge/testdata/openapi/package-lock.json).
 #
 #   deploy/node.sh   prints the directory holding the node to use
 #
@@ -56,6 +58,9 @@ install "$root/mcp/testdata/clients" "the pinned MCP clients (npm ci)" ci
 # puppeteer-core drives Debian's Chromium (make deps): it downloads no
 # browser of its own.
 install "$root/edge/testdata/pages" "the pages' browser audits (axe-core, puppeteer-core, lighthouse; npm ci)" ci
+# The OpenAPI consumers' tools (Spectral, Redocly, Dredd) that lint the
+# served description and replay its examples against a test edge.
+install "$root/edge/testdata/openapi" "the OpenAPI tools (spectral-cli, redocly cli, dredd; npm ci)" ci
 # npm install, not npm ci: the lock holds the one platform library npm
 # resolved (chdb's are optional dependencies, one per platform), which
 # npm ci refuses as out of step; npm install takes the lock's versions.

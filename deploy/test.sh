@@ -53,12 +53,13 @@ export EDGE_TEST_NODE_DIR
 # nothing it can find, so they run in a pass of their own without it; so
 # do the tests whose time is a browser's (the pages' audits, a listing's
 # page, the docs and a page of another origin in Chromium) or Node's (the
-# TypeScript MCP clients). (What
+# TypeScript MCP clients, the OpenAPI description's linters and Dredd's
+# replay of it). (What
 # the race detector can find in precompression, rounds beside requests,
 # TestPrecompressWhileAsked checks under it.) Every code path they take
 # also runs under the race detector in other tests (docs/testing.md,
 # Time).
-NORACE_EDGE='TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium|TestPrecompressedOnPublish|TestListingPageInChromium|TestDocsRenderInChromium|TestCrossOriginPageInChromium|TestToolServerWithTheTypeScriptClients|TestOpenAPIDescribesLiveAnswers|TestCrawlFromHome|TestEveryRouteReplaysTheFullPathsBytes|TestCountPagesEqualTheirJSON|TestEverySortListsEveryListing|TestReviewSearchInALargeCategory|TestOneRankInDocumentAndHistory'
+NORACE_EDGE='TestToolCallsCountOnceOverHTTP|TestJunkParametersDoNotEvictHotAnswers|TestPagesInChromium|TestPrecompressedOnPublish|TestListingPageInChromium|TestDocsRenderInChromium|TestCrossOriginPageInChromium|TestToolServerWithTheTypeScriptClients|TestOpenAPILintsClean|TestDreddReplaysTheDescription|TestOpenAPIDescribesLiveAnswers|TestCrawlFromHome|TestEveryRouteReplaysTheFullPathsBytes|TestCountPagesEqualTheirJSON|TestEverySortListsEveryListing|TestReviewSearchInALargeCategory|TestOneRankInDocumentAndHistory'
 NORACE_OTHERS='TestGramSearchMatchesBruteForce|TestLegacyMatchesBruteForce|TestTextSearchMatchesBruteForce|TestHistoriesHaveEveryKindOfChange|TestLinkingPrecisionRecall|TestChainOfDeltasIsTheWholeState|TestDeltaHoldsWhatChanged|TestPackHoldsEveryOwnValue|TestPackKeepsWhatIsStillUsed|TestListLazyAndBitmapAgree|TestRecentAnswersAsTheSearch|TestGrowthAndSparklinesMatchSQL|TestDailyRanksMatchReadings|TestLoadsInBoundedMemory'
 NORACE="$NORACE_EDGE|$NORACE_OTHERS"
 

@@ -146,7 +146,7 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 	cfg := seeded(t)
 	cold := start(t, cfg) // never loaded: its background figures answer 503
 	h := start(t, cfg)
-	for _, job := range []string{"views", "editions", "ranks"} {
+	for _, job := range []string{"views", "editions", "ranks", "exports"} {
 		if err := h.Jobs.RunNow(job); err != nil {
 			t.Fatal(err)
 		}
@@ -246,10 +246,22 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		"/categories/safari",
 		"/week/2026-W60",
 		"/week/1999-W05",
+		// An unknown topic or category is a 404; so is a category
+		// the store does not have.
+		"/listings?tag=no-such-topic",
+		"/listings?category=no-such-category",
+		"/listings?store=apple&category=" + url.QueryEscape(category),
+		"/charts/chrome?category=no-such-category",
+		// A word of q over 64 bytes.
+		"/reviews/search?q=" + strings.Repeat("a", 65),
 	}
 	covered := map[string]bool{}
-	validate := func(base, path string, header http.Header) int {
-		req, err := http.NewRequest("GET", base+"/api/v1"+path, nil)
+	// validateAt asks method root+path of base (root: /api/v1, or "" for
+	// the account routes) and validates the answer. A 405 is validated as
+	// the GET operation's answer, where the description declares it: the
+	// validator finds operations by method.
+	validateAt := func(method, base, root, path string, header http.Header) int {
+		req, err := http.NewRequest(method, base+root+path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +279,11 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		// The validator matches paths under the description's server, /api/v1.
-		vreq, _ := http.NewRequest("GET", "http://edge.test/api/v1"+path, nil)
+		vmethod := method
+		if resp.StatusCode == http.StatusMethodNotAllowed {
+			vmethod = "GET"
+		}
+		vreq, _ := http.NewRequest(vmethod, "http://edge.test"+root+path, nil)
 		vreq.Header = req.Header
 		// A request the server refuses may break the description's
 		// parameter rules too; its answer must still be as described.
@@ -277,17 +293,20 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 		}
 		if ok, errs := check(vreq, resp); !ok {
 			for _, e := range errs {
-				t.Errorf("GET %s (%d): %s: %s", path, resp.StatusCode, e.Message, e.Reason)
+				t.Errorf("%s %s (%d): %s: %s", method, root+path, resp.StatusCode, e.Message, e.Reason)
 				for _, se := range e.SchemaValidationErrors {
 					t.Errorf("    at %s (%s): %s", se.FieldPath, se.KeywordLocation, se.Reason)
 				}
 			}
 			t.Logf("body: %.400s", body)
 		}
-		if resp.StatusCode == 200 {
+		if resp.StatusCode == 200 && method == "GET" && root == "/api/v1" {
 			covered[template(path)] = true
 		}
 		return resp.StatusCode
+	}
+	validate := func(base, path string, header http.Header) int {
+		return validateAt("GET", base, "/api/v1", path, header)
 	}
 	for _, p := range paths {
 		validate(h.Base, p, nil)
@@ -315,6 +334,38 @@ func TestOpenAPIDescribesLiveAnswers(t *testing.T) {
 	validate(tight.Base, "/tags", nil)
 	if code := validate(tight.Base, "/tags", nil); code != 429 {
 		t.Errorf("past the minute: %d", code)
+	}
+	// Every other method than GET, HEAD and OPTIONS: 405 with Allow, as
+	// every operation declares.
+	for _, m := range []struct{ method, path string }{{"POST", "/listings"}, {"PUT", "/listings/chrome/" + chrome.ID},
+		{"DELETE", "/tags"}, {"PATCH", "/week"}, {"POST", "/openapi.json"}, {"DELETE", "/exports"}} {
+		if code := validateAt(m.method, h.Base, "/api/v1", m.path, nil); code != 405 {
+			t.Errorf("%s %s: %d, want 405", m.method, m.path, code)
+		}
+	}
+	// Every file /exports lists, asked with a key: the request (its file
+	// name against the description's pattern) and the answer.
+	key, _ := signUpWithKey(t, h, "openapi@example.com")
+	keyed := http.Header{"Authorization": {"Bearer " + key}}
+	var exports struct {
+		Days []struct {
+			Files []struct{ URL string }
+		}
+	}
+	if err := json.Unmarshal(get(t, "GET", h.Base+"/api/v1/exports").body, &exports); err != nil || len(exports.Days) == 0 {
+		t.Fatalf("exports: %v %+v", err, exports)
+	}
+	for _, f := range exports.Days[0].Files {
+		if code := validate(h.Base, strings.TrimPrefix(f.URL, "/api/v1"), keyed); code != 200 {
+			t.Errorf("%s: %d", f.URL, code)
+		}
+	}
+	// The webhook routes while webhooks are off (cold has no key for
+	// them): 503 with Retry-After, as described.
+	for _, m := range []struct{ method, path string }{{"GET", "/account/webhooks"}, {"GET", "/account/webhooks/wh_x"}, {"DELETE", "/account/webhooks/wh_x"}} {
+		if code := validateAt(m.method, cold.Base, "", m.path, nil); code != 503 {
+			t.Errorf("webhooks off: %s %s: %d, want 503", m.method, m.path, code)
+		}
 	}
 	for _, p := range []string{"/listings", "/listings/{store}/{id}", "/listings/{store}/{id}/history", "/listings/{store}/{id}/reviews",
 		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",

@@ -300,8 +300,15 @@ func TestWebhookURLsRefused(t *testing.T) {
 	}
 	form := call(t, "POST", h.Base+"/account/webhooks", map[string]string{"Authorization": auth["Authorization"], "Content-Type": "text/plain"}, `{"url": "https://93.184.216.34/"}`)
 	problem(t, form, 415)
+	// Webhooks off: every route answers 503 with when to ask again.
 	off := start(t, seeded(t))
-	problem(t, call(t, "GET", off.Base+"/account/webhooks", auth, ""), 503)
+	for _, r := range []struct{ method, path string }{{"GET", "/account/webhooks"}, {"POST", "/account/webhooks"},
+		{"GET", "/account/webhooks/x"}, {"DELETE", "/account/webhooks/x"}, {"POST", "/account/webhooks/x/enable"}, {"POST", "/account/webhooks/x/test"}} {
+		a := call(t, r.method, off.Base+r.path, auth, "")
+		if problem(t, a, 503); a.header.Get("Retry-After") != "3600" {
+			t.Errorf("webhooks off: %s %s: Retry-After %q, want 3600", r.method, r.path, a.header.Get("Retry-After"))
+		}
+	}
 }
 
 // TestWebhookLimitsHoldUnderRaces: creates racing on two edges of a

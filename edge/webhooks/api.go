@@ -63,12 +63,19 @@ func (a *API) Routes(app *fiber.App) {
 	app.Post("/account/webhooks/:id/test", a.guard(a.test))
 }
 
+// offRetry is the Retry-After, in seconds, of the routes' 503 while
+// webhooks are off: only the operator turns them on, with a restart.
+const offRetry = 3600
+
 // guard signs the caller in (webhooks on) and passes its account on.
 func (a *API) guard(h func(c *fiber.Ctx, email string) error) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderCacheControl, "no-store")
 		if a.sealer == nil || a.db == nil {
-			return problem.New(http.StatusServiceUnavailable, "Webhooks are off on this service (its operator set no EDGE_WEBHOOK_KEY); poll /api/v1/events with since, or stream /api/v1/events/stream.")
+			// Off by the operator's choice, not for a moment: as every
+			// 503 of the service, it says when to ask again (an hour).
+			return problem.New(http.StatusServiceUnavailable, "Webhooks are off on this service (its operator set no EDGE_WEBHOOK_KEY); poll /api/v1/events with since, or stream /api/v1/events/stream.").
+				RetryAfter(offRetry)
 		}
 		email, err := a.signIn(c)
 		if err != nil {

@@ -1,0 +1,127 @@
+// Dredd's hooks for the replay of the served description against a test
+// edge (edge/openapi_tools_test.go). They add what a description cannot
+// hold, and take nothing from what it says:
+//
+//   - the key (EDGE_DREDD_KEY) on /api/v1 calls, the account's
+//     credentials (EDGE_DREDD_BASIC) on the webhook routes, and the prefix
+//     /api/v1 (the description's server, which Dredd does not apply) on
+//     the paths under it;
+//   - the id of the webhook the replay registered, in place of the
+//     example's, on the routes of one webhook;
+//   - no cursor: a cursor is valid only with the filters and the data it
+//     was issued for (and with `since` on the feeds it is a 400);
+//   - the response headers the description (EDGE_DREDD_SPEC) does not mark
+//     `required` are not expected: Dredd's OpenAPI 3 reader ignores
+//     `required` on a header and would expect every header declared;
+//   - Content-Type is compared by its media type: Dredd compares the
+//     whole value, and the edge's text answers name their charset
+//     (`text/csv; charset=utf-8`), a parameter of the media type the
+//     description keys them by;
+//   - a text answer (CSV, server-sent events) is checked by its first
+//     line, the columns or the stream's `retry:`, against the example's:
+//     Dredd compares a body without a JSON schema byte for byte with the
+//     example, which is another request's answer, cut short;
+//   - only the successful answers are replayed: Dredd sends one request
+//     for each response an operation declares, and examples cannot provoke
+//     a refusal (a 429, a 503); the live-answers test
+//     (TestOpenAPIDescribesLiveAnswers) validates those instead.
+const fs = require('fs');
+const hooks = require('hooks');
+
+const key = process.env.EDGE_DREDD_KEY;
+const basic = process.env.EDGE_DREDD_BASIC;
+const spec = JSON.parse(fs.readFileSync(process.env.EDGE_DREDD_SPEC, 'utf8'));
+let webhook = '';
+
+function withoutCursor(path) {
+  const [p, q] = path.split('?');
+  if (!q) return p;
+  const kept = q.split('&').filter((kv) => !kv.startsWith('cursor='));
+  return kept.length ? `${p}?${kept.join('&')}` : p;
+}
+
+// firstLine returns the first line of a text body, without a byte-order
+// mark or a line end.
+function firstLine(body) {
+  return String(body || '').replace(/^\uFEFF/, '').split(/\r?\n/)[0];
+}
+
+// declaredHeaders returns the headers the description declares on the
+// answer of method path with status, resolving references.
+function declaredHeaders(path, method, status) {
+  const op = (spec.paths[path] || {})[method.toLowerCase()];
+  if (!op) return null;
+  let response = op.responses[status];
+  if (response && response.$ref) response = resolve(response.$ref);
+  if (!response) return null;
+  const out = {};
+  for (const [name, h] of Object.entries(response.headers || {})) {
+    out[name.toLowerCase()] = h.$ref ? resolve(h.$ref) : h;
+  }
+  return out;
+}
+
+function resolve(ref) {
+  return ref.replace(/^#\//, '').split('/').reduce((o, k) => o[k.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
+}
+
+hooks.beforeEach((transaction) => {
+  const template = transaction.origin.resourceName;
+  const status = String(transaction.expected.statusCode);
+  if (!status.startsWith('2')) {
+    transaction.skip = true;
+    return;
+  }
+  const declared = declaredHeaders(template, transaction.request.method, status);
+  if (!declared) {
+    transaction.fail = `hooks.js: the description has no ${transaction.request.method} ${template} answering ${status}`;
+  } else {
+    for (const name of Object.keys(transaction.expected.headers)) {
+      const h = declared[name.toLowerCase()];
+      if (h && !h.required) delete transaction.expected.headers[name];
+    }
+  }
+  for (const name of Object.keys(transaction.expected.headers)) {
+    if (name.toLowerCase() === 'content-type') {
+      transaction.expectedMediaType = transaction.expected.headers[name];
+      delete transaction.expected.headers[name];
+    }
+  }
+  if (transaction.expectedMediaType && !transaction.expectedMediaType.endsWith('json')) {
+    // A file (application/gzip) has no example to compare: its media
+    // type and status are what the replay checks.
+    if (transaction.expectedMediaType.startsWith('text/')) {
+      transaction.expectedFirstLine = firstLine(transaction.expected.body);
+    }
+    delete transaction.expected.body;
+  }
+  const headers = transaction.request.headers;
+  if (transaction.fullPath.startsWith('/account/')) {
+    headers.Authorization = `Basic ${basic}`;
+    if (webhook) {
+      transaction.fullPath = transaction.fullPath.replace(/^\/account\/webhooks\/[^/?]+/, `/account/webhooks/${webhook}`);
+    }
+  } else {
+    headers.Authorization = `Bearer ${key}`;
+    transaction.fullPath = `/api/v1${withoutCursor(transaction.fullPath)}`;
+  }
+  transaction.request.uri = transaction.fullPath;
+});
+
+hooks.afterEach((transaction) => {
+  if (transaction.expectedMediaType && transaction.real) {
+    const got = String(transaction.real.headers['content-type'] || '').split(';')[0].trim();
+    if (got !== transaction.expectedMediaType) {
+      transaction.fail = `Content-Type ${got}, want ${transaction.expectedMediaType}`;
+    } else if (transaction.expectedFirstLine !== undefined && firstLine(transaction.real.body) !== transaction.expectedFirstLine) {
+      transaction.fail = `first line ${JSON.stringify(firstLine(transaction.real.body))}, want ${JSON.stringify(transaction.expectedFirstLine)}`;
+    }
+  }
+  if (transaction.request.method === 'POST' && transaction.fullPath === '/account/webhooks' && transaction.real) {
+    try {
+      webhook = JSON.parse(transaction.real.body).id || '';
+    } catch (e) {
+      webhook = '';
+    }
+  }
+});

@@ -9,9 +9,12 @@
 // batch and reads what the fleet wrote since its last read, handing every
 // other edge's attempt to the windows, counted from when it happened. An
 // edge so counts another's attempts within one sync (2 s by default). A
-// log that has not synced for a while is stale: the sign-ups, which only
-// the fleet's count bounds, are then refused (503, Retry-After) rather
-// than admitted unbounded, and the sign-ins keep the edge's own ceilings.
+// log that has not synced for a while is stale: the sign-ins then keep
+// the edge's own ceilings. Sign-ups, which only the fleet's count bounds,
+// are decided in the log itself (Admit): written before they are
+// admitted and counted by a read of the store, so that no edge's death
+// forgets one and no number of edges deciding at once admits past the
+// limit; a store that cannot be read refuses them.
 //
 // Subjects are hashed (Subject): the log holds no address and no e-mail
 // address in the clear, only what tells two attempts of one subject

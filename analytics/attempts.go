@@ -3,6 +3,8 @@ package analytics
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -67,6 +69,45 @@ func LoadAttemptsSince(ctx context.Context, conn driver.Conn, since time.Time) (
 		return nil, since, fmt.Errorf("read attempts log: %w", err)
 	}
 	return out, newest, nil
+}
+
+// LoadAttemptsOf returns the attempts log's rows of subject of the given
+// kinds whose attempt happened at or after since (milliseconds), oldest
+// first: what one limit counts of one subject now. A write that returned
+// before it is among them (on a cluster too: writes wait for every shard,
+// clusterSettings).
+func LoadAttemptsOf(ctx context.Context, conn driver.Conn, subject string, kinds []uint8, since time.Time) ([]Attempt, error) {
+	if len(kinds) == 0 {
+		return nil, nil
+	}
+	// The kinds are numbers of the code's, written into the query: a
+	// []uint8 parameter would be bound as a string.
+	in := make([]string, len(kinds))
+	for i, k := range kinds {
+		in[i] = strconv.Itoa(int(k))
+	}
+	rows, err := conn.Query(ctx, "SELECT edge, seq, kind, subject, happened, at FROM attempts_log WHERE day >= toDate(?) AND subject = ? AND kind IN ("+
+		strings.Join(in, ", ")+") AND happened >= ? ORDER BY happened", since.UTC().Format(time.DateOnly), subject, uint64(since.UnixMilli()))
+	if err != nil {
+		return nil, fmt.Errorf("read attempts log of a subject: %w", err)
+	}
+	defer rows.Close()
+	var out []Attempt
+	for rows.Next() {
+		var (
+			a        Attempt
+			happened uint64
+		)
+		if err := rows.Scan(&a.Edge, &a.Seq, &a.Kind, &a.Subject, &happened, &a.At); err != nil {
+			return nil, fmt.Errorf("read attempts log of a subject: %w", err)
+		}
+		a.Happened = time.UnixMilli(int64(happened)).UTC()
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read attempts log of a subject: %w", err)
+	}
+	return out, nil
 }
 
 // DropAttemptsLogBefore drops the attempts log's days before before.

@@ -168,3 +168,10 @@ func TestAccountLimitsHoldAcrossTheFleet(t *testing.T) {
 		t.Errorf("a sign-up after the log came back: %d %s", s.status, s.body)
 	}
 }
+
+func (s *awayStore) Of(ctx context.Context, subject string, kinds []uint8, since time.Time) ([]analytics.Attempt, error) {
+	if s.away.Load() {
+		return nil, errAway
+	}
+	return s.Store.Of(ctx, subject, kinds, since)
+}

@@ -38,9 +38,11 @@ type signInGuard struct {
 	byEmail *limits.Windows[attempts.Key]
 	byAddr  *limits.Windows[attempts.Key]
 	signUps *limits.Windows[attempts.Key]
-	shared  *attempts.Log  // nil: this edge's attempts alone
-	fleet   *claims.Client // nil: this edge decides alone
-	log     *slog.Logger
+	// signUpLimit is the sign-ups an address may make in signUpSpan.
+	signUpLimit int
+	shared      *attempts.Log  // nil: this edge's attempts alone
+	fleet       *claims.Client // nil: this edge decides alone
+	log         *slog.Logger
 }
 
 func hashKey(seed maphash.Seed, k attempts.Key) uint64 { return maphash.Bytes(seed, k[:]) }
@@ -69,10 +71,11 @@ func newSignInGuard(cfg Config, log *slog.Logger) *signInGuard {
 		byPair:  limits.NewWindows(cfg.SignInFailures, cfg.SignInWindow, hashKey).Bound(cfg.MaxAddresses),
 		byEmail: limits.NewWindows(cfg.SignInEmailFailures, cfg.SignInWindow, hashKey).Bound(cfg.MaxAddresses).EvictFewest(),
 		// One address may try a few accounts (a shared office), not many.
-		byAddr:  limits.NewWindows(cfg.SignInFailures*3, cfg.SignInWindow, hashKey).Bound(cfg.MaxAddresses),
-		signUps: limits.NewWindows(cfg.SignUps, signUpSpan, hashKey).Bound(cfg.MaxAddresses),
-		fleet:   cfg.Fleet,
-		log:     log,
+		byAddr:      limits.NewWindows(cfg.SignInFailures*3, cfg.SignInWindow, hashKey).Bound(cfg.MaxAddresses),
+		signUps:     limits.NewWindows(cfg.SignUps, signUpSpan, hashKey).Bound(cfg.MaxAddresses),
+		signUpLimit: cfg.SignUps,
+		fleet:       cfg.Fleet,
+		log:         log,
 	}
 	if cfg.Shared != nil {
 		g.shared = attempts.New(cfg.Shared, max(cfg.SignInWindow, signUpSpan), g.count, log)
@@ -150,9 +153,9 @@ func (g *signInGuard) settle(ctx context.Context, r reservation, failed bool) {
 }
 
 // signUp takes a sign-up from addr, or refuses it: 429 past the limit;
-// 503 while the fleet's count is not current (its log has not synced
-// lately), since only the fleet's count bounds sign-ups. While another
-// edge leads and answers, it decides.
+// 503 while the fleet's count cannot be read (its log out of reach),
+// since only the fleet's count bounds sign-ups. While another edge leads
+// and answers, it decides.
 func (g *signInGuard) signUp(ctx context.Context, addr netip.Addr) error {
 	key := signUpKey(addr)
 	if g.fleet != nil {
@@ -164,7 +167,7 @@ func (g *signInGuard) signUp(ctx context.Context, addr netip.Addr) error {
 		}
 		g.decideHere(err)
 	}
-	return signUpProblem(g.SignUp(key, time.Now()))
+	return signUpProblem(g.SignUp(ctx, key, time.Now()))
 }
 
 // decideHere logs why a claim is decided by this edge (not when no other
@@ -189,23 +192,37 @@ func signUpProblem(status int, wait time.Duration) error {
 	}
 }
 
-// SignUp decides a sign-up under key at now with this edge's windows
-// (claims.Decider): admitted (0), or refused with its status and when to
-// retry.
-func (g *signInGuard) SignUp(key attempts.Key, now time.Time) (int, time.Duration) {
+// SignUp decides a sign-up under key at now (claims.Decider): admitted
+// (0), or refused with its status and when to retry. With the fleet's
+// log it is decided there (attempts.Log.Admit): written before it is
+// admitted and counted with every edge's, so that no kill forgets it and
+// edges deciding alone (no leader, or none that answers) admit no more
+// than the limit together; a log that cannot be written or read refuses
+// it for now (503). Without one, this edge's windows decide.
+func (g *signInGuard) SignUp(ctx context.Context, key attempts.Key, now time.Time) (int, time.Duration) {
 	if g.shared != nil {
-		if ok, wait := g.shared.Current(); !ok {
-			return http.StatusServiceUnavailable, wait
+		ctx, cancel := context.WithTimeout(ctx, claimBudget)
+		defer cancel()
+		ok, wait, err := g.shared.Admit(ctx, attempts.SignUp, key, g.signUpLimit, signUpSpan)
+		switch {
+		case err != nil:
+			g.log.Warn("sign-up refused: the fleet's count of sign-ups cannot be read", "err", err)
+			return http.StatusServiceUnavailable, uncountedRetry
+		case !ok:
+			return http.StatusTooManyRequests, wait
 		}
+		return 0, 0
 	}
 	if ok, wait := g.signUps.Allow(key, now); !ok {
 		return http.StatusTooManyRequests, wait
 	}
-	if g.shared != nil {
-		g.shared.Record(attempts.SignUp, key, now)
-	}
 	return 0, 0
 }
+
+// uncountedRetry is how long a sign-up refused for want of the fleet's
+// count is to wait (the contract's Retry-After for a count that cannot
+// be checked).
+const uncountedRetry = 5 * time.Second
 
 // Reserve takes a sign-in's attempt under k at now in every window, or
 // none and says how long to wait when one of them is full

@@ -9,9 +9,12 @@
 // batch and reads what the fleet wrote since its last read, handing every
 // other edge's attempt to the windows, counted from when it happened. An
 // edge so counts another's attempts within one sync (2 s by default). A
-// log that has not synced for a while is stale: the sign-ups, which only
-// the fleet's count bounds, are then refused (503, Retry-After) rather
-// than admitted unbounded, and the sign-ins keep the edge's own ceilings.
+// log that has not synced for a while is stale: the sign-ins then keep
+// the edge's own ceilings. Sign-ups, which only the fleet's count bounds,
+// are decided in the log itself (Admit): written before they are
+// admitted and counted by a read of the store, so that no edge's death
+// forgets one and no number of edges deciding at once admits past the
+// limit; a store that cannot be read refuses them.
 //
 // Subjects are hashed (Subject): the log holds no address and no e-mail
 // address in the clear, only what tells two attempts of one subject
@@ -29,6 +32,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +54,12 @@ const (
 	SignInAddr                  // a failed sign-in from an address, at any account
 	numKinds
 )
+
+// Revoked takes back an attempt of another kind that was written and
+// then refused (Admit): a row of the same subject and time, which a
+// limit's count subtracts. The log's readers (Sync, and the release
+// before) pass it over as a kind they do not count.
+const Revoked Kind = 64
 
 // Key is the hash of what a limit counts by.
 type Key [16]byte
@@ -86,6 +96,9 @@ type Store interface {
 	// position to ask from next. An attempt may come again in a later
 	// call (readers take each batch once).
 	Since(ctx context.Context, pos time.Time) ([]analytics.Attempt, time.Time, error)
+	// Of returns the attempts of subject of the given kinds that happened
+	// at or after since, every write that returned before it included.
+	Of(ctx context.Context, subject string, kinds []uint8, since time.Time) ([]analytics.Attempt, error)
 }
 
 // ClickHouse returns the store of a fleet: the attempts log of db.
@@ -109,6 +122,14 @@ func (s chStore) Since(ctx context.Context, pos time.Time) ([]analytics.Attempt,
 	return analytics.LoadAttemptsSince(ctx, conn, pos)
 }
 
+func (s chStore) Of(ctx context.Context, subject string, kinds []uint8, since time.Time) ([]analytics.Attempt, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return analytics.LoadAttemptsOf(ctx, conn, subject, kinds, since)
+}
+
 // overlap is how far back a read starts before the previous read's
 // newest time: an insert takes its time before its rows can be read, and
 // the log's clock has whole seconds.
@@ -126,15 +147,20 @@ type Log struct {
 	pmu     sync.Mutex          // guards pending: a Record never waits for a Sync's I/O
 	pending []analytics.Attempt // recorded since the last Sync took them
 
-	mu      sync.Mutex          // one Sync at a time; guards what follows
-	unsent  []analytics.Attempt // taken by a Sync whose write failed: written with the next
-	seq     uint64
+	mu      sync.Mutex             // one Sync at a time; guards what follows
+	unsent  []analytics.Attempt    // taken by a Sync whose write failed: written with the next
 	pos     time.Time              // where the next read goes on from; zero before Start
 	seen    map[batch]time.Time    // batches taken or read, by their time in the log
 	every   atomic.Int64           // Run's interval
 	counted *prometheus.CounterVec // attempts by kind and by whose (this edge's, the fleet's)
 	synced  atomic.Int64           // unix nanoseconds of the last Sync that wrote and read
 	started atomic.Bool
+	seq     atomic.Uint64 // the number of this edge's last batch (Sync's and Admit's)
+
+	// admits serializes Admit per subject (by a stripe of its key): one
+	// edge's decisions of one subject come one after the other, so that a
+	// burst at this edge admits up to the limit, not fewer.
+	admits [64]sync.Mutex
 }
 
 type batch struct {
@@ -207,9 +233,9 @@ func (l *Log) Sync(ctx context.Context) error {
 	l.pending, l.unsent = nil, nil
 	l.pmu.Unlock()
 	if len(out) > 0 {
-		l.seq++
+		seq := l.seq.Add(1)
 		for i := range out {
-			out[i].Edge, out[i].Seq = l.name, l.seq
+			out[i].Edge, out[i].Seq = l.name, seq
 		}
 		if err := l.store.Write(ctx, out); err != nil {
 			// Written again at the next Sync, under a new number: should
@@ -343,4 +369,23 @@ func (m *MemoryStore) Since(_ context.Context, pos time.Time) ([]analytics.Attem
 		}
 	}
 	return out, next, nil
+}
+
+// Of implements Store.
+func (m *MemoryStore) Of(_ context.Context, subject string, kinds []uint8, since time.Time) ([]analytics.Attempt, error) {
+	if m.Fail.Load() {
+		return nil, errAway
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []analytics.Attempt
+	for _, r := range m.rows {
+		if r.a.Subject == subject && slices.Contains(kinds, r.a.Kind) && !r.a.Happened.Before(since.Truncate(time.Millisecond)) {
+			a := r.a
+			a.At = r.at
+			out = append(out, a)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b analytics.Attempt) int { return a.Happened.Compare(b.Happened) })
+	return out, nil
 }

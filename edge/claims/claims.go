@@ -9,9 +9,13 @@
 // failure, or taken back when it succeeded). The leader decides with its
 // own windows (Decider), which also count what the fleet's attempts log
 // brings, and logs what it counted, so that every edge's windows learn
-// of it. A claim the leader cannot answer (none, out of reach, a release
-// that does not serve Path) is decided by the asking edge itself, as a
-// lone edge does: the limits then hold per edge and through the log.
+// of it; a sign-up it decides in the log itself (attempts.Log.Admit),
+// written there before it answers, so that its death forgets none. A
+// claim the leader cannot answer (none, out of reach, a release that
+// does not serve Path) is decided by the asking edge itself, as a lone
+// edge does: sign-ups then in the log as the leader decides them (exact
+// still, though edges deciding one address at once may refuse early),
+// sign-ins with the edge's windows and through the log.
 //
 // The wire carries hashes of the subjects (attempts.Subject), never an
 // address, and only between edges that proved they hold the fleet's
@@ -76,9 +80,11 @@ type Keys [3]attempts.Key
 
 // Decider decides claims with the leading edge's own windows.
 type Decider interface {
-	// SignUp admits or refuses a sign-up counted under key at now; a
-	// refusal names its status (429 or 503) and when to retry.
-	SignUp(key attempts.Key, now time.Time) (status int, retry time.Duration)
+	// SignUp admits or refuses a sign-up counted under key at now, within
+	// ctx (it may write the admission where the fleet keeps it before it
+	// answers); a refusal names its status (429 or 503) and when to
+	// retry.
+	SignUp(ctx context.Context, key attempts.Key, now time.Time) (status int, retry time.Duration)
 	// Reserve reserves a sign-in's attempt under keys at now, or none and
 	// says when to retry.
 	Reserve(keys Keys, now time.Time) (ok bool, retry time.Duration)
@@ -161,7 +167,7 @@ func Handler(d Decider) http.Handler {
 		var v Verdict
 		switch req.Op {
 		case OpSignUp:
-			status, retry := d.SignUp(keys[0], now)
+			status, retry := d.SignUp(r.Context(), keys[0], now)
 			v = Verdict{OK: status == 0, Status: status, RetryMs: retry.Milliseconds()}
 		case OpSignIn:
 			ok, retry := d.Reserve(Keys(keys), now)

@@ -81,7 +81,7 @@ type decider struct {
 	at       time.Time
 }
 
-func (d *decider) SignUp(attempts.Key, time.Time) (int, time.Duration) {
+func (d *decider) SignUp(context.Context, attempts.Key, time.Time) (int, time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.taken >= d.limit {

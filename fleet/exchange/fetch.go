@@ -140,7 +140,7 @@ func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.R
 func (f *Follower) answered(resp *http.Response, addr, have string, o replica.ReadOptions, delta bool) (out fetched, done bool, err error) {
 	switch resp.StatusCode {
 	case http.StatusNotModified:
-		f.leaderWorked()
+		f.leaderWorked(addr)
 		f.settled()
 		return fetched{kind: tookNothing}, true, nil
 	case http.StatusIMUsed:
@@ -154,11 +154,11 @@ func (f *Follower) answered(resp *http.Response, addr, have string, o replica.Re
 			f.log().Warn("fleet: a delta refused: this edge asks for the whole state", "leader", addr, "err", err)
 			return fetched{kind: refusedDelta}, true, nil
 		}
-		f.leaderWorked()
+		f.leaderWorked(addr)
 		f.settled()
 		return fetched{tookDelta, r, snapshots, tag}, true, nil
 	case http.StatusOK:
-		f.leaderWorked()
+		f.leaderWorked(addr)
 		if o.NoWhole {
 			// The leader keeps no delta from here: none of the whole
 			// state is taken (the body is closed unread).
@@ -172,7 +172,7 @@ func (f *Follower) answered(resp *http.Response, addr, have string, o replica.Re
 		if notLeader(resp) {
 			f.leaderFailed(addr, "it answers that it does not lead")
 		} else {
-			f.leaderWorked()
+			f.leaderWorked(addr)
 		}
 		if f.waitedTooLong(have) {
 			return fetched{}, true, fmt.Errorf("fleet: leader at %s has had no state for %v: %w", addr, f.cfg.Patience, cron.ErrNoSource)

@@ -2,9 +2,14 @@ package exchange
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/edge-stats/edge/analytics/chtest/faultproxy"
 	"github.com/edge-stats/edge/views/replica"
 )
 
@@ -35,5 +40,105 @@ func TestFollowerRechecksANonLeader(t *testing.T) {
 	f.fetch(ctx, "", replica.ReadOptions{})
 	if s := f.Status(); !s.LeaderWorking || s.NoWorkingLeaderSince != nil || rechecks.Load() != 2 {
 		t.Fatalf("once the edge named leads: %d rechecks, status %+v", rechecks.Load(), s)
+	}
+}
+
+// eventuallyWithin waits up to 30 s for cond.
+func eventuallyWithin(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 30 s: %s", what)
+		}
+	}
+}
+
+// TestLeaderWorkingOnlyWhileItAnswers cuts a follower off from its
+// leader without a word (a proxy that forwards nothing), while the
+// follower's long poll is held and its asks wait for an hour before they
+// give up: the follower says the leader does not work once it stops
+// answering, not when an ask gives up, and says it works again once the
+// link is back.
+func TestLeaderWorkingOnlyWhileItAnswers(t *testing.T) {
+	l := startLeader(t, Config{})
+	l.offer(t, synth(50, 1), 7)
+	cut, err := faultproxy.Start(strings.TrimPrefix(l.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cut.Close()
+	f := follower(t, Config{Idle: time.Hour}, "http://"+cut.Addr(), false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, _, tag, err := f.fetch(ctx, "", replica.ReadOptions{Generation: 1})
+	if err != nil || r == nil || tag == "" {
+		t.Fatalf("the leader's state: %v, %v %q", r, err, tag)
+	}
+	watched := make(chan struct{})
+	go func() { defer close(watched); f.Watch(ctx, func() string { return tag }, func() {}) }()
+	defer func() { cancel(); <-watched }()
+	if s := f.Status(); !s.LeaderWorking {
+		t.Fatalf("before the cut: %+v", s)
+	}
+	time.Sleep(300 * time.Millisecond) // the long poll held
+	cut.Set(faultproxy.Blackhole, 0, 0)
+	eventuallyWithin(t, "the follower says its leader does not work", func() bool { return !f.Status().LeaderWorking })
+	if s := f.Status(); s.NoWorkingLeaderSince == nil || s.Leading {
+		t.Fatalf("cut off: %+v", s)
+	}
+	cut.Set(faultproxy.None, 0, 0)
+	eventuallyWithin(t, "the follower says its leader works again", func() bool { return f.Status().LeaderWorking })
+}
+
+// TestAFailureFromBeforeTheLastAnswerDoesNotCount: a follower's long
+// poll, held at its leader, fails after the leader answered another ask
+// (as one held through a cut fails after the heal): the follower still
+// says its leader works.
+func TestAFailureFromBeforeTheLastAnswerDoesNotCount(t *testing.T) {
+	held := make(chan struct{}, 8)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodHead && r.Header.Get("Prefer") != "":
+			held <- struct{}{}
+			select {
+			case <-release:
+				panic(http.ErrAbortHandler) // the connection dies under the ask
+			case <-r.Context().Done():
+			}
+		case r.URL.Path == StatePath:
+			w.Header().Set("ETag", r.Header.Get("If-None-Match"))
+			w.WriteHeader(http.StatusNotModified)
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	f := follower(t, Config{Idle: time.Hour}, srv.URL, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	watched := make(chan struct{})
+	go func() { defer close(watched); f.Watch(ctx, func() string { return `"state-x"` }, func() {}) }()
+	defer func() { cancel(); <-watched }()
+	select {
+	case <-held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no long poll")
+	}
+	// The leader answers another ask meanwhile.
+	if r, _, _, err := f.fetch(ctx, `"state-x"`, replica.ReadOptions{}); err != nil || r != nil {
+		t.Fatalf("a 304: %v, %v", r, err)
+	}
+	if s := f.Status(); !s.LeaderWorking {
+		t.Fatalf("after the leader answered: %+v", s)
+	}
+	release <- struct{}{}
+	select {
+	case <-held: // the failed poll was seen, and the next one asked
+	case <-time.After(30 * time.Second):
+		t.Fatal("no long poll after the first failed")
+	}
+	if s := f.Status(); !s.LeaderWorking {
+		t.Fatalf("after a long poll from before the leader's answer failed: %+v", s)
 	}
 }

@@ -14,8 +14,12 @@ import (
 // with If-None-Match and Prefer: wait, RFC 7240, which the leader holds
 // until then or for the wait), and calls changed when it is; then it asks
 // again. At most one ask a second: a leader of an earlier release, which
-// answers at once, is asked as often as that. It returns when ctx ends.
+// answers at once, is asked as often as that. Meanwhile it probes the
+// leader each second with a short wait (probe), for Status: a long poll
+// held says nothing of whether the leader still answers. It returns when
+// ctx ends.
 func (f *Follower) Watch(ctx context.Context, have func() string, changed func()) {
+	go f.probe(ctx)
 	wait := max(f.cfg.Idle-5*time.Second, time.Second)
 	for ctx.Err() == nil {
 		start := time.Now()

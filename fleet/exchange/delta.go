@@ -272,6 +272,11 @@ func (f *Follower) deltaFrom(tag string) bool {
 	return tag != f.noDelta
 }
 
+// NoDeltaFrom says this edge does not hold the state tag names (its
+// views refused it as older than the state they serve, builder.follow):
+// the next ask from tag is for the whole state, not a delta from it.
+func (f *Follower) NoDeltaFrom(tag string) { f.noDeltaFrom(tag) }
+
 // noDeltaFrom records that a delta from the state tag names was refused:
 // the next ask is for the whole state.
 func (f *Follower) noDeltaFrom(tag string) {

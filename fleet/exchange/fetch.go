@@ -48,7 +48,8 @@ var errNoState = errors.New("the leader has no state yet")
 
 // fetch asks the leader for a state newer than have: what changed since
 // (one delta after another, up to maxChain, when the leader keeps them
-// from the state this edge holds), or the whole state.
+// from the state this edge holds), or the whole state and then the
+// deltas the leader keeps from it.
 func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions) (*replica.Replica, int64, string, error) {
 	addr, err := f.leaderAddr()
 	if err != nil {
@@ -64,6 +65,9 @@ func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions
 	)
 	for step := 0; ; step++ {
 		delta := o.Prev != nil && step < maxChain && f.deltaFrom(tag)
+		if !delta && got != nil {
+			return got, snaps, tag, nil // a whole state taken, and no delta to ask from it
+		}
 		if !delta && o.NoWhole {
 			// Only a whole state would do, and it has no room.
 			if got != nil {
@@ -81,7 +85,13 @@ func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions
 		}
 		switch res.kind {
 		case tookWhole:
-			return res.r, res.snapshots, res.tag, nil
+			// Then the deltas since, in the same ask: a leader that has
+			// not written its newest state whole yet gives the whole
+			// state before and what changed after it, and the state
+			// handed to the views is the leader's newest (which a state
+			// older than the one served would not be: builder.follow).
+			got, snaps, tag = res.r, res.snapshots, res.tag
+			o.Prev = res.r
 		case tookDelta:
 			got, snaps, tag = res.r, res.snapshots, res.tag
 			o.Prev = res.r

@@ -56,11 +56,12 @@ func eventuallyWithin(t *testing.T, what string, cond func() bool) {
 // TestLeaderWorkingOnlyWhileItAnswers cuts a follower off from its
 // leader without a word (a proxy that forwards nothing), while the
 // follower's long poll is held and its asks wait for an hour before they
-// give up: the follower says the leader does not work once it stops
-// answering, not when an ask gives up, and says it works again once the
-// link is back.
+// give up (the leader holds a long poll as long): the follower says the
+// leader does not work once it stops answering, not when an ask gives
+// up, and says it works again once the link is back, before any ask held
+// through the cut ends.
 func TestLeaderWorkingOnlyWhileItAnswers(t *testing.T) {
-	l := startLeader(t, Config{})
+	l := startLeader(t, Config{Idle: time.Hour}) // a long poll held for as long
 	l.offer(t, synth(50, 1), 7)
 	cut, err := faultproxy.Start(strings.TrimPrefix(l.url, "http://"))
 	if err != nil {

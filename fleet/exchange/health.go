@@ -153,11 +153,14 @@ func (f *Follower) probeOnce(ctx context.Context) {
 		return
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusServiceUnavailable && notLeader(resp) {
+	switch {
+	case resp.StatusCode == http.StatusServiceUnavailable && notLeader(resp):
 		f.leaderFailed(addr, "it answers that it does not lead")
-		return
+	case resp.StatusCode == http.StatusNotFound:
+		// An edge of the release before, which serves no LeaderPath and
+		// answers so whether it leads or not: its status comes from the
+		// other asks, as in that release.
+	default:
+		f.leaderWorked(addr)
 	}
-	// Any other answer is the leader's (one of the release before
-	// answers 404 to the path): it answers.
-	f.leaderWorked(addr)
 }

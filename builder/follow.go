@@ -110,19 +110,7 @@ func (v *Builder) follow(ctx context.Context) error {
 	v.log.Info("fleet state read", "generation", r.Info().Generation, "listings", r.Len(), "took", time.Since(start).Round(time.Millisecond),
 		"whole", whole, "into_spare", intoSpare)
 	if cur != nil && goesBack(r, cur.Replica) {
-		// The leader's newest state is older than the one served (this
-		// edge loaded from ClickHouse while it could not follow): kept,
-		// and the leader asked for a state newer than this one, whole,
-		// since this edge does not hold it to apply a delta to.
-		ri, ci := r.Info(), cur.Replica.Info()
-		v.log.Warn("fleet state refused: older than the state served; waiting for a newer one", "tag", tag,
-			"readings", ri.ReadingsMark, "listings", ri.ListingsMark, "served_readings", ci.ReadingsMark, "served_listings", ci.ListingsMark)
-		v.refusedOld.Add(1)
-		v.tag = tag
-		v.tagNow.Store(&tag)
-		if s, ok := v.source.(interface{ NoDeltaFrom(tag string) }); ok {
-			s.NoDeltaFrom(tag)
-		}
+		v.refuseOlder(r, cur.Replica, tag)
 		return nil
 	}
 	// Room for the next delta's listings, made once this state is
@@ -163,6 +151,22 @@ func (v *Builder) follow(ctx context.Context) error {
 	v.tagNow.Store(&tag)
 	v.indexText(r)
 	return nil
+}
+
+// refuseOlder keeps the state served, cur, instead of the source's
+// newest, r, which is older (this edge loaded from ClickHouse while it
+// could not follow), and has the source asked for a state newer than r,
+// whole, since this edge does not hold r to apply a delta to.
+func (v *Builder) refuseOlder(r, cur *replica.Replica, tag string) {
+	ri, ci := r.Info(), cur.Info()
+	v.log.Warn("fleet state refused: older than the state served; waiting for a newer one", "tag", tag,
+		"readings", ri.ReadingsMark, "listings", ri.ListingsMark, "served_readings", ci.ReadingsMark, "served_listings", ci.ListingsMark)
+	v.refusedOld.Add(1)
+	v.tag = tag
+	v.tagNow.Store(&tag)
+	if s, ok := v.source.(interface{ Refused(tag string) }); ok {
+		s.Refused(tag)
+	}
 }
 
 // ErrGoesBack says a state read is older than the one served: it is not

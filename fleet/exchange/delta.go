@@ -272,10 +272,17 @@ func (f *Follower) deltaFrom(tag string) bool {
 	return tag != f.noDelta
 }
 
-// NoDeltaFrom says this edge does not hold the state tag names (its
-// views refused it as older than the state they serve, builder.follow):
-// the next ask from tag is for the whole state, not a delta from it.
-func (f *Follower) NoDeltaFrom(tag string) { f.noDeltaFrom(tag) }
+// Refused says this edge's views refused the state tag names, the one
+// Fetch returned last, as older than the state they serve
+// (builder.follow): this edge does not hold it, so the next ask from tag
+// is for the whole state, not a delta from it, and the fleet's order
+// (order.go) stands where it stood before that state was taken.
+func (f *Follower) Refused(tag string) {
+	f.noDeltaFrom(tag)
+	f.mu.Lock()
+	f.held = f.heldBefore
+	f.mu.Unlock()
+}
 
 // noDeltaFrom records that a delta from the state tag names was refused:
 // the next ask is for the whole state.

@@ -58,6 +58,9 @@ func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions
 	if err := f.stillUnreadable(ctx, addr); err != nil {
 		return nil, 0, "", err
 	}
+	f.mu.Lock()
+	f.heldBefore = f.held
+	f.mu.Unlock()
 	var (
 		got   *replica.Replica // the newest state taken by deltas, nil while none
 		snaps int64

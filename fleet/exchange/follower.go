@@ -35,6 +35,8 @@ type Follower struct {
 	noDelta string      // the tag of a state whose delta was refused: the whole state next
 	unread  *unreadable // the leader's state of a format this edge does not read, nil when none
 	held    place       // where the state taken last stands in the fleet's order (order.go)
+	// heldBefore is held when the last fetch began (Refused).
+	heldBefore place
 }
 
 // NewFollower returns a follower of the leader whose fleet address

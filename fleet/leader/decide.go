@@ -226,30 +226,12 @@ func (e *Elector) decide(node string, sent time.Time, w *watched) error {
 			break
 		}
 	}
-	if target != w.name || w.ch == nil {
-		ok, _, ch, err := e.conn.ExistsW(e.cfg.Path + "/" + target)
-		switch {
-		case err != nil:
-			return fmt.Errorf("watch the election: %w", err)
-		case !ok:
-			return errAgain // gone meanwhile
-		}
-		*w = watched{name: target, ch: ch}
-		e.log.Debug("fleet election: watching", "node", target)
+	// That node watched, and the leader's too when it is another.
+	if err := e.watchBefore(target, w); err != nil {
+		return err
 	}
-	// The leader's node too, when it is not the one just watched.
-	if head := nodes[li].name; li < i && head != target && (head != w.lead || w.leadCh == nil) {
-		ok, _, ch, err := e.conn.ExistsW(e.cfg.Path + "/" + head)
-		switch {
-		case err != nil:
-			return fmt.Errorf("watch the election's leader: %w", err)
-		case !ok:
-			return errAgain // gone meanwhile
-		}
-		w.lead, w.leadCh = head, ch
-		e.log.Debug("fleet election: watching the leader", "node", head)
-	} else if li == i || head == target {
-		w.lead, w.leadCh = "", nil
+	if err := e.watchLead(nodes[li].name, li < i && nodes[li].name != target, w); err != nil {
+		return err
 	}
 	found := *lead
 	found.epoch = nodes[li].seq + 1
@@ -276,6 +258,47 @@ func (e *Elector) decide(node string, sent time.Time, w *watched) error {
 			go e.cfg.OnLead()
 		}
 	}
+	return nil
+}
+
+// watchBefore sets w's watch of target, the member just before this
+// edge's own (its own while it leads), unless set already.
+func (e *Elector) watchBefore(target string, w *watched) error {
+	if target == w.name && w.ch != nil {
+		return nil
+	}
+	ok, _, ch, err := e.conn.ExistsW(e.cfg.Path + "/" + target)
+	switch {
+	case err != nil:
+		return fmt.Errorf("watch the election: %w", err)
+	case !ok:
+		return errAgain // gone meanwhile
+	}
+	*w = watched{name: target, ch: ch}
+	e.log.Debug("fleet election: watching", "node", target)
+	return nil
+}
+
+// watchLead sets w's watch of the leader's node, head, when apart (it
+// leads another edge than this one, and is not the node before this
+// edge's), and drops it otherwise.
+func (e *Elector) watchLead(head string, apart bool, w *watched) error {
+	switch {
+	case !apart:
+		w.lead, w.leadCh = "", nil
+		return nil
+	case head == w.lead && w.leadCh != nil:
+		return nil // set already
+	}
+	ok, _, ch, err := e.conn.ExistsW(e.cfg.Path + "/" + head)
+	switch {
+	case err != nil:
+		return fmt.Errorf("watch the election's leader: %w", err)
+	case !ok:
+		return errAgain // gone meanwhile
+	}
+	w.lead, w.leadCh = head, ch
+	e.log.Debug("fleet election: watching the leader", "node", head)
 	return nil
 }
 

@@ -143,3 +143,47 @@ func TestAFailureFromBeforeTheLastAnswerDoesNotCount(t *testing.T) {
 		t.Fatalf("after a long poll from before the leader's answer failed: %+v", s)
 	}
 }
+
+// TestWatchMovesToTheNewLeader: a follower's long poll is held at a
+// leader cut off without a word when the election names another: the
+// follower asks the new leader at once, and is told of its new state,
+// not after the held ask gives up.
+func TestWatchMovesToTheNewLeader(t *testing.T) {
+	cfg := Config{Idle: time.Hour}
+	old, next := startLeader(t, cfg), startLeader(t, cfg)
+	s := synth(50, 1)
+	old.offer(t, s, 1)
+	next.offer(t, s, 1)
+	cut, err := faultproxy.Start(strings.TrimPrefix(old.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cut.Close()
+	var named atomic.Pointer[string]
+	oldAddr := "http://" + cut.Addr()
+	named.Store(&oldAddr)
+	fcfg := cfg
+	fcfg.Dir = t.TempDir()
+	f := NewFollower(fcfg, func() string { return *named.Load() }, func() bool { return false })
+	ctx, cancel := context.WithCancel(context.Background())
+	_, _, tag, err := f.fetch(ctx, "", replica.ReadOptions{Generation: 1})
+	if err != nil || tag == "" {
+		t.Fatalf("the state: %v, tag %q", err, tag)
+	}
+	told := make(chan struct{}, 16)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		f.Watch(ctx, func() string { return tag }, func() { told <- struct{}{} })
+	}()
+	defer func() { cancel(); <-watched }()
+	time.Sleep(300 * time.Millisecond) // the long poll held at the first
+	cut.Set(faultproxy.Blackhole, 0, 0)
+	named.Store(&next.url)
+	next.offer(t, changed(s, 5, 2), 1)
+	select {
+	case <-told:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the follower was not told of the new leader's state within 30 s")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -43,6 +44,26 @@ func (f *Follower) watchOnce(ctx context.Context, tag string, wait time.Duration
 	if err != nil {
 		return false
 	}
+	// Given up once the election names another leader: one cut off
+	// without a word would hold it for Config.Idle, and the new one's
+	// states would wait for the follow job.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		t := time.NewTicker(probeEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if strings.TrimSuffix(f.leader(), "/") != addr {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
 	// A-IM as the follow job asks: a leader that holds a delta from tag
 	// answers as soon as it is written, before the whole state is.
 	resp, err := f.ask(ctx, http.MethodHead, addr, StatePath, http.Header{

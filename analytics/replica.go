@@ -192,6 +192,20 @@ type ReplicaOptions struct {
 	// Counted, when set, is called with the number of listings once they
 	// are counted, before the first part is read.
 	Counted func(listings int)
+	// ReadFrom, when set, is told where the next refresh of the replica
+	// reads from (RefreshReplicaFrom): the watermarks read when the
+	// load's last read began.
+	ReadFrom func(Watermarks)
+}
+
+// newestOf returns the later of mark and the newest reading b holds: a
+// state's data is as of the newest reading it holds (its Last-Modified),
+// and no listing it serves was read after that.
+func newestOf(mark time.Time, b *replica.Builder) time.Time {
+	if n := b.NewestReading(); n > mark.Unix() {
+		return time.Unix(n, 0).UTC()
+	}
+	return mark
 }
 
 // LoadReplica reads the current state of every listing into a new replica,
@@ -247,8 +261,48 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*repl
 	if err != nil {
 		return nil, err
 	}
+	// What was crawled while the parts were read (a part read early
+	// missed it, a later one has it), read again in one more read, so
+	// that the state holds every crawl up to when that read began.
+	from, err := catchUp(ctx, conn, b, wm, info, o.Share)
+	if err != nil {
+		return nil, err
+	}
+	info.ListingsMark, info.ReadingsMark = from.Listings, newestOf(from.Readings, b)
+	if o.ReadFrom != nil {
+		o.ReadFrom(from)
+	}
 	info.LoadedAt, info.LoadTime = time.Now().UTC(), time.Since(start)
 	return b.Build(info), nil
+}
+
+// catchUp reads again into b, whose listings were read from since on, the
+// listings crawled after since, and returns the watermarks read before it
+// (since, when nothing was crawled).
+func catchUp(ctx context.Context, conn driver.Conn, b *replica.Builder, since Watermarks, info replica.Info, share *replica.Replica) (Watermarks, error) {
+	now, err := ReadWatermarks(ctx, conn)
+	if err != nil {
+		return since, err
+	}
+	if !now.Listings.After(since.Listings) && !now.Readings.After(since.Readings) {
+		return since, nil
+	}
+	cb := replica.NewBuilder(0)
+	if err := load(ctx, conn, cb, replica.NewInterner(), changedSince(since), info, share); err != nil {
+		return since, fmt.Errorf("listings crawled during the load: %w", err)
+	}
+	var added []views.Listing
+	for _, l := range cb.Build(info).All() {
+		if at := b.Find(l.Store, l.ID); at != nil {
+			*at = l
+		} else {
+			added = append(added, l)
+		}
+	}
+	for i := range added {
+		b.Add(&added[i])
+	}
+	return now, nil
 }
 
 // RefreshReplica returns a new replica: old with every listing whose metadata
@@ -258,25 +312,44 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*repl
 // comes back); the climb reference time stays old's until the next full
 // load.
 func RefreshReplica(ctx context.Context, conn driver.Conn, old *replica.Replica, generation uint64) (*replica.Replica, int, error) {
+	prev := old.Info()
+	r, n, _, err := RefreshReplicaFrom(ctx, conn, old, generation, Watermarks{Listings: prev.ListingsMark, Readings: prev.ReadingsMark})
+	return r, n, err
+}
+
+// RefreshReplicaFrom is RefreshReplica reading the listings crawled after
+// since (where the load of old began its last read: ReplicaOptions.ReadFrom),
+// not after old's watermarks: a reading crawled during that load, before
+// old's newest, is read. It also returns where the next refresh reads
+// from. The new replica's readings watermark is its newest reading, never
+// before old's.
+func RefreshReplicaFrom(ctx context.Context, conn driver.Conn, old *replica.Replica, generation uint64, since Watermarks) (*replica.Replica, int, Watermarks, error) {
 	start := time.Now()
 	prev := old.Info()
 	wm, err := ReadWatermarks(ctx, conn)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, since, err
 	}
 	b := replica.NewBuilder(0)
 	info := prev
-	info.Generation, info.ListingsMark, info.ReadingsMark = generation, wm.Listings, wm.Readings
-	since := Watermarks{Listings: prev.ListingsMark, Readings: prev.ReadingsMark}
+	info.Generation, info.ListingsMark = generation, wm.Listings
 	if err := load(ctx, conn, b, replica.NewInterner(), changedSince(since), info, old); err != nil {
-		return nil, 0, err
+		return nil, 0, since, err
 	}
 	n := b.Len()
 	if n == 0 {
-		return old, 0, nil // nothing changed: no copy of every listing
+		return old, 0, wm, nil // nothing changed: no copy of every listing
 	}
+	info.ReadingsMark = newestOf(maxTime(prev.ReadingsMark, wm.Readings), b)
 	info.LoadedAt, info.LoadTime = time.Now().UTC(), time.Since(start)
-	return replica.Merge(old, b, info), n, nil
+	return replica.Merge(old, b, info), n, wm, nil
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // AddHistory loads the history (growth bases, climb bases, sparklines) of

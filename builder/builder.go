@@ -35,12 +35,14 @@ type Builder struct {
 	memory func() (live, limit int64)
 	// keepRoom collects what a build left and keeps the pages for the
 	// next (memory.CollectKeeping); tests replace it.
-	keepRoom  func(n int, listingsBytes int64, spareAhead bool)
-	waits     atomic.Int64  // full reloads put off for memory
-	afterPart func()        // test hook: runs after the first part of a full load
-	onBuild   func()        // runs before a reload builds its figures (see OnReloadBuild)
-	figures   chan struct{} // closed when the first state with figures is published
-	once      sync.Once
+	keepRoom   func(n int, listingsBytes int64, spareAhead bool)
+	waits      atomic.Int64  // full reloads put off for memory
+	refusedOld atomic.Int64  // states not published: older than the one served (goesBack)
+	readFrom   cursor        // where the next refresh reads from (refreshFrom); held with mu
+	afterPart  func()        // test hook: runs after the first part of a full load
+	onBuild    func()        // runs before a reload builds its figures (see OnReloadBuild)
+	figures    chan struct{} // closed when the first state with figures is published
+	once       sync.Once
 
 	// source, when set, is where the edge takes its state from instead
 	// of ClickHouse (a fleet's leader); tag names the state it gave last
@@ -159,11 +161,18 @@ func (v *Builder) Heavy() sync.Locker { return &v.heavy }
 // second state would not have fit under the memory limit.
 func (v *Builder) ReloadsWaiting() int64 { return v.waits.Load() }
 
-// publish builds r's figures and publishes them with r; prev, when not
+// publish builds r's figures and publishes them with r, unless r is
+// older than the state served (an error wrapping ErrGoesBack); prev, when not
 // nil, is the figures of the state r was read from as a delta, which the
 // build starts from (figures.BuildFrom); gc, when not nil, sets the
 // collector for the build (memory.BuildGC) and returns what restores it.
 func (v *Builder) publish(r *replica.Replica, prev *figures.Figures, snapshots int64, kind string, gc func(n int) (restore func()), attrs ...any) error {
+	if cur := v.pub.Load(); cur != nil && cur.Replica != r && goesBack(r, cur.Replica) {
+		v.refusedOld.Add(1)
+		ri, ci := r.Info(), cur.Replica.Info()
+		return fmt.Errorf("%s state of generation %d (newest reading %v, metadata %v) against the served one's (%v, %v), kept: %w",
+			kind, ri.Generation, ri.ReadingsMark, ri.ListingsMark, ci.ReadingsMark, ci.ListingsMark, ErrGoesBack)
+	}
 	defer v.startBuilding()() // a fleet state's read marked it already
 	restore := func() {}
 	if gc != nil {

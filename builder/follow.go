@@ -109,6 +109,10 @@ func (v *Builder) follow(ctx context.Context) error {
 	}
 	v.log.Info("fleet state read", "generation", r.Info().Generation, "listings", r.Len(), "took", time.Since(start).Round(time.Millisecond),
 		"whole", whole, "into_spare", intoSpare)
+	if cur != nil && goesBack(r, cur.Replica) {
+		v.refuseOlder(r, cur.Replica, tag)
+		return nil
+	}
 	// Room for the next delta's listings, made once this state is
 	// published and the one it replaced collected (the defers below run
 	// first).
@@ -148,3 +152,36 @@ func (v *Builder) follow(ctx context.Context) error {
 	v.indexText(r)
 	return nil
 }
+
+// refuseOlder keeps the state served, cur, instead of the source's
+// newest, r, which is older (this edge loaded from ClickHouse while it
+// could not follow), and has the source asked for a state newer than r,
+// whole, since this edge does not hold r to apply a delta to.
+func (v *Builder) refuseOlder(r, cur *replica.Replica, tag string) {
+	ri, ci := r.Info(), cur.Info()
+	v.log.Warn("fleet state refused: older than the state served; waiting for a newer one", "tag", tag,
+		"readings", ri.ReadingsMark, "listings", ri.ListingsMark, "served_readings", ci.ReadingsMark, "served_listings", ci.ListingsMark)
+	v.refusedOld.Add(1)
+	v.tag = tag
+	v.tagNow.Store(&tag)
+	if s, ok := v.source.(interface{ Refused(tag string) }); ok {
+		s.Refused(tag)
+	}
+}
+
+// ErrGoesBack says a state read is older than the one served: it is not
+// published (goesBack).
+var ErrGoesBack = errors.New("the state read is older than the one served")
+
+// goesBack reports whether r holds older data than cur, the state served:
+// its newest reading or its newest metadata crawl is before cur's. No
+// publish takes an edge's data back in time, whatever the state's source
+// (a fleet's leader, or ClickHouse behind a lagging replica).
+func goesBack(r, cur *replica.Replica) bool {
+	ri, ci := r.Info(), cur.Info()
+	return ri.ReadingsMark.Before(ci.ReadingsMark) || ri.ListingsMark.Before(ci.ListingsMark)
+}
+
+// StatesRefused returns how many states were not published because they
+// were older than the one served (goesBack).
+func (v *Builder) StatesRefused() int64 { return v.refusedOld.Load() }

@@ -63,6 +63,8 @@ func (v *Builder) full(ctx context.Context) error {
 func (v *Builder) reload(ctx context.Context, conn driver.Conn, o analytics.ReplicaOptions, cur *served.State, plan *loadPlan) (*replica.Replica, error) {
 	gen := o.Generation
 	o.History, o.Share = true, cur.Replica
+	var from analytics.Watermarks
+	o.ReadFrom = func(w analytics.Watermarks) { from = w }
 	plan.twoStates()
 	full, err := analytics.LoadReplica(ctx, conn, o)
 	if err != nil {
@@ -82,6 +84,7 @@ func (v *Builder) reload(ctx context.Context, conn driver.Conn, o analytics.Repl
 	if err := v.publish(full, nil, snapshots, "full", memory.BuildGC); err != nil {
 		return nil, err
 	}
+	v.readFrom = cursor{full.Info().Generation, from}
 	return full, nil
 }
 
@@ -92,6 +95,8 @@ func (v *Builder) firstLoad(ctx context.Context, conn driver.Conn, o analytics.R
 	// After a restart, the bare replica first: listings are served while
 	// history and figures load.
 	o.Counted = plan.growing
+	var from analytics.Watermarks
+	o.ReadFrom = func(w analytics.Watermarks) { from = w }
 	r, err := analytics.LoadReplica(ctx, conn, o)
 	plan.grown()
 	if err != nil {
@@ -124,7 +129,29 @@ func (v *Builder) firstLoad(ctx context.Context, conn driver.Conn, o analytics.R
 	if err := v.publish(full, nil, snapshots, "full", memory.BuildGC); err != nil {
 		return nil, err
 	}
+	v.readFrom = cursor{full.Info().Generation, from}
 	return full, nil
+}
+
+// cursor is where the next refresh of the state of generation gen reads
+// from: the watermarks read when its load's last read began, which may
+// be before the state's newest reading (its watermark) when crawls came
+// during the load.
+type cursor struct {
+	gen uint64
+	wm  analytics.Watermarks
+}
+
+// refreshFrom returns where a refresh of r reads from: where this edge's
+// load of r began its last read, or, for a state it did not load (a
+// fleet's leader's), r's watermarks less the time its load took and a
+// minute, so that a crawl that came during that load is read again.
+func (v *Builder) refreshFrom(r *replica.Replica) analytics.Watermarks {
+	info := r.Info()
+	if v.readFrom.gen == info.Generation && v.readFrom.gen != 0 {
+		return v.readFrom.wm
+	}
+	return analytics.Watermarks{Listings: info.ListingsMark, Readings: info.ReadingsMark.Add(-info.LoadTime - time.Minute)}
 }
 
 // progress returns the part-by-part report of a full load: a debug log
@@ -161,11 +188,12 @@ func (v *Builder) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r, changed, err := analytics.RefreshReplica(ctx, conn, cur.Replica, v.nextGeneration())
+	r, changed, from, err := analytics.RefreshReplicaFrom(ctx, conn, cur.Replica, v.nextGeneration(), v.refreshFrom(cur.Replica))
 	if err != nil {
 		return fmt.Errorf("refresh: %w", err)
 	}
 	if changed == 0 {
+		v.readFrom = cursor{cur.Replica.Info().Generation, from}
 		return nil
 	}
 	log, err := analytics.RefreshChanges(ctx, conn, cur.Replica, r, cur.Replica.Changes(), v.changesFrom(r.Info()))
@@ -185,6 +213,7 @@ func (v *Builder) refresh(ctx context.Context) error {
 	if err := v.publish(r, cur.Figures, snapshots, "refresh", nil, "changed", changed); err != nil {
 		return err
 	}
+	v.readFrom = cursor{r.Info().Generation, from}
 	if v.source != nil {
 		// A fleet's leader keeps the pages for its next refresh, which
 		// its followers wait for (collectKeeping); a single edge

@@ -272,6 +272,18 @@ func (f *Follower) deltaFrom(tag string) bool {
 	return tag != f.noDelta
 }
 
+// Refused says this edge's views refused the state tag names, the one
+// Fetch returned last, as older than the state they serve
+// (builder.follow): this edge does not hold it, so the next ask from tag
+// is for the whole state, not a delta from it, and the fleet's order
+// (order.go) stands where it stood before that state was taken.
+func (f *Follower) Refused(tag string) {
+	f.noDeltaFrom(tag)
+	f.mu.Lock()
+	f.held = f.heldBefore
+	f.mu.Unlock()
+}
+
 // noDeltaFrom records that a delta from the state tag names was refused:
 // the next ask is for the whole state.
 func (f *Follower) noDeltaFrom(tag string) {

@@ -581,10 +581,16 @@ func TestWholeStateWaitsForTheDelta(t *testing.T) {
 	if old := l.pub.cur.Load(); !l.pub.current(old.etag) || l.pub.current(old.tag) {
 		t.Fatalf("while the whole waits: the whole file's ETag current %v, the state before's tag %v", l.pub.current(old.etag), l.pub.current(old.tag))
 	}
-	// An edge that joins: the whole state before, then the delta.
-	joined := follower(t, DefaultConfig(), l.url, false)
-	first, firstTag := takes(t, joined, "", nil, synth(2000, 1), 1)
-	takes(t, joined, firstTag, first, s, 1)
+	// An edge that joins: the whole state before, then the delta, in
+	// one ask: it is handed the newest state.
+	jcfg := DefaultConfig()
+	jcfg.Metrics = NewMetrics()
+	joined := follower(t, jcfg, l.url, false)
+	newest, newestTag := takes(t, joined, "", nil, s, 1)
+	if jcfg.Metrics.Bytes("received", "whole") == 0 || jcfg.Metrics.Bytes("received", "delta") == 0 {
+		t.Fatal("the edge that joined did not take the whole state before and the delta")
+	}
+	takes(t, joined, newestTag, newest, s, 1) // and then nothing new
 
 	// Its time come, the newest state is written whole, once.
 	cfg.WholeAfter = 2 * time.Second // the three offers below take milliseconds

@@ -35,11 +35,14 @@ import (
 )
 
 // The paths the leader serves: its state, the days of its exports (a
-// JSON array of their manifests, newest first), and each day's files
-// under ExportsPath/<day>/<name>.
+// JSON array of their manifests, newest first), each day's files under
+// ExportsPath/<day>/<name>, and whether it leads.
 const (
 	StatePath   = "/fleet/v1/state"
 	ExportsPath = "/fleet/v1/exports"
+	// LeaderPath answers 204 while the edge leads, 503 "Not the leader"
+	// otherwise: what a follower probes each second (Follower.Watch).
+	LeaderPath = "/fleet/v1/leader"
 )
 
 // Config configures both sides.

@@ -48,7 +48,8 @@ var errNoState = errors.New("the leader has no state yet")
 
 // fetch asks the leader for a state newer than have: what changed since
 // (one delta after another, up to maxChain, when the leader keeps them
-// from the state this edge holds), or the whole state.
+// from the state this edge holds), or the whole state and then the
+// deltas the leader keeps from it.
 func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions) (*replica.Replica, int64, string, error) {
 	addr, err := f.leaderAddr()
 	if err != nil {
@@ -57,6 +58,9 @@ func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions
 	if err := f.stillUnreadable(ctx, addr); err != nil {
 		return nil, 0, "", err
 	}
+	f.mu.Lock()
+	f.heldBefore = f.held
+	f.mu.Unlock()
 	var (
 		got   *replica.Replica // the newest state taken by deltas, nil while none
 		snaps int64
@@ -64,6 +68,9 @@ func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions
 	)
 	for step := 0; ; step++ {
 		delta := o.Prev != nil && step < maxChain && f.deltaFrom(tag)
+		if !delta && got != nil {
+			return got, snaps, tag, nil // a whole state taken, and no delta to ask from it
+		}
 		if !delta && o.NoWhole {
 			// Only a whole state would do, and it has no room.
 			if got != nil {
@@ -81,7 +88,13 @@ func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions
 		}
 		switch res.kind {
 		case tookWhole:
-			return res.r, res.snapshots, res.tag, nil
+			// Then the deltas since, in the same ask: a leader that has
+			// not written its newest state whole yet gives the whole
+			// state before and what changed after it, and the state
+			// handed to the views is the leader's newest (which a state
+			// older than the one served would not be: builder.follow).
+			got, snaps, tag = res.r, res.snapshots, res.tag
+			o.Prev = res.r
 		case tookDelta:
 			got, snaps, tag = res.r, res.snapshots, res.tag
 			o.Prev = res.r
@@ -140,7 +153,7 @@ func (f *Follower) fetchOnce(ctx context.Context, addr, have string, o replica.R
 func (f *Follower) answered(resp *http.Response, addr, have string, o replica.ReadOptions, delta bool) (out fetched, done bool, err error) {
 	switch resp.StatusCode {
 	case http.StatusNotModified:
-		f.leaderWorked()
+		f.leaderWorked(addr)
 		f.settled()
 		return fetched{kind: tookNothing}, true, nil
 	case http.StatusIMUsed:
@@ -154,11 +167,11 @@ func (f *Follower) answered(resp *http.Response, addr, have string, o replica.Re
 			f.log().Warn("fleet: a delta refused: this edge asks for the whole state", "leader", addr, "err", err)
 			return fetched{kind: refusedDelta}, true, nil
 		}
-		f.leaderWorked()
+		f.leaderWorked(addr)
 		f.settled()
 		return fetched{tookDelta, r, snapshots, tag}, true, nil
 	case http.StatusOK:
-		f.leaderWorked()
+		f.leaderWorked(addr)
 		if o.NoWhole {
 			// The leader keeps no delta from here: none of the whole
 			// state is taken (the body is closed unread).
@@ -172,7 +185,7 @@ func (f *Follower) answered(resp *http.Response, addr, have string, o replica.Re
 		if notLeader(resp) {
 			f.leaderFailed(addr, "it answers that it does not lead")
 		} else {
-			f.leaderWorked()
+			f.leaderWorked(addr)
 		}
 		if f.waitedTooLong(have) {
 			return fetched{}, true, fmt.Errorf("fleet: leader at %s has had no state for %v: %w", addr, f.cfg.Patience, cron.ErrNoSource)

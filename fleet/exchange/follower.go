@@ -30,9 +30,13 @@ type Follower struct {
 	waiting time.Time   // since when the leader has had no state; zero when it has
 	alone   time.Time   // since when no leader is known; zero while one is
 	lost    time.Time   // since when the leader named has not worked (Status); zero while it does
+	heard   time.Time   // when the leader named last answered as the leader (leaderWorked)
+	heardBy string      // the address that answered then
 	noDelta string      // the tag of a state whose delta was refused: the whole state next
 	unread  *unreadable // the leader's state of a format this edge does not read, nil when none
 	held    place       // where the state taken last stands in the fleet's order (order.go)
+	// heldBefore is held when the last fetch began (Refused).
+	heldBefore place
 }
 
 // NewFollower returns a follower of the leader whose fleet address
@@ -137,11 +141,18 @@ func (f *Follower) ask(parent context.Context, method, addr, path string, header
 	for k, v := range header {
 		req.Header[k] = v
 	}
+	asked := time.Now()
 	resp, err := f.client.Do(req)
 	if err != nil {
 		cancel()
 		if parent.Err() != nil {
 			return nil, parent.Err()
+		}
+		if f.heardSince(addr, asked) {
+			// An ask older than the leader's last answer (a long poll
+			// held through a cut that ended since): it says nothing of
+			// the leader now.
+			return nil, fmt.Errorf("fleet: leader at %s: an ask from before its last answer failed (%w): %w", addr, err, cron.ErrNoSource)
 		}
 		// Said as what it is: a refusal is not a network fault.
 		switch {

@@ -1,9 +1,12 @@
 package exchange
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -17,6 +20,11 @@ type Status struct {
 	// LeaderWorking is false while the fleet has no working leader as
 	// this edge sees it: no leader named, or the one named answered that
 	// it does not lead, or could not be reached, at this edge's last ask.
+	// A follower probes its leader each second (probeEvery) and gives it
+	// probeWait to answer, so a leader cut off without a word is said
+	// not to work within a few seconds; an ask older than the leader's
+	// last answer that fails (a long poll held through a cut) does not
+	// count.
 	LeaderWorking bool `json:"leaderWorking"`
 	// NoWorkingLeaderSince is since when LeaderWorking has been false
 	// (nil while it is true).
@@ -63,11 +71,13 @@ func (f *Follower) leaderFailed(addr, why string) {
 	}
 }
 
-// leaderWorked records that the edge the election names leads.
-func (f *Follower) leaderWorked() {
+// leaderWorked records that the edge the election names, at addr,
+// answered as the leader.
+func (f *Follower) leaderWorked(addr string) {
 	f.mu.Lock()
 	was := f.lost
 	f.lost = time.Time{}
+	f.heard, f.heardBy = time.Now(), addr
 	f.mu.Unlock()
 	if !was.IsZero() {
 		f.log().Info("fleet: a working leader again", "after", time.Since(was).Round(time.Millisecond))
@@ -85,3 +95,72 @@ func notLeader(resp *http.Response) bool {
 // notLeaderTitle is the title of the problem an edge answers when it
 // does not lead.
 const notLeaderTitle = "Not the leader"
+
+// heardSince reports whether the leader at addr answered after asked:
+// a failure of an ask sent then is older than what the follower knows.
+func (f *Follower) heardSince(addr string, asked time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.heardBy == addr && f.heard.After(asked)
+}
+
+// How often a follower probes its leader (GET LeaderPath), and how long
+// it waits for each answer: the long poll of Watch and a state's
+// download may be held for Config.Idle, so they cannot tell a leader
+// that stopped answering from one that has nothing new to say.
+const (
+	probeEvery = time.Second
+	probeWait  = 2 * time.Second
+)
+
+// probe asks the leader the election names, every probeEvery until ctx
+// ends, whether it leads, and records what it answers (or that it did
+// not within probeWait) for Status.
+func (f *Follower) probe(ctx context.Context) {
+	t := time.NewTicker(probeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f.probeOnce(ctx)
+		}
+	}
+}
+
+func (f *Follower) probeOnce(ctx context.Context) {
+	if f.leading() {
+		return
+	}
+	addr := f.leader()
+	if addr == "" || CheckAddress(addr, f.cfg.Keys) != nil {
+		return // none to ask: Status says so; leaderAddr logs and counts a bad address
+	}
+	addr = strings.TrimSuffix(addr, "/")
+	pctx, cancel := context.WithTimeout(ctx, probeWait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(pctx, http.MethodGet, addr+LeaderPath, nil)
+	if err != nil {
+		return
+	}
+	asked := time.Now()
+	resp, err := f.client.Do(req)
+	if err != nil {
+		if ctx.Err() == nil && !f.heardSince(addr, asked) {
+			f.leaderFailed(addr, fmt.Sprintf("out of reach: no answer to its probe within %v (%v)", probeWait, err))
+		}
+		return
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusServiceUnavailable && notLeader(resp):
+		f.leaderFailed(addr, "it answers that it does not lead")
+	case resp.StatusCode == http.StatusNotFound:
+		// An edge of the release before, which serves no LeaderPath and
+		// answers so whether it leads or not: its status comes from the
+		// other asks, as in that release.
+	default:
+		f.leaderWorked(addr)
+	}
+}

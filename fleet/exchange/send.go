@@ -19,7 +19,8 @@ import (
 	"github.com/edge-stats/edge/fleet/trust"
 )
 
-// ServeHTTP answers GET StatePath: the newest snapshot (200, or 304 to
+// ServeHTTP answers GET LeaderPath with 204 while this edge leads, and
+// GET StatePath: the newest snapshot (200, or 304 to
 // an If-None-Match of its ETag or its tag), or to an edge that holds an
 // earlier state and asks for a delta (RFC 3229: If-None-Match of that
 // state's tag and A-IM: edge-delta) what changed since (226 IM Used,
@@ -31,13 +32,15 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	exportsFile := strings.HasPrefix(r.URL.Path, ExportsPath+"/")
 	switch {
-	case r.URL.Path != StatePath && r.URL.Path != ExportsPath && !exportsFile:
-		problem(w, http.StatusNotFound, "Not found", "this address serves the fleet's state at "+StatePath+" and its exports at "+ExportsPath+" only", 0)
+	case r.URL.Path != StatePath && r.URL.Path != ExportsPath && !exportsFile && r.URL.Path != LeaderPath:
+		problem(w, http.StatusNotFound, "Not found", "this address serves the fleet's state at "+StatePath+", its exports at "+ExportsPath+" and whether it leads at "+LeaderPath+" only", 0)
 	case r.Method != http.MethodGet && r.Method != http.MethodHead:
 		w.Header().Set("Allow", "GET, HEAD")
 		problem(w, http.StatusMethodNotAllowed, "Method not allowed", "use GET", 0)
 	case !p.leading():
 		problem(w, http.StatusServiceUnavailable, notLeaderTitle, "this edge does not lead its fleet: ask the edge its election names", 5)
+	case r.URL.Path == LeaderPath:
+		w.WriteHeader(http.StatusNoContent) // it leads: a follower's probe (Follower.Watch)
 	case r.URL.Path == ExportsPath:
 		p.serveDays(w)
 	case exportsFile:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -14,8 +15,12 @@ import (
 // with If-None-Match and Prefer: wait, RFC 7240, which the leader holds
 // until then or for the wait), and calls changed when it is; then it asks
 // again. At most one ask a second: a leader of an earlier release, which
-// answers at once, is asked as often as that. It returns when ctx ends.
+// answers at once, is asked as often as that. Meanwhile it probes the
+// leader each second with a short wait (probe), for Status: a long poll
+// held says nothing of whether the leader still answers. It returns when
+// ctx ends.
 func (f *Follower) Watch(ctx context.Context, have func() string, changed func()) {
+	go f.probe(ctx)
 	wait := max(f.cfg.Idle-5*time.Second, time.Second)
 	for ctx.Err() == nil {
 		start := time.Now()
@@ -39,6 +44,26 @@ func (f *Follower) watchOnce(ctx context.Context, tag string, wait time.Duration
 	if err != nil {
 		return false
 	}
+	// Given up once the election names another leader: one cut off
+	// without a word would hold it for Config.Idle, and the new one's
+	// states would wait for the follow job.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		t := time.NewTicker(probeEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if strings.TrimSuffix(f.leader(), "/") != addr {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
 	// A-IM as the follow job asks: a leader that holds a delta from tag
 	// answers as soon as it is written, before the whole state is.
 	resp, err := f.ask(ctx, http.MethodHead, addr, StatePath, http.Header{

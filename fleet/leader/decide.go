@@ -15,10 +15,16 @@ import (
 
 // watched is the node this edge watches, as ZooKeeper's election recipe
 // has it: the member just before its own, or its own while it leads; and
-// the watch's channel (nil when none is set).
+// the watch's channel (nil when none is set). A follower whose member
+// before is not the leader also watches the leader's node (lead, leadCh),
+// as Curator's LeaderLatch has every member learn of the leader's end: a
+// leader gone wakes every follower, so that each names the next one when
+// ZooKeeper ends the old leader's session, not at its next reread.
 type watched struct {
-	name string
-	ch   <-chan zk.Event
+	name   string
+	ch     <-chan zk.Event
+	lead   string
+	leadCh <-chan zk.Event
 }
 
 // wake says why wait returned.
@@ -27,6 +33,7 @@ type wake int
 const (
 	wakeStop  wake = iota // ctx ended
 	wakeWatch             // the watched node changed (the watch is spent)
+	wakeLead              // the leader's node, watched beside it, changed (that watch is spent)
 	wakeRead              // anything else that calls for the election to be read again
 )
 
@@ -89,12 +96,15 @@ func (e *Elector) run(ctx context.Context) {
 				fails.mended(e)
 			}
 		}
-		switch e.wait(ctx, node, w.ch, retry.C, reread.C, beat) {
+		switch e.wait(ctx, node, w, retry.C, reread.C, beat) {
 		case wakeStop:
 			return
 		case wakeWatch:
 			e.woken.Add(1)
 			w = watched{} // spent: set again by decide
+		case wakeLead:
+			e.woken.Add(1)
+			w.lead, w.leadCh = "", nil // spent: set again by decide
 		}
 	}
 }
@@ -124,7 +134,7 @@ func (e *Elector) join(node *string, authed *bool) error {
 // ends or something calls for the election to be read again: a
 // connection or session change, the watch, the retry, a Recheck, the
 // reread's tick, or this edge's node gone.
-func (e *Elector) wait(ctx context.Context, node string, watch <-chan zk.Event, retry, reread <-chan time.Time, beat *time.Timer) wake {
+func (e *Elector) wait(ctx context.Context, node string, w watched, retry, reread <-chan time.Time, beat *time.Timer) wake {
 	for {
 		select {
 		case <-ctx.Done():
@@ -135,8 +145,10 @@ func (e *Elector) wait(ctx context.Context, node string, watch <-chan zk.Event, 
 			if ev.Type == zk.EventSession || ev.Type == zk.EventNotWatching {
 				return wakeRead
 			}
-		case <-watch: // the node before ours, or our own while it leads, changed
+		case <-w.ch: // the node before ours, or our own while it leads, changed
 			return wakeWatch
+		case <-w.leadCh: // the leader's node, when it is not the one before ours
+			return wakeLead
 		case <-e.recheck:
 			return wakeRead
 		case <-reread:
@@ -214,16 +226,12 @@ func (e *Elector) decide(node string, sent time.Time, w *watched) error {
 			break
 		}
 	}
-	if target != w.name || w.ch == nil {
-		ok, _, ch, err := e.conn.ExistsW(e.cfg.Path + "/" + target)
-		switch {
-		case err != nil:
-			return fmt.Errorf("watch the election: %w", err)
-		case !ok:
-			return errAgain // gone meanwhile
-		}
-		*w = watched{target, ch}
-		e.log.Debug("fleet election: watching", "node", target)
+	// That node watched, and the leader's too when it is another.
+	if err := e.watchBefore(target, w); err != nil {
+		return err
+	}
+	if err := e.watchLead(nodes[li].name, li < i && nodes[li].name != target, w); err != nil {
+		return err
 	}
 	found := *lead
 	found.epoch = nodes[li].seq + 1
@@ -250,6 +258,47 @@ func (e *Elector) decide(node string, sent time.Time, w *watched) error {
 			go e.cfg.OnLead()
 		}
 	}
+	return nil
+}
+
+// watchBefore sets w's watch of target, the member just before this
+// edge's own (its own while it leads), unless set already.
+func (e *Elector) watchBefore(target string, w *watched) error {
+	if target == w.name && w.ch != nil {
+		return nil
+	}
+	ok, _, ch, err := e.conn.ExistsW(e.cfg.Path + "/" + target)
+	switch {
+	case err != nil:
+		return fmt.Errorf("watch the election: %w", err)
+	case !ok:
+		return errAgain // gone meanwhile
+	}
+	*w = watched{name: target, ch: ch}
+	e.log.Debug("fleet election: watching", "node", target)
+	return nil
+}
+
+// watchLead sets w's watch of the leader's node, head, when apart (it
+// leads another edge than this one, and is not the node before this
+// edge's), and drops it otherwise.
+func (e *Elector) watchLead(head string, apart bool, w *watched) error {
+	switch {
+	case !apart:
+		w.lead, w.leadCh = "", nil
+		return nil
+	case head == w.lead && w.leadCh != nil:
+		return nil // set already
+	}
+	ok, _, ch, err := e.conn.ExistsW(e.cfg.Path + "/" + head)
+	switch {
+	case err != nil:
+		return fmt.Errorf("watch the election's leader: %w", err)
+	case !ok:
+		return errAgain // gone meanwhile
+	}
+	w.lead, w.leadCh = head, ch
+	e.log.Debug("fleet election: watching the leader", "node", head)
 	return nil
 }
 

@@ -553,7 +553,8 @@ func TestElectionRereadOnATimer(t *testing.T) {
 
 // TestEachEdgeWatchesOneNode: four edges in line; when the second
 // leaves, only the third (which watched its node) is woken by a watch,
-// not the leader nor the fourth; all still name the leader.
+// not the leader nor the fourth (which watch their own node before and
+// the leader's); all still name the leader.
 func TestEachEdgeWatchesOneNode(t *testing.T) {
 	z := chtest.NeedZooKeeper(t)
 	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
@@ -588,9 +589,10 @@ func TestEachEdgeWatchesOneNode(t *testing.T) {
 
 // TestRecheckFindsTheNewLeader: three edges in line, the timer out of
 // play. When the leader leaves, the second leads (it watched the
-// leader's node) and the third, which watches the second's node only, is
-// not woken: it learns who leads when it reads the election again, as its
-// follower asks (Recheck) when the edge it names is gone.
+// leader's node) and the third names it: it watches the leader's node
+// beside the second's (TestEveryEdgeLearnsOfTheLeadersEnd), and reads the
+// election again when its follower asks (Recheck) as the edge it names
+// is gone.
 func TestRecheckFindsTheNewLeader(t *testing.T) {
 	newLeaderFound(t, "/edge/test/recheck", time.Hour, true)
 }
@@ -661,4 +663,46 @@ func TestFailureToEnterIsLoggedAtError(t *testing.T) {
 	if e.Leading() {
 		t.Fatal("leads outside the election")
 	}
+}
+
+// TestEveryEdgeLearnsOfTheLeadersEnd: three edges in line, the reread's
+// timer out of play and no Recheck; the leader is cut off from ZooKeeper
+// without a word. When ZooKeeper ends its session the second edge leads,
+// and the third, whose member before is the second, names it too: every
+// follower watches the leader's node beside the one before its own, so
+// that a silent cut is mended within the session timeout, not at a
+// follower's next reread.
+func TestEveryEdgeLearnsOfTheLeadersEnd(t *testing.T) {
+	z := chtest.NeedZooKeeper(t)
+	addr := "127.0.0.1:" + strconv.Itoa(z.Port)
+	cut, err := faultproxy.Start(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cut.Close()
+	path := "/edge/test/leaders-end"
+	var es []*leader.Elector
+	for i := range 3 {
+		server := addr
+		if i == 0 {
+			server = cut.Addr()
+		}
+		e, err := leader.Start(leader.Config{Servers: []string{server}, Path: path, ID: fmt.Sprintf("edge-%d", i),
+			SessionTimeout: 2 * time.Second, Reread: time.Hour}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		es = append(es, e)
+		eventually(t, "the edge names the first", func() bool { return e.Leader() == "edge-0" })
+	}
+	woken := es[2].Woken()
+	cut.Set(faultproxy.Blackhole, 0, 0)
+	eventually(t, "the second edge leads", es[1].Leading)
+	eventually(t, "the third names the second without a reread", func() bool { return es[2].Leader() == "edge-1" && !es[2].Leading() })
+	if es[2].Woken() <= woken {
+		t.Fatalf("the third edge was not woken by a watch (%d, %d before)", es[2].Woken(), woken)
+	}
+	cut.Set(faultproxy.None, 0, 0)
+	eventually(t, "the first edge follows the second", func() bool { return es[0].Leader() == "edge-1" && !es[0].Leading() })
 }

@@ -216,6 +216,16 @@ func (b *Builder) Add(l *views.Listing) {
 	b.sorted = false
 }
 
+// NewestReading returns the newest reading (unix seconds) of the
+// listings added, 0 when none was read.
+func (b *Builder) NewestReading() int64 {
+	var newest int64
+	for i := range b.listings {
+		newest = max(newest, b.listings[i].ReadAt)
+	}
+	return newest
+}
+
 // Len returns the number of listings added, counting duplicates until the
 // first Find.
 func (b *Builder) Len() int { return len(b.listings) }

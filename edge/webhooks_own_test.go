@@ -54,7 +54,7 @@ func TestWebhookNeverReachesOwnClickHouse(t *testing.T) {
 
 	// Registered by address: refused.
 	r := call(t, "POST", h.Base+"/account/webhooks", auth, `{"url":"http://`+chHTTP.String()+insert+`"}`)
-	if r.status != 400 || !strings.Contains(string(r.body), "host of this service's own") {
+	if r.status != 400 || !strings.Contains(string(r.body), "not allowed for webhooks") {
 		t.Fatalf("a webhook at the ClickHouse's HTTP port: %d %s, want a 400 naming the edge's own host", r.status, r.body)
 	}
 	// Registered by a name that resolves elsewhere, then to the
@@ -71,7 +71,7 @@ func TestWebhookNeverReachesOwnClickHouse(t *testing.T) {
 		Delivered bool
 		Delivery  struct{ Error string }
 	}
-	if json.Unmarshal(r.body, &test); r.status != 200 || test.Delivered || !strings.Contains(test.Delivery.Error, "host of this service's own") {
+	if json.Unmarshal(r.body, &test); r.status != 200 || test.Delivered || !strings.Contains(test.Delivery.Error, "not allowed for webhooks") {
 		t.Errorf("the test delivery after the name moved to the ClickHouse's host: %d %s, want not delivered, refused", r.status, r.body)
 	}
 	var rows uint64

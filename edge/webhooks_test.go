@@ -270,7 +270,8 @@ func TestWebhooks(t *testing.T) {
 }
 
 // TestWebhookURLsRefused: with no range allowed, registration refuses
-// every URL that reaches the edge's own network, and http.
+// every URL that reaches the edge's own network, and http; of an address,
+// the caller is told only that it is not allowed (not which kind it is).
 func TestWebhookURLsRefused(t *testing.T) {
 	h := start(t, seeded(t), func(c *edge.Config) { c.Webhooks = webhooks.Config{Key: testWebhookKey} })
 	email := "ssrf@example.com"
@@ -278,15 +279,15 @@ func TestWebhookURLsRefused(t *testing.T) {
 	auth := basic(email, "long enough password")
 	for url, why := range map[string]string{
 		"http://93.184.216.34/x":                   "use https",
-		"https://127.0.0.1/x":                      "loopback",
-		"https://localhost:8443/x":                 "loopback",
-		"https://[::1]/x":                          "loopback",
-		"https://[::ffff:127.0.0.1]/x":             "loopback",
-		"https://10.1.2.3/x":                       "private",
-		"https://192.168.0.10/x":                   "private",
-		"https://169.254.169.254/latest/meta-data": "link-local",
-		"https://[fe80::1]/x":                      "link-local",
-		"https://0.0.0.0/x":                        "unspecified",
+		"https://127.0.0.1/x":                      "not allowed for webhooks",
+		"https://localhost:8443/x":                 "not allowed for webhooks",
+		"https://[::1]/x":                          "not allowed for webhooks",
+		"https://[::ffff:127.0.0.1]/x":             "not allowed for webhooks",
+		"https://10.1.2.3/x":                       "not allowed for webhooks",
+		"https://192.168.0.10/x":                   "not allowed for webhooks",
+		"https://169.254.169.254/latest/meta-data": "not allowed for webhooks",
+		"https://[fe80::1]/x":                      "not allowed for webhooks",
+		"https://0.0.0.0/x":                        "not allowed for webhooks",
 		"https://user:pass@93.184.216.34/x":        "no user name",
 		"file:///etc/passwd":                       "https URL",
 	} {

@@ -337,16 +337,16 @@ func webhooksStayOffOwnServices(t *testing.T, addr, chAddr, chHTTP, rcvURL strin
 	}
 	defer other.Close()
 	for _, c := range []struct{ url, want string }{
-		{"http://" + chHTTP + "/?input_format_skip_unknown_fields=1&query=INSERT%20INTO%20edge.keys%20FORMAT%20JSONEachRow", "host of this service's own"},
-		{"http://" + other.Addr().String() + "/", "host of this service's own"},
-		{"http://127.0.0.2:" + rcvPort + "/", "host of this service's own"},
-		{"http://127.0.0.1:" + chPort + "/", "own addresses"},
-		{"http://127.0.0.1:8123/?query=INSERT", "own addresses"},
-		{"http://127.0.0.2:" + ownPort + "/", "own addresses"},
-		{"http://[::1]:" + chPort + "/", "own addresses"},
+		{"http://" + chHTTP + "/?input_format_skip_unknown_fields=1&query=INSERT%20INTO%20edge.keys%20FORMAT%20JSONEachRow", "not allowed for webhooks"},
+		{"http://" + other.Addr().String() + "/", "not allowed for webhooks"},
+		{"http://127.0.0.2:" + rcvPort + "/", "not allowed for webhooks"},
+		{"http://127.0.0.1:" + chPort + "/", "not allowed for webhooks"},
+		{"http://127.0.0.1:8123/?query=INSERT", "not allowed for webhooks"},
+		{"http://127.0.0.2:" + ownPort + "/", "not allowed for webhooks"},
+		{"http://[::1]:" + chPort + "/", "not allowed for webhooks"},
 		{"http://[::1%251]:9/", "no zone"},
 		{"https://[64:ff9b::7f00:1%251]/", "no zone"},
-		{"https://[::ffff:0:7f00:1]/", "reserved"},
+		{"https://[::ffff:0:7f00:1]/", "not allowed for webhooks"},
 	} {
 		if code, body := post("/account/webhooks", `{"url":"`+c.url+`"}`, true); code != 400 || !strings.Contains(body, c.want) {
 			t.Errorf("%s: %d %s, want a 400 saying %q", c.url, code, body, c.want)

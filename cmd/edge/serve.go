@@ -209,6 +209,7 @@ func guardOwnServices(ctx context.Context, c *serveConfig, listen string) {
 	own, hosts := ownServices(ctx, c, listen)
 	c.srv.Webhooks.Policy.Deny = append(c.srv.Webhooks.Policy.Deny, own...)
 	c.srv.Webhooks.Policy.Hosts = hosts
+	c.srv.Webhooks.Policy.Local = egress.NewLocalCache(time.Second) // addresses this host gains later are its own too
 }
 
 // ownServices returns the rules that keep webhooks off this edge's own

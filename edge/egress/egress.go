@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -27,6 +28,10 @@ import (
 type Rule struct {
 	Prefix netip.Prefix
 	Port   uint16 // 0: every port
+	// Local makes the rule match, as well as Prefix, every address this
+	// host has at the time of a check (Policy.Local), on Port: a rule of
+	// Deny for a service of this host (Own).
+	Local bool
 }
 
 func (r Rule) matches(ap netip.AddrPort) bool {
@@ -34,6 +39,9 @@ func (r Rule) matches(ap netip.AddrPort) bool {
 }
 
 func (r Rule) String() string {
+	if r.Local {
+		return fmt.Sprintf("%s and this host's addresses on port %d", r.Prefix, r.Port)
+	}
 	if r.Port == 0 {
 		return r.Prefix.String()
 	}
@@ -126,6 +134,11 @@ type Policy struct {
 	// know every port such a host serves (ClickHouse's HTTP interface,
 	// which takes SQL, listens wherever its operator put it).
 	Hosts []netip.Prefix
+	// Local, when set, has this host's addresses as they are now: each is
+	// a host of the edge's own (as Hosts), so that an address the host
+	// gains after start (a new IPv6 privacy address, a DHCP lease, a
+	// moved virtual IP) is one too. cmd/edge sets it; nil: Hosts alone.
+	Local *LocalCache
 	// AllowHTTP admits http:// URLs; otherwise only https://.
 	AllowHTTP bool
 	// Resolver looks names up (nil: the system's).
@@ -201,23 +214,69 @@ func Why(a netip.Addr) string {
 	return ""
 }
 
-// Check returns an error wrapping ErrRefused when ap may not be reached:
-// one of the edge's own services (Deny), or an address that is not
-// public and not allowed. A zone is stripped before every check.
+// AddressError is the refusal of one address: Error says why, for the
+// operator's log; Public is what a caller is told, the same for every
+// address refused, so that a refusal does not tell a caller which
+// addresses are this service's own hosts and services.
+type AddressError struct {
+	Addr   netip.AddrPort
+	Reason string
+}
+
+func (e *AddressError) Error() string {
+	return fmt.Sprintf("%v: %s %s", ErrRefused, e.Addr, e.Reason)
+}
+
+// Unwrap returns ErrRefused.
+func (e *AddressError) Unwrap() error { return ErrRefused }
+
+// PublicRefusal is what a caller is told of a refused address.
+const PublicRefusal = "this address is not allowed for webhooks: give the URL of a receiver of your own at a public address " +
+	"(not a loopback, private, link-local or reserved one, nor one of this service's)"
+
+// Public returns what a caller may be told of err: PublicRefusal when an
+// address was refused (the reason is for the log: Reason), err's text
+// otherwise.
+func Public(err error) string {
+	var ae *AddressError
+	if errors.As(err, &ae) {
+		return PublicRefusal
+	}
+	return err.Error()
+}
+
+// Reason returns the specific reason of an address refusal in err, for
+// the log ("" when err is no such refusal): the address and why, never a
+// URL (whose path or query may hold a key).
+func Reason(err error) string {
+	var ae *AddressError
+	if errors.As(err, &ae) {
+		return ae.Error()
+	}
+	return ""
+}
+
+// Check returns an error wrapping ErrRefused (an *AddressError) when ap
+// may not be reached: one of the edge's own services (Deny), or an
+// address that is not public and not allowed. A zone is stripped before
+// every check. With Local set, every address this host has now (re-read
+// at most every LocalCache's interval) is a host of the edge's own, and
+// Deny's rules for this host's services (Rule.Local) match each.
 func (p *Policy) Check(ap netip.AddrPort) error {
 	a := ap.Addr().WithZone("").Unmap()
 	ap = netip.AddrPortFrom(a, ap.Port())
+	local := p.localNow()
 	for _, r := range p.Deny {
-		if r.matches(ap) {
-			return fmt.Errorf("%w: %s is one of this service's own addresses", ErrRefused, ap)
+		if r.matches(ap) || r.Local && containsAddr(local, a) && (r.Port == 0 || r.Port == ap.Port()) {
+			return &AddressError{ap, "is one of this service's own addresses"}
 		}
 	}
-	if p.ownHost(a) {
+	if p.ownHost(a) || containsAddr(local, a) {
 		if p.namesExactly(ap) {
 			return nil
 		}
-		return fmt.Errorf("%w: %s is on a host of this service's own (its ClickHouse, its ZooKeeper or the edge itself), which a webhook reaches only on a port the allow list names with this very address (EDGE_WEBHOOK_ALLOW=%s)",
-			ErrRefused, ap, ap)
+		return &AddressError{ap, fmt.Sprintf("is on a host of this service's own (its ClickHouse, its ZooKeeper or the edge itself), "+
+			"which a webhook reaches only on a port the allow list names with this very address (EDGE_WEBHOOK_ALLOW=%s)", ap)}
 	}
 	for _, r := range p.Allow {
 		if r.matches(ap) {
@@ -225,9 +284,22 @@ func (p *Policy) Check(ap netip.AddrPort) error {
 		}
 	}
 	if why := Why(a); why != "" {
-		return fmt.Errorf("%w: %s is %s", ErrRefused, a, why)
+		return &AddressError{ap, "is " + why}
 	}
 	return nil
+}
+
+// localNow returns this host's addresses now when p.Local is set (nil
+// otherwise).
+func (p *Policy) localNow() []netip.Prefix {
+	if p.Local == nil {
+		return nil
+	}
+	return p.Local.Prefixes()
+}
+
+func containsAddr(ps []netip.Prefix, a netip.Addr) bool {
+	return slices.ContainsFunc(ps, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
 // ownHost reports whether a is an address of a host of the edge's own
@@ -329,9 +401,15 @@ func Own(ctx context.Context, r Resolver, hostPorts []string, ports ...uint16) [
 				all = append(all, uint16(n))
 			}
 		}
-		for _, p := range OwnHosts(ctx, r, []string{hp}) {
+		prefixes, local := ownHosts(ctx, r, []string{hp})
+		for _, p := range prefixes {
 			for _, port := range all {
 				out = append(out, Rule{Prefix: p, Port: port})
+			}
+		}
+		if local {
+			for _, port := range all {
+				out = append(out, Rule{Local: true, Port: port})
 			}
 		}
 	}
@@ -346,8 +424,15 @@ func Own(ctx context.Context, r Resolver, hostPorts []string, ports ...uint16) [
 // interface), one of its interfaces' addresses, localhost — may be bound
 // to any of them, so it is reached at every address Local gives; another
 // address is the service's alone. A name that does not resolve now may
-// name this host later, so it counts as this host's.
+// name this host later, so it counts as this host's. These are the
+// addresses of now: a Policy's Local adds those the host gains later.
 func OwnHosts(ctx context.Context, r Resolver, hostPorts []string) []netip.Prefix {
+	prefixes, _ := ownHosts(ctx, r, hostPorts)
+	return prefixes
+}
+
+// ownHosts is OwnHosts, and whether one of the services is this host's.
+func ownHosts(ctx context.Context, r Resolver, hostPorts []string) ([]netip.Prefix, bool) {
 	local := Local()
 	var prefixes []netip.Prefix
 	isLocal := false
@@ -391,7 +476,60 @@ func OwnHosts(ctx context.Context, r Resolver, hostPorts []string) []netip.Prefi
 		}
 		return a.Bits() - b.Bits()
 	})
-	return slices.Compact(prefixes)
+	return slices.Compact(prefixes), isLocal
+}
+
+// LocalCache holds Local's answer for up to a while, so that a check
+// sees the addresses this host has now without listing its interfaces
+// at every connection. Its methods are safe for concurrent use.
+type LocalCache struct {
+	every time.Duration
+	mu    sync.Mutex
+	at    time.Time
+	last  []netip.Prefix
+}
+
+// NewLocalCache returns a LocalCache that reads Local again when its
+// answer is older than every (about a second is what cmd/edge uses).
+func NewLocalCache(every time.Duration) *LocalCache {
+	return &LocalCache{every: every}
+}
+
+// Prefixes returns this host's addresses (Local), as read at most the
+// cache's interval ago. The slice is shared: callers do not change it.
+func (c *LocalCache) Prefixes() []netip.Prefix {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil || time.Since(c.at) >= c.every {
+		c.last, c.at = Local(), time.Now()
+	}
+	return c.last
+}
+
+// checkConn refuses a connection that reached this host although its
+// address was not taken for one of this host's: one whose remote address
+// is loopback or unspecified, or equals its local address (Linux gives a
+// connection to an address of its own that address as its source), unless
+// the allow list names that address and port exactly (Policy.Hosts). It
+// catches an address the host gained since Local was last read. A policy
+// that knows no host of its own (neither Hosts nor Local) checks nothing
+// here, as Check takes none for this host's.
+func (p *Policy) checkConn(c net.Conn) error {
+	if len(p.Hosts) == 0 && p.Local == nil {
+		return nil
+	}
+	la, lok := c.LocalAddr().(*net.TCPAddr)
+	ra, rok := c.RemoteAddr().(*net.TCPAddr)
+	if !lok || !rok {
+		return nil
+	}
+	l, r := la.AddrPort(), ra.AddrPort()
+	lip, rip := l.Addr().WithZone("").Unmap(), r.Addr().WithZone("").Unmap()
+	r = netip.AddrPortFrom(rip, r.Port())
+	if (rip == lip || rip.IsLoopback() || rip.IsUnspecified()) && !p.namesExactly(r) {
+		return &AddressError{r, "is an address of this host's (the connection's source is " + lip.String() + "), which a webhook reaches only on a port the allow list names with this very address"}
+	}
+	return nil
 }
 
 // Local returns every address at which a service of this host can be
@@ -450,7 +588,10 @@ func (p *Policy) Client(timeout time.Duration) *http.Client {
 			for _, a := range addrs {
 				c, err := dialer.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
 				if err == nil {
-					return c, nil
+					if err = p.checkConn(c); err == nil {
+						return c, nil
+					}
+					c.Close()
 				}
 				last = err
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/egress"
 	"github.com/edge-stats/edge/edge/eventfilter"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
@@ -172,6 +173,10 @@ func (a *API) create(c *fiber.Ctx, email string) error {
 	}
 	u, err := a.cfg.Policy.CheckURL(c.UserContext(), strings.TrimSpace(in.URL))
 	if err != nil {
+		if why := egress.Reason(err); why != "" {
+			a.log.Info("webhooks: a URL was refused", "reason", why) // the caller is told no more than PublicRefusal
+			return problem.New(http.StatusBadRequest, "url: "+problem.Sentence(egress.PublicRefusal)+".")
+		}
 		return problem.New(http.StatusBadRequest, "url: "+problem.Sentence(err.Error())+". Give a public https URL of your own receiver.")
 	}
 	defer a.locks.lock(email)()
@@ -347,6 +352,7 @@ func (a *API) test(c *fiber.Ctx, email string) error {
 	id := "test_" + newID()[3:]
 	body, _ := json.Marshal(Message{Type: "webhook.test", Timestamp: now, Data: endpointOf(row)})
 	at := post(c.UserContext(), a.client, row.URL, secret, id, body)
+	logRefusal(a.log, row.ID, at)
 	if conn, err := a.db.Conn(c.UserContext()); err == nil {
 		if err := analytics.WriteWebhookDeliveries(c.UserContext(), conn, []analytics.WebhookDelivery{deliveryRow(row.ID, now, id, "webhook.test", 1, at)}); err != nil {
 			a.log.Warn("webhooks: a test delivery's log row was not written", "err", err)

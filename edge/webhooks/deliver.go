@@ -352,7 +352,7 @@ func (d *Deliverer) deliver(ctx context.Context, j job) {
 	doc := document.NewEvent(j.event, j.r.Replica)
 	body, _ := json.Marshal(Message{Type: "listing." + doc.Kind, Timestamp: doc.At, Data: doc})
 	d.mu.Lock()
-	url, secret, n := j.ep.row.URL, j.ep.secret, j.ep.attempts+1
+	url, secret, n, id := j.ep.row.URL, j.ep.secret, j.ep.attempts+1, j.ep.row.ID
 	d.mu.Unlock()
 	actx := ctx
 	if n == 1 {
@@ -361,6 +361,7 @@ func (d *Deliverer) deliver(ctx context.Context, j job) {
 		defer cancel()
 	}
 	a := post(actx, d.client, url, secret, doc.EventID, body)
+	logRefusal(d.log, id, a)
 	now := time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -407,11 +408,20 @@ func backoff(n uint32) time.Duration {
 	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 }
 
-// describe says what an attempt got.
+// logRefusal logs why the attempt a to endpoint's URL was refused, when
+// it was: the caller sees only egress.PublicRefusal (describe).
+func logRefusal(log *slog.Logger, endpoint string, a attempt) {
+	if why := egress.Reason(a.err); why != "" {
+		log.Info("webhooks: a delivery was refused", "endpoint", endpoint, "reason", why)
+	}
+}
+
+// describe says what an attempt got; of a refused address, only what a
+// caller may be told (egress.Public).
 func describe(a attempt) string {
 	switch {
 	case a.err != nil && errors.Is(a.err, egress.ErrRefused):
-		return "refused: " + a.err.Error()
+		return "refused: " + egress.Public(a.err)
 	case a.err != nil:
 		return a.err.Error()
 	}

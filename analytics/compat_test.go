@@ -669,7 +669,8 @@ func (w *workload) run() {
 	if n == 0 {
 		t.Fatal("the refresh read no changed listing")
 	}
-	w.note("RefreshReplica")
+	// RefreshReplica sends its SQL through RefreshReplicaFrom.
+	w.note("RefreshReplica", "RefreshReplicaFrom")
 
 	// The change log: loaded whole, then what a refresh reads, and a
 	// day's changes for the exports.
@@ -884,7 +885,12 @@ func (w *workload) run() {
 	}) {
 		w.t.Fatalf("attempts read back, to the millisecond: %+v", got)
 	}
-	w.note("WriteAttempts", "LoadAttemptsSince")
+	of, err := analytics.LoadAttemptsOf(ctx, conn, "00112233445566778899aabbccddeeff", []uint8{1}, day(0))
+	w.must(err)
+	if len(of) != 2 {
+		w.t.Fatalf("one subject's attempts read back: %+v", of)
+	}
+	w.note("WriteAttempts", "LoadAttemptsSince", "LoadAttemptsOf")
 
 	// A migration run again finds everything applied, and the schema is
 	// this release's.

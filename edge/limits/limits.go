@@ -126,7 +126,7 @@ func (l *Limiter) TryAdmit(s Subject, dayLimit uint64, now time.Time) (ratelimit
 		return d, false
 	}
 	limit := l.Usage.dayLimit(e, d.Limit, now)
-	if e.used() >= limit || l.Usage.overShare(e, d.Limit, now) {
+	if e.used() >= limit {
 		e.mu.Unlock()
 		return d, false
 	}
@@ -156,12 +156,8 @@ func (l *Limiter) CountDay(s Subject, dayLimit uint64, now time.Time) ratelimit.
 		d.Outcome, d.RetryAfter = ratelimit.UsageUnknown, 5*time.Second
 		return d
 	}
-	e, settled := l.Usage.lockShared(s, d.Limit, now)
-	switch {
-	case !settled:
-		d.Outcome, d.RetryAfter = ratelimit.Unsettled, 5*time.Second
-		return d
-	case e == nil:
+	e := l.Usage.lock(s, now, true)
+	if e == nil {
 		d.Outcome, d.RetryAfter = ratelimit.Crowded, crowdedRetry
 		return d
 	}
@@ -207,23 +203,9 @@ func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) ra
 		return d
 	}
 	// One lock for both counts: the minute's first, then the day's. A call
-	// the day refuses still counts against the minute. A call that would
-	// take this edge past its share of the caller's remainder waits for
-	// the fleet's totals first (lockShared).
-	var (
-		e       *entry
-		settled = true
-	)
-	if day {
-		e, settled = l.Usage.lockShared(s, d.Limit, now)
-	} else {
-		e = l.Usage.lock(s, now, true)
-	}
-	switch {
-	case !settled:
-		d.Outcome, d.RetryAfter = ratelimit.Unsettled, 5*time.Second
-		return d
-	case e == nil:
+	// the day refuses still counts against the minute.
+	e := l.Usage.lock(s, now, true)
+	if e == nil {
 		d.Outcome, d.RetryAfter = ratelimit.Crowded, crowdedRetry
 		return d
 	}

@@ -29,11 +29,6 @@ const (
 	// none go (the usage store is out of reach): it cannot count a new
 	// caller for now.
 	Crowded
-	// Unsettled: this edge has admitted its share of what was left of the
-	// caller's day since the fleet's totals last counted its calls, and
-	// the next read of them (waited for) did not bring them in: the day
-	// cannot be checked for a moment.
-	Unsettled
 )
 
 // Decision is the outcome of a call and the figures of its RateLimit

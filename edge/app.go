@@ -242,6 +242,7 @@ func (s *Server) routes(src Sources, proxies clientip.Proxies) error {
 		limit = s.gate.Limit
 	}
 	s.app.Use("/api", apiCORS) // both APIs, before their keys and limits
+	s.app.Use(s.checkOnce)
 	respond := s.responder()
 	s.v1.Routes(s.app.Group("/api/v1"), limit, respond)
 	pg, err := pages.New(pages.Config{ReadBudget: cfg.ReadBudget, PublicURL: cfg.PublicURL},

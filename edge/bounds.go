@@ -12,17 +12,23 @@ import (
 	"github.com/edge-stats/edge/edge/transport"
 )
 
-// checkURI refuses a URI longer than MaxURIBytes with 414, and one
-// whose query gives a parameter more than once with 400 (package
-// queryonce), on every route: the handlers read one value of each. (A request
-// line and headers past MaxHeaderBytes never get here: fasthttp refuses
-// them with 431, see requestBoundsProblem.)
+// checkURI refuses a URI longer than MaxURIBytes with 414 on every
+// route. (A request line and headers past MaxHeaderBytes never get here:
+// fasthttp refuses them with 431, see requestBoundsProblem.)
 func (s *Server) checkURI(c *fiber.Ctx) error {
 	if n := len(c.Request().RequestURI()); n > s.cfg.MaxURIBytes {
 		return problem.Newf(http.StatusRequestURITooLong,
 			"The URI is %d bytes, over the %s the edge reads: shorten the query (the filters each take one value; a text query q of a few words finds as much as a long one).",
 			n, sizeText(s.cfg.MaxURIBytes))
 	}
+	return c.Next()
+}
+
+// checkOnce refuses a query that gives a parameter more than once with
+// 400 (package queryonce), on every route but /healthz, /readyz and
+// /metrics (added before it): the handlers read one value of each. It runs after the APIs'
+// CORS, so that a page of another site can read the refusal.
+func (s *Server) checkOnce(c *fiber.Ctx) error {
 	if name, twice := queryonce.Repeated(c.Request().URI().QueryString(), c.Context().QueryArgs); twice {
 		return problem.Newf(http.StatusBadRequest,
 			"%.40q: the parameter is given more than once; send each parameter once (several values of one, such as kind=a,b, go in it comma-separated).", name).

@@ -20,11 +20,13 @@ SELECT store, id, toUInt32(crawled_at), version, developer, name, category, feat
        manifest_version, access_level, ` + joinedPermissions + `, ` + joinedHosts + `
 FROM listings WHERE %s ORDER BY store, id, crawled_at`
 
-// LoadChanges reads every metadata version of every listing, one part at
-// a time, and returns the changes between consecutive versions that
+// LoadChanges reads every metadata version of every listing crawled at or
+// before r's listings watermark (the bound r was read as of: asOf), one
+// part at a time, and returns the changes between consecutive versions that
 // happened at or after from, as a log. Each change's id is r's listing's
 // own string where r has the listing.
 func LoadChanges(ctx context.Context, conn driver.Conn, r *replica.Replica, from time.Time) (*changes.Log, error) {
+	bound := upTo(Watermarks{Listings: r.Info().ListingsMark})
 	parts, _, err := splitParts(ctx, conn, DefaultPartSize)
 	if err != nil {
 		return nil, err
@@ -33,7 +35,7 @@ func LoadChanges(ctx context.Context, conn driver.Conn, r *replica.Replica, from
 	var all []changes.Change
 	err = inOrder(ctx, len(parts), loadWorkers, func(ctx context.Context, i, _ int) ([]changes.Change, error) {
 		var cs []changes.Change
-		err := streamVersions(ctx, conn, replica.NewInterner(), selectPart(parts[i]), func(s views.Store, id string, prev, next *changes.Meta) {
+		err := streamVersions(ctx, conn, replica.NewInterner(), selectPart(parts[i]).upTo(bound), func(s views.Store, id string, prev, next *changes.Meta) {
 			if next.At >= from.Unix() {
 				cs = changes.Diff(cs, s, id, prev, next)
 			}
@@ -53,12 +55,13 @@ func LoadChanges(ctx context.Context, conn driver.Conn, r *replica.Replica, from
 }
 
 // RefreshChanges returns old's log with the changes of the versions
-// crawled after old's listings watermark, each diffed against the version
+// crawled after old's listings watermark and at or before r's (the
+// bound r was read as of), each diffed against the version
 // before it (the first against old's listing), kept from from on. It
 // reads only the new versions.
 func RefreshChanges(ctx context.Context, conn driver.Conn, old, r *replica.Replica, log *changes.Log, from time.Time) (*changes.Log, error) {
 	mark := old.Info().ListingsMark
-	sel := selection{"toUInt32(crawled_at) > ?", []any{mark.Unix()}}
+	sel := selection{"toUInt32(crawled_at) > ?", []any{mark.Unix()}}.upTo(upTo(Watermarks{Listings: r.Info().ListingsMark}))
 	var cs []changes.Change
 	var key struct {
 		s  views.Store

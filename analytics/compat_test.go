@@ -716,7 +716,7 @@ func (w *workload) run() {
 	for s := range views.NumStores {
 		w.must(analytics.StreamExportRows(ctx, conn, views.Store(s), views.DayOf(w.end)-2, func(*analytics.ExportRow) error { return nil }))
 	}
-	_, err = analytics.CountSnapshots(ctx, conn)
+	_, err = analytics.CountSnapshots(ctx, conn, r.Info().ReadingsMark)
 	w.must(err)
 	_, err = analytics.TableCounts(ctx, conn)
 	w.must(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,6 +47,12 @@ type selection struct {
 	args  []any
 }
 
+// upTo returns s limited to the metadata versions crawled at or before
+// the listings bound of a (asOf).
+func (s selection) upTo(a asOf) selection {
+	return selection{"(" + s.where + ") AND toUInt32(crawled_at) <= ?", append(slices.Clip(s.args), a.listings)}
+}
+
 // twice returns the arguments for a query that puts the condition on both
 // sides of a join.
 func (s selection) twice() []any { return append(slices.Clip(s.args), s.args...) }
@@ -82,7 +89,7 @@ const sizeExpr = "if(store = 3, rating_count, usage)"
 // The join is ALL, not ANY: the right side has one row a listing, and
 // ANY INNER JOIN keeps one left row a key on current releases (every row
 // on 18.16). Subqueries are named, as current releases require.
-func historyQuery(where string, info replica.Info, firstDay, lastDay views.Day) string {
+func historyQuery(where string, info replica.Info, firstDay, lastDay views.Day, a asOf) string {
 	var cols []string
 	// A base's value is read only where a reading matches (a NULL figure
 	// never does), as a plain number: argMaxIf of a Nullable with no row
@@ -129,9 +136,10 @@ func historyQuery(where string, info replica.Info, firstDay, lastDay views.Day) 
 		fmt.Sprintf("arraySort((v, t) -> t, groupArrayIf(ifNull(size, %d), %s), %s)", uint64(noSize), spark, times))
 	return `SELECT store, id, ` + strings.Join(cols, ",\n       ") + `
 FROM (
-    SELECT store, id, crawled_at, ` + sizeExpr + ` AS size, rating_count FROM snapshots WHERE ` + where + `
+    SELECT store, id, crawled_at, ` + sizeExpr + ` AS size, rating_count FROM snapshots
+    WHERE (` + where + `) AND toUInt32(crawled_at) <= ` + strconv.FormatInt(a.readings, 10) + `
 ) AS history ALL INNER JOIN (
-    SELECT store, id, crawled_at AS read_at FROM snapshots_latest FINAL WHERE ` + where + `
+    ` + a.newestSQL(where) + `
 ) AS newest USING (store, id)
 GROUP BY store, id`
 }
@@ -146,10 +154,10 @@ const noSize = math.MaxUint64
 // charts' window; the sparkline covers the SparkDays UTC days ending on
 // the day of its newest reading, each with the day's latest reading that
 // has a size.
-func loadHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel selection, info replica.Info) error {
+func loadHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel selection, info replica.Info, a asOf) error {
 	lastDay := views.DayOf(info.ReadingsMark)
 	firstDay := lastDay - views.SparkDays + 1
-	rows, err := conn.Query(ctx, historyQuery(sel.where, info, firstDay, lastDay), sel.twice()...)
+	rows, err := conn.Query(ctx, historyQuery(sel.where, info, firstDay, lastDay, a), sel.twice()...)
 	if err != nil {
 		return fmt.Errorf("query growth bases: %w", err)
 	}
@@ -257,10 +265,12 @@ func (s *sparkDays) points(at []uint32, sizes []uint64) []views.SparkPoint {
 	return s.pts
 }
 
-// CountSnapshots returns the number of history records kept.
-func CountSnapshots(ctx context.Context, conn driver.Conn) (int64, error) {
+// CountSnapshots returns the number of history records kept that were
+// crawled at or before upTo: a state's count is as of its own newest
+// reading (asOf), whatever was inserted since.
+func CountSnapshots(ctx context.Context, conn driver.Conn, upTo time.Time) (int64, error) {
 	var n uint64
-	if err := conn.QueryRow(ctx, "SELECT count() FROM snapshots").Scan(&n); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT count() FROM snapshots WHERE toUInt32(crawled_at) <= ?", upTo.Unix()).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count snapshots: %w", err)
 	}
 	return int64(n), nil

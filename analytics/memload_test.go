@@ -37,7 +37,7 @@ func TestMemloadMatchesClickHouse(t *testing.T) {
 	}
 	sameReplica(t, want, got)
 	var n int64
-	if n, err = analytics.CountSnapshots(ctx, conn); err != nil || n != d.Snapshots() {
+	if n, err = analytics.CountSnapshots(ctx, conn, wi.ReadingsMark); err != nil || n != d.Snapshots() {
 		t.Fatalf("%d snapshots in ClickHouse (%v), %d in memory", n, err, d.Snapshots())
 	}
 	for _, at := range []time.Time{o.End.Add(-10 * 24 * time.Hour).Truncate(24 * time.Hour), o.End.Truncate(24 * time.Hour)} {

@@ -14,7 +14,8 @@ import (
 )
 
 // listingsQuery reads the newest metadata version of the selected
-// listings, and readingsQuery their newest readings. FINAL makes both exact
+// listings, and readingsQuery their newest readings, both as of a state's
+// bound (asOf: the newest crawled at or before it). FINAL makes both exact
 // whatever the state of background merges; listings_latest and
 // snapshots_latest are small (one row per listing once merged), so no
 // history is scanned. The two are read apart and matched in the edge by
@@ -26,11 +27,11 @@ const listingsQuery = `
 SELECT store, id, slug, name, developer, category, kind, description, icon, version,
        store_updated, store_created, first_seen, delisted_at, featured, manifest_version,
        ` + joinedPermissions + `, ` + joinedHosts + `, access_level, ` + joinedTopics + `, toUInt32(crawled_at)
-FROM listings_latest FINAL WHERE %s`
+FROM listings_latest FINAL WHERE (%s) AND toUInt32(crawled_at) <= %d`
 
 const readingsQuery = `
 SELECT store, id, crawled_at, usage, weekly_downloads, rating, rating_count, stars
-FROM snapshots_latest FINAL WHERE %s`
+FROM snapshots_latest FINAL WHERE (%s) AND toUInt32(crawled_at) <= %d`
 
 // joined* serialise a list of strings as one: each element as its length
 // in bytes, a colon, and its bytes (a netstring without the trailing
@@ -59,13 +60,13 @@ func splitJoined(s string) ([]string, error) {
 	return out, nil
 }
 
-// streamListings reads the current metadata of the selected listings and
+// streamListings reads the metadata of the selected listings as of a and
 // calls fn with each, in no particular order, with no reading (see
 // addReadings). Strings shared between listings (category, developer,
 // permissions, hosts, topics) are interned through in. fn must not keep
 // the pointer it is given; it may copy the value.
-func streamListings(ctx context.Context, conn driver.Conn, in *replica.Interner, sel selection, fn func(*views.Listing) error) error {
-	rows, err := conn.Query(ctx, fmt.Sprintf(listingsQuery, sel.where), sel.args...)
+func streamListings(ctx context.Context, conn driver.Conn, in *replica.Interner, sel selection, a asOf, fn func(*views.Listing) error) error {
+	rows, err := conn.Query(ctx, a.listingsSQL(sel), sel.args...)
 	if err != nil {
 		return fmt.Errorf("query listings: %w", err)
 	}
@@ -132,10 +133,10 @@ func streamListings(ctx context.Context, conn driver.Conn, in *replica.Interner,
 	return nil
 }
 
-// addReadings reads the newest reading of the selected listings and sets
-// it on each listing of b that has one.
-func addReadings(ctx context.Context, conn driver.Conn, b *replica.Builder, sel selection) error {
-	rows, err := conn.Query(ctx, fmt.Sprintf(readingsQuery, sel.where), sel.args...)
+// addReadings reads the newest reading as of a of the selected listings
+// and sets it on each listing of b that has one.
+func addReadings(ctx context.Context, conn driver.Conn, b *replica.Builder, sel selection, a asOf) error {
+	rows, err := conn.Query(ctx, a.readingsSQL(sel), sel.args...)
 	if err != nil {
 		return fmt.Errorf("query readings: %w", err)
 	}
@@ -193,29 +194,22 @@ type ReplicaOptions struct {
 	// are counted, before the first part is read.
 	Counted func(listings int)
 	// ReadFrom, when set, is told where the next refresh of the replica
-	// reads from (RefreshReplicaFrom): the watermarks read when the
-	// load's last read began.
+	// reads from (RefreshReplicaFrom): the load's bound (asOf).
 	ReadFrom func(Watermarks)
 }
 
-// newestOf returns the later of mark and the newest reading b holds: a
-// state's data is as of the newest reading it holds (its Last-Modified),
-// and no listing it serves was read after that.
-func newestOf(mark time.Time, b *replica.Builder) time.Time {
-	if n := b.NewestReading(); n > mark.Unix() {
-		return time.Unix(n, 0).UTC()
-	}
-	return mark
-}
-
 // LoadReplica reads the current state of every listing into a new replica,
-// with their history if asked, one part at a time (SplitParts).
+// with their history if asked, one part at a time (SplitParts), every part
+// as of one bound (asOf): the watermarks read when the load begins. The
+// replica's listings watermark is that bound, its readings watermark the
+// newest reading it holds.
 func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*replica.Replica, error) {
 	start := time.Now()
 	wm, err := ReadWatermarks(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
+	bound := upTo(wm)
 	parts, n, err := splitParts(ctx, conn, o.PartSize)
 	if err != nil {
 		return nil, err
@@ -245,7 +239,7 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*repl
 	}
 	err = inOrder(ctx, len(parts), loadWorkers, func(ctx context.Context, i, w int) (*replica.Builder, error) {
 		pb := builders[w]
-		if err := load(ctx, conn, pb, interners[w], selectPart(parts[i]), info, o.Share); err != nil {
+		if err := load(ctx, conn, pb, interners[w], selectPart(parts[i]), info, o.Share, bound); err != nil {
 			return nil, fmt.Errorf("load part %s: %w", parts[i], err)
 		}
 		return pb, nil
@@ -261,48 +255,17 @@ func LoadReplica(ctx context.Context, conn driver.Conn, o ReplicaOptions) (*repl
 	if err != nil {
 		return nil, err
 	}
-	// What was crawled while the parts were read (a part read early
-	// missed it, a later one has it), read again in one more read, so
-	// that the state holds every crawl up to when that read began.
-	from, err := catchUp(ctx, conn, b, wm, info, o.Share)
-	if err != nil {
+	// The listings crawled after the bound while the parts were read: as
+	// of the bound, from every crawl.
+	if _, err := fixUp(ctx, conn, b, bound, info, o.Share); err != nil {
 		return nil, err
 	}
-	info.ListingsMark, info.ReadingsMark = from.Listings, newestOf(from.Readings, b)
+	info.ReadingsMark = readingsMark(bound, b)
 	if o.ReadFrom != nil {
-		o.ReadFrom(from)
+		o.ReadFrom(wm)
 	}
 	info.LoadedAt, info.LoadTime = time.Now().UTC(), time.Since(start)
 	return b.Build(info), nil
-}
-
-// catchUp reads again into b, whose listings were read from since on, the
-// listings crawled after since, and returns the watermarks read before it
-// (since, when nothing was crawled).
-func catchUp(ctx context.Context, conn driver.Conn, b *replica.Builder, since Watermarks, info replica.Info, share *replica.Replica) (Watermarks, error) {
-	now, err := ReadWatermarks(ctx, conn)
-	if err != nil {
-		return since, err
-	}
-	if !now.Listings.After(since.Listings) && !now.Readings.After(since.Readings) {
-		return since, nil
-	}
-	cb := replica.NewBuilder(0)
-	if err := load(ctx, conn, cb, replica.NewInterner(), changedSince(since), info, share); err != nil {
-		return since, fmt.Errorf("listings crawled during the load: %w", err)
-	}
-	var added []views.Listing
-	for _, l := range cb.Build(info).All() {
-		if at := b.Find(l.Store, l.ID); at != nil {
-			*at = l
-		} else {
-			added = append(added, l)
-		}
-	}
-	for i := range added {
-		b.Add(&added[i])
-	}
-	return now, nil
 }
 
 // RefreshReplica returns a new replica: old with every listing whose metadata
@@ -318,11 +281,13 @@ func RefreshReplica(ctx context.Context, conn driver.Conn, old *replica.Replica,
 }
 
 // RefreshReplicaFrom is RefreshReplica reading the listings crawled after
-// since (where the load of old began its last read: ReplicaOptions.ReadFrom),
-// not after old's watermarks: a reading crawled during that load, before
-// old's newest, is read. It also returns where the next refresh reads
-// from. The new replica's readings watermark is its newest reading, never
-// before old's.
+// since (the bound of the read that gave old: ReplicaOptions.ReadFrom),
+// each as of one bound read when the refresh begins (asOf), from every
+// crawl: old's listings were read as of since, the new replica's are as of
+// that bound, whatever was inserted while it read. It also returns where
+// the next refresh reads from (the bound). A listing read again that did
+// not change is left as old has it. The new replica's readings watermark
+// is its newest reading, never before old's.
 func RefreshReplicaFrom(ctx context.Context, conn driver.Conn, old *replica.Replica, generation uint64, since Watermarks) (*replica.Replica, int, Watermarks, error) {
 	start := time.Now()
 	prev := old.Info()
@@ -330,17 +295,19 @@ func RefreshReplicaFrom(ctx context.Context, conn driver.Conn, old *replica.Repl
 	if err != nil {
 		return nil, 0, since, err
 	}
-	b := replica.NewBuilder(0)
+	bound := upTo(wm).inWhole()
+	read := replica.NewBuilder(0)
 	info := prev
-	info.Generation, info.ListingsMark = generation, wm.Listings
-	if err := load(ctx, conn, b, replica.NewInterner(), changedSince(since), info, old); err != nil {
+	info.Generation, info.ListingsMark = generation, maxTime(prev.ListingsMark, wm.Listings)
+	if err := load(ctx, conn, read, replica.NewInterner(), changedSince(since), info, old, bound); err != nil {
 		return nil, 0, since, err
 	}
+	b := changedOnly(read.Build(info), old)
 	n := b.Len()
 	if n == 0 {
 		return old, 0, wm, nil // nothing changed: no copy of every listing
 	}
-	info.ReadingsMark = newestOf(maxTime(prev.ReadingsMark, wm.Readings), b)
+	info.ReadingsMark = maxTime(prev.ReadingsMark, readingsMark(bound, b))
 	info.LoadedAt, info.LoadTime = time.Now().UTC(), time.Since(start)
 	return replica.Merge(old, b, info), n, wm, nil
 }
@@ -354,9 +321,13 @@ func maxTime(a, b time.Time) time.Time {
 
 // AddHistory loads the history (growth bases, climb bases, sparklines) of
 // every listing in b, as of the replica described by info, one part at a
-// time (SplitParts with partSize).
+// time (SplitParts with partSize): as of info's watermarks, the bound b
+// was read as of (LoadReplica), so that a crawl inserted since changes
+// nothing; the listings crawled after that bound are read again, as of it,
+// from every crawl (fixUp).
 func AddHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, info replica.Info, partSize int) error {
 	info.HasHistory = true
+	bound := upTo(Watermarks{Listings: info.ListingsMark, Readings: info.ReadingsMark})
 	parts, err := SplitParts(ctx, conn, partSize)
 	if err != nil {
 		return err
@@ -366,23 +337,26 @@ func AddHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, info 
 	for i, p := range parts {
 		ranges[i] = b.Range(p.Store, p.From, p.To)
 	}
-	return inOrder(ctx, len(parts), loadWorkers, func(ctx context.Context, i, _ int) (struct{}, error) {
-		if err := addHistory(ctx, conn, ranges[i], selectPart(parts[i]), info); err != nil {
+	err = inOrder(ctx, len(parts), loadWorkers, func(ctx context.Context, i, _ int) (struct{}, error) {
+		if err := loadHistory(ctx, conn, ranges[i], selectPart(parts[i]), info, bound); err != nil {
 			return struct{}{}, fmt.Errorf("history of part %s: %w", parts[i], err)
 		}
 		return struct{}{}, nil
 	}, func(int, struct{}) error { return nil })
+	if err != nil {
+		return err
+	}
+	if err := loadHistory(ctx, conn, b, changedSince(bound.marks()), info, bound.inWhole()); err != nil {
+		return fmt.Errorf("history of the listings crawled since: %w", err)
+	}
+	return nil
 }
 
-func addHistory(ctx context.Context, conn driver.Conn, b *replica.Builder, sel selection, info replica.Info) error {
-	return loadHistory(ctx, conn, b, sel, info)
-}
-
-// load reads the selected listings into b, with history when
+// load reads the selected listings into b as of a, with history when
 // info.HasHistory, sharing strings with old when it is set.
 func load(ctx context.Context, conn driver.Conn, b *replica.Builder, in *replica.Interner, sel selection,
-	info replica.Info, old *replica.Replica) error {
-	err := streamListings(ctx, conn, in, sel, func(l *views.Listing) error {
+	info replica.Info, old *replica.Replica, a asOf) error {
+	err := streamListings(ctx, conn, in, sel, a, func(l *views.Listing) error {
 		if old != nil {
 			if o := old.Lookup(l.Store, l.ID); o != nil {
 				l.ShareStrings(o)
@@ -394,13 +368,13 @@ func load(ctx context.Context, conn driver.Conn, b *replica.Builder, in *replica
 	if err != nil {
 		return fmt.Errorf("load listings: %w", err)
 	}
-	if err := addReadings(ctx, conn, b, sel); err != nil {
+	if err := addReadings(ctx, conn, b, sel, a); err != nil {
 		return fmt.Errorf("load listings: %w", err)
 	}
 	if !info.HasHistory {
 		return nil
 	}
-	return addHistory(ctx, conn, b, sel, info)
+	return loadHistory(ctx, conn, b, sel, info, a)
 }
 
 func dayOf(t *time.Time) views.Day {

@@ -73,7 +73,7 @@ func (v *Builder) reload(ctx context.Context, conn driver.Conn, o analytics.Repl
 	if full, err = v.withChanges(ctx, conn, full); err != nil {
 		return nil, err
 	}
-	snapshots, err := analytics.CountSnapshots(ctx, conn)
+	snapshots, err := analytics.CountSnapshots(ctx, conn, full.Info().ReadingsMark)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (v *Builder) firstLoad(ctx context.Context, conn driver.Conn, o analytics.R
 	if err := analytics.AddHistory(ctx, conn, b, info, v.db.PartSize()); err != nil {
 		return nil, fmt.Errorf("history of generation %d: %w", gen, err)
 	}
-	snapshots, err := analytics.CountSnapshots(ctx, conn)
+	snapshots, err := analytics.CountSnapshots(ctx, conn, info.ReadingsMark)
 	if err != nil {
 		return nil, err
 	}
@@ -134,18 +134,19 @@ func (v *Builder) firstLoad(ctx context.Context, conn driver.Conn, o analytics.R
 }
 
 // cursor is where the next refresh of the state of generation gen reads
-// from: the watermarks read when its load's last read began, which may
-// be before the state's newest reading (its watermark) when crawls came
-// during the load.
+// from: the bound its load or refresh read as of (the watermarks read
+// when it began), which may be after the state's newest reading when the
+// newest crawl is of a listing not served yet.
 type cursor struct {
 	gen uint64
 	wm  analytics.Watermarks
 }
 
-// refreshFrom returns where a refresh of r reads from: where this edge's
-// load of r began its last read, or, for a state it did not load (a
-// fleet's leader's), r's watermarks less the time its load took and a
-// minute, so that a crawl that came during that load is read again.
+// refreshFrom returns where a refresh of r reads from: the bound this
+// edge's load of r read as of, or, for a state it did not load (a fleet's
+// leader's), r's watermarks less the time its load took and a minute, so
+// that a crawl that came during that load is read again (a leader of the
+// previous release read no bound).
 func (v *Builder) refreshFrom(r *replica.Replica) analytics.Watermarks {
 	info := r.Info()
 	if v.readFrom.gen == info.Generation && v.readFrom.gen != 0 {
@@ -201,7 +202,7 @@ func (v *Builder) refresh(ctx context.Context) error {
 		return err
 	}
 	r = r.WithChanges(log)
-	snapshots, err := analytics.CountSnapshots(ctx, conn)
+	snapshots, err := analytics.CountSnapshots(ctx, conn, r.Info().ReadingsMark)
 	if err != nil {
 		return err
 	}

@@ -274,14 +274,44 @@ func (f *Follower) deltaFrom(tag string) bool {
 
 // Refused says this edge's views refused the state tag names, the one
 // Fetch returned last, as older than the state they serve
-// (builder.follow): this edge does not hold it, so the next ask from tag
-// is for the whole state, not a delta from it, and the fleet's order
-// (order.go) stands where it stood before that state was taken.
+// (builder.follow): this edge does not hold it, so no delta from it
+// applies to what this edge holds, and the fleet's order (order.go)
+// stands where it stood before that state was taken. The next ask from
+// tag asks the leader whether it has a newer state (newerThan) and, once
+// it has, takes its whole state and the deltas after it: a leader writes
+// its newest state whole only Config.WholeAfter after its delta, and an
+// ask of the whole state from tag would be told 304 until then.
 func (f *Follower) Refused(tag string) {
-	f.noDeltaFrom(tag)
 	f.mu.Lock()
+	f.older = tag
 	f.held = f.heldBefore
 	f.mu.Unlock()
+}
+
+// refusedOlder reports whether tag names the state the views refused last
+// as older than theirs.
+func (f *Follower) refusedOlder(tag string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return tag != "" && tag == f.older
+}
+
+// newerThan asks the leader at addr, without a body, whether it holds a
+// state newer than the one tag names: 304 says it does not. Any other
+// answer is left to the ask of the state that follows.
+func (f *Follower) newerThan(ctx context.Context, addr, tag string) (bool, error) {
+	resp, err := f.ask(ctx, http.MethodHead, addr, StatePath, http.Header{
+		"Accept": {acceptHeader(replica.Formats)}, "If-None-Match": {tag}, "A-IM": {deltaIM}})
+	if err != nil {
+		return false, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusNotModified {
+		f.leaderWorked(addr)
+		f.settled()
+		return false, nil
+	}
+	return true, nil
 }
 
 // noDeltaFrom records that a delta from the state tag names was refused:

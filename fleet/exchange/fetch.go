@@ -66,6 +66,16 @@ func (f *Follower) fetch(ctx context.Context, have string, o replica.ReadOptions
 		snaps int64
 		tag   = have
 	)
+	if f.refusedOlder(have) {
+		// The views hold a state of their own, newer than the one have
+		// names (Refused): once the leader has a newer one, its whole
+		// state and the deltas since, asked as from no state.
+		newer, err := f.newerThan(ctx, addr, have)
+		if err != nil || !newer {
+			return nil, 0, have, err
+		}
+		tag = ""
+	}
 	for step := 0; ; step++ {
 		delta := o.Prev != nil && step < maxChain && f.deltaFrom(tag)
 		if !delta && got != nil {

@@ -27,14 +27,17 @@ type Follower struct {
 	leading func() bool
 	client  *http.Client
 	mu      sync.Mutex
-	waiting time.Time   // since when the leader has had no state; zero when it has
-	alone   time.Time   // since when no leader is known; zero while one is
-	lost    time.Time   // since when the leader named has not worked (Status); zero while it does
-	heard   time.Time   // when the leader named last answered as the leader (leaderWorked)
-	heardBy string      // the address that answered then
-	noDelta string      // the tag of a state whose delta was refused: the whole state next
-	unread  *unreadable // the leader's state of a format this edge does not read, nil when none
-	held    place       // where the state taken last stands in the fleet's order (order.go)
+	waiting time.Time // since when the leader has had no state; zero when it has
+	alone   time.Time // since when no leader is known; zero while one is
+	lost    time.Time // since when the leader named has not worked (Status); zero while it does
+	heard   time.Time // when the leader named last answered as the leader (leaderWorked)
+	heardBy string    // the address that answered then
+	noDelta string    // the tag of a state whose delta was refused: the whole state next
+	// older is the tag of the state the views refused last as older than
+	// theirs (Refused): this edge holds its own state, not that one.
+	older  string
+	unread *unreadable // the leader's state of a format this edge does not read, nil when none
+	held   place       // where the state taken last stands in the fleet's order (order.go)
 	// heldBefore is held when the last fetch began (Refused).
 	heldBefore place
 }

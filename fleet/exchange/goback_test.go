@@ -47,7 +47,11 @@ func readAgain(t *testing.T, conn driver.Conn, r *replica.Replica, k int, at tim
 // itself; once the link is back, the leader's state is older than the
 // follower's, and the follower keeps its own (its data never goes back in
 // time); once the leader has read those readings too, the follower takes
-// the leader's state again.
+// the leader's state again: at once when the leader writes each state
+// whole, and also when it writes the newer state as a delta only, its
+// whole file due Config.WholeAfter later (the default's 30 s: the
+// follower holds no state a delta applies to, so it takes the leader's
+// whole state before and the deltas since).
 func TestFollowerNeverGoesBack(t *testing.T) {
 	ch, err := chtest.Start()
 	if errors.Is(err, chtest.ErrNoBinary) {
@@ -57,6 +61,15 @@ func TestFollowerNeverGoesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ch.Stop()
+	t.Run("whole states", func(t *testing.T) { followerNeverGoesBack(t, ch, startLeader(t, Config{}), false) })
+	t.Run("a delta, the whole an hour later", func(t *testing.T) {
+		followerNeverGoesBack(t, ch, startLeaderAsIs(t, Config{Deltas: 12, WholeAfter: time.Hour}), true)
+	})
+}
+
+// followerNeverGoesBack is TestFollowerNeverGoesBack with the leader l,
+// which writes its refreshed state as a delta only when deltaOnly.
+func followerNeverGoesBack(t *testing.T, ch *chtest.Server, l *leader, deltaOnly bool) {
 	cfg, conn := ch.Migrated(t)
 	ctx := context.Background()
 	end := time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)
@@ -67,7 +80,6 @@ func TestFollowerNeverGoesBack(t *testing.T) {
 	defer db.Close()
 	quiet := slog.New(slog.DiscardHandler)
 
-	l := startLeader(t, Config{})
 	leadPub := &views.Published[served.State]{}
 	lead := builder.New(db, leadPub, quiet)
 	lead.OnPublish(l.pub.Offer)
@@ -121,14 +133,18 @@ func TestFollowerNeverGoesBack(t *testing.T) {
 	// The leader reads them too: the follower takes its state again.
 	written = l.pub.Written()
 	run("the leader's refresh", lead.RefreshJob("@every 1h").Run)
-	waitWritten(t, l, written)
+	if deltaOnly {
+		waitDelta(t, l, leadPub.Load().Replica.Info().Generation)
+	} else {
+		waitWritten(t, l, written)
+	}
 	if err := v.FollowNow(ctx); err != nil {
 		t.Fatal(err)
 	}
 	got, leader := pub.Load(), leadPub.Load()
 	if got == own || v.FollowedTag() == "" || !got.Replica.Info().ReadingsMark.Equal(leader.Replica.Info().ReadingsMark) ||
 		replica.DigestOf(got.Replica, 0) != replica.DigestOf(leader.Replica, 0) {
-		t.Fatalf("the follower did not take its leader's newer state: newest %v, the leader's %v, tag %q",
+		t.Fatalf("the follower did not take its leader's newer state (kept its own: %v, refused %d): newest %v, the leader's %v, tag %q", got == own, v.StatesRefused(),
 			got.Replica.Info().ReadingsMark, leader.Replica.Info().ReadingsMark, v.FollowedTag())
 	}
 }
@@ -139,6 +155,20 @@ func waitWritten(t *testing.T, l *leader, n int64) {
 	for deadline := time.Now().Add(30 * time.Second); l.pub.Written() == n; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the leader's state was not written")
+		}
+	}
+}
+
+// waitDelta waits until l's publisher wrote the delta to the state of
+// generation gen.
+func waitDelta(t *testing.T, l *leader, gen uint64) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if set := l.pub.deltas.Load(); set != nil && set.gen == gen {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader's state of generation %d was not written", gen)
 		}
 	}
 }

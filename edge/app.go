@@ -250,6 +250,11 @@ func (s *Server) routes(src Sources, proxies clientip.Proxies) error {
 	if err != nil {
 		return err
 	}
+	for _, c := range pg.Collectors() {
+		if err := s.metrics.reg.Register(c); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+	}
 	pg.Routes(s.app, guard.New(guard.Config{Rate: cfg.PageRate, Burst: cfg.PageBurst, Exempt: cfg.FairUseExempt, Proxies: proxies}).Handler, respond)
 	legacy.New(legacy.Config{PublicURL: cfg.PublicURL, PublicMaxAge: cfg.PublicMaxAge, FairUseRate: cfg.FairUseRate,
 		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies, TextBudget: cfg.TextBudget},

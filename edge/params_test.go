@@ -252,9 +252,10 @@ func TestPageCacheKeysAreCanonical(t *testing.T) {
 
 // TestPageReadsWaitTheirTurn: the reads of ClickHouse a page or its API
 // twin makes on a miss (a comparison, a listing's reviews, a listing's
-// page and its history) wait for a turn of the miss gate as every query
-// of the long tail does: with every turn held they are refused (503,
-// Retry-After: 1), and answered once a turn is free.
+// page, the API's history, growth between dates or instants, and review
+// search) wait for a turn of the miss gate as every query of the long
+// tail does: with every turn held they are refused (503, Retry-After: 1),
+// and answered once a turn is free.
 func TestPageReadsWaitTheirTurn(t *testing.T) {
 	h := start(t, seeded(t), func(c *edge.Config) {
 		c.PageRate = 0
@@ -266,7 +267,11 @@ func TestPageReadsWaitTheirTurn(t *testing.T) {
 	a, b := firstLive(t, h, views.Chrome), firstLive(t, h, views.Firefox)
 	lp := "/listings/firefox/" + url.PathEscape(b.ID)
 	pair := url.QueryEscape("chrome:" + a.ID + ",firefox:" + b.ID)
-	paths := []string{"/compare?listings=" + pair, "/api/v1/compare?listings=" + pair, lp + "/reviews", "/api/v1" + lp + "/reviews", lp}
+	newest := views.DayOf(h.State.Load().Replica.Info().ReadingsMark)
+	instant := url.QueryEscape(time.Unix(b.ReadAt, 0).UTC().Add(-36 * time.Hour).Format(time.RFC3339))
+	paths := []string{"/compare?listings=" + pair, "/api/v1/compare?listings=" + pair, lp + "/reviews", "/api/v1" + lp + "/reviews", lp,
+		"/api/v1" + lp + "/history", "/api/v1" + lp + "/history.csv?days=30", "/api/v1" + lp + "/growth?from=" + (newest - 5).String(),
+		"/api/v1" + lp + "/growth?from=" + instant, "/api/v1/reviews/search?q=slow&stars=all"}
 	var held []func()
 	for {
 		leave, err := h.Server.MissGate().Enter(missgate.Caller{Key: "holder"})
@@ -279,7 +284,7 @@ func TestPageReadsWaitTheirTurn(t *testing.T) {
 		t.Fatal("no turn to hold")
 	}
 	for _, p := range paths {
-		if got := ask(t, h, p, "text/html"); got.status != 503 || got.header.Get("Retry-After") != "1" {
+		if got := ask(t, h, p, pageAccept(p)); got.status != 503 || got.header.Get("Retry-After") != "1" {
 			t.Errorf("%s with every turn held: %d, Retry-After %q, want 503 and 1", p, got.status, got.header.Get("Retry-After"))
 		}
 	}
@@ -287,8 +292,17 @@ func TestPageReadsWaitTheirTurn(t *testing.T) {
 		leave()
 	}
 	for _, p := range paths {
-		if got := ask(t, h, p, "text/html"); got.status != 200 {
+		if got := ask(t, h, p, pageAccept(p)); got.status != 200 {
 			t.Errorf("%s with the turns free: %d %.200s", p, got.status, got.body)
 		}
 	}
+}
+
+// pageAccept is the Accept of a page's path (text/html), "" for another
+// (its API's default).
+func pageAccept(path string) string {
+	if strings.HasPrefix(path, "/api/") && !strings.Contains(path, "/compare") {
+		return ""
+	}
+	return "text/html"
 }

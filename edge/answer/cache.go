@@ -116,10 +116,10 @@ func (ac *Cache) SetGate(g *missgate.Gate) { ac.gate = g }
 
 // Get returns the cached answer for key, or builds, caches and returns it.
 // key is only read during the call. Its misses are few (an answer of a
-// published state: summary, categories, a week) or wait on ClickHouse
-// under budgets of their own (the API's history): they pass no gate. The
-// reads of ClickHouse of the pages and their twins (a listing's page,
-// reviews, a comparison) are GetQuery's.
+// published state: summary, categories, a week): they pass no gate.
+// Every read of ClickHouse a page or an API answer makes (a listing's
+// page and history, its growth, reviews and review search, a comparison)
+// is GetQuery's.
 func (ac *Cache) Get(key Key, build func() (*Answer, error)) (*Answer, error) {
 	return ac.get(key, missgate.Caller{}, build, false, true)
 }

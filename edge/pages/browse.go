@@ -1,13 +1,11 @@
 package pages
 
 import (
-	"cmp"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -29,17 +27,19 @@ var sortLabels = map[string]string{"installs": "size", "ratingcount": "ratings",
 // category, tag, q, sort, order, cursor) as a page with a plain GET form,
 // from the same query as /api/v1/listings.
 func (s *Pages) getBrowsePage(c *fiber.Ctx) (answer.Reply, error) {
-	return s.api.Listings(c, "/listings", pageCacheControl, browseHTML)
+	return s.api.Listings(c, "/listings", pageCacheControl, s.browseHTML)
 }
 
 // browseHTML writes p, the page of listings c's query asks for, as the
-// listings' page; one cut short by its time budget is not kept.
-func browseHTML(c *fiber.Ctx, p *document.ListingPage) (*answer.Answer, error) {
-	body, err := browsePage(c, p)
+// listings' page; one cut short by its time budget is not kept, nor one
+// whose suggestions stopped because its client left (the next reader of
+// the same search gets them).
+func (s *Pages) browseHTML(c *fiber.Ctx, p *document.ListingPage) (*answer.Answer, error) {
+	body, left, err := s.browsePage(c, p)
 	if err != nil {
 		return nil, err
 	}
-	if p.Partial {
+	if p.Partial || left {
 		a := answer.New(body, htmlType)
 		a.NoStore = true
 		return a, nil
@@ -196,8 +196,9 @@ func browseCaption(q map[string]string, sort string) string {
 
 // browsePage is the page of doc, the listings c's query asks for,
 // written from the query as the page reads it (doc.Query, which its
-// cache key is made of), never from the query string as sent.
-func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
+// cache key is made of), never from the query string as sent; left
+// reports that its suggestions stopped because c's client left.
+func (s *Pages) browsePage(c *fiber.Ctx, doc *document.ListingPage) (page []byte, left bool, err error) {
 	q := doc.Query
 	sort := q["sort"]
 	if sort == "" {
@@ -243,10 +244,11 @@ func browsePage(c *fiber.Ctx, doc *document.ListingPage) ([]byte, error) {
 		}
 	}
 	if len(doc.Listings) == 0 && q["q"] != "" && !doc.Partial && doc.Offset == 0 {
-		d.Suggestions = searchSuggestions(doc.Figures, q["q"], func() bool { return c != nil && transport.Gone(c.Context()) })
+		d.Suggestions, left = s.suggest.search(doc.Figures, q["q"], func() bool { return c != nil && transport.Gone(c.Context()) })
 	}
 	browsePaging(&d, q, doc)
-	return render.RenderBrowse(d)
+	page, err = render.RenderBrowse(d)
+	return page, left, err
 }
 
 // browseCols returns the columns of the browser sorted by sort: the
@@ -303,69 +305,6 @@ func browsePaging(d *render.BrowsePage, q map[string]string, doc *document.Listi
 		d.Count = ""
 	}
 }
-
-// searchSuggestions returns up to 8 listings near a search for q that
-// found none, largest first: those that q with its last letters left out
-// finds (up to four left out, three letters kept), or else one of its
-// longest words (suggestWords of them at most, of 3 letters or more). A
-// suggestion links the listing's page. Whatever q, its searches are at
-// most four and suggestWords, within suggestBudget together, and stop
-// when the client has left (gone): a long q of many words costs no more
-// than a short one.
-func searchSuggestions(f *figures.Figures, q string, gone func() bool) []render.Link {
-	deadline := time.Now().Add(suggestBudget)
-	for _, t := range suggestTries(q) {
-		if time.Now().After(deadline) || gone() {
-			return nil
-		}
-		lq := listq.Query{Q: t, NameOnly: true, Sort: listq.SortStoreRank, Page: 1, PageSize: 8, Deadline: deadline}
-		ls, _, _, _ := f.Listings().List(&lq, nil)
-		if len(ls) == 0 {
-			continue
-		}
-		out := make([]render.Link, len(ls))
-		for i, l := range ls {
-			name := l.Name
-			if name == "" {
-				name = l.ID
-			}
-			out[i] = render.Link{Label: name + " (" + l.Store.String() + ")", URL: "/listings/" + l.Store.String() + "/" + url.PathEscape(l.ID)}
-		}
-		return out
-	}
-	return nil
-}
-
-// suggestTries are the searches of searchSuggestions for q, in order: q
-// less its last one to four letters (three kept), then its distinct
-// words of 3 letters or more, longest first (the most selective), at
-// most suggestWords of them.
-func suggestTries(q string) []string {
-	var tries []string
-	r := []rune(strings.TrimSpace(q))
-	for n := len(r) - 1; n >= max(3, len(r)-4); n-- {
-		tries = append(tries, strings.TrimSpace(string(r[:n])))
-	}
-	words := strings.Fields(q)
-	if len(words) < 2 {
-		return tries
-	}
-	words = slices.DeleteFunc(words, func(w string) bool { return utf8.RuneCountInString(w) < 3 })
-	slices.SortFunc(words, func(a, b string) int {
-		return cmp.Or(utf8.RuneCountInString(b)-utf8.RuneCountInString(a), strings.Compare(a, b))
-	})
-	words = slices.Compact(words)
-	return append(tries, words[:min(len(words), suggestWords)]...)
-}
-
-const (
-	// suggestBudget is how long a fruitless search's suggestions may
-	// search, all together.
-	suggestBudget = 50 * time.Millisecond
-	// suggestWords is how many of a fruitless search's words its
-	// suggestions try at most.
-	suggestWords = 4
-)
 
 // browseList is the browser's list, before its entries: its caption, and
 // its columns' headings, each a link that sorts by it.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/answer"
@@ -62,6 +63,8 @@ type Pages struct {
 	// definitions is the page of the figures' definitions, and robots
 	// the site's /robots.txt, both made once.
 	definitions, robots *answer.Answer
+	// suggest makes the suggestions of fruitless searches, and counts them.
+	suggest suggester
 }
 
 // New returns the pages made from src.
@@ -79,8 +82,12 @@ func New(cfg Config, src Sources) (*Pages, error) {
 	definitions.Tag("edge", "edge-page", "page-definitions")
 	robots := answer.New([]byte(render.Robots), fiber.MIMETextPlainCharsetUTF8).Tag("edge", "edge-page", "page-robots")
 	return &Pages{cfg: cfg, api: src.API, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers, log: src.Log,
-		definitions: definitions, robots: robots}, nil
+		definitions: definitions, robots: robots, suggest: newSuggester()}, nil
 }
+
+// Collectors returns the pages' metrics (the searches of suggestions),
+// for /metrics.
+func (s *Pages) Collectors() []prometheus.Collector { return s.suggest.collectors() }
 
 // Routes adds the pages for people to app, behind guard (the pages'
 // bounds, headers and HTML errors: package guard), each answer sent by

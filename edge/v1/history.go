@@ -59,7 +59,9 @@ func (s *API) getHistory(c *fiber.Ctx) (answer.Reply, error) {
 		Int("s", int64(store)).Str("id", id).Int("days", int64(days))
 	asCSV := wantsCSV(c)
 	key = key.Int("csv", b2i(asCSV))
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+	// A miss reads ClickHouse: it waits for a turn of the miss gate, as
+	// every query of the long tail does.
+	a, err := s.answers.GetQuery(key, s.gate.MissCaller(c), true, func() (*answer.Answer, error) {
 		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
 		defer cancel()
 		type read struct {

@@ -77,7 +77,9 @@ func (s *API) getReviewSearch(c *fiber.Ctx) (answer.Reply, error) {
 	var buf [256]byte
 	key := answer.NewKey(buf[:0], "/api/v1/reviews/search", st.Replica.Info().Generation).
 		Str("q", q.String()).Str("stars", string(search.Stars)).Str("store", c.Query("store")).Str("tag", tag).Str("c", category).Int("page", int64(page))
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+	// A miss reads ClickHouse: it waits for a turn of the miss gate, as
+	// every query of the long tail does.
+	a, err := s.answers.GetQuery(key, s.gate.MissCaller(c), true, func() (*answer.Answer, error) {
 		release, err := s.gate.SearchSlot()
 		if err != nil {
 			return nil, err

@@ -184,7 +184,9 @@ func (s *API) getGrowth(c *fiber.Ctx) (answer.Reply, error) {
 	var buf [128]byte
 	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id/growth", st.Replica.Info().Generation).
 		Int("s", int64(store)).Str("id", id).Int("from", int64(from)).Int("to", int64(to))
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+	// A miss reads ClickHouse: it waits for a turn of the miss gate, as
+	// every query of the long tail does.
+	a, err := s.answers.GetQuery(key, s.gate.MissCaller(c), true, func() (*answer.Answer, error) {
 		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
 		defer cancel()
 		readings, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (map[analytics.ListingKey][]series.Reading, error) {
@@ -255,7 +257,9 @@ func (s *API) growthBetweenInstants(c *fiber.Ctx, st *served.State, l *views.Lis
 	var buf [128]byte
 	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id/growth", st.Replica.Info().Generation).
 		Int("s", int64(store)).Str("id", id).Int("fromT", from.Unix()).Int("toT", to.Unix())
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
+	// A miss reads ClickHouse: it waits for a turn of the miss gate, as
+	// every query of the long tail does.
+	a, err := s.answers.GetQuery(key, s.gate.MissCaller(c), true, func() (*answer.Answer, error) {
 		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
 		defer cancel()
 		rs, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) ([]series.Reading, error) {

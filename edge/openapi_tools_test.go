@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/edgetest"
 	"github.com/edge-stats/edge/edge/egress"
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/stream"
@@ -116,8 +117,10 @@ func TestOpenAPILintsClean(t *testing.T) {
 var dreddSummary = regexp.MustCompile(`complete: (\d+) passing, (\d+) failing, (\d+) errors, (\d+) skipped, (\d+) total`)
 
 // TestDreddReplaysTheDescription runs Dredd on the served description
-// against an edge holding the test dataset (whose values the examples
-// are): it builds each operation's request from the description's
+// against an edge holding the first 2,400 listings of `make run`'s demo
+// dataset (edgetest.DemoSeed: the examples name its listings, and its
+// days as a `make run` on 2026-12-01 has them, so that what a new user
+// tries from the description works on the data they have): it builds each operation's request from the description's
 // examples alone, sends it, and checks the answer's status, headers and
 // body against the description. The hooks (testdata/openapi/hooks.js) add
 // what no description can hold: the key and the account's credentials,
@@ -125,7 +128,7 @@ var dreddSummary = regexp.MustCompile(`complete: (\d+) passing, (\d+) failing, (
 // registered. Every operation must be replayed, none failing.
 func TestDreddReplaysTheDescription(t *testing.T) {
 	spec := servedDescription(t)
-	h := start(t, seeded(t),
+	h := start(t, seededWith(t, edgetest.DemoSeed(2400)),
 		// Dredd sends one request an operation; the anonymous limits
 		// are not what it checks.
 		withLimits(limits.Policy{PerMinute: 1000, PerDay: 10000}, limits.Policy{PerMinute: 1000, PerDay: 10000}),

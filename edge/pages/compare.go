@@ -153,12 +153,12 @@ func comparePage(doc *document.Comparison) ([]byte, error) {
 			}
 		}
 		row.First, row.Last = first, last
+		// Signed as on every other page (render.Signed, render.SignedPercent):
+		// "+" for a gain, U+2212 for a loss.
 		row.Change, row.Percent = render.Figure{Definition: "growth.change", Why: "fewer than two days with a size"}, render.Figure{Definition: "growth.percent"}
 		if g := l.Growth; g != nil {
-			row.Change.Raw, row.Change.Text, row.Change.Why = strconv.FormatInt(g.Change, 10), render.Signed(g.Change), ""
-			if g.Percent != nil {
-				row.Percent.Raw, row.Percent.Text = strconv.FormatFloat(*g.Percent, 'f', -1, 64), strconv.FormatFloat(*g.Percent, 'f', 2, 64)+"%"
-			}
+			row.Change = render.ChangeFigure("growth.change", &g.Change)
+			row.Percent = render.PercentFigure("growth.percent", g.Percent)
 		}
 		d.Rows = append(d.Rows, row)
 	}

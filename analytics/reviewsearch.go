@@ -42,8 +42,11 @@ type SearchQuery struct {
 // wrong, for a 400 answer.
 func ParseSearchQuery(q string) (SearchQuery, error) {
 	var out SearchQuery
+	raw := q
 	q = strings.TrimSpace(q)
 	switch {
+	case raw != "" && q == "":
+		return out, fmt.Errorf("q: %.40q is only spaces; give words, a \"quoted phrase\", alternatives joined by OR, or a prefix*", raw)
 	case q == "":
 		return out, errors.New("q is required: give words, a \"quoted phrase\", alternatives joined by OR, or a prefix*")
 	case len(q) > maxSearchLen:

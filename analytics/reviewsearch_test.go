@@ -20,7 +20,7 @@ func TestParseSearchQuery(t *testing.T) {
 		{"'; DROP TABLE reviews; --", "'; drop table reviews; --", ""},
 		{"(a|b)+ [x]", "(a|b)+ [x]", ""},
 		{"", "", "required"},
-		{"   ", "", "required"},
+		{"   ", "", "only spaces"},
 		{`"unclosed phrase`, "", "not closed"},
 		{`""`, "", "empty quoted phrase"},
 		{"OR crash", "", "without a term before"},

@@ -187,6 +187,21 @@ func TestCompareYouCanReach(t *testing.T) {
 	if cmp.status != 200 || !strings.Contains(body, `<svg class="chart"`) || !strings.Contains(body, `stroke-dasharray`) || !strings.Contains(body, `<text class="end"`) {
 		t.Fatalf("%s: %d, want a chart of two patterns with numbered ends", add[0][1], cmp.status)
 	}
+	// Its changes are written as every other page writes them: "+" for a
+	// gain, U+2212 (never a hyphen-minus) for a loss, the percent too.
+	cells := regexp.MustCompile(`data-figure="growth\.(change|percent)" data-value="([^"]+)">([^<]*)<`).FindAllStringSubmatch(body, -1)
+	if len(cells) == 0 {
+		t.Fatalf("%s: no growth figures", add[0][1])
+	}
+	for _, c := range cells {
+		v, text := c[2], c[3]
+		if strings.Contains(text, "-") || strings.HasPrefix(v, "-") && !strings.HasPrefix(text, "−") || v != "0" && !strings.HasPrefix(v, "-") && !strings.HasPrefix(text, "+") {
+			t.Errorf("growth.%s %s written %q, want + for a gain and U+2212 for a loss", c[1], v, text)
+		}
+	}
+	if strings.Contains(body, `">-`) {
+		t.Errorf("%s: a figure or an axis tick with a hyphen-minus", add[0][1])
+	}
 	remove := regexp.MustCompile(`<a href="(/compare\?[^"]+)">remove</a>`).FindAllStringSubmatch(body, -1)
 	if len(remove) != 2 {
 		t.Fatalf("%d remove links, want 2", len(remove))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/clientip"
+	"github.com/edge-stats/edge/edge/edgetest"
 	"github.com/edge-stats/edge/edge/egress"
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/stream"
@@ -118,8 +119,10 @@ func TestOpenAPILintsClean(t *testing.T) {
 var dreddSummary = regexp.MustCompile(`complete: (\d+) passing, (\d+) failing, (\d+) errors, (\d+) skipped, (\d+) total`)
 
 // TestDreddReplaysTheDescription runs Dredd on the served description
-// against an edge holding the test dataset (whose values the examples
-// are): it builds each operation's request from the description's
+// against an edge holding the first 2,400 listings of `make run`'s demo
+// dataset (edgetest.DemoSeed: the examples name its listings, and its
+// days as a `make run` on 2026-12-01 has them, so that what a new user
+// tries from the description works on the data they have): it builds each operation's request from the description's
 // examples alone, sends it, and checks the answer's status, headers and
 // body against the description. The hooks (testdata/openapi/hooks.js) add
 // what no description can hold: the key and the account's credentials,
@@ -130,7 +133,7 @@ var dreddSummary = regexp.MustCompile(`complete: (\d+) passing, (\d+) failing, (
 // saying why (the 503s of a cold or failing edge).
 func TestDreddReplaysTheDescription(t *testing.T) {
 	spec := servedDescription(t)
-	h := start(t, seeded(t),
+	h := start(t, seededWith(t, edgetest.DemoSeed(2400)),
 		// Dredd sends one request an operation; the anonymous limits
 		// are not what it checks.
 		withLimits(limits.Policy{PerMinute: 1000, PerDay: 10000}, limits.Policy{PerMinute: 1000, PerDay: 10000}),

@@ -116,6 +116,10 @@ func TestPageErrorsInReadersWords(t *testing.T) {
 		{"/listings?cursor=xyz", 400, "Start again from the first page"},
 		{"/compare?listings=a,b,c,d,e,f,g,h,i,j,k", 400, "2 to 10 listings"}, // fewer than two is the form (TestCompareYouCanReach)
 		{"/compare?listings=x,y", 400, `"x" names no listing`},
+		// One listing is the form that adds a second, but only for a
+		// listing there is: an unknown one is named, not dropped.
+		{"/compare?listings=chrome:nosuch", 404, `no listing "nosuch" in the chrome store`},
+		{"/compare?listings=nostore:x", 400, `"nostore:x" names no listing`},
 		{"/compare?listings=" + one + "," + one, 400, "twice"},
 		{"/compare?listings=" + one + ",chrome:nosuch", 404, `no listing "nosuch" in the chrome store`},
 		{"/compare?listings=" + one + ",edge:x", 404, `no listing "x" in the edge store`},

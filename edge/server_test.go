@@ -71,9 +71,15 @@ func seeded(t testing.TB) edgetest.Dataset { return seededN(t, 800) }
 // ending 2026-03-01.
 func seededN(t testing.TB, n int) edgetest.Dataset {
 	t.Helper()
+	return seededWith(t, edgetest.Seed(n))
+}
+
+// seededWith returns a database seeded with the dataset of o.
+func seededWith(t testing.TB, o seed.Options) edgetest.Dataset {
+	t.Helper()
 	srv := chtest.Need(t, srv)
 	cfg, conn := srv.Migrated(t)
-	if _, err := seed.Write(context.Background(), conn, edgetest.Seed(n), seed.WriteOptions{}); err != nil {
+	if _, err := seed.Write(context.Background(), conn, o, seed.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return edgetest.Dataset{CH: &cfg}

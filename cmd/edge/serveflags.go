@@ -202,10 +202,12 @@ func (c *serveConfig) resolve() error {
 		return fmt.Errorf("--fleet-salt (EDGE_FLEET_SALT): %w", err)
 	}
 	if c.fleetToken != "" {
-		if c.fleet.Keys, err = trust.NewFor(c.fleetToken, c.electionPath(), salt); err != nil {
+		// The strength check first: its refusal of a short token names
+		// the length that passes and the command that makes one.
+		if err := checkFleetToken(c.fleetToken); err != nil {
 			return fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
 		}
-		if err := checkFleetToken(c.fleetToken); err != nil {
+		if c.fleet.Keys, err = trust.NewFor(c.fleetToken, c.electionPath(), salt); err != nil {
 			return fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
 		}
 	}

@@ -43,6 +43,22 @@ func Seed(n int) seed.Options {
 		End: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
 }
 
+// DemoEnd is the end of DemoSeed's data: the data of a `make run` on
+// 2026-12-01, whose days the OpenAPI description's dated examples name.
+var DemoEnd = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+// DemoSeed returns the first n listings of `make run`'s demo dataset
+// (seed.DefaultOptions: seed 1, the stores' real shares, five stored
+// reviews a listing) with 40 days of history ending DemoEnd. A listing is
+// generated from its own random stream, so its store and id are the same
+// in every demo dataset of n listings or more: the OpenAPI description's
+// examples name listings of it, and hold on the demo data a new user has.
+func DemoSeed(n int) seed.Options {
+	o := seed.DefaultOptions()
+	o.Listings, o.Days, o.End = n, 40, DemoEnd
+	return o
+}
+
 // Memory returns the dataset of o, in memory.
 func Memory(o seed.Options) Dataset {
 	rows := seed.Generate(o)

@@ -1,6 +1,8 @@
 package pages
 
 import (
+	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
+	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 )
@@ -39,9 +42,9 @@ func (s *Pages) getComparePage(c *fiber.Ctx) (answer.Reply, error) {
 
 // compareForm answers the form that builds a comparison, holding refs
 // (none or one listing) and c's days: cached per view generation when it
-// holds none or a listing there is (as store:id), written for the
-// request otherwise, so that the listings a client makes up cost no
-// answer of their own in the cache.
+// holds none or a listing there is (as store:id); a listing there is not
+// is a 404 page naming it (never cached, so that the listings a client
+// makes up cost no answer of their own in the cache).
 func (s *Pages) compareForm(c *fiber.Ctx, refs []string) (answer.Reply, error) {
 	st, err := s.api.Current()
 	if err != nil {
@@ -55,16 +58,18 @@ func (s *Pages) compareForm(c *fiber.Ctx, refs []string) (answer.Reply, error) {
 		return render.RenderCompare(render.ComparePage{Listings: strings.Join(refs, ","), DaysOptions: daysOptions(days), AddURL: addURL(refs)})
 	}
 	if len(refs) == 1 {
-		name, id, _ := strings.Cut(refs[0], ":")
+		// A listing there is not is a 404 naming it (and one not written
+		// store:id a 400), as in a comparison of two: never a form that
+		// silently drops it.
+		name, id, ok := strings.Cut(refs[0], ":")
 		store, err := views.ParseStore(name)
-		if l := st.Replica.Lookup(store, id); err != nil || l == nil {
-			body, err := form()
-			if err != nil {
-				return answer.Reply{}, err
-			}
-			a := answer.New(body, htmlType)
-			a.NoStore = true
-			return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
+		if !ok || err != nil || id == "" {
+			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "listings: %.80q is not store:id; the store is one of chrome, edge, firefox, apple, googleplay.", refs[0]).
+				ForReaders(fmt.Sprintf("%.80q names no listing of chrome, edge, firefox, apple or googleplay.", refs[0]))
+		}
+		if l := st.Replica.Lookup(store, id); l == nil || !l.Crawled() {
+			return answer.Reply{}, problem.Newf(http.StatusNotFound, "There is no listing %.80q in store %s (in listings).", id, store).
+				ForReaders(fmt.Sprintf("There is no listing %.80q in the %s store to compare. Search for it by its name or developer.", id, store))
 		}
 		refs[0] = store.String() + ":" + id
 	}
@@ -148,12 +153,12 @@ func comparePage(doc *document.Comparison) ([]byte, error) {
 			}
 		}
 		row.First, row.Last = first, last
+		// Signed as on every other page (render.Signed, render.SignedPercent):
+		// "+" for a gain, U+2212 for a loss.
 		row.Change, row.Percent = render.Figure{Definition: "growth.change", Why: "fewer than two days with a size"}, render.Figure{Definition: "growth.percent"}
 		if g := l.Growth; g != nil {
-			row.Change.Raw, row.Change.Text, row.Change.Why = strconv.FormatInt(g.Change, 10), render.Signed(g.Change), ""
-			if g.Percent != nil {
-				row.Percent.Raw, row.Percent.Text = strconv.FormatFloat(*g.Percent, 'f', -1, 64), strconv.FormatFloat(*g.Percent, 'f', 2, 64)+"%"
-			}
+			row.Change = render.ChangeFigure("growth.change", &g.Change)
+			row.Percent = render.PercentFigure("growth.percent", g.Percent)
 		}
 		d.Rows = append(d.Rows, row)
 	}

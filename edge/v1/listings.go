@@ -110,6 +110,10 @@ func parseList(args *fasthttp.Args, q *listq.Query) error {
 	}
 	if raw := queryArg(args, "q"); raw != "" { // an empty q (a form's empty field) searches nothing
 		v := strings.TrimSpace(raw)
+		if v == "" { // the trimmed "" would name nothing the caller sent
+			return bad("The search has only spaces: search with 2 or more letters.",
+				"q: %.40q is only spaces; give 2 or more characters to search for (spaces around them do not count), or leave q out.", raw)
+		}
 		if utf8.RuneCountInString(v) < 2 {
 			return bad(fmt.Sprintf("%.40q is too short to search for: search with 2 or more letters.", v), "q: %q is too short; search with 2 or more characters (spaces around them do not count), or leave q out.", v)
 		}

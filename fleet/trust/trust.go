@@ -106,7 +106,7 @@ func New(token string) (*Keys, error) { return NewFor(token, "", SaltShared) }
 // (docs/operations.md, *The salt*).
 func NewFor(token, fleet string, sign Salt) (*Keys, error) {
 	if len(token) < MinTokenLen {
-		return nil, fmt.Errorf("the fleet token has %d characters: use at least %d random ones (openssl rand -base64 32)", len(token), MinTokenLen)
+		return nil, fmt.Errorf("the fleet token has %d characters, fewer than %d: make a random one with `edge fleet token` (or `openssl rand -base64 48`)", len(token), MinTokenLen)
 	}
 	if sign == SaltFleet && fleet == "" {
 		return nil, errors.New("trust: a fleet's own salt needs the fleet's name")

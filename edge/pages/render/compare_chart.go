@@ -52,7 +52,7 @@ func compareChart(dates []string, series []CompareSeries) template.HTML {
 	y := func(v float64) float64 { return top + (h-top-bottom)*(hi-v)/(hi-lo) }
 	for t := lo; t <= hi+step/2; t += step {
 		fmt.Fprintf(&b, `<line class="grid" x1="%g" y1="%.1f" x2="%g" y2="%.1f"/>`, left, y(t), w-right, y(t))
-		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end">%s%%</text>`, left-5, y(t)+3.5, strconv.FormatFloat(t, 'f', -1, 64))
+		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end">%s%%</text>`, left-5, y(t)+3.5, signedTick(t))
 	}
 	fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="start">%s</text>`, x(0), h-6, shortDay(dates[0]))
 	fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="end">%s</text>`, x(len(dates)-1), h-6, shortDay(dates[len(dates)-1]))
@@ -130,4 +130,16 @@ func labelEnds(b *strings.Builder, ends []lineEnd) {
 		}
 		fmt.Fprintf(b, `<text class="end" x="%.1f" y="%.1f">%d</text>`, ends[i].x+4, ends[i].y+4, ends[i].num)
 	}
+}
+
+// signedTick writes a percent axis tick as the pages write changes: "+"
+// for a gain, U+2212 for a loss, 0 bare.
+func signedTick(t float64) string {
+	switch {
+	case t > 0:
+		return "+" + strconv.FormatFloat(t, 'f', -1, 64)
+	case t < 0:
+		return "−" + strconv.FormatFloat(-t, 'f', -1, 64)
+	}
+	return "0"
 }

@@ -17,6 +17,10 @@
 //     whole value, and the edge's text answers name their charset
 //     (`text/csv; charset=utf-8`), a parameter of the media type the
 //     description keys them by;
+//   - a JSON answer is checked against the description's schema of it
+//     (its references inlined), not against a schema guessed from the
+//     example, which would allow only the example's types (a null where
+//     the example has one, an array where it has one);
 //   - a text answer (CSV, server-sent events) is checked by its first
 //     line, the columns or the stream's `retry:`, against the example's:
 //     Dredd compares a body without a JSON schema byte for byte with the
@@ -78,6 +82,36 @@ function declaredHeaders(path, method, status) {
   return out;
 }
 
+// declaredSchema returns the JSON schema of the answer of method path
+// with status in mediaType, its references resolved inline, as a string
+// (Dredd's bodySchema), or undefined when the description gives none.
+function declaredSchema(path, method, status, mediaType) {
+  const op = (spec.paths[path] || {})[method.toLowerCase()];
+  if (!op) return undefined;
+  let response = op.responses[status];
+  if (response && response.$ref) response = resolve(response.$ref);
+  const content = response && response.content && response.content[mediaType];
+  if (!content || !content.schema) return undefined;
+  return JSON.stringify(inline(content.schema, []));
+}
+
+// inline replaces every $ref of schema by what it names, and drops the
+// annotations a JSON Schema validator does not read (example, x-*).
+function inline(schema, seen) {
+  if (Array.isArray(schema)) return schema.map((s) => inline(s, seen));
+  if (!schema || typeof schema !== 'object') return schema;
+  if (schema.$ref) {
+    if (seen.includes(schema.$ref)) return {};
+    return inline(resolve(schema.$ref), seen.concat([schema.$ref]));
+  }
+  const out = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === 'example' || k === 'examples' || k.startsWith('x-')) continue;
+    out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v).map(([p, s]) => [p, inline(s, seen)])) : inline(v, seen);
+  }
+  return out;
+}
+
 function resolve(ref) {
   return ref.replace(/^#\//, '').split('/').reduce((o, k) => o[k.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
 }
@@ -105,6 +139,17 @@ hooks.beforeEach((transaction, done) => {
     if (name.toLowerCase() === 'content-type') {
       transaction.expectedMediaType = transaction.expected.headers[name];
       delete transaction.expected.headers[name];
+    }
+  }
+  if (transaction.expectedMediaType && transaction.expectedMediaType.endsWith('json')) {
+    // A JSON answer is checked against the description's schema: without
+    // one, Dredd checks it against a schema it guesses from the example
+    // (the example's nulls and arrays as the only types allowed), which is
+    // another request's answer.
+    const schema = declaredSchema(template, transaction.request.method, status, transaction.expectedMediaType);
+    if (schema) {
+      transaction.expected.bodySchema = schema;
+      delete transaction.expected.body;
     }
   }
   if (transaction.expectedMediaType && !transaction.expectedMediaType.endsWith('json')) {

@@ -1,6 +1,9 @@
 package edge
 
 import (
+	"errors"
+	"net/http"
+
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -47,5 +50,22 @@ func apiCORS(c *fiber.Ctx) error {
 	h := &c.Response().Header
 	h.SetCanonical(corsOrigin, corsAny)
 	h.SetCanonical(corsExpose, corsExposed)
-	return c.Next()
+	err := c.Next()
+	allowOptions(c, err)
+	return err
+}
+
+// allowOptions adds OPTIONS to the Allow header of a 405 under the APIs:
+// fiber's router names the methods of the routes of the path (GET and the
+// HEAD it adds), but every address under /api also answers OPTIONS here,
+// before the routes, so a client told what it may send is told all of it.
+func allowOptions(c *fiber.Ctx, err error) {
+	var fe *fiber.Error
+	if !errors.As(err, &fe) || fe.Code != http.StatusMethodNotAllowed {
+		return
+	}
+	h := &c.Response().Header
+	if allow := string(h.Peek(fiber.HeaderAllow)); allow != "" {
+		h.Set(fiber.HeaderAllow, allow+", "+fiber.MethodOptions)
+	}
 }

@@ -296,8 +296,24 @@ func TestWebhookURLsRefused(t *testing.T) {
 			t.Errorf("%s: %q, want it to say %q", url, d, why)
 		}
 	}
-	for _, body := range []string{`{"url": "https://93.184.216.34/", "kind": "nope"}`, `{"url": 5}`, `{"url": "https://93.184.216.34/", "extra": 1}`, `[]`} {
-		problem(t, call(t, "POST", h.Base+"/account/webhooks", auth, body), 400)
+	// A body refused names what to change: the unknown field, the field
+	// of the wrong type, the length; and shows the body it takes.
+	example := `Send a JSON object of at most 8 KiB: {"url": "https://hooks.example.com/edge"`
+	for body, why := range map[string]string{
+		`{"url": "https://93.184.216.34/", "kind": "nope"}`: "nope",
+		`{"url": 5}`: "url: give a string, not a number. " + example,
+		`{"url": "https://93.184.216.34/", "extra": 1}`:      `The body has an unknown field "extra": leave it out (the fields are url, store, kind and permission). ` + example,
+		`{"url": "https://93.184.216.34/", "Kinds": "name"}`: `unknown field "Kinds"`,
+		`[]`:                                   "The body is a JSON array: send an object. " + example,
+		`{"url": "https://93.184.216.34/"} {}`: "more than one JSON value",
+		`{"url": `:                             "ends inside its JSON object",
+		`url=https://93.184.216.34/`:           "The body is not JSON (invalid character 'u'",
+		` `:                                    "The body is empty (or white space only).",
+		`{"url": "https://93.184.216.34/", "store": "` + strings.Repeat("x", 8<<10) + `"}`: "more than 8 KiB",
+	} {
+		if d := problem(t, call(t, "POST", h.Base+"/account/webhooks", auth, body), 400); !strings.Contains(d, why) {
+			t.Errorf("%.60s: %q, want it to say %q", body, d, why)
+		}
 	}
 	form := call(t, "POST", h.Base+"/account/webhooks", map[string]string{"Authorization": auth["Authorization"], "Content-Type": "text/plain"}, `{"url": "https://93.184.216.34/"}`)
 	problem(t, form, 415)

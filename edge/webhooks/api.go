@@ -1,8 +1,12 @@
 package webhooks
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"mime"
@@ -153,6 +157,57 @@ type createBody struct {
 	Permission string `json:"permission"`
 }
 
+// maxCreateBody bounds the body of POST /account/webhooks.
+const maxCreateBody = 8 << 10
+
+// createBodyExample is the body of POST /account/webhooks as its
+// refusals show it, with what its filters mean.
+const createBodyExample = `{"url": "https://hooks.example.com/edge", "store": "chrome,edge", "kind": "developer,permissions", "permission": ""} ` +
+	`(store, kind and permission filter as /api/v1/events does; leave them out for every event)`
+
+// createBodyFields are createBody's JSON names, as a refusal lists them.
+const createBodyFields = "url, store, kind and permission"
+
+// readCreateBody reads the body of POST /account/webhooks, or returns the
+// 400 that says what to change: the unknown field or the field of the
+// wrong type it names, a body too long, not JSON or more than one value.
+func readCreateBody(body []byte) (createBody, error) {
+	var in createBody
+	refuse := func(what string) error {
+		return problem.New(http.StatusBadRequest, what+" Send a JSON object of at most 8 KiB: "+createBodyExample+".")
+	}
+	if len(body) > maxCreateBody {
+		return in, refuse(fmt.Sprintf("The body is %d bytes, more than 8 KiB.", len(body)))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&in)
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case err == nil && dec.More():
+		return in, refuse("The body holds more than one JSON value: send one object.")
+	case err == nil:
+		return in, nil
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		return in, refuse(fmt.Sprintf("%s: give a %s, not a %s.", typeErr.Field, typeErr.Type, typeErr.Value))
+	case errors.As(err, &typeErr):
+		return in, refuse(fmt.Sprintf("The body is a JSON %s: send an object.", typeErr.Value))
+	case errors.As(err, &syntaxErr):
+		return in, refuse(fmt.Sprintf("The body is not JSON (%s, at byte %d).", err, syntaxErr.Offset))
+	case errors.Is(err, io.EOF):
+		return in, refuse("The body is empty (or white space only).")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return in, refuse("The body ends inside its JSON object.")
+	}
+	// The decoder's only other refusal is a field createBody does not
+	// have: `json: unknown field "name"`.
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return in, refuse(fmt.Sprintf("The body has an unknown field %s: leave it out (the fields are %s).", name, createBodyFields))
+	}
+	return in, refuse(fmt.Sprintf("The body is not what this takes (%s).", err))
+}
+
 // create answers POST /account/webhooks: a new endpoint, with its secret
 // shown this once. Deliveries start with the events after it was made.
 func (a *API) create(c *fiber.Ctx, email string) error {
@@ -162,11 +217,9 @@ func (a *API) create(c *fiber.Ctx, email string) error {
 		return problem.New(http.StatusUnsupportedMediaType, `Send the body as JSON with the header Content-Type: application/json.`).
 			WithHeader("Accept-Post", "application/json")
 	}
-	var in createBody
-	dec := json.NewDecoder(strings.NewReader(string(c.Body())))
-	dec.DisallowUnknownFields()
-	if len(c.Body()) > 8<<10 || dec.Decode(&in) != nil {
-		return problem.New(http.StatusBadRequest, `Send a JSON body of at most 8 KiB: {"url": "https://hooks.example.com/edge", "store": "chrome,edge", "kind": "developer,permissions", "permission": ""} (store, kind and permission filter as /api/v1/events does; leave them out for every event).`)
+	in, err := readCreateBody(c.Body())
+	if err != nil {
+		return err
 	}
 	if _, err := eventfilter.Parse(in.Store, in.Kind, in.Permission); err != nil {
 		return err

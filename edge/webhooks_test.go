@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -294,6 +295,28 @@ func TestWebhookURLsRefused(t *testing.T) {
 		r := call(t, "POST", h.Base+"/account/webhooks", auth, `{"url": "`+url+`"}`)
 		if d := problem(t, r, 400); !strings.Contains(d, why) {
 			t.Errorf("%s: %q, want it to say %q", url, d, why)
+		}
+	}
+	// A refused address gets one detail, whatever the reason: what to
+	// give instead, and that the operator's log says why; README.md,
+	// docs/api-v1.md and the OpenAPI description quote it.
+	refused := problem(t, call(t, "POST", h.Base+"/account/webhooks", auth, `{"url": "https://127.0.0.1/x"}`), 400)
+	if !strings.HasPrefix(refused, "url: This address is not allowed for webhooks: give the URL of a receiver of your own at a public address (") ||
+		!strings.Contains(refused, "unless this service's operator admits them") || !strings.HasSuffix(refused, "its log says why this one was).") {
+		t.Errorf("a refused address: %q, want what to give instead and where the operator reads why", refused)
+	}
+	opening := refused[:strings.Index(refused, " (")]
+	for page, quote := range map[string]string{
+		"../README.md":      `"` + opening + ` …"`,
+		"../docs/api-v1.md": `"` + opening + `…"`,
+		"v1/openapi.yaml":   `"detail": "` + refused + `"`,
+	} {
+		text, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(strings.Fields(string(text)), " "), quote) {
+			t.Errorf("%s does not quote the refusal of an address: %s", page, quote)
 		}
 	}
 	// A body refused names what to change: the unknown field, the field

@@ -229,9 +229,13 @@ func (e *AddressError) Error() string {
 // Unwrap returns ErrRefused.
 func (e *AddressError) Unwrap() error { return ErrRefused }
 
-// PublicRefusal is what a caller is told of a refused address.
+// PublicRefusal is what a caller is told of a refused address, whatever
+// the reason: what to give instead, what is refused, and where the
+// operator reads why (never which allow entry would admit it, nor that
+// the address is one of the service's own).
 const PublicRefusal = "this address is not allowed for webhooks: give the URL of a receiver of your own at a public address " +
-	"(not a loopback, private, link-local or reserved one, nor one of this service's)"
+	"(loopback, private, link-local and reserved addresses are refused unless this service's operator admits them, " +
+	"and this service's own always; its log says why this one was)"
 
 // Public returns what a caller may be told of err: PublicRefusal when an
 // address was refused (the reason is for the log: Reason), err's text

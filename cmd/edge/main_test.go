@@ -103,7 +103,7 @@ func TestBadSettings(t *testing.T) {
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", ":8081"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "zk.internal:2181", "--zk-auth", "edge:secret"}, "EDGE_FLEET_TOKEN"},
-		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081", "--fleet-token", "short"}, "5 characters, 40 to 512 wanted): make a random one with `edge fleet token`"},
+		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081", "--fleet-token", "short"}, "edge serve: set EDGE_FLEET_TOKEN to a random token, the same on every edge of the fleet: make one with `edge fleet token` (or take 32 random bytes or more in base64, `openssl rand -base64 48`); the fleet token given is guessable (5 characters, 40 to 512 wanted)\n"},
 		// A token of the length the old message asked for (32) is still
 		// refused: the message says what passes.
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-token", "Zq7vN2kR9xLp4TbW8mYc3HdF6sJg1QeA"}, "32 characters, 40 to 512 wanted"},

@@ -202,10 +202,12 @@ func (c *serveConfig) resolve() error {
 		return fmt.Errorf("--fleet-salt (EDGE_FLEET_SALT): %w", err)
 	}
 	if c.fleetToken != "" {
-		// The strength check first: its refusal of a short token names
-		// the length that passes and the command that makes one.
+		// The strength check first: its refusal opens with what to set
+		// (it names EDGE_FLEET_TOKEN and the command that makes one),
+		// then says why this token is refused, a short one's length
+		// with the length that passes.
 		if err := checkFleetToken(c.fleetToken); err != nil {
-			return fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)
+			return err
 		}
 		if c.fleet.Keys, err = trust.NewFor(c.fleetToken, c.electionPath(), salt); err != nil {
 			return fmt.Errorf("EDGE_FLEET_TOKEN: %w", err)

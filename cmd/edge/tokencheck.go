@@ -79,8 +79,9 @@ const maxScored = 8
 // series: a random token's steps repeat a few times in a hundred.
 const maxSeries = 0.5
 
-// errWeakToken starts every refusal of a token that is not strong.
-var errWeakToken = errors.New("the fleet token is guessable")
+// errWeakToken is in every refusal of a token that is not strong, after
+// what to set instead and before why this one is refused.
+var errWeakToken = errors.New("the fleet token given is guessable")
 
 // checkFleetToken refuses a fleet token a guesser could find (see the
 // package's notes above): it returns nil for a token in the generated
@@ -91,8 +92,8 @@ func checkFleetToken(token string) error {
 	if why == "" {
 		return nil
 	}
-	return fmt.Errorf("%w (%s): make a random one with `edge fleet token` (or `openssl rand -base64 48`) "+
-		"and set it as EDGE_FLEET_TOKEN, the same on every edge of the fleet", errWeakToken, why)
+	return fmt.Errorf("set EDGE_FLEET_TOKEN to a random token, the same on every edge of the fleet: make one with `edge fleet token` "+
+		"(or take 32 random bytes or more in base64, `openssl rand -base64 48`); %w (%s)", errWeakToken, why)
 }
 
 // weakness says why token is refused ("" when it is not).

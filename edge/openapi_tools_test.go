@@ -122,7 +122,8 @@ var dreddSummary = regexp.MustCompile(`complete: (\d+) passing, (\d+) failing, (
 // against an edge holding the first 2,400 listings of `make run`'s demo
 // dataset (edgetest.DemoSeed: the examples name its listings, and its
 // days as a `make run` on 2026-12-01 has them, so that what a new user
-// tries from the description works on the data they have): it builds each operation's request from the description's
+// tries from the description works on the data they have; the answers'
+// examples are its answers, checkAnswerExamples): it builds each operation's request from the description's
 // examples alone, sends it, and checks the answer's status, headers and
 // body against the description. The hooks (testdata/openapi/hooks.js) add
 // what no description can hold: the key and the account's credentials,
@@ -157,6 +158,9 @@ func TestDreddReplaysTheDescription(t *testing.T) {
 	// The account of the webhook examples.
 	const email, password = "analyst@example.com", "long enough password"
 	key, _ := signUpWithKey(t, h, email)
+	// The answers' examples are the demo data's too (before Dredd, which
+	// needs Node.js: they are checked without it).
+	checkAnswerExamples(t, h, key)
 	cmd := toolCommand(t, "dredd", spec, h.Base, "--hookfiles", "hooks.js", "--color", "false", "--loglevel", "warning")
 	cmd.Env = append(cmd.Env, "EDGE_DREDD_SPEC="+spec, "EDGE_DREDD_KEY="+key,
 		"EDGE_DREDD_BASIC="+base64.StdEncoding.EncodeToString([]byte(email+":"+password)))

@@ -60,6 +60,17 @@ type SummingStore interface {
 	SinceSums(ctx context.Context, day time.Time, pos Pos) (changes []analytics.UsageChange, sums *Sums, next Pos, err error)
 }
 
+// DirectStore is a Store whose reads of the log usually come through
+// another edge (package relay: a follower asks its leader, whose record
+// may lag a read of its own by a sync) and that can read the log itself
+// when an answer must hold a batch just written: a reservation of keyed
+// calls someone waits for (package limits).
+type DirectStore interface {
+	Store
+	// SinceDirect is Since read from the log itself, never relayed.
+	SinceDirect(ctx context.Context, day time.Time, pos Pos) ([]analytics.UsageChange, Pos, error)
+}
+
 // DayRead is a day's totals read whole.
 type DayRead struct {
 	Totals   map[string]uint64

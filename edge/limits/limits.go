@@ -94,6 +94,10 @@ func policy(perMinute int, perDay uint64) string {
 // Sync's interval.
 const crowdedRetry = 5 * time.Second
 
+// unsettledRetry is how long an Unsettled caller is asked to wait: as
+// for a day that cannot be checked.
+const unsettledRetry = 5 * time.Second
+
 // at returns now, or the configured clock's time when there is one
 // (tests).
 func (l *Limiter) at(now time.Time) time.Time {
@@ -126,13 +130,20 @@ func (l *Limiter) TryAdmit(s Subject, dayLimit uint64, now time.Time) (ratelimit
 		return d, false
 	}
 	limit := l.Usage.dayLimit(e, d.Limit, now)
-	if e.used() >= limit {
+	if s.Key != "" {
+		limit = d.Limit // a key's calls are admitted against its reservations (reserve.go)
+	}
+	if s.Key == "" && e.used() >= limit || s.Key != "" && e.rsv.avail == 0 {
 		e.mu.Unlock()
 		return d, false
 	}
 	if ok, _ := e.minute.allow(limit32(d.PerMinute), minuteWidth, now.UnixNano()); !ok {
 		e.mu.Unlock()
 		return d, false
+	}
+	if s.Key != "" {
+		d.Remaining, _ = l.Usage.reserved(s, e, limit, now, false)
+		return d, true
 	}
 	n, _ := e.take(limit)
 	e.mu.Unlock()
@@ -161,12 +172,31 @@ func (l *Limiter) CountDay(s Subject, dayLimit uint64, now time.Time) ratelimit.
 		d.Outcome, d.RetryAfter = ratelimit.Crowded, crowdedRetry
 		return d
 	}
+	if s.Key != "" {
+		return l.keyedDay(s, e, d, now)
+	}
 	limit := l.Usage.dayLimit(e, d.Limit, now)
 	n, ok := e.take(limit)
 	e.mu.Unlock()
 	d.Remaining = limit - min(limit, n)
 	if !ok {
 		d.Outcome, d.RetryAfter = ratelimit.DayFull, d.Reset
+	}
+	return d
+}
+
+// keyedDay decides the day of a keyed call whose entry e is locked, and
+// unlocks it: against the key's reservations (reserve.go), waiting for
+// one when none is left.
+func (l *Limiter) keyedDay(s Subject, e *entry, d ratelimit.Decision, now time.Time) ratelimit.Decision {
+	d.Remaining, d.Outcome = l.Usage.reserved(s, e, d.Limit, now, true)
+	switch d.Outcome {
+	case ratelimit.DayFull:
+		d.RetryAfter = d.Reset
+	case ratelimit.Unsettled:
+		d.RetryAfter = unsettledRetry
+	case ratelimit.Crowded:
+		d.RetryAfter = crowdedRetry
 	}
 	return d
 }
@@ -210,14 +240,19 @@ func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) ra
 		return d
 	}
 	limit := l.Usage.dayLimit(e, d.Limit, now)
+	if s.Key != "" {
+		limit = d.Limit // a key's calls are admitted against its reservations (reserve.go)
+	}
 	ok, wait := e.minute.allow(limit32(d.PerMinute), minuteWidth, now.UnixNano())
 	var n uint64
 	switch {
 	case !ok:
 		d.Outcome, d.RetryAfter = ratelimit.MinuteFull, wait
-		n = e.used()
+		n = e.spent()
 	case !day:
-		n = e.used()
+		n = e.spent()
+	case s.Key != "":
+		return l.keyedDay(s, e, d, now)
 	default:
 		n, ok = e.take(limit)
 		if !ok {

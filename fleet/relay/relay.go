@@ -464,6 +464,18 @@ func (s *Store) since(ctx context.Context, day time.Time, pos usagelog.Pos, sum 
 	return changes, nil, posOf(a.At, a.N), nil
 }
 
+// SinceDirect reads what was added from pos on from the store itself,
+// never from the leader (usagelog.DirectStore): the read a follower
+// makes when calls wait for the reservation it just wrote, which the
+// leader's record may not hold yet.
+func (s *Store) SinceDirect(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, usagelog.Pos, error) {
+	s.directly.Add(1)
+	s.mu.Lock()
+	s.lastRead = 0
+	s.mu.Unlock()
+	return s.Store.Since(ctx, day, pos)
+}
+
 func batchesOf(ids []batchID) []analytics.UsageBatch {
 	out := make([]analytics.UsageBatch, len(ids))
 	for i, id := range ids {

@@ -69,9 +69,13 @@ func (r *reservations) roll(now int64, every int64) {
 	}
 }
 
-// spent returns the calls of e's subject on e's day, less its reserved
-// calls not used yet on this edge. e must be locked.
-func (e *entry) spent() uint64 { return e.used() - min(e.used(), e.rsv.avail) }
+// spent returns the calls of e's subject on e's day, less those this
+// edge reserved and has not used yet (confirmed, or on their way): the
+// calls its RateLimit-Remaining counts as made. e must be locked.
+func (e *entry) spent() uint64 {
+	used, unused := e.used(), e.rsv.avail+e.rsv.held
+	return used - min(used, unused)
+}
 
 // reservation returns the calls of e's subject to reserve now (see
 // reservations), 0 when none: one reservation at a time. e must be

@@ -266,3 +266,42 @@ func TestSumsFollowNewReads(t *testing.T) {
 		t.Fatalf("after another read: totals %v, batches %v; want 7 calls in 3 batches", a.Totals, a.Batches)
 	}
 }
+
+// TestFollowerReservesFromTheLogItself: a key's call on a follower waits
+// for a reservation of its calls (limits' reserve.go), written and read
+// back before it is admitted. The leader has not read the log since the
+// write, so its record lacks it: the follower reads the log itself for
+// it (SinceDirect), and admits the call at once; its other reads go on
+// through the leader.
+func TestFollowerReservesFromTheLogItself(t *testing.T) {
+	f := newFleet(t, 50, nil)
+	key := limits.Subject{Key: "edge_follower"}
+	f.sync(t, f.leader) // the leader's record reaches the follower's position,
+	f.sync(t, f.follower)
+	if relayed, directly := f.store.Reads(); relayed != 1 || directly != 0 {
+		t.Fatalf("follower's reads: %d relayed, %d direct; want 1, 0", relayed, directly)
+	}
+	relayedBefore, directBefore := f.store.Reads()
+	if d := f.follower.Admit(key, 10, time.Time{}); d.Outcome != ratelimit.Admitted || d.Remaining != 9 {
+		t.Fatalf("a key's first call on the follower: %+v, want admitted with 9 left", d)
+	}
+	relayed, directly := f.store.Reads()
+	if directly-directBefore != 1 || relayed != relayedBefore {
+		t.Fatalf("follower's reads for the reservation: %d relayed, %d direct; want 0, 1", relayed-relayedBefore, directly-directBefore)
+	}
+	f.sync(t, f.leader)
+	f.sync(t, f.follower)
+	if relayed, _ := f.store.Reads(); relayed != relayedBefore+1 {
+		t.Fatalf("the follower's sync with no one waiting was not relayed (%d relayed reads, want %d)", relayed, relayedBefore+1)
+	}
+	// The leader counts the follower's reservation as used.
+	used := 0
+	for range 10 {
+		if f.leader.Admit(key, 10, time.Time{}).Outcome == ratelimit.Admitted {
+			used++
+		}
+	}
+	if used != 10-4 {
+		t.Fatalf("the leader admitted %d of the key's calls after the follower reserved 4; want 6", used)
+	}
+}

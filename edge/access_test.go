@@ -384,6 +384,17 @@ func TestMinuteAndDayLimits(t *testing.T) {
 	if ra, _ := strconv.Atoi(a.header.Get("Retry-After")); remaining != 0 || ra != reset || ra < 1 {
 		t.Fatalf("day refusal: remaining %d reset %d Retry-After %q", remaining, reset, a.header.Get("Retry-After"))
 	}
+	// A caller whose day is used up is told to wait until midnight,
+	// however often it asks: more refused calls than its minute holds
+	// (100) are each refused for the day, not for the minute.
+	for i := range 110 {
+		a := call(t, "GET", url, bearer(key), "")
+		_, remaining, reset, _ := rateHeaders(a)
+		ra, _ := strconv.Atoi(a.header.Get("Retry-After"))
+		if a.status != http.StatusTooManyRequests || remaining != 0 || ra < reset-1 || ra > reset+1 || !strings.Contains(string(a.body), "day") {
+			t.Fatalf("refused call %d after the day was used: %d remaining %d reset %d Retry-After %d: %s", i, a.status, remaining, reset, ra, a.body)
+		}
+	}
 }
 
 func TestDayRestartsAtMidnightUTC(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 
 // awayUsage is a usage store that fails while away is set: an edge that
 // is dead (nothing it writes lands, nothing it reads comes). It passes
-// on the relay's sums and direct reads when the store it wraps has them.
+// on the relay's sums and fresh reads when the store it wraps has them.
 type awayUsage struct {
 	usagelog.Store
 	away atomic.Bool
@@ -52,14 +52,14 @@ func (s *awayUsage) SinceSums(ctx context.Context, day time.Time, pos usagelog.P
 	return changes, nil, next, err
 }
 
-func (s *awayUsage) SinceDirect(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, usagelog.Pos, error) {
+func (s *awayUsage) SinceFresh(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, *usagelog.Sums, usagelog.Pos, error) {
 	if s.away.Load() {
-		return nil, pos, errAway
+		return nil, nil, pos, errAway
 	}
-	if d, ok := s.Store.(usagelog.DirectStore); ok {
-		return d.SinceDirect(ctx, day, pos)
+	if f, ok := s.Store.(usagelog.FreshStore); ok {
+		return f.SinceFresh(ctx, day, pos)
 	}
-	return s.Store.Since(ctx, day, pos)
+	return s.SinceSums(ctx, day, pos)
 }
 
 // TestKeyedDayHoldsThroughLeaderFaults (issue 74, point 6): three edges

@@ -24,8 +24,9 @@ import (
 //
 // The size of a reservation is what the key used on this edge over the
 // last interval (or the one before) twice over, at least minReservation
-// or the calls waiting for it, and at most this edge's share of what is
-// left of the day (the remainder over the fleet's edges) and what is
+// or the calls waiting for it, and at most the key's per-minute limit
+// (what it may use on this edge in a minute), this edge's share of what
+// is left of the day (the remainder over the fleet's edges) and what is
 // left. A Sync writes it when a call waits for one, or ahead of need when
 // the key's rate would use what is left of the last one within the next
 // interval. A call that finds nothing reserved asks Run for a Sync at
@@ -38,6 +39,7 @@ import (
 type reservations struct {
 	keyed   bool
 	limit   uint64 // the day's limit, as the key's last call gave it
+	minute  uint64 // and its per-minute limit: the most one reservation holds
 	avail   uint64 // reserved and confirmed, not used yet: admits calls
 	held    uint64 // reserved (being written or written), not confirmed yet
 	waiting int    // calls waiting for a reservation
@@ -102,6 +104,9 @@ func (e *entry) reservation(now time.Time, fleet uint64, every time.Duration) ui
 		return 0
 	}
 	left := r.limit - used
+	if r.minute > 0 {
+		want = min(want, r.minute) // no more than the key may use here in a minute
+	}
 	return min(want, max(left/fleet, 1), left)
 }
 
@@ -132,11 +137,11 @@ func (e *entry) confirm(t *dayTotals, p pending) {
 // refused for the day when the day's calls are used and none is on its
 // way, else (when wait is set) after waiting for a reservation, at most
 // roomWait. It returns the calls left of the day as this edge knows them.
-func (u *Usage) reserved(s Subject, e *entry, limit uint64, now time.Time, wait bool) (uint64, ratelimit.Outcome) {
+func (u *Usage) reserved(s Subject, e *entry, limit, perMinute uint64, now time.Time, wait bool) (uint64, ratelimit.Outcome) {
 	var deadline time.Time
 	for {
 		r := &e.rsv
-		r.keyed, r.limit = true, limit
+		r.keyed, r.limit, r.minute = true, limit, perMinute
 		switch {
 		case r.avail > 0:
 			r.avail--

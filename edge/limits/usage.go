@@ -93,8 +93,8 @@ type Usage struct {
 	retry   *failedBatch                       // a batch whose write failed, its outcome unknown
 	edges   map[string]time.Time               // edges seen writing usage, and when
 	// urgent is set by a flush that found keyed calls waiting for a
-	// reservation: the read that follows goes to the log itself
-	// (usagelog.DirectStore), not through a leader's record of its reads.
+	// reservation: the read that follows is asked fresh
+	// (usagelog.FreshStore), not answered from a leader's last read.
 	urgent bool
 }
 

@@ -23,7 +23,9 @@ import (
 // loses only reserved calls not used yet (counted, never admitted).
 //
 // The size of a reservation is what the key used on this edge over the
-// last interval (or the one before) twice over, at least minReservation
+// last interval (or the one before) for the next ahead intervals (about
+// 16 s at the default 2 s: what a key goes on with while the log is out
+// of reach), at least minReservation
 // or the calls waiting for it, and at most the key's per-minute limit
 // (what it may use on this edge in a minute), this edge's share of what
 // is left of the day (the remainder over the fleet's edges) and what is
@@ -48,6 +50,10 @@ type reservations struct {
 	win       int64
 	cur, prev uint64
 }
+
+// ahead is how many of Run's intervals of a key's rate a reservation
+// holds.
+const ahead = 8
 
 // minReservation is the smallest reservation: a key's first calls on an
 // edge, one interval's worth for a slow caller.
@@ -92,9 +98,9 @@ func (e *entry) reservation(now time.Time, fleet uint64, every time.Duration) ui
 	var want uint64
 	switch {
 	case r.waiting > 0:
-		want = max(2*rate, uint64(r.waiting), minReservation)
+		want = max(ahead*rate, uint64(r.waiting), minReservation)
 	case rate > 0 && r.avail < rate:
-		want = max(2*rate, minReservation)
+		want = max(ahead*rate, minReservation)
 	default:
 		return 0
 	}
@@ -201,4 +207,20 @@ func (u *Usage) soon(wait time.Duration, room chan struct{}) bool {
 	case <-t.C:
 	}
 	return true
+}
+
+// Reserved returns the keyed calls this edge has written to the usage
+// log as reservations and not used yet: confirmed, or on their way. They
+// count as used in the fleet's totals; those left when the edge stops,
+// or at midnight, are never admitted.
+func (u *Usage) Reserved() uint64 {
+	var n uint64
+	u.each(func(_ Subject, c *entry) {
+		c.mu.Lock()
+		if c.day == dayOf(u.now()) {
+			n += c.rsv.avail + c.rsv.held
+		}
+		c.mu.Unlock()
+	})
+	return n
 }

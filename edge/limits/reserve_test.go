@@ -222,8 +222,9 @@ func TestKeyedCallsRefusedForAMomentWhenTheLogIsOut(t *testing.T) {
 }
 
 // TestReservationSize: a reservation is the key's rate over the last
-// interval twice over, at least minReservation or the calls waiting, at
-// most this edge's share of what is left; ahead of need (nobody
+// interval for the next ahead intervals, at least minReservation or the
+// calls waiting, at most the key's per-minute limit and this edge's
+// share of what is left; ahead of need (nobody
 // waiting) only when the rate would use what is left within an
 // interval.
 func TestReservationSize(t *testing.T) {
@@ -232,22 +233,24 @@ func TestReservationSize(t *testing.T) {
 	for _, tc := range []struct {
 		name                     string
 		limit, used, avail, prev uint64
+		minute                   uint64 // 0: none
 		waiting                  int
 		fleet                    uint64
 		want                     uint64
 	}{
 		{name: "first call", limit: 1000, waiting: 1, fleet: 1, want: minReservation},
 		{name: "a burst waiting", limit: 1000, waiting: 40, fleet: 1, want: 40},
-		{name: "a steady rate", limit: 1000, prev: 30, waiting: 1, fleet: 1, want: 60},
+		{name: "a steady rate", limit: 1000, prev: 10, waiting: 1, fleet: 1, want: ahead * 10},
+		{name: "a steady rate past the minute's limit", limit: 1000, prev: 30, waiting: 1, fleet: 1, minute: 120, want: 120},
 		{name: "the share of three edges", limit: 1000, used: 880, waiting: 100, fleet: 3, want: 40},
 		{name: "the last call", limit: 1000, used: 999, waiting: 5, fleet: 3, want: 1},
 		{name: "the day used", limit: 1000, used: 1000, waiting: 5, fleet: 1, want: 0},
-		{name: "ahead of need", limit: 1000, used: 100, avail: 10, prev: 30, fleet: 1, want: 50},
+		{name: "ahead of need", limit: 1000, used: 100, avail: 10, prev: 30, fleet: 1, want: ahead*30 - 10},
 		{name: "enough left", limit: 1000, used: 100, avail: 40, prev: 30, fleet: 1, want: 0},
 		{name: "idle", limit: 1000, used: 100, avail: 2, fleet: 1, want: 0},
 	} {
 		e := &entry{base: tc.used}
-		e.rsv = reservations{keyed: true, limit: tc.limit, avail: tc.avail, waiting: tc.waiting,
+		e.rsv = reservations{keyed: true, limit: tc.limit, minute: tc.minute, avail: tc.avail, waiting: tc.waiting,
 			win: now.UnixNano() - int64(every) - 1, cur: tc.prev} // rolled to prev by the look
 		if got := e.reservation(now, tc.fleet, every); got != tc.want {
 			t.Errorf("%s: reserves %d, want %d", tc.name, got, tc.want)

@@ -24,7 +24,7 @@ func (u *Usage) Sync(ctx context.Context) error {
 		room := make(chan struct{})
 		close(*u.room.Swap(&room))
 	}()
-	if err := u.flush(ctx); err != nil {
+	if err := u.flush(ctx, true); err != nil {
 		return err
 	}
 	now := u.now()
@@ -145,11 +145,12 @@ func (u *Usage) drop(s Subject, c *entry) {
 }
 
 // Flush writes the calls counted since the last write. A graceful stop
-// calls it after the last request, so no counted call is lost.
+// calls it after the last request, so no counted call is lost; it
+// reserves no more keyed calls (reserve.go).
 func (u *Usage) Flush(ctx context.Context) error {
 	u.syncMu.Lock()
 	defer u.syncMu.Unlock()
-	return u.flush(ctx)
+	return u.flush(ctx, false)
 }
 
 func (u *Usage) each(f func(Subject, *entry)) {
@@ -159,7 +160,9 @@ func (u *Usage) each(f func(Subject, *entry)) {
 	})
 }
 
-func (u *Usage) flush(ctx context.Context) error {
+// flush writes the calls counted since the last write, and, when
+// reserve is set, the keyed calls to reserve (reserve.go).
+func (u *Usage) flush(ctx context.Context, reserve bool) error {
 	if u.retry != nil {
 		if err := u.resolve(ctx); err != nil {
 			return err
@@ -173,7 +176,7 @@ func (u *Usage) flush(ctx context.Context) error {
 	u.each(func(s Subject, c *entry) {
 		c.mu.Lock()
 		var rsv uint64
-		if c.rsv.keyed && c.day == today {
+		if reserve && c.rsv.keyed && c.day == today {
 			rsv = c.reservation(now, fleet, u.rateWindow())
 			u.urgent = u.urgent || c.rsv.waiting > 0
 		}

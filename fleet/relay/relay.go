@@ -29,6 +29,7 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -418,7 +419,7 @@ type Client struct {
 func (c *Client) get(ctx context.Context, path string, query url.Values, out any) (int, error) {
 	addr := c.Leader()
 	if addr == "" {
-		return 0, fmt.Errorf("no leader")
+		return 0, errNoLeader
 	}
 	u := addr + path
 	if len(query) > 0 {
@@ -457,7 +458,20 @@ type Store struct {
 	mu                sync.Mutex
 	lastPos           usagelog.Pos // the position the last answer as sums gave
 	lastRead          uint64       // and the last read it spanned (0: none)
+	skipUntil         time.Time    // until when reads go to the store without asking the leader
 }
+
+// leaderBackoff is how long a follower reads the store itself after its
+// leader did not answer (no answer within the client's timeout, or a
+// 5xx), rather than wait on it at every read: a paused leader costs a
+// follower one wait, not one every sync. A leader's refusal to answer a
+// position (410) is not such a failure.
+const leaderBackoff = 5 * time.Second
+
+var (
+	errSkipped  = errors.New("the leader did not answer lately")
+	errNoLeader = errors.New("no leader")
+)
 
 // NewStore returns a store that reads the log through c's leader, and
 // otherwise from base.
@@ -502,10 +516,22 @@ func (s *Store) since(ctx context.Context, day time.Time, pos usagelog.Pos, sum,
 		s.mu.Unlock()
 	}
 	var a usageAnswer
-	if _, err := s.c.get(ctx, UsagePath, q, &a); err != nil {
+	s.mu.Lock()
+	skip := time.Now().Before(s.skipUntil)
+	s.mu.Unlock()
+	status, err := 0, errSkipped
+	if !skip {
+		status, err = s.c.get(ctx, UsagePath, q, &a)
+	}
+	if err != nil {
 		s.directly.Add(1)
 		s.mu.Lock()
 		s.lastRead = 0
+		if !skip && err != errNoLeader && (status == 0 || status >= 500) {
+			// The leader did not answer (gone, paused, cut off): the
+			// next reads go to the store without waiting on it again.
+			s.skipUntil = time.Now().Add(leaderBackoff)
+		}
 		s.mu.Unlock()
 		changes, next, err := s.Store.Since(ctx, day, pos)
 		return changes, nil, next, err

@@ -386,3 +386,31 @@ func TestFreshAsksShareReads(t *testing.T) {
 		t.Fatalf("eight fresh asks made %d reads of the log, want at most 2", n)
 	}
 }
+
+// TestPausedLeaderIsAskedOnce: a leader that takes a follower's ask and
+// never answers (a paused process) costs the follower one wait of its
+// client's timeout; the reads after it go to the store at once, without
+// asking the leader again for a while.
+func TestPausedLeaderIsAskedOnce(t *testing.T) {
+	var asked atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	base := usagelog.Memory()
+	store := NewStore(base, &Client{Leader: func() string { return srv.URL }, HTTP: &http.Client{Timeout: 100 * time.Millisecond}})
+	for i := range 5 {
+		if _, _, err := store.Since(context.Background(), day, usagelog.Pos{}); err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+	}
+	if relayed, directly := store.Reads(); asked.Load() != 1 || relayed != 0 || directly != 5 {
+		t.Fatalf("five reads with the leader paused: the leader asked %d times, %d reads relayed, %d direct; want 1, 0, 5", asked.Load(), relayed, directly)
+	}
+}

@@ -33,8 +33,8 @@ type faultLoad struct {
 	// this edge was used and no other could be written (limits' reserve.go).
 	keyedWait     int
 	backedSlowest time.Duration
-	other                                         []string // anything else: the test fails
-	keyed                                         atomic.Int64
+	other         []string // anything else: the test fails
+	keyed         atomic.Int64
 }
 
 // TestFaultInjection puts a fault-injection proxy between the edge and

@@ -60,6 +60,18 @@ type SummingStore interface {
 	SinceSums(ctx context.Context, day time.Time, pos Pos) (changes []analytics.UsageChange, sums *Sums, next Pos, err error)
 }
 
+// FreshStore is a SummingStore whose reads usually come from another
+// edge's record of its reads (package relay: a follower asks its
+// leader), which may lag the log by a sync, and which can be asked for a
+// read that holds every batch written before it was asked: the leader
+// reads the log at once for it. A reservation of keyed calls someone
+// waits for needs it (package limits).
+type FreshStore interface {
+	SummingStore
+	// SinceFresh is SinceSums holding every batch written before it.
+	SinceFresh(ctx context.Context, day time.Time, pos Pos) (changes []analytics.UsageChange, sums *Sums, next Pos, err error)
+}
+
 // DayRead is a day's totals read whole.
 type DayRead struct {
 	Totals   map[string]uint64

@@ -14,14 +14,24 @@ import (
 // Run runs fn every interval until ctx ends. It logs the first failure
 // of a run of failures, and the recovery that ends it, naming them what.
 func Run(ctx context.Context, interval time.Duration, log *slog.Logger, what string, fn func(context.Context) error) {
+	RunOrSooner(ctx, interval, nil, log, what, fn)
+}
+
+// RunOrSooner is Run that also runs fn as soon as a value arrives on
+// sooner (nil: never): a run asked for while one is under way is the
+// next, once. After a failure only the interval's tick runs fn again, so
+// that what fails is not asked again at every request.
+func RunOrSooner(ctx context.Context, interval time.Duration, sooner <-chan struct{}, log *slog.Logger, what string, fn func(context.Context) error) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	failing := false
+	soon := sooner
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-soon:
 		}
 		err := fn(ctx)
 		switch {
@@ -31,5 +41,9 @@ func Run(ctx context.Context, interval time.Duration, log *slog.Logger, what str
 			log.Info("sync recovered", "what", what)
 		}
 		failing = err != nil
+		soon = sooner
+		if failing {
+			soon = nil
+		}
 	}
 }

@@ -201,7 +201,7 @@ func (g *Gate) Admit(c *fiber.Ctx, who Caller) error {
 // Apply sets the RateLimit headers of d and returns the problem to answer
 // when d refuses the call.
 func (g *Gate) Apply(c *fiber.Ctx, who Caller, d ratelimit.Decision) error {
-	if d.Outcome == ratelimit.UsageUnknown || d.Outcome == ratelimit.Crowded {
+	if d.Outcome == ratelimit.UsageUnknown || d.Outcome == ratelimit.Crowded || d.Outcome == ratelimit.Unsettled {
 		return Refusal(who, d) // no count to report
 	}
 	h := &c.Response().Header
@@ -224,6 +224,9 @@ func Refusal(who Caller, d ratelimit.Decision) *problem.Problem {
 	case ratelimit.UsageUnknown:
 		return problem.New(http.StatusServiceUnavailable,
 			"The day's usage cannot be checked for a moment (the usage store is out of reach). Retry in 5 seconds.").RetryAfter(5)
+	case ratelimit.Unsettled:
+		return problem.New(http.StatusServiceUnavailable,
+			"The day's usage of this key cannot be checked for a moment: this edge admits a key's calls only once it has written them to the fleet's usage log, and the log is out of reach. Retry in 5 seconds.").RetryAfter(5)
 	case ratelimit.Crowded:
 		return problem.Newf(http.StatusServiceUnavailable,
 			"This edge is counting as many callers as it can hold, and none of their calls can be let go until they reach the fleet's totals (the usage store may be out of reach). Retry in %d seconds.",

@@ -142,4 +142,5 @@ type entry struct {
 	seenDay int64
 	base    uint64
 	minute  ring // calls of the last minute, admitted or refused for the day
+	rsv     reservations
 }

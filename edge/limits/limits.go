@@ -94,6 +94,10 @@ func policy(perMinute int, perDay uint64) string {
 // Sync's interval.
 const crowdedRetry = 5 * time.Second
 
+// unsettledRetry is how long an Unsettled caller is asked to wait: as
+// for a day that cannot be checked.
+const unsettledRetry = 5 * time.Second
+
 // at returns now, or the configured clock's time when there is one
 // (tests).
 func (l *Limiter) at(now time.Time) time.Time {
@@ -126,13 +130,20 @@ func (l *Limiter) TryAdmit(s Subject, dayLimit uint64, now time.Time) (ratelimit
 		return d, false
 	}
 	limit := l.Usage.dayLimit(e, d.Limit, now)
-	if e.used() >= limit {
+	if s.Key != "" {
+		limit = d.Limit // a key's calls are admitted against its reservations (reserve.go)
+	}
+	if s.Key == "" && e.used() >= limit || s.Key != "" && e.rsv.avail == 0 {
 		e.mu.Unlock()
 		return d, false
 	}
 	if ok, _ := e.minute.allow(limit32(d.PerMinute), minuteWidth, now.UnixNano()); !ok {
 		e.mu.Unlock()
 		return d, false
+	}
+	if s.Key != "" {
+		d.Remaining, _ = l.Usage.reserved(s, e, limit, uint64(max(d.PerMinute, 0)), now, false)
+		return d, true
 	}
 	n, _ := e.take(limit)
 	e.mu.Unlock()
@@ -161,12 +172,31 @@ func (l *Limiter) CountDay(s Subject, dayLimit uint64, now time.Time) ratelimit.
 		d.Outcome, d.RetryAfter = ratelimit.Crowded, crowdedRetry
 		return d
 	}
+	if s.Key != "" {
+		return l.keyedDay(s, e, d, now)
+	}
 	limit := l.Usage.dayLimit(e, d.Limit, now)
 	n, ok := e.take(limit)
 	e.mu.Unlock()
 	d.Remaining = limit - min(limit, n)
 	if !ok {
 		d.Outcome, d.RetryAfter = ratelimit.DayFull, d.Reset
+	}
+	return d
+}
+
+// keyedDay decides the day of a keyed call whose entry e is locked, and
+// unlocks it: against the key's reservations (reserve.go), waiting for
+// one when none is left.
+func (l *Limiter) keyedDay(s Subject, e *entry, d ratelimit.Decision, now time.Time) ratelimit.Decision {
+	d.Remaining, d.Outcome = l.Usage.reserved(s, e, d.Limit, uint64(max(d.PerMinute, 0)), now, true)
+	switch d.Outcome {
+	case ratelimit.DayFull:
+		d.RetryAfter = d.Reset
+	case ratelimit.Unsettled:
+		d.RetryAfter = unsettledRetry
+	case ratelimit.Crowded:
+		d.RetryAfter = crowdedRetry
 	}
 	return d
 }
@@ -202,22 +232,34 @@ func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) ra
 		d.Outcome, d.RetryAfter = ratelimit.UsageUnknown, 5*time.Second
 		return d
 	}
-	// One lock for both counts: the minute's first, then the day's. A call
-	// the day refuses still counts against the minute.
+	// One lock for both counts: the minute's first, then the day's. A
+	// caller whose day is used up is refused for the day at once, and the
+	// call counts against neither: its Retry-After is the day's (until
+	// midnight), however many refused calls it makes in a minute.
 	e := l.Usage.lock(s, now, true)
 	if e == nil {
 		d.Outcome, d.RetryAfter = ratelimit.Crowded, crowdedRetry
 		return d
 	}
 	limit := l.Usage.dayLimit(e, d.Limit, now)
+	if s.Key != "" {
+		limit = d.Limit // a key's calls are admitted against its reservations (reserve.go)
+	}
+	if day && e.dayUsed(s, limit) {
+		e.mu.Unlock()
+		d.Outcome, d.RetryAfter, d.Remaining = ratelimit.DayFull, d.Reset, 0
+		return d
+	}
 	ok, wait := e.minute.allow(limit32(d.PerMinute), minuteWidth, now.UnixNano())
 	var n uint64
 	switch {
 	case !ok:
 		d.Outcome, d.RetryAfter = ratelimit.MinuteFull, wait
-		n = e.used()
+		n = e.spent()
 	case !day:
-		n = e.used()
+		n = e.spent()
+	case s.Key != "":
+		return l.keyedDay(s, e, d, now)
 	default:
 		n, ok = e.take(limit)
 		if !ok {
@@ -227,6 +269,16 @@ func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) ra
 	e.mu.Unlock()
 	d.Remaining = limit - min(limit, n)
 	return d
+}
+
+// dayUsed reports whether s's day is used up on e, locked: its calls
+// reach limit, and for a key, none of its reserved calls is left or on
+// its way (reserve.go).
+func (e *entry) dayUsed(s Subject, limit uint64) bool {
+	if s.Key != "" && (e.rsv.avail > 0 || e.rsv.held > 0) {
+		return false
+	}
+	return e.used() >= limit
 }
 
 // InvalidKeysBlocked reports whether a has sent more invalid keys in the

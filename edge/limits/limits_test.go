@@ -127,8 +127,9 @@ func TestLimiterReadsTheFleetsTotals(t *testing.T) {
 		t.Fatalf("before the fleet's totals: %+v", d)
 	}
 	// Another edge counted 15 calls: the next read of the totals holds
-	// them, and this edge's own call since.
-	publishTotals(l.Usage, dayOf(now), map[Subject]uint64{s: 15}, now)
+	// them, and the calls this edge reserved for the key (reserve.go),
+	// of which it used one.
+	publishTotals(l.Usage, dayOf(now), map[Subject]uint64{s: 15 + minReservation}, now)
 	if d := l.Admit(s, 0, time.Time{}); d.Remaining != 20-15-2 {
 		t.Fatalf("after the fleet's totals: %+v", d)
 	}

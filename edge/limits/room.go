@@ -89,7 +89,8 @@ func (u *Usage) evict() {
 			c := v.(*entry)
 			if c.mu.TryLock() { // a busy entry is in use: leave it
 				c.minute.advance(part)
-				if c.unsent == 0 && c.inflight == 0 && c.sent == 0 && (pass == 1 || c.minute.total == 0) {
+				if c.unsent == 0 && c.inflight == 0 && c.sent == 0 && c.rsv.held == 0 && c.rsv.waiting == 0 &&
+					(pass == 1 || c.minute.total == 0 && c.rsv.avail == 0) {
 					u.drop(k.(Subject), c)
 				}
 				c.mu.Unlock()

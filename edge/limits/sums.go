@@ -11,10 +11,17 @@ import (
 // since reads the log from pos on, as sums when the store offers them
 // and they can be applied exactly: every batch they bring again was
 // applied, and none they bring first was. Otherwise it reads the rows
-// (Since), whose batches are applied one by one. u.syncMu must be held.
+// (Since), whose batches are applied one by one. When the last flush
+// found keyed calls waiting for a reservation (u.urgent), the read is
+// asked fresh (usagelog.FreshStore): a leader's record of its reads may
+// not hold the reservation just written yet. u.syncMu must be held.
 func (u *Usage) since(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, *usagelog.Sums, usagelog.Pos, error) {
 	if s, ok := u.store.(usagelog.SummingStore); ok {
-		changes, sums, next, err := s.SinceSums(ctx, day, pos)
+		read := s.SinceSums
+		if f, ok := u.store.(usagelog.FreshStore); ok && u.urgent {
+			read = f.SinceFresh
+		}
+		changes, sums, next, err := read(ctx, day, pos)
 		if err != nil || sums == nil || u.exact(sums) {
 			return changes, sums, next, err
 		}

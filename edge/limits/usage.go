@@ -66,6 +66,10 @@ type Usage struct {
 	room atomic.Pointer[chan struct{}]
 	// every is how often Sync runs (Run's interval; 0 before Run).
 	every atomic.Int64
+	// sooner asks Run for a Sync now: a keyed call waits for a
+	// reservation (reserve.go); running says Run is there to take it.
+	sooner  chan struct{}
+	running atomic.Bool
 
 	// maxActive bounds the entries (callers of the last minute, or with
 	// calls not yet in the totals); maxSubjects bounds the day's totals.
@@ -88,6 +92,10 @@ type Usage struct {
 	applied map[analytics.UsageBatch]time.Time // batches added to the totals, and when
 	retry   *failedBatch                       // a batch whose write failed, its outcome unknown
 	edges   map[string]time.Time               // edges seen writing usage, and when
+	// urgent is set by a flush that found keyed calls waiting for a
+	// reservation: the read that follows is asked fresh
+	// (usagelog.FreshStore), not answered from a leader's last read.
+	urgent bool
 }
 
 // failedBatch is a batch whose write failed. The insert may have landed
@@ -116,7 +124,7 @@ func NewUsage(store usagelog.Store, staleAfter time.Duration, now func() time.Ti
 	u := &Usage{store: store, now: now, staleAfter: staleAfter, name: hex.EncodeToString(name[:]),
 		maxActive: DefaultMaxActive, maxSubjects: DefaultMaxSubjects,
 		pending: map[analytics.UsageBatch][]pending{}, applied: map[analytics.UsageBatch]time.Time{},
-		edges: map[string]time.Time{}}
+		edges: map[string]time.Time{}, sooner: make(chan struct{}, 1)}
 	u.fleet.Store(1)
 	room := make(chan struct{})
 	u.room.Store(&room)
@@ -217,6 +225,7 @@ func (u *Usage) entryOf(s Subject, today int64, wait bool) *entry {
 			// What is in flight belongs to the old day: the write of it
 			// settles only entries still on that day.
 			c.day, c.unsent, c.inflight, c.sent = today, 0, 0, 0
+			c.rsv.newDay()
 		}
 		return c
 	}
@@ -271,7 +280,9 @@ func (u *Usage) lock(s Subject, now time.Time, wait bool) *entry {
 type pending struct {
 	c     *entry
 	day   int64
-	calls uint64
+	calls uint64 // the batch's calls of c's subject, reserved ones included
+	rsv   uint64 // of which reserved (reserve.go)
+	limit uint64 // the subject's day limit when they were reserved
 }
 
 // appliedFor is how long a batch added to the totals is remembered, so
@@ -282,7 +293,9 @@ const appliedFor = 3 * usagelog.Overlap
 // it logs the first failure of a run of them, and the recovery.
 func (u *Usage) Run(ctx context.Context, interval, timeout time.Duration, log *slog.Logger) {
 	u.every.Store(int64(interval))
-	every.Run(ctx, interval, log, "usage", func(ctx context.Context) error {
+	u.running.Store(true)
+	defer u.running.Store(false)
+	every.RunOrSooner(ctx, interval, u.sooner, log, "usage", func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		return u.Sync(ctx)

@@ -24,7 +24,7 @@ func (u *Usage) Sync(ctx context.Context) error {
 		room := make(chan struct{})
 		close(*u.room.Swap(&room))
 	}()
-	if err := u.flush(ctx); err != nil {
+	if err := u.flush(ctx, true); err != nil {
 		return err
 	}
 	now := u.now()
@@ -50,7 +50,7 @@ func (u *Usage) Sync(ctx context.Context) error {
 		u.countFleet(now)
 		// Every batch this edge wrote is in a day read after it.
 		for b, ps := range u.pending {
-			settle(ps)
+			settle(nt, ps)
 			delete(u.pending, b)
 		}
 		u.forget(now)
@@ -79,7 +79,7 @@ func (u *Usage) Sync(ctx context.Context) error {
 	t.read.Store(now.UnixNano())
 	for _, b := range added {
 		if ps, ok := u.pending[b]; ok {
-			settle(ps)
+			settle(t, ps)
 			delete(u.pending, b)
 		}
 	}
@@ -107,13 +107,16 @@ func (u *Usage) countFleet(now time.Time) {
 	u.fleet.Store(n)
 }
 
-// settle takes the calls of a batch read back out of its entries' sent
-// counts.
-func settle(ps []pending) {
+// settle takes the calls of a batch read back into t out of its entries'
+// sent counts, and confirms the reservations it held (reserve.go).
+func settle(t *dayTotals, ps []pending) {
 	for _, p := range ps {
 		p.c.mu.Lock()
 		if p.c.day == p.day {
 			p.c.sent -= min(p.c.sent, p.calls)
+			if p.rsv > 0 {
+				p.c.confirm(t, p)
+			}
 		}
 		p.c.mu.Unlock()
 	}
@@ -126,7 +129,7 @@ func (u *Usage) forget(now time.Time) {
 	u.each(func(s Subject, c *entry) {
 		c.mu.Lock()
 		c.minute.advance(part)
-		if c.unsent == 0 && c.inflight == 0 && c.sent == 0 && c.minute.total == 0 {
+		if c.unsent == 0 && c.inflight == 0 && c.sent == 0 && c.minute.total == 0 && c.rsv.idle() {
 			u.drop(s, c)
 		}
 		c.mu.Unlock()
@@ -142,11 +145,12 @@ func (u *Usage) drop(s Subject, c *entry) {
 }
 
 // Flush writes the calls counted since the last write. A graceful stop
-// calls it after the last request, so no counted call is lost.
+// calls it after the last request, so no counted call is lost; it
+// reserves no more keyed calls (reserve.go).
 func (u *Usage) Flush(ctx context.Context) error {
 	u.syncMu.Lock()
 	defer u.syncMu.Unlock()
-	return u.flush(ctx)
+	return u.flush(ctx, false)
 }
 
 func (u *Usage) each(f func(Subject, *entry)) {
@@ -156,7 +160,9 @@ func (u *Usage) each(f func(Subject, *entry)) {
 	})
 }
 
-func (u *Usage) flush(ctx context.Context) error {
+// flush writes the calls counted since the last write, and, when
+// reserve is set, the keyed calls to reserve (reserve.go).
+func (u *Usage) flush(ctx context.Context, reserve bool) error {
 	if u.retry != nil {
 		if err := u.resolve(ctx); err != nil {
 			return err
@@ -164,12 +170,21 @@ func (u *Usage) flush(ctx context.Context) error {
 	}
 	var batch []analytics.UsageDelta
 	var taken []pending
+	now := u.now()
+	today, fleet := dayOf(now), uint64(max(u.fleet.Load(), 1))
+	u.urgent = false
 	u.each(func(s Subject, c *entry) {
 		c.mu.Lock()
-		if c.unsent > 0 {
-			batch = append(batch, analytics.UsageDelta{Day: dayTime(c.day), Subject: s.String(), Calls: c.unsent})
-			taken = append(taken, pending{c, c.day, c.unsent})
-			c.inflight += c.unsent
+		var rsv uint64
+		if reserve && c.rsv.keyed && c.day == today {
+			rsv = c.reservation(now, fleet, u.rateWindow())
+			u.urgent = u.urgent || c.rsv.waiting > 0
+		}
+		if calls := c.unsent + rsv; calls > 0 {
+			batch = append(batch, analytics.UsageDelta{Day: dayTime(c.day), Subject: s.String(), Calls: calls})
+			taken = append(taken, pending{c: c, day: c.day, calls: calls, rsv: rsv, limit: c.rsv.limit})
+			c.inflight += calls
+			c.rsv.held += rsv
 			c.unsent = 0
 		}
 		c.mu.Unlock()
@@ -227,7 +242,7 @@ func (u *Usage) written(id analytics.UsageBatch, taken []pending) {
 	}
 	u.edges[u.name] = u.now()
 	if _, read := u.applied[id]; read {
-		settle(taken)
+		settle(u.totals.Load(), taken)
 		return
 	}
 	u.pending[id] = taken

@@ -29,6 +29,11 @@ const (
 	// none go (the usage store is out of reach): it cannot count a new
 	// caller for now.
 	Crowded
+	// Unsettled: a keyed call found no calls reserved for its key on this
+	// edge, and none could be written to the usage log and read back
+	// within the wait (the log out of reach): the day cannot be checked
+	// for a moment.
+	Unsettled
 )
 
 // Decision is the outcome of a call and the figures of its RateLimit

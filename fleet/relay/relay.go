@@ -29,6 +29,7 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -66,7 +67,8 @@ type window struct {
 	day      time.Time
 	from, to usagelog.Pos
 	changes  []analytics.UsageChange
-	at       time.Time
+	began    time.Time // when the read was asked of the store
+	at       time.Time // when it came back
 	// first holds, for each batch of changes, the seq of the first kept
 	// read that brought it.
 	first map[analytics.UsageBatch]uint64
@@ -81,6 +83,10 @@ type Recorder struct {
 	seq     uint64
 	first   map[analytics.UsageBatch]uint64 // the batches of windows, and the first read that brought each
 	now     func() time.Time
+	// freshMu makes one fresh read at a time (ServeHTTP, fresh=1): asks
+	// that arrive while one is under way wait for it, then find a read
+	// begun after them or make the next.
+	freshMu sync.Mutex
 	// last is the last answer as sums: the followers of a fleet ask from
 	// the same position, so one computes what all get.
 	last struct {
@@ -119,6 +125,7 @@ func (r *Recorder) Day(ctx context.Context, day time.Time) (usagelog.DayRead, er
 
 // Since reads the log from the store, and records what it brought.
 func (r *Recorder) Since(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, usagelog.Pos, error) {
+	began := r.now()
 	changes, next, err := r.Store.Since(ctx, day, pos)
 	if err != nil {
 		return changes, next, err
@@ -130,8 +137,49 @@ func (r *Recorder) Since(ctx context.Context, day time.Time, pos usagelog.Pos) (
 	for drop < len(r.windows) && (now.Sub(r.windows[drop].at) > keepFor || len(r.windows)-drop >= maxWindows) {
 		drop++
 	}
-	r.windows = append(r.windows[drop:], r.window(dayKey(day), pos, next, changes, now))
+	w := r.window(dayKey(day), pos, next, changes, now)
+	w.began = began
+	r.windows = append(r.windows[drop:], w)
 	return changes, next, nil
+}
+
+// freshTimeout bounds the read of the log a fresh ask makes the leader
+// do: within the relay client's patience (2 s).
+const freshTimeout = 1500 * time.Millisecond
+
+// freshen makes the record hold a read of day begun at or after asked:
+// the leader reads the log itself, from where its last read of day
+// ended, unless another read did since (its own sync, or the fresh read
+// of another ask). An ask that needs it has just written a batch (a
+// reservation of a key's calls, package limits) and waits to read it
+// back; the read it makes is one of ClickHouse's for every follower
+// asking at once, not one each. A failed read leaves the record as it
+// was: the answer is then what it held.
+func (r *Recorder) freshen(ctx context.Context, day time.Time, asked time.Time) {
+	r.freshMu.Lock()
+	defer r.freshMu.Unlock()
+	r.mu.Lock()
+	var from usagelog.Pos
+	found := false
+	for _, w := range r.windows {
+		if !w.day.Equal(day) {
+			continue
+		}
+		if !w.began.Before(asked) {
+			r.mu.Unlock()
+			return // a read begun after the ask is recorded
+		}
+		if !found || w.to.After(from) {
+			from, found = w.to, true
+		}
+	}
+	r.mu.Unlock()
+	if !found {
+		return // nothing to read on from: the follower reads the store (410)
+	}
+	ctx, cancel := context.WithTimeout(ctx, freshTimeout)
+	defer cancel()
+	_, _, _ = r.Since(ctx, day, from)
 }
 
 // window makes the record of a read and notes the batches it brought
@@ -246,8 +294,11 @@ func posOf(at int64, n int) usagelog.Pos {
 // ServeHTTP answers GET UsagePath?day=YYYY-MM-DD&at=&n= with what the
 // recorded reads hold from that position on (200), or 410 Gone when they
 // do not reach back to it: as rows, or as sums with sum=1 (and after=,
-// the read the asker's last answer spanned up to, when it has one).
+// the read the asker's last answer spanned up to, when it has one). With
+// fresh=1 the answer holds a read of the log begun after the ask arrived
+// (freshen): every batch written before the ask is in it.
 func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	asked := r.now()
 	q := req.URL.Query()
 	day, err := time.Parse(time.DateOnly, q.Get("day"))
 	at, errAt := strconv.ParseInt(q.Get("at"), 10, 64)
@@ -255,6 +306,9 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if err != nil || errAt != nil || errN != nil || n < 0 {
 		http.Error(w, "want day=YYYY-MM-DD, at=<Unix nanoseconds> and n=<index>", http.StatusBadRequest)
 		return
+	}
+	if q.Get("fresh") == "1" {
+		r.freshen(req.Context(), dayKey(day), asked)
 	}
 	ws, next, ok := r.answer(day, posOf(at, n))
 	if !ok {
@@ -365,7 +419,7 @@ type Client struct {
 func (c *Client) get(ctx context.Context, path string, query url.Values, out any) (int, error) {
 	addr := c.Leader()
 	if addr == "" {
-		return 0, fmt.Errorf("no leader")
+		return 0, errNoLeader
 	}
 	u := addr + path
 	if len(query) > 0 {
@@ -400,10 +454,24 @@ type Store struct {
 	c                 *Client
 	relayed, directly atomic.Int64
 	summed, rows      atomic.Int64
+	fresh             atomic.Int64 // reads asked fresh (SinceFresh)
 	mu                sync.Mutex
 	lastPos           usagelog.Pos // the position the last answer as sums gave
 	lastRead          uint64       // and the last read it spanned (0: none)
+	skipUntil         time.Time    // until when reads go to the store without asking the leader
 }
+
+// leaderBackoff is how long a follower reads the store itself after its
+// leader did not answer (no answer within the client's timeout, or a
+// 5xx), rather than wait on it at every read: a paused leader costs a
+// follower one wait, not one every sync. A leader's refusal to answer a
+// position (410) is not such a failure.
+const leaderBackoff = 5 * time.Second
+
+var (
+	errSkipped  = errors.New("the leader did not answer lately")
+	errNoLeader = errors.New("no leader")
+)
 
 // NewStore returns a store that reads the log through c's leader, and
 // otherwise from base.
@@ -412,7 +480,7 @@ func NewStore(base usagelog.Store, c *Client) *Store { return &Store{Store: base
 // Since asks the leader for what was added from pos on, as rows; when
 // it cannot answer, it reads the store.
 func (s *Store) Since(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, usagelog.Pos, error) {
-	changes, _, next, err := s.since(ctx, day, pos, false)
+	changes, _, next, err := s.since(ctx, day, pos, false, false)
 	return changes, next, err
 }
 
@@ -420,12 +488,25 @@ func (s *Store) Since(ctx context.Context, day time.Time, pos usagelog.Pos) ([]a
 // leader of the release before answers rows, and when none can answer
 // the store is read (rows too).
 func (s *Store) SinceSums(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, *usagelog.Sums, usagelog.Pos, error) {
-	return s.since(ctx, day, pos, true)
+	return s.since(ctx, day, pos, true, false)
 }
 
-func (s *Store) since(ctx context.Context, day time.Time, pos usagelog.Pos, sum bool) ([]analytics.UsageChange, *usagelog.Sums, usagelog.Pos, error) {
+// SinceFresh is SinceSums whose answer holds every batch written before
+// it was asked (usagelog.FreshStore): the leader reads the log for it
+// at once, for every follower asking at the same time (Recorder's
+// fresh=1). A leader of the release before answers from its record; the
+// asker then reads it back at a later sync.
+func (s *Store) SinceFresh(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, *usagelog.Sums, usagelog.Pos, error) {
+	s.fresh.Add(1)
+	return s.since(ctx, day, pos, true, true)
+}
+
+func (s *Store) since(ctx context.Context, day time.Time, pos usagelog.Pos, sum, fresh bool) ([]analytics.UsageChange, *usagelog.Sums, usagelog.Pos, error) {
 	at, n := posJSON(pos)
 	q := url.Values{"day": {dayKey(day).Format(time.DateOnly)}, "at": {strconv.FormatInt(at, 10)}, "n": {strconv.Itoa(n)}}
+	if fresh {
+		q.Set("fresh", "1")
+	}
 	if sum {
 		q.Set("sum", "1")
 		s.mu.Lock()
@@ -435,10 +516,22 @@ func (s *Store) since(ctx context.Context, day time.Time, pos usagelog.Pos, sum 
 		s.mu.Unlock()
 	}
 	var a usageAnswer
-	if _, err := s.c.get(ctx, UsagePath, q, &a); err != nil {
+	s.mu.Lock()
+	skip := time.Now().Before(s.skipUntil)
+	s.mu.Unlock()
+	status, err := 0, errSkipped
+	if !skip {
+		status, err = s.c.get(ctx, UsagePath, q, &a)
+	}
+	if err != nil {
 		s.directly.Add(1)
 		s.mu.Lock()
 		s.lastRead = 0
+		if !skip && err != errNoLeader && (status == 0 || status >= 500) {
+			// The leader did not answer (gone, paused, cut off): the
+			// next reads go to the store without waiting on it again.
+			s.skipUntil = time.Now().Add(leaderBackoff)
+		}
 		s.mu.Unlock()
 		changes, next, err := s.Store.Since(ctx, day, pos)
 		return changes, nil, next, err
@@ -479,3 +572,6 @@ func (s *Store) Reads() (relayed, directly int64) { return s.relayed.Load(), s.d
 // Forms returns how many of the leader's answers came as sums, and how
 // many as rows.
 func (s *Store) Forms() (sums, rows int64) { return s.summed.Load(), s.rows.Load() }
+
+// Fresh returns how many of its reads were asked fresh (SinceFresh).
+func (s *Store) Fresh() int64 { return s.fresh.Load() }

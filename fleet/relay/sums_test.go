@@ -266,3 +266,151 @@ func TestSumsFollowNewReads(t *testing.T) {
 		t.Fatalf("after another read: totals %v, batches %v; want 7 calls in 3 batches", a.Totals, a.Batches)
 	}
 }
+
+// TestFollowerReservesThroughTheLeader: a key's call on a follower
+// waits for a reservation of its calls (limits' reserve.go), written and
+// read back before it is admitted. The leader has not read the log since
+// the write, so its record lacks it: the follower asks the leader for a
+// fresh read (SinceFresh), the leader reads the log for it, and the call
+// is admitted at once; no read of the follower's goes to the log itself.
+func TestFollowerReservesThroughTheLeader(t *testing.T) {
+	f := newFleet(t, 50, nil)
+	key := limits.Subject{Key: "edge_follower"}
+	f.sync(t, f.leader) // the leader's record reaches the follower's position,
+	f.sync(t, f.follower)
+	if relayed, directly := f.store.Reads(); relayed != 1 || directly != 0 {
+		t.Fatalf("follower's reads: %d relayed, %d direct; want 1, 0", relayed, directly)
+	}
+	relayedBefore, _ := f.store.Reads()
+	if d := f.follower.Admit(key, 10, time.Time{}); d.Outcome != ratelimit.Admitted || d.Remaining != 9 {
+		t.Fatalf("a key's first call on the follower: %+v, want admitted with 9 left", d)
+	}
+	relayed, directly := f.store.Reads()
+	if directly != 0 || relayed != relayedBefore+1 || f.store.Fresh() != 1 {
+		t.Fatalf("follower's reads for the reservation: %d relayed (%d fresh), %d direct; want 1 (1), 0",
+			relayed-relayedBefore, f.store.Fresh(), directly)
+	}
+	f.sync(t, f.leader)
+	f.sync(t, f.follower)
+	if relayed, _ := f.store.Reads(); relayed != relayedBefore+2 || f.store.Fresh() != 1 {
+		t.Fatalf("the follower's sync with no one waiting: %d relayed reads (%d fresh), want %d (1)", relayed, f.store.Fresh(), relayedBefore+2)
+	}
+	// The leader counts the follower's reservation as used.
+	used := 0
+	for range 10 {
+		if f.leader.Admit(key, 10, time.Time{}).Outcome == ratelimit.Admitted {
+			used++
+		}
+	}
+	if used != 10-4 {
+		t.Fatalf("the leader admitted %d of the key's calls after the follower reserved 4; want 6", used)
+	}
+}
+
+// countedReads is a store that counts its reads of the log, each held
+// until hold lets it go (nil: at once).
+type countedReads struct {
+	usagelog.Store
+	reads atomic.Int64
+	hold  chan struct{}
+}
+
+func (c *countedReads) Since(ctx context.Context, day time.Time, pos usagelog.Pos) ([]analytics.UsageChange, usagelog.Pos, error) {
+	c.reads.Add(1)
+	if c.hold != nil {
+		<-c.hold
+	}
+	return c.Store.Since(ctx, day, pos)
+}
+
+// TestFreshAsksShareReads: a fresh ask (fresh=1) is answered with a read
+// of the log begun after it arrived, holding the batch written just
+// before it; asks that arrive together share reads: eight followers
+// asking while the leader's read is under way cost it one more read, not
+// eight; an ask without fresh=1 is answered from the record alone.
+func TestFreshAsksShareReads(t *testing.T) {
+	base := usagelog.Memory()
+	store := &countedReads{Store: base}
+	rec := NewRecorder(store)
+	if _, _, err := rec.Since(context.Background(), day, usagelog.Pos{}); err != nil { // the leader's own sync
+		t.Fatal(err)
+	}
+	var arrived atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		rec.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	ask := func(fresh bool) usageAnswer {
+		q := url.Values{"day": {day.Format(time.DateOnly)}, "at": {"0"}, "n": {"0"}, "sum": {"1"}}
+		if fresh {
+			q.Set("fresh", "1")
+		}
+		resp, err := http.Get(srv.URL + UsagePath + "?" + q.Encode())
+		if err != nil {
+			t.Error(err)
+			return usageAnswer{}
+		}
+		defer resp.Body.Close()
+		var a usageAnswer
+		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+			t.Error(err)
+		}
+		return a
+	}
+	writeBatches(t, base, 1, func(int) uint64 { return 4 }, 0) // a follower's reservation
+	if a := ask(false); a.Totals[shared.String()] != 0 || store.reads.Load() != 1 {
+		t.Fatalf("an ask without fresh=1: totals %v after %d reads, want none from the record of one read", a.Totals, store.reads.Load())
+	}
+	// The first fresh ask's read is held until seven more have arrived:
+	// those share the one read after it.
+	store.hold = make(chan struct{})
+	answers := make(chan usageAnswer, 8)
+	for range 8 {
+		go func() { answers <- ask(true) }()
+	}
+	for deadline := time.Now().Add(10 * time.Second); arrived.Load() < 1+8 || store.reads.Load() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			close(store.hold)
+			t.Fatalf("%d asks arrived and %d reads of the log began: no fresh ask made a read", arrived.Load(), store.reads.Load())
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // the seven others wait on the first
+	close(store.hold)
+	for range 8 {
+		if a := <-answers; a.Totals[shared.String()] != 4 {
+			t.Fatalf("a fresh ask: totals %v, want the 4 calls written before it", a.Totals)
+		}
+	}
+	if n := store.reads.Load() - 1; n > 2 {
+		t.Fatalf("eight fresh asks made %d reads of the log, want at most 2", n)
+	}
+}
+
+// TestPausedLeaderIsAskedOnce: a leader that takes a follower's ask and
+// never answers (a paused process) costs the follower one wait of its
+// client's timeout; the reads after it go to the store at once, without
+// asking the leader again for a while.
+func TestPausedLeaderIsAskedOnce(t *testing.T) {
+	var asked atomic.Int64
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	base := usagelog.Memory()
+	store := NewStore(base, &Client{Leader: func() string { return srv.URL }, HTTP: &http.Client{Timeout: 100 * time.Millisecond}})
+	for i := range 5 {
+		if _, _, err := store.Since(context.Background(), day, usagelog.Pos{}); err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+	}
+	if relayed, directly := store.Reads(); asked.Load() != 1 || relayed != 0 || directly != 5 {
+		t.Fatalf("five reads with the leader paused: the leader asked %d times, %d reads relayed, %d direct; want 1, 0, 5", asked.Load(), relayed, directly)
+	}
+}

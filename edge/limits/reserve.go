@@ -33,7 +33,7 @@ import (
 // the key's rate would use what is left of the last one within the next
 // interval. A call that finds nothing reserved asks Run for a Sync at
 // once (one batch for every key waiting, then a read of the log itself)
-// and waits for it, at most roomWait; if none brings a reservation (the
+// and waits for it, at most reserveWait; if none brings a reservation (the
 // log cannot be written or read), it is refused for a moment
 // (ratelimit.Unsettled: 503, Retry-After: 5). Reserved calls not used by
 // the end of the day count as used: about two intervals of a key's rate
@@ -142,7 +142,7 @@ func (e *entry) confirm(t *dayTotals, p pending) {
 // (by lock at now), and unlocks it: admitted against its reservation,
 // refused for the day when the day's calls are used and none is on its
 // way, else (when wait is set) after waiting for a reservation, at most
-// roomWait. It returns the calls left of the day as this edge knows them.
+// reserveWait. It returns the calls left of the day as this edge knows them.
 func (u *Usage) reserved(s Subject, e *entry, limit, perMinute uint64, now time.Time, wait bool) (uint64, ratelimit.Outcome) {
 	var deadline time.Time
 	for {
@@ -162,7 +162,7 @@ func (u *Usage) reserved(s Subject, e *entry, limit, perMinute uint64, now time.
 		}
 		left := limit - min(limit, e.spent())
 		if deadline.IsZero() {
-			deadline = time.Now().Add(u.roomWait())
+			deadline = time.Now().Add(u.reserveWait())
 		}
 		until := time.Until(deadline)
 		if !wait || until <= 0 {
@@ -223,4 +223,14 @@ func (u *Usage) Reserved() uint64 {
 		c.mu.Unlock()
 	})
 	return n
+}
+
+// reserveWait is how long a keyed call with nothing reserved waits for
+// a reservation to be written and read back: two of Run's intervals, at
+// least 2 s (a write and a read of ClickHouse on a loaded server, or a
+// follower's fresh read through its leader) and at most 5 s. It is
+// spent only when the log is slow or out of reach: a reservation
+// usually comes back within a round trip to ClickHouse.
+func (u *Usage) reserveWait() time.Duration {
+	return min(max(2*time.Duration(u.every.Load()), 2*time.Second), 5*time.Second)
 }

@@ -7,7 +7,7 @@
 #   2. package edge under the race detector, alone at normal priority:
 #      its fault and load tests time what they measure;
 #   3. the CLUSTER tests, without it, beside what the background lane
-#      has left.
+#      has left; then the PROCESSES test under the race detector, alone.
 #
 # Beside step 2, a background lane runs what times nothing: the NORACE
 # tests and the portable text scan. It runs under SCHED_IDLE (chrt
@@ -73,6 +73,15 @@ NORACE="$NORACE_EDGE|$NORACE_OTHERS"
 CLUSTER_ANALYTICS='TestSchemaAndLoadsOnACluster'
 BESIDE='TestClusterAnswersAsOneServer'
 
+# PROCESSES is the test of three edge processes (the race-built test
+# binary) of one fleet, with ZooKeeper and ClickHouse, through kills, a
+# SIGSTOP and a silent cut: about 40 s of the busiest cores of the suite.
+# In step 1 it ran beside whatever package had the other slot, and
+# fleet/exchange's tests beside it timed out (issue 74). It runs in step
+# 3, after the cluster tests, with only the SCHED_IDLE background lane
+# beside it.
+PROCESSES='TestFleetHoldsThroughProcessFaults'
+
 logs=.var/test
 mkdir -p "$logs"
 rm -f "$logs"/*.log
@@ -91,11 +100,12 @@ lane_background() {
 	return $rc
 }
 
-# lane_beside is the CLUSTER tests (step 3).
+# lane_beside is the CLUSTER tests and the PROCESSES test (step 3).
 lane_beside() {
 	local rc=0
 	"$go" test -count=1 -timeout 20m -run "^($BESIDE)\$" ./edge || rc=1
 	"$go" test -count=1 -timeout 10m -run "^($CLUSTER_ANALYTICS)\$" ./analytics || rc=1
+	"$go" test -race -count=1 -timeout 10m -run "^($PROCESSES)\$" ./cmd/edge || rc=1
 	return $rc
 }
 
@@ -132,7 +142,7 @@ step() {
 # would build them side by side (a moment with a warm build cache).
 step "building the race detector's packages" "$go" build -race ./...
 # shellcheck disable=SC2046
-step "race pass: every package but edge" "$go" test -race -count=1 -timeout 20m -skip "^($NORACE|$CLUSTER_ANALYTICS)\$" $("$go" list ./... | grep -v '/edge/edge$')
+step "race pass: every package but edge" "$go" test -race -count=1 -timeout 20m -skip "^($NORACE|$CLUSTER_ANALYTICS|$PROCESSES)\$" $("$go" list ./... | grep -v '/edge/edge$')
 run background idle
 step "race pass: edge" "$go" test -race -count=1 -timeout 20m -skip "^($NORACE|$BESIDE)\$" ./edge
 step "the cluster tests" lane_beside

@@ -274,7 +274,8 @@ func (s *Server) accountRoutes(src Sources, proxies clientip.Proxies) error {
 	accounts.Wait = cfg.HashWait
 	acc := account.New(account.Config{SignInFailures: cfg.SignInFailures, SignInEmailFailures: cfg.SignInEmailFailures, SignInWindow: cfg.SignInWindow,
 		SignUps: cfg.SignUps, DefaultDailyLimit: cfg.Limits.Keyed.PerDay, Proxies: proxies, ReloadBudget: cfg.ReadBudget + 5*time.Second,
-		MaxAddresses: cfg.Limits.MaxAddresses, Shared: src.Attempts, Fleet: src.Claims, PublicURL: cfg.PublicURL},
+		MaxAddresses: cfg.Limits.MaxAddresses, Shared: src.Attempts, Fleet: src.Claims, PublicURL: cfg.PublicURL,
+		CountWait: cfg.CountWait},
 		accounts, s.keys, s.log)
 	acc.Routes(s.app)
 	s.accounts = acc

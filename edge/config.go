@@ -8,6 +8,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/usagelog"
 	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/edge/account"
 	"github.com/edge-stats/edge/edge/attempts"
 	"github.com/edge-stats/edge/edge/claims"
 	"github.com/edge-stats/edge/edge/clientip"
@@ -68,8 +69,12 @@ type Config struct {
 	// HashWait is how long a sign-in or sign-up waits for a password
 	// hashing slot before it answers 503.
 	HashWait time.Duration
-	SignUps  int  // accounts one client address may make an hour
-	RawIO    bool // accepted connections use raw system calls and sendfile (package transport); false: the standard library's
+	// CountWait is how long a sign-in or sign-up waits for the fleet's
+	// count of attempts (a claim to the leader, or a sign-up's decision
+	// on the fleet's log) before this edge decides alone, or answers 503.
+	CountWait time.Duration
+	SignUps   int  // accounts one client address may make an hour
+	RawIO     bool // accepted connections use raw system calls and sendfile (package transport); false: the standard library's
 	// Replay answers a cached answer's repeated requests on the raw
 	// connection, before fasthttp and fiber read them, from a record of
 	// the slow path's answer (package replay; needs RawIO).
@@ -118,6 +123,7 @@ func DefaultConfig() Config {
 		SignInWindow:        15 * time.Minute,
 		SignInEmailFailures: 100,
 		HashWait:            keys.HashWait,
+		CountWait:           account.DefaultCountWait,
 		SignUps:             5,
 		RawIO:               true,
 		Replay:              true,

@@ -48,8 +48,11 @@ func relayed(m *fleet.Member, src *edge.Sources, syncDB *analytics.Lazy, keysEve
 	}
 	src.KeysGate = relay.NewKeysGate(client, 5*time.Minute, keysEvery)
 	if token {
-		// The account attempts: claimed from the leader at once.
-		src.Claims = &claims.Client{Leader: client.Leader, HTTP: client.HTTP}
+		// The account attempts: claimed from the leader at once, each
+		// bounded by the guard's --count-wait, not the client's timeout.
+		claimsHTTP := *client.HTTP
+		claimsHTTP.Timeout = 0
+		src.Claims = &claims.Client{Leader: client.Leader, HTTP: &claimsHTTP}
 	}
 }
 

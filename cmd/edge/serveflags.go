@@ -129,6 +129,7 @@ func (c *serveConfig) accessFlags(f *envFlags) {
 	f.Int(&c.srv.SignInFailures, "signin-failures", c.srv.SignInFailures, "failed sign-ins to /account at one e-mail address from one client address in 15 minutes before they are throttled (three times as many from one address at any)")
 	f.Int(&c.srv.SignInEmailFailures, "signin-email-failures", c.srv.SignInEmailFailures, "failed sign-ins to /account at one e-mail address from every client address together in 15 minutes before it is throttled")
 	f.Duration(&c.srv.HashWait, "hash-wait", c.srv.HashWait, "how long a sign-in or sign-up waits for a password hashing slot before it answers 503")
+	f.Duration(&c.srv.CountWait, "count-wait", c.srv.CountWait, "how long a sign-in or sign-up waits for the fleet's count of attempts (a claim to the leading edge, or a sign-up's decision on the fleet's log, behind the same address's decisions) before this edge decides alone, or answers 503")
 }
 
 // jobFlags declares the flags of the jobs (their schedules), the fleet,

@@ -49,6 +49,12 @@ type Config struct {
 	// PublicURL is the service's public address: a request from its
 	// origin changes accounts as one from the Host it names does.
 	PublicURL string
+	// CountWait bounds how long an attempt waits for the fleet's count:
+	// a claim sent to the leader (past it this edge decides), and a
+	// sign-up's decision on the fleet's attempts log, the wait behind the
+	// decisions of the same address before it included (past it, 503).
+	// 0: DefaultCountWait.
+	CountWait time.Duration
 }
 
 // API answers /account.

@@ -42,6 +42,7 @@ type signInGuard struct {
 	signUpLimit int
 	shared      *attempts.Log  // nil: this edge's attempts alone
 	fleet       *claims.Client // nil: this edge decides alone
+	budget      time.Duration  // Config.CountWait
 	log         *slog.Logger
 }
 
@@ -75,7 +76,11 @@ func newSignInGuard(cfg Config, log *slog.Logger) *signInGuard {
 		signUps:     limits.NewWindows(cfg.SignUps, signUpSpan, hashKey).Bound(cfg.MaxAddresses),
 		signUpLimit: cfg.SignUps,
 		fleet:       cfg.Fleet,
+		budget:      cfg.CountWait,
 		log:         log,
+	}
+	if g.budget <= 0 {
+		g.budget = DefaultCountWait
 	}
 	if cfg.Shared != nil {
 		g.shared = attempts.New(cfg.Shared, max(cfg.SignInWindow, signUpSpan), g.count, log)
@@ -86,9 +91,8 @@ func newSignInGuard(cfg Config, log *slog.Logger) *signInGuard {
 // signUpSpan is the span of the sign-up limit.
 const signUpSpan = time.Hour
 
-// claimBudget bounds a claim sent to the leader; past it this edge
-// decides.
-const claimBudget = time.Second
+// DefaultCountWait is Config.CountWait's default.
+const DefaultCountWait = time.Second
 
 // count counts another edge's attempt in its window.
 func (g *signInGuard) count(a attempts.Attempt) {
@@ -119,7 +123,7 @@ type reservation struct {
 func (g *signInGuard) reserve(ctx context.Context, email string, addr netip.Addr) (reservation, bool, time.Duration) {
 	k := subjectsOf(email, addr)
 	if g.fleet != nil {
-		ctx, cancel := context.WithTimeout(ctx, claimBudget)
+		ctx, cancel := context.WithTimeout(ctx, g.budget)
 		v, err := g.fleet.Reserve(ctx, k)
 		cancel()
 		if err == nil {
@@ -137,7 +141,7 @@ func (g *signInGuard) reserve(ctx context.Context, email string, addr netip.Addr
 // the fleet's log has it still.
 func (g *signInGuard) settle(ctx context.Context, r reservation, failed bool) {
 	if r.leader {
-		ctx, cancel := context.WithTimeout(ctx, claimBudget)
+		ctx, cancel := context.WithTimeout(ctx, g.budget)
 		err := g.fleet.Settle(ctx, r.keys, r.at.UnixNano(), failed)
 		cancel()
 		if err == nil || !failed {
@@ -159,7 +163,7 @@ func (g *signInGuard) settle(ctx context.Context, r reservation, failed bool) {
 func (g *signInGuard) signUp(ctx context.Context, addr netip.Addr) error {
 	key := signUpKey(addr)
 	if g.fleet != nil {
-		ctx, cancel := context.WithTimeout(ctx, claimBudget)
+		ctx, cancel := context.WithTimeout(ctx, g.budget)
 		v, err := g.fleet.SignUp(ctx, key)
 		cancel()
 		if err == nil {
@@ -201,7 +205,7 @@ func signUpProblem(status int, wait time.Duration) error {
 // it for now (503). Without one, this edge's windows decide.
 func (g *signInGuard) SignUp(ctx context.Context, key attempts.Key, now time.Time) (int, time.Duration) {
 	if g.shared != nil {
-		ctx, cancel := context.WithTimeout(ctx, claimBudget)
+		ctx, cancel := context.WithTimeout(ctx, g.budget)
 		defer cancel()
 		ok, wait, err := g.shared.Admit(ctx, attempts.SignUp, key, g.signUpLimit, signUpSpan)
 		switch {

@@ -1,10 +1,16 @@
 package account
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/edge/attempts"
 )
 
 // TestSignInGuardIsBounded: every counter of the sign-ins and sign-ups
@@ -60,5 +66,62 @@ func TestEmailCeilingSurvivesAFlood(t *testing.T) {
 		if ok, _ := g.Reserve(subjectsOf(target, client(6000+i)), later); ok {
 			t.Fatalf("guess %d past the ceiling admitted: the flood restarted the account's count", ceiling+i)
 		}
+	}
+}
+
+// slowStore is an attempts store whose every call takes delay, as a
+// ClickHouse on a loaded machine does (or fails when its context ends
+// first).
+type slowStore struct {
+	*attempts.MemoryStore
+	delay time.Duration
+}
+
+func (s slowStore) wait(ctx context.Context) error {
+	select {
+	case <-time.After(s.delay):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s slowStore) Write(ctx context.Context, a []analytics.Attempt) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	return s.MemoryStore.Write(ctx, a)
+}
+
+func (s slowStore) Of(ctx context.Context, subject string, kinds []uint8, since time.Time) ([]analytics.Attempt, error) {
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
+	return s.MemoryStore.Of(ctx, subject, kinds, since)
+}
+
+// TestSignUpWaitsCountWaitForTheFleetsCount: a sign-up's decision on the
+// fleet's attempts log (two reads and a write, 400 ms each here) is
+// refused for now (503) past Config.CountWait (EDGE_COUNT_WAIT), a
+// second by default, and admitted when the count wait is longer than
+// the decision (issue 74: a burst's decisions, one at a time, on a
+// loaded machine's ClickHouse were answered 503).
+func TestSignUpWaitsCountWaitForTheFleetsCount(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		wait time.Duration
+		want int
+	}{
+		{"default", 0, http.StatusServiceUnavailable},
+		{"longer than the decision", 5 * time.Second, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newSignInGuard(Config{SignInFailures: 5, SignInEmailFailures: 50, SignInWindow: 15 * time.Minute, SignUps: 5,
+				Shared: slowStore{attempts.Memory(), 400 * time.Millisecond}, CountWait: c.wait}, slog.New(slog.DiscardHandler))
+			status, retry := g.SignUp(context.Background(), signUpKey(netip.MustParseAddr("192.0.2.1")), time.Now())
+			if status != c.want || (status != 0 && retry <= 0) {
+				t.Errorf("count wait %v: status %d, retry in %v; want %d", c.wait, status, retry, c.want)
+			}
+		})
 	}
 }

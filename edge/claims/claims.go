@@ -192,7 +192,8 @@ type Client struct {
 	Leader func() string
 	// HTTP is the client to send with: in a fleet with a token, one whose
 	// transport proves this edge holds it and requires the leader to
-	// prove the same (exchange.Transport). Its timeout bounds a claim.
+	// prove the same (exchange.Transport). Its timeout, and the
+	// context's, bound a claim.
 	HTTP *http.Client
 }
 

@@ -45,20 +45,27 @@ func startLeader(t *testing.T, cfg Config) *leader {
 
 func startLeaderAsIs(t *testing.T, cfg Config) *leader {
 	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startLeaderOn(t, cfg, ln)
+}
+
+// startLeaderOn is startLeaderAsIs serving on ln.
+func startLeaderOn(t *testing.T, cfg Config, ln net.Listener) *leader {
+	t.Helper()
 	l := &leader{}
 	l.leading.Store(true)
 	cfg.Dir = t.TempDir()
 	pub, err := NewPublisher(cfg, l.leading.Load, slog.New(slog.DiscardHandler))
 	if err != nil {
+		ln.Close()
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go pub.Run(ctx)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -74,17 +81,32 @@ func startLeaderAsIs(t *testing.T, cfg Config) *leader {
 	return l
 }
 
-// offer offers r and waits until it is written.
+// writeWait bounds offer's wait for a state to be written: a bound on a
+// write that never comes, not on speed. Alone, under the race detector,
+// the package's largest state (10,000 listings) is written in under a
+// second; beside cmd/edge's process fault test in make test a state of
+// 60,000 took more than the 10 s this wait had (issue 74), and one of
+// 10,000 with its delta once did too.
+const writeWait = 2 * time.Minute
+
+// offer offers r and waits until it is written, woken by the
+// publisher's notice of each newer state it serves (Publisher.notify).
 func (l *leader) offer(t *testing.T, r *replica.Replica, snapshots int64) {
 	t.Helper()
 	n := l.pub.Written()
 	l.pub.Offer(r, snapshots)
-	deadline := time.Now().Add(10 * time.Second)
-	for l.pub.Written() == n {
-		if time.Now().After(deadline) {
-			t.Fatal("the offered state was not written")
+	timeout := time.NewTimer(writeWait)
+	defer timeout.Stop()
+	for {
+		changed := *l.pub.changed.Load() // before the count: a write after it closes this channel
+		if l.pub.Written() != n {
+			return
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-timeout.C:
+			t.Fatalf("the offered state was not written within %v", writeWait)
+		}
 	}
 }
 
@@ -400,39 +422,109 @@ func TestFollowerCutsALeaderThatStalls(t *testing.T) {
 // and then reads nothing is cut after Idle, and its place among the
 // sends at once is free again (the fourth review: the fleet server had
 // no write timeout).
+//
+// Nothing here races the clock (issue 74: the test failed in make test
+// beside cmd/edge's process fault test). Each step waits on the
+// publisher's own count of its sends, and the ask made while the edge
+// holds the send is conclusive only when the edge is seen holding it and
+// the ask answered within Idle of the edge's ask, before any cut can have
+// come: a slower run (a loaded machine) runs again with Idle doubled, up
+// to 9.6 s.
 func TestLeaderCutsAnEdgeThatStopsReading(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Sends, cfg.Idle = 1, 300*time.Millisecond
-	l := startLeader(t, cfg)
-	l.offer(t, synth(60000, 1), 1) // several MiB: more than the sockets hold
-	if l.pub.cur.Load().size < 4<<20 {
-		t.Fatalf("the state has %d bytes: too few to fill the sockets", l.pub.cur.Load().size)
+	state := synth(10000, 1)
+	for idle := 300 * time.Millisecond; ; idle *= 2 {
+		if leaderCutsAnEdgeThatStopsReading(t, state, idle) {
+			return
+		}
+		if idle > 5*time.Second {
+			t.Fatalf("with Idle up to %v, the stalled ask was not seen holding the send, or the next ask not answered, within Idle of the stalled ask", idle)
+		}
+		t.Logf("the stalled ask was not seen holding the send, or the next ask not answered, within Idle (%v): again with Idle doubled", idle)
 	}
+}
+
+// sendBuffer is the kernel's send buffer of the leader's connections in
+// TestLeaderCutsAnEdgeThatStopsReading (Linux doubles it), so that a
+// small state is more than the sockets hold.
+const sendBuffer = 32 << 10
+
+// smallSendBuffers gives each connection it accepts a send buffer of
+// sendBuffer bytes, in place of the loopback's autotuned megabytes.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(sendBuffer)
+	}
+	return c, err
+}
+
+// leaderCutsAnEdgeThatStopsReading is one run of
+// TestLeaderCutsAnEdgeThatStopsReading with Idle idle; false when the
+// ask made while the edge held the send was answered too late to tell.
+func leaderCutsAnEdgeThatStopsReading(t *testing.T, state *replica.Replica, idle time.Duration) bool {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Sends, cfg.Idle = 1, idle
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := startLeaderOn(t, cfg, smallSendBuffers{ln})
+	l.offer(t, state, 1)
+	// More than the sockets hold: the leader's send buffer and the
+	// edge's receive buffer of 4 KiB, each doubled, many times over.
+	if size := l.pub.cur.Load().size; size < 8*2*(sendBuffer+4096) {
+		t.Fatalf("the state has %d bytes: too few to fill the sockets", size)
+	}
+	sending := func() int { return len(l.pub.sends) }
 	c, err := net.Dial("tcp", strings.TrimPrefix(l.url, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	c.(*net.TCPConn).SetReadBuffer(4096)
+	asked := time.Now() // the send, and its Idle, begin after this
 	io.WriteString(c, "GET "+StatePath+" HTTP/1.1\r\nHost: x\r\n\r\n")
-	time.Sleep(100 * time.Millisecond)
+	// The edge's ask takes the one send at once: seen before its cut can
+	// free it, or the run tells nothing.
+	for sending() != 1 {
+		if time.Since(asked) >= idle {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
 	// Held: the one send at once is taken.
-	if resp, err := http.Get(l.url + StatePath); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("while an edge holds the send: %v %v", resp, err)
+	resp, err := http.Get(l.url + StatePath)
+	if err != nil {
+		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(l.url + StatePath)
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if time.Since(asked) >= idle && resp.StatusCode != http.StatusServiceUnavailable {
+		return false // the edge may have been cut before this ask: it tells nothing
+	}
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("while an edge holds the send: %s", resp.Status)
+	}
+	// Cut: the send is free again, and the next ask takes it. The bound
+	// is on a cut that never comes (no write deadline), in Idles: the cut
+	// itself comes one Idle after the send's last write began.
+	within := 100 * idle
+	for deadline := time.Now().Add(within); sending() != 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("an edge that stopped reading still holds the leader's send")
+			t.Fatalf("an edge that stopped reading still holds the leader's send after %v (100 × Idle)", within)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	resp, err = http.Get(l.url + StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("once the edge that stopped reading was cut: %s", resp.Status)
+	}
+	return true
 }

@@ -33,8 +33,9 @@ import (
 // the key's rate would use what is left of the last one within the next
 // interval. A call that finds nothing reserved asks Run for a Sync at
 // once (one batch for every key waiting, then a read of the log itself)
-// and waits for it, at most reserveWait; if none brings a reservation (the
-// log cannot be written or read), it is refused for a moment
+// and waits for it, at most reserveWait (not at all while the last Sync
+// failed); if none brings a reservation (the log cannot be written or
+// read), it is refused for a moment
 // (ratelimit.Unsettled: 503, Retry-After: 5). Reserved calls not used by
 // the end of the day count as used: about two intervals of a key's rate
 // an edge at most.
@@ -165,7 +166,7 @@ func (u *Usage) reserved(s Subject, e *entry, limit, perMinute uint64, now time.
 			deadline = time.Now().Add(u.reserveWait())
 		}
 		until := time.Until(deadline)
-		if !wait || until <= 0 {
+		if !wait || until <= 0 || u.failing.Load() && u.running.Load() {
 			e.mu.Unlock()
 			return left, ratelimit.Unsettled
 		}

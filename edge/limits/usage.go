@@ -70,6 +70,10 @@ type Usage struct {
 	// reservation (reserve.go); running says Run is there to take it.
 	sooner  chan struct{}
 	running atomic.Bool
+	// failing is set while the last Sync failed (the log out of reach):
+	// a keyed call with nothing reserved is refused at once rather than
+	// wait for a reservation that cannot come (reserve.go).
+	failing atomic.Bool
 
 	// maxActive bounds the entries (callers of the last minute, or with
 	// calls not yet in the totals); maxSubjects bounds the day's totals.

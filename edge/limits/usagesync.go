@@ -13,9 +13,10 @@ import (
 // Sync writes the calls counted since the last Sync as one batch, then
 // reads what the fleet added since the last read and adds it to the day's
 // totals (the whole day when the edge starts or a day begins).
-func (u *Usage) Sync(ctx context.Context) error {
+func (u *Usage) Sync(ctx context.Context) (err error) {
 	u.syncMu.Lock()
 	defer u.syncMu.Unlock()
+	defer func() { u.failing.Store(err != nil) }()
 	// Whatever it achieves, a Sync may let entries go: the callers
 	// waiting at the bound, and the next new one, try an eviction again
 	// (one scan a Sync).

@@ -262,3 +262,34 @@ func TestReservationSize(t *testing.T) {
 		t.Errorf("one reservation on its way: reserves %d more, want 0", got)
 	}
 }
+
+// TestBackToBackSyncsReserveNoMoreThanTheDay (issue 74, found by the
+// attack): a Sync that follows the one that confirmed a key's
+// reservation, while its calls still wait (they wake at the end of a
+// Sync, and the next one starts at once), reserves only what is left of
+// the day: the key's fleet total is read afresh, not taken from its last
+// call's read, which misses the reservation just confirmed. Before, a
+// burst of 200 calls at a key of 50 a day on one edge wrote 54 calls.
+func TestBackToBackSyncsReserveNoMoreThanTheDay(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	store := usagelog.Memory()
+	l := reserveFleet(t, 1, store, &now)[0]
+	s := Subject{Key: "edge_backtoback"}
+	const day = 10
+	if d := l.Admit(s, day, time.Time{}); d.Outcome != ratelimit.Admitted {
+		t.Fatalf("first call: %+v", d)
+	}
+	// Calls waiting (as a burst leaves them between two Syncs): two
+	// Syncs in a row, no call looking in between.
+	e := l.Usage.lock(s, now, false)
+	e.rsv.waiting = 20
+	e.mu.Unlock()
+	for i := range 2 {
+		if err := l.Usage.Sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := stored(t, store, s, now); got > day {
+			t.Fatalf("after Sync %d the log holds %d calls of a key of %d a day", i, got, day)
+		}
+	}
+}

@@ -263,10 +263,16 @@ func (u *Usage) lock(s Subject, now time.Time, wait bool) *entry {
 	if e == nil {
 		return nil
 	}
-	// Read under e's lock: a Sync bumps the totals' generation after it
-	// adds a batch and before it takes that batch's calls out of e, so e
-	// never pairs totals without the batch with a sent count already
-	// taken out.
+	u.rebase(e, today)
+	return e
+}
+
+// rebase takes e's fleet total (base) from the totals when they changed
+// since e last read them. Read under e's lock: a Sync bumps the totals'
+// generation after it adds a batch and before it takes that batch's
+// calls out of e, so e never pairs totals without the batch with a sent
+// count already taken out. e must be locked.
+func (u *Usage) rebase(e *entry, today int64) {
 	t := u.totals.Load()
 	var gen uint64
 	if t != nil {
@@ -278,7 +284,6 @@ func (u *Usage) lock(s Subject, now time.Time, wait bool) *entry {
 			e.base = t.get(e.hash)
 		}
 	}
-	return e
 }
 
 type pending struct {

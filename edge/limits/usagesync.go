@@ -178,6 +178,11 @@ func (u *Usage) flush(ctx context.Context, reserve bool) error {
 		c.mu.Lock()
 		var rsv uint64
 		if reserve && c.rsv.keyed && c.day == today {
+			// The totals may have moved since c's last call (the Sync
+			// before this one confirmed a reservation, and the calls
+			// waiting for more have not looked again yet): a stale base
+			// would reserve again what that reservation took.
+			u.rebase(c, today)
 			rsv = c.reservation(now, fleet, u.rateWindow())
 			u.urgent = u.urgent || c.rsv.waiting > 0
 		}

@@ -86,6 +86,10 @@ type Usage struct {
 	// FleetWindow, this one included: while the totals are stale, each
 	// caller's remainder of the day is shared among them.
 	fleet atomic.Int64
+	// activeEdges is the number of edges seen writing usage in the last
+	// activeWindow, this one included: a key's reservation is at most its
+	// share of what is left of the day.
+	activeEdges atomic.Int64
 	// sumsRefused counts the answers as sums that could not be applied
 	// exactly (SummingStore), read again as rows.
 	sumsRefused atomic.Int64
@@ -130,6 +134,7 @@ func NewUsage(store usagelog.Store, staleAfter time.Duration, now func() time.Ti
 		pending: map[analytics.UsageBatch][]pending{}, applied: map[analytics.UsageBatch]time.Time{},
 		edges: map[string]time.Time{}, sooner: make(chan struct{}, 1)}
 	u.fleet.Store(1)
+	u.activeEdges.Store(1)
 	room := make(chan struct{})
 	u.room.Store(&room)
 	return u

@@ -10,14 +10,11 @@ import (
 	"github.com/edge-stats/edge/edge/limits"
 )
 
-// TestToolCallsPastTheDaySayTheDay (issue 74 point 6, found by the
-// attack): a key whose day is used up is refused for the day at once
-// however often it asks, on /api/v1 (TestMinuteAndDayLimits). On /mcp
-// the refused requests still count against the minute (AdmitMinute
-// runs before the day is looked at), so a client that keeps asking is
-// soon told to wait for the minute ("More than N calls in a minute",
-// Retry-After under 61) instead of until midnight, as the API says for
-// the same key at the same moment. This test fails on merge74b.
+// TestToolCallsPastTheDaySayTheDay (issue 74 point 6): a key whose day
+// is used up is refused for the day however often it asks, on /api/v1
+// (TestMinuteAndDayLimits) and on /mcp, where every request counts
+// against the minute: once the minute is full too, the refusal says the
+// day's Retry-After (until midnight), not the minute's.
 func TestToolCallsPastTheDaySayTheDay(t *testing.T) {
 	h := start(t, seeded(t), withLimits(limits.Policy{PerMinute: 100, PerDay: 100}, limits.Policy{PerMinute: 5, PerDay: 3}))
 	if err := h.Jobs.RunNow("views"); err != nil {

@@ -1,14 +1,12 @@
 package edge_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -242,7 +240,7 @@ func TestFaultInjection(t *testing.T) {
 	// once no call has come for a while: no reservation is made ahead of
 	// need then, nor by the last flush).
 	time.Sleep(time.Second)
-	unused := metric(t, h, "edge_usage_reserved_calls")
+	unused := metricOf(t, h.Base, "edge_usage_reserved_calls")
 	if err := h.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -283,50 +281,12 @@ func TestFaultInjection(t *testing.T) {
 	t.Logf("calls admitted with the key: %d, counted: %d, reserved and not used: %v", admitted, counted, unused)
 }
 
-// metric returns the value of the metric name (without labels) on h's
-// /metrics.
-func metric(t *testing.T, h *harness, name string) float64 {
-	t.Helper()
-	resp, err := http.Get(h.Base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("no %s in /metrics", name)
-	return 0
-}
-
 // usageFresh reports whether the edge read the fleet's usage in the last
 // within, by its metric.
 func usageFresh(t *testing.T, h *harness, within time.Duration) bool {
 	t.Helper()
-	resp, err := http.Get(h.Base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "edge_usage_read_timestamp_seconds "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return time.Since(time.Unix(0, int64(f*1e9))) <= within
-		}
-	}
-	t.Fatal("no edge_usage_read_timestamp_seconds in /metrics")
-	return false
+	read := metricOf(t, h.Base, "edge_usage_read_timestamp_seconds")
+	return time.Since(time.Unix(0, int64(read*1e9))) <= within
 }
 
 // faultHold is how long each fault lasts: 2 s, or EDGE_TEST_FAULT_HOLD.

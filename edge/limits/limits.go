@@ -253,6 +253,12 @@ func (l *Limiter) decide(s Subject, dayLimit uint64, now time.Time, day bool) ra
 	ok, wait := e.minute.allow(limit32(d.PerMinute), minuteWidth, now.UnixNano())
 	var n uint64
 	switch {
+	case !ok && !day && e.dayUsed(s, limit):
+		// The tool server's minute (AdmitMinute) refuses a caller whose
+		// day is used up too: the wait that matters is the day's.
+		e.mu.Unlock()
+		d.Outcome, d.RetryAfter, d.Remaining = ratelimit.DayFull, d.Reset, 0
+		return d
 	case !ok:
 		d.Outcome, d.RetryAfter = ratelimit.MinuteFull, wait
 		n = e.spent()

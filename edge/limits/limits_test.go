@@ -129,7 +129,7 @@ func TestLimiterReadsTheFleetsTotals(t *testing.T) {
 	// Another edge counted 15 calls: the next read of the totals holds
 	// them, and the calls this edge reserved for the key (reserve.go),
 	// of which it used one.
-	publishTotals(l.Usage, dayOf(now), map[Subject]uint64{s: 15 + minReservation}, now)
+	publishTotals(l.Usage, dayOf(now), map[Subject]uint64{s: 15 + 20/10}, now) // a tenth of the day reserved
 	if d := l.Admit(s, 0, time.Time{}); d.Remaining != 20-15-2 {
 		t.Fatalf("after the fleet's totals: %+v", d)
 	}

@@ -27,14 +27,15 @@ import (
 // 16 s at the default 2 s: what a key goes on with while the log is out
 // of reach), at least minReservation
 // or the calls waiting for it, and at most the key's per-minute limit
-// (what it may use on this edge in a minute), this edge's share of what
-// is left of the day (the remainder over the fleet's edges) and what is
-// left. A Sync writes it when a call waits for one, or ahead of need when
+// (what it may use on this edge in a minute), a tenth of its day, this
+// edge's share of what is left of the day (the remainder over the edges
+// that wrote usage in the last minute) and what is left. A Sync writes it when a call waits for one, or ahead of need when
 // the key's rate would use what is left of the last one within the next
 // interval. A call that finds nothing reserved asks Run for a Sync at
 // once (one batch for every key waiting, then a read of the log itself)
-// and waits for it, at most reserveWait; if none brings a reservation (the
-// log cannot be written or read), it is refused for a moment
+// and waits for it, at most reserveWait (not at all while the last Sync
+// failed); if none brings a reservation (the log cannot be written or
+// read), it is refused for a moment
 // (ratelimit.Unsettled: 503, Retry-After: 5). Reserved calls not used by
 // the end of the day count as used: about two intervals of a key's rate
 // an edge at most.
@@ -113,6 +114,9 @@ func (e *entry) reservation(now time.Time, fleet uint64, every time.Duration) ui
 	if r.minute > 0 {
 		want = min(want, r.minute) // no more than the key may use here in a minute
 	}
+	// Nor more than a tenth of the key's day: what a kill or a stop
+	// loses of a small key's day stays small.
+	want = min(want, max(r.limit/10, 1))
 	return min(want, max(left/fleet, 1), left)
 }
 
@@ -165,7 +169,7 @@ func (u *Usage) reserved(s Subject, e *entry, limit, perMinute uint64, now time.
 			deadline = time.Now().Add(u.reserveWait())
 		}
 		until := time.Until(deadline)
-		if !wait || until <= 0 {
+		if !wait || until <= 0 || u.failing.Load() && u.running.Load() {
 			e.mu.Unlock()
 			return left, ratelimit.Unsettled
 		}

@@ -116,27 +116,27 @@ func TestKilledEdgeForgetsNoAdmission(t *testing.T) {
 
 // TestReservationOnlyWithinTheDay: a reservation read back with a total
 // past the day's limit is usable only as far as the limit: an edge that
-// had not read another's 8 calls of a key of 10 reserves 4, reads 12,
-// and admits 2, then refuses for the day.
+// had not read another's 98 calls of a key of 100 reserves 4, reads
+// 102, and admits 2, then refuses for the day.
 func TestReservationOnlyWithinTheDay(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	store := usagelog.Memory()
 	b := reserveFleet(t, 1, store, &now)[0]
 	s := Subject{Key: "edge_clipped0"}
 	if err := store.Add(context.Background(), analytics.UsageBatch{Edge: "other", Seq: 1},
-		[]analytics.UsageDelta{{Day: dayTime(dayOf(now)), Subject: s.String(), Calls: 8}}, false); err != nil {
+		[]analytics.UsageDelta{{Day: dayTime(dayOf(now)), Subject: s.String(), Calls: 98}}, false); err != nil {
 		t.Fatal(err)
 	}
 	var got []ratelimit.Outcome
 	for range 4 {
-		got = append(got, b.Admit(s, 10, time.Time{}).Outcome)
+		got = append(got, b.Admit(s, 100, time.Time{}).Outcome)
 	}
 	want := []ratelimit.Outcome{ratelimit.Admitted, ratelimit.Admitted, ratelimit.DayFull, ratelimit.DayFull}
 	if !equal(got, want) {
 		t.Fatalf("outcomes %v, want %v", got, want)
 	}
-	if in := stored(t, store, s, now); in != 8+minReservation {
-		t.Fatalf("the store holds %d calls, want the other edge's 8 and the %d reserved", in, minReservation)
+	if in := stored(t, store, s, now); in != 98+minReservation {
+		t.Fatalf("the store holds %d calls, want the other edge's 98 and the %d reserved", in, minReservation)
 	}
 }
 
@@ -241,11 +241,12 @@ func TestReservationSize(t *testing.T) {
 		{name: "first call", limit: 1000, waiting: 1, fleet: 1, want: minReservation},
 		{name: "a burst waiting", limit: 1000, waiting: 40, fleet: 1, want: 40},
 		{name: "a steady rate", limit: 1000, prev: 10, waiting: 1, fleet: 1, want: ahead * 10},
-		{name: "a steady rate past the minute's limit", limit: 1000, prev: 30, waiting: 1, fleet: 1, minute: 120, want: 120},
+		{name: "a steady rate past the minute's limit", limit: 10000, prev: 30, waiting: 1, fleet: 1, minute: 120, want: 120},
+		{name: "a small key's tenth", limit: 30, prev: 3, waiting: 1, fleet: 1, want: 3},
 		{name: "the share of three edges", limit: 1000, used: 880, waiting: 100, fleet: 3, want: 40},
 		{name: "the last call", limit: 1000, used: 999, waiting: 5, fleet: 3, want: 1},
 		{name: "the day used", limit: 1000, used: 1000, waiting: 5, fleet: 1, want: 0},
-		{name: "ahead of need", limit: 1000, used: 100, avail: 10, prev: 30, fleet: 1, want: ahead*30 - 10},
+		{name: "ahead of need", limit: 10000, used: 100, avail: 10, prev: 30, fleet: 1, want: ahead*30 - 10},
 		{name: "enough left", limit: 1000, used: 100, avail: 40, prev: 30, fleet: 1, want: 0},
 		{name: "idle", limit: 1000, used: 100, avail: 2, fleet: 1, want: 0},
 	} {
@@ -260,5 +261,51 @@ func TestReservationSize(t *testing.T) {
 	e.rsv = reservations{keyed: true, limit: 1000, held: 4, waiting: 9}
 	if got := e.reservation(now, 1, every); got != 0 {
 		t.Errorf("one reservation on its way: reserves %d more, want 0", got)
+	}
+}
+
+// TestBackToBackSyncsReserveNoMoreThanTheDay (issue 74, found by the
+// attack): a Sync that follows the one that confirmed a key's
+// reservation, while its calls still wait (they wake at the end of a
+// Sync, and the next one starts at once), reserves only what is left of
+// the day: the key's fleet total is read afresh, not taken from its last
+// call's read, which misses the reservation just confirmed. Before, a
+// burst of 200 calls at a key of 50 a day on one edge wrote 54 calls.
+func TestBackToBackSyncsReserveNoMoreThanTheDay(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	store := usagelog.Memory()
+	l := reserveFleet(t, 1, store, &now)[0]
+	s := Subject{Key: "edge_backtoback"}
+	const day = 10
+	if d := l.Admit(s, day, time.Time{}); d.Outcome != ratelimit.Admitted {
+		t.Fatalf("first call: %+v", d)
+	}
+	// Calls waiting (as a burst leaves them between two Syncs): two
+	// Syncs in a row, no call looking in between.
+	e := l.Usage.lock(s, now, false)
+	e.rsv.waiting = 20
+	e.mu.Unlock()
+	for i := range 2 {
+		if err := l.Usage.Sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := stored(t, store, s, now); got > day {
+			t.Fatalf("after Sync %d the log holds %d calls of a key of %d a day", i, got, day)
+		}
+	}
+}
+
+// TestStoppedEdgesLeaveTheShareWithinAMinute: an edge that wrote no
+// usage for over a minute (stopped, or restarted under another name)
+// no longer divides a key's reservations, though it counts in the
+// fleet's hour for the stale share.
+func TestStoppedEdgesLeaveTheShareWithinAMinute(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	u := NewUsage(usagelog.Memory(), time.Minute, func() time.Time { return now })
+	u.edges["gone"] = now.Add(-2 * time.Minute)
+	u.edges["live"] = now.Add(-time.Second)
+	u.countFleet(now)
+	if fleet, active := u.fleet.Load(), u.activeEdges.Load(); fleet != 3 || active != 2 {
+		t.Fatalf("fleet %d, sharing reservations %d; want 3 and 2", fleet, active)
 	}
 }

@@ -70,6 +70,10 @@ type Usage struct {
 	// reservation (reserve.go); running says Run is there to take it.
 	sooner  chan struct{}
 	running atomic.Bool
+	// failing is set while the last Sync failed (the log out of reach):
+	// a keyed call with nothing reserved is refused at once rather than
+	// wait for a reservation that cannot come (reserve.go).
+	failing atomic.Bool
 
 	// maxActive bounds the entries (callers of the last minute, or with
 	// calls not yet in the totals); maxSubjects bounds the day's totals.
@@ -82,6 +86,10 @@ type Usage struct {
 	// FleetWindow, this one included: while the totals are stale, each
 	// caller's remainder of the day is shared among them.
 	fleet atomic.Int64
+	// activeEdges is the number of edges seen writing usage in the last
+	// activeWindow, this one included: a key's reservation is at most its
+	// share of what is left of the day.
+	activeEdges atomic.Int64
 	// sumsRefused counts the answers as sums that could not be applied
 	// exactly (SummingStore), read again as rows.
 	sumsRefused atomic.Int64
@@ -126,6 +134,7 @@ func NewUsage(store usagelog.Store, staleAfter time.Duration, now func() time.Ti
 		pending: map[analytics.UsageBatch][]pending{}, applied: map[analytics.UsageBatch]time.Time{},
 		edges: map[string]time.Time{}, sooner: make(chan struct{}, 1)}
 	u.fleet.Store(1)
+	u.activeEdges.Store(1)
 	room := make(chan struct{})
 	u.room.Store(&room)
 	return u
@@ -259,10 +268,16 @@ func (u *Usage) lock(s Subject, now time.Time, wait bool) *entry {
 	if e == nil {
 		return nil
 	}
-	// Read under e's lock: a Sync bumps the totals' generation after it
-	// adds a batch and before it takes that batch's calls out of e, so e
-	// never pairs totals without the batch with a sent count already
-	// taken out.
+	u.rebase(e, today)
+	return e
+}
+
+// rebase takes e's fleet total (base) from the totals when they changed
+// since e last read them. Read under e's lock: a Sync bumps the totals'
+// generation after it adds a batch and before it takes that batch's
+// calls out of e, so e never pairs totals without the batch with a sent
+// count already taken out. e must be locked.
+func (u *Usage) rebase(e *entry, today int64) {
 	t := u.totals.Load()
 	var gen uint64
 	if t != nil {
@@ -274,7 +289,6 @@ func (u *Usage) lock(s Subject, now time.Time, wait bool) *entry {
 			e.base = t.get(e.hash)
 		}
 	}
-	return e
 }
 
 type pending struct {

@@ -13,9 +13,10 @@ import (
 // Sync writes the calls counted since the last Sync as one batch, then
 // reads what the fleet added since the last read and adds it to the day's
 // totals (the whole day when the edge starts or a day begins).
-func (u *Usage) Sync(ctx context.Context) error {
+func (u *Usage) Sync(ctx context.Context) (err error) {
 	u.syncMu.Lock()
 	defer u.syncMu.Unlock()
+	defer func() { u.failing.Store(err != nil) }()
 	// Whatever it achieves, a Sync may let entries go: the callers
 	// waiting at the bound, and the next new one, try an eviction again
 	// (one scan a Sync).
@@ -95,17 +96,27 @@ func (u *Usage) Sync(ctx context.Context) error {
 // countFleet forgets the edges not seen for usagelog.FleetWindow and counts the
 // others, this one included. u.syncMu must be held.
 func (u *Usage) countFleet(now time.Time) {
-	n := int64(1)
+	n, active := int64(1), int64(1)
 	for e, at := range u.edges {
 		switch {
 		case now.Sub(at) > usagelog.FleetWindow:
 			delete(u.edges, e)
 		case e != u.name:
 			n++
+			if now.Sub(at) <= activeWindow {
+				active++
+			}
 		}
 	}
 	u.fleet.Store(n)
+	u.activeEdges.Store(active)
 }
+
+// activeWindow is how recently an edge must have written usage to share
+// a key's reservations (reserve.go): an edge stopped or restarted
+// under another name stops counting within a minute, not the hour of
+// FleetWindow (which bounds what the stale share of an outage admits).
+const activeWindow = time.Minute
 
 // settle takes the calls of a batch read back into t out of its entries'
 // sent counts, and confirms the reservations it held (reserve.go).
@@ -171,12 +182,17 @@ func (u *Usage) flush(ctx context.Context, reserve bool) error {
 	var batch []analytics.UsageDelta
 	var taken []pending
 	now := u.now()
-	today, fleet := dayOf(now), uint64(max(u.fleet.Load(), 1))
+	today, fleet := dayOf(now), uint64(max(u.activeEdges.Load(), 1))
 	u.urgent = false
 	u.each(func(s Subject, c *entry) {
 		c.mu.Lock()
 		var rsv uint64
 		if reserve && c.rsv.keyed && c.day == today {
+			// The totals may have moved since c's last call (the Sync
+			// before this one confirmed a reservation, and the calls
+			// waiting for more have not looked again yet): a stale base
+			// would reserve again what that reservation took.
+			u.rebase(c, today)
 			rsv = c.reservation(now, fleet, u.rateWindow())
 			u.urgent = u.urgent || c.rsv.waiting > 0
 		}

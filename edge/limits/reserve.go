@@ -175,7 +175,9 @@ func (u *Usage) reserved(s Subject, e *entry, limit, perMinute uint64, now time.
 			r.avail--
 			r.roll(now.UnixNano(), int64(u.rateWindow()))
 			r.cur++
-			left := limit - min(limit, e.spent())
+			// What is reserved and usable is left at least: calls cut
+			// from a reservation count in spent, never admitted.
+			left := max(limit-min(limit, e.spent()), r.avail)
 			e.mu.Unlock()
 			return left, ratelimit.Admitted
 		case r.held == 0 && e.used() >= limit:

@@ -274,6 +274,7 @@ func TestLoweredKeyLimitHoldsAgainstReservations(t *testing.T) {
 	type try struct {
 		replay bool
 		want   ratelimit.Outcome // on the replay path: Admitted or not
+		left   uint64            // RateLimit-Remaining (the full path)
 	}
 	cases := []struct {
 		name  string
@@ -281,11 +282,15 @@ func TestLoweredKeyLimitHoldsAgainstReservations(t *testing.T) {
 		tries []try
 	}{
 		{"one call left", 2, []try{
-			{false, ratelimit.Admitted}, {false, ratelimit.DayFull},
-			{true, ratelimit.DayFull}, {false, ratelimit.DayFull},
+			{false, ratelimit.Admitted, 0}, {false, ratelimit.DayFull, 0},
+			{true, ratelimit.DayFull, 0}, {false, ratelimit.DayFull, 0},
+		}},
+		{"two calls left", 3, []try{
+			{false, ratelimit.Admitted, 1}, {false, ratelimit.Admitted, 0},
+			{false, ratelimit.DayFull, 0},
 		}},
 		{"none left, replay first", 1, []try{
-			{true, ratelimit.DayFull}, {false, ratelimit.DayFull},
+			{true, ratelimit.DayFull, 0}, {false, ratelimit.DayFull, 0},
 		}},
 	}
 	for _, c := range cases {
@@ -308,8 +313,8 @@ func TestLoweredKeyLimitHoldsAgainstReservations(t *testing.T) {
 					continue
 				}
 				d := l.Admit(s, c.limit, time.Time{})
-				if d.Outcome != tr.want || d.Remaining != 0 {
-					t.Fatalf("call %d: %v, remaining %d; want %v, remaining 0", i+2, d.Outcome, d.Remaining, tr.want)
+				if d.Outcome != tr.want || d.Remaining != tr.left {
+					t.Fatalf("call %d: %v, remaining %d; want %v, remaining %d", i+2, d.Outcome, d.Remaining, tr.want, tr.left)
 				}
 			}
 		})

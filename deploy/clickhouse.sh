@@ -55,7 +55,11 @@ start() {
   sed -e "s|@DIR@|$var|g" -e "s|@TCP@|$tcp|g" -e "s|@HTTP@|$http|g" \
     "$root/deploy/clickhouse.xml.tmpl" > "$var/config.xml"
   # shellcheck disable=SC2046
-  (cd "$var" && setsid nohup $(server_cmd) --config-file="$var/config.xml" >"$var/stdout.log" 2>&1 &)
+  # Only the server is put in the background, with every descriptor of
+  # its own: `a && b &` would background the list in a shell that keeps
+  # the caller's stdout and stderr, and `make clickhouse | tail` would
+  # wait on them for as long as the server runs.
+  (cd "$var" || exit 1; setsid nohup $(server_cmd) --config-file="$var/config.xml" >"$var/stdout.log" 2>&1 </dev/null &)
   for _ in $(seq 1 120); do
     if answers; then echo "clickhouse.sh: ClickHouse started on 127.0.0.1:$tcp (data in $var)" >&2; return 0; fi
     sleep 0.5

@@ -132,6 +132,7 @@ func (l *Limiter) TryAdmit(s Subject, dayLimit uint64, now time.Time) (ratelimit
 	limit := l.Usage.dayLimit(e, d.Limit, now)
 	if s.Key != "" {
 		limit = d.Limit // a key's calls are admitted against its reservations (reserve.go)
+		e.lower(limit)
 	}
 	if s.Key == "" && e.used() >= limit || s.Key != "" && e.rsv.avail == 0 {
 		e.mu.Unlock()

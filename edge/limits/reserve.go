@@ -86,6 +86,23 @@ func (e *entry) spent() uint64 {
 	return used - min(used, unused)
 }
 
+// lower cuts what e reserved and has not used to a day's limit lowered
+// since its reservations were confirmed (edge key limit): of the calls
+// confirmed usable, those the new limit leaves no room for beside the
+// day's total, as confirm would have cut them at that limit. They stay
+// counted, never admitted. A raised limit changes nothing here (new
+// reservations bring its room). e must be locked.
+func (e *entry) lower(limit uint64) {
+	r := &e.rsv
+	if r.limit == 0 || limit >= r.limit || r.avail == 0 {
+		return
+	}
+	used := e.used()
+	over := (used - min(used, limit)) - (used - min(used, r.limit))
+	r.avail -= min(r.avail, over)
+	r.limit = limit
+}
+
 // reservation returns the calls of e's subject to reserve now (see
 // reservations), 0 when none: one reservation at a time. e must be
 // locked.
@@ -138,7 +155,11 @@ func (e *entry) confirm(t *dayTotals, p pending) {
 	if t != nil && t.day == p.day {
 		total += t.get(e.hash)
 	}
-	over := total - min(total, p.limit)
+	limit := p.limit
+	if e.rsv.limit > 0 {
+		limit = min(limit, e.rsv.limit) // lowered since the write
+	}
+	over := total - min(total, limit)
 	e.rsv.avail += p.rsv - min(p.rsv, over)
 }
 
@@ -150,6 +171,7 @@ func (e *entry) confirm(t *dayTotals, p pending) {
 func (u *Usage) reserved(s Subject, e *entry, limit, perMinute uint64, now time.Time, wait bool) (uint64, ratelimit.Outcome) {
 	var deadline time.Time
 	for {
+		e.lower(limit)
 		r := &e.rsv
 		r.keyed, r.limit, r.minute = true, limit, perMinute
 		switch {
@@ -157,7 +179,9 @@ func (u *Usage) reserved(s Subject, e *entry, limit, perMinute uint64, now time.
 			r.avail--
 			r.roll(now.UnixNano(), int64(u.rateWindow()))
 			r.cur++
-			left := limit - min(limit, e.spent())
+			// What is reserved and usable is left at least: calls cut
+			// from a reservation count in spent, never admitted.
+			left := max(limit-min(limit, e.spent()), r.avail)
 			e.mu.Unlock()
 			return left, ratelimit.Admitted
 		case r.held == 0 && e.used() >= limit:

@@ -309,3 +309,61 @@ func TestStoppedEdgesLeaveTheShareWithinAMinute(t *testing.T) {
 		t.Fatalf("fleet %d, sharing reservations %d; want 3 and 2", fleet, active)
 	}
 }
+
+// TestLoweredKeyLimitHoldsAgainstReservations: a key whose daily limit is
+// lowered (edge key limit) after its edge reserved calls under the old
+// one is admitted only up to the new limit, on the full path and on the
+// replay path: the calls reserved and not used stay counted, never
+// admitted. (The release before admitted every reserved call: over HTTP
+// a key lowered to 5 a day made 27 calls, 22 of them with
+// RateLimit-Remaining 0.)
+func TestLoweredKeyLimitHoldsAgainstReservations(t *testing.T) {
+	type try struct {
+		replay bool
+		want   ratelimit.Outcome // on the replay path: Admitted or not
+		left   uint64            // RateLimit-Remaining (the full path)
+	}
+	cases := []struct {
+		name  string
+		limit uint64 // lowered to, after one call of 20,000 a day
+		tries []try
+	}{
+		{"one call left", 2, []try{
+			{false, ratelimit.Admitted, 0}, {false, ratelimit.DayFull, 0},
+			{true, ratelimit.DayFull, 0}, {false, ratelimit.DayFull, 0},
+		}},
+		{"two calls left", 3, []try{
+			{false, ratelimit.Admitted, 1}, {false, ratelimit.Admitted, 0},
+			{false, ratelimit.DayFull, 0},
+		}},
+		{"none left, replay first", 1, []try{
+			{true, ratelimit.DayFull, 0}, {false, ratelimit.DayFull, 0},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+			l := reserveFleet(t, 1, usagelog.Memory(), &now)[0]
+			s := Subject{Key: "edge_lowered0"}
+			if d := l.Admit(s, 20_000, time.Time{}); d.Outcome != ratelimit.Admitted {
+				t.Fatalf("first call: %v, want admitted", d.Outcome)
+			}
+			if r := l.Usage.Reserved(); r == 0 {
+				t.Fatal("nothing reserved after the first call: the test needs calls reserved under the old limit")
+			}
+			for i, tr := range c.tries {
+				if tr.replay {
+					d, ok := l.TryAdmit(s, c.limit, time.Time{})
+					if ok != (tr.want == ratelimit.Admitted) {
+						t.Fatalf("call %d, replay path: admitted %v (remaining %d), want %v", i+2, ok, d.Remaining, tr.want == ratelimit.Admitted)
+					}
+					continue
+				}
+				d := l.Admit(s, c.limit, time.Time{})
+				if d.Outcome != tr.want || d.Remaining != tr.left {
+					t.Fatalf("call %d: %v, remaining %d; want %v, remaining %d", i+2, d.Outcome, d.Remaining, tr.want, tr.left)
+				}
+			}
+		})
+	}
+}

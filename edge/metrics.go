@@ -61,7 +61,7 @@ var (
 	descKeysLoaded  = prometheus.NewDesc("edge_keys_loaded_timestamp_seconds", "When the key list was last loaded (0: never).", nil, nil)
 	descUsageRead   = prometheus.NewDesc("edge_usage_read_timestamp_seconds", "When the fleet's daily usage was last read (0: never, and v1 answers 503); once it is older than the staleness bound each caller gets this edge's share of what was left of its day.", nil, nil)
 	descFleet       = prometheus.NewDesc("edge_usage_fleet_edges", "Edges seen writing usage in the last hour, this one included: the number a caller's remainder of the day is shared by while the usage is stale.", nil, nil)
-	descReserved    = prometheus.NewDesc("edge_usage_reserved_calls", "Keyed calls this edge has written to the usage log ahead of use (reservations) and not used yet: counted as used by the fleet, and never admitted if the edge stops or the day ends first.", nil, nil)
+	descReserved    = prometheus.NewDesc("edge_usage_reserved_calls", "Keyed calls this edge has reserved ahead of use (written to the usage log, or being written) and not used yet: counted as used by the fleet once written, and never admitted if the edge stops or the day ends first.", nil, nil)
 	descCallers     = prometheus.NewDesc("edge_limits_callers", "Callers the limits hold: with their minute's window (set=minute, bounded by EDGE_LIMITS_MAX_ACTIVE) and in the day's fleet totals (set=day, bounded by EDGE_LIMITS_MAX_SUBJECTS).", []string{"set"}, nil)
 )
 

@@ -237,7 +237,7 @@ func (u *Usage) soon(wait time.Duration, room chan struct{}) bool {
 	return true
 }
 
-// Reserved returns the keyed calls this edge has written to the usage
+// Reserved returns the keyed calls this edge has written (or is writing) to the usage
 // log as reservations and not used yet: confirmed, or on their way. They
 // count as used in the fleet's totals; those left when the edge stops,
 // or at midnight, are never admitted.

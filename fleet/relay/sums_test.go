@@ -282,8 +282,8 @@ func TestFollowerReservesThroughTheLeader(t *testing.T) {
 		t.Fatalf("follower's reads: %d relayed, %d direct; want 1, 0", relayed, directly)
 	}
 	relayedBefore, _ := f.store.Reads()
-	if d := f.follower.Admit(key, 10, time.Time{}); d.Outcome != ratelimit.Admitted || d.Remaining != 9 {
-		t.Fatalf("a key's first call on the follower: %+v, want admitted with 9 left", d)
+	if d := f.follower.Admit(key, 100, time.Time{}); d.Outcome != ratelimit.Admitted || d.Remaining != 99 {
+		t.Fatalf("a key's first call on the follower: %+v, want admitted with 99 left", d)
 	}
 	relayed, directly := f.store.Reads()
 	if directly != 0 || relayed != relayedBefore+1 || f.store.Fresh() != 1 {
@@ -297,13 +297,13 @@ func TestFollowerReservesThroughTheLeader(t *testing.T) {
 	}
 	// The leader counts the follower's reservation as used.
 	used := 0
-	for range 10 {
-		if f.leader.Admit(key, 10, time.Time{}).Outcome == ratelimit.Admitted {
+	for range 100 {
+		if f.leader.Admit(key, 100, time.Time{}).Outcome == ratelimit.Admitted {
 			used++
 		}
 	}
-	if used != 10-4 {
-		t.Fatalf("the leader admitted %d of the key's calls after the follower reserved 4; want 6", used)
+	if used != 100-4 {
+		t.Fatalf("the leader admitted %d of the key's calls after the follower reserved 4; want 96", used)
 	}
 }
 

@@ -332,6 +332,9 @@ func (p *Policy) namesExactly(ap netip.AddrPort) bool {
 // port of 1 to 65535, and every address its host resolves to reachable.
 // The returned URL is what deliveries use.
 func (p *Policy) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, fmt.Errorf("%w: give the URL deliveries are sent to, such as https://hooks.example.com/edge", ErrRefused)
+	}
 	if len(raw) > 2048 {
 		return nil, fmt.Errorf("%w: a URL of at most 2,048 bytes", ErrRefused)
 	}
@@ -345,7 +348,7 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 	case u.Scheme == "http":
 		return nil, fmt.Errorf("%w: use https (this service delivers over TLS only)", ErrRefused)
 	default:
-		return nil, fmt.Errorf("%w: use an https URL", ErrRefused)
+		return nil, fmt.Errorf("%w: use an https URL, such as https://hooks.example.com/edge", ErrRefused)
 	}
 	if u.User != nil {
 		return nil, fmt.Errorf("%w: no user name or password in the URL (sign deliveries with the secret instead)", ErrRefused)

@@ -115,6 +115,11 @@ type Deliverer struct {
 	dirty  map[string]bool // endpoints whose cursor is to be written
 	logs   []analytics.WebhookDelivery
 	loaded time.Time // when the endpoints were last read; zero: not since leading
+	// Of the Run goroutine: after a failed read of the endpoints, the
+	// next is not before reloadAfter, and only the first failure of a
+	// run of them is logged (and the recovery).
+	reloadAfter   time.Time
+	reloadFailing bool
 	// unsealable are the endpoints whose secret this edge's key does not
 	// open, warned about once.
 	unsealable map[string]bool
@@ -188,10 +193,8 @@ func (d *Deliverer) Run(ctx context.Context) {
 		if d.lead.Leading != nil && time.Since(d.since) < d.longest() {
 			continue // a predecessor's last attempts may still run
 		}
-		if time.Since(d.loaded) >= d.cfg.Reload {
-			if err := d.reload(ctx); err != nil {
-				d.log.Warn("webhooks: reading the endpoints failed; will retry", "err", err)
-			}
+		if time.Since(d.loaded) >= d.cfg.Reload && !time.Now().Before(d.reloadAfter) {
+			d.reloadEndpoints(ctx)
 		}
 		d.dispatch(ctx)
 		if time.Since(lastFlush) >= time.Second {
@@ -199,6 +202,27 @@ func (d *Deliverer) Run(ctx context.Context) {
 			lastFlush = time.Now()
 		}
 	}
+}
+
+// reloadRetry is how long after a failed read of the endpoints the next
+// one is made: ClickHouse out of reach is asked once a second, not at
+// every tick.
+const reloadRetry = time.Second
+
+// reloadEndpoints reads the endpoints, logging the first failure of a
+// run of them and the recovery that ends it.
+func (d *Deliverer) reloadEndpoints(ctx context.Context) {
+	err := d.reload(ctx)
+	switch {
+	case err != nil:
+		d.reloadAfter = time.Now().Add(reloadRetry)
+		if !d.reloadFailing {
+			d.log.Warn("webhooks: reading the endpoints failed; will retry every second, logging only the recovery", "err", err)
+		}
+	case d.reloadFailing:
+		d.log.Info("webhooks: reading the endpoints recovered")
+	}
+	d.reloadFailing = err != nil
 }
 
 // longest is how long an attempt may take.

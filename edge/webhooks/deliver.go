@@ -120,6 +120,11 @@ type Deliverer struct {
 	// run of them is logged (and the recovery).
 	reloadAfter   time.Time
 	reloadFailing bool
+	// disabling are the endpoints this edge disabled whose row is being
+	// written: a reload that reads the row before the write lands keeps
+	// them as they are (disabled), rather than take them back enabled,
+	// with the attempts last written, and try the last attempt again.
+	disabling map[string]bool
 	// unsealable are the endpoints whose secret this edge's key does not
 	// open, warned about once.
 	unsealable map[string]bool
@@ -145,7 +150,7 @@ func NewDeliverer(cfg Config, db *analytics.Lazy, state *views.Published[served.
 		return nil, err
 	}
 	return &Deliverer{cfg: cfg, db: db, state: state, lead: lead, sealer: s, client: cfg.Policy.Client(cfg.Timeout), log: log,
-		eps: map[string]*endpoint{}, dirty: map[string]bool{}, unsealable: map[string]bool{},
+		eps: map[string]*endpoint{}, dirty: map[string]bool{}, unsealable: map[string]bool{}, disabling: map[string]bool{},
 		// Up to 16 deliveries a worker start each tick (10 a second): a
 		// dispatch walks every endpoint, so it runs on the tick alone.
 		main: make(chan job, 16*cfg.Workers), retry: make(chan job, cfg.RetryWorkers)}, nil
@@ -284,7 +289,10 @@ func (d *Deliverer) reload(ctx context.Context) error {
 	for _, row := range rows {
 		seen[row.ID] = true
 		ep, known := d.eps[row.ID]
-		if known && (ep.row.Enabled || !row.Enabled) {
+		if known && (ep.row.Enabled || !row.Enabled || d.disabling[row.ID]) {
+			if d.disabling[row.ID] {
+				continue // disabled here, its row on its way
+			}
 			ep.row = row // a disabled endpoint stays as it was; a deletion drops it below
 			continue
 		}
@@ -409,11 +417,15 @@ func (d *Deliverer) deliver(ctx context.Context, j job) {
 		ep.row.Enabled = false
 		ep.row.DisabledWhy = fmt.Sprintf("every delivery failed for %s (since %s); the last: %s", d.cfg.GiveUp, ep.failingSince.UTC().Format(time.RFC3339), describe(a))
 		row := ep.row
+		d.disabling[row.ID] = true
 		go func() {
 			conn, err := d.db.Conn(ctx)
 			if err == nil {
 				err = analytics.WriteWebhook(ctx, conn, row, time.Now())
 			}
+			d.mu.Lock()
+			delete(d.disabling, row.ID)
+			d.mu.Unlock()
 			if err != nil {
 				d.log.Warn("webhooks: disabling a failing endpoint failed; will retry", "endpoint", row.ID, "err", err)
 				d.mu.Lock()

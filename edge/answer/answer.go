@@ -54,6 +54,23 @@ type Answer struct {
 	// into the response and gives the buffer back (recycle).
 	scratch *[]byte
 	once    bool
+	// links are link-values added to the Link header (a file's next part)
+	// and disposition the Content-Disposition (a file's name); nil: none.
+	links, disposition []byte
+}
+
+// SetNext names the answer's next part in its Link header (rel="next"),
+// target a URI reference the caller made safe (percent-encoded). Call it
+// before the answer is shared.
+func (a *Answer) SetNext(target string) {
+	a.links = append(append(append(a.links, ", <"...), target...), `>; rel="next"`...)
+}
+
+// SetFile makes the answer a file to save as name (Content-Disposition:
+// attachment), name made of letters, digits, '.', '-' and '_' only. Call
+// it before the answer is shared.
+func (a *Answer) SetFile(name string) {
+	a.disposition = []byte(`attachment; filename="` + name + `"`)
 }
 
 // Tag sets the answer's cache tags (lower-case letters, digits and '-'

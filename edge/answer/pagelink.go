@@ -35,14 +35,15 @@ const apiPrefix = "/api/v1/"
 var linkPool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
 // setLink sets the Link header of an answer with a body: the figures'
-// definitions, and the page of the request uri when p names one.
-func setLink(h *fasthttp.ResponseHeader, uri *fasthttp.URI, p Page) {
-	if p == NoPage {
+// definitions, the page of the request uri when p names one, and the
+// answer's own link-values (extra, each led by ", ").
+func setLink(h *fasthttp.ResponseHeader, uri *fasthttp.URI, p Page, extra []byte) {
+	if p == NoPage && extra == nil {
 		h.SetCanonical(headerLink, linkDefinitions)
 		return
 	}
 	bp := linkPool.Get().(*[]byte)
-	b := AppendPageLink(append((*bp)[:0], linkDefinitions...), uri.Path(), uri.QueryString(), p)
+	b := append(AppendPageLink(append((*bp)[:0], linkDefinitions...), uri.Path(), uri.QueryString(), p), extra...)
 	h.SetCanonical(headerLink, b)
 	*bp = b[:0]
 	linkPool.Put(bp)

@@ -56,17 +56,9 @@ func (r Responder) Handle(h Handler) fiber.Handler {
 		}
 		a := reply.Answer
 		defer a.recycle()
-		out, err := send(c, a, reply.CacheControl, reply.Page)
+		out, err := send(c, a, reply.CacheControl, reply.Page, reply.VaryAccept)
 		if err != nil {
 			return err
-		}
-		if reply.VaryAccept {
-			h := &c.Response().Header
-			if v := h.PeekCanonical(headerVary); len(v) > 0 {
-				h.SetCanonical(headerVary, append(append(append([]byte(nil), v...), ", "...), fiber.HeaderAccept...))
-			} else {
-				h.SetCanonical(headerVary, []byte(fiber.HeaderAccept))
-			}
 		}
 		if r.Record != nil && a.home != nil && !a.NoStore && replay.Noting(c.Context()) {
 			r.Record(c, replay.Entry{Answer: a, Variant: int(out.variant), Best: out.best, Body: out.body})

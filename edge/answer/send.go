@@ -40,21 +40,16 @@ func Public(maxAge time.Duration) string {
 // none), with Vary: Accept-Encoding on every answer that has codings to
 // offer, 304s included. The v1 API's answers (cacheControl Private) also
 // vary by key: a browser must not answer a keyed request with the copy
-// of a request made without one (their RateLimit headers differ). Every
+// of a request made without one (their RateLimit headers differ); an
+// answer chosen by the request's Accept (varyAccept) names it too. Every
 // coding shares the answer's weak ETag (docs/api-v1.md, Compression). A
 // large body goes out by sendfile from its memfd when the connection
 // allows (package transport).
-func send(c *fiber.Ctx, a *Answer, cacheControl string, page Page) (sent, error) {
+func send(c *fiber.Ctx, a *Answer, cacheControl string, page Page, varyAccept bool) (sent, error) {
 	h := &c.Response().Header
 	offered := a.offered()
-	if offered != coding.IdentityOnly {
-		if cacheControl == Private {
-			h.SetCanonical(headerVary, varyEncodingAndKey)
-		} else {
-			h.SetCanonical(headerVary, varyEncoding)
-		}
-	} else if cacheControl == Private {
-		h.SetCanonical(headerVary, varyKey)
+	if v := varies[b2i(offered != coding.IdentityOnly)][b2i(cacheControl == Private)][b2i(varyAccept)]; v != nil {
+		h.SetCanonical(headerVary, v)
 	}
 	// The coding first: a refusal (406) carries none of the answer's
 	// validators. An empty Accept-Encoding and none lead to the same
@@ -93,7 +88,10 @@ func send(c *fiber.Ctx, a *Answer, cacheControl string, page Page) (sent, error)
 			return sent{variant: enc, best: order == coding.SmallFirst}, nil
 		}
 	}
-	setLink(h, c.Request().URI(), page)
+	setLink(h, c.Request().URI(), page, a.links)
+	if a.disposition != nil {
+		h.SetCanonical(headerContentDisposition, a.disposition)
+	}
 	h.SetContentType(a.ContentType)
 	body, file := a.Body, a.file
 	if enc != coding.Identity {
@@ -155,22 +153,28 @@ var (
 	headerLink = []byte("Link")
 	// linkDefinitions is the Link of every answer with a body: where the
 	// figures it carries are defined (GET /api/v1/definitions).
-	linkDefinitions       = []byte(`</api/v1/definitions>; rel="describedby"`)
-	headerCacheControl    = []byte("Cache-Control")
-	headerIfNoneMatch     = []byte("If-None-Match")
-	headerLastModified    = []byte("Last-Modified")
-	headerIfModifiedSince = []byte("If-Modified-Since")
-	headerSurrogateKey    = []byte("Surrogate-Key")
-	headerCacheTag        = []byte("Cache-Tag")
-	headerVary            = []byte("Vary")
-	headerAcceptEncoding  = []byte("Accept-Encoding")
-	headerContentEncoding = []byte("Content-Encoding")
+	linkDefinitions          = []byte(`</api/v1/definitions>; rel="describedby"`)
+	headerCacheControl       = []byte("Cache-Control")
+	headerIfNoneMatch        = []byte("If-None-Match")
+	headerLastModified       = []byte("Last-Modified")
+	headerIfModifiedSince    = []byte("If-Modified-Since")
+	headerSurrogateKey       = []byte("Surrogate-Key")
+	headerCacheTag           = []byte("Cache-Tag")
+	headerVary               = []byte("Vary")
+	headerAcceptEncoding     = []byte("Accept-Encoding")
+	headerContentEncoding    = []byte("Content-Encoding")
+	headerContentDisposition = []byte("Content-Disposition")
 
-	noStore            = []byte("no-store")
-	varyEncoding       = []byte("Accept-Encoding")
-	varyKey            = []byte("Authorization, X-Api-Key")
-	varyEncodingAndKey = []byte("Accept-Encoding, Authorization, X-Api-Key")
-	encodingNames      = func() (n [coding.Count][]byte) {
+	noStore = []byte("no-store")
+	// varies are the Vary values by whether the answer has codings to
+	// offer, is the API's (Private: it varies by key) and was chosen by
+	// Accept, each made once; nil: no Vary.
+	varies = [2][2][2][]byte{
+		{{nil, []byte("Accept")}, {[]byte("Authorization, X-Api-Key"), []byte("Authorization, X-Api-Key, Accept")}},
+		{{[]byte("Accept-Encoding"), []byte("Accept-Encoding, Accept")},
+			{[]byte("Accept-Encoding, Authorization, X-Api-Key"), []byte("Accept-Encoding, Authorization, X-Api-Key, Accept")}},
+	}
+	encodingNames = func() (n [coding.Count][]byte) {
 		for c := range n {
 			n[c] = []byte(coding.Coding(c).String())
 		}
@@ -190,4 +194,11 @@ func ETagMatches(header, etag string) bool {
 		}
 	}
 	return false
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
+	"github.com/edge-stats/edge/edge/read"
+	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/edge/transport"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
@@ -23,11 +25,17 @@ var sortLabels = map[string]string{"installs": "size", "ratingcount": "ratings",
 	"growthpct7d": "growth %, 7 days", "growth30d": "growth, 30 days", "ratinggrowth7d": "ratings growth, 7 days", "updated": "updated",
 	"created": "created", "firstseen": "first seen", "name": "name", "rankclimb": "rank climb, 7 days"}
 
-// getBrowsePage answers GET /listings: the v1 listings' query (store,
-// category, tag, q, sort, order, cursor) as a page with a plain GET form,
-// from the same query as /api/v1/listings.
-func (s *Pages) getBrowsePage(c *fiber.Ctx) (answer.Reply, error) {
-	return s.api.Listings(c, "/listings", pageCacheControl, s.browseHTML)
+// browseHandler answers GET /listings: the v1 listings read (store,
+// category, tag, q, sort, order, cursor) as a page with a plain GET form
+// (its codec needs the total, the page before and the form's values), or
+// as the API's CSV and NDJSON files of the same query (format=, or an
+// Accept that prefers them), public as every page is.
+func (s *Pages) browseHandler() answer.Handler {
+	rd := *s.api.ListingsRead()
+	rd.Route, rd.CacheControl, rd.Page = "/listings", pageCacheControl, answer.NoPage
+	page := read.Codec[document.ListingPage]{Name: "html", Type: fiber.MIMETextHTML,
+		Needs: read.Needs{Total: true, Before: true, Form: true}, Encode: s.browseHTML}
+	return read.Serve(s.api.Env(), &rd, append([]read.Codec[document.ListingPage]{page}, v1.ListingFiles("/listings")...)...)
 }
 
 // browseHTML writes p, the page of listings c's query asks for, as the

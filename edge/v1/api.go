@@ -16,8 +16,10 @@ import (
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/read"
 	"github.com/edge-stats/edge/edge/stream"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/editions"
 	"github.com/edge-stats/edge/views/served"
 )
@@ -61,6 +63,9 @@ type API struct {
 	definitions *answer.Answer
 	exports     Exports
 	stream      *stream.Hub
+	// env is what the reads are served from; listings the listings read.
+	env      read.Env
+	listings *read.Read[ListingsParams, document.ListingPage]
 }
 
 // New returns the API answering from src.
@@ -81,9 +86,16 @@ func New(cfg Config, src Sources) (*API, error) {
 	}
 	defs.SetModified(time.Now())
 	defs.Tag("edge", "api-v1-definitions")
-	return &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
-		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream}, nil
+	s := &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
+		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream}
+	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller}
+	s.listings = s.newListingsRead()
+	return s, nil
 }
+
+// Env returns what the API's reads are served from, for the pages that
+// serve them too.
+func (s *API) Env() read.Env { return s.env }
 
 // OpenAPIAnswer returns the served OpenAPI description.
 func (s *API) OpenAPIAnswer() *answer.Answer { return s.openapi }
@@ -103,7 +115,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	if limit != nil {
 		r.Use(limit)
 	}
-	r.Get("/listings", same(s.getListings))
+	r.Get("/listings", respond.Handle(read.Serve(s.env, s.listings, append([]read.Codec[document.ListingPage]{listingsJSON}, ListingFiles("/api/v1/listings")...)...)))
 	r.Get("/listings/:store/:id", same(s.getListing))
 	r.Get("/listings/:store/:id/reviews", parent(s.getReviews))
 	r.Get("/listings/:store/:id/history", parent(s.getHistory))

@@ -31,7 +31,7 @@ func FuzzListCursor(f *testing.F) {
 		if !ok {
 			return
 		}
-		if c.Version != 1 || c.Limit < 1 || c.Limit > listMaxLimit || c.Page < 1 || c.Page >= listMaxPages {
+		if c.Version != 1 || c.Limit < 1 || c.Limit > ListFileRows || c.Page < 1 || c.Page >= listMaxPages {
 			b, _ := json.Marshal(c)
 			t.Fatalf("accepted a cursor out of bounds: %s", b)
 		}

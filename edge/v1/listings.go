@@ -15,16 +15,22 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/answer/querykey"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/read"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/listq"
+	"github.com/edge-stats/edge/views/served"
 )
 
 const (
 	listDefaultLimit = 50
 	listMaxLimit     = 100
 	listMaxPages     = 200 // pages offered per query
+	// ListFileRows is the most rows a file of a list holds (CSV,
+	// NDJSON): the first rows of the query in its order; a cursor goes
+	// on from the last (the file's Link rel="next").
+	ListFileRows = 10000
 )
 
 // listCursor is what a nextCursor carries, base64url-encoded JSON: the
@@ -44,7 +50,7 @@ type listCursor struct {
 // for every listing in one page).
 func decodeListCursor(s string) (listCursor, bool) {
 	c, ok := document.DecodeCursor[listCursor](s)
-	return c, ok && c.Version == 1 && c.Page >= 1 && c.Page < listMaxPages && c.Limit >= 1 && c.Limit <= listMaxLimit
+	return c, ok && c.Version == 1 && c.Page >= 1 && c.Page < listMaxPages && c.Limit >= 1 && c.Limit <= ListFileRows
 }
 
 // parseList reads the v1 listing query (all but limit and cursor) into q.
@@ -161,98 +167,114 @@ func resolveNames(f *figures.Figures, q *listq.Query) error {
 	return nil
 }
 
-// getListings answers GET /api/v1/listings.
-func (s *API) getListings(c *fiber.Ctx) (answer.Reply, error) {
-	return s.Listings(c, "/api/v1/listings", answer.Private, listJSON)
+// ListingsParams are a listings query as read: its filters, sort and
+// page size (Q), where its page starts (After; nil: the first) and its
+// number, its cursor written again from what it holds, the hash its
+// cursors carry, and for a codec that needs it (read.Needs.Form) the
+// query as the listings' page reads it.
+type ListingsParams struct {
+	Q      listq.Query
+	After  *listq.Pos
+	Page   int
+	Cursor string
+	Hash   uint64
+	Form   map[string]string
 }
 
-// listJSON writes a page of listings as JSON (a draft the cache keeps on
-// its query's second ask; not kept when the search was cut short).
-func listJSON(_ *fiber.Ctx, p *document.ListingPage) (*answer.Answer, error) {
-	return answer.SearchDraft(p, p.Partial), nil
+// ListingsRead is the read of a listings query (GET /api/v1/listings,
+// the listings' page and its files): its typed result is a page of
+// listings, with its total and the cursor of the page before for a codec
+// that needs them.
+func (s *API) ListingsRead() *read.Read[ListingsParams, document.ListingPage] { return s.listings }
+
+// newListingsRead declares the listings read.
+func (s *API) newListingsRead() *read.Read[ListingsParams, document.ListingPage] {
+	return &read.Read[ListingsParams, document.ListingPage]{
+		Route:    "/api/v1/listings",
+		Aliased:  true,
+		NotReady: "Listing figures are",
+		Page:     answer.SamePage,
+		Parse:    parseListings,
+		Key: func(k answer.Key, p *ListingsParams) answer.Key {
+			k = querykey.List(k, &p.Q).Str("cursor", p.Cursor)
+			if p.Form != nil {
+				k = pageKey(k, p.Form)
+			}
+			return k
+		},
+		// A search is kept on its first ask (it took a slot of the search
+		// pool, and a search asked again comes from the cache without
+		// one), as are the pages the server asks for itself.
+		First: func(c *fiber.Ctx, p *ListingsParams) bool { return p.Q.Q != "" || answer.Capturing(c.Context()) },
+		Run:   s.runListings,
+	}
 }
 
-// Listings answers c's listings query on route (the API's or the page's):
-// one preamble (the alias of the query as sent, the miss gate, the query
-// read and its names resolved, the cursor checked), one query run in a
-// turn of the miss gate, and its typed result, the page of listings,
-// written by codec. The answer is cached under the query's key, a page's
-// with the page's query as it reads it (pageQuery: the form's values,
-// canonical), and sent with cacheControl.
-func (s *API) Listings(c *fiber.Ctx, route, cacheControl string, codec func(*fiber.Ctx, *document.ListingPage) (*answer.Answer, error)) (answer.Reply, error) {
-	var aliasBuf [256]byte
-	alias := querykey.Alias(aliasBuf[:0], route, s.state, c.Context())
-	if a, ok := s.answers.Aliased(alias); ok {
-		return answer.Reply{Answer: a, CacheControl: cacheControl}, nil
-	}
-	who := s.gate.MissCaller(c)
-	if err := s.answers.Crowded(who); err != nil {
-		return answer.Reply{}, err // its queue is full: refused before its query is read
-	}
-	var q listq.Query // on the stack: a cached answer does not need it
+// parseListings reads c's listings query against st: the filters and
+// sort, their names resolved (every spelling of one query shares its
+// answers and its cursors), the page size (up to n.Rows for a file) and
+// the cursor, checked against the query it was issued for.
+func parseListings(c *fiber.Ctx, st *served.State, n read.Needs) (ListingsParams, error) {
+	var p ListingsParams
 	args := c.Context().QueryArgs()
-	if err := parseList(args, &q); err != nil {
-		return answer.Reply{}, err
+	if err := parseList(args, &p.Q); err != nil {
+		return p, err
 	}
-	st := s.state.Load()
-	if st == nil || st.Figures == nil {
-		return answer.Reply{}, problem.NotReady("Listing figures are")
-	}
-	f := st.Figures
-	if err := resolveNames(f, &q); err != nil {
-		return answer.Reply{}, err
+	if err := resolveNames(st.Figures, &p.Q); err != nil {
+		return p, err
 	}
 	// A cursor carries the hash of the query it was issued for: its
 	// filters and sort, without limit and cursor.
 	var canonBuf [256]byte
-	queryHash := fnv64a(querykey.List(answer.NewKey(canonBuf[:0], "/api/v1/listings", 0), &q).Text())
-	after, page, rawCursor, err := pageArgs(args, &q, queryHash)
-	if err != nil {
-		return answer.Reply{}, err
+	p.Hash = fnv64a(querykey.List(answer.NewKey(canonBuf[:0], "/api/v1/listings", 0), &p.Q).Text())
+	maxLimit := listMaxLimit
+	if n.Rows > 0 {
+		maxLimit, p.Q.PageSize = n.Rows, n.Rows
 	}
-	var buf [256]byte
-	key := querykey.List(answer.NewKey(buf[:0], route, st.Replica.Info().Generation), &q).Str("cursor", rawCursor)
-	var pq map[string]string // the page's query, as it reads it
-	if route != "/api/v1/listings" {
-		pq = pageQuery(args, &q, rawCursor)
-		key = pageKey(key, pq)
+	var err error
+	if p.After, p.Page, p.Cursor, err = pageArgs(args, &p.Q, p.Hash, maxLimit); err != nil {
+		return p, err
 	}
-	// A search is kept on its first ask (it took a slot of the search
-	// pool, and a search asked again comes from the cache without one),
-	// as are the pages the server asks for itself; other pages on their
-	// second (answer.Cache.SetMinUses).
-	first := q.Q != "" || answer.Capturing(c.Context())
-	a, err := s.answers.GetQuery(key, who, first, func() (*answer.Answer, error) {
-		q := q // only an answer built moves the query to the heap
-		if q.Q != "" {
-			release, err := s.gate.SearchSlot()
-			if err != nil {
-				return nil, err
-			}
-			defer release()
-			q.Deadline = time.Now().Add(s.cfg.TextBudget)
-		}
-		ls, last, more, partial := f.Listings().List(&q, after)
-		out := document.ListingPage{Listings: ls, Figures: f, Partial: partial, Offset: (page - 1) * q.PageSize, Page: page, Query: pq}
-		if more && page < listMaxPages && !partial {
-			out.NextCursor = document.EncodeCursor(listCursor{Version: 1, Query: queryHash, Limit: q.PageSize, Page: page, After: last})
-		}
-		if route != "/api/v1/listings" {
-			out.Total, out.Counted = listTotal(pq, f, &q)
-		}
-		if route != "/api/v1/listings" && page > 2 && len(ls) > 0 {
-			out.PrevCursor = prevCursor(f, q, page, queryHash, ls[0])
-		}
-		return codec(c, &out)
-	})
-	if err != nil {
-		return answer.Reply{}, err
+	if n.Form {
+		p.Form = pageQuery(args, &p.Q, p.Cursor)
 	}
-	if !a.NoStore {
-		s.answers.Alias(alias, key)
-	}
-	return answer.Reply{Answer: a, CacheControl: cacheControl}, nil
+	return p, nil
 }
+
+// runListings runs the listings query p on st's figures: the page, its
+// next cursor, and what the codec needs (n) of its total and the page
+// before.
+func (s *API) runListings(c *fiber.Ctx, st *served.State, p *ListingsParams, n read.Needs) (*document.ListingPage, error) {
+	q := p.Q
+	if q.Q != "" {
+		release, err := s.gate.SearchSlot()
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		q.Deadline = time.Now().Add(s.cfg.TextBudget)
+	}
+	f := st.Figures
+	ls, last, more, partial := f.Listings().List(&q, p.After)
+	out := &document.ListingPage{Listings: ls, Figures: f, Partial: partial, Offset: (p.Page - 1) * q.PageSize, Page: p.Page, Query: p.Form}
+	if more && p.Page < listMaxPages && !partial {
+		out.NextCursor = document.EncodeCursor(listCursor{Version: 1, Query: p.Hash, Limit: q.PageSize, Page: p.Page, After: last})
+	}
+	if n.Total {
+		out.Total, out.Counted = listTotal(p.Form, f, &q)
+	}
+	if n.Before && p.Page > 2 && len(ls) > 0 {
+		out.PrevCursor = prevCursor(f, q, p.Page, p.Hash, ls[0])
+	}
+	return out, nil
+}
+
+// listingsJSON writes a page of listings as JSON (a draft the cache keeps
+// on its query's second ask; not kept when the search was cut short).
+var listingsJSON = read.Codec[document.ListingPage]{Name: "json", Type: fiber.MIMEApplicationJSON,
+	Encode: func(_ *fiber.Ctx, p *document.ListingPage) (*answer.Answer, error) {
+		return answer.SearchDraft(p, p.Partial), nil
+	}}
 
 // listTotal returns how many listings the query q (the page's query pq) lists
 // over all its pages: from the published figures' counts when it asks
@@ -335,14 +357,14 @@ func prevCursor(f *figures.Figures, q listq.Query, page int, queryHash uint64, f
 // the query hashed queryHash and the same limit. It returns where the
 // page starts (nil: the first), its number and the cursor as read,
 // written again from what it holds (its cache key and links take it).
-func pageArgs(args *fasthttp.Args, q *listq.Query, queryHash uint64) (after *listq.Pos, page int, rawCursor string, err error) {
+func pageArgs(args *fasthttp.Args, q *listq.Query, queryHash uint64, maxLimit int) (after *listq.Pos, page int, rawCursor string, err error) {
 	limit := queryArg(args, "limit")
 	limitSet := limit != ""
 	if limitSet {
 		n, err := strconv.Atoi(limit)
-		if err != nil || n < 1 || n > listMaxLimit {
-			return nil, 0, "", problem.Newf(http.StatusBadRequest, "limit: %q is not a whole number from 1 to %d.", limit, listMaxLimit).
-				ForReaders(fmt.Sprintf("A page shows 1 to %d listings, no more.", listMaxLimit))
+		if err != nil || n < 1 || n > maxLimit {
+			return nil, 0, "", problem.Newf(http.StatusBadRequest, "limit: %q is not a whole number from 1 to %d.", limit, maxLimit).
+				ForReaders(fmt.Sprintf("A page shows 1 to %d listings, no more.", maxLimit))
 		}
 		q.PageSize = n
 	}
@@ -350,7 +372,7 @@ func pageArgs(args *fasthttp.Args, q *listq.Query, queryHash uint64) (after *lis
 	rawCursor = queryArg(args, "cursor")
 	if rawCursor != "" {
 		cur, ok := decodeListCursor(rawCursor)
-		if !ok {
+		if !ok || cur.Limit > maxLimit {
 			return nil, 0, "", BadCursor()
 		}
 		if cur.Query != queryHash {

@@ -10,6 +10,10 @@
 //     example's, on the routes of one webhook;
 //   - no cursor: a cursor is valid only with the filters and the data it
 //     was issued for (and with `since` on the feeds it is a 400);
+//   - no format: Dredd fills it with its enum's first value for each
+//     media type an answer declares, and the format named wins over the
+//     Accept Dredd sends for the media type (format= is tested in
+//     edge/listfiles_test.go);
 //   - the response headers the description (EDGE_DREDD_SPEC) does not mark
 //     `required` are not expected: Dredd's OpenAPI 3 reader ignores
 //     `required` on a header and would expect every header declared;
@@ -21,6 +25,7 @@
 //     (its references inlined), not against a schema guessed from the
 //     example, which would allow only the example's types (a null where
 //     the example has one, an array where it has one);
+//   - an NDJSON answer is checked line by line, each a JSON object;
 //   - a text answer (CSV, server-sent events) is checked by its first
 //     line, the columns or the stream's `retry:`, against the example's:
 //     Dredd compares a body without a JSON schema byte for byte with the
@@ -57,7 +62,7 @@ const { unreproducible, refusal } = refusals();
 function withoutCursor(path) {
   const [p, q] = path.split('?');
   if (!q) return p;
-  const kept = q.split('&').filter((kv) => !kv.startsWith('cursor='));
+  const kept = q.split('&').filter((kv) => !kv.startsWith('cursor=') && !kv.startsWith('format='));
   return kept.length ? `${p}?${kept.join('&')}` : p;
 }
 
@@ -141,7 +146,8 @@ hooks.beforeEach((transaction, done) => {
       delete transaction.expected.headers[name];
     }
   }
-  if (transaction.expectedMediaType && transaction.expectedMediaType.endsWith('json')) {
+  const ndjson = transaction.expectedMediaType === 'application/x-ndjson';
+  if (transaction.expectedMediaType && transaction.expectedMediaType.endsWith('json') && !ndjson) {
     // A JSON answer is checked against the description's schema: without
     // one, Dredd checks it against a schema it guesses from the example
     // (the example's nulls and arrays as the only types allowed), which is
@@ -151,6 +157,11 @@ hooks.beforeEach((transaction, done) => {
       transaction.expected.bodySchema = schema;
       delete transaction.expected.body;
     }
+  }
+  if (ndjson) {
+    // NDJSON is checked line by line: each a JSON object.
+    transaction.expectedLines = true;
+    delete transaction.expected.body;
   }
   if (transaction.expectedMediaType && !transaction.expectedMediaType.endsWith('json')) {
     // A file (application/gzip) has no example to compare: its media
@@ -188,6 +199,17 @@ hooks.afterEach((transaction) => {
       transaction.fail = `Content-Type ${got}, want ${transaction.expectedMediaType}`;
     } else if (transaction.expectedFirstLine !== undefined && firstLine(transaction.real.body) !== transaction.expectedFirstLine) {
       transaction.fail = `first line ${JSON.stringify(firstLine(transaction.real.body))}, want ${JSON.stringify(transaction.expectedFirstLine)}`;
+    } else if (transaction.expectedLines) {
+      const body = String(transaction.real.body || '');
+      if (body !== '' && !body.endsWith('\n')) transaction.fail = 'NDJSON not ended by a newline';
+      for (const line of body.split('\n').slice(0, -1)) {
+        try {
+          const v = JSON.parse(line);
+          if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not an object');
+        } catch (e) {
+          transaction.fail = `NDJSON line ${JSON.stringify(line.slice(0, 80))}: ${e.message}`;
+        }
+      }
     }
   }
   if (transaction.request.method === 'POST' && transaction.fullPath === '/account/webhooks' && transaction.real && transaction.real.statusCode === 201) {

@@ -1,0 +1,205 @@
+// Package read serves the edge's reads: each declared once, as a Read
+// (its parameters parsed and validated in one place, its cache key, its
+// cache rules, and a function from the published state to a typed
+// result), and answered in the representation one of its codecs writes
+// (JSON, CSV, NDJSON, an HTML page, an Atom feed). Serve is the one path
+// every read takes: the alias of the request as sent, the miss gate, the
+// parameters read, the cache key with the codec's name, the result built
+// in a turn of the miss gate and encoded by the codec, the alias kept;
+// the Responder sends the answer.
+//
+// A codec says what it needs beyond the result's JSON (Needs: a count of
+// every row, the page before, the form's values, more rows a page), so
+// a read never asks which route called it.
+package read
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/edge-stats/edge/edge/accept"
+	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/answer/querykey"
+	"github.com/edge-stats/edge/edge/missgate"
+	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/served"
+)
+
+// Needs is what a codec needs of a read beyond its JSON's fields.
+type Needs struct {
+	// Total asks for how many rows the query lists over all its pages.
+	Total bool
+	// Before asks for the cursor of the page before (cursors run forward).
+	Before bool
+	// Form asks for the query as a page's form reads it: its canonical
+	// parameters, which the page writes its form and links from (and its
+	// cache key then holds).
+	Form bool
+	// Rows is the most rows a page of this codec holds (0: the read's own
+	// bound): a file of a list holds more rows than a page of JSON.
+	Rows int
+}
+
+// Codec is one representation of a read's result T.
+type Codec[T any] struct {
+	// Name is the codec's name, as format= names it (json, csv, ndjson,
+	// html, atom) and as the cache key holds it.
+	Name string
+	// Type is the media type the codec answers in, lower-case and without
+	// parameters, as an Accept field names it.
+	Type string
+	// Needs is what the codec needs of the read.
+	Needs Needs
+	// CacheControl, when set, replaces the read's for this codec's answers
+	// (a page's differs from its API's).
+	CacheControl string
+	// Encode writes v as an answer.
+	Encode func(c *fiber.Ctx, v *T) (*answer.Answer, error)
+}
+
+// Read is a read declared once: P its parameters as read, T its result.
+type Read[P, T any] struct {
+	// Route is the route's name in cache keys and aliases ("/api/v1/listings").
+	Route string
+	// Parse reads and validates the request's parameters against the
+	// published state st, for a codec needing n. An error is the
+	// problem answered.
+	Parse func(c *fiber.Ctx, st *served.State, n Needs) (P, error)
+	// Key adds the parameters to k, the key of the route, the state's
+	// generation and the codec: every spelling of one query gives one key.
+	Key func(k answer.Key, p *P) answer.Key
+	// First reports whether the answer is kept on its first ask (a search
+	// that held a slot of the search pool, a page the server asks for
+	// itself); others are kept on their second (answer.Cache.SetMinUses).
+	// Nil: never on the first.
+	First func(c *fiber.Ctx, p *P) bool
+	// Run computes the result from st, for a codec needing n, in a turn
+	// of the miss gate.
+	Run func(c *fiber.Ctx, st *served.State, p *P, n Needs) (*T, error)
+	// Aliased says the answer is also kept under the request's query as
+	// sent (answer.Cache.Alias), so that a repeat skips Parse: for reads
+	// whose parameters cost something to read.
+	Aliased bool
+	// CacheControl is the answers' Cache-Control (answer.Private when
+	// empty), Page where their page for people is (the Link header).
+	CacheControl string
+	Page         answer.Page
+	// NotReady names what the read waits for before the first state is
+	// published, for its 503 ("Listing figures are").
+	NotReady string
+}
+
+// Env is what every read is served from.
+type Env struct {
+	State   *views.Published[served.State]
+	Answers *answer.Cache
+	// MissCaller names the caller whose misses wait in the miss gate.
+	MissCaller func(c *fiber.Ctx) missgate.Caller
+}
+
+// Serve returns the handler of rd answered by codecs, the first of which
+// is the one a request that names none gets.
+func Serve[P, T any](env Env, rd *Read[P, T], codecs ...Codec[T]) answer.Handler {
+	if len(codecs) == 0 {
+		panic("read.Serve: " + rd.Route + " has no codec")
+	}
+	// routes are the alias routes of each codec: one query string
+	// answered in two codecs is two aliases.
+	routes := make([]string, len(codecs))
+	for i, cd := range codecs {
+		routes[i] = rd.Route + "|" + cd.Name
+	}
+	cacheControl := rd.CacheControl
+	if cacheControl == "" {
+		cacheControl = answer.Private
+	}
+	vary := len(codecs) > 1
+	return func(c *fiber.Ctx) (answer.Reply, error) {
+		i, err := Pick(c, codecs)
+		if err != nil {
+			return answer.Reply{}, err
+		}
+		cd := &codecs[i]
+		reply := answer.Reply{CacheControl: cacheControl, VaryAccept: vary, Page: rd.Page}
+		if cd.CacheControl != "" {
+			reply.CacheControl = cd.CacheControl
+		}
+		var aliasBuf [256]byte
+		var alias answer.Key
+		if rd.Aliased {
+			alias = querykey.Alias(aliasBuf[:0], routes[i], env.State, c.Context())
+			if a, ok := env.Answers.Aliased(alias); ok {
+				reply.Answer = a
+				return reply, nil
+			}
+		}
+		who := env.MissCaller(c)
+		if err := env.Answers.Crowded(who); err != nil {
+			return answer.Reply{}, err // its queue is full: refused before its query is read
+		}
+		st := env.State.Load()
+		if st == nil || st.Figures == nil {
+			return answer.Reply{}, problem.NotReady(rd.NotReady)
+		}
+		p, err := rd.Parse(c, st, cd.Needs)
+		if err != nil {
+			return answer.Reply{}, err
+		}
+		var buf [256]byte
+		key := rd.Key(answer.NewKey(buf[:0], rd.Route, st.Replica.Info().Generation).Str("as", cd.Name), &p)
+		first := rd.First != nil && rd.First(c, &p)
+		a, err := env.Answers.GetQuery(key, who, first, func() (*answer.Answer, error) {
+			v, err := rd.Run(c, st, &p, cd.Needs)
+			if err != nil {
+				return nil, err
+			}
+			return cd.Encode(c, v)
+		})
+		if err != nil {
+			return answer.Reply{}, err
+		}
+		if rd.Aliased && !a.NoStore {
+			env.Answers.Alias(alias, key)
+		}
+		reply.Answer = a
+		return reply, nil
+	}
+}
+
+// Pick returns the index of the codec the request asks for: the one its
+// format parameter names (an unknown name is a 400 naming those there
+// are), else the one its Accept field weighs most (the first among
+// equals, and when it accepts none of them).
+func Pick[T any](c *fiber.Ctx, codecs []Codec[T]) (int, error) {
+	if f := utils.UnsafeString(c.Context().QueryArgs().Peek("format")); f != "" {
+		for i := range codecs {
+			if codecs[i].Name == f {
+				return i, nil
+			}
+		}
+		names := make([]string, len(codecs))
+		for i := range codecs {
+			names[i] = codecs[i].Name
+		}
+		return 0, problem.Newf(http.StatusBadRequest, "format: %.20q is not a format of this address; use one of %s, or leave format out.",
+			f, strings.Join(names, ", ")).ForReaders("This list is offered as " + strings.Join(names, ", ") + " only.")
+	}
+	if len(codecs) == 1 {
+		return 0, nil
+	}
+	header := c.Request().Header.Peek(fiber.HeaderAccept)
+	if len(header) == 0 {
+		return 0, nil
+	}
+	best, bestQ := 0, 0
+	for i := range codecs {
+		if q := accept.Quality(header, codecs[i].Type); q > bestQ {
+			best, bestQ = i, q
+		}
+	}
+	return best, nil
+}

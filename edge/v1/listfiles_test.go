@@ -41,7 +41,7 @@ func TestListingsCSV(t *testing.T) {
 		t.Fatalf("header of %d columns, row of %d", len(rows[0]), len(rows[1]))
 	}
 	for _, c := range []struct {
-		row       int
+		row        int
 		name, want string
 	}{
 		{1, "name", `'=HYPERLINK("http://x")`},

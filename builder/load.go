@@ -9,8 +9,9 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/builder/memory"
 	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/internal/follow"
+	"github.com/edge-stats/edge/internal/memory"
 	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/served"
 )
@@ -29,7 +30,7 @@ func (v *Builder) full(ctx context.Context) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.source != nil {
-		if err := v.follow(ctx); !errors.Is(err, cron.ErrNoSource) {
+		if err := v.follow(ctx); !errors.Is(err, follow.ErrNoSource) {
 			return err
 		}
 		v.log.Debug("full load from ClickHouse: no fleet state to follow")
@@ -181,7 +182,7 @@ func (v *Builder) refresh(ctx context.Context) error {
 		return nil // the full build has not finished yet; it will cover this
 	}
 	if v.source != nil {
-		if err := v.follow(ctx); !errors.Is(err, cron.ErrNoSource) {
+		if err := v.follow(ctx); !errors.Is(err, follow.ErrNoSource) {
 			return err
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"unsafe"
 
-	"github.com/edge-stats/edge/builder/memory"
-	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/internal/follow"
+	"github.com/edge-stats/edge/internal/memory"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/replica"
 )
@@ -149,7 +149,7 @@ func (p *followPlan) delta(n int) {
 func (p *followPlan) fetched(r *replica.Replica, err error) (intoSpare bool) {
 	spare := p.spare
 	intoSpare = spare != nil && r != nil && !p.whole && spare.Cap() == 0
-	if spare != nil && (r != nil || spare.Cap() == 0 || errors.Is(err, cron.ErrNoSource)) {
+	if spare != nil && (r != nil || spare.Cap() == 0 || errors.Is(err, follow.ErrNoSource)) {
 		spare.Drop()
 		p.v.spare.CompareAndSwap(spare, nil)
 	}

@@ -5,8 +5,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/edge-stats/edge/builder/memory"
 	"github.com/edge-stats/edge/internal/lowprio"
+	"github.com/edge-stats/edge/internal/memory"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/replica"
 )

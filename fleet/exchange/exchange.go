@@ -21,7 +21,7 @@
 // fleet on one host), and a follower believes only a loopback leader.
 //
 // A follower falls back to loading from ClickHouse itself
-// (cron.ErrNoSource) when there is no leader, when it leads, when the
+// (follow.ErrNoSource) when there is no leader, when it leads, when the
 // leader is out of reach, or when the leader has had no state to give for
 // longer than Config.Patience; a leader still loading is otherwise waited
 // for, so that edges starting together load ClickHouse once.

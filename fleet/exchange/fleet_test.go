@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics/exports"
-	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/internal/follow"
 	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/replica/replicatest"
 )
@@ -182,7 +182,7 @@ func TestFollowerTakesTheLeadersState(t *testing.T) {
 }
 
 // TestFollowerFallsBack checks when a follower loads from ClickHouse
-// itself (cron.ErrNoSource) and when it waits for the leader (an error
+// itself (follow.ErrNoSource) and when it waits for the leader (an error
 // the job retries).
 func TestFollowerFallsBack(t *testing.T) {
 	ctx := context.Background()
@@ -190,17 +190,17 @@ func TestFollowerFallsBack(t *testing.T) {
 	quick.Patience, quick.ElectionWait = 100*time.Millisecond, 100*time.Millisecond
 
 	l := startLeader(t, DefaultConfig())
-	if _, _, _, err := follower(t, quick, l.url, true).Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := follower(t, quick, l.url, true).Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, follow.ErrNoSource) {
 		t.Errorf("an edge that leads: %v, want ErrNoSource", err)
 	}
 
 	// No leader named yet: wait for the election, then load.
 	f := follower(t, quick, "", false)
-	if _, _, _, err := f.Fetch(ctx, "", replica.ReadOptions{Generation: 1}); err == nil || errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := f.Fetch(ctx, "", replica.ReadOptions{Generation: 1}); err == nil || errors.Is(err, follow.ErrNoSource) {
 		t.Errorf("no leader yet: %v, want an error to retry", err)
 	}
 	time.Sleep(150 * time.Millisecond)
-	if _, _, _, err := f.Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := f.Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, follow.ErrNoSource) {
 		t.Errorf("no leader for longer than the election's wait: %v, want ErrNoSource", err)
 	}
 
@@ -209,14 +209,14 @@ func TestFollowerFallsBack(t *testing.T) {
 	// then loads itself.
 	f = follower(t, quick, l.url, false)
 	some := synth(10, 1)
-	if _, _, _, err := f.Fetch(ctx, `"x"`, replica.ReadOptions{Generation: 1, Prev: some}); err == nil || errors.Is(err, cron.ErrNoSource) || !strings.Contains(err.Error(), "503") {
+	if _, _, _, err := f.Fetch(ctx, `"x"`, replica.ReadOptions{Generation: 1, Prev: some}); err == nil || errors.Is(err, follow.ErrNoSource) || !strings.Contains(err.Error(), "503") {
 		t.Errorf("leader loading, this edge has a state: %v, want a 503 to retry", err)
 	}
 	time.Sleep(150 * time.Millisecond)
-	if _, _, _, err := f.Fetch(ctx, `"x"`, replica.ReadOptions{Generation: 1, Prev: some}); err == nil || errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := f.Fetch(ctx, `"x"`, replica.ReadOptions{Generation: 1, Prev: some}); err == nil || errors.Is(err, follow.ErrNoSource) {
 		t.Errorf("leader loading past the patience, this edge has a state: %v, want an error to retry", err)
 	}
-	if _, _, _, err := f.Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := f.Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, follow.ErrNoSource) {
 		t.Errorf("leader loading past the patience, this edge has none: %v, want ErrNoSource", err)
 	}
 	// An edge with no state gets the leader's first state as it comes.
@@ -243,7 +243,7 @@ func TestFollowerFallsBack(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	gone := "http://" + ln.Addr().String()
 	ln.Close()
-	if _, _, _, err := follower(t, quick, gone, false).Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, cron.ErrNoSource) {
+	if _, _, _, err := follower(t, quick, gone, false).Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, follow.ErrNoSource) {
 		t.Errorf("leader out of reach: %v, want ErrNoSource", err)
 	}
 
@@ -379,7 +379,7 @@ func TestLeaderServesItsExports(t *testing.T) {
 	}
 	// A leader that builds no exports sends the follower to build its own.
 	l2 := startLeader(t, DefaultConfig())
-	if _, err := follower(t, DefaultConfig(), l2.url, false).Days(ctx); !errors.Is(err, cron.ErrNoSource) {
+	if _, err := follower(t, DefaultConfig(), l2.url, false).Days(ctx); !errors.Is(err, follow.ErrNoSource) {
 		t.Errorf("a leader without exports: %v, want ErrNoSource", err)
 	}
 }

@@ -5,7 +5,8 @@
 // states live) and the collections that give a replaced state's pages
 // back, or keep them for a fleet edge's next build (CollectKeeping). The
 // state builder (package builder), the editions job (package cron) and
-// the binary (cmd/edge) use it; it uses only the runtime.
+// the binary (cmd/edge) use it; it uses only the runtime, so it sits
+// below all of them.
 package memory
 
 import (

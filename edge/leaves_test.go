@@ -60,7 +60,7 @@ func TestLeavesStayLeaves(t *testing.T) {
 	rules["views/document"] = []string{module + "/analytics", module + "/cron", module + "/edge", module + "/mcp", clickhouse}
 	// The helpers of internal/ sit below every package: they import
 	// nothing of the project outside internal/, and no database driver.
-	for _, pkg := range []string{"internal/jsonw", "internal/numfmt", "internal/lowprio", "internal/memory", "internal/follow"} {
+	for _, pkg := range []string{"internal/jsonw", "internal/csvw", "internal/numfmt", "internal/lowprio", "internal/memory", "internal/follow"} {
 		rules[pkg] = []string{module + "/analytics", module + "/builder", module + "/cron", module + "/edge", module + "/fleet", module + "/views", module + "/mcp", clickhouse}
 	}
 	for _, pkg := range []string{"edge/legacy", "edge/webhooks"} {

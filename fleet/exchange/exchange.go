@@ -9,8 +9,9 @@
 // SHA-256 as ETag. The other edges read the leader's fleet address from
 // its election node, and a Follower fetches the snapshot whenever its
 // ETag changes (a 304 otherwise), checks its SHA-256, and hands the
-// replica to the views, which build the figures from it as from a load:
-// the same replica gives the same figures, bytes and ETags on every edge.
+// replica to the state builder (package builder), which builds the
+// figures from it as from a load: the same replica gives the same
+// figures, bytes and ETags on every edge.
 //
 // With the fleet's token (Config.Keys, package trust) the fleet address
 // speaks TLS 1.3 with both edges' certificates checked against the

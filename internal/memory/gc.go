@@ -189,12 +189,10 @@ func Collect() {
 // past the heap's goal (its background scavenger, within seconds of a
 // collection) and debug.FreeOSMemory returns them all; the next build
 // then writes to pages the system gives again, each at the cost of a
-// fault (about 16 µs a 4 KiB page on a VM whose host takes back the
-// pages its guest frees: at 5M listings a follower's first delta after
-// a start took 8.6–12.6 s, the later ones 3.7–8.3 s; with the pages
-// kept, 4.6–7.6 s, bench/README.md's seventh round). So the collector's
-// goal covers the next
-// build until then (KeepRoom). The process's RSS stays near a build's
+// page fault, which on a VM whose host takes back the pages its guest
+// frees is a large part of a follower's delta (the figures are in
+// bench/README.md, The time to a follower's publish). So the collector's
+// goal covers the next build until then (KeepRoom). The process's RSS stays near a build's
 // peak between builds, which is what it is provisioned for.
 func CollectKeeping(n int, listingsBytes int64, spareAhead bool) {
 	extra, ahead := int64(n)*(applyBytes+buildBytes), int64(0)

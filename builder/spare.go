@@ -82,8 +82,8 @@ func (v *Builder) SpareListings() int { return v.spare.Load().Cap() }
 
 // deltaReadBytes is what a delta's read adds to a follower's heap a
 // listing besides the listings' array: the new replica's text index,
-// packs and digest (about 580 MB at 5M, measured in
-// BenchmarkBuildAfterDelta).
+// packs and digest (BenchmarkBuildAfterDelta measures it; bench/README.md
+// holds the figures).
 const deltaReadBytes = 128
 
 // reloadFits reports whether a full reload fits beside the published

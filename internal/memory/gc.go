@@ -76,8 +76,8 @@ func DeltaGC(n int, listingsBytes int64) (restore func()) {
 }
 
 // applyBytes is what a delta's apply adds to a follower's heap a listing
-// besides the listings' array (about 580 MB at 5M, measured in
-// BenchmarkBuildAfterDelta).
+// besides the listings' array (BenchmarkBuildAfterDelta measures it;
+// bench/README.md holds the figures).
 const applyBytes = 128
 
 // HoldGC sets the collector for allocations of about extra bytes that

@@ -209,9 +209,9 @@ func (v *Builder) refresh(ctx context.Context) error {
 	}
 	// Built from the figures published: the merge says which listings
 	// it replaced (replica.Merge), so the listing queries' sort orders
-	// are merged as a follower's after a delta, not sorted again (at 5M
-	// listings, 4.7–5.2 s against 5.8–6.6 s whole: BenchmarkBuildAfterDelta),
-	// on cores the leader's followers, building beside it, share.
+	// are merged as a follower's after a delta, not sorted again (the
+	// cheaper build, BenchmarkBuildAfterDelta), on cores the leader's
+	// followers, building beside it, share.
 	if err := v.publish(r, cur.Figures, snapshots, "refresh", nil, "changed", changed); err != nil {
 		return err
 	}

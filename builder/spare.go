@@ -15,8 +15,9 @@ import (
 // follower applies (replica.Spare), for n listings and some more, on a
 // thread of the lowest priority, unless one is there or being made. The
 // apply of a delta writes a new array of every listing; on a VM whose
-// host takes back the pages a guest frees, writing it to new pages cost
-// 8 s at 5M listings between the leader's publish and the follower's.
+// host takes back the pages a guest frees, writing it to new pages costs
+// a fault a page, seconds at millions of listings, between the leader's
+// publish and the follower's.
 // A follower makes it in the minutes between two deltas, where it
 // delays nothing. It holds the array's size (448 bytes a listing) until
 // the next delta, whose apply would allocate as much: it raises the

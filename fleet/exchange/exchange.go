@@ -99,8 +99,8 @@ type Config struct {
 	// WholeAfter is how long after a state's delta the leader writes the
 	// state whole, when it has a whole state written already: its
 	// followers take the delta and build their figures first, on cores
-	// the whole state's compression does not take (4.5 s of both at 1M
-	// listings). Meanwhile an edge that needs a whole state (one that
+	// the whole state's compression does not take (it holds both for
+	// seconds at a million listings). Meanwhile an edge that needs a whole state (one that
 	// joins, or holds a state the deltas do not start from) takes the one
 	// before and then the deltas since. The time counts from the first
 	// state not written whole, so a leader refreshing faster still writes

@@ -20,7 +20,7 @@ import (
 // crawl inserted between two of them lands in none, and the state is the
 // same whichever moment each query ran at: one Last-Modified (the newest
 // reading the state holds, at or before the bound) never stands for two
-// bodies (issue 74, point 7). The crawler's contract this rests on: a
+// bodies. The crawler's contract this rests on: a
 // table's crawls are inserted in the order of their crawled_at (several
 // inserts may share a second), so that when a crawl is read at the bound,
 // every crawl before it is in ClickHouse; a crawl inserted later with an

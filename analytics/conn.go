@@ -71,9 +71,10 @@ func open(ctx context.Context, cfg Config, database string) (driver.Conn, error)
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultConfig().IdleTimeout
 	}
-	// Reads use buffers of 128 KiB a column stream instead of 1 MiB: a
-	// read of a load part opens some 30 streams, and their buffers were
-	// most of its memory (a part of 5,000 listings: 44–46 MiB, now 28–32).
+	// Reads use buffers of 128 KiB a column stream rather than the
+	// driver's 1 MiB: a read of a load part opens some 30 streams, and
+	// larger buffers would be most of its memory (TestLoadsInBoundedMemory
+	// holds the bound).
 	settings := clickhouse.Settings{"max_read_buffer_size": readBufferSize}
 	if cfg.MaxQueryMemory > 0 {
 		settings["max_memory_usage"] = int(cfg.MaxQueryMemory)

@@ -13,9 +13,10 @@ import (
 // DefaultPartSize is how many listings one read of a full load covers
 // unless told otherwise: the memory a read needs inside ClickHouse grows
 // with its part, not with the whole dataset. The heaviest read is the
-// sparklines' (a group per listing and day): on ClickHouse 18.16 about
-// 300 MiB for a part of 50,000 (measured on bench_5m), part of it a
-// fixed cost per column and data part read.
+// sparklines' (a group per listing and day), part of whose memory is a
+// fixed cost per column and data part read, so much smaller parts cost
+// more reads for little memory saved (bench/README.md, The real size,
+// holds what a part of this size takes).
 const DefaultPartSize = 50_000
 
 // A Part is a contiguous key range of one store's listings: those whose

@@ -131,8 +131,8 @@ func TestLoadsInBoundedMemory(t *testing.T) {
 
 // onePartEach merges every partition of tables into one data part. An
 // OPTIMIZE ... FINAL does nothing while a background merge holds some of
-// a partition's parts (a CI run failed so: its first read of a part
-// needed 36.2 MiB, against 28.2 MiB on one data part), so it is repeated
+// a partition's parts, and a read over several data parts needs more
+// memory than over one, so it is repeated
 // until system.parts shows one active part a partition.
 func onePartEach(t *testing.T, conn driver.Conn, tables []string) {
 	t.Helper()

@@ -45,7 +45,7 @@ func blackhole(t *testing.T) string {
 
 // TestReadHonoursItsBudget: against a server that accepts and never
 // answers, whose handshake would hold a caller for the whole dial timeout,
-// every Read returns at its own context's end with ErrBudget (issue 22),
+// every Read returns at its own context's end with ErrBudget,
 // while the pool's one open is still under way: no caller waits behind
 // another's dial, nor for the dial at all.
 func TestReadHonoursItsBudget(t *testing.T) {

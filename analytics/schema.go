@@ -10,7 +10,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
-// Upgrades without a stop (issue 54) take two kinds of migration. An
+// Upgrades without a stop take two kinds of migration. An
 // expand migration (the default) only adds: tables, views, columns that
 // no reader needs. The release before keeps serving on the schema it
 // leaves, so it is applied first, while that release serves, and the

@@ -18,7 +18,7 @@ import (
 // also holds a later release's expand migrations is served beside them,
 // which are named; one that holds a later release's contract migration,
 // lacks one of this release's, or has none, is refused, with the
-// migrations named (issue 54, upgrades without a stop).
+// migrations named (upgrades without a stop, analytics/schema.go).
 func TestCheckSchema(t *testing.T) {
 	s := chtest.Need(t, srv)
 	ctx := context.Background()

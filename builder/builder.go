@@ -11,7 +11,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/builder/memory"
+	"github.com/edge-stats/edge/internal/memory"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/replica"
@@ -72,9 +72,7 @@ type Builder struct {
 // or nil while it builds none. Work that can wait waits on it: the
 // answers' precompression, which runs on a thread at the lowest priority
 // and so, while the kernel runs it seldom beside a build, holds one of
-// the Go scheduler's Ps the build would use (at 5M listings, 11.6 s of
-// it in the minute a follower read and built a delta; bench/README,
-// sixth round).
+// the Go scheduler's Ps the build would use for as long as it runs.
 func (v *Builder) Building() <-chan struct{} {
 	if ch := v.building.Load(); ch != nil {
 		return *ch

@@ -164,10 +164,9 @@ func (k *keptRoom) keep(n int, listingsBytes int64, spareAhead bool) {
 // published a state (its first, read whole, and each delta after it),
 // collects what the state replaced keeping the pages for the next delta
 // of as many listings, whose listings array it makes ahead (the spare).
-// Before, a first state's collection returned every free page to the
-// system, and at 5M listings the first delta after a start took
-// 8.6–12.6 s against 3.7–8.3 s for the later ones (bench/README.md,
-// sixth round).
+// A first state's collection that returned every free page to the
+// system would make the first delta after a start pay a fault a page
+// (bench/README.md, The time to a follower's publish).
 func TestFollowerKeepsRoomForTheNextDelta(t *testing.T) {
 	base := replicatest.Synth(2000, nil)
 	next := replicatest.Refreshed(base, 7)

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/edge-stats/edge/builder/memory"
 	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/internal/follow"
+	"github.com/edge-stats/edge/internal/memory"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/served"
@@ -20,7 +21,7 @@ type Source interface {
 	// replaces, what is told the count of its listings; the source sets
 	// the bound on its size), the count of readings its figures report,
 	// and its tag. It returns a nil replica and have when have is
-	// current, and an error wrapping cron.ErrNoSource when the edge should
+	// current, and an error wrapping follow.ErrNoSource when the edge should
 	// load from ClickHouse itself.
 	Fetch(ctx context.Context, have string, o replica.ReadOptions) (r *replica.Replica, snapshots int64, tag string, err error)
 }
@@ -32,7 +33,7 @@ var ErrNoRoom = errors.New("a whole state does not fit beside the one held")
 
 // FollowFrom makes the builder take its state from src when it has one:
 // the full and incremental jobs ask src first and load from ClickHouse
-// only when it says cron.ErrNoSource, and FollowJob asks it often. Set it
+// only when it says follow.ErrNoSource, and FollowJob asks it often. Set it
 // before the jobs start.
 func (v *Builder) FollowFrom(src Source) { v.source = src }
 
@@ -66,14 +67,14 @@ func (v *Builder) FollowNow(ctx context.Context) error {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if err := v.follow(ctx); err != nil && !errors.Is(err, cron.ErrNoSource) {
+	if err := v.follow(ctx); err != nil && !errors.Is(err, follow.ErrNoSource) {
 		return err
 	}
 	return nil
 }
 
 // follow publishes the source's state when it is newer than the one
-// published. It runs with v.mu held. An error wrapping cron.ErrNoSource says
+// published. It runs with v.mu held. An error wrapping follow.ErrNoSource says
 // the caller should load from ClickHouse.
 func (v *Builder) follow(ctx context.Context) error {
 	v.heavy.Lock()
@@ -85,7 +86,7 @@ func (v *Builder) follow(ctx context.Context) error {
 	if cur != nil {
 		prev, prevFigures = cur.Replica, cur.Figures
 		// A whole state needs about the live heap again; a delta fits
-		// where it would not, and a leader (cron.ErrNoSource) refreshes on
+		// where it would not, and a leader (follow.ErrNoSource) refreshes on
 		// its own, so the source is asked whatever the room.
 		noRoom = cur.Figures != nil && !v.secondStateFits()
 	}

@@ -9,8 +9,9 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/builder/memory"
 	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/internal/follow"
+	"github.com/edge-stats/edge/internal/memory"
 	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/served"
 )
@@ -29,7 +30,7 @@ func (v *Builder) full(ctx context.Context) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.source != nil {
-		if err := v.follow(ctx); !errors.Is(err, cron.ErrNoSource) {
+		if err := v.follow(ctx); !errors.Is(err, follow.ErrNoSource) {
 			return err
 		}
 		v.log.Debug("full load from ClickHouse: no fleet state to follow")
@@ -181,7 +182,7 @@ func (v *Builder) refresh(ctx context.Context) error {
 		return nil // the full build has not finished yet; it will cover this
 	}
 	if v.source != nil {
-		if err := v.follow(ctx); !errors.Is(err, cron.ErrNoSource) {
+		if err := v.follow(ctx); !errors.Is(err, follow.ErrNoSource) {
 			return err
 		}
 	}
@@ -208,9 +209,9 @@ func (v *Builder) refresh(ctx context.Context) error {
 	}
 	// Built from the figures published: the merge says which listings
 	// it replaced (replica.Merge), so the listing queries' sort orders
-	// are merged as a follower's after a delta, not sorted again (at 5M
-	// listings, 4.7–5.2 s against 5.8–6.6 s whole: BenchmarkBuildAfterDelta),
-	// on cores the leader's followers, building beside it, share.
+	// are merged as a follower's after a delta, not sorted again (the
+	// cheaper build, BenchmarkBuildAfterDelta), on cores the leader's
+	// followers, building beside it, share.
 	if err := v.publish(r, cur.Figures, snapshots, "refresh", nil, "changed", changed); err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/seed"
-	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/internal/follow"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/served"
@@ -31,7 +31,7 @@ func (s *askedSource) Fetch(_ context.Context, have string, o replica.ReadOption
 }
 
 // TestNoRoomForASecondState: with no room for a second whole state
-// beside the one held, a leader (its source answers cron.ErrNoSource) still
+// beside the one held, a leader (its source answers follow.ErrNoSource) still
 // refreshes from ClickHouse, which needs no second state; a follower
 // still asks its leader, for what changed only (NoWhole), and when the
 // leader has only the whole state (ErrNoRoom) it keeps its state and
@@ -45,7 +45,7 @@ func TestNoRoomForASecondState(t *testing.T) {
 	}
 	first := pub.Load()
 	v.memory = func() (int64, int64) { return 600 << 20, 1 << 30 } // a second state needs 1200 MiB of 1024
-	src := &askedSource{err: cron.ErrNoSource}
+	src := &askedSource{err: follow.ErrNoSource}
 	v.FollowFrom(src)
 
 	l := first.Replica.All()[0]

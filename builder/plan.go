@@ -4,8 +4,8 @@ import (
 	"errors"
 	"unsafe"
 
-	"github.com/edge-stats/edge/builder/memory"
-	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/internal/follow"
+	"github.com/edge-stats/edge/internal/memory"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/replica"
 )
@@ -90,11 +90,11 @@ func (p *loadPlan) end() {
 // read with the spare's room given back to the heap, and a first state's
 // with a heap that only grows (memory.GrowGC); a delta's apply and the
 // build after it under one setting of the collector (memory.DeltaGC),
-// restored once, after the collection that follows the publish (a
-// collection started in the apply ran on through the build, and one
-// ended at the publish found the heap of two states at its goal and
-// marked both: at 5M listings, 7.8 GB and 2.3–3.5 s just before the
-// collection that keeps the room marked one).
+// restored once, after the collection that follows the publish: a
+// collection started in the apply would run on through the build, and
+// one ending at the publish would find the heap of two states at its
+// goal and mark both, just before the collection that keeps the room
+// marks one.
 type followPlan struct {
 	v                    *Builder
 	spare                *replica.Spare
@@ -149,7 +149,7 @@ func (p *followPlan) delta(n int) {
 func (p *followPlan) fetched(r *replica.Replica, err error) (intoSpare bool) {
 	spare := p.spare
 	intoSpare = spare != nil && r != nil && !p.whole && spare.Cap() == 0
-	if spare != nil && (r != nil || spare.Cap() == 0 || errors.Is(err, cron.ErrNoSource)) {
+	if spare != nil && (r != nil || spare.Cap() == 0 || errors.Is(err, follow.ErrNoSource)) {
 		spare.Drop()
 		p.v.spare.CompareAndSwap(spare, nil)
 	}

@@ -26,7 +26,7 @@ import (
 // after its own newest (its dataAsOf and Last-Modified) and no metadata
 // after its listings watermark, and two states of the same newest reading
 // hold the same listings, change log and figures: one Last-Modified never
-// stands for two bodies (issue 74, point 7).
+// stands for two bodies.
 func TestOneStateOneSnapshot(t *testing.T) {
 	srv := chtest.Need(t, srv)
 	cfg, conn := srv.Migrated(t)

@@ -5,8 +5,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/edge-stats/edge/builder/memory"
 	"github.com/edge-stats/edge/internal/lowprio"
+	"github.com/edge-stats/edge/internal/memory"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/replica"
 )
@@ -15,8 +15,9 @@ import (
 // follower applies (replica.Spare), for n listings and some more, on a
 // thread of the lowest priority, unless one is there or being made. The
 // apply of a delta writes a new array of every listing; on a VM whose
-// host takes back the pages a guest frees, writing it to new pages cost
-// 8 s at 5M listings between the leader's publish and the follower's.
+// host takes back the pages a guest frees, writing it to new pages costs
+// a fault a page, seconds at millions of listings, between the leader's
+// publish and the follower's.
 // A follower makes it in the minutes between two deltas, where it
 // delays nothing. It holds the array's size (448 bytes a listing) until
 // the next delta, whose apply would allocate as much: it raises the
@@ -82,8 +83,8 @@ func (v *Builder) SpareListings() int { return v.spare.Load().Cap() }
 
 // deltaReadBytes is what a delta's read adds to a follower's heap a
 // listing besides the listings' array: the new replica's text index,
-// packs and digest (about 580 MB at 5M, measured in
-// BenchmarkBuildAfterDelta).
+// packs and digest (BenchmarkBuildAfterDelta measures it; bench/README.md
+// holds the figures).
 const deltaReadBytes = 128
 
 // reloadFits reports whether a full reload fits beside the published

@@ -16,6 +16,7 @@ import (
 	"github.com/edge-stats/edge/analytics/chtest"
 	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/internal/follow"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/served"
 )
@@ -214,7 +215,7 @@ func TestFullReloadWaitsForMemory(t *testing.T) {
 }
 
 // TestALeaderKeepsRoomForItsRefresh checks that a fleet's leader (its
-// source answers cron.ErrNoSource) collects after its loads and its refreshes
+// source answers follow.ErrNoSource) collects after its loads and its refreshes
 // keeping the pages for its next refresh, whose new listings array it
 // allocates then (none made ahead), and that a single edge does neither
 // (it returns a load's pages to the system: memory.CollectReplaced).
@@ -229,7 +230,7 @@ func TestALeaderKeepsRoomForItsRefresh(t *testing.T) {
 	if len(kept) != 0 {
 		t.Fatalf("a single edge kept room after its first load: %q", kept)
 	}
-	v.FollowFrom(&askedSource{err: cron.ErrNoSource})
+	v.FollowFrom(&askedSource{err: follow.ErrNoSource})
 	n := pub.Load().Replica.Len()
 	want := fmt.Sprintf("%d listings, %d B of listings, spare ahead false", n, int64(spareRoom(n))*int64(unsafe.Sizeof(views.Listing{})))
 	l := pub.Load().Replica.All()[0]

@@ -11,7 +11,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/builder/memory"
+	"github.com/edge-stats/edge/internal/memory"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
 )

@@ -10,6 +10,7 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/exports"
+	"github.com/edge-stats/edge/internal/follow"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -46,14 +47,14 @@ func (e *Exports) WaitFor(ready func(ctx context.Context) error) { e.ready = rea
 // instead of building them (package fleet/exchange).
 type ExportsSource interface {
 	// Days returns the days the source has, newest first; an error
-	// wrapping ErrNoSource says the edge should build its own.
+	// wrapping follow.ErrNoSource says the edge should build its own.
 	Days(ctx context.Context) ([]exports.Manifest, error)
 	// Open returns the bytes of file name of day.
 	Open(ctx context.Context, day, name string) (io.ReadCloser, error)
 }
 
 // FollowFrom makes the job copy the days src has instead of building
-// them, and build them itself only when src says ErrNoSource. Set it
+// them, and build them itself only when src says follow.ErrNoSource. Set it
 // before the job starts.
 func (e *Exports) FollowFrom(src ExportsSource) { e.source = src }
 
@@ -94,7 +95,7 @@ func (e *Exports) Refresh() error {
 func (e *Exports) run(ctx context.Context) error {
 	if e.source != nil {
 		err := e.copy(ctx)
-		if !errors.Is(err, ErrNoSource) {
+		if !errors.Is(err, follow.ErrNoSource) {
 			return err
 		}
 	}

@@ -52,8 +52,9 @@ targets=(
 	"./edge/transport FuzzFrame"
 	"./views/replica FuzzReadSnapshot"
 	"./views/replica FuzzReadDelta"
-	"./edge/jsonw FuzzString"
-	"./edge/jsonw FuzzFloat"
+	"./internal/jsonw FuzzString"
+	"./internal/jsonw FuzzFloat"
+	"./internal/csvw FuzzText"
 )
 lanes=${LANES:-2}
 

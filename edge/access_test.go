@@ -265,7 +265,7 @@ func TestKeyRules(t *testing.T) {
 	}
 
 	// A revocation written on a machine whose clock is an hour behind
-	// still wins over the key's row (item 7 of issue 19).
+	// still wins over the key's row.
 	keyID, _ := apikey.ID(key)
 	behind := keys.NewAccounts(analytics.NewLazy(*ch.CH), 1, func() time.Time { return time.Now().Add(-time.Hour) })
 	if err := behind.Revoke(context.Background(), "", keyID); err != nil {
@@ -696,7 +696,7 @@ func shareKeysAndTheDay(t *testing.T, ch edgetest.Dataset, a, b *harness) {
 
 // TestUsageStaleFailsOpen: with ClickHouse down, calls go on being
 // admitted from the last usage totals and this edge's own counts once
-// the totals are stale (issue 22), with their RateLimit headers; only an
+// the totals are stale, with their RateLimit headers; only an
 // edge that never read the day's totals answers 503 Retry-After: 5, and
 // it admits calls as soon as ClickHouse is back.
 func TestUsageStaleFailsOpen(t *testing.T) {
@@ -735,7 +735,7 @@ func TestUsageStaleFailsOpen(t *testing.T) {
 	waitFor(t, func() bool { return usageFresh(t, h, time.Second) })
 }
 
-// TestNewCallersAtTheBoundGetAnAnswer (issue 37): with
+// TestNewCallersAtTheBoundGetAnAnswer: with
 // EDGE_LIMITS_MAX_ACTIVE callers holding calls not yet in the fleet's
 // totals, a new caller got no answer while the edge spun a core (until
 // ClickHouse came back, in an outage). Now it gets one: admitted once a
@@ -799,7 +799,7 @@ func TestNewCallersAtTheBoundGetAnAnswer(t *testing.T) {
 	waitFor(t, func() bool { status, _, _ := ask(300); return status == 404 })
 }
 
-// TestSignUpTakesJSONOnly (issue 37): a sign-up body of any other type
+// TestSignUpTakesJSONOnly: a sign-up body of any other type
 // is refused with 415, before anything is counted or made: a page
 // elsewhere can make its visitors' browsers post a form or text/plain
 // body without a preflight, each visitor's address with its own sign-up

@@ -30,7 +30,7 @@ func limitsCallers(t *testing.T, h *harness, set string) int {
 	return 0
 }
 
-// TestPerAddressStateIsBounded is the attack of issue 19, item 4: 3,000
+// TestPerAddressStateIsBounded is the attack of many addresses: 3,000
 // callers, each its own IPv6 /64 named through a trusted proxy, use up
 // their day on an edge whose limits hold at most 400 callers with their
 // minute's window and 500 in the day's totals. The state stays within

@@ -379,8 +379,8 @@ func TestClusterAnswersAsOneServer(t *testing.T) {
 
 // waitWithin waits until cond holds, up to d: a bound on waiting for
 // ClickHouse's own pace (it rereads its configuration, a replica fetches
-// its parts), which in make test's busy passes took past waitFor's 15 s
-// once (2026-11-27), not a bound on speed.
+// its parts), which in make test's busy passes can take longer than
+// waitFor's 15 s: not a bound on speed.
 func waitWithin(t *testing.T, d time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)

@@ -15,7 +15,7 @@ import (
 
 // TestAccountChangesRefusedCrossSite: a page elsewhere cannot make a
 // visitor's browser, which keeps the edge's HTTP Basic credentials, change
-// the account (issue 66, 2.5): every state-changing route under /account
+// the account: every state-changing route under /account
 // refuses a request whose Origin or Sec-Fetch-Site names another site
 // unless it is JSON (which a browser sends across sites only after a
 // preflight /account never grants), with a 403 that says what to send;

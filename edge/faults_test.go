@@ -36,7 +36,7 @@ type faultLoad struct {
 }
 
 // TestFaultInjection puts a fault-injection proxy between the edge and
-// ClickHouse (issue 22) and, with calls in flight, sets each fault in
+// ClickHouse and, with calls in flight, sets each fault in
 // turn: the server gone, a server that hangs, 2 s of latency, every
 // connection reset, and results cut in the middle. Under each one,
 // answers from memory are all 200 (the limits go on from the last usage

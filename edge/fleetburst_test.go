@@ -16,7 +16,7 @@ import (
 	"github.com/edge-stats/edge/edge/edgetest"
 )
 
-// TestAccountLimitsHoldInABurstAcrossTheFleet (issue 66): three edges
+// TestAccountLimitsHoldInABurstAcrossTheFleet: three edges
 // over one ClickHouse, each an HTTP server, the first leading: the two
 // others claim each account attempt from it (package claims, over its
 // handler as the fleet address serves it). A burst of simultaneous

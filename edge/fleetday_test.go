@@ -62,7 +62,7 @@ func (s *awayUsage) SinceFresh(ctx context.Context, day time.Time, pos usagelog.
 	return s.SinceSums(ctx, day, pos)
 }
 
-// TestKeyedDayHoldsThroughLeaderFaults (issue 74, point 6): three edges
+// TestKeyedDayHoldsThroughLeaderFaults: three edges
 // over one ClickHouse, the first leading (the others read the usage
 // log's changes from it, package relay), a key of 120 calls a day. In
 // each case bursts of the key's calls, 150 at once spread over the edges

@@ -18,7 +18,7 @@ import (
 	"github.com/edge-stats/edge/edge/edgetest"
 )
 
-// TestSignUpsHoldThroughLeaderFaults (issue 74): three edges over one
+// TestSignUpsHoldThroughLeaderFaults: three edges over one
 // ClickHouse, the first leading, the two others claiming each sign-up
 // from it (package claims). In each case a burst of sign-ups from one
 // address meets a fault of the leader, then a second burst goes to the

@@ -41,7 +41,7 @@ func (s *awayStore) Since(ctx context.Context, pos time.Time) ([]analytics.Attem
 	return s.Store.Since(ctx, pos)
 }
 
-// TestAccountLimitsHoldAcrossTheFleet (issue 54): two edges over one
+// TestAccountLimitsHoldAcrossTheFleet: two edges over one
 // ClickHouse count each other's sign-ups and failed sign-ins through the
 // attempts log, so that an address spreading its sign-ups, or guesses at
 // one account, over both meets one limit, not one an edge; an edge

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -57,7 +58,11 @@ func TestLeavesStayLeaves(t *testing.T) {
 	// writes them: both APIs, the pages, the webhooks and the exports
 	// (README.md, A map of the code). No API imports another's documents.
 	rules["views/document"] = []string{module + "/analytics", module + "/cron", module + "/edge", module + "/mcp", clickhouse}
-	rules["internal/jsonw"] = []string{module + "/analytics", module + "/cron", module + "/edge", module + "/views", module + "/mcp", clickhouse}
+	// The helpers of internal/ sit below every package: they import
+	// nothing of the project outside internal/, and no database driver.
+	for _, pkg := range []string{"internal/jsonw", "internal/csvw", "internal/numfmt", "internal/lowprio", "internal/memory", "internal/follow"} {
+		rules[pkg] = []string{module + "/analytics", module + "/builder", module + "/cron", module + "/edge", module + "/fleet", module + "/views", module + "/mcp", clickhouse}
+	}
 	for _, pkg := range []string{"edge/legacy", "edge/webhooks"} {
 		rules[pkg] = []string{module + "/edge/v1"}
 	}
@@ -66,10 +71,11 @@ func TestLeavesStayLeaves(t *testing.T) {
 	for _, pkg := range []string{"fleet", "fleet/leader", "fleet/exchange", "fleet/trust", "fleet/relay"} {
 		rules[pkg] = []string{module + "/edge", module + "/mcp"}
 	}
-	// The state builder and the job runner sit below the server too.
-	for _, pkg := range []string{"builder", "cron"} {
-		rules[pkg] = []string{module + "/edge", module + "/mcp", module + "/fleet"}
-	}
+	// The state builder and the job runner sit below the server too, and
+	// the job runner below the builder whose jobs it runs: cron imports
+	// nothing of builder/ (what both need sits in internal/).
+	rules["builder"] = []string{module + "/edge", module + "/mcp", module + "/fleet"}
+	rules["cron"] = []string{module + "/edge", module + "/mcp", module + "/fleet", module + "/builder"}
 	// The pages sit above the API whose typed results they write: the API
 	// imports none of them.
 	rules["edge/v1"] = []string{module + "/edge/pages"}
@@ -80,6 +86,38 @@ func TestLeavesStayLeaves(t *testing.T) {
 		goBin = "go"
 		if root := runtime.GOROOT(); root != "" {
 			goBin = filepath.Join(root, "bin", "go")
+		}
+	}
+	// Every arrow runs down the floors of README.md's map: no package
+	// imports one of a floor above its own (bench/ and the tools outside
+	// these trees are not floors).
+	floors := []string{"internal", "views", "analytics", "cron", "builder", "fleet", "mcp", "edge", "cmd"}
+	floor := func(path string) int {
+		rest, ok := strings.CutPrefix(path, module+"/")
+		if !ok {
+			return -1
+		}
+		top, _, _ := strings.Cut(rest, "/")
+		return slices.Index(floors, top)
+	}
+	out, err := exec.Command(goBin, "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "../...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list ../...: %v\n%s", err, out)
+	}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		pkg := fields[0]
+		at := floor(pkg)
+		if at < 0 {
+			continue
+		}
+		for _, dep := range fields[1:] {
+			if f := floor(dep); f > at {
+				t.Errorf("%s (floor %s) depends on %s (floor %s, above it)", pkg, floors[at], dep, floors[f])
+			}
 		}
 	}
 	for pkg, banned := range rules {

@@ -15,7 +15,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/clientip"
-	"github.com/edge-stats/edge/edge/legacy"
+	"github.com/edge-stats/edge/internal/csvw"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -234,7 +234,7 @@ func TestLegacyCSV(t *testing.T) {
 	}
 	for i, r := range json.Rows {
 		rec := recs[i+1]
-		if rec[0] != "firefox" || rec[1] != r["id"] || rec[2] != legacy.CSVText(r["n"].(string)) || (rec[15] != "yes" && rec[15] != "no") ||
+		if rec[0] != "firefox" || rec[1] != r["id"] || rec[2] != csvw.Text(r["n"].(string)) || (rec[15] != "yes" && rec[15] != "no") ||
 			!strings.HasSuffix(rec[25], "/listings/firefox/"+rec[1]) {
 			t.Fatalf("csv row %d %v differs from json %v", i, rec, r)
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/edge-stats/edge/edge/missgate"
 )
 
-// TestMissesWaitTheirTurn attacks the miss gate through HTTP (issue 22):
+// TestMissesWaitTheirTurn attacks the miss gate through HTTP:
 // with its turns held, distinct uncached queries of both APIs (and
 // the CSV), sent at once from many connections, are refused with 503,
 // Retry-After: 1 and a problem saying what to do, while answers already

@@ -22,8 +22,8 @@ import (
 )
 
 // pageWeightBound is the most a page may weigh, everything the browser
-// takes to show it, as sent (compressed): issue 53's goal, from
-// Lighthouse's mobile budget (docs/pages.md, Weight).
+// takes to show it, as sent (compressed), from Lighthouse's mobile
+// budget (docs/pages.md, Weight).
 const pageWeightBound = 50 * 1024
 
 // audit is what edge/testdata/pages/audit.mjs saw of a page at a width.

@@ -28,8 +28,8 @@ func cacheCounts(t *testing.T, h *harness) (hits, misses int) {
 	return hits, misses
 }
 
-// TestJunkParametersDoNotEvictHotAnswers is the cache-pollution attack
-// (issue 19, item 9): ignored parameters make endless spellings of one
+// TestJunkParametersDoNotEvictHotAnswers is the cache-pollution attack:
+// ignored parameters make endless spellings of one
 // answer (/api/extensions?pageSize=200&x=1, &x=2, …). After 100,000 such
 // requests, at least 95% of a hot set of 20,000 answers is still cached.
 func TestJunkParametersDoNotEvictHotAnswers(t *testing.T) {

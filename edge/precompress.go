@@ -146,9 +146,9 @@ func (s *Server) precompress(ctx context.Context) {
 				select {
 				case <-done:
 				case <-ctx.Done():
-					// A stop waits for the round a moment only: starved
-					// on a busy host, it held a stop past 20 s (make
-					// test, 2026-11-27). The rest ends at its next
+					// A stop waits for the round a moment only: at the
+					// lowest priority on a busy host a round can be
+					// starved for long. The rest ends at its next
 					// answer, which checks ctx.
 					select {
 					case <-done:

@@ -243,7 +243,7 @@ func TestReviewSearchCategoryBeforeFigures(t *testing.T) {
 }
 
 // TestReviewSearchInALargeCategory: a category of 50,000 listings is
-// searched in one ClickHouse query (issue 19, item 11). Inlined in the
+// searched in one ClickHouse query. Inlined in the
 // SQL text its ids passed ClickHouse's max_query_size and the search
 // always failed; they now go beside the query as external data.
 func TestReviewSearchInALargeCategory(t *testing.T) {

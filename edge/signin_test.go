@@ -12,7 +12,7 @@ import (
 )
 
 // TestSignInThrottleAttacks performs the three attacks on /account's
-// sign-in (issue 19, item 6) through HTTP, with client addresses named by
+// sign-in through HTTP, with client addresses named by
 // a trusted proxy's X-Forwarded-For:
 //   - a race: 60 parallel wrong passwords from one address are at most
 //     SignInFailures guesses (each attempt is reserved before hashing);

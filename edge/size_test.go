@@ -14,7 +14,7 @@ import (
 // Size bounds of the code (docs/testing.md, One job a file): no non-test
 // file past maxFileLines but the data generators named, no function past
 // maxFuncLines but the algorithm kernels named, and the functions still
-// to split (issue 67), which may not grow.
+// to split, which may not grow.
 const (
 	maxFileLines = 500
 	maxFuncLines = 80

@@ -10,7 +10,7 @@ import (
 	"github.com/edge-stats/edge/edge/limits"
 )
 
-// TestToolCallsPastTheDaySayTheDay (issue 74 point 6): a key whose day
+// TestToolCallsPastTheDaySayTheDay: a key whose day
 // is used up is refused for the day however often it asks, on /api/v1
 // (TestMinuteAndDayLimits) and on /mcp, where every request counts
 // against the minute: once the minute is full too, the refusal says the

@@ -641,7 +641,7 @@ func TestToolServerMinuteAndSearchPool(t *testing.T) {
 	}
 }
 
-// TestToolServerRefusalsAsJSONRPC (issue 37): a request to /mcp refused
+// TestToolServerRefusalsAsJSONRPC: a request to /mcp refused
 // by the keys or the limits keeps its HTTP status and headers, and its
 // body is a JSON-RPC error with the request's id and the detail, so that
 // a JSON-RPC client can say why: the Go SDK client and both TypeScript
@@ -722,7 +722,7 @@ func TestToolServerRefusalsAsJSONRPC(t *testing.T) {
 	}
 }
 
-// TestToolServerListenAndProbes (issue 37): subscriptions/listen of
+// TestToolServerListenAndProbes: subscriptions/listen of
 // protocol 2026-07-28 is answered at once (the server has nothing to
 // push and says so: no listChanged, no logging), a client that would
 // listen for tool list changes connects, and probes that run nothing (GET,

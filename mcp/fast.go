@@ -14,8 +14,9 @@ import (
 
 // The SDK serves every request with a session of its own, built from the
 // request and torn down after it, and decodes the body five times: a
-// tools/call costs about 150 µs and 300 KB of garbage there, against about
-// 1.5 µs for the REST answer it returns. FastCall answers the one request
+// tools/call costs there, in time and garbage, a hundred times the REST
+// answer it returns (bench/README.md, A tools/call against its REST
+// answer). FastCall answers the one request
 // that matters for throughput, a plain tools/call, itself, with exactly
 // the result the SDK gives (tests compare both, for each protocol era);
 // everything else goes to the SDK.

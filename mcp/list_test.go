@@ -17,7 +17,7 @@ import (
 )
 
 // maxToolsList is the bound on tools/list's body: an agent reads it into
-// its context before the first call (issue 67: 16 KiB, from 40,952 bytes).
+// its context before the first call (docs/mcp.md says what it holds).
 const maxToolsList = 16 << 10
 
 // TestToolsListIsSmall lists the tools through the SDK as a client does

@@ -2,15 +2,14 @@ package exports
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/internal/csvw"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
 )
@@ -27,9 +26,7 @@ func writeStore(ctx context.Context, conn driver.Conn, dir string, s views.Store
 		return nil, err
 	}
 	defer cs.f.Close()
-	cw := csv.NewWriter(cs.gz)
-	cw.UseCRLF = true
-	cs.gz.Write([]byte("\ufeff"))
+	cw := csvw.NewWriter(cs.gz)
 	cw.Write(csvHeader)
 	enc := json.NewEncoder(nd.gz)
 	rows := 0
@@ -180,41 +177,12 @@ func document(r *analytics.ExportRow) line {
 	return l
 }
 
-// text neutralises store text for a spreadsheet (as the API's CSV).
-func text(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
-
 func record(l *line, dayReadings int) []string {
-	u := func(v *uint64) string {
-		if v == nil {
-			return ""
-		}
-		return strconv.FormatUint(*v, 10)
-	}
-	str := func(v *string) string {
-		if v == nil {
-			return ""
-		}
-		return *v
-	}
-	ts := func(t *time.Time) string {
-		if t == nil {
-			return ""
-		}
-		return t.Format(time.RFC3339)
-	}
 	var readAt, size, usage, weekly, rating, count string
 	if r := l.Latest; r != nil {
-		readAt, size, usage, weekly, count = ts(&r.ReadAt), u(r.Size), u(r.Usage), u(r.WeeklyDownloads), u(r.RatingCount)
-		if r.Rating != nil {
-			rating = strconv.FormatFloat(*r.Rating, 'f', -1, 64)
-		}
+		readAt, size, usage, weekly, rating, count = csvw.Time(&r.ReadAt), csvw.Uint(r.Size), csvw.Uint(r.Usage), csvw.Uint(r.WeeklyDownloads), csvw.Float(r.Rating), csvw.Uint(r.RatingCount)
 	}
-	return []string{l.Store, text(l.ID), text(str(l.Slug)), text(l.Name), text(l.Developer), text(l.Category), l.Kind, text(l.Version),
-		str(l.Updated), str(l.Created), ts(&l.FirstSeen), ts(l.DelistedAt), ts(&l.MetadataAt), readAt, size, usage, weekly, rating, count,
+	return []string{l.Store, csvw.Text(l.ID), csvw.Text(csvw.String(l.Slug)), csvw.Text(l.Name), csvw.Text(l.Developer), csvw.Text(l.Category), l.Kind, csvw.Text(l.Version),
+		csvw.String(l.Updated), csvw.String(l.Created), csvw.Time(&l.FirstSeen), csvw.Time(l.DelistedAt), csvw.Time(&l.MetadataAt), readAt, size, usage, weekly, rating, count,
 		strconv.Itoa(dayReadings)}
 }

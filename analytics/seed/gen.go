@@ -45,7 +45,7 @@ const (
 )
 
 // realListings are the stores' sizes, rounded: about two million apps
-// each in the App Store and Google Play (the figures of issue 20), and
+// each in the App Store and Google Play, and
 // for the extension stores the orders of magnitude commonly reported for
 // 2025 — about 190,000 items in the Chrome Web Store, 40,000 on Firefox
 // Add-ons, 30,000 on Edge Add-ons. They set shares, not counts; change
@@ -224,7 +224,7 @@ func (g *Generator) twinOf(i int, s views.Store) (int, bool) {
 type Twin struct{ A, B analytics.ListingKey }
 
 // Twins returns the dataset's twins: the truth that linking across stores
-// is measured against.
+// is checked against.
 func Twins(o Options) []Twin {
 	g := NewGenerator(o)
 	var out []Twin

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/builder/memory"
+	"github.com/edge-stats/edge/internal/memory"
 	"github.com/edge-stats/edge/views/replica"
 )
 

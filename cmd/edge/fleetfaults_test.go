@@ -24,7 +24,7 @@ import (
 // (edge.DefaultConfig().SignUps, which no flag changes).
 const signUpLimit = 5
 
-// TestFleetHoldsThroughProcessFaults (issue 74, points 6 and 7): three
+// TestFleetHoldsThroughProcessFaults: three
 // edge processes of one fleet, each reaching ZooKeeper and ClickHouse
 // through a proxy of its own, through three faults of the leader in one
 // run, while sign-ups come in bursts from client addresses (each burst

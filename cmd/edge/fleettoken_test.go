@@ -20,7 +20,7 @@ func seeded(seed byte) *mrand.ChaCha8 {
 	return mrand.NewChaCha8(s)
 }
 
-// TestWeakFleetTokensRefused: tokens a guesser tries (issue 74, 4) are
+// TestWeakFleetTokensRefused: tokens a guesser tries are
 // refused, with an error that says how to make a good one, however many
 // distinct bytes they count (each of the issue's three passed the check
 // of bytes' frequencies).

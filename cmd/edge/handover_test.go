@@ -59,7 +59,7 @@ func (k *keepAlive) get(path string) (int, error) {
 }
 
 // TestReplaceUnderLoad replaces a running edge process with SIGUSR2 while
-// keep-alive clients call it without pause (issue 22): the new process
+// keep-alive clients call it without pause: the new process
 // takes the listening socket over, loads, and starts accepting; the old
 // one stops accepting, closes each connection after its next answer,
 // and exits. No request fails, none is refused, and the new process

@@ -95,9 +95,9 @@ func TestBadSettings(t *testing.T) {
 		args []string
 		want string
 	}{
-		// Every fleet needs the fleet's token (issue 66, 2.2: on loopback
-		// too, where any local process could otherwise lead), and a token
-		// that is a real secret (2.3).
+		// Every fleet needs the fleet's token (on loopback too, where any
+		// local process could otherwise lead), and a token that is a real
+		// secret.
 		{[]string{"--zk", "127.0.0.1:2181"}, "edge fleet token"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "127.0.0.1:0"}, "EDGE_FLEET_TOKEN"},
 		{[]string{"--zk", "127.0.0.1:2181", "--fleet-listen", "10.0.0.5:8081"}, "EDGE_FLEET_TOKEN"},
@@ -309,7 +309,7 @@ func TestAccountAndKeyCommands(t *testing.T) {
 // webhooksStayOffOwnServices registers webhooks at a serving edge whose
 // allow list admits all of loopback and names the receiver rcvURL with
 // its port: its own ClickHouse (the native port given, the usual HTTP
-// port, and its HTTP port chHTTP wherever it is: issue 66, 2.1), any other
+// port, and its HTTP port chHTTP wherever it is), any other
 // port of its hosts (another edge's), its own listen address, and
 // addresses hidden behind a zone are refused; the receiver is admitted.
 func webhooksStayOffOwnServices(t *testing.T, addr, chAddr, chHTTP, rcvURL string) {

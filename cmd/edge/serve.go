@@ -15,18 +15,18 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/builder"
-	"github.com/edge-stats/edge/builder/memory"
 	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/egress"
 	"github.com/edge-stats/edge/fleet"
+	"github.com/edge-stats/edge/internal/memory"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
 	"github.com/edge-stats/edge/views/served"
 )
 
 // setRuntime applies the process's memory policy (the heap's limit and
-// the collector: package builder/memory) and starts the debug listener.
+// the collector: package internal/memory) and starts the debug listener.
 func setRuntime(ctx context.Context, c *serveConfig, log *slog.Logger) error {
 	if v := os.Getenv("GOMEMLIMIT"); v != "" {
 		log.Info("memory limit", "source", "GOMEMLIMIT", "value", v)

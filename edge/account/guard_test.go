@@ -37,7 +37,7 @@ func TestSignInGuardIsBounded(t *testing.T) {
 // addresses reach its ceiling; a flood of failed sign-ins at thousands
 // of other addresses, from thousands of clients (which fills the
 // e-mail counter), does not push the account's count out and restart
-// its ceiling (issue 37).
+// its ceiling.
 func TestEmailCeilingSurvivesAFlood(t *testing.T) {
 	const ceiling = 50
 	g := newSignInGuard(Config{SignInFailures: 5, SignInEmailFailures: ceiling, SignInWindow: 15 * time.Minute,
@@ -104,8 +104,8 @@ func (s slowStore) Of(ctx context.Context, subject string, kinds []uint8, since 
 // fleet's attempts log (two reads and a write, 400 ms each here) is
 // refused for now (503) past Config.CountWait (EDGE_COUNT_WAIT), a
 // second by default, and admitted when the count wait is longer than
-// the decision (issue 74: a burst's decisions, one at a time, on a
-// loaded machine's ClickHouse were answered 503).
+// the decision (a burst's decisions, one at a time, on a loaded
+// machine's ClickHouse).
 func TestSignUpWaitsCountWaitForTheFleetsCount(t *testing.T) {
 	for _, c := range []struct {
 		name string

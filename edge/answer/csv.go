@@ -1,39 +1,22 @@
 package answer
 
-import (
-	"bytes"
-	"encoding/csv"
-	"fmt"
-	"strings"
-)
+import "github.com/edge-stats/edge/internal/csvw"
 
 // CSVContentType is the content type of CSV answers.
-const CSVContentType = "text/csv; charset=utf-8"
+const CSVContentType = csvw.ContentType
 
-// CSV returns the answer of a table: UTF-8 with a byte-order mark (so
-// that spreadsheets read it as UTF-8), a header row, RFC 4180 quoting and
-// CRLF line ends. Cells of text from the stores must be passed through
-// CSVText first.
+// CSV returns the answer of a table as package csvw writes it: UTF-8
+// with a byte-order mark, a header row, RFC 4180 quoting and CRLF line
+// ends. Cells of text from the stores must be passed through CSVText
+// first.
 func CSV(header []string, rows [][]string) (*Answer, error) {
-	var buf bytes.Buffer
-	buf.WriteString("\ufeff")
-	w := csv.NewWriter(&buf)
-	w.UseCRLF = true
-	w.Write(header)
-	w.WriteAll(rows) // flushes
-	if err := w.Error(); err != nil {
-		return nil, fmt.Errorf("encode CSV answer: %w", err)
+	body, err := csvw.Table(header, rows)
+	if err != nil {
+		return nil, err
 	}
-	return New(buf.Bytes(), CSVContentType), nil
+	return New(body, CSVContentType), nil
 }
 
 // CSVText returns store-supplied text for a CSV cell that a spreadsheet
-// will not run as a formula: a cell beginning with =, +, -, @, a tab or a
-// carriage return gets a leading apostrophe (OWASP's rule against CSV
-// injection), which spreadsheets show as text and do not display.
-func CSVText(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
+// will not run as a formula (csvw.Text).
+func CSVText(s string) string { return csvw.Text(s) }

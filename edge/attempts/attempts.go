@@ -2,7 +2,7 @@
 // routes' limits (sign-ups, failed sign-ins) across a fleet through a
 // log every edge writes and reads (ClickHouse's attempts_log), so that
 // the limits hold for the fleet rather than per edge, and a restart
-// forgets none (issue 54).
+// forgets none.
 //
 // Each edge counts its own attempts in its windows at once, as an edge
 // alone does, and records them here; Sync writes what was recorded as one

@@ -1,7 +1,7 @@
 // Package claims lets the edges of a fleet count the account routes'
 // attempts (sign-ups, sign-ins) at one place, the edge that leads, at
 // the moment they are made, so that a burst spread over many edges meets
-// the limit once and not once an edge (issue 66).
+// the limit once and not once an edge.
 //
 // Each attempt is a claim the following edge sends the leader before it
 // acts: a sign-up is admitted or refused at once; a sign-in's attempt is

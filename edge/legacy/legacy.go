@@ -7,7 +7,6 @@ package legacy
 
 import (
 	"bytes"
-	"encoding/csv"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -21,6 +20,7 @@ import (
 	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/ratelimit"
+	"github.com/edge-stats/edge/internal/csvw"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
@@ -141,9 +141,7 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) (answer.Reply, error) {
 		}
 		today := views.DayOf(f.Replica().Info().ReadingsMark)
 		var buf bytes.Buffer
-		buf.WriteString("\ufeff")
-		w := csv.NewWriter(&buf)
-		w.UseCRLF = true
+		w := csvw.NewWriter(&buf)
 		w.Write(csvHeader)
 		var row document.LegacyRow // each listing's row in turn (rowsPage)
 		var doc document.Listing
@@ -155,7 +153,7 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) (answer.Reply, error) {
 		if err := w.Error(); err != nil {
 			return nil, err
 		}
-		return answer.New(buf.Bytes(), "text/csv; charset=utf-8").Tag(tags("api-extensions-csv", q.Store)...), nil
+		return answer.New(buf.Bytes(), csvw.ContentType).Tag(tags("api-extensions-csv", q.Store)...), nil
 	})
 	if err != nil {
 		return answer.Reply{}, err
@@ -170,30 +168,6 @@ func (s *API) getExtensionsCSV(c *fiber.Ctx) (answer.Reply, error) {
 }
 
 func (s *API) csvRecord(r document.LegacyRow, l *views.Listing) []string {
-	i := func(v *int64) string {
-		if v == nil {
-			return ""
-		}
-		return strconv.FormatInt(*v, 10)
-	}
-	fl := func(v *float64) string {
-		if v == nil {
-			return ""
-		}
-		return strconv.FormatFloat(*v, 'f', -1, 64)
-	}
-	str := func(v *string) string {
-		if v == nil {
-			return ""
-		}
-		return *v
-	}
-	ts := func(t *time.Time) string {
-		if t == nil {
-			return ""
-		}
-		return t.Format(time.RFC3339)
-	}
 	featured := "no"
 	if r.F {
 		featured = "yes"
@@ -207,15 +181,11 @@ func (s *API) csvRecord(r document.LegacyRow, l *views.Listing) []string {
 	}
 	fs := r.FS
 	// Text from the stores is neutralised; numbers and dates are ours.
-	return []string{l.Store.String(), CSVText(r.ID), CSVText(r.N), CSVText(r.D), CSVText(r.C), strconv.Itoa(r.T), i(usage), i(r.WD), fl(r.R), i(r.RC),
-		CSVText(r.V), str(r.U), str(r.CD), ts(&fs), ts(r.DU), featured, strconv.Itoa(r.AL), i(r.G1), fl(r.G1P), i(r.G7),
-		fl(r.G7P), i(r.RG1), fl(r.RG1P), i(r.RG7), fl(r.RG7P),
+	return []string{l.Store.String(), csvw.Text(r.ID), csvw.Text(r.N), csvw.Text(r.D), csvw.Text(r.C), strconv.Itoa(r.T), csvw.Int(usage), csvw.Int(r.WD), csvw.Float(r.R), csvw.Int(r.RC),
+		csvw.Text(r.V), csvw.String(r.U), csvw.String(r.CD), csvw.Time(&fs), csvw.Time(r.DU), featured, strconv.Itoa(r.AL), csvw.Int(r.G1), csvw.Float(r.G1P), csvw.Int(r.G7),
+		csvw.Float(r.G7P), csvw.Int(r.RG1), csvw.Float(r.RG1P), csvw.Int(r.RG7), csvw.Float(r.RG7P),
 		s.cfg.PublicURL + "/listings/" + l.Store.String() + "/" + r.ID}
 }
-
-// CSVText returns store-supplied text for a CSV cell that a spreadsheet
-// will not run as a formula (answer.CSVText).
-func CSVText(s string) string { return answer.CSVText(s) }
 
 // getSummary answers GET /api/summary.
 func (s *API) getSummary(c *fiber.Ctx) (answer.Reply, error) {

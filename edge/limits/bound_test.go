@@ -12,8 +12,8 @@ import (
 
 // TestNewCallerAtTheBound: with the entries at their bound and every one
 // holding calls not yet in the fleet's totals (nothing can be evicted), a
-// new caller gets an answer, store up or down; it never loops (issue 37:
-// entryOf stored it, evict dropped it, forever). It waits for the next
+// new caller gets an answer, store up or down; it never loops (entryOf
+// storing it and evict dropping it, forever). It waits for the next
 // Sync: when that Sync writes the calls (store up), it is counted; when
 // it cannot (store down), it is refused (Crowded, with a wait to retry).
 func TestNewCallerAtTheBound(t *testing.T) {
@@ -91,8 +91,7 @@ func TestNewCallerAtTheBound(t *testing.T) {
 
 // TestFloodsAtTheBoundDoNotSweep: a flood of new keys at a full bound,
 // all within one instant, costs each a sample, not a sweep of every key
-// held (issue 37: each new caller past the bound scanned every entry,
-// under the fair use's one lock).
+// held (which, under the fair use's one lock, would stall every caller).
 func TestFloodsAtTheBoundDoNotSweep(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	addr := func(i int) netip.Addr { return netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}) }

@@ -151,7 +151,7 @@ func TestLimiterReadsTheFleetsTotals(t *testing.T) {
 
 // TestStaleTotalsShareTheRemainder: while the fleet's totals cannot be
 // read, each edge admits a caller at most its share of what was left of
-// the day (issue 22): with N edges cut off alike, the fleet admits no
+// the day: with N edges cut off alike, the fleet admits no
 // more than the limit. Fresh totals bring the whole day back.
 func TestStaleTotalsShareTheRemainder(t *testing.T) {
 	for _, tc := range []struct {

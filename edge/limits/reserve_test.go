@@ -264,8 +264,7 @@ func TestReservationSize(t *testing.T) {
 	}
 }
 
-// TestBackToBackSyncsReserveNoMoreThanTheDay (issue 74, found by the
-// attack): a Sync that follows the one that confirmed a key's
+// TestBackToBackSyncsReserveNoMoreThanTheDay: a Sync that follows the one that confirmed a key's
 // reservation, while its calls still wait (they wake at the end of a
 // Sync, and the next one starts at once), reserves only what is left of
 // the day: the key's fleet total is read afresh, not taken from its last

@@ -75,7 +75,7 @@ func (c *countingStore) Since(ctx context.Context, day time.Time, pos usagelog.P
 
 // TestSyncReadsOnlyWhatChanged: after an edge has read the day once, a
 // sync reads the batches written since its last read, not the day's
-// callers (issue 19, item 3); the day stays exact across edges, and an
+// callers; the day stays exact across edges, and an
 // edge's own batch read back is not counted twice.
 func TestSyncReadsOnlyWhatChanged(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -183,7 +183,7 @@ func (f *flakyStore) Has(ctx context.Context, batch analytics.UsageBatch, days [
 
 // TestUnknownWriteOutcomes: a batch whose write failed is settled by
 // asking the store whether it holds it, then written again under the
-// same name only if it does not (issue 22): whatever the failure, the
+// same name only if it does not: whatever the failure, the
 // fleet's count of a caller equals the calls admitted, none lost and
 // none counted twice, and this edge's own count agrees once read back.
 func TestUnknownWriteOutcomes(t *testing.T) {

@@ -71,10 +71,10 @@ const floodingFor = time.Second
 // floodShare is the share of its turns' time a flooding caller may spend
 // computing: Gate.flooding × floodShare seconds a second, with a burst
 // of floodBurst. A miss costs about as much again outside its turn as in
-// it (reading the query, writing a 40 KB answer, the collections of its
-// garbage: measured on a flood of distinct queries at 1M listings), so a
-// flooding caller that computed in every one of its turns took 1.6 cores
-// of two, and another caller's queries waited 20–75 ms to be read at all.
+// it (reading the query, writing its answer, collecting its garbage), so
+// a flooding caller that computed in every one of its turns would take
+// most of the cores, and another caller's queries would wait to be read
+// at all (bench/README.md, Held refusals and flooding callers).
 const (
 	floodShare = 0.5
 	floodBurst = 50 * time.Millisecond

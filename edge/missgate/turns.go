@@ -110,7 +110,7 @@ func (g *Gate) answer(c *caller, ok bool, since time.Time) (func(), error) {
 // a flood's connections, refused together, would otherwise wake together
 // a Hold later, ask again together and be refused together, every Hold,
 // and each wave of hundreds of goroutines made ready at once delays the
-// reading of every other query (by 175 ms in a trace).
+// reading of every other query.
 //
 // A flooding caller's refusals are held floodHold times longer: its
 // connections, each asking again at once, would otherwise be refused

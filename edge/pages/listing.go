@@ -27,9 +27,9 @@ import (
 const pageDays = 365
 
 // getPage answers GET /listings/{store}/{id}: the listing's HTML page
-// (package page), from its document in the published state and its last
-// 365 days of daily sizes (read as its history is, within the read
-// budget), cached per view generation like every answer.
+// (render.RenderListing), from its document in the published state and
+// its last 365 days of daily sizes (read as its history is, within the
+// read budget), cached per view generation like every answer.
 func (s *Pages) getPage(c *fiber.Ctx) (answer.Reply, error) {
 	st, l, err := s.api.ListingParams(c)
 	if err != nil {

@@ -11,6 +11,6 @@
 // requests it reads (Frame) to know where each one starts, and offers the
 // Replayer each whole request at a request boundary.
 //
-// Why each trick is here, and what it measured:
-// bench/README.md#the-cached-hot-path.
+// What each trick saves, and how it was found, is in bench/README.md,
+// The cached hot path.
 package transport

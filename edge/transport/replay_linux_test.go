@@ -257,7 +257,7 @@ func TestReplayPathTimeouts(t *testing.T) {
 	}
 }
 
-// TestReplayPathSmallBuffer (issue 37): with fasthttp's read buffer
+// TestReplayPathSmallBuffer: with fasthttp's read buffer
 // smaller than MaxFrame (EDGE_MAX_HEADER_BYTES under 4096), a request
 // begun that fills the buffer without its empty line made the read loop
 // spin a core with an empty slice, and the connection was never closed.
@@ -286,7 +286,7 @@ func TestReplayPathSmallBuffer(t *testing.T) {
 	}
 }
 
-// TestReplayPathPipelinesPastReadTimeout (issue 37): a client that
+// TestReplayPathPipelinesPastReadTimeout: a client that
 // pipelines without a pause for twice ReadTimeout, each request whole
 // within its own timeout but most reads ending inside the next request,
 // gets every answer: each request begun has a ReadTimeout of its own.

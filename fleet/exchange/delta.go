@@ -19,7 +19,7 @@ import (
 	"github.com/edge-stats/edge/views/replica"
 )
 
-// States as what changed (issue 54). Every state the leader writes is
+// States as what changed. Every state the leader writes is
 // named by its tag, `"state-<digest>"` (replica.DigestOf: its content,
 // not its generation), sent beside the whole state's ETag in
 // TagHeader. Beside the whole state, the leader keeps the deltas from

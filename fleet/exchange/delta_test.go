@@ -329,13 +329,12 @@ func TestLeaderHoldsAnAskFromItsNewestState(t *testing.T) {
 }
 
 // TestWatchToldOnceTheDeltaIsWritten: the leader writes a state's delta
-// before its whole file (14 s at 5M). A watch from the state before,
+// before its whole file (seconds before, at millions of listings). A watch from the state before,
 // which takes deltas (A-IM), is answered 200 with the new tag as soon as
 // the delta is written, and the follow job's GET then takes the delta;
 // an ask that takes no delta is not held either, and gets the whole state
-// it has (304) until the new one is written. (The fleet measured in
-// network namespaces, bench/fleetnet.sh, found every follower waiting for
-// the whole file: the watch was answered 304 from the delta's base.)
+// it has (304) until the new one is written. (A watch answered 304 from
+// the delta's base would keep every follower waiting for the whole file.)
 func TestWatchToldOnceTheDeltaIsWritten(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Idle = 3 * time.Second // holds at most 2 s

@@ -9,8 +9,9 @@
 // SHA-256 as ETag. The other edges read the leader's fleet address from
 // its election node, and a Follower fetches the snapshot whenever its
 // ETag changes (a 304 otherwise), checks its SHA-256, and hands the
-// replica to the views, which build the figures from it as from a load:
-// the same replica gives the same figures, bytes and ETags on every edge.
+// replica to the state builder (package builder), which builds the
+// figures from it as from a load: the same replica gives the same
+// figures, bytes and ETags on every edge.
 //
 // With the fleet's token (Config.Keys, package trust) the fleet address
 // speaks TLS 1.3 with both edges' certificates checked against the
@@ -21,7 +22,7 @@
 // fleet on one host), and a follower believes only a loopback leader.
 //
 // A follower falls back to loading from ClickHouse itself
-// (cron.ErrNoSource) when there is no leader, when it leads, when the
+// (follow.ErrNoSource) when there is no leader, when it leads, when the
 // leader is out of reach, or when the leader has had no state to give for
 // longer than Config.Patience; a leader still loading is otherwise waited
 // for, so that edges starting together load ClickHouse once.
@@ -98,8 +99,8 @@ type Config struct {
 	// WholeAfter is how long after a state's delta the leader writes the
 	// state whole, when it has a whole state written already: its
 	// followers take the delta and build their figures first, on cores
-	// the whole state's compression does not take (4.5 s of both at 1M
-	// listings). Meanwhile an edge that needs a whole state (one that
+	// the whole state's compression does not take (it holds both for
+	// seconds at a million listings). Meanwhile an edge that needs a whole state (one that
 	// joins, or holds a state the deltas do not start from) takes the one
 	// before and then the deltas since. The time counts from the first
 	// state not written whole, so a leader refreshing faster still writes

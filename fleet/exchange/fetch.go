@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/builder"
-	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/fleet/trust"
+	"github.com/edge-stats/edge/internal/follow"
 	"github.com/edge-stats/edge/views/replica"
 )
 
@@ -168,7 +168,7 @@ func (f *Follower) answered(resp *http.Response, addr, have string, o replica.Re
 		return fetched{kind: tookNothing}, true, nil
 	case http.StatusIMUsed:
 		if !delta {
-			return fetched{}, true, fmt.Errorf("fleet: leader at %s sent a delta unasked: %w", addr, cron.ErrNoSource)
+			return fetched{}, true, fmt.Errorf("fleet: leader at %s sent a delta unasked: %w", addr, follow.ErrNoSource)
 		}
 		r, snapshots, tag, err := f.takeDelta(resp, addr, have, o)
 		if err != nil {
@@ -190,7 +190,7 @@ func (f *Follower) answered(resp *http.Response, addr, have string, o replica.Re
 	case http.StatusNotAcceptable:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		f.remember(unreadable{addr: addr, why: "406: " + string(body)})
-		return fetched{}, true, fmt.Errorf("fleet: leader at %s writes no state of a format this edge reads (%v): %w", addr, replica.Formats, cron.ErrNoSource)
+		return fetched{}, true, fmt.Errorf("fleet: leader at %s writes no state of a format this edge reads (%v): %w", addr, replica.Formats, follow.ErrNoSource)
 	case http.StatusServiceUnavailable:
 		if notLeader(resp) {
 			f.leaderFailed(addr, "it answers that it does not lead")
@@ -198,11 +198,11 @@ func (f *Follower) answered(resp *http.Response, addr, have string, o replica.Re
 			f.leaderWorked(addr)
 		}
 		if f.waitedTooLong(have) {
-			return fetched{}, true, fmt.Errorf("fleet: leader at %s has had no state for %v: %w", addr, f.cfg.Patience, cron.ErrNoSource)
+			return fetched{}, true, fmt.Errorf("fleet: leader at %s has had no state for %v: %w", addr, f.cfg.Patience, follow.ErrNoSource)
 		}
 		return fetched{}, true, fmt.Errorf("fleet: leader at %s: %s (Retry-After %s): %w", addr, resp.Status, resp.Header.Get("Retry-After"), errNoState)
 	default:
-		return fetched{}, true, fmt.Errorf("fleet: leader at %s answered %s: %w", addr, resp.Status, cron.ErrNoSource)
+		return fetched{}, true, fmt.Errorf("fleet: leader at %s answered %s: %w", addr, resp.Status, follow.ErrNoSource)
 	}
 	return fetched{}, false, nil
 }
@@ -214,16 +214,16 @@ func (f *Follower) takeWhole(resp *http.Response, addr string, o replica.ReadOpt
 	etag := resp.Header.Get("ETag")
 	sum, ok := strings.CutPrefix(strings.TrimSuffix(etag, `"`), `"`)
 	if !ok || len(sum) != 2*sha256.Size {
-		return fetched{}, fmt.Errorf("fleet: leader at %s sent ETag %q, not a SHA-256: %w", addr, etag, cron.ErrNoSource)
+		return fetched{}, fmt.Errorf("fleet: leader at %s sent ETag %q, not a SHA-256: %w", addr, etag, follow.ErrNoSource)
 	}
 	gen, err := strconv.ParseUint(resp.Header.Get("Edge-Generation"), 10, 64)
 	if err != nil {
-		return fetched{}, fmt.Errorf("fleet: leader at %s sent no generation: %w", addr, cron.ErrNoSource)
+		return fetched{}, fmt.Errorf("fleet: leader at %s sent no generation: %w", addr, follow.ErrNoSource)
 	}
 	if v := resp.Header.Get(FormatHeader); v != "" {
 		if format, err := strconv.ParseUint(v, 10, 64); err != nil || !replica.Reads(format) {
 			f.remember(unreadable{addr: addr, etag: etag, gen: gen, why: "the leader sent format " + v})
-			return fetched{}, fmt.Errorf("fleet: state from %s (generation %d) of format %q, this edge reads %v: %w", addr, gen, v, replica.Formats, cron.ErrNoSource)
+			return fetched{}, fmt.Errorf("fleet: state from %s (generation %d) of format %q, this edge reads %v: %w", addr, gen, v, replica.Formats, follow.ErrNoSource)
 		}
 	}
 	if k := f.cfg.Keys; k != nil {
@@ -231,12 +231,12 @@ func (f *Follower) takeWhole(resp *http.Response, addr string, o replica.ReadOpt
 		// holds the token in the handshake, and its state must say so too.
 		if err := k.VerifyState(resp.Header.Get(trust.StateHeader), sum, gen); err != nil {
 			f.cfg.Metrics.refuse("signature")
-			return fetched{}, fmt.Errorf("fleet: state from %s (generation %d) refused, %w: the state served is kept, and this edge loads from ClickHouse: %w", addr, gen, err, cron.ErrNoSource)
+			return fetched{}, fmt.Errorf("fleet: state from %s (generation %d) refused, %w: the state served is kept, and this edge loads from ClickHouse: %w", addr, gen, err, follow.ErrNoSource)
 		}
 	}
 	epoch, err := f.inOrder(addr, gen)
 	if err != nil {
-		return fetched{}, fmt.Errorf("%w: the state served is kept, and this edge loads from ClickHouse: %w", err, cron.ErrNoSource)
+		return fetched{}, fmt.Errorf("%w: the state served is kept, and this edge loads from ClickHouse: %w", err, follow.ErrNoSource)
 	}
 	if resp.ContentLength > f.cfg.MaxBytes {
 		f.cfg.Metrics.refuse("size")
@@ -259,7 +259,7 @@ func (f *Follower) takeWhole(resp *http.Response, addr string, o replica.ReadOpt
 		// A leader of another release: this edge loads from ClickHouse,
 		// and does not take this state again (fetch).
 		f.remember(unreadable{addr: addr, etag: etag, gen: gen, why: err.Error()})
-		return fetched{}, fmt.Errorf("fleet: state from %s (generation %d): %w: %w", addr, gen, err, cron.ErrNoSource)
+		return fetched{}, fmt.Errorf("fleet: state from %s (generation %d): %w: %w", addr, gen, err, follow.ErrNoSource)
 	}
 	if err != nil {
 		f.cfg.Metrics.refuse("format")

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/edge-stats/edge/analytics/exports"
-	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/fleet/trust"
+	"github.com/edge-stats/edge/internal/follow"
 )
 
 // Follower fetches the leader's state for the views (builder.Source).
@@ -100,10 +100,10 @@ func CheckAddress(addr string, keys *trust.Keys) error {
 }
 
 // leaderAddr returns the leader's fleet address, or an error: one
-// wrapping cron.ErrNoSource when the edge should do the work itself.
+// wrapping follow.ErrNoSource when the edge should do the work itself.
 func (f *Follower) leaderAddr() (string, error) {
 	if f.leading() {
-		return "", fmt.Errorf("this edge leads: %w", cron.ErrNoSource)
+		return "", fmt.Errorf("this edge leads: %w", follow.ErrNoSource)
 	}
 	addr := f.leader()
 	if addr == "" {
@@ -113,19 +113,19 @@ func (f *Follower) leaderAddr() (string, error) {
 		if f.noLeader() < f.cfg.ElectionWait {
 			return "", errors.New("fleet: waiting for the election to name a leader")
 		}
-		return "", fmt.Errorf("no leader with a fleet address for %v: %w", f.cfg.ElectionWait, cron.ErrNoSource)
+		return "", fmt.Errorf("no leader with a fleet address for %v: %w", f.cfg.ElectionWait, follow.ErrNoSource)
 	}
 	f.mu.Lock()
 	f.alone = time.Time{}
 	f.mu.Unlock()
 	if err := CheckAddress(addr, f.cfg.Keys); err != nil {
 		f.cfg.Metrics.refuse("address")
-		return "", fmt.Errorf("%w: %w", err, cron.ErrNoSource)
+		return "", fmt.Errorf("%w: %w", err, follow.ErrNoSource)
 	}
 	return strings.TrimSuffix(addr, "/"), nil
 }
 
-// get asks the leader for path; an error wraps cron.ErrNoSource when the
+// get asks the leader for path; an error wraps follow.ErrNoSource when the
 // leader is out of reach.
 func (f *Follower) get(parent context.Context, addr, path string, header http.Header) (*http.Response, error) {
 	return f.ask(parent, http.MethodGet, addr, path, header)
@@ -139,7 +139,7 @@ func (f *Follower) ask(parent context.Context, method, addr, path string, header
 	if err != nil {
 		timer.Stop()
 		cancel()
-		return nil, fmt.Errorf("fleet: leader address %q: %w", addr, cron.ErrNoSource)
+		return nil, fmt.Errorf("fleet: leader address %q: %w", addr, follow.ErrNoSource)
 	}
 	for k, v := range header {
 		req.Header[k] = v
@@ -155,21 +155,21 @@ func (f *Follower) ask(parent context.Context, method, addr, path string, header
 			// An ask older than the leader's last answer (a long poll
 			// held through a cut that ended since): it says nothing of
 			// the leader now.
-			return nil, fmt.Errorf("fleet: leader at %s: an ask from before its last answer failed (%w): %w", addr, err, cron.ErrNoSource)
+			return nil, fmt.Errorf("fleet: leader at %s: an ask from before its last answer failed (%w): %w", addr, err, follow.ErrNoSource)
 		}
 		// Said as what it is: a refusal is not a network fault.
 		switch {
 		case errors.Is(err, trust.ErrNotElected):
 			f.cfg.Metrics.refuse("pin")
 			f.leaderFailed(addr, "refused: "+trust.ErrNotElected.Error())
-			return nil, fmt.Errorf("fleet: leader at %s: %w: %w", addr, err, cron.ErrNoSource)
+			return nil, fmt.Errorf("fleet: leader at %s: %w: %w", addr, err, follow.ErrNoSource)
 		case isHandshake(err):
 			f.cfg.Metrics.refuse("handshake")
 			f.leaderFailed(addr, fmt.Sprintf("refused: it did not prove it holds the fleet's token (%v)", err))
-			return nil, fmt.Errorf("fleet: leader at %s did not prove it holds the fleet's token (%v): %w", addr, err, cron.ErrNoSource)
+			return nil, fmt.Errorf("fleet: leader at %s did not prove it holds the fleet's token (%v): %w", addr, err, follow.ErrNoSource)
 		}
 		f.leaderFailed(addr, fmt.Sprintf("out of reach (%v)", err))
-		return nil, fmt.Errorf("fleet: leader at %s out of reach (%w): %w", addr, err, cron.ErrNoSource)
+		return nil, fmt.Errorf("fleet: leader at %s out of reach (%w): %w", addr, err, follow.ErrNoSource)
 	}
 	resp.Body = &idleBody{ReadCloser: resp.Body, timer: timer, idle: f.cfg.Idle, cancel: cancel}
 	return resp, nil
@@ -212,7 +212,7 @@ func (f *Follower) Days(ctx context.Context) ([]exports.Manifest, error) {
 	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusNotFound: // the leader builds none
-		return nil, fmt.Errorf("fleet: leader at %s builds no exports: %w", addr, cron.ErrNoSource)
+		return nil, fmt.Errorf("fleet: leader at %s builds no exports: %w", addr, follow.ErrNoSource)
 	default:
 		return nil, fmt.Errorf("fleet: leader at %s: exports: %s", addr, resp.Status)
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/internal/follow"
 	"github.com/edge-stats/edge/views/replica"
 )
 
@@ -132,7 +132,7 @@ func (f *Follower) readable() {
 	f.mu.Unlock()
 }
 
-// stillUnreadable returns an error wrapping cron.ErrNoSource when the
+// stillUnreadable returns an error wrapping follow.ErrNoSource when the
 // leader at addr still serves the state this follower could not read (a
 // 304 to its ETag), so that it is not taken again; nil when there is
 // none or the leader has a newer one.
@@ -147,7 +147,7 @@ func (f *Follower) stillUnreadable(ctx context.Context, addr string) error {
 	}
 	resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified {
-		return fmt.Errorf("fleet: leader at %s still serves generation %d, which this edge does not read (%s): %w", addr, u.gen, u.why, cron.ErrNoSource)
+		return fmt.Errorf("fleet: leader at %s still serves generation %d, which this edge does not read (%s): %w", addr, u.gen, u.why, follow.ErrNoSource)
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/edge-stats/edge/cron"
+	"github.com/edge-stats/edge/internal/follow"
 	"github.com/edge-stats/edge/views/replica"
 )
 
@@ -78,7 +78,7 @@ func (o *oldLeader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // A follower given a state of a format it does not read loads from
-// ClickHouse at once (cron.ErrNoSource), says why in its log and
+// ClickHouse at once (follow.ErrNoSource), says why in its log and
 // metrics, and does not take that state again; once the leader serves
 // one it reads, it takes it.
 func TestFollowerOfAnotherFormatLoadsFromClickHouse(t *testing.T) {
@@ -97,8 +97,8 @@ func TestFollowerOfAnotherFormatLoadsFromClickHouse(t *testing.T) {
 	f := follower(t, cfg, srv.URL, false)
 	ctx := context.Background()
 	for i := range 5 {
-		if _, _, _, err := f.Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, cron.ErrNoSource) {
-			t.Fatalf("ask %d: %v, want cron.ErrNoSource (load from ClickHouse)", i, err)
+		if _, _, _, err := f.Fetch(ctx, "", replica.ReadOptions{Generation: 1}); !errors.Is(err, follow.ErrNoSource) {
+			t.Fatalf("ask %d: %v, want follow.ErrNoSource (load from ClickHouse)", i, err)
 		}
 	}
 	if n := old.wholes.Load(); n != 1 {
@@ -166,7 +166,7 @@ func TestLeaderAnswersInAFormatTheFollowerReads(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Metrics = NewMetrics()
 	f := follower(t, cfg, srv.URL, false)
-	if _, _, _, err := f.Fetch(context.Background(), "", replica.ReadOptions{}); !errors.Is(err, cron.ErrNoSource) || cfg.Metrics.Refused("format") != 1 {
-		t.Fatalf("a 406: %v (refused %v), want cron.ErrNoSource at once", err, cfg.Metrics.Refused("format"))
+	if _, _, _, err := f.Fetch(context.Background(), "", replica.ReadOptions{}); !errors.Is(err, follow.ErrNoSource) || cfg.Metrics.Refused("format") != 1 {
+		t.Fatalf("a 406: %v (refused %v), want follow.ErrNoSource at once", err, cfg.Metrics.Refused("format"))
 	}
 }

@@ -26,7 +26,7 @@ func TestPlaceOrder(t *testing.T) {
 	}
 }
 
-// TestFollowerRefusesAnOlderState (issue 66, 2.4): a follower that took
+// TestFollowerRefusesAnOlderState: a follower that took
 // generation 17 from the leader of epoch 5 refuses a state of generation
 // 12 from the same leader (a replay, or an edge of the fleet that is not
 // the elected one serving what it held), whole or as a delta, and counts

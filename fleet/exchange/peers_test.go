@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edge-stats/edge/cron"
 	"github.com/edge-stats/edge/fleet/trust"
+	"github.com/edge-stats/edge/internal/follow"
 	"github.com/edge-stats/edge/views/replica"
 )
 
@@ -133,14 +133,14 @@ func TestFollowerNeverSendsTheToken(t *testing.T) {
 	// A plain HTTP address: not even dialled.
 	plain := startRecorder(t, forged, etag)
 	cfg := withKeys(DefaultConfig(), keys)
-	if err := fetch(cfg, "http://"+plain.ln.Addr().String()); !errors.Is(err, cron.ErrNoSource) {
+	if err := fetch(cfg, "http://"+plain.ln.Addr().String()); !errors.Is(err, follow.ErrNoSource) {
 		t.Errorf("an http:// leader: %v, want ErrNoSource", err)
 	}
 	if plain.conns.Load() != 0 || cfg.Metrics.Refused("address") != 1 {
 		t.Errorf("an http:// leader was dialled (%d connections), or not counted (%v)", plain.conns.Load(), cfg.Metrics.Refused("address"))
 	}
 	// The same fake at https://: it gets a ClientHello and nothing else.
-	if err := fetch(cfg, "https://"+plain.ln.Addr().String()); !errors.Is(err, cron.ErrNoSource) {
+	if err := fetch(cfg, "https://"+plain.ln.Addr().String()); !errors.Is(err, follow.ErrNoSource) {
 		t.Errorf("a fake that speaks plain HTTP at https://: %v, want ErrNoSource", err)
 	}
 	if got := plain.received(); strings.Contains(got, testToken) || strings.Contains(got, "GET ") || strings.Contains(got, "Authorization") {
@@ -161,7 +161,7 @@ func TestFollowerNeverSendsTheToken(t *testing.T) {
 	other.offer(t, synth(40, 1), 1)
 	for _, addr := range []string{own.URL, other.url} {
 		before := cfg.Metrics.Refused("handshake")
-		if err := fetch(cfg, addr); !errors.Is(err, cron.ErrNoSource) || !strings.Contains(err.Error(), "did not prove") {
+		if err := fetch(cfg, addr); !errors.Is(err, follow.ErrNoSource) || !strings.Contains(err.Error(), "did not prove") {
 			t.Errorf("%s: %v, want a handshake's ErrNoSource", addr, err)
 		}
 		if cfg.Metrics.Refused("handshake") != before+1 {
@@ -220,7 +220,7 @@ func TestFollowerRefusesAnUnsignedState(t *testing.T) {
 			defer srv.Close()
 			cfg := withKeys(DefaultConfig(), keys)
 			r, _, _, err := follower(t, cfg, srv.URL, false).Fetch(context.Background(), "", replica.ReadOptions{Generation: 1})
-			if r != nil || !errors.Is(err, cron.ErrNoSource) {
+			if r != nil || !errors.Is(err, follow.ErrNoSource) {
 				t.Fatalf("taken: %v, %v", r, err)
 			}
 			if cfg.Metrics.Refused("signature") != 1 {

@@ -290,9 +290,9 @@ func (p *Publisher) writeFile(o offer, digest replica.Digest, format uint64) (*f
 	defer os.Remove(tmp.Name()) // after the rename, a no-op
 	h := sha256.New()
 	cw := &countingWriter{w: io.MultiWriter(tmp, h)}
-	// At the process's priority: at the lowest (package lowprio) a busy
-	// host starved it, and an edge that joined waited for it past 90 s
-	// (make test, 2026-11-27).
+	// At the process's priority, not the lowest (package lowprio): on a
+	// busy host a write at the lowest can be starved, and an edge that
+	// joins waits for it.
 	raw, err := replica.WriteSnapshotAs(cw, o.r, o.snapshots, format)
 	if err == nil {
 		err = tmp.Sync()

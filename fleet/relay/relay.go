@@ -1,7 +1,7 @@
 // Package relay lets the edges of a fleet read what the fleet's usage
 // log and key list changed from the edge that leads, instead of each
-// asking ClickHouse every few seconds (issue 40: what is left per edge
-// once the state is built once per fleet is these polls).
+// asking ClickHouse every few seconds: with the state built once per
+// fleet, these polls are what each edge would still ask of ClickHouse.
 //
 // The leading edge reads the usage log as a lone edge does; a Recorder
 // around its store keeps what each read brought for two minutes and

@@ -42,7 +42,8 @@ func BenchmarkBuild1M(b *testing.B) {
 
 // BenchmarkBuild5M measures building every figure of a synthetic replica
 // with the stores' real shares, 5M listings unless EDGE_BENCH_LISTINGS
-// says otherwise: the full build of issue 20's goal (≤ 15 s).
+// says otherwise: the full build of a replica of the stores' real size
+// (its bound and figures: bench/README.md, The real size).
 func BenchmarkBuild5M(b *testing.B) {
 	n := 5_000_000
 	if v, err := strconv.Atoi(os.Getenv("EDGE_BENCH_LISTINGS")); err == nil {

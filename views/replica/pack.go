@@ -11,11 +11,11 @@ import (
 // versions; sparklines) back to back in a few large chunks, in place of
 // one small heap object per value. It is for the collector: each small
 // object is one more the mark must find and set, at the cost of a cache
-// miss or two, and at 5M listings the replica held about 20M of them.
-// Pointers that all lead into a few large chunks are cheap to follow (a
-// full collection of a synthetic 5M-listing replica went from 1.65 s to
-// 0.24 s). Marks run while requests are answered, so their length is
-// what an uncached answer's tail latency pays (bench/HISTORY.md, issue 20).
+// miss or two, and a replica holds several of them a listing. Pointers
+// that all lead into a few large chunks are cheap to follow, so a full
+// collection takes a fraction of the time (bench/HISTORY.md holds the
+// figures). Marks run while requests are answered, so their length is
+// what an uncached answer's tail latency pays.
 //
 // A pack is immutable once built. A replica built from another (a reload,
 // a refresh, history added) keeps the other's chunks that it still mostly

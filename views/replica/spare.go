@@ -13,9 +13,9 @@ import (
 // has already given.
 //
 // The apply of a delta writes a new array of every listing (448 bytes a
-// listing: 2.2 GB at 5M). On a VM whose host takes back the pages its
-// guest frees, every page first written costs a fault of about 15 µs:
-// about 8 s at 5M, on the path from the leader's publish to the
+// listing). On a VM whose host takes back the pages its guest frees,
+// every page first written costs a fault, and at millions of listings
+// those faults are seconds on the path from the leader's publish to the
 // follower's. A follower makes its spare in the minutes between two
 // deltas, where that cost delays nothing.
 //
@@ -42,10 +42,9 @@ func NewSpare(n int) *Spare {
 // Each write is of the zero the array holds anyway, to a field that
 // holds no pointer: a store of a whole listing (its strings) runs under
 // the collector's write barrier, where a goroutine cannot be preempted,
-// and a collection that started meanwhile waited for the loop's end to
-// scan its stack (at 5M listings, a mark of 34 s on a busy follower,
-// whose allocations stalled behind it; 4 s with this store,
-// bench/README.md, *fifth round*).
+// and a collection that started meanwhile would wait for the loop's end
+// to scan its stack, stalling every allocation behind a long mark (the
+// figures are in bench/README.md, The time to a follower's publish).
 func (s *Spare) Write() bool {
 	step := max(1, pageBytes/int(unsafe.Sizeof(views.Listing{})))
 	const batch = 256 // pages written between two looks at the lock: 1 MiB

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// A memory limit for the Go runtime (issue 20): an operator sizes a
+// A memory limit for the Go runtime: an operator sizes a
 // container, and the edge must live within it. The runtime's soft limit
 // (GOMEMLIMIT) makes the collector work harder as the heap nears it,
 // instead of the kernel ending the process. The edge sets it, unless

@@ -5,7 +5,8 @@
 // states live) and the collections that give a replaced state's pages
 // back, or keep them for a fleet edge's next build (CollectKeeping). The
 // state builder (package builder), the editions job (package cron) and
-// the binary (cmd/edge) use it; it uses only the runtime.
+// the binary (cmd/edge) use it; it uses only the runtime, so it sits
+// below all of them.
 package memory
 
 import (
@@ -75,8 +76,8 @@ func DeltaGC(n int, listingsBytes int64) (restore func()) {
 }
 
 // applyBytes is what a delta's apply adds to a follower's heap a listing
-// besides the listings' array (about 580 MB at 5M, measured in
-// BenchmarkBuildAfterDelta).
+// besides the listings' array (BenchmarkBuildAfterDelta measures it;
+// bench/README.md holds the figures).
 const applyBytes = 128
 
 // HoldGC sets the collector for allocations of about extra bytes that
@@ -188,12 +189,10 @@ func Collect() {
 // past the heap's goal (its background scavenger, within seconds of a
 // collection) and debug.FreeOSMemory returns them all; the next build
 // then writes to pages the system gives again, each at the cost of a
-// fault (about 16 µs a 4 KiB page on a VM whose host takes back the
-// pages its guest frees: at 5M listings a follower's first delta after
-// a start took 8.6–12.6 s, the later ones 3.7–8.3 s; with the pages
-// kept, 4.6–7.6 s, bench/README.md's seventh round). So the collector's
-// goal covers the next
-// build until then (KeepRoom). The process's RSS stays near a build's
+// page fault, which on a VM whose host takes back the pages its guest
+// frees is a large part of a follower's delta (the figures are in
+// bench/README.md, The time to a follower's publish). So the collector's
+// goal covers the next build until then (KeepRoom). The process's RSS stays near a build's
 // peak between builds, which is what it is provisioned for.
 func CollectKeeping(n int, listingsBytes int64, spareAhead bool) {
 	extra, ahead := int64(n)*(applyBytes+buildBytes), int64(0)

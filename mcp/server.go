@@ -77,7 +77,9 @@ func New(version string, openapi []byte, answer Answerer, charge Charge, generat
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false), IdempotentHint: true}
 	for i := range tools {
 		t := &tools[i]
-		in := map[string]any{"type": "object", "properties": t.args, "additionalProperties": false}
+		// No additionalProperties: false: call refuses an argument that
+		// is not in properties with a detail naming those that are.
+		in := map[string]any{"type": "object", "properties": t.args}
 		if len(t.required) > 0 {
 			in["required"] = t.required
 		}

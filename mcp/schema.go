@@ -9,7 +9,7 @@ import (
 // names the answer's schema in the OpenAPI description (component name,
 // or either of two, "A|B", as anyOf). An agent reads tools/list whole into
 // its context before its first question; the answers' shapes, even their
-// top-level fields alone, were the largest part of it, while a result
+// top-level fields alone, would be the largest part of it, while a result
 // shows its own shape and the OpenAPI description at /api/v1/openapi.json
 // describes every field of the schema the title names (docs/mcp.md,
 // Output schemas).

@@ -50,7 +50,7 @@ func (s *Server) mountTools(version string) error {
 // compressFast compresses the answer of a request to /mcp, made for that
 // request alone, at the fast level in the coding its Accept-Encoding
 // prefers (coding.Choose; zstd first at equal weight), when it is 1 KiB or
-// more (tools/list is some 30 KB). A request that refuses identity and
+// more (tools/list, most tool results). A request that refuses identity and
 // every coding gets the answer as it is: a tool call is never refused for
 // its Accept-Encoding. Problems go out as they are.
 func compressFast(c *fiber.Ctx) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -131,21 +132,56 @@ func TestToolServerWithTheGoSDKClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each tool's output schema names the OpenAPI schema of its answer
+	// (or either of two); its results must have exactly that schema's
+	// fields.
+	spec, err := v1.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct{ Properties map[string]any }
+		}
+	}
+	if err := json.Unmarshal(spec, &doc); err != nil {
+		t.Fatal(err)
+	}
 	var names []string
+	fields := map[string][][]string{} // tool → the field names of each schema its output may be
 	for _, tool := range list.Tools {
 		names = append(names, tool.Name)
 		out, _ := json.Marshal(tool.OutputSchema)
 		in, _ := json.Marshal(tool.InputSchema)
+		var output struct {
+			Title string
+			AnyOf []struct{ Title string }
+		}
+		json.Unmarshal(out, &output)
+		for _, title := range append([]struct{ Title string }{{output.Title}}, output.AnyOf...) {
+			if s, ok := doc.Components.Schemas[title.Title]; ok && len(s.Properties) > 0 {
+				fields[tool.Name] = append(fields[tool.Name], sorted(slices.Collect(maps.Keys(s.Properties))))
+			}
+		}
 		if len(tool.Description) < 40 || tool.Annotations == nil || !tool.Annotations.ReadOnlyHint ||
-			!strings.Contains(string(out), `"properties"`) || !strings.Contains(string(in), `"type":"object"`) {
+			len(fields[tool.Name]) == 0 || !strings.Contains(string(in), `"type":"object"`) {
 			t.Errorf("tool %s: description, annotations or schemas missing: %+v", tool.Name, tool)
 		}
+		// Every argument is described but the store and id of the one
+		// listing or store a tool reads, required, whose names and enum
+		// say it all.
 		var schema struct {
-			Properties map[string]struct{ Description string }
+			Properties map[string]struct {
+				Description string
+				Enum        []string
+			}
+			Required []string
 		}
 		json.Unmarshal(in, &schema)
 		for arg, p := range schema.Properties {
-			if p.Description == "" {
+			subject := slices.Contains(schema.Required, arg) &&
+				(arg == "store" && len(p.Enum) == 5 || arg == "id" && slices.Contains(schema.Required, "store"))
+			if p.Description == "" && !subject {
 				t.Errorf("tool %s: argument %s undescribed", tool.Name, arg)
 			}
 		}
@@ -176,6 +212,11 @@ func TestToolServerWithTheGoSDKClient(t *testing.T) {
 		json.Unmarshal(structured, &fromStructured)
 		if !jsonEqual(fromText, rest) || !jsonEqual(fromStructured, rest) {
 			t.Errorf("%s %v differs from GET %s", c.tool, c.args, c.rest)
+		}
+		var top map[string]any
+		json.Unmarshal(structured, &top)
+		if got := sorted(slices.Collect(maps.Keys(top))); !slices.ContainsFunc(fields[c.tool], func(f []string) bool { return slices.Equal(f, got) }) {
+			t.Errorf("%s %v: fields %v, not those of its output schema's %v", c.tool, c.args, got, fields[c.tool])
 		}
 		called[c.tool] = true
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/internal/csvw"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/series"
 )
@@ -117,8 +118,8 @@ func historyCSV(h *historyAnswer) (*answer.Answer, error) {
 	rows := make([][]string, len(h.Snapshots))
 	for i, s := range h.Snapshots {
 		rows[i] = []string{s.Day, h.Store, answer.CSVText(h.ID), s.ReadAt.Format(time.RFC3339), strconv.Itoa(s.Crawls),
-			csvInt(s.Size), csvInt(s.Usage), csvInt(s.WeeklyDownloads), csvFloat(s.Rating), csvInt(s.RatingCount),
-			csvInt(s.StoreRank), strconv.Itoa(s.DaysSincePrevious), strings.Join(s.Flags, " ")}
+			csvw.Int(s.Size), csvw.Int(s.Usage), csvw.Int(s.WeeklyDownloads), csvw.Float(s.Rating), csvw.Int(s.RatingCount),
+			csvw.Int(s.StoreRank), strconv.Itoa(s.DaysSincePrevious), strings.Join(s.Flags, " ")}
 	}
 	return answer.CSV([]string{"day", "store", "id", "read_at", "crawls", "size", "usage", "weekly_downloads",
 		"rating", "rating_count", "store_rank", "days_since_previous", "flags"}, rows)

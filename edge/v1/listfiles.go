@@ -2,7 +2,6 @@ package v1
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/read"
+	"github.com/edge-stats/edge/internal/csvw"
 	"github.com/edge-stats/edge/views/document"
 )
 
@@ -93,33 +93,31 @@ var listingCSVHeader = []string{"store", "id", "name", "developer", "category", 
 
 // listingsCSV writes p as CSV: UTF-8 with a byte-order mark, a header
 // row, one row a listing, CRLF line ends, the stores' text guarded
-// against spreadsheet formulas (answer.CSVText).
+// against spreadsheet formulas (csvw.Text).
 func listingsCSV(p *document.ListingPage) (*answer.Answer, error) {
 	var buf bytes.Buffer
 	buf.Grow(256 * (len(p.Listings) + 1))
-	buf.WriteString("\ufeff")
-	w := csv.NewWriter(&buf)
-	w.UseCRLF = true
+	w := csvw.NewWriter(&buf)
 	w.Write(listingCSVHeader)
 	row := make([]string, len(listingCSVHeader))
 	var d document.Listing
 	for _, l := range p.Listings {
 		d.Fill(l, p.Figures)
-		row = append(row[:0], d.Store, answer.CSVText(d.ID), answer.CSVText(d.Name), answer.CSVText(d.Developer), answer.CSVText(d.Category),
-			d.Kind, answer.CSVText(d.Version), optText(d.Updated), optText(d.Created), d.FirstSeen.Format(time.RFC3339), optTime(d.DelistedAt),
+		row = append(row[:0], d.Store, csvw.Text(d.ID), csvw.Text(d.Name), csvw.Text(d.Developer), csvw.Text(d.Category),
+			d.Kind, csvw.Text(d.Version), optText(d.Updated), optText(d.Created), d.FirstSeen.Format(time.RFC3339), csvw.Time(d.DelistedAt),
 			strconv.FormatBool(d.Live), strconv.FormatBool(d.Featured), optUint8(d.ManifestVersion), optUint8(d.AccessLevel),
-			answer.CSVText(strings.Join(d.Permissions, " ")), answer.CSVText(strings.Join(d.HostAccess, " ")), answer.CSVText(strings.Join(d.Topics, " ")),
-			csvInt(d.Size), d.SizeMeasure, csvInt(d.Usage), csvInt(d.WeeklyDownloads), csvFloat(d.Rating), csvInt(d.RatingCount),
+			csvw.Text(strings.Join(d.Permissions, " ")), csvw.Text(strings.Join(d.HostAccess, " ")), csvw.Text(strings.Join(d.Topics, " ")),
+			csvw.Int(d.Size), d.SizeMeasure, csvw.Int(d.Usage), csvw.Int(d.WeeklyDownloads), csvw.Float(d.Rating), csvw.Int(d.RatingCount),
 			optInt(d.StoreRank), optInt(d.CategoryRank),
-			csvInt(d.Growth.D1.Amount()), csvInt(d.Growth.D7.Amount()), changePercent(d.Growth.D7), csvInt(d.Growth.D30.Amount()),
-			changePercent(d.Growth.D30), csvInt(d.Growth.D365.Amount()), optInt(d.RankClimb7d), optTime(d.ReadAt))
+			csvw.Int(d.Growth.D1.Amount()), csvw.Int(d.Growth.D7.Amount()), changePercent(d.Growth.D7), csvw.Int(d.Growth.D30.Amount()),
+			changePercent(d.Growth.D30), csvw.Int(d.Growth.D365.Amount()), optInt(d.RankClimb7d), csvw.Time(d.ReadAt))
 		w.Write(row)
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
 		return nil, fmt.Errorf("encode listings CSV: %w", err)
 	}
-	return answer.New(buf.Bytes(), answer.CSVContentType), nil
+	return answer.New(buf.Bytes(), csvw.ContentType), nil
 }
 
 // listingsNDJSON writes p as NDJSON: each listing's document, as the JSON
@@ -138,14 +136,7 @@ func optText(s *string) string {
 	if s == nil {
 		return ""
 	}
-	return answer.CSVText(*s)
-}
-
-func optTime(t *time.Time) string {
-	if t == nil {
-		return ""
-	}
-	return t.Format(time.RFC3339)
+	return csvw.Text(*s)
 }
 
 func optUint8(v *uint8) string {
@@ -167,5 +158,5 @@ func changePercent(c *document.Change) string {
 	if c == nil {
 		return ""
 	}
-	return csvFloat(c.Percent)
+	return csvw.Float(c.Percent)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/edge-stats/edge/edge/accept"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/internal/csvw"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/series"
@@ -431,24 +432,10 @@ func compareCSV(out *document.Comparison) (*answer.Answer, error) {
 	for _, l := range out.Listings {
 		for j, day := range out.Dates {
 			rows = append(rows, []string{day, l.Store, answer.CSVText(l.ID), l.SizeMeasure,
-				csvInt(l.Size[j]), csvInt(l.RatingCount[j]), csvFloat(l.Rating[j])})
+				csvw.Int(l.Size[j]), csvw.Int(l.RatingCount[j]), csvw.Float(l.Rating[j])})
 		}
 	}
 	return answer.CSV([]string{"day", "store", "id", "size_measure", "size", "rating_count", "rating"}, rows)
-}
-
-func csvInt(v *int64) string {
-	if v == nil {
-		return ""
-	}
-	return strconv.FormatInt(*v, 10)
-}
-
-func csvFloat(v *float64) string {
-	if v == nil {
-		return ""
-	}
-	return strconv.FormatFloat(*v, 'f', -1, 64)
 }
 
 // wantsCSV reports whether the request asks for CSV: an address ending in

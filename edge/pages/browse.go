@@ -30,7 +30,7 @@ var sortLabels = map[string]string{"installs": "size", "ratingcount": "ratings",
 // (its codec needs the total, the page before and the form's values), or
 // as the API's CSV and NDJSON files of the same query (format=, or an
 // Accept that prefers them), public as every page is.
-func (s *Pages) browseHandler() answer.Handler {
+func (s *Pages) browseHandler() read.Handler {
 	rd := *s.api.ListingsRead()
 	rd.Route, rd.CacheControl, rd.Page = "/listings", pageCacheControl, answer.NoPage
 	page := read.Codec[document.ListingPage]{Name: "html", Type: fiber.MIMETextHTML,

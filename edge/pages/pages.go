@@ -97,7 +97,7 @@ func (s *Pages) Collectors() []prometheus.Collector { return s.suggest.collector
 // comparison, the change events and the weekly editions with their Atom
 // feeds, the figures' definitions and /robots.txt.
 func (s *Pages) Routes(app *fiber.App, guard fiber.Handler, respond answer.Responder) {
-	app.Get("/listings", guard, respond.Handle(s.browseHandler()))
+	s.api.Env().Get(app, "/listings", respond, s.browseHandler(), guard)
 	app.Get("/compare", guard, respond.Handle(s.getComparePage))
 	app.Get("/listings/:store/:id", guard, respond.Handle(s.getPage))
 	app.Get("/charts/:store", guard, respond.Handle(s.getChartPage))

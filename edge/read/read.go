@@ -15,7 +15,9 @@ package read
 
 import (
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
@@ -99,11 +101,58 @@ type Env struct {
 	Answers *answer.Cache
 	// MissCaller names the caller whose misses wait in the miss gate.
 	MissCaller func(c *fiber.Ctx) missgate.Caller
+	// Paths records the routes added with Get (nil: none recorded).
+	Paths *Paths
+}
+
+// Handler is a read's handler, made only by Serve: a route added with
+// Env.Get is served on the one path.
+type Handler struct{ h answer.Handler }
+
+// Get adds the GET route path of r (an app or a group) answered by h
+// through respond, after the handlers before (a guard, a limit), and
+// records its full path.
+func (e Env) Get(r fiber.Router, path string, respond answer.Responder, h Handler, before ...fiber.Handler) {
+	if e.Paths != nil {
+		prefix := ""
+		if g, ok := r.(*fiber.Group); ok {
+			prefix = g.Prefix
+		}
+		e.Paths.add(prefix + path)
+	}
+	r.Get(path, append(before, respond.Handle(h.h))...)
+}
+
+// Paths are the full paths of the routes served as reads.
+type Paths struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+// NewPaths returns an empty record of paths.
+func NewPaths() *Paths { return &Paths{m: map[string]bool{}} }
+
+func (p *Paths) add(path string) {
+	p.mu.Lock()
+	p.m[path] = true
+	p.mu.Unlock()
+}
+
+// List returns the recorded paths, sorted.
+func (p *Paths) List() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]string, 0, len(p.m))
+	for path := range p.m {
+		out = append(out, path)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Serve returns the handler of rd answered by codecs, the first of which
 // is the one a request that names none gets.
-func Serve[P, T any](env Env, rd *Read[P, T], codecs ...Codec[T]) answer.Handler {
+func Serve[P, T any](env Env, rd *Read[P, T], codecs ...Codec[T]) Handler {
 	if len(codecs) == 0 {
 		panic("read.Serve: " + rd.Route + " has no codec")
 	}
@@ -118,7 +167,7 @@ func Serve[P, T any](env Env, rd *Read[P, T], codecs ...Codec[T]) answer.Handler
 		cacheControl = answer.Private
 	}
 	vary := len(codecs) > 1
-	return func(c *fiber.Ctx) (answer.Reply, error) {
+	return Handler{func(c *fiber.Ctx) (answer.Reply, error) {
 		i, err := Pick(c, codecs)
 		if err != nil {
 			return answer.Reply{}, err
@@ -167,7 +216,7 @@ func Serve[P, T any](env Env, rd *Read[P, T], codecs ...Codec[T]) answer.Handler
 		}
 		reply.Answer = a
 		return reply, nil
-	}
+	}}
 }
 
 // Pick returns the index of the codec the request asks for: the one its

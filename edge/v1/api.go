@@ -88,7 +88,7 @@ func New(cfg Config, src Sources) (*API, error) {
 	defs.Tag("edge", "api-v1-definitions")
 	s := &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
 		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream}
-	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller}
+	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller, Paths: read.NewPaths()}
 	s.listings = s.newListingsRead()
 	return s, nil
 }
@@ -115,7 +115,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	if limit != nil {
 		r.Use(limit)
 	}
-	r.Get("/listings", respond.Handle(read.Serve(s.env, s.listings, append([]read.Codec[document.ListingPage]{listingsJSON}, ListingFiles("/api/v1/listings")...)...)))
+	s.env.Get(r, "/listings", respond, read.Serve(s.env, s.listings, append([]read.Codec[document.ListingPage]{listingsJSON}, ListingFiles("/api/v1/listings")...)...))
 	r.Get("/listings/:store/:id", same(s.getListing))
 	r.Get("/listings/:store/:id/reviews", parent(s.getReviews))
 	r.Get("/listings/:store/:id/history", parent(s.getHistory))

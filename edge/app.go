@@ -245,8 +245,8 @@ func (s *Server) routes(src Sources, proxies clientip.Proxies) error {
 	s.app.Use(s.checkOnce)
 	respond := s.responder()
 	s.v1.Routes(s.app.Group("/api/v1"), limit, respond)
-	pg, err := pages.New(pages.Config{ReadBudget: cfg.ReadBudget, PublicURL: cfg.PublicURL},
-		pages.Sources{API: s.v1, State: src.State, Editions: src.Editions, DB: src.DB, Answers: s.answers, Log: log})
+	pg, err := pages.New(pages.Config{PublicURL: cfg.PublicURL},
+		pages.Sources{API: s.v1, State: src.State, Editions: src.Editions, Answers: s.answers, Log: log})
 	if err != nil {
 		return err
 	}

@@ -79,6 +79,13 @@ func TestLeavesStayLeaves(t *testing.T) {
 	// The pages sit above the API whose typed results they write: the API
 	// imports none of them.
 	rules["edge/v1"] = []string{module + "/edge/pages"}
+	// The pages are codecs of the API's reads (package read): they read
+	// no database, so none of them imports the analytics or the driver
+	// (they reach both only through the API's reads: direct, below).
+	direct := map[string][]string{"edge/pages/...": {module + "/analytics", clickhouse}}
+	// The serve path of the reads knows the answers and the state, not
+	// the database, the API or the pages.
+	rules["edge/read"] = []string{module + "/analytics", clickhouse, module + "/edge/v1", module + "/edge/pages"}
 	// make test names its go (GO); a build with -trimpath records no
 	// GOROOT, and then the go on PATH is used.
 	goBin := os.Getenv("GO")
@@ -117,6 +124,22 @@ func TestLeavesStayLeaves(t *testing.T) {
 		for _, dep := range fields[1:] {
 			if f := floor(dep); f > at {
 				t.Errorf("%s (floor %s) depends on %s (floor %s, above it)", pkg, floors[at], dep, floors[f])
+			}
+		}
+	}
+	for pkgs, banned := range direct {
+		out, err := exec.Command(goBin, "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../"+pkgs).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkgs, err, out)
+		}
+		for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+			fields := strings.Fields(line)
+			for _, imp := range fields[1:] {
+				for _, b := range banned {
+					if imp == b || strings.HasPrefix(imp, b+"/") {
+						t.Errorf("%s imports %s (it may not import %s)", fields[0], imp, b)
+					}
+				}
 			}
 		}
 	}

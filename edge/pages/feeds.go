@@ -40,7 +40,7 @@ func (s *Pages) getEventsFeed(c *fiber.Ctx) (answer.Reply, error) {
 // getListingFeed answers GET /listings/{store}/{id}/changes.atom: the
 // listing's newest 50 changes, as Atom.
 func (s *Pages) getListingFeed(c *fiber.Ctx) (answer.Reply, error) {
-	st, l, err := s.api.ListingParams(c)
+	st, l, err := s.api.FindListing(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}

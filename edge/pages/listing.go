@@ -1,19 +1,17 @@
 package pages
 
 import (
-	"context"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
+	"github.com/edge-stats/edge/edge/read"
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
@@ -23,47 +21,25 @@ import (
 	"github.com/edge-stats/edge/views/series"
 )
 
-// pageDays is how many days of size a listing's page charts.
-const pageDays = 365
-
-// getPage answers GET /listings/{store}/{id}: the listing's HTML page
-// (render.RenderListing), from its document in the published state and
-// its last 365 days of daily sizes (read as its history is, within the
-// read budget), cached per view generation like every answer.
-func (s *Pages) getPage(c *fiber.Ctx) (answer.Reply, error) {
-	st, l, err := s.api.ListingParams(c)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	store, id := l.Store, l.ID
-	last := views.DayOf(st.Replica.Info().ReadingsMark)
-	from := last - pageDays + 1
-	var buf [128]byte
-	key := answer.NewKey(buf[:0], "/listings/:store/:id", st.Replica.Info().Generation).Int("s", int64(store)).Str("id", id)
-	// A miss reads ClickHouse: it waits for a turn of the miss gate.
-	a, err := s.answers.GetQuery(key, s.api.MissCaller(c), true, func() (*answer.Answer, error) {
-		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
-		defer cancel()
-		h, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (analytics.DailyHistory, error) {
-			return analytics.LoadDailyHistory(ctx, conn, store, id, from.Time(), v1.HistoryMaxCrawls)
-		})
-		if err != nil {
-			return nil, s.readProblem("the history", err)
-		}
-		v1.FlagHistory(store, h.Snapshots, nil) // its jumps, as the history's answer flags them
-		d := listingData(document.NewListing(l, st.Figures), h.Snapshots, from, last)
-		d.Takeover = takeoverOf(st.Replica, store, id)
-		d.About.AccessChanged = accessChanged(st.Replica, store, id)
+// listingHandler answers GET /listings/{store}/{id}: the listing's HTML
+// page (render.RenderListing), an html codec of the v1 read of the
+// listing's document with its year of history (v1.API.YearRead), cached
+// per view generation like every answer.
+func (s *Pages) listingHandler() read.Handler {
+	rd := *s.api.YearRead()
+	rd.Route, rd.CacheControl, rd.Page = "/listings/:store/:id", pageCacheControl, answer.NoPage
+	page := read.Codec[v1.History]{Name: "html", Type: fiber.MIMETextHTML, Encode: func(_ *fiber.Ctx, h *v1.History) (*answer.Answer, error) {
+		d := listingData(document.NewListing(h.Listing, h.State.Figures), h.Snapshots, h.FirstDay, h.LastDay)
+		d.Takeover = takeoverOf(h.State.Replica, h.Listing.Store, h.Listing.ID)
+		d.About.AccessChanged = accessChanged(h.State.Replica, h.Listing.Store, h.Listing.ID)
 		body, err := render.RenderListing(d)
 		if err != nil {
 			return nil, err
 		}
-		return pageAnswer(key, htmlType, body), nil
-	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
+		var buf [128]byte
+		return pageAnswer(answer.NewKey(buf[:0], "/listings/:store/:id", 0), htmlType, body), nil
+	}}
+	return read.Serve(s.api.Env(), &rd, page)
 }
 
 // about is what the page of the listing of document d says of it beside
@@ -169,7 +145,7 @@ func takeoverOf(r *replica.Replica, store views.Store, id string) *render.Takeov
 
 // pageData is what the page of the listing of document d shows, with its
 // daily snapshots from day from to day last (the data's newest day).
-func listingData(d document.Listing, snaps []analytics.Snapshot, from, last views.Day) render.ListingPage {
+func listingData(d document.Listing, snaps []series.Snapshot, from, last views.Day) render.ListingPage {
 	doc := "/api/v1/listings/" + d.Store + "/" + url.PathEscape(d.ID)
 	out := render.ListingPage{Store: d.Store, ID: d.ID, Name: d.Name, Developer: d.Developer, Category: d.Category, SizeMeasure: d.SizeMeasure,
 		Live: d.Live, DocumentURL: doc, HistoryURL: doc + "/history", HistoryCSVURL: doc + "/history.csv", Cadence: cadence(snaps),
@@ -246,7 +222,7 @@ func listingData(d document.Listing, snaps []analytics.Snapshot, from, last view
 // weeks ago gets three weeks of chart, not a line squeezed against the
 // right edge; the whole span when none has one), and the store's rank on
 // the same days (none when no day has one).
-func dailyPoints(snaps []analytics.Snapshot, from, last views.Day) (points, ranks []render.Point) {
+func dailyPoints(snaps []series.Snapshot, from, last views.Day) (points, ranks []render.Point) {
 	byDay := make(map[string]int64, len(snaps))
 	rankByDay := make(map[string]int64, len(snaps))
 	jumps := map[string]bool{}
@@ -282,7 +258,7 @@ func dailyPoints(snaps []analytics.Snapshot, from, last views.Day) (points, rank
 
 // cadence says how often a listing is read, from its days of the year:
 // the median of its crawls a day and of the days between readings.
-func cadence(snaps []analytics.Snapshot) string {
+func cadence(snaps []series.Snapshot) string {
 	var crawls, gaps []int
 	for i, sn := range snaps {
 		crawls = append(crawls, sn.Crawls)

@@ -3,9 +3,10 @@
 // categories and topics, the listings' browser, a listing's page (what a
 // person opens from the url of a legacy CSV row or a shared link), a
 // comparison, the change events, the weekly editions, the figures'
-// definitions and /robots.txt. A page is a codec of the same typed result
-// its JSON twin in package v1 writes (one query, one preamble, one cache
-// key discipline); package render holds the templates (files parsed once
+// definitions and /robots.txt. A page is a codec of a read declared in
+// package v1 (package read: one query, one preamble, one cache key
+// discipline), served on the one path the API's answers take; it reads
+// no database; package render holds the templates (files parsed once
 // at start) and the formatting every page shares, and package guard puts
 // every page behind the bounds and headers that fit people in browsers.
 // Pages are answers like any other: cached per view generation, with weak
@@ -20,10 +21,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
-	"github.com/edge-stats/edge/edge/problem"
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
@@ -33,8 +32,7 @@ import (
 
 // Config holds the pages' budgets and address.
 type Config struct {
-	ReadBudget time.Duration // longest a listing page's read of its year of sizes may take
-	PublicURL  string        // the service's public address, for the feeds' absolute links
+	PublicURL string // the service's public address, for the feeds' absolute links
 }
 
 // Sources are what the pages are made from: the API's queries, whose
@@ -43,7 +41,6 @@ type Sources struct {
 	API      *v1.API
 	State    *views.Published[served.State]
 	Editions *views.Published[editions.Set]
-	DB       *analytics.Lazy // for a listing page's year of sizes
 	Answers  *answer.Cache
 	Log      *slog.Logger
 }
@@ -54,7 +51,6 @@ type Pages struct {
 	api      *v1.API
 	state    *views.Published[served.State]
 	editions *views.Published[editions.Set]
-	db       *analytics.Lazy
 	answers  *answer.Cache
 	log      *slog.Logger
 	// respond sends the home page's answer (getHomePage is a plain
@@ -81,7 +77,7 @@ func New(cfg Config, src Sources) (*Pages, error) {
 	definitions.SetModified(time.Now())
 	definitions.Tag("edge", "edge-page", "page-definitions")
 	robots := answer.New([]byte(render.Robots), fiber.MIMETextPlainCharsetUTF8).Tag("edge", "edge-page", "page-robots")
-	return &Pages{cfg: cfg, api: src.API, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers, log: src.Log,
+	return &Pages{cfg: cfg, api: src.API, state: src.State, editions: src.Editions, answers: src.Answers, log: src.Log,
 		definitions: definitions, robots: robots, suggest: newSuggester()}, nil
 }
 
@@ -92,14 +88,13 @@ func (s *Pages) Collectors() []prometheus.Collector { return s.suggest.collector
 // Routes adds the pages for people to app, behind guard (the pages'
 // bounds, headers and HTML errors: package guard), each answer sent by
 // respond: the home page, a store's, its charts, categories and topics,
-// the listings' browser, a listing's page (the url of a legacy CSV row),
-// which reads its year of sizes from ClickHouse once a view generation, a
+// the listings' browser, a listing's page (the url of a legacy CSV row), a
 // comparison, the change events and the weekly editions with their Atom
 // feeds, the figures' definitions and /robots.txt.
 func (s *Pages) Routes(app *fiber.App, guard fiber.Handler, respond answer.Responder) {
 	s.api.Env().Get(app, "/listings", respond, s.browseHandler(), guard)
 	app.Get("/compare", guard, respond.Handle(s.getComparePage))
-	app.Get("/listings/:store/:id", guard, respond.Handle(s.getPage))
+	s.api.Env().Get(app, "/listings/:store/:id", respond, s.listingHandler(), guard)
 	app.Get("/charts/:store", guard, respond.Handle(s.getChartPage))
 	app.Get("/stores/:store", guard, respond.Handle(s.getStorePage))
 	app.Get("/categories/:store", guard, respond.Handle(s.getCategoriesPage))
@@ -183,8 +178,3 @@ func pageTag(key answer.Key) string {
 	return "page-" + strings.Join(parts, "-")
 }
 
-// readProblem logs a failed read from ClickHouse and returns its answer.
-func (s *Pages) readProblem(what string, err error) *problem.Problem {
-	s.log.Warn("read-through failed", "what", what, "err", err)
-	return problem.ReadFailed(what, err)
-}

@@ -90,9 +90,21 @@ type Read[P, T any] struct {
 	// empty), Page where their page for people is (the Link header).
 	CacheControl string
 	Page         answer.Page
-	// NotReady names what the read waits for before the first state is
-	// published, for its 503 ("Listing figures are").
+	// NotReady names the figures the read waits for after a restart, for
+	// its 503 ("Listing figures are"); empty: the read needs the state's
+	// replica only.
 	NotReady string
+	// Cheap says the result is built from memory at the cost of a
+	// document: it takes no turn of the miss gate and is kept on its
+	// first ask (answer.Cache.Get).
+	Cheap bool
+}
+
+// Loading is the 503 of a read asked before the first state is published.
+func Loading() error {
+	return problem.New(http.StatusServiceUnavailable,
+		"The listing replica is still loading after a restart. Retry in a few seconds.").RetryAfter(5).
+		ForReaders("The listings are still loading after a restart.")
 }
 
 // Env is what every read is served from.
@@ -186,13 +198,19 @@ func Serve[P, T any](env Env, rd *Read[P, T], codecs ...Codec[T]) Handler {
 				return reply, nil
 			}
 		}
-		who := env.MissCaller(c)
-		if err := env.Answers.Crowded(who); err != nil {
-			return answer.Reply{}, err // its queue is full: refused before its query is read
+		var who missgate.Caller
+		if !rd.Cheap {
+			who = env.MissCaller(c)
+			if err := env.Answers.Crowded(who); err != nil {
+				return answer.Reply{}, err // its queue is full: refused before its query is read
+			}
 		}
 		st := env.State.Load()
-		if st == nil || st.Figures == nil {
+		switch {
+		case rd.NotReady != "" && (st == nil || st.Figures == nil):
 			return answer.Reply{}, problem.NotReady(rd.NotReady)
+		case st == nil:
+			return answer.Reply{}, Loading()
 		}
 		p, err := rd.Parse(c, st, cd.Needs)
 		if err != nil {
@@ -200,14 +218,19 @@ func Serve[P, T any](env Env, rd *Read[P, T], codecs ...Codec[T]) Handler {
 		}
 		var buf [256]byte
 		key := rd.Key(answer.NewKey(buf[:0], rd.Route, st.Replica.Info().Generation).Str("as", cd.Name), &p)
-		first := rd.First != nil && rd.First(c, &p)
-		a, err := env.Answers.GetQuery(key, who, first, func() (*answer.Answer, error) {
+		build := func() (*answer.Answer, error) {
 			v, err := rd.Run(c, st, &p, cd.Needs)
 			if err != nil {
 				return nil, err
 			}
 			return cd.Encode(c, v)
-		})
+		}
+		var a *answer.Answer
+		if rd.Cheap {
+			a, err = env.Answers.Get(key, build)
+		} else {
+			a, err = env.Answers.GetQuery(key, who, rd.First != nil && rd.First(c, &p), build)
+		}
 		if err != nil {
 			return answer.Reply{}, err
 		}

@@ -66,6 +66,8 @@ type API struct {
 	// env is what the reads are served from; listings the listings read.
 	env      read.Env
 	listings *read.Read[ListingsParams, document.ListingPage]
+	listing  *read.Read[ListingParams, document.Listing]
+	history  *read.Read[HistoryParams, History]
 }
 
 // New returns the API answering from src.
@@ -89,7 +91,7 @@ func New(cfg Config, src Sources) (*API, error) {
 	s := &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
 		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream}
 	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller, Paths: read.NewPaths()}
-	s.listings = s.newListingsRead()
+	s.listings, s.listing, s.history = s.newListingsRead(), newListingRead(), s.newHistoryRead()
 	return s, nil
 }
 
@@ -116,10 +118,10 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 		r.Use(limit)
 	}
 	s.env.Get(r, "/listings", respond, read.Serve(s.env, s.listings, append([]read.Codec[document.ListingPage]{listingsJSON}, ListingFiles("/api/v1/listings")...)...))
-	r.Get("/listings/:store/:id", same(s.getListing))
+	s.env.Get(r, "/listings/:store/:id", respond, read.Serve(s.env, s.listing, listingJSON))
 	r.Get("/listings/:store/:id/reviews", parent(s.getReviews))
-	r.Get("/listings/:store/:id/history", parent(s.getHistory))
-	r.Get("/listings/:store/:id/history.csv", parent(s.getHistory))
+	s.env.Get(r, "/listings/:store/:id/history", respond, read.Serve(s.env, s.history, historyJSON, historyCSVCodec, historyNDJSON))
+	s.env.Get(r, "/listings/:store/:id/history.csv", respond, read.Serve(s.env, s.history, historyCSVCodec))
 	r.Get("/listings/:store/:id/growth", parent(s.getGrowth))
 	r.Get("/listings/:store/:id/changes", parent(s.getListingChanges))
 	r.Get("/listings/:store/:id/changes.csv", parent(s.getListingChanges))

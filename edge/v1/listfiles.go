@@ -2,6 +2,7 @@ package v1
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -159,4 +160,17 @@ func changePercent(c *document.Change) string {
 		return ""
 	}
 	return csvw.Float(c.Percent)
+}
+
+// ndjson writes n values, value(i) the i-th, as NDJSON: each by
+// encoding/json, as a JSON answer holds it, on a line of its own.
+func ndjson(n int, value func(i int) any) (*answer.Answer, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf) // escaping as answer.JSON does
+	for i := range n {
+		if err := enc.Encode(value(i)); err != nil {
+			return nil, fmt.Errorf("encode NDJSON: %w", err)
+		}
+	}
+	return answer.New(buf.Bytes(), NDJSONContentType), nil
 }

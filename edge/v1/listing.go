@@ -9,6 +9,7 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/read"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/served"
@@ -23,9 +24,7 @@ func (s *API) MissCaller(c *fiber.Ctx) missgate.Caller { return s.gate.MissCalle
 func (s *API) Current() (*served.State, error) {
 	st := s.state.Load()
 	if st == nil {
-		return nil, problem.New(http.StatusServiceUnavailable,
-			"The listing replica is still loading after a restart. Retry in a few seconds.").RetryAfter(5).
-			ForReaders("The listings are still loading after a restart.")
+		return nil, read.Loading()
 	}
 	return st, nil
 }
@@ -39,24 +38,15 @@ func StoreParam(c *fiber.Ctx) (views.Store, error) {
 	return st, nil
 }
 
-// ListingParams reads the {store} and {id} path parameters of a listing's
+// FindListing reads the {store} and {id} path parameters of a listing's
 // address and finds the listing in the current state: 404 for an unknown
 // store or listing, or one found but not read yet.
-func (s *API) ListingParams(c *fiber.Ctx) (st *served.State, l *views.Listing, err error) {
-	store, err := StoreParam(c)
-	if err != nil {
-		return nil, nil, err
-	}
+func (s *API) FindListing(c *fiber.Ctx) (st *served.State, l *views.Listing, err error) {
 	if st, err = s.Current(); err != nil {
 		return nil, nil, err
 	}
-	id := c.Params("id")
-	if l, err = findListing(st, store, id); err != nil {
+	if l, err = parseListing(c, st); err != nil {
 		return nil, nil, err
-	}
-	if !l.Crawled() {
-		return nil, nil, problem.Newf(http.StatusNotFound, "Listing %q in store %s has been found but not read yet; retry after its first crawl.", id, store).
-			ForReaders(fmt.Sprintf("The listing %q of the %s store has been found but not read yet: its page shows once it is.", id, store))
 	}
 	return st, l, nil
 }
@@ -70,21 +60,59 @@ func findListing(st *served.State, store views.Store, id string) (*views.Listing
 		ForReaders(fmt.Sprintf("There is no listing %.80q in the %s store. Search for it by its name or developer.", id, store))
 }
 
-// getListing answers GET /api/v1/listings/{store}/{id}.
-func (s *API) getListing(c *fiber.Ctx) (answer.Reply, error) {
-	st, l, err := s.ListingParams(c)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	store, id := l.Store, l.ID
-	var buf [128]byte
-	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id", st.Replica.Info().Generation).Int("s", int64(store)).Str("id", id)
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) { return answer.JSON(document.NewListing(l, st.Figures)) })
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+// ListingParams are the listing a listing's address names, found in the
+// published state.
+type ListingParams struct {
+	Listing *views.Listing
 }
+
+// parseListing reads the {store} and {id} path parameters against st:
+// 404 for an unknown store or listing, or one found but not read yet.
+func parseListing(c *fiber.Ctx, st *served.State) (*views.Listing, error) {
+	store, err := StoreParam(c)
+	if err != nil {
+		return nil, err
+	}
+	id := c.Params("id")
+	l, err := findListing(st, store, id)
+	if err != nil {
+		return nil, err
+	}
+	if !l.Crawled() {
+		return nil, problem.Newf(http.StatusNotFound, "Listing %q in store %s has been found but not read yet; retry after its first crawl.", id, store).
+			ForReaders(fmt.Sprintf("The listing %q of the %s store has been found but not read yet: its page shows once it is.", id, store))
+	}
+	return l, nil
+}
+
+// listingKey adds listing l to k: every read of one listing is keyed by
+// its store and id.
+func listingKey(k answer.Key, l *views.Listing) answer.Key {
+	return k.Int("s", int64(l.Store)).Str("id", l.ID)
+}
+
+// newListingRead declares the read of one listing's document (GET
+// /api/v1/listings/{store}/{id}), built from memory.
+func newListingRead() *read.Read[ListingParams, document.Listing] {
+	return &read.Read[ListingParams, document.Listing]{
+		Route: "/api/v1/listings/:store/:id",
+		Cheap: true,
+		Page:  answer.SamePage,
+		Parse: func(c *fiber.Ctx, st *served.State, _ read.Needs) (ListingParams, error) {
+			l, err := parseListing(c, st)
+			return ListingParams{Listing: l}, err
+		},
+		Key: func(k answer.Key, p *ListingParams) answer.Key { return listingKey(k, p.Listing) },
+		Run: func(_ *fiber.Ctx, st *served.State, p *ListingParams, _ read.Needs) (*document.Listing, error) {
+			d := document.NewListing(p.Listing, st.Figures)
+			return &d, nil
+		},
+	}
+}
+
+// listingJSON writes a listing's document as JSON.
+var listingJSON = read.Codec[document.Listing]{Name: "json", Type: fiber.MIMEApplicationJSON,
+	Encode: func(_ *fiber.Ctx, d *document.Listing) (*answer.Answer, error) { return answer.JSON(d) }}
 
 // noStore is the reader's words for a store name that names none.
 func noStore(name string) string {

@@ -81,7 +81,7 @@ func (s *API) getReviews(c *fiber.Ctx) (answer.Reply, error) {
 // sent), the read in a turn of the miss gate. A search cut short by its
 // budget is not kept (answer.Search).
 func (s *API) Reviews(c *fiber.Ctx, route string, codec func(*ReviewPage) (*answer.Answer, error)) (*answer.Answer, error) {
-	st, l, err := s.ListingParams(c)
+	st, l, err := s.FindListing(c)
 	if err != nil {
 		return nil, err
 	}

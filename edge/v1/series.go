@@ -140,7 +140,7 @@ func parseInstant(name, raw string) (t time.Time, ok bool, err error) {
 // (each by the one rule, views.ValueAt), and their change. Read from
 // ClickHouse under the read budget, cached per view generation.
 func (s *API) getGrowth(c *fiber.Ctx) (answer.Reply, error) {
-	st, l, err := s.ListingParams(c)
+	st, l, err := s.FindListing(c)
 	if err != nil {
 		return answer.Reply{}, err
 	}

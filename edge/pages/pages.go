@@ -177,4 +177,3 @@ func pageTag(key answer.Key) string {
 	}
 	return "page-" + strings.Join(parts, "-")
 }
-

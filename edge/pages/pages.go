@@ -108,8 +108,8 @@ func (s *Pages) Routes(app *fiber.App, guard fiber.Handler, respond answer.Respo
 	app.Get("/events.atom", guard, respond.Handle(s.getEventsFeed))
 	app.Get("/listings/:store/:id/changes.atom", guard, respond.Handle(s.getListingFeed))
 	app.Get("/listings/:store/:id/changes", guard, respond.Handle(s.getListingChangesPage))
-	app.Get("/listings/:store/:id/reviews.atom", guard, respond.Handle(s.getReviewsFeed))
-	app.Get("/listings/:store/:id/reviews", guard, respond.Handle(s.getReviewsPage))
+	s.api.Env().Get(app, "/listings/:store/:id/reviews.atom", respond, s.reviewsFeedHandler(), guard)
+	s.api.Env().Get(app, "/listings/:store/:id/reviews", respond, s.reviewsHandler(), guard)
 	s.respond = respond
 	app.Get("/", guard, s.getHomePage)
 	app.Get("/robots.txt", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {

@@ -9,56 +9,47 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
+	"github.com/edge-stats/edge/edge/read"
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 )
 
-// getReviewsPage answers GET /listings/{store}/{id}/reviews: the
-// listing's stored reviews, newest first, 20 a page, by stars and words;
-// the same query as /api/v1/listings/{store}/{id}/reviews, written as a
-// page.
-func (s *Pages) getReviewsPage(c *fiber.Ctx) (answer.Reply, error) {
-	st, err := s.api.Current()
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	a, err := s.api.Reviews(c, "/listings/:store/:id/reviews", func(doc *v1.ReviewPage) (*answer.Answer, error) {
-		body, err := reviewsPage(doc, st.Replica)
+// reviewsHandler answers GET /listings/{store}/{id}/reviews: the
+// listing's stored reviews, newest first, 20 a page, by stars and words,
+// an html codec of the v1 reviews read (and its CSV and NDJSON files).
+func (s *Pages) reviewsHandler() read.Handler {
+	rd := *s.api.ReviewsRead()
+	rd.Route, rd.CacheControl, rd.Page = "/listings/:store/:id/reviews", pageCacheControl, answer.NoPage
+	page := read.Codec[v1.ReviewPage]{Name: "html", Type: fiber.MIMETextHTML, Encode: func(_ *fiber.Ctx, doc *v1.ReviewPage) (*answer.Answer, error) {
+		body, err := reviewsPage(doc, doc.State.Replica)
 		if err != nil {
 			return nil, err
 		}
 		a := pageAnswer(answer.NewKey(nil, "/listings/:store/:id/reviews", 0), htmlType, body)
 		a.NoStore = doc.Partial // a search cut short is asked again
 		return a, nil
-	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
+	}}
+	codecs := append([]read.Codec[v1.ReviewPage]{page}, s.api.ReviewFiles()...)
+	return read.Serve(s.api.Env(), &rd, codecs...)
 }
 
-// getReviewsFeed answers GET /listings/{store}/{id}/reviews.atom: the
+// reviewsFeedHandler answers GET /listings/{store}/{id}/reviews.atom: the
 // listing's newest 20 stored reviews (by stars and words as the page
-// takes them), as Atom: the same query as the page and the API, another
-// codec. Each entry links the reviews' page, whose first page shows it.
-func (s *Pages) getReviewsFeed(c *fiber.Ctx) (answer.Reply, error) {
-	st, err := s.api.Current()
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	a, err := s.api.Reviews(c, "/listings/:store/:id/reviews.atom", func(doc *v1.ReviewPage) (*answer.Answer, error) {
-		body, err := reviewsFeed(doc, st.Replica, s.cfg.PublicURL)
-		if err != nil {
-			return nil, err
-		}
-		a := pageAnswer(answer.NewKey(nil, "/listings/:store/:id/reviews.atom", 0), atomType, body)
-		a.NoStore = doc.Partial
-		return a, nil
-	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
+// takes them), as Atom: an atom codec of the same read. Each entry links
+// the reviews' page, whose first page shows it.
+func (s *Pages) reviewsFeedHandler() read.Handler {
+	rd := *s.api.ReviewsRead()
+	rd.Route, rd.CacheControl, rd.Page = "/listings/:store/:id/reviews.atom", pageCacheControl, answer.NoPage
+	return read.Serve(s.api.Env(), &rd, read.Codec[v1.ReviewPage]{Name: "atom", Type: "application/atom+xml",
+		Encode: func(_ *fiber.Ctx, doc *v1.ReviewPage) (*answer.Answer, error) {
+			body, err := reviewsFeed(doc, doc.State.Replica, s.cfg.PublicURL)
+			if err != nil {
+				return nil, err
+			}
+			a := pageAnswer(answer.NewKey(nil, "/listings/:store/:id/reviews.atom", 0), atomType, body)
+			a.NoStore = doc.Partial
+			return a, nil
+		}})
 }
 
 // reviewsFeed is doc, a page of a listing's reviews, as an Atom feed; its

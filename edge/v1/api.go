@@ -68,6 +68,7 @@ type API struct {
 	listings *read.Read[ListingsParams, document.ListingPage]
 	listing  *read.Read[ListingParams, document.Listing]
 	history  *read.Read[HistoryParams, History]
+	reviews  *read.Read[ReviewsParams, ReviewPage]
 }
 
 // New returns the API answering from src.
@@ -92,6 +93,7 @@ func New(cfg Config, src Sources) (*API, error) {
 		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream}
 	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller, Paths: read.NewPaths()}
 	s.listings, s.listing, s.history = s.newListingsRead(), newListingRead(), s.newHistoryRead()
+	s.reviews = s.newReviewsRead()
 	return s, nil
 }
 
@@ -119,7 +121,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	}
 	s.env.Get(r, "/listings", respond, read.Serve(s.env, s.listings, append([]read.Codec[document.ListingPage]{listingsJSON}, ListingFiles("/api/v1/listings")...)...))
 	s.env.Get(r, "/listings/:store/:id", respond, read.Serve(s.env, s.listing, listingJSON))
-	r.Get("/listings/:store/:id/reviews", parent(s.getReviews))
+	s.env.Get(r, "/listings/:store/:id/reviews", respond, read.Serve(s.env, s.reviews, reviewsJSON, reviewsCSV, reviewsNDJSON))
 	s.env.Get(r, "/listings/:store/:id/history", respond, read.Serve(s.env, s.history, historyJSON, historyCSVCodec, historyNDJSON))
 	s.env.Get(r, "/listings/:store/:id/history.csv", respond, read.Serve(s.env, s.history, historyCSVCodec))
 	r.Get("/listings/:store/:id/growth", parent(s.getGrowth))

@@ -3,6 +3,7 @@ package v1
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,7 +13,11 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/read"
+	"github.com/edge-stats/edge/internal/csvw"
+	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
+	"github.com/edge-stats/edge/views/served"
 )
 
 const (
@@ -47,8 +52,10 @@ type ReviewPage struct {
 	Reviews          []analytics.Review `json:"reviews"`
 	NextCursor       *string            `json:"nextCursor"`
 	Partial          bool               `json:"partial"` // q's search ran past its budget; no next page is offered
-	// Asked is the query the page answers, as read (not in the JSON).
-	Asked ReviewsAsked `json:"-"`
+	// Asked is the query the page answers, as read, and State the state
+	// it was read against (neither in the JSON).
+	Asked ReviewsAsked  `json:"-"`
+	State *served.State `json:"-"`
 }
 
 // ReviewsAsked is a page of reviews' query as read, canonical: its
@@ -60,85 +67,123 @@ type ReviewsAsked struct {
 	Stars, Q, Cursor string
 }
 
-// getReviews answers GET /api/v1/listings/{store}/{id}/reviews: stored
-// reviews, newest first, 20 a page, at most 10 pages, read from ClickHouse
-// under the read budget and cached per view generation.
-func (s *API) getReviews(c *fiber.Ctx) (answer.Reply, error) {
-	a, err := s.Reviews(c, "/api/v1/listings/:store/:id/reviews", func(out *ReviewPage) (*answer.Answer, error) {
-		return answer.Search(out, out.Partial)
-	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+// ReviewsParams are a page of a listing's reviews as asked: the
+// listing, the query ClickHouse runs, the page's number, its filters as
+// a cursor carries them (canon) and as the page reads them (Asked).
+type ReviewsParams struct {
+	Listing *views.Listing
+	Query   analytics.ReviewQuery
+	Page    int
+	Cursor  reviewCursor // the page's place, as the cache key takes it
+	Canon   string
+	Asked   ReviewsAsked
 }
 
-// Reviews answers c's page of a listing's reviews on route (the API's or
-// the page's): one preamble (the listing, stars, q, cursor), one read of
-// ClickHouse in its budget (and a search slot for q), and its typed
-// result written by codec, cached per view generation under the route's
-// key of the listing, its filters and its cursor as read (never as
-// sent), the read in a turn of the miss gate. A search cut short by its
-// budget is not kept (answer.Search).
-func (s *API) Reviews(c *fiber.Ctx, route string, codec func(*ReviewPage) (*answer.Answer, error)) (*answer.Answer, error) {
-	st, l, err := s.FindListing(c)
-	if err != nil {
-		return nil, err
+// ReviewsRead is the read of a page of a listing's reviews (GET
+// /api/v1/listings/{store}/{id}/reviews, the reviews' page and feed).
+func (s *API) ReviewsRead() *read.Read[ReviewsParams, ReviewPage] { return s.reviews }
+
+// newReviewsRead declares the reviews read: stored reviews, newest first,
+// 20 a page, at most 10 pages, read from ClickHouse under the read budget
+// (a miss waits for a turn of the miss gate, and q for a search slot),
+// kept on its first ask; a search cut short by its budget is not kept.
+func (s *API) newReviewsRead() *read.Read[ReviewsParams, ReviewPage] {
+	return &read.Read[ReviewsParams, ReviewPage]{
+		Route: "/api/v1/listings/:store/:id/reviews",
+		Page:  answer.ParentPage,
+		Parse: s.parseReviews,
+		Key: func(k answer.Key, p *ReviewsParams) answer.Key {
+			return listingKey(k, p.Listing).Str("stars", string(p.Query.Stars)).Str("q", p.Query.Text).
+				Int("p", int64(p.Cursor.Page)).Int("t", p.Cursor.Posted).Str("ci", p.Cursor.ID)
+		},
+		First: func(*fiber.Ctx, *ReviewsParams) bool { return true },
+		Run: func(c *fiber.Ctx, st *served.State, p *ReviewsParams, _ read.Needs) (*ReviewPage, error) {
+			store := p.Listing.Store
+			out := &ReviewPage{Store: store.String(), ID: p.Listing.ID, ReviewsCollected: store.CollectsReviews(), Reviews: []analytics.Review{},
+				Asked: p.Asked, State: st}
+			if !out.ReviewsCollected {
+				return out, nil
+			}
+			return out, s.readReviews(c.UserContext(), out, p.Query, p.Page, p.Canon)
+		},
 	}
-	store, id := l.Store, l.ID
+}
+
+// parseReviews reads a page of reviews' query: the listing, stars, q
+// and the cursor, checked against the filters it was issued for.
+func (s *API) parseReviews(c *fiber.Ctx, st *served.State, _ read.Needs) (ReviewsParams, error) {
+	l, err := parseListing(c, st)
+	if err != nil {
+		return ReviewsParams{}, err
+	}
 	stars := analytics.ReviewStars(c.Query("stars", string(analytics.StarsAll)))
 	switch stars {
 	case analytics.StarsAll, analytics.StarsCritical, analytics.StarsPositive:
 	default:
-		return nil, problem.Newf(http.StatusBadRequest, "stars: %q is not all, critical (1-2 stars) or positive (4-5 stars).", stars).
+		return ReviewsParams{}, problem.Newf(http.StatusBadRequest, "stars: %q is not all, critical (1-2 stars) or positive (4-5 stars).", stars).
 			ForReaders("Reviews are shown all together, critical (1 or 2 stars) or positive (4 or 5 stars).")
 	}
 	text := strings.Clone(strings.TrimSpace(c.Query("q")))
 	if text == "" && c.Query("q") != "" {
-		return nil, problem.New(http.StatusBadRequest, "q: it has only spaces; search the reviews with a word or more, or leave q out.").
+		return ReviewsParams{}, problem.New(http.StatusBadRequest, "q: it has only spaces; search the reviews with a word or more, or leave q out.").
 			ForReaders("Search the reviews with a word or more, not only spaces.")
 	}
 	if len(text) > 200 {
-		return nil, problem.New(http.StatusBadRequest, "q: search with at most 200 characters.").
+		return ReviewsParams{}, problem.New(http.StatusBadRequest, "q: search with at most 200 characters.").
 			ForReaders("Search the reviews with a few words, at most 200 characters.")
 	}
-	canon := string(stars) + "\x00" + text
-	q := analytics.ReviewQuery{Store: store, ListingID: id, Stars: stars, Text: text, Limit: reviewsPerPage,
-		Budget: s.searchBudget()}
-	page := 1
-	var cur reviewCursor // the page's place, as the cache key takes it
+	p := ReviewsParams{Listing: l, Canon: string(stars) + "\x00" + text, Page: 1,
+		Query: analytics.ReviewQuery{Store: l.Store, ListingID: l.ID, Stars: stars, Text: text, Limit: reviewsPerPage, Budget: s.searchBudget()}}
 	if raw := c.Query("cursor"); raw != "" {
-		var ok bool
-		cur, ok = decodeReviewCursor(raw)
+		cur, ok := decodeReviewCursor(raw)
 		if !ok {
-			return nil, BadCursor()
+			return ReviewsParams{}, BadCursor()
 		}
-		if cur.Query != canon {
-			return nil, problem.New(http.StatusBadRequest, "cursor: it was issued for other stars or another q; repeat them with it.").
+		if cur.Query != p.Canon {
+			return ReviewsParams{}, problem.New(http.StatusBadRequest, "cursor: it was issued for other stars or another q; repeat them with it.").
 				ForReaders(staleNext)
 		}
-		q.AfterPosted, q.AfterID, page = time.Unix(cur.Posted, 0), cur.ID, cur.Page+1
+		p.Cursor = cur
+		p.Query.AfterPosted, p.Query.AfterID, p.Page = time.Unix(cur.Posted, 0), cur.ID, cur.Page+1
 	}
-	asked := ReviewsAsked{Stars: string(stars), Q: text}
-	if page > 1 {
-		asked.Cursor = *document.EncodeCursor(cur)
+	p.Asked = ReviewsAsked{Stars: string(stars), Q: text}
+	if p.Page > 1 {
+		p.Asked.Cursor = *document.EncodeCursor(p.Cursor)
 	}
-	var buf [256]byte
-	key := answer.NewKey(buf[:0], route, st.Replica.Info().Generation).
-		Int("s", int64(store)).Str("id", id).Str("stars", string(stars)).Str("q", text).
-		Int("p", int64(cur.Page)).Int("t", cur.Posted).Str("ci", cur.ID)
-	// A miss reads ClickHouse: it waits for a turn of the miss gate, as
-	// every query of the long tail does.
-	return s.answers.GetQuery(key, s.gate.MissCaller(c), true, func() (*answer.Answer, error) {
-		out := ReviewPage{Store: store.String(), ID: id, ReviewsCollected: store.CollectsReviews(), Reviews: []analytics.Review{}, Asked: asked}
-		if !out.ReviewsCollected {
-			return codec(&out)
+	return p, nil
+}
+
+// The reviews' codecs: JSON, CSV (one row a review) and NDJSON (one
+// review a line); a search cut short by its budget is not kept.
+var (
+	reviewsJSON = read.Codec[ReviewPage]{Name: "json", Type: fiber.MIMEApplicationJSON,
+		Encode: func(_ *fiber.Ctx, p *ReviewPage) (*answer.Answer, error) { return answer.Search(p, p.Partial) }}
+	reviewsCSV = read.Codec[ReviewPage]{Name: "csv", Type: "text/csv", Encode: func(_ *fiber.Ctx, p *ReviewPage) (*answer.Answer, error) {
+		rows := make([][]string, len(p.Reviews))
+		for i, r := range p.Reviews {
+			rows[i] = []string{p.Store, csvw.Text(p.ID), csvw.Text(r.ID), r.PostedAt.Format(time.RFC3339), strconv.Itoa(int(r.Stars)),
+				csvw.Text(r.Author), csvw.Text(r.Lang), csvw.Text(r.Text)}
 		}
-		if err := s.readReviews(c.UserContext(), &out, q, page, canon); err != nil {
-			return nil, err
-		}
-		return codec(&out)
-	})
+		a, err := answer.CSV([]string{"store", "id", "review_id", "posted_at", "stars", "author", "lang", "text"}, rows)
+		return partialFile(a, p.Partial), err
+	}}
+	reviewsNDJSON = read.Codec[ReviewPage]{Name: "ndjson", Type: NDJSONContentType, Encode: func(_ *fiber.Ctx, p *ReviewPage) (*answer.Answer, error) {
+		a, err := ndjson(len(p.Reviews), func(i int) any { return &p.Reviews[i] })
+		return partialFile(a, p.Partial), err
+	}}
+)
+
+// ReviewFiles returns the reviews read's file codecs, CSV and NDJSON,
+// for the reviews' page to offer too.
+func (s *API) ReviewFiles() []read.Codec[ReviewPage] { return []read.Codec[ReviewPage]{reviewsCSV, reviewsNDJSON} }
+
+// partialFile marks a, a file of a search cut short by its budget, as
+// not kept.
+func partialFile(a *answer.Answer, partial bool) *answer.Answer {
+	if a != nil && partial {
+		a.NoStore, a.ETag = true, ""
+	}
+	return a
 }
 
 // readReviews reads the page of reviews q asks for, page number page of

@@ -14,6 +14,7 @@ import (
 // address, and where its JSON holds the rows.
 type listRead struct {
 	name, path, rows string
+	perRow           int // CSV rows a JSON row makes (0: one)
 }
 
 // TestEveryListReadAnswersFiles: each list read answers CSV and NDJSON
@@ -29,6 +30,7 @@ func TestEveryListReadAnswersFiles(t *testing.T) {
 		}
 	}
 	chrome := firstLive(t, h, views.Chrome)
+	edge := firstLive(t, h, views.Edge)
 	// A firefox listing with reviews (the demo data gives most some).
 	var reviewed string
 	for _, l := range h.State.Load().Replica.OfStore(views.Firefox) {
@@ -39,9 +41,10 @@ func TestEveryListReadAnswersFiles(t *testing.T) {
 		}
 	}
 	reads := []listRead{
-		{"listings", "/api/v1/listings?store=edge&limit=30", "listings"},
-		{"history", "/api/v1/listings/chrome/" + chrome.ID + "/history?days=30", "snapshots"},
-		{"reviews", "/api/v1/listings/firefox/" + reviewed + "/reviews", "reviews"},
+		{"listings", "/api/v1/listings?store=edge&limit=30", "listings", 0},
+		{"history", "/api/v1/listings/chrome/" + chrome.ID + "/history?days=30", "snapshots", 0},
+		{"reviews", "/api/v1/listings/firefox/" + reviewed + "/reviews", "reviews", 0},
+		{"compare", "/api/v1/compare?listings=chrome:" + chrome.ID + ",edge:" + edge.ID + "&days=30", "listings", 30},
 	}
 	for _, r := range reads {
 		t.Run(r.name, func(t *testing.T) {
@@ -59,8 +62,8 @@ func TestEveryListReadAnswersFiles(t *testing.T) {
 				sep = "&"
 			}
 			csvAns := get(t, "GET", h.Base+r.path+sep+"format=csv")
-			if n := len(csvRows(t, csvAns)) - 1; n != len(rows) {
-				t.Errorf("CSV has %d rows, the JSON %d", n, len(rows))
+			if n := len(csvRows(t, csvAns)) - 1; n != len(rows)*max(r.perRow, 1) {
+				t.Errorf("CSV has %d rows, the JSON %d (%d each)", n, len(rows), max(r.perRow, 1))
 			}
 			if a := getWith(t, h.Base+r.path, "Accept", "text/csv"); !bytes.Equal(a.body, csvAns.body) {
 				t.Errorf("Accept: text/csv answered %.100q", a.body)

@@ -13,68 +13,82 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/read"
+	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
+	"github.com/edge-stats/edge/views/served"
 )
 
-// getComparePage answers GET /compare?listings=&days=: the comparison of
-// /api/v1/compare as a page, from the same query, cached per view
-// generation under the same key of its listings and days (the page's
-// links are written from them, never from the query string as sent).
-// With fewer than two listings it is the form that builds one, not an
-// error: the site's menu and a listing's "compare with" open it so.
-func (s *Pages) getComparePage(c *fiber.Ctx) (answer.Reply, error) {
-	if refs := compareRefs(c.Query("listings")); len(refs) < 2 {
-		return s.compareForm(c, refs)
+// compareHandler answers GET /compare?listings=&days=: the v1
+// comparison read as a page (and its CSV and NDJSON files), cached per
+// view generation under the read's key of its listings and days (the
+// page's links are written from them, never from the query string as
+// sent). With fewer than two listings it is the form that builds one,
+// not an error: the site's menu and a listing's "compare with" open it
+// so; the page's parse reads the form, and no comparison is read for it.
+func (s *Pages) compareHandler() read.Handler {
+	base := s.api.CompareRead()
+	rd := *base
+	rd.Route, rd.CacheControl, rd.Page = "/compare", pageCacheControl, answer.NoPage
+	rd.Parse = func(c *fiber.Ctx, st *served.State, n read.Needs) (v1.CompareParams, error) {
+		if refs := compareRefs(c.Query("listings")); len(refs) < 2 {
+			form, err := compareForm(c, st, refs)
+			return v1.CompareParams{Form: form}, err
+		}
+		return base.Parse(c, st, n)
 	}
-	a, err := s.api.Compare(c, "/compare", func(k answer.Key) answer.Key { return k }, func(out *document.Comparison) (*answer.Answer, error) {
-		body, err := comparePage(out)
+	rd.Key = func(k answer.Key, p *v1.CompareParams) answer.Key {
+		if p.Form != nil {
+			return k.Str("form", strings.Join(p.Form.Refs, ",")).Str("days", p.Form.Days)
+		}
+		return base.Key(k, p)
+	}
+	rd.Run = func(c *fiber.Ctx, st *served.State, p *v1.CompareParams, n read.Needs) (*v1.Compared, error) {
+		if p.Form != nil {
+			return &v1.Compared{Form: p.Form}, nil
+		}
+		return base.Run(c, st, p, n)
+	}
+	page := read.Codec[v1.Compared]{Name: "html", Type: fiber.MIMETextHTML, Encode: func(_ *fiber.Ctx, out *v1.Compared) (*answer.Answer, error) {
+		var body []byte
+		var err error
+		if f := out.Form; f != nil {
+			body, err = render.RenderCompare(render.ComparePage{Listings: strings.Join(f.Refs, ","), DaysOptions: daysOptions(f.Days), AddURL: addURL(f.Refs)})
+		} else {
+			body, err = comparePage(&out.Comparison)
+		}
 		if err != nil {
 			return nil, err
 		}
 		return pageAnswer(answer.NewKey(nil, "/compare", 0), htmlType, body), nil
-	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
+	}}
+	return read.Serve(s.api.Env(), &rd, append([]read.Codec[v1.Compared]{page}, v1.CompareFiles()...)...)
 }
 
-// compareForm answers the form that builds a comparison, holding refs
-// (none or one listing) and c's days: cached per view generation when it
-// holds none or a listing there is (as store:id); a listing there is not
-// is a 404 page naming it (never cached, so that the listings a client
-// makes up cost no answer of their own in the cache).
-func (s *Pages) compareForm(c *fiber.Ctx, refs []string) (answer.Reply, error) {
-	st, err := s.api.Current()
-	if err != nil {
-		return answer.Reply{}, err
-	}
+// compareForm reads the form that builds a comparison, holding refs
+// (none or one listing) and c's days: a listing there is not is a 404
+// naming it (and one not written store:id a 400), as in a comparison of
+// two: never a form that silently drops it.
+func compareForm(c *fiber.Ctx, st *served.State, refs []string) (*v1.CompareForm, error) {
 	days := c.Query("days")
 	if !slices.Contains(compareDays, atoiOr(days, 0)) {
 		days = "90"
 	}
-	form := func() ([]byte, error) {
-		return render.RenderCompare(render.ComparePage{Listings: strings.Join(refs, ","), DaysOptions: daysOptions(days), AddURL: addURL(refs)})
-	}
 	if len(refs) == 1 {
-		// A listing there is not is a 404 naming it (and one not written
-		// store:id a 400), as in a comparison of two: never a form that
-		// silently drops it.
 		name, id, ok := strings.Cut(refs[0], ":")
 		store, err := views.ParseStore(name)
 		if !ok || err != nil || id == "" {
-			return answer.Reply{}, problem.Newf(http.StatusBadRequest, "listings: %.80q is not store:id; the store is one of chrome, edge, firefox, apple, googleplay.", refs[0]).
+			return nil, problem.Newf(http.StatusBadRequest, "listings: %.80q is not store:id; the store is one of chrome, edge, firefox, apple, googleplay.", refs[0]).
 				ForReaders(fmt.Sprintf("%.80q names no listing of chrome, edge, firefox, apple or googleplay.", refs[0]))
 		}
 		if l := st.Replica.Lookup(store, id); l == nil || !l.Crawled() {
-			return answer.Reply{}, problem.Newf(http.StatusNotFound, "There is no listing %.80q in store %s (in listings).", id, store).
+			return nil, problem.Newf(http.StatusNotFound, "There is no listing %.80q in store %s (in listings).", id, store).
 				ForReaders(fmt.Sprintf("There is no listing %.80q in the %s store to compare. Search for it by its name or developer.", id, store))
 		}
 		refs[0] = store.String() + ":" + id
 	}
-	var buf [256]byte
-	return s.cached(answer.NewKey(buf[:0], "/compare form", st.Replica.Info().Generation).Str("listings", strings.Join(refs, ",")).Str("days", days), htmlType, form)
+	return &v1.CompareForm{Refs: refs, Days: days}, nil
 }
 
 // atoiOr is s as a whole number, or def.

@@ -93,7 +93,7 @@ func (s *Pages) Collectors() []prometheus.Collector { return s.suggest.collector
 // feeds, the figures' definitions and /robots.txt.
 func (s *Pages) Routes(app *fiber.App, guard fiber.Handler, respond answer.Responder) {
 	s.api.Env().Get(app, "/listings", respond, s.browseHandler(), guard)
-	app.Get("/compare", guard, respond.Handle(s.getComparePage))
+	s.api.Env().Get(app, "/compare", respond, s.compareHandler(), guard)
 	s.api.Env().Get(app, "/listings/:store/:id", respond, s.listingHandler(), guard)
 	app.Get("/charts/:store", guard, respond.Handle(s.getChartPage))
 	app.Get("/stores/:store", guard, respond.Handle(s.getStorePage))

@@ -69,6 +69,7 @@ type API struct {
 	listing  *read.Read[ListingParams, document.Listing]
 	history  *read.Read[HistoryParams, History]
 	reviews  *read.Read[ReviewsParams, ReviewPage]
+	compare  *read.Read[CompareParams, Compared]
 }
 
 // New returns the API answering from src.
@@ -93,7 +94,7 @@ func New(cfg Config, src Sources) (*API, error) {
 		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream}
 	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller, Paths: read.NewPaths()}
 	s.listings, s.listing, s.history = s.newListingsRead(), newListingRead(), s.newHistoryRead()
-	s.reviews = s.newReviewsRead()
+	s.reviews, s.compare = s.newReviewsRead(), s.newCompareRead()
 	return s, nil
 }
 
@@ -130,8 +131,8 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	r.Get("/events", same(s.getEvents))
 	r.Get("/events/stream", s.getEventStream)
 	r.Get("/events.csv", same(s.getEvents))
-	r.Get("/compare", same(s.getCompare))
-	r.Get("/compare.csv", same(s.getCompare))
+	s.env.Get(r, "/compare", respond, read.Serve(s.env, s.compare, compareJSON, compareCSVCodec, compareNDJSON))
+	s.env.Get(r, "/compare.csv", respond, read.Serve(s.env, s.compare, compareCSVCodec))
 	r.Get("/changes", respond.Handle(s.getChanges))
 	r.Get("/exports", respond.Handle(s.getExports))
 	r.Get("/exports/:day/:file", s.getExportFile)

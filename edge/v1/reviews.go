@@ -175,7 +175,9 @@ var (
 
 // ReviewFiles returns the reviews read's file codecs, CSV and NDJSON,
 // for the reviews' page to offer too.
-func (s *API) ReviewFiles() []read.Codec[ReviewPage] { return []read.Codec[ReviewPage]{reviewsCSV, reviewsNDJSON} }
+func (s *API) ReviewFiles() []read.Codec[ReviewPage] {
+	return []read.Codec[ReviewPage]{reviewsCSV, reviewsNDJSON}
+}
 
 // partialFile marks a, a file of a search cut short by its budget, as
 // not kept.

@@ -17,6 +17,7 @@ import (
 	"github.com/edge-stats/edge/edge/accept"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/read"
 	"github.com/edge-stats/edge/internal/csvw"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
@@ -350,80 +351,114 @@ func (s *API) compareParams(c *fiber.Ctx, st *served.State) ([]*views.Listing, i
 	return ls, days, nil
 }
 
-// getCompare answers GET /api/v1/compare: the daily series of 2 to 10
-// listings of any stores over the same days (a day without a reading is
-// null), with each listing's growth over the window. Read from
-// ClickHouse under the read budget, cached per view generation; CSV on
-// /compare.csv or with Accept: text/csv.
-func (s *API) getCompare(c *fiber.Ctx) (answer.Reply, error) {
-	asCSV := wantsCSV(c)
-	a, err := s.Compare(c, "/api/v1/compare", func(k answer.Key) answer.Key { return k.Int("csv", b2i(asCSV)) },
-		func(out *document.Comparison) (*answer.Answer, error) {
-			if asCSV {
-				return compareCSV(out)
-			}
-			return answer.JSON(out)
-		})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private, VaryAccept: true}, nil
+// CompareParams are a comparison as asked: its listings and its days.
+// Form, set by the comparison's page alone, is the comparison being
+// built (fewer than two listings): no comparison is read for it.
+type CompareParams struct {
+	Listings []*views.Listing
+	Days     int
+	Form     *CompareForm
 }
 
-// Compare answers c's comparison on route: its typed result (one query
-// for the JSON, the CSV and the page), written by codec and cached per
-// view generation under the route's key of the listings and days, with
-// what key adds for the codec.
-func (s *API) Compare(c *fiber.Ctx, route string, key func(answer.Key) answer.Key, codec func(*document.Comparison) (*answer.Answer, error)) (*answer.Answer, error) {
-	st, err := s.Current()
-	if err != nil {
-		return nil, err
+// CompareForm is the page's form that builds a comparison: the listings
+// named so far (store:id) and its days as given.
+type CompareForm struct {
+	Refs []string
+	Days string
+}
+
+// Compared is a comparison's result: the comparison (its JSON) and, on
+// the page, the form being built instead (not in the JSON).
+type Compared struct {
+	document.Comparison
+	Form *CompareForm `json:"-"`
+}
+
+// CompareRead is the read of a comparison (GET /api/v1/compare, its CSV,
+// and the comparison's page).
+func (s *API) CompareRead() *read.Read[CompareParams, Compared] { return s.compare }
+
+// newCompareRead declares the comparison read: the daily series of 2 to
+// 10 listings of any stores over the same days (a day without a reading
+// is null), with each listing's growth over the window, in one read of
+// ClickHouse under the read budget (a miss waits for a turn of the miss
+// gate), kept on its first ask.
+func (s *API) newCompareRead() *read.Read[CompareParams, Compared] {
+	return &read.Read[CompareParams, Compared]{
+		Route: "/api/v1/compare",
+		Page:  answer.SamePage,
+		Parse: func(c *fiber.Ctx, st *served.State, _ read.Needs) (CompareParams, error) {
+			ls, days, err := s.compareParams(c, st)
+			return CompareParams{Listings: ls, Days: days}, err
+		},
+		Key: func(k answer.Key, p *CompareParams) answer.Key {
+			k = k.Int("days", int64(p.Days))
+			for _, l := range p.Listings {
+				k = k.Int("s", int64(l.Store)).Str("id", l.ID)
+			}
+			return k
+		},
+		First: func(*fiber.Ctx, *CompareParams) bool { return true },
+		Run:   s.runCompare,
 	}
-	ls, days, err := s.compareParams(c, st)
-	if err != nil {
-		return nil, err
-	}
+}
+
+// runCompare reads the comparison p.
+func (s *API) runCompare(c *fiber.Ctx, st *served.State, p *CompareParams, _ read.Needs) (*Compared, error) {
+	ls, days := p.Listings, p.Days
 	last := views.DayOf(st.Replica.Info().ReadingsMark)
 	first := last - views.Day(days-1)
-	var buf [512]byte
-	k := key(answer.NewKey(buf[:0], route, st.Replica.Info().Generation).Int("days", int64(days)))
 	keys := make([]analytics.ListingKey, len(ls))
 	for i, l := range ls {
 		keys[i] = analytics.ListingKey{Store: l.Store, ID: l.ID}
-		k = k.Int("s", int64(l.Store)).Str("id", l.ID)
 	}
-	// A miss reads ClickHouse: it waits for a turn of the miss gate, as
-	// every query of the long tail does.
-	return s.answers.GetQuery(k, s.gate.MissCaller(c), true, func() (*answer.Answer, error) {
-		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
-		defer cancel()
-		readings, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (map[analytics.ListingKey][]series.Reading, error) {
-			return analytics.LoadDailyReadings(ctx, conn, keys, first, last)
-		})
-		if err != nil {
-			return nil, s.readProblem("the comparison", err)
-		}
-		out := document.Comparison{Days: days, From: first.String(), To: last.String(), Dates: make([]string, days)}
-		for d := first; d <= last; d++ {
-			out.Dates[d-first] = d.String()
-		}
-		for i, l := range ls {
-			aligned := series.Align(readings[keys[i]], first, last)
-			cl := document.ComparedListing{Store: l.Store.String(), ID: l.ID, Name: l.Name, SizeMeasure: l.Store.SizeMeasure(),
-				Size: make([]*int64, days), RatingCount: make([]*int64, days), Rating: make([]*float64, days)}
-			for j, r := range aligned {
-				if r != nil {
-					cl.Size[j], cl.RatingCount[j], cl.Rating[j] = r.Size(l.Store), r.RatingCount, r.Rating
-				}
-			}
-			if f, t, ok := series.Ends(aligned, l.Store); ok && f < t {
-				d := series.Delta(cl.Size[f], cl.Size[t])
-				cl.Growth = &document.WindowGrowth{From: out.Dates[f], To: out.Dates[t], Change: int64(d.Change), Percent: d.Percent}
-			}
-			out.Listings = append(out.Listings, cl)
-		}
-		return codec(&out)
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
+	defer cancel()
+	readings, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (map[analytics.ListingKey][]series.Reading, error) {
+		return analytics.LoadDailyReadings(ctx, conn, keys, first, last)
 	})
+	if err != nil {
+		return nil, s.readProblem("the comparison", err)
+	}
+	out := &Compared{Comparison: document.Comparison{Days: days, From: first.String(), To: last.String(), Dates: make([]string, days)}}
+	for d := first; d <= last; d++ {
+		out.Dates[d-first] = d.String()
+	}
+	for i, l := range ls {
+		aligned := series.Align(readings[keys[i]], first, last)
+		cl := document.ComparedListing{Store: l.Store.String(), ID: l.ID, Name: l.Name, SizeMeasure: l.Store.SizeMeasure(),
+			Size: make([]*int64, days), RatingCount: make([]*int64, days), Rating: make([]*float64, days)}
+		for j, r := range aligned {
+			if r != nil {
+				cl.Size[j], cl.RatingCount[j], cl.Rating[j] = r.Size(l.Store), r.RatingCount, r.Rating
+			}
+		}
+		if f, t, ok := series.Ends(aligned, l.Store); ok && f < t {
+			d := series.Delta(cl.Size[f], cl.Size[t])
+			cl.Growth = &document.WindowGrowth{From: out.Dates[f], To: out.Dates[t], Change: int64(d.Change), Percent: d.Percent}
+		}
+		out.Listings = append(out.Listings, cl)
+	}
+	return out, nil
+}
+
+// The comparison's codecs: JSON, CSV (one row a listing and day) and
+// NDJSON (one listing with its series a line).
+var (
+	compareJSON = read.Codec[Compared]{Name: "json", Type: fiber.MIMEApplicationJSON,
+		Encode: func(_ *fiber.Ctx, c *Compared) (*answer.Answer, error) { return answer.JSON(&c.Comparison) }}
+	compareCSVCodec = read.Codec[Compared]{Name: "csv", Type: "text/csv",
+		Encode: func(_ *fiber.Ctx, c *Compared) (*answer.Answer, error) { return compareCSV(&c.Comparison) }}
+	compareNDJSON = read.Codec[Compared]{Name: "ndjson", Type: NDJSONContentType,
+		Encode: func(_ *fiber.Ctx, c *Compared) (*answer.Answer, error) {
+			return ndjson(len(c.Listings), func(i int) any { return &c.Listings[i] })
+		}}
+)
+
+// CompareFiles returns the comparison's file codecs, CSV and NDJSON, for
+// the comparison's page to offer too.
+func CompareFiles() []read.Codec[Compared] {
+	return []read.Codec[Compared]{compareCSVCodec, compareNDJSON}
 }
 
 // compareCSV is a comparison as a table: one row a listing and day.

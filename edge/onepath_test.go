@@ -34,7 +34,7 @@ var notReads = map[string]string{
 var notYet = []string{
 	"/",
 	"/api/extensions", "/api/extensions.csv", "/api/summary", "/api/permissions", "/api/categories",
-	"/api/v1/listings/:store/:id/growth", "/api/v1/listings/:store/:id/changes",
+	"/api/v1/listings/:store/:id/changes",
 	"/api/v1/listings/:store/:id/changes.csv", "/api/v1/events", "/api/v1/events.csv",
 	"/api/v1/changes", "/api/v1/reviews/search", "/api/v1/categories/:store", "/api/v1/charts/:store", "/api/v1/tags",
 	"/api/v1/tags/:slug/:store", "/api/v1/stores/:store/stats", "/api/v1/week", "/api/v1/weeks", "/api/v1/week/:id",

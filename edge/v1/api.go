@@ -70,6 +70,7 @@ type API struct {
 	history  *read.Read[HistoryParams, History]
 	reviews  *read.Read[ReviewsParams, ReviewPage]
 	compare  *read.Read[CompareParams, Compared]
+	growth   *read.Read[GrowthParams, Growth]
 }
 
 // New returns the API answering from src.
@@ -94,7 +95,7 @@ func New(cfg Config, src Sources) (*API, error) {
 		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream}
 	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller, Paths: read.NewPaths()}
 	s.listings, s.listing, s.history = s.newListingsRead(), newListingRead(), s.newHistoryRead()
-	s.reviews, s.compare = s.newReviewsRead(), s.newCompareRead()
+	s.reviews, s.compare, s.growth = s.newReviewsRead(), s.newCompareRead(), s.newGrowthRead()
 	return s, nil
 }
 
@@ -125,7 +126,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	s.env.Get(r, "/listings/:store/:id/reviews", respond, read.Serve(s.env, s.reviews, reviewsJSON, reviewsCSV, reviewsNDJSON))
 	s.env.Get(r, "/listings/:store/:id/history", respond, read.Serve(s.env, s.history, historyJSON, historyCSVCodec, historyNDJSON))
 	s.env.Get(r, "/listings/:store/:id/history.csv", respond, read.Serve(s.env, s.history, historyCSVCodec))
-	r.Get("/listings/:store/:id/growth", parent(s.getGrowth))
+	s.env.Get(r, "/listings/:store/:id/growth", respond, read.Serve(s.env, s.growth, growthJSON))
 	r.Get("/listings/:store/:id/changes", parent(s.getListingChanges))
 	r.Get("/listings/:store/:id/changes.csv", parent(s.getListingChanges))
 	r.Get("/events", same(s.getEvents))

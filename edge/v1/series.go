@@ -135,79 +135,135 @@ func parseInstant(name, raw string) (t time.Time, ok bool, err error) {
 	return t.UTC().Truncate(time.Second), true, nil
 }
 
-// getGrowth answers GET /api/v1/listings/{store}/{id}/growth: the
-// listing's figures at two dates (each the latest reading on or before
-// the date, at most series.Lookback days before it), or at two instants
-// (each by the one rule, views.ValueAt), and their change. Read from
-// ClickHouse under the read budget, cached per view generation.
-func (s *API) getGrowth(c *fiber.Ctx) (answer.Reply, error) {
-	st, l, err := s.FindListing(c)
-	if err != nil {
-		return answer.Reply{}, err
+// GrowthParams are a growth as asked: the listing, and two dates or
+// (Instants) two instants; Gap is how far apart the readings around an
+// instant may lie.
+type GrowthParams struct {
+	Listing    *views.Listing
+	Instants   bool
+	From, To   views.Day
+	FromT, ToT time.Time
+	Gap        int64
+}
+
+// Growth is a growth's result: between two dates or two instants, each
+// with its own JSON.
+type Growth struct {
+	dates    *growthAnswer
+	instants *instantGrowth
+}
+
+// newGrowthRead declares the growth read (GET
+// /api/v1/listings/{store}/{id}/growth): the listing's figures at two
+// dates (each the latest reading on or before the date, at most
+// series.Lookback days before it), or at two instants (each by the one
+// rule, views.ValueAt), and their change, read from ClickHouse under the
+// read budget (a miss waits for a turn of the miss gate), kept on its
+// first ask.
+func (s *API) newGrowthRead() *read.Read[GrowthParams, Growth] {
+	return &read.Read[GrowthParams, Growth]{
+		Route: "/api/v1/listings/:store/:id/growth",
+		Page:  answer.ParentPage,
+		Parse: parseGrowth,
+		Key: func(k answer.Key, p *GrowthParams) answer.Key {
+			k = listingKey(k, p.Listing)
+			if p.Instants {
+				return k.Int("fromT", p.FromT.Unix()).Int("toT", p.ToT.Unix())
+			}
+			return k.Int("from", int64(p.From)).Int("to", int64(p.To))
+		},
+		First: func(*fiber.Ctx, *GrowthParams) bool { return true },
+		Run:   s.runGrowth,
 	}
+}
+
+// growthJSON writes a growth as JSON.
+var growthJSON = read.Codec[Growth]{Name: "json", Type: fiber.MIMEApplicationJSON, Encode: func(_ *fiber.Ctx, g *Growth) (*answer.Answer, error) {
+	if g.instants != nil {
+		return answer.JSON(g.instants)
+	}
+	return answer.JSON(g.dates)
+}}
+
+// parseGrowth reads from and to, both dates or both instants, against
+// the data's newest day or reading.
+func parseGrowth(c *fiber.Ctx, st *served.State, _ read.Needs) (GrowthParams, error) {
+	l, err := parseListing(c, st)
+	if err != nil {
+		return GrowthParams{}, err
+	}
+	p := GrowthParams{Listing: l}
 	fromT, fromInstant, err := instantParam(c, "from")
 	if err != nil {
-		return answer.Reply{}, err
+		return p, err
 	}
 	toT, toInstant, err := instantParam(c, "to")
 	if err != nil {
-		return answer.Reply{}, err
+		return p, err
 	}
 	switch {
 	case fromInstant:
-		return s.growthBetweenInstants(c, st, l, fromT, toT, toInstant)
+		return instantsParams(st, l, fromT, toT, toInstant)
 	case toInstant:
-		return answer.Reply{}, problem.New(http.StatusBadRequest, "to is an instant and from a date: send both as dates (yyyy-MM-dd) or both as RFC 3339 instants.")
+		return p, problem.New(http.StatusBadRequest, "to is an instant and from a date: send both as dates (yyyy-MM-dd) or both as RFC 3339 instants.")
 	}
 	newest := views.DayOf(st.Replica.Info().ReadingsMark)
 	from, ok, err := dateParam(c, "from")
 	if err != nil {
-		return answer.Reply{}, err
+		return p, err
 	}
 	if !ok {
-		return answer.Reply{}, problem.New(http.StatusBadRequest, "from: send the first date, yyyy-MM-dd (UTC); to defaults to the data's newest day.")
+		return p, problem.New(http.StatusBadRequest, "from: send the first date, yyyy-MM-dd (UTC); to defaults to the data's newest day.")
 	}
 	to, ok, err := dateParam(c, "to")
 	if err != nil {
-		return answer.Reply{}, err
+		return p, err
 	}
 	if !ok {
 		to = newest
 	}
 	switch {
 	case to > newest:
-		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "to: %s is after the data's newest day, %s; send that day or an earlier one.", to, newest)
+		return p, problem.Newf(http.StatusBadRequest, "to: %s is after the data's newest day, %s; send that day or an earlier one.", to, newest)
 	case from > to:
-		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "from: %s is after to (%s); send from on or before to.", from, to)
+		return p, problem.Newf(http.StatusBadRequest, "from: %s is after to (%s); send from on or before to.", from, to)
 	case int(to-from) > maxSpanDays:
-		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "from and to are %d days apart; at most %d are allowed: move from to %s or later.", int(to-from), maxSpanDays, to-maxSpanDays)
+		return p, problem.Newf(http.StatusBadRequest, "from and to are %d days apart; at most %d are allowed: move from to %s or later.", int(to-from), maxSpanDays, to-maxSpanDays)
 	}
-	store, id := l.Store, l.ID
-	var buf [128]byte
-	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id/growth", st.Replica.Info().Generation).
-		Int("s", int64(store)).Str("id", id).Int("from", int64(from)).Int("to", int64(to))
-	// A miss reads ClickHouse: it waits for a turn of the miss gate, as
-	// every query of the long tail does.
-	a, err := s.answers.GetQuery(key, s.gate.MissCaller(c), true, func() (*answer.Answer, error) {
-		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
-		defer cancel()
-		readings, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (map[analytics.ListingKey][]series.Reading, error) {
-			return analytics.LoadDailyReadings(ctx, conn, []analytics.ListingKey{{Store: store, ID: id}}, from-series.Lookback, to)
+	p.From, p.To = from, to
+	return p, nil
+}
+
+// runGrowth reads the growth p.
+func (s *API) runGrowth(c *fiber.Ctx, st *served.State, p *GrowthParams, _ read.Needs) (*Growth, error) {
+	store, id := p.Listing.Store, p.Listing.ID
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
+	defer cancel()
+	if p.Instants {
+		rs, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) ([]series.Reading, error) {
+			return analytics.LoadReadingsAround(ctx, conn, analytics.ListingKey{Store: store, ID: id}, p.Gap, p.FromT, p.ToT)
 		})
 		if err != nil {
 			return nil, s.readProblem("the growth", err)
 		}
-		rs := readings[analytics.ListingKey{Store: store, ID: id}]
-		out := growthAnswer{Store: store.String(), ID: id, SizeMeasure: store.SizeMeasure(),
-			From: from.String(), To: to.String(), Days: int(to-from) + 1,
-			Start: endOf(store, rs, from), End: endOf(store, rs, to)}
+		out := &instantGrowth{Store: store.String(), ID: id, SizeMeasure: store.SizeMeasure(),
+			From: p.FromT, To: p.ToT, Seconds: int64(p.ToT.Sub(p.FromT) / time.Second), MaxGap: p.Gap,
+			Start: instantEndOf(series.AtInstant(rs, store, p.FromT, p.Gap)), End: instantEndOf(series.AtInstant(rs, store, p.ToT, p.Gap))}
 		out.Change = changeBetween(out.Start.endFigures, out.End.endFigures)
-		return answer.JSON(out)
+		return &Growth{instants: out}, nil
+	}
+	readings, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (map[analytics.ListingKey][]series.Reading, error) {
+		return analytics.LoadDailyReadings(ctx, conn, []analytics.ListingKey{{Store: store, ID: id}}, p.From-series.Lookback, p.To)
 	})
 	if err != nil {
-		return answer.Reply{}, err
+		return nil, s.readProblem("the growth", err)
 	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+	rs := readings[analytics.ListingKey{Store: store, ID: id}]
+	out := &growthAnswer{Store: store.String(), ID: id, SizeMeasure: store.SizeMeasure(),
+		From: p.From.String(), To: p.To.String(), Days: int(p.To-p.From) + 1,
+		Start: endOf(store, rs, p.From), End: endOf(store, rs, p.To)}
+	out.Change = changeBetween(out.Start.endFigures, out.End.endFigures)
+	return &Growth{dates: out}, nil
 }
 
 // instantEnd is one end of a growth between two instants.
@@ -232,54 +288,30 @@ type instantGrowth struct {
 	Change      growthChange `json:"change"`
 }
 
-// growthBetweenInstants answers /growth with from (and to) RFC 3339
-// instants: each figure at each instant by views.ValueAt, with readings
-// around an end at most views.GapFor(to − from) apart. to defaults to the
-// listing's newest reading, so from one window before it gives the
-// window of the listing's document.
-func (s *API) growthBetweenInstants(c *fiber.Ctx, st *served.State, l *views.Listing, from, to time.Time, hasTo bool) (answer.Reply, error) {
+// instantsParams reads a growth between the instants from (and to):
+// readings around an end at most views.GapFor(to − from) apart. to
+// defaults to the listing's newest reading, so from one window before it
+// gives the window of the listing's document.
+func instantsParams(st *served.State, l *views.Listing, from, to time.Time, hasTo bool) (GrowthParams, error) {
+	p := GrowthParams{Listing: l, Instants: true}
 	newest := st.Replica.Info().ReadingsMark
 	if !hasTo {
 		if !l.Crawled() {
-			return answer.Reply{}, problem.New(http.StatusBadRequest, "to: the listing has never been read, so it has no newest reading to default to; send to as well.")
+			return p, problem.New(http.StatusBadRequest, "to: the listing has never been read, so it has no newest reading to default to; send to as well.")
 		}
 		to = time.Unix(l.ReadAt, 0).UTC()
 	}
 	span := to.Sub(from)
 	switch {
 	case to.After(newest):
-		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "to: %s is after the data's newest reading, %s; send that instant or an earlier one.", to.Format(time.RFC3339), newest.Format(time.RFC3339))
+		return p, problem.Newf(http.StatusBadRequest, "to: %s is after the data's newest reading, %s; send that instant or an earlier one.", to.Format(time.RFC3339), newest.Format(time.RFC3339))
 	case span < 0:
-		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "from: %s is after to (%s); send from on or before to.", from.Format(time.RFC3339), to.Format(time.RFC3339))
+		return p, problem.Newf(http.StatusBadRequest, "from: %s is after to (%s); send from on or before to.", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	case span > maxSpanDays*24*time.Hour:
-		return answer.Reply{}, problem.Newf(http.StatusBadRequest, "from and to are more than %d days apart; move from to %s or later.", maxSpanDays, to.Add(-maxSpanDays*24*time.Hour).Format(time.RFC3339))
+		return p, problem.Newf(http.StatusBadRequest, "from and to are more than %d days apart; move from to %s or later.", maxSpanDays, to.Add(-maxSpanDays*24*time.Hour).Format(time.RFC3339))
 	}
-	store, id := l.Store, l.ID
-	gap := views.GapFor(int64(span / time.Second))
-	var buf [128]byte
-	key := answer.NewKey(buf[:0], "/api/v1/listings/:store/:id/growth", st.Replica.Info().Generation).
-		Int("s", int64(store)).Str("id", id).Int("fromT", from.Unix()).Int("toT", to.Unix())
-	// A miss reads ClickHouse: it waits for a turn of the miss gate, as
-	// every query of the long tail does.
-	a, err := s.answers.GetQuery(key, s.gate.MissCaller(c), true, func() (*answer.Answer, error) {
-		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
-		defer cancel()
-		rs, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) ([]series.Reading, error) {
-			return analytics.LoadReadingsAround(ctx, conn, analytics.ListingKey{Store: store, ID: id}, gap, from, to)
-		})
-		if err != nil {
-			return nil, s.readProblem("the growth", err)
-		}
-		out := instantGrowth{Store: store.String(), ID: id, SizeMeasure: store.SizeMeasure(),
-			From: from, To: to, Seconds: int64(span / time.Second), MaxGap: gap,
-			Start: instantEndOf(series.AtInstant(rs, store, from, gap)), End: instantEndOf(series.AtInstant(rs, store, to, gap))}
-		out.Change = changeBetween(out.Start.endFigures, out.End.endFigures)
-		return answer.JSON(out)
-	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+	p.FromT, p.ToT, p.Gap = from, to, views.GapFor(int64(span/time.Second))
+	return p, nil
 }
 
 func instantEndOf(in series.Instant) instantEnd {

@@ -11,7 +11,9 @@ import (
 	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/ratelimit"
+	"github.com/edge-stats/edge/edge/read"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/served"
 )
 
@@ -37,6 +39,9 @@ type Sources struct {
 	// the miss gate (access.Gate.MissCaller); nil: its address alone.
 	Caller func(*fiber.Ctx) missgate.Caller
 	Log    *slog.Logger
+	// Env is what the reads are served from (their paths recorded with
+	// the API's); its MissCaller is Caller.
+	Env read.Env
 }
 
 // API answers /api.
@@ -50,6 +55,7 @@ type API struct {
 	publicCache string // Cache-Control of every answer
 	// replayAdmit is replayFairUse, made once (package replay keeps it).
 	replayAdmit ratelimit.Admit
+	env         read.Env
 }
 
 // New returns the API answering from src.
@@ -63,6 +69,11 @@ func New(cfg Config, src Sources) *API {
 	s := &API{cfg: cfg, state: src.State, answers: src.Answers, search: src.Search, caller: src.Caller,
 		fairuse: limits.NewFairUse(cfg.FairUseRate, cfg.FairUseBurst), publicCache: answer.Public(cfg.PublicMaxAge)}
 	s.replayAdmit = s.replayFairUse
+	s.env = src.Env
+	if s.env.State == nil {
+		s.env.State, s.env.Answers = src.State, src.Answers
+	}
+	s.env.MissCaller = s.missCaller
 	return s
 }
 
@@ -70,9 +81,10 @@ func New(cfg Config, src Sources) *API {
 // middleware: that would also cover /api/v1), each answer sent by
 // respond.
 func (s *API) Routes(app *fiber.App, respond answer.Responder) {
-	app.Get("/api/extensions", s.fairUse, respond.Handle(s.getExtensions))
-	app.Get("/api/extensions.csv", s.fairUse, respond.Handle(s.getExtensionsCSV))
-	app.Get("/api/summary", s.fairUse, respond.Handle(s.getSummary))
-	app.Get("/api/categories", s.fairUse, respond.Handle(s.getLegacyCategories))
-	app.Get("/api/permissions", s.fairUse, respond.Handle(s.getPermissions))
+	ext := s.extensionsRead()
+	s.env.Get(app, "/api/extensions", respond, read.Serve(s.env, ext, extensionsJSON), s.fairUse)
+	s.env.Get(app, "/api/extensions.csv", respond, read.Serve(s.env, ext, s.extensionsCSV()), s.fairUse)
+	s.env.Get(app, "/api/summary", respond, s.figureRead("/api/summary", false, func(f *figures.Figures, _ *views.Store) any { return f.Summary() }), s.fairUse)
+	s.env.Get(app, "/api/categories", respond, s.figureRead("/api/categories", true, categoryNames), s.fairUse)
+	s.env.Get(app, "/api/permissions", respond, s.figureRead("/api/permissions", false, func(f *figures.Figures, _ *views.Store) any { return f.Permissions() }), s.fairUse)
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -20,21 +21,14 @@ import (
 	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/ratelimit"
+	"github.com/edge-stats/edge/edge/read"
 	"github.com/edge-stats/edge/internal/csvw"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/listq"
+	"github.com/edge-stats/edge/views/served"
 )
-
-// legacyFigures returns the figures for the legacy API, or 503 until built.
-func (s *API) legacyFigures() (*figures.Figures, uint64, error) {
-	st := s.state.Load()
-	if st == nil || st.Figures == nil {
-		return nil, 0, problem.NotReady("Listing figures are")
-	}
-	return st.Figures, st.Replica.Info().Generation, nil
-}
 
 // missCaller returns who c's uncached answers are computed for.
 func (s *API) missCaller(c *fiber.Ctx) missgate.Caller {
@@ -45,49 +39,51 @@ func (s *API) missCaller(c *fiber.Ctx) missgate.Caller {
 	return missgate.Caller{Addr: addr.Unmap()}
 }
 
-// getExtensions answers GET /api/extensions.
-func (s *API) getExtensions(c *fiber.Ctx) (answer.Reply, error) {
-	var aliasBuf [256]byte
-	alias := querykey.Alias(aliasBuf[:0], "/api/extensions", s.state, c.Context())
-	if a, ok := s.answers.Aliased(alias); ok {
-		return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
+// extensionsRead declares the read of a legacy listings query (GET
+// /api/extensions, and its CSV, the query's first csvRows rows): a page
+// of rows numbered by store, written as it goes (rowsPage), or the CSV.
+func (s *API) extensionsRead() *read.Read[listq.Query, extensions] {
+	return &read.Read[listq.Query, extensions]{
+		Route:        "/api/extensions",
+		Aliased:      true,
+		NotReady:     "Listing figures are",
+		CacheControl: s.publicCache,
+		Parse: func(c *fiber.Ctx, _ *served.State, n read.Needs) (listq.Query, error) {
+			var q listq.Query
+			return q, parseLegacy(c, &q, n.Rows == 0)
+		},
+		Key: func(k answer.Key, q *listq.Query) answer.Key { return querykey.List(k, q) },
+		// A search is kept on its first ask (it took a slot of the search
+		// pool), as are the pages the server asks for itself; other pages
+		// on their second (answer.Cache.SetMinUses).
+		First: func(c *fiber.Ctx, q *listq.Query) bool { return q.Q != "" || answer.Capturing(c.Context()) },
+		Run: func(_ *fiber.Ctx, st *served.State, q *listq.Query, _ read.Needs) (*extensions, error) {
+			q2 := *q
+			total, ls, err := s.query(st.Figures, &q2)
+			if err != nil {
+				return nil, err
+			}
+			return &extensions{q: q2, total: total, listings: ls, f: st.Figures}, nil
+		},
 	}
-	who := s.missCaller(c)
-	if err := s.answers.Crowded(who); err != nil {
-		return answer.Reply{}, err // its queue is full: refused before its query is read
-	}
-	var q listq.Query // on the stack: a cached answer does not need it
-	if err := parseLegacy(c, &q, true); err != nil {
-		return answer.Reply{}, err
-	}
-	f, gen, err := s.legacyFigures()
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	var keyBuf [256]byte
-	key := querykey.List(answer.NewKey(keyBuf[:0], "/api/extensions", gen), &q)
-	// A search is kept on its first ask (it took a slot of the search
-	// pool), as are the pages the server asks for itself; other pages on
-	// their second (answer.Cache.SetMinUses).
-	first := q.Q != "" || answer.Capturing(c.Context())
-	a, err := s.answers.GetQuery(key, who, first, func() (*answer.Answer, error) {
-		q := q // only an answer built moves the query to the heap
-		total, ls, err := s.query(f, &q)
-		if err != nil {
-			return nil, err
-		}
-		today := views.DayOf(f.Replica().Info().ReadingsMark)
-		page := rowsPage{total: total, page: q.Page, pageSize: q.PageSize, listings: ls, today: today}
-		return answer.Draft(&page).Tag(tags("api-extensions", q.Store)...), nil
-	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	if !a.NoStore {
-		s.answers.Alias(alias, key)
-	}
-	return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
 }
+
+// extensions is a legacy listings query's result.
+type extensions struct {
+	q        listq.Query
+	total    int
+	listings []*views.Listing
+	f        *figures.Figures
+}
+
+// extensionsJSON writes a page of rows (a draft the cache keeps on its
+// query's second ask).
+var extensionsJSON = read.Codec[extensions]{Name: "json", Type: fiber.MIMEApplicationJSON,
+	Encode: func(_ *fiber.Ctx, e *extensions) (*answer.Answer, error) {
+		today := views.DayOf(e.f.Replica().Info().ReadingsMark)
+		page := rowsPage{total: e.total, page: e.q.Page, pageSize: e.q.PageSize, listings: e.listings, today: today}
+		return answer.Draft(&page).Tag(tags("api-extensions", e.q.Store)...), nil
+	}}
 
 // query runs q. A text search (q) takes a slot of the search pool shared
 // with /api/v1 (429 with Retry-After: 5 when it is full) and runs under the
@@ -121,50 +117,35 @@ var csvHeader = []string{"platform", "id", "name", "developer", "category", "typ
 	"access_level", "growth_1d", "growth_1d_pct", "growth_7d", "growth_7d_pct", "ratings_growth_1d",
 	"ratings_growth_1d_pct", "ratings_growth_7d", "ratings_growth_7d_pct", "url"}
 
-// getExtensionsCSV answers GET /api/extensions.csv: the first 1,000 rows,
-// UTF-8 with a byte-order mark, RFC 4180 quoting and CRLF line ends.
-func (s *API) getExtensionsCSV(c *fiber.Ctx) (answer.Reply, error) {
-	var q listq.Query // on the stack: a cached answer does not need it
-	if err := parseLegacy(c, &q, false); err != nil {
-		return answer.Reply{}, err
-	}
-	f, gen, err := s.legacyFigures()
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	var key [256]byte
-	a, err := s.answers.GetQuery(querykey.List(answer.NewKey(key[:0], "/api/extensions.csv", gen), &q), s.missCaller(c), answer.Capturing(c.Context()), func() (*answer.Answer, error) {
-		q := q // only an answer built moves the query to the heap
-		_, ls, err := s.query(f, &q)
-		if err != nil {
-			return nil, err
-		}
-		today := views.DayOf(f.Replica().Info().ReadingsMark)
-		var buf bytes.Buffer
-		w := csvw.NewWriter(&buf)
-		w.Write(csvHeader)
-		var row document.LegacyRow // each listing's row in turn (rowsPage)
-		var doc document.Listing
-		for _, l := range ls {
-			row.Fill(l, today, &doc)
-			w.Write(s.csvRecord(row, l))
-		}
-		w.Flush()
-		if err := w.Error(); err != nil {
-			return nil, err
-		}
-		return answer.New(buf.Bytes(), csvw.ContentType).Tag(tags("api-extensions-csv", q.Store)...), nil
-	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	name := "extensions"
-	if q.Store != nil {
-		name += "-" + q.Store.String()
-	}
-	c.Set(fiber.HeaderContentDisposition, `attachment; filename="`+name+"-"+
-		f.Replica().Info().ReadingsMark.Format(time.DateOnly)+`.csv"`)
-	return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
+// extensionsCSV writes the query's first csvRows rows as CSV: UTF-8
+// with a byte-order mark, RFC 4180 quoting and CRLF line ends, named as a
+// file of the store and the data's day.
+func (s *API) extensionsCSV() read.Codec[extensions] {
+	return read.Codec[extensions]{Name: "csv", Type: "text/csv", Needs: read.Needs{Rows: csvRows},
+		Encode: func(_ *fiber.Ctx, e *extensions) (*answer.Answer, error) {
+			mark := e.f.Replica().Info().ReadingsMark
+			today := views.DayOf(mark)
+			var buf bytes.Buffer
+			w := csvw.NewWriter(&buf)
+			w.Write(csvHeader)
+			var row document.LegacyRow // each listing's row in turn (rowsPage)
+			var doc document.Listing
+			for _, l := range e.listings {
+				row.Fill(l, today, &doc)
+				w.Write(s.csvRecord(row, l))
+			}
+			w.Flush()
+			if err := w.Error(); err != nil {
+				return nil, err
+			}
+			name := "extensions"
+			if e.q.Store != nil {
+				name += "-" + e.q.Store.String()
+			}
+			a := answer.New(buf.Bytes(), csvw.ContentType).Tag(tags("api-extensions-csv", e.q.Store)...)
+			a.SetFile(name + "-" + mark.Format(time.DateOnly) + ".csv")
+			return a, nil
+		}}
 }
 
 func (s *API) csvRecord(r document.LegacyRow, l *views.Listing) []string {
@@ -187,74 +168,63 @@ func (s *API) csvRecord(r document.LegacyRow, l *views.Listing) []string {
 		s.cfg.PublicURL + "/listings/" + l.Store.String() + "/" + r.ID}
 }
 
-// getSummary answers GET /api/summary.
-func (s *API) getSummary(c *fiber.Ctx) (answer.Reply, error) {
-	f, gen, err := s.legacyFigures()
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	var key [64]byte
-	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/summary", gen), func() (*answer.Answer, error) {
-		return tagged(answer.JSON(f.Summary()))("api-summary", nil)
-	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
+// figureValue is a legacy figure's result: its value, and the store it
+// is of (nil: every store's).
+type figureValue struct {
+	v     any
+	store *views.Store
 }
 
-// getLegacyCategories answers GET /api/categories.
-func (s *API) getLegacyCategories(c *fiber.Ctx) (answer.Reply, error) {
-	p := &legacyParams{args: c.Context().QueryArgs()}
-	store := p.integer("platform", 0, views.NumStores-1)
-	if p.err != nil {
-		return answer.Reply{}, p.err
+// figureRead declares the read of a figure of the published figures
+// (GET route), its store read by platform when platform says so, built
+// from memory: value gives it from the figures.
+func (s *API) figureRead(route string, platform bool, value func(f *figures.Figures, store *views.Store) any) read.Handler {
+	tag := strings.ReplaceAll(strings.TrimPrefix(route, "/"), "/", "-")
+	rd := &read.Read[*views.Store, figureValue]{
+		Route: route, Cheap: true, NotReady: "Listing figures are", CacheControl: s.publicCache,
+		Parse: func(c *fiber.Ctx, _ *served.State, _ read.Needs) (*views.Store, error) {
+			if !platform {
+				return nil, nil
+			}
+			p := &legacyParams{args: c.Context().QueryArgs()}
+			n := p.integer("platform", 0, views.NumStores-1)
+			if p.err != nil {
+				return nil, p.err
+			}
+			if n == nil {
+				return nil, nil
+			}
+			st := views.Store(*n)
+			return &st, nil
+		},
+		Key: func(k answer.Key, store **views.Store) answer.Key {
+			if *store != nil {
+				k = k.Int("p", int64(**store))
+			}
+			return k
+		},
+		Run: func(_ *fiber.Ctx, st *served.State, store **views.Store, _ read.Needs) (*figureValue, error) {
+			return &figureValue{v: value(st.Figures, *store), store: *store}, nil
+		},
 	}
-	f, gen, err := s.legacyFigures()
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	var buf [64]byte
-	key := answer.NewKey(buf[:0], "/api/categories", gen)
+	return read.Serve(s.env, rd, read.Codec[figureValue]{Name: "json", Type: fiber.MIMEApplicationJSON,
+		Encode: func(_ *fiber.Ctx, v *figureValue) (*answer.Answer, error) {
+			return tagged(answer.JSON(v.v))(tag, v.store)
+		}})
+}
+
+// categoryNames are the names of the categories of store (nil: every
+// store's), as /api/categories lists them.
+func categoryNames(f *figures.Figures, store *views.Store) any {
+	counts := f.AllCategories()
 	if store != nil {
-		key = key.Int("p", *store)
+		counts = f.Categories(*store)
 	}
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
-		counts := f.AllCategories()
-		if store != nil {
-			counts = f.Categories(views.Store(*store))
-		}
-		names := make([]string, 0, len(counts))
-		for _, c := range counts {
-			names = append(names, c.Name)
-		}
-		var st *views.Store
-		if store != nil {
-			s := views.Store(*store)
-			st = &s
-		}
-		return tagged(answer.JSON(names))("api-categories", st)
-	})
-	if err != nil {
-		return answer.Reply{}, err
+	names := make([]string, 0, len(counts))
+	for _, c := range counts {
+		names = append(names, c.Name)
 	}
-	return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
-}
-
-// getPermissions answers GET /api/permissions.
-func (s *API) getPermissions(c *fiber.Ctx) (answer.Reply, error) {
-	f, gen, err := s.legacyFigures()
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	var key [64]byte
-	a, err := s.answers.Get(answer.NewKey(key[:0], "/api/permissions", gen), func() (*answer.Answer, error) {
-		return tagged(answer.JSON(f.Permissions()))("api-permissions", nil)
-	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: s.publicCache}, nil
+	return names
 }
 
 // fairUse enforces the legacy API's fair use per address, except for

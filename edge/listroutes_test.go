@@ -44,6 +44,7 @@ func TestEveryListReadAnswersFiles(t *testing.T) {
 		{"listings", "/api/v1/listings?store=edge&limit=30", "listings", 0},
 		{"history", "/api/v1/listings/chrome/" + chrome.ID + "/history?days=30", "snapshots", 0},
 		{"reviews", "/api/v1/listings/firefox/" + reviewed + "/reviews", "reviews", 0},
+		{"review search", "/api/v1/reviews/search?q=the&stars=all", "hits", 0},
 		{"compare", "/api/v1/compare?listings=chrome:" + chrome.ID + ",edge:" + edge.ID + "&days=30", "listings", 30},
 	}
 	for _, r := range reads {

@@ -71,6 +71,8 @@ type API struct {
 	reviews  *read.Read[ReviewsParams, ReviewPage]
 	compare  *read.Read[CompareParams, Compared]
 	growth   *read.Read[GrowthParams, Growth]
+	// reviewSearch is the review search read.
+	reviewSearch *read.Read[ReviewSearchParams, reviewSearchAnswer]
 }
 
 // New returns the API answering from src.
@@ -96,6 +98,7 @@ func New(cfg Config, src Sources) (*API, error) {
 	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller, Paths: read.NewPaths()}
 	s.listings, s.listing, s.history = s.newListingsRead(), newListingRead(), s.newHistoryRead()
 	s.reviews, s.compare, s.growth = s.newReviewsRead(), s.newCompareRead(), s.newGrowthRead()
+	s.reviewSearch = s.newReviewSearchRead()
 	return s, nil
 }
 
@@ -137,7 +140,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	r.Get("/changes", respond.Handle(s.getChanges))
 	r.Get("/exports", respond.Handle(s.getExports))
 	r.Get("/exports/:day/:file", s.getExportFile)
-	r.Get("/reviews/search", respond.Handle(s.getReviewSearch))
+	s.env.Get(r, "/reviews/search", respond, read.Serve(s.env, s.reviewSearch, reviewSearchJSON, reviewSearchCSV, reviewSearchNDJSON))
 	r.Get("/categories/:store", same(s.getCategories))
 	r.Get("/charts/:store", same(s.getChart))
 	r.Get("/tags", same(s.getTags))

@@ -3,6 +3,8 @@ package v1
 import (
 	"context"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/gofiber/fiber/v2"
@@ -10,6 +12,8 @@ import (
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/read"
+	"github.com/edge-stats/edge/internal/csvw"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
@@ -53,72 +57,112 @@ func decodeReviewSearchCursor(s string) (reviewSearchCursor, bool) {
 	return c, ok && c.Page >= 1 && c.Page < reviewSearchMaxPages
 }
 
-// getReviewSearch answers GET /api/v1/reviews/search: listings with at
-// least 3 reviews matching q, most matches first, 50 a page, 20 pages.
-func (s *API) getReviewSearch(c *fiber.Ctx) (answer.Reply, error) {
-	st, search, tag, category, err := s.reviewSearchParams(c)
-	if err != nil {
-		return answer.Reply{}, err
+// ReviewSearchParams are a review search as asked: the search
+// ClickHouse runs, its store as sent, tag and category, the filters as a
+// cursor carries them (canon) and the page's number.
+type ReviewSearchParams struct {
+	Search               analytics.ReviewSearch
+	Store, Tag, Category string
+	Canon                string
+	Page                 int
+}
+
+// newReviewSearchRead declares the review search (GET
+// /api/v1/reviews/search): listings with at least 3 reviews matching q,
+// most matches first, 50 a page, 20 pages, read from ClickHouse under the
+// search budget with a slot of the search pool (a miss waits for a turn
+// of the miss gate), kept on its first ask but cut short.
+func (s *API) newReviewSearchRead() *read.Read[ReviewSearchParams, reviewSearchAnswer] {
+	return &read.Read[ReviewSearchParams, reviewSearchAnswer]{
+		Route: "/api/v1/reviews/search",
+		Parse: s.parseReviewSearch,
+		Key: func(k answer.Key, p *ReviewSearchParams) answer.Key {
+			return k.Str("q", p.Search.Query.String()).Str("stars", string(p.Search.Stars)).Str("store", p.Store).Str("tag", p.Tag).
+				Str("c", p.Category).Int("page", int64(p.Page))
+		},
+		First: func(*fiber.Ctx, *ReviewSearchParams) bool { return true },
+		Run:   s.runReviewSearch,
 	}
-	q := search.Query
-	canon := q.String() + "\x00" + string(search.Stars) + "\x00" + c.Query("store") + "\x00" + tag + "\x00" + category
-	page := 1
+}
+
+// parseReviewSearch reads a review search and its cursor.
+func (s *API) parseReviewSearch(c *fiber.Ctx, st *served.State, _ read.Needs) (ReviewSearchParams, error) {
+	search, tag, category, err := s.reviewSearchParams(c, st)
+	if err != nil {
+		return ReviewSearchParams{}, err
+	}
+	p := ReviewSearchParams{Search: search, Store: strings.Clone(c.Query("store")), Tag: strings.Clone(tag), Category: strings.Clone(category), Page: 1}
+	p.Canon = search.Query.String() + "\x00" + string(search.Stars) + "\x00" + p.Store + "\x00" + p.Tag + "\x00" + p.Category
 	if raw := c.Query("cursor"); raw != "" {
 		cur, ok := decodeReviewSearchCursor(raw)
 		if !ok {
-			return answer.Reply{}, BadCursor()
+			return p, BadCursor()
 		}
-		if cur.Query != canon {
-			return answer.Reply{}, problem.New(http.StatusBadRequest, "cursor: it was issued for another q, store, stars, tag or category; repeat them with it.")
+		if cur.Query != p.Canon {
+			return p, problem.New(http.StatusBadRequest, "cursor: it was issued for another q, store, stars, tag or category; repeat them with it.")
 		}
-		page = cur.Page + 1
+		p.Page = cur.Page + 1
 	}
-	search.Limit = page*reviewSearchPerPage + 1
-	var buf [256]byte
-	key := answer.NewKey(buf[:0], "/api/v1/reviews/search", st.Replica.Info().Generation).
-		Str("q", q.String()).Str("stars", string(search.Stars)).Str("store", c.Query("store")).Str("tag", tag).Str("c", category).Int("page", int64(page))
-	// A miss reads ClickHouse: it waits for a turn of the miss gate, as
-	// every query of the long tail does.
-	a, err := s.answers.GetQuery(key, s.gate.MissCaller(c), true, func() (*answer.Answer, error) {
-		release, err := s.gate.SearchSlot()
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-		ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget+s.cfg.SearchBudget)
-		defer cancel()
-		type read struct {
-			hits    []analytics.ReviewHit
-			partial bool
-		}
-		r, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (r read, err error) {
-			r.hits, r.partial, err = analytics.SearchReviews(ctx, conn, search)
-			return r, err
-		})
-		hits, partial := r.hits, r.partial
-		if err != nil {
-			return nil, s.readProblem("the review search", err)
-		}
-		out := reviewSearchAnswer{Query: q.String(), Stars: string(search.Stars), Hits: []reviewHit{}, Partial: partial}
-		from := (page - 1) * reviewSearchPerPage
-		for i := from; i < len(hits) && i < from+reviewSearchPerPage; i++ {
-			h := reviewHit{Store: hits[i].Store.String(), ID: hits[i].ID, Matches: hits[i].Matches}
-			if l := st.Replica.Lookup(hits[i].Store, hits[i].ID); l != nil {
-				name := l.Name
-				h.Name = &name
-			}
-			out.Hits = append(out.Hits, h)
-		}
-		if len(hits) > page*reviewSearchPerPage && page < reviewSearchMaxPages && !partial {
-			out.NextCursor = document.EncodeCursor(reviewSearchCursor{Query: canon, Page: page})
-		}
-		return answer.Search(out, partial)
-	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+	p.Search.Limit = p.Page*reviewSearchPerPage + 1
+	return p, nil
 }
+
+// runReviewSearch runs the search p.
+func (s *API) runReviewSearch(c *fiber.Ctx, st *served.State, p *ReviewSearchParams, _ read.Needs) (*reviewSearchAnswer, error) {
+	release, err := s.gate.SearchSlot()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget+s.cfg.SearchBudget)
+	defer cancel()
+	type result struct {
+		hits    []analytics.ReviewHit
+		partial bool
+	}
+	r, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) (r result, err error) {
+		r.hits, r.partial, err = analytics.SearchReviews(ctx, conn, p.Search)
+		return r, err
+	})
+	hits, partial := r.hits, r.partial
+	if err != nil {
+		return nil, s.readProblem("the review search", err)
+	}
+	page := p.Page
+	out := &reviewSearchAnswer{Query: p.Search.Query.String(), Stars: string(p.Search.Stars), Hits: []reviewHit{}, Partial: partial}
+	from := (page - 1) * reviewSearchPerPage
+	for i := from; i < len(hits) && i < from+reviewSearchPerPage; i++ {
+		h := reviewHit{Store: hits[i].Store.String(), ID: hits[i].ID, Matches: hits[i].Matches}
+		if l := st.Replica.Lookup(hits[i].Store, hits[i].ID); l != nil {
+			name := l.Name
+			h.Name = &name
+		}
+		out.Hits = append(out.Hits, h)
+	}
+	if len(hits) > page*reviewSearchPerPage && page < reviewSearchMaxPages && !partial {
+		out.NextCursor = document.EncodeCursor(reviewSearchCursor{Query: p.Canon, Page: page})
+	}
+	return out, nil
+}
+
+// The review search's codecs: JSON, CSV (one row a listing) and NDJSON
+// (one hit a line); a search cut short by its budget is not kept.
+var (
+	reviewSearchJSON = read.Codec[reviewSearchAnswer]{Name: "json", Type: fiber.MIMEApplicationJSON,
+		Encode: func(_ *fiber.Ctx, a *reviewSearchAnswer) (*answer.Answer, error) { return answer.Search(a, a.Partial) }}
+	reviewSearchCSV = read.Codec[reviewSearchAnswer]{Name: "csv", Type: "text/csv", Encode: func(_ *fiber.Ctx, a *reviewSearchAnswer) (*answer.Answer, error) {
+		rows := make([][]string, len(a.Hits))
+		for i, h := range a.Hits {
+			rows[i] = []string{h.Store, csvw.Text(h.ID), csvw.Text(csvw.String(h.Name)), strconv.FormatUint(h.Matches, 10)}
+		}
+		ans, err := answer.CSV([]string{"store", "id", "name", "matches"}, rows)
+		return partialFile(ans, a.Partial), err
+	}}
+	reviewSearchNDJSON = read.Codec[reviewSearchAnswer]{Name: "ndjson", Type: NDJSONContentType, Encode: func(_ *fiber.Ctx, a *reviewSearchAnswer) (*answer.Answer, error) {
+		ans, err := ndjson(len(a.Hits), func(i int) any { return &a.Hits[i] })
+		return partialFile(ans, a.Partial), err
+	}}
+)
 
 // filterListings returns the ids of the live listings with topic tag (in
 // store, or in every store) and in category (a name of the store's
@@ -167,45 +211,40 @@ func (s *API) searchBudget() analytics.SearchBudget {
 }
 
 // reviewSearchParams reads a review search's q, stars, store, tag and
-// category, with the published state they are read against; a 400 says
-// what to change.
-func (s *API) reviewSearchParams(c *fiber.Ctx) (st *served.State, search analytics.ReviewSearch, tag, category string, err error) {
+// category against the published state st; a 400 says what to change.
+func (s *API) reviewSearchParams(c *fiber.Ctx, st *served.State) (search analytics.ReviewSearch, tag, category string, err error) {
 	q, err := analytics.ParseSearchQuery(c.Query("q"))
 	if err != nil {
-		return nil, search, "", "", problem.New(http.StatusBadRequest, err.Error()+".")
-	}
-	st, err = s.Current()
-	if err != nil {
-		return nil, search, "", "", err
+		return search, "", "", problem.New(http.StatusBadRequest, err.Error()+".")
 	}
 	search = analytics.ReviewSearch{Query: q, Stars: analytics.ReviewStars(c.Query("stars", string(analytics.StarsCritical))),
 		Min: reviewSearchMin, Budget: s.searchBudget()}
 	switch search.Stars {
 	case analytics.StarsAll, analytics.StarsCritical, analytics.StarsPositive:
 	default:
-		return nil, search, "", "", problem.Newf(http.StatusBadRequest, "stars: %q is not critical (1-2 stars, the default), positive (4-5 stars) or all.", search.Stars)
+		return search, "", "", problem.Newf(http.StatusBadRequest, "stars: %q is not critical (1-2 stars, the default), positive (4-5 stars) or all.", search.Stars)
 	}
 	if raw := c.Query("store"); raw != "" {
 		store, err := views.ParseStore(raw)
 		if err != nil {
-			return nil, search, "", "", problem.Newf(http.StatusBadRequest, "store: %s", err)
+			return search, "", "", problem.Newf(http.StatusBadRequest, "store: %s", err)
 		}
 		search.Store = &store
 	}
 	tag, category = c.Query("tag"), c.Query("category")
 	if category != "" && search.Store == nil {
-		return nil, search, "", "", problem.New(http.StatusBadRequest, "category: a category belongs to one store; add store.")
+		return search, "", "", problem.New(http.StatusBadRequest, "category: a category belongs to one store; add store.")
 	}
 	if tag != "" || category != "" {
 		f := st.Figures
 		if f == nil {
-			return nil, search, "", "", problem.NotReady("Topics and categories are")
+			return search, "", "", problem.NotReady("Topics and categories are")
 		}
 		ids, err := filterListings(st.Replica, f, search.Store, tag, category)
 		if err != nil {
-			return nil, search, "", "", err
+			return search, "", "", err
 		}
 		search.Listings = ids
 	}
-	return st, search, tag, category, nil
+	return search, tag, category, nil
 }

@@ -5,10 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gofiber/fiber/v2"
-
-	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
+	"github.com/edge-stats/edge/edge/read"
+	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/figures"
@@ -18,18 +17,13 @@ import (
 var chartTitles = map[string]string{figures.ChartTop: "Largest", figures.ChartTrending: "Trending", figures.ChartRising: "Rising",
 	figures.ChartNew: "New", figures.ChartTopRated: "Top rated", figures.ChartClimbers: "Climbers"}
 
-// getChartPage answers GET /charts/{store}?chart=&category=: the chart's
-// page, from the same answer as /api/v1/charts/{store}.
-func (s *Pages) getChartPage(c *fiber.Ctx) (answer.Reply, error) {
-	store, chart, category, f, gen, err := s.api.ChartParams(c)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	var buf [128]byte
-	key := answer.NewKey(buf[:0], "/charts/:store", gen).Int("s", int64(store)).Str("chart", chart).Str("c", category)
-	return s.htmlAnswer(f, key, func(f *figures.Figures) ([]byte, error) {
-		return render.RenderChart(chartPageData(f, document.NewChart(f, store, chart, category), store))
-	})
+// chartHandler answers GET /charts/{store}?chart=&category=: the
+// chart's page, a codec of the read of /api/v1/charts/{store}; or its
+// files.
+func (s *Pages) chartHandler() read.Handler {
+	return figuresPage(s, *v1.ChartRead(), "/charts/:store", func(v *v1.Chart) ([]byte, error) {
+		return render.RenderChart(chartPageData(v.Figures, v.Doc, v.Store))
+	}, v1.ChartFiles()...)
 }
 
 // chartQuery is the query of a chart's addresses.

@@ -5,10 +5,9 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/gofiber/fiber/v2"
-
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
+	"github.com/edge-stats/edge/edge/read"
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
@@ -123,57 +122,54 @@ func bars(path string, shares []figures.Share) []render.Bar {
 	return out
 }
 
-// getStorePage answers GET /stores/{store}: the store's statistics (as
-// /api/v1/stores/{store}/stats), the top of each chart and its categories.
-func (s *Pages) getStorePage(c *fiber.Ctx) (answer.Reply, error) {
-	store, err := v1.StoreParam(c)
-	if err != nil {
-		return answer.Reply{}, err
+// storeHandler answers GET /stores/{store}: the store's statistics (a
+// codec of the read of /api/v1/stores/{store}/stats), the top of each
+// chart, its categories, its weeks and its newest changes. The page's
+// key holds how many editions there are, which its weeks list.
+func (s *Pages) storeHandler() read.Handler {
+	rd := *v1.StatsRead()
+	key := rd.Key
+	rd.Key = func(k answer.Key, p *v1.StoreParams) answer.Key {
+		return key(k, p).Int("e", int64(s.editions.Load().Len()))
 	}
-	f, gen, err := s.api.Figures("The store's statistics are")
-	if err != nil {
-		return answer.Reply{}, err
+	return figuresPage(s, rd, "/stores/:store", s.storeHTML)
+}
+
+// storeHTML is the page of a store's statistics doc.
+func (s *Pages) storeHTML(doc *v1.Stats) ([]byte, error) {
+	store, f, eds := doc.Store, doc.State.Figures, s.editions.Load()
+	st := doc.Stats
+	d := render.StorePage{Store: store.String(), AsOf: st.AsOf.UTC().Format("2006-01-02 15:04 UTC"), JSONURL: "/api/v1/stores/" + store.String() + "/stats"}
+	d.Manifests, d.SizeMeasure = store.ReadsManifests(), st.SizeMeasure
+	d.Weeks = weekTotals(eds, store)
+	d.Ratings, d.Sizes = bars("ratingDistribution", st.RatingDistribution), bars("sizeBuckets", st.SizeBuckets)
+	d.Takeovers = newestEvents(doc.State.Replica, changes.Filter{Stores: []views.Store{store}, Kinds: []changes.Kind{changes.Takeover}}, storeTakeovers)
+	d.Changes = newestEvents(doc.State.Replica, changes.Filter{Stores: []views.Store{store}}, storeChanges)
+	n := func(def, label string, v int64) {
+		d.Figures = append(d.Figures, render.IntFigure(def, &v).Labelled(label, ""))
 	}
-	cur, err := s.api.Current()
-	if err != nil {
-		return answer.Reply{}, err
+	// A count whose listings a page lists links it.
+	link := func(u string) { d.Figures[len(d.Figures)-1].Link = u }
+	n("live", "Live listings", int64(st.Live))
+	link("/listings?store=" + store.String())
+	n("known", "Known listings", int64(st.Known))
+	n("delisted", "Delisted", int64(st.Delisted))
+	n("pending", "Found, not read yet", int64(st.Pending)) // known = live + delisted + these
+	n("newThisWeek", "New in the last 7 days", int64(st.NewThisWeek))
+	link("/listings?store=" + store.String() + "&sort=firstseen")
+	n("delistedThisWeek", "Delisted in the last 7 days", int64(st.DelistedThisWeek))
+	link("/events?store=" + store.String() + "&kind=delisted")
+	n("totalSize", "Total size ("+st.SizeMeasure+")", st.TotalSize)
+	n("totalSizeChange7d", "Total size, change over 7 days", st.TotalSizeChange7d)
+	d.Figures[len(d.Figures)-1].Text = render.Signed(st.TotalSizeChange7d)
+	d.Figures = append(d.Figures, render.RatingFigure("averageRating", st.AverageRating).Labelled("Average rating", "no rated listing"))
+	n("rated", "Rated listings (the average's)", int64(st.Rated))
+	for _, ch := range figures.Charts {
+		d.Charts = append(d.Charts, chartList(trimChart(document.NewChart(f, store, ch, ""), storeTop), store, "/charts/"+store.String()+chartQuery(ch, "")))
 	}
-	eds := s.editions.Load()
-	var buf [64]byte
-	return s.htmlAnswer(f, answer.NewKey(buf[:0], "/stores/:store", gen).Int("s", int64(store)).Int("e", int64(eds.Len())), func(f *figures.Figures) ([]byte, error) {
-		st := f.Stats(store)
-		d := render.StorePage{Store: store.String(), AsOf: st.AsOf.UTC().Format("2006-01-02 15:04 UTC"), JSONURL: "/api/v1/stores/" + store.String() + "/stats"}
-		d.Manifests, d.SizeMeasure = store.ReadsManifests(), st.SizeMeasure
-		d.Weeks = weekTotals(eds, store)
-		d.Ratings, d.Sizes = bars("ratingDistribution", st.RatingDistribution), bars("sizeBuckets", st.SizeBuckets)
-		d.Takeovers = newestEvents(cur.Replica, changes.Filter{Stores: []views.Store{store}, Kinds: []changes.Kind{changes.Takeover}}, storeTakeovers)
-		d.Changes = newestEvents(cur.Replica, changes.Filter{Stores: []views.Store{store}}, storeChanges)
-		n := func(def, label string, v int64) {
-			d.Figures = append(d.Figures, render.IntFigure(def, &v).Labelled(label, ""))
-		}
-		// A count whose listings a page lists links it.
-		link := func(u string) { d.Figures[len(d.Figures)-1].Link = u }
-		n("live", "Live listings", int64(st.Live))
-		link("/listings?store=" + store.String())
-		n("known", "Known listings", int64(st.Known))
-		n("delisted", "Delisted", int64(st.Delisted))
-		n("pending", "Found, not read yet", int64(st.Pending)) // known = live + delisted + these
-		n("newThisWeek", "New in the last 7 days", int64(st.NewThisWeek))
-		link("/listings?store=" + store.String() + "&sort=firstseen")
-		n("delistedThisWeek", "Delisted in the last 7 days", int64(st.DelistedThisWeek))
-		link("/events?store=" + store.String() + "&kind=delisted")
-		n("totalSize", "Total size ("+st.SizeMeasure+")", st.TotalSize)
-		n("totalSizeChange7d", "Total size, change over 7 days", st.TotalSizeChange7d)
-		d.Figures[len(d.Figures)-1].Text = render.Signed(st.TotalSizeChange7d)
-		d.Figures = append(d.Figures, render.RatingFigure("averageRating", st.AverageRating).Labelled("Average rating", "no rated listing"))
-		n("rated", "Rated listings (the average's)", int64(st.Rated))
-		for _, ch := range figures.Charts {
-			d.Charts = append(d.Charts, chartList(trimChart(document.NewChart(f, store, ch, ""), storeTop), store, "/charts/"+store.String()+chartQuery(ch, "")))
-		}
-		for _, cat := range f.Categories(store) {
-			d.Categories = append(d.Categories, render.Category{Name: cat.Name, Listings: cat.Listings,
-				URL: "/charts/" + store.String() + chartQuery(figures.ChartTop, cat.Name)})
-		}
-		return render.RenderStore(d)
-	})
+	for _, cat := range f.Categories(store) {
+		d.Categories = append(d.Categories, render.Category{Name: cat.Name, Listings: cat.Listings,
+			URL: "/charts/" + store.String() + chartQuery(figures.ChartTop, cat.Name)})
+	}
+	return render.RenderStore(d)
 }

@@ -5,7 +5,10 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/read"
+	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views/served"
 )
 
 // Figures returns the published figures and the generation of the views,
@@ -18,48 +21,71 @@ func (s *API) Figures(what string) (*figures.Figures, uint64, error) {
 	return st.Figures, st.Replica.Info().Generation, nil
 }
 
-// figuresAnswer serves the answer of key, built from f on a miss. The caller builds key in a buffer of its own: passed to a
-// function value, the buffer would move to the heap.
-func (s *API) figuresAnswer(c *fiber.Ctx, f *figures.Figures, key answer.Key, build func(*figures.Figures) any) (answer.Reply, error) {
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
-		return answer.JSON(build(f))
-	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
+// StoreParams are the parameters of a read of one store's figures: the
+// {store} of its path.
+type StoreParams struct{ Store views.Store }
+
+// parseStore reads the {store} of c's path (an unknown store is a 404).
+func parseStore(c *fiber.Ctx, _ *served.State, _ read.Needs) (StoreParams, error) {
+	s, err := StoreParam(c)
+	return StoreParams{Store: s}, err
 }
 
-// getCategories answers GET /api/v1/categories/{store}.
-func (s *API) getCategories(c *fiber.Ctx) (answer.Reply, error) {
-	store, err := StoreParam(c)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	f, gen, err := s.Figures("The store's categories are")
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	var buf [64]byte
-	key := answer.NewKey(buf[:0], "/api/v1/categories/:store", gen).Int("s", int64(store))
-	return s.figuresAnswer(c, f, key, func(f *figures.Figures) any {
-		return fiber.Map{"store": store.String(), "categories": f.Categories(store)}
-	})
+func storeKey(k answer.Key, p *StoreParams) answer.Key { return k.Int("s", int64(p.Store)) }
+
+// jsonOf is the JSON codec of a result whose document doc returns.
+func jsonOf[T any](doc func(v *T) any) read.Codec[T] {
+	return read.Codec[T]{Name: "json", Type: fiber.MIMEApplicationJSON,
+		Encode: func(_ *fiber.Ctx, v *T) (*answer.Answer, error) { return answer.JSON(doc(v)) }}
 }
 
-// getStats answers GET /api/v1/stores/{store}/stats.
-func (s *API) getStats(c *fiber.Ctx) (answer.Reply, error) {
-	store, err := StoreParam(c)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	f, gen, err := s.Figures("The store's statistics are")
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	var buf [64]byte
-	key := answer.NewKey(buf[:0], "/api/v1/stores/:store/stats", gen).Int("s", int64(store))
-	return s.figuresAnswer(c, f, key, func(f *figures.Figures) any {
-		return f.Stats(store)
-	})
+// Categories is a store's categories with their live listings, by name.
+type Categories struct {
+	Categories []figures.CategoryCount `json:"categories"`
+	Store      string                  `json:"store"`
 }
+
+// CategoriesRead is the read of a store's categories (GET
+// /api/v1/categories/{store}, the categories' page and their files).
+func CategoriesRead() *read.Read[StoreParams, Categories] { return categoriesRead }
+
+var categoriesRead = &read.Read[StoreParams, Categories]{
+	Route:    "/api/v1/categories/:store",
+	NotReady: "The store's categories are",
+	Page:     answer.SamePage,
+	Parse:    parseStore,
+	Key:      storeKey,
+	Run: func(_ *fiber.Ctx, st *served.State, p *StoreParams, _ read.Needs) (*Categories, error) {
+		return &Categories{Categories: st.Figures.Categories(p.Store), Store: p.Store.String()}, nil
+	},
+}
+
+// Stats is a store's statistics (the JSON), with the store and the state
+// they were read from, which the store's page reads its charts, its
+// categories and its newest changes from.
+type Stats struct {
+	Stats *figures.StoreStats
+	Store views.Store
+	State *served.State
+}
+
+// StatsRead is the read of a store's statistics (GET
+// /api/v1/stores/{store}/stats and the store's page).
+func StatsRead() *read.Read[StoreParams, Stats] { return statsRead }
+
+var statsRead = &read.Read[StoreParams, Stats]{
+	Route:    "/api/v1/stores/:store/stats",
+	NotReady: "The store's statistics are",
+	Page:     answer.ParentPage,
+	Parse:    parseStore,
+	Key:      storeKey,
+	Run: func(_ *fiber.Ctx, st *served.State, p *StoreParams, _ read.Needs) (*Stats, error) {
+		return &Stats{Stats: st.Figures.Stats(p.Store), Store: p.Store, State: st}, nil
+	},
+}
+
+// statsJSON writes a store's statistics.
+var statsJSON = jsonOf(func(v *Stats) any { return v.Stats })
+
+// categoriesJSON writes a store's categories.
+var categoriesJSON = jsonOf(func(v *Categories) any { return v })

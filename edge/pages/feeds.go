@@ -8,6 +8,8 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
+	"github.com/edge-stats/edge/edge/read"
+	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
 	"github.com/edge-stats/edge/views/document"
@@ -66,27 +68,35 @@ func (s *Pages) getListingFeed(c *fiber.Ctx) (answer.Reply, error) {
 	})
 }
 
-// getWeeksFeed answers GET /weeks.atom: the editions as Atom, an entry
-// an edition, newest first.
-func (s *Pages) getWeeksFeed(c *fiber.Ctx) (answer.Reply, error) {
-	eds := s.editions.Load()
-	if err := weeksNotReady(eds); err != nil {
-		return answer.Reply{}, err
-	}
-	var buf [32]byte
-	return s.cached(answer.NewKey(buf[:0], "/weeks.atom", uint64(eds.Len())), atomType, func() ([]byte, error) {
-		feed := render.Feed{Title: "Weekly editions", ID: "tag:edge,2026:/weeks.atom", Self: "/weeks.atom", Alt: "/weeks"}
-		for _, w := range eds.Weeks()[:min(feedSize, len(eds.Weeks()))] {
-			e := eds.Get(w)
-			summary := "The week " + e.Start + " to " + e.Last + ":"
-			for _, st := range views.Stores {
-				if se := e.Stores[st.String()]; se != nil {
-					summary += " " + st.String() + " " + render.Int(int64(se.Totals.Live)) + " live (" + render.Signed(int64(se.Totals.LiveChange)) + ");"
-				}
-			}
-			feed.Entries = append(feed.Entries, render.FeedEntry{ID: "tag:edge,2026:week:" + e.Week, Title: "Week " + e.Week,
-				URL: "/week/" + e.Week, Summary: summary, Updated: e.Cutoff.UTC()})
-		}
-		return render.RenderFeed(feed, s.cfg.PublicURL)
-	})
+// weeksFeedHandler answers GET /weeks.atom: the v1 list of editions as
+// Atom, an entry an edition, newest first.
+func (s *Pages) weeksFeedHandler() read.Handler {
+	rd := *s.api.WeeksRead()
+	rd.Route, rd.CacheControl, rd.Page = "/weeks.atom", pageCacheControl, answer.NoPage
+	return read.Serve(s.api.Env(), &rd, read.Codec[v1.Weeks]{Name: "atom", Type: atomMedia, Encode: s.weeksAtom})
 }
+
+// weeksAtom writes the newest feedSize editions of ws as Atom.
+func (s *Pages) weeksAtom(_ *fiber.Ctx, ws *v1.Weeks) (*answer.Answer, error) {
+	eds := ws.Set
+	feed := render.Feed{Title: "Weekly editions", ID: "tag:edge,2026:/weeks.atom", Self: "/weeks.atom", Alt: "/weeks"}
+	for _, w := range eds.Weeks()[:min(feedSize, len(eds.Weeks()))] {
+		e := eds.Get(w)
+		summary := "The week " + e.Start + " to " + e.Last + ":"
+		for _, st := range views.Stores {
+			if se := e.Stores[st.String()]; se != nil {
+				summary += " " + st.String() + " " + render.Int(int64(se.Totals.Live)) + " live (" + render.Signed(int64(se.Totals.LiveChange)) + ");"
+			}
+		}
+		feed.Entries = append(feed.Entries, render.FeedEntry{ID: "tag:edge,2026:week:" + e.Week, Title: "Week " + e.Week,
+			URL: "/week/" + e.Week, Summary: summary, Updated: e.Cutoff.UTC()})
+	}
+	body, err := render.RenderFeed(feed, s.cfg.PublicURL)
+	if err != nil {
+		return nil, err
+	}
+	return pageAnswer(answer.NewKey(nil, "/weeks.atom", 0), atomType, body), nil
+}
+
+// atomMedia is the media type of the feeds, as an Accept field names it.
+const atomMedia = "application/atom+xml"

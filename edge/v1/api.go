@@ -66,6 +66,11 @@ type API struct {
 	// env is what the reads are served from; listings the listings read.
 	env      read.Env
 	listings *read.Read[ListingsParams, document.ListingPage]
+	// week, weeks, events, listingChanges and changes are the reads of
+	// an edition, the list of editions, the event feed, a listing's
+	// changes and the change feed.
+	week  *read.Read[WeekParams, Week]
+	weeks *read.Read[WeeksParams, Weeks]
 }
 
 // New returns the API answering from src.
@@ -90,6 +95,7 @@ func New(cfg Config, src Sources) (*API, error) {
 		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream}
 	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller, Paths: read.NewPaths()}
 	s.listings = s.newListingsRead()
+	s.week, s.weeks = s.newWeekRead(), s.newWeeksRead()
 	return s, nil
 }
 
@@ -137,9 +143,9 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	r.Get("/tags", same(s.getTags))
 	r.Get("/tags/:slug/:store", same(s.getTag))
 	r.Get("/stores/:store/stats", parent(s.getStats))
-	r.Get("/week", same(s.getLatestWeek))
-	r.Get("/weeks", same(s.getWeeks))
-	r.Get("/week/:id", same(s.getWeek))
+	s.env.Get(r, "/week", respond, read.Serve(s.env, s.week, weekJSON))
+	s.env.Get(r, "/weeks", respond, read.Serve(s.env, s.weeks, append([]read.Codec[Weeks]{weeksJSON}, WeeksFiles()...)...))
+	s.env.Get(r, "/week/:id", respond, read.Serve(s.env, s.week, weekJSON))
 }
 
 // withPage is route h, whose answers name their page for people in

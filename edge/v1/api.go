@@ -69,8 +69,10 @@ type API struct {
 	// week, weeks, events, listingChanges and changes are the reads of
 	// an edition, the list of editions, the event feed, a listing's
 	// changes and the change feed.
-	week  *read.Read[WeekParams, Week]
-	weeks *read.Read[WeeksParams, Weeks]
+	week           *read.Read[WeekParams, Week]
+	weeks          *read.Read[WeeksParams, Weeks]
+	events         *read.Read[EventsParams, Events]
+	listingChanges *read.Read[ListingChangesParams, ListingChanges]
 }
 
 // New returns the API answering from src.
@@ -96,6 +98,7 @@ func New(cfg Config, src Sources) (*API, error) {
 	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller, Paths: read.NewPaths()}
 	s.listings = s.newListingsRead()
 	s.week, s.weeks = s.newWeekRead(), s.newWeeksRead()
+	s.events, s.listingChanges = s.newEventsRead(), s.newListingChangesRead()
 	return s, nil
 }
 
@@ -127,11 +130,12 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	r.Get("/listings/:store/:id/history", parent(s.getHistory))
 	r.Get("/listings/:store/:id/history.csv", parent(s.getHistory))
 	r.Get("/listings/:store/:id/growth", parent(s.getGrowth))
-	r.Get("/listings/:store/:id/changes", parent(s.getListingChanges))
-	r.Get("/listings/:store/:id/changes.csv", parent(s.getListingChanges))
-	r.Get("/events", same(s.getEvents))
+	s.env.Get(r, "/listings/:store/:id/changes", respond, read.Serve(s.env, s.listingChanges,
+		append([]read.Codec[ListingChanges]{listingChangesJSON}, ListingChangesFiles()...)...))
+	s.env.Get(r, "/listings/:store/:id/changes.csv", respond, read.Serve(s.env, s.listingChanges, listingChangesCSV))
+	s.env.Get(r, "/events", respond, read.Serve(s.env, s.events, append([]read.Codec[Events]{eventsJSON}, EventsFiles()...)...))
 	r.Get("/events/stream", s.getEventStream)
-	r.Get("/events.csv", same(s.getEvents))
+	s.env.Get(r, "/events.csv", respond, read.Serve(s.env, s.events, eventsCSVCodec))
 	r.Get("/compare", same(s.getCompare))
 	r.Get("/compare.csv", same(s.getCompare))
 	r.Get("/changes", respond.Handle(s.getChanges))

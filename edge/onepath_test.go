@@ -36,7 +36,7 @@ var notYet = []string{
 	"/api/extensions", "/api/extensions.csv", "/api/summary", "/api/permissions", "/api/categories",
 	"/api/v1/listings/:store/:id", "/api/v1/listings/:store/:id/reviews", "/api/v1/listings/:store/:id/history",
 	"/api/v1/listings/:store/:id/history.csv", "/api/v1/listings/:store/:id/growth", "/api/v1/compare", "/api/v1/compare.csv",
-	"/api/v1/changes", "/api/v1/reviews/search", "/api/v1/categories/:store", "/api/v1/charts/:store", "/api/v1/tags",
+	"/api/v1/reviews/search", "/api/v1/categories/:store", "/api/v1/charts/:store", "/api/v1/tags",
 	"/api/v1/tags/:slug/:store", "/api/v1/stores/:store/stats",
 	"/compare", "/listings/:store/:id", "/charts/:store", "/stores/:store", "/categories/:store", "/tags", "/tags/:slug/:store",
 	"/listings/:store/:id/reviews.atom", "/listings/:store/:id/reviews",

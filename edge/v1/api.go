@@ -73,6 +73,7 @@ type API struct {
 	weeks          *read.Read[WeeksParams, Weeks]
 	events         *read.Read[EventsParams, Events]
 	listingChanges *read.Read[ListingChangesParams, ListingChanges]
+	changes        *read.Read[ChangesParams, changesAnswer]
 }
 
 // New returns the API answering from src.
@@ -99,6 +100,7 @@ func New(cfg Config, src Sources) (*API, error) {
 	s.listings = s.newListingsRead()
 	s.week, s.weeks = s.newWeekRead(), s.newWeeksRead()
 	s.events, s.listingChanges = s.newEventsRead(), s.newListingChangesRead()
+	s.changes = s.newChangesRead()
 	return s, nil
 }
 
@@ -138,7 +140,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	s.env.Get(r, "/events.csv", respond, read.Serve(s.env, s.events, eventsCSVCodec))
 	r.Get("/compare", same(s.getCompare))
 	r.Get("/compare.csv", same(s.getCompare))
-	r.Get("/changes", respond.Handle(s.getChanges))
+	s.env.Get(r, "/changes", respond, read.Serve(s.env, s.changes, append([]read.Codec[changesAnswer]{changesJSON}, changesFiles...)...))
 	r.Get("/exports", respond.Handle(s.getExports))
 	r.Get("/exports/:day/:file", s.getExportFile)
 	r.Get("/reviews/search", respond.Handle(s.getReviewSearch))

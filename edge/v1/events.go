@@ -271,6 +271,9 @@ func (s *API) parseEvents(c *fiber.Ctx, st *served.State, n read.Needs) (EventsP
 	if p.Filter, err = EventFilter(c); err != nil {
 		return p, err
 	}
+	// A filter is a set: every spelling of one keys one answer.
+	p.Filter.Stores = slices.Compact(slices.Sorted(slices.Values(p.Filter.Stores)))
+	p.Filter.Kinds = slices.Compact(slices.Sorted(slices.Values(p.Filter.Kinds)))
 	since, cursor := c.Query("since"), c.Query("cursor")
 	if n.Form {
 		p.Limit, p.Form, since = n.Rows, EventForm(c), ""

@@ -66,14 +66,6 @@ type API struct {
 	// env is what the reads are served from; listings the listings read.
 	env      read.Env
 	listings *read.Read[ListingsParams, document.ListingPage]
-	// week, weeks, events, listingChanges and changes are the reads of
-	// an edition, the list of editions, the event feed, a listing's
-	// changes and the change feed.
-	week           *read.Read[WeekParams, Week]
-	weeks          *read.Read[WeeksParams, Weeks]
-	events         *read.Read[EventsParams, Events]
-	listingChanges *read.Read[ListingChangesParams, ListingChanges]
-	changes        *read.Read[ChangesParams, changesAnswer]
 }
 
 // New returns the API answering from src.
@@ -98,9 +90,6 @@ func New(cfg Config, src Sources) (*API, error) {
 		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream}
 	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller, Paths: read.NewPaths()}
 	s.listings = s.newListingsRead()
-	s.week, s.weeks = s.newWeekRead(), s.newWeeksRead()
-	s.events, s.listingChanges = s.newEventsRead(), s.newListingChangesRead()
-	s.changes = s.newChangesRead()
 	return s, nil
 }
 
@@ -132,15 +121,15 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	r.Get("/listings/:store/:id/history", parent(s.getHistory))
 	r.Get("/listings/:store/:id/history.csv", parent(s.getHistory))
 	r.Get("/listings/:store/:id/growth", parent(s.getGrowth))
-	s.env.Get(r, "/listings/:store/:id/changes", respond, read.Serve(s.env, s.listingChanges,
+	s.env.Get(r, "/listings/:store/:id/changes", respond, read.Serve(s.env, s.ListingChangesRead(),
 		append([]read.Codec[ListingChanges]{listingChangesJSON}, ListingChangesFiles()...)...))
-	s.env.Get(r, "/listings/:store/:id/changes.csv", respond, read.Serve(s.env, s.listingChanges, listingChangesCSV))
-	s.env.Get(r, "/events", respond, read.Serve(s.env, s.events, append([]read.Codec[Events]{eventsJSON}, EventsFiles()...)...))
+	s.env.Get(r, "/listings/:store/:id/changes.csv", respond, read.Serve(s.env, s.ListingChangesRead(), listingChangesCSV))
+	s.env.Get(r, "/events", respond, read.Serve(s.env, s.EventsRead(), append([]read.Codec[Events]{eventsJSON}, EventsFiles()...)...))
 	r.Get("/events/stream", s.getEventStream)
-	s.env.Get(r, "/events.csv", respond, read.Serve(s.env, s.events, eventsCSVCodec))
+	s.env.Get(r, "/events.csv", respond, read.Serve(s.env, s.EventsRead(), eventsCSVCodec))
 	r.Get("/compare", same(s.getCompare))
 	r.Get("/compare.csv", same(s.getCompare))
-	s.env.Get(r, "/changes", respond, read.Serve(s.env, s.changes, append([]read.Codec[changesAnswer]{changesJSON}, changesFiles...)...))
+	s.env.Get(r, "/changes", respond, read.Serve(s.env, s.ChangesRead(), append([]read.Codec[changesAnswer]{changesJSON}, changesFiles...)...))
 	r.Get("/exports", respond.Handle(s.getExports))
 	r.Get("/exports/:day/:file", s.getExportFile)
 	r.Get("/reviews/search", respond.Handle(s.getReviewSearch))
@@ -149,9 +138,9 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	r.Get("/tags", same(s.getTags))
 	r.Get("/tags/:slug/:store", same(s.getTag))
 	r.Get("/stores/:store/stats", parent(s.getStats))
-	s.env.Get(r, "/week", respond, read.Serve(s.env, s.week, weekJSON))
-	s.env.Get(r, "/weeks", respond, read.Serve(s.env, s.weeks, append([]read.Codec[Weeks]{weeksJSON}, WeeksFiles()...)...))
-	s.env.Get(r, "/week/:id", respond, read.Serve(s.env, s.week, weekJSON))
+	s.env.Get(r, "/week", respond, read.Serve(s.env, s.WeekRead(), weekJSON))
+	s.env.Get(r, "/weeks", respond, read.Serve(s.env, s.WeeksRead(), append([]read.Codec[Weeks]{weeksJSON}, WeeksFiles()...)...))
+	s.env.Get(r, "/week/:id", respond, read.Serve(s.env, s.WeekRead(), weekJSON))
 }
 
 // withPage is route h, whose answers name their page for people in

@@ -105,11 +105,9 @@ type ChangesParams struct {
 // change first, from the published state (what the refresh job has read
 // up to its watermarks). A listing is in the feed once, at its latest
 // change. nextCursor always moves forward, or stays where it was when
-// nothing changed since: ask again with it later.
-func (s *API) ChangesRead() *read.Read[ChangesParams, changesAnswer] { return s.changes }
-
-// newChangesRead declares the change feed.
-func (s *API) newChangesRead() *read.Read[ChangesParams, changesAnswer] {
+// nothing changed since: ask again with it later. Each call declares it
+// anew.
+func (s *API) ChangesRead() *read.Read[ChangesParams, changesAnswer] {
 	return &read.Read[ChangesParams, changesAnswer]{
 		Route:    "/api/v1/changes",
 		NotReady: "The change feed is",

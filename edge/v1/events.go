@@ -82,12 +82,8 @@ type ListingChanges struct {
 // /api/v1/listings/{store}/{id}/changes and .csv, the changes' page and
 // its feed): newest first, cursor-paged. A listing delisted before its
 // first reading has a changelog too: only an unknown listing is a 404.
+// Each call declares it anew: a page's route changes its own.
 func (s *API) ListingChangesRead() *read.Read[ListingChangesParams, ListingChanges] {
-	return s.listingChanges
-}
-
-// newListingChangesRead declares a listing's changelog.
-func (s *API) newListingChangesRead() *read.Read[ListingChangesParams, ListingChanges] {
 	return &read.Read[ListingChangesParams, ListingChanges]{
 		Route:    "/api/v1/listings/:store/:id/changes",
 		NotReady: "Listing figures are",
@@ -224,11 +220,8 @@ type Events struct {
 // .csv, the events' page and feed): without since, newest first, paged
 // back with cursor; with since, oldest first from there, and nextCursor
 // only moves forward (it stays at since when nothing is newer: ask again
-// later).
-func (s *API) EventsRead() *read.Read[EventsParams, Events] { return s.events }
-
-// newEventsRead declares the event feed.
-func (s *API) newEventsRead() *read.Read[EventsParams, Events] {
+// later). Each call declares it anew: a page's route changes its own.
+func (s *API) EventsRead() *read.Read[EventsParams, Events] {
 	return &read.Read[EventsParams, Events]{
 		Route:    "/api/v1/events",
 		NotReady: "Listing figures are",

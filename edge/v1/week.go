@@ -37,10 +37,8 @@ type Week struct {
 // WeekRead is the read of an edition (GET /api/v1/week/{id}, and
 // /api/v1/week, the newest, whose address names no week): a document of
 // several lists, answered as JSON (and as a page by package pages).
-func (s *API) WeekRead() *read.Read[WeekParams, Week] { return s.week }
-
-// newWeekRead declares the edition's read.
-func (s *API) newWeekRead() *read.Read[WeekParams, Week] {
+// Each call declares it anew: a page's route changes its own.
+func (s *API) WeekRead() *read.Read[WeekParams, Week] {
 	return &read.Read[WeekParams, Week]{
 		Route:    "/api/v1/week/:id",
 		NotReady: "Weekly editions are",
@@ -110,10 +108,8 @@ type Weeks struct {
 
 // WeeksRead is the read of the list of editions (GET /api/v1/weeks, the
 // weeks' page and their feed): every week with an edition, newest first.
-func (s *API) WeeksRead() *read.Read[WeeksParams, Weeks] { return s.weeks }
-
-// newWeeksRead declares the list of editions.
-func (s *API) newWeeksRead() *read.Read[WeeksParams, Weeks] {
+// Each call declares it anew: a page's route changes its own.
+func (s *API) WeeksRead() *read.Read[WeeksParams, Weeks] {
 	return &read.Read[WeeksParams, Weeks]{
 		Route:    "/api/v1/weeks",
 		NotReady: "Weekly editions are",

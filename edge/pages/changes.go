@@ -8,30 +8,28 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
+	"github.com/edge-stats/edge/edge/read"
+	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 )
 
-// getListingChangesPage answers GET /listings/{store}/{id}/changes: the
-// listing's changes, newest first, 50 a page, older pages by cursor; the
-// same query as /api/v1/listings/{store}/{id}/changes, written as a page.
-func (s *Pages) getListingChangesPage(c *fiber.Ctx) (answer.Reply, error) {
-	st, err := s.api.Current()
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	a, err := s.api.ListingChanges(c, "/listings/:store/:id/changes", eventsPageSize, func(k answer.Key) answer.Key { return k },
-		func(doc *document.ListingChanges) (*answer.Answer, error) {
-			body, err := listingChangesPage(doc, st.Replica, c.Query("cursor"))
+// listingChangesHandler answers GET /listings/{store}/{id}/changes: the
+// v1 read of the listing's changes, newest first, eventsPageSize a page
+// (limit asks for another size), older pages by cursor, written as a
+// page; or as the API's CSV and NDJSON files of the same query.
+func (s *Pages) listingChangesHandler() read.Handler {
+	rd := *s.api.ListingChangesRead()
+	rd.Route, rd.CacheControl, rd.Page = "/listings/:store/:id/changes", pageCacheControl, answer.NoPage
+	page := read.Codec[v1.ListingChanges]{Name: "html", Type: fiber.MIMETextHTML, Needs: read.Needs{Form: true, Rows: eventsPageSize},
+		Encode: func(_ *fiber.Ctx, v *v1.ListingChanges) (*answer.Answer, error) {
+			body, err := listingChangesPage(&v.Doc, v.Replica, v.Cursor)
 			if err != nil {
 				return nil, err
 			}
 			return pageAnswer(answer.NewKey(nil, "/listings/:store/:id/changes", 0), htmlType, body), nil
-		})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
+		}}
+	return read.Serve(s.api.Env(), &rd, append([]read.Codec[v1.ListingChanges]{page}, v1.ListingChangesFiles()...)...)
 }
 
 // listingChangesPage is the page of doc, a listing's changes from cursor

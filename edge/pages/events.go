@@ -1,8 +1,8 @@
 package pages
 
 import (
+	"maps"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -10,11 +10,11 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
+	"github.com/edge-stats/edge/edge/read"
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
 	"github.com/edge-stats/edge/views/document"
-	"github.com/edge-stats/edge/views/served"
 )
 
 // The pages' and feeds' sizes: events a page, entries a feed.
@@ -105,31 +105,6 @@ func pageEvent(e document.Event, r interface {
 	return out
 }
 
-// filterQuery is the query of the feed's filters as read, canonical:
-// store and kind with their values trimmed, sorted and each once, blanks
-// left out (the filter is the same in any order), and permission. The
-// events' page and feed are keyed by it and write their links from it.
-func filterQuery(c *fiber.Ctx) url.Values {
-	q := url.Values{}
-	for _, k := range []string{"store", "kind", "permission"} {
-		v := c.Query(k)
-		if k != "permission" {
-			var vs []string
-			for _, p := range strings.Split(v, ",") {
-				if p = strings.TrimSpace(p); p != "" {
-					vs = append(vs, p)
-				}
-			}
-			slices.Sort(vs)
-			v = strings.Join(slices.Compact(vs), ",")
-		}
-		if v != "" {
-			q.Set(k, v)
-		}
-	}
-	return q
-}
-
 func withQuery(path string, q url.Values) string {
 	if len(q) == 0 {
 		return path
@@ -137,63 +112,45 @@ func withQuery(path string, q url.Values) string {
 	return path + "?" + q.Encode()
 }
 
-// getEventsPage answers GET /events: the event feed's newest changes with
-// its filters (a plain GET form), 100 a page, older pages by cursor.
-func (s *Pages) getEventsPage(c *fiber.Ctx) (answer.Reply, error) {
-	st, log, window, f, err := s.events(c)
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	var pos changes.Pos
-	cursor := c.Query("cursor")
-	if cursor != "" {
-		p, ok := document.ParseEventCursor(cursor)
-		if !ok {
-			return answer.Reply{}, v1.BadCursor()
-		}
-		pos = p
-		cursor = document.EventCursor(p) // as read: one key for every spelling of one place
-	}
-	q := filterQuery(c)
-	var buf [256]byte
-	key := answer.NewKey(buf[:0], "/events", st.Replica.Info().Generation).Str("q", q.Encode()).Str("cursor", cursor)
-	return s.cached(key, htmlType, func() ([]byte, error) {
-		doc := document.NewEventPage(st.Replica, log, window, f, false, pos, "", eventsPageSize)
-		d := render.EventsPage{Title: "Changes of listings", FormAction: "/events", Permission: q.Get("permission"),
-			Intro:   "What changed in listings' metadata (a new version, permissions, a new developer, …), newest first, from " + window.From.Format("2006-01-02") + ".",
-			JSONURL: withQuery("/api/v1/events", twinQuery(q, cursor)), AtomURL: withQuery("/events.atom", q)}
-		stores := strings.Split(q.Get("store"), ",")
-		for _, st := range views.Stores {
-			d.Stores = append(d.Stores, render.Option{Value: st.String(), Label: st.String(), Selected: len(stores) == 1 && stores[0] == st.String()})
-		}
-		for _, k := range changes.Kinds() {
-			d.Kinds = append(d.Kinds, render.Option{Value: k.String(), Label: kindLabels[k.String()], Selected: q.Get("kind") == k.String()})
-		}
-		for _, e := range doc.Events {
-			d.Events = append(d.Events, pageEvent(e, st.Replica))
-		}
-		if doc.NextCursor != nil {
-			older := filterQuery(c)
-			older.Set("cursor", *doc.NextCursor)
-			d.Older = "/events?" + older.Encode()
-		}
-		if cursor != "" {
-			d.Newest = withQuery("/events", filterQuery(c))
-		}
-		return render.RenderEvents(d)
-	})
+// eventsHandler answers GET /events: the v1 event feed's read, its
+// newest changes with its filters (a plain GET form), eventsPageSize a
+// page, older pages by cursor, as the events' page; or as the API's CSV
+// and NDJSON files of the same query (format=, or an Accept that prefers
+// them), public as every page is.
+func (s *Pages) eventsHandler() read.Handler {
+	rd := *s.api.EventsRead()
+	rd.Route, rd.CacheControl, rd.Page = "/events", pageCacheControl, answer.NoPage
+	page := read.Codec[v1.Events]{Name: "html", Type: fiber.MIMETextHTML, Needs: read.Needs{Form: true, Rows: eventsPageSize}, Encode: eventsHTML}
+	return read.Serve(s.api.Env(), &rd, append([]read.Codec[v1.Events]{page}, v1.EventsFiles()...)...)
 }
 
-// events reads what the events' page and feed show, as the API's event
-// feed does: the published state, its change log and the window it
-// covers, and the filters c asks for.
-func (s *Pages) events(c *fiber.Ctx) (st *served.State, log *changes.Log, window document.EventWindow, f changes.Filter, err error) {
-	if st, err = s.api.Current(); err != nil {
-		return
+// eventsHTML writes v, a page of the event feed, as the events' page.
+func eventsHTML(_ *fiber.Ctx, v *v1.Events) (*answer.Answer, error) {
+	q, cursor, window, doc := v.Params.Form, v.Params.Cursor, v.Doc.Window, &v.Doc
+	d := render.EventsPage{Title: "Changes of listings", FormAction: "/events", Permission: q.Get("permission"),
+		Intro:   "What changed in listings' metadata (a new version, permissions, a new developer, …), newest first, from " + window.From.Format("2006-01-02") + ".",
+		JSONURL: withQuery("/api/v1/events", twinQuery(q, cursor)), AtomURL: withQuery("/events.atom", q)}
+	stores := strings.Split(q.Get("store"), ",")
+	for _, st := range views.Stores {
+		d.Stores = append(d.Stores, render.Option{Value: st.String(), Label: st.String(), Selected: len(stores) == 1 && stores[0] == st.String()})
 	}
-	if log, window, err = s.api.ChangeLog(st); err != nil {
-		return
+	for _, k := range changes.Kinds() {
+		d.Kinds = append(d.Kinds, render.Option{Value: k.String(), Label: kindLabels[k.String()], Selected: q.Get("kind") == k.String()})
 	}
-	f, err = v1.EventFilter(c)
-	return
+	for _, e := range doc.Events {
+		d.Events = append(d.Events, pageEvent(e, v.Replica))
+	}
+	if doc.NextCursor != nil {
+		older := maps.Clone(q)
+		older.Set("cursor", *doc.NextCursor)
+		d.Older = "/events?" + older.Encode()
+	}
+	if cursor != "" {
+		d.Newest = withQuery("/events", q)
+	}
+	body, err := render.RenderEvents(d)
+	if err != nil {
+		return nil, err
+	}
+	return pageAnswer(answer.NewKey(nil, "/events", 0), htmlType, body), nil
 }

@@ -1,8 +1,6 @@
 package pages
 
 import (
-	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 
@@ -10,39 +8,20 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
-	"github.com/edge-stats/edge/edge/problem"
+	"github.com/edge-stats/edge/edge/read"
+	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
 )
 
-// getWeekPage answers GET /week/{id}: an edition's page, from the same
-// edition as /api/v1/week/{id}.
-func (s *Pages) getWeekPage(c *fiber.Ctx) (answer.Reply, error) {
-	w, err := editions.ParseWeek(c.Params("id"))
-	if err != nil {
-		return answer.Reply{}, problem.New(http.StatusBadRequest, err.Error()).
-			ForReaders(fmt.Sprintf("There is no week %.40q: a week is written as its year and number, such as 2026-W05. The page of weeks lists every edition.", c.Params("id")))
-	}
-	eds := s.editions.Load()
-	if err := weeksNotReady(eds); err != nil {
-		return answer.Reply{}, err
-	}
-	e := eds.Get(w)
-	if e == nil {
-		return answer.Reply{}, problem.Newf(http.StatusNotFound, "There is no edition of week %s: the editions are listed at /weeks.", w).
-			ForReaders(fmt.Sprintf("There is no edition of week %s. The page of weeks lists every edition.", w))
-	}
-	return s.weekPage(eds, e)
-}
-
-// getLatestWeekPage answers GET /week: the newest edition's page, as
-// /api/v1/week is the newest edition.
-func (s *Pages) getLatestWeekPage(c *fiber.Ctx) (answer.Reply, error) {
-	eds := s.editions.Load()
-	if err := weeksNotReady(eds); err != nil {
-		return answer.Reply{}, err
-	}
-	return s.weekPage(eds, eds.Latest())
+// weekHandler answers GET /week/{id} and GET /week (the newest
+// edition): the v1 edition's read, from the same edition as
+// /api/v1/week/{id}, written as the edition's page, public as every
+// page is. An edition is a document of several lists: it has no files.
+func (s *Pages) weekHandler() read.Handler {
+	rd := *s.api.WeekRead()
+	rd.Route, rd.CacheControl, rd.Page = "/week/:id", pageCacheControl, answer.NoPage
+	return read.Serve(s.api.Env(), &rd, read.Codec[v1.Week]{Name: "html", Type: fiber.MIMETextHTML, Encode: s.weekHTML})
 }
 
 // neighbours returns the links to the editions of eds just before and
@@ -63,57 +42,54 @@ func neighbours(eds *editions.Set, week string) (prev, next *render.Link) {
 	return prev, next
 }
 
-// weekPage is the page of edition e of eds.
-func (s *Pages) weekPage(eds *editions.Set, e *editions.Edition) (answer.Reply, error) {
-	// Each listing is shown with its developer, as the published state
-	// names it now (an edition keeps names, not developers).
-	cur, err := s.api.Current()
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	var buf [64]byte
-	key := answer.NewKey(buf[:0], "/week/:id", uint64(eds.Len())).Str("w", e.Week).Int("g", int64(cur.Replica.Info().Generation))
-	return s.cached(key, htmlType, func() ([]byte, error) {
-		d := render.WeekPage{Week: e.Week, Start: e.Start, End: e.Last, From: e.ChangeFrom, To: e.ChangeTo, JSONURL: "/api/v1/week/" + e.Week,
-			ListSize: weekPageListSize, FullSize: editions.Size}
-		d.Prev, d.Next = neighbours(eds, e.Week)
-		for _, st := range views.Stores {
-			se := e.Stores[st.String()]
-			if se == nil {
-				continue
-			}
-			ws := render.WeekStore{Store: st.String()}
-			fig := func(def, label string, v int64, sign bool) {
-				f := render.IntFigure(st.String()+".totals."+def, &v).Labelled(label, "")
-				if sign {
-					f.Text = render.Signed(v)
-				}
-				ws.Figures = append(ws.Figures, f)
-			}
-			t := se.Totals
-			fig("live", "Live listings at the week's end", int64(t.Live), false)
-			fig("liveChange", "Live listings, change", int64(t.LiveChange), true)
-			fig("totalSize", "Total size ("+st.SizeMeasure()+")", t.TotalSize, false)
-			fig("totalSizeChange", "Total size, change", t.TotalSizeChange, true)
-			fig("newcomers", "Newcomers", int64(t.Newcomers), false)
-			for _, l := range []struct {
-				name, caption string
-				entries       []editions.Entry
-				cols          []string
-			}{
-				{"gainers", "Biggest gainers", se.Gainers, []string{"change", "size"}},
-				{"gainersPercent", "Fastest growing", se.GainersPercent, []string{"percent", "size"}},
-				{"topClimbers", "Climbers in the store's ranks", se.TopClimbers, []string{"rank", "previousRank"}},
-				{"newcomers", "Newcomers", se.Newcomers, []string{"size"}},
-				{"departures", "Departures", se.Departures, []string{"size"}},
-				{"bestRatedNewcomers", "Best rated newcomers", se.BestRatedNewcomers, []string{"rating", "ratingCount"}},
-			} {
-				ws.Lists = append(ws.Lists, weekList(st, l.name, l.caption, l.entries, l.cols, cur.Replica))
-			}
-			d.Stores = append(d.Stores, ws)
+// weekHTML writes w as its edition's page: each listing is shown with
+// its developer, as the published state names it now (an edition keeps
+// names, not developers).
+func (s *Pages) weekHTML(_ *fiber.Ctx, w *v1.Week) (*answer.Answer, error) {
+	e := w.Edition
+	d := render.WeekPage{Week: e.Week, Start: e.Start, End: e.Last, From: e.ChangeFrom, To: e.ChangeTo, JSONURL: "/api/v1/week/" + e.Week,
+		ListSize: weekPageListSize, FullSize: editions.Size}
+	d.Prev, d.Next = neighbours(w.Set, e.Week)
+	for _, st := range views.Stores {
+		se := e.Stores[st.String()]
+		if se == nil {
+			continue
 		}
-		return render.RenderWeek(d)
-	})
+		ws := render.WeekStore{Store: st.String()}
+		fig := func(def, label string, v int64, sign bool) {
+			f := render.IntFigure(st.String()+".totals."+def, &v).Labelled(label, "")
+			if sign {
+				f.Text = render.Signed(v)
+			}
+			ws.Figures = append(ws.Figures, f)
+		}
+		t := se.Totals
+		fig("live", "Live listings at the week's end", int64(t.Live), false)
+		fig("liveChange", "Live listings, change", int64(t.LiveChange), true)
+		fig("totalSize", "Total size ("+st.SizeMeasure()+")", t.TotalSize, false)
+		fig("totalSizeChange", "Total size, change", t.TotalSizeChange, true)
+		fig("newcomers", "Newcomers", int64(t.Newcomers), false)
+		for _, l := range []struct {
+			name, caption string
+			entries       []editions.Entry
+			cols          []string
+		}{
+			{"gainers", "Biggest gainers", se.Gainers, []string{"change", "size"}},
+			{"gainersPercent", "Fastest growing", se.GainersPercent, []string{"percent", "size"}},
+			{"topClimbers", "Climbers in the store's ranks", se.TopClimbers, []string{"rank", "previousRank"}},
+			{"newcomers", "Newcomers", se.Newcomers, []string{"size"}},
+			{"departures", "Departures", se.Departures, []string{"size"}},
+			{"bestRatedNewcomers", "Best rated newcomers", se.BestRatedNewcomers, []string{"rating", "ratingCount"}},
+		} {
+			ws.Lists = append(ws.Lists, weekList(st, l.name, l.caption, l.entries, l.cols, w.Replica))
+		}
+		d.Stores = append(d.Stores, ws)
+	}
+	body, err := render.RenderWeek(d)
+	if err != nil {
+		return nil, err
+	}
+	return pageAnswer(answer.NewKey(nil, "/week/:id", 0), htmlType, body), nil
 }
 
 // weekColumns are the columns of an edition's lists, by their entries'

@@ -5,36 +5,36 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
-	"github.com/edge-stats/edge/edge/problem"
-	"github.com/edge-stats/edge/views/editions"
+	"github.com/edge-stats/edge/edge/read"
+	v1 "github.com/edge-stats/edge/edge/v1"
 )
 
-// weeksNotReady answers the weeks' pages before any edition is built.
-func weeksNotReady(eds *editions.Set) error {
-	if len(eds.Weeks()) == 0 {
-		return problem.NotReady("Weekly editions are")
-	}
-	return nil
+// weeksHandler answers GET /weeks: the v1 list of editions, newest
+// first, as the weeks' page, or as the API's CSV and NDJSON files of it
+// (format=, or an Accept that prefers them), public as every page is.
+func (s *Pages) weeksHandler() read.Handler {
+	rd := *s.api.WeeksRead()
+	rd.Route, rd.CacheControl, rd.Page = "/weeks", pageCacheControl, answer.NoPage
+	page := read.Codec[v1.Weeks]{Name: "html", Type: fiber.MIMETextHTML, Encode: weeksHTML}
+	return read.Serve(s.api.Env(), &rd, append([]read.Codec[v1.Weeks]{page}, v1.WeeksFiles()...)...)
 }
 
-// getWeeksPage answers GET /weeks: every edition, newest first.
-func (s *Pages) getWeeksPage(c *fiber.Ctx) (answer.Reply, error) {
-	eds := s.editions.Load()
-	if err := weeksNotReady(eds); err != nil {
-		return answer.Reply{}, err
-	}
-	var buf [32]byte
-	return s.cached(answer.NewKey(buf[:0], "/weeks", uint64(eds.Len())), htmlType, func() ([]byte, error) {
-		var refs []render.WeekRef
-		for _, w := range eds.Weeks() {
-			ref := render.WeekRef{Week: w.String(), Start: w.Start().String(), End: w.Last().String(), URL: "/week/" + w.String()}
-			for _, se := range eds.Get(w).Stores {
-				ref.Newcomers += se.Totals.Newcomers
-				ref.Departures += se.Totals.Departures
-				ref.LiveChange += se.Totals.LiveChange
-			}
-			refs = append(refs, ref)
+// weeksHTML writes the list of editions as the weeks' page, each with
+// its stores' totals summed.
+func weeksHTML(_ *fiber.Ctx, ws *v1.Weeks) (*answer.Answer, error) {
+	var refs []render.WeekRef
+	for _, w := range ws.Set.Weeks() {
+		ref := render.WeekRef{Week: w.String(), Start: w.Start().String(), End: w.Last().String(), URL: "/week/" + w.String()}
+		for _, se := range ws.Set.Get(w).Stores {
+			ref.Newcomers += se.Totals.Newcomers
+			ref.Departures += se.Totals.Departures
+			ref.LiveChange += se.Totals.LiveChange
 		}
-		return render.RenderWeeks(refs)
-	})
+		refs = append(refs, ref)
+	}
+	body, err := render.RenderWeeks(refs)
+	if err != nil {
+		return nil, err
+	}
+	return pageAnswer(answer.NewKey(nil, "/weeks", 0), htmlType, body), nil
 }

@@ -110,17 +110,14 @@ func (s *API) Env() read.Env { return s.env }
 func (s *API) OpenAPIAnswer() *answer.Answer { return s.openapi }
 
 // Routes adds the API's routes to r (the /api/v1 group), each answer
-// sent by respond; the answers of a route with a page for people name it
-// in their Link header (withPage). The description and the figures' definitions need no
+// sent by respond, each read through the one serve path (read.Serve,
+// routed with read.Env.Get); the answers of a route with a page for
+// people name it in their Link header (read.Read.Page). The description and the figures' definitions need no
 // key and count against no limit: they are routed before limit, the
 // middleware that checks keys and limits (nil: none).
 func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Responder) {
-	// same and parent are the routes whose page is at their own path
-	// (answer.SamePage) or their parent's (answer.ParentPage).
-	same := func(h answer.Handler) fiber.Handler { return respond.Handle(withPage(answer.SamePage, h)) }
-	parent := func(h answer.Handler) fiber.Handler { return respond.Handle(withPage(answer.ParentPage, h)) }
 	r.Get("/openapi.json", respond.Handle(s.getOpenAPI))
-	r.Get("/definitions", same(s.getDefinitions))
+	r.Get("/definitions", respond.Handle(withPage(answer.SamePage, s.getDefinitions)))
 	if limit != nil {
 		r.Use(limit)
 	}
@@ -130,14 +127,15 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	s.env.Get(r, "/listings/:store/:id/history", respond, read.Serve(s.env, s.history, historyJSON, historyCSVCodec, historyNDJSON))
 	s.env.Get(r, "/listings/:store/:id/history.csv", respond, read.Serve(s.env, s.history, historyCSVCodec))
 	s.env.Get(r, "/listings/:store/:id/growth", respond, read.Serve(s.env, s.growth, growthJSON))
-	r.Get("/listings/:store/:id/changes", parent(s.getListingChanges))
-	r.Get("/listings/:store/:id/changes.csv", parent(s.getListingChanges))
-	r.Get("/events", same(s.getEvents))
+	s.env.Get(r, "/listings/:store/:id/changes", respond, read.Serve(s.env, s.ListingChangesRead(),
+		append([]read.Codec[ListingChanges]{listingChangesJSON}, ListingChangesFiles()...)...))
+	s.env.Get(r, "/listings/:store/:id/changes.csv", respond, read.Serve(s.env, s.ListingChangesRead(), listingChangesCSV))
+	s.env.Get(r, "/events", respond, read.Serve(s.env, s.EventsRead(), append([]read.Codec[Events]{eventsJSON}, EventsFiles()...)...))
 	r.Get("/events/stream", s.getEventStream)
-	r.Get("/events.csv", same(s.getEvents))
+	s.env.Get(r, "/events.csv", respond, read.Serve(s.env, s.EventsRead(), eventsCSVCodec))
 	s.env.Get(r, "/compare", respond, read.Serve(s.env, s.compare, compareJSON, compareCSVCodec, compareNDJSON))
 	s.env.Get(r, "/compare.csv", respond, read.Serve(s.env, s.compare, compareCSVCodec))
-	r.Get("/changes", respond.Handle(s.getChanges))
+	s.env.Get(r, "/changes", respond, read.Serve(s.env, s.ChangesRead(), append([]read.Codec[changesAnswer]{changesJSON}, changesFiles...)...))
 	r.Get("/exports", respond.Handle(s.getExports))
 	r.Get("/exports/:day/:file", s.getExportFile)
 	s.env.Get(r, "/reviews/search", respond, read.Serve(s.env, s.reviewSearch, reviewSearchJSON, reviewSearchCSV, reviewSearchNDJSON))
@@ -146,9 +144,9 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	s.env.Get(r, "/tags", respond, read.Serve(s.env, tagsRead, append([]read.Codec[Tags]{tagsJSON}, TagsFiles()...)...))
 	s.env.Get(r, "/tags/:slug/:store", respond, read.Serve(s.env, tagRead, append([]read.Codec[TagListings]{tagJSON}, TagFiles()...)...))
 	s.env.Get(r, "/stores/:store/stats", respond, read.Serve(s.env, statsRead, statsJSON))
-	r.Get("/week", same(s.getLatestWeek))
-	r.Get("/weeks", same(s.getWeeks))
-	r.Get("/week/:id", same(s.getWeek))
+	s.env.Get(r, "/week", respond, read.Serve(s.env, s.WeekRead(), weekJSON))
+	s.env.Get(r, "/weeks", respond, read.Serve(s.env, s.WeeksRead(), append([]read.Codec[Weeks]{weeksJSON}, WeeksFiles()...)...))
+	s.env.Get(r, "/week/:id", respond, read.Serve(s.env, s.WeekRead(), weekJSON))
 }
 
 // withPage is route h, whose answers name their page for people in

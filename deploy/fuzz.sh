@@ -55,6 +55,7 @@ targets=(
 	"./internal/jsonw FuzzString"
 	"./internal/jsonw FuzzFloat"
 	"./internal/csvw FuzzText"
+	"./edge/read FuzzPick"
 )
 lanes=${LANES:-2}
 

@@ -1,6 +1,8 @@
 package answer
 
 import (
+	"errors"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/coding"
@@ -24,6 +26,10 @@ type Reply struct {
 // its own (a Content-Security-Policy). An error is a problem the server's
 // error handler writes.
 type Handler func(c *fiber.Ctx) (Reply, error)
+
+// ErrPass is what a Handler returns to hand the request on to the next
+// route that matches it (fiber.Ctx.Next).
+var ErrPass = errors.New("answer: passed to the next route")
 
 // sent is what the responder sent of an answer: its content coding, the
 // order codings were chosen in (best: the answer's best variants were
@@ -52,6 +58,9 @@ func (r Responder) Handle(h Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		reply, err := h(c)
 		if err != nil {
+			if err == ErrPass {
+				return c.Next()
+			}
 			return err
 		}
 		a := reply.Answer

@@ -26,7 +26,6 @@ import (
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/editions"
-	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/served"
 )
 
@@ -53,9 +52,6 @@ type Pages struct {
 	editions *views.Published[editions.Set]
 	answers  *answer.Cache
 	log      *slog.Logger
-	// respond sends the home page's answer (getHomePage is a plain
-	// handler: it passes a program's request on to the API's home).
-	respond answer.Responder
 	// definitions is the page of the figures' definitions, and robots
 	// the site's /robots.txt, both made once.
 	definitions, robots *answer.Answer
@@ -110,8 +106,7 @@ func (s *Pages) Routes(app *fiber.App, guard fiber.Handler, respond answer.Respo
 	s.api.Env().Get(app, "/listings/:store/:id/changes", respond, s.listingChangesHandler(), guard)
 	s.api.Env().Get(app, "/listings/:store/:id/reviews.atom", respond, s.reviewsFeedHandler(), guard)
 	s.api.Env().Get(app, "/listings/:store/:id/reviews", respond, s.reviewsHandler(), guard)
-	s.respond = respond
-	app.Get("/", guard, s.getHomePage)
+	s.api.Env().Get(app, "/", respond, s.homeHandler(), guard)
 	app.Get("/robots.txt", guard, respond.Handle(func(*fiber.Ctx) (answer.Reply, error) {
 		return answer.Reply{Answer: s.robots, CacheControl: pageCacheControl}, nil
 	}))
@@ -131,28 +126,6 @@ const (
 // as it keeps the legacy API's answers (docs/pages.md, Built like every
 // other answer).
 var pageCacheControl = answer.Public(60 * time.Second)
-
-// cached is a page or a feed of contentType that render makes, kept in
-// the answer cache under key (whose generation says when it is made
-// again), with its cache tags (pageAnswer).
-func (s *Pages) cached(key answer.Key, contentType string, render func() ([]byte, error)) (answer.Reply, error) {
-	a, err := s.answers.Get(key, func() (*answer.Answer, error) {
-		body, err := render()
-		if err != nil {
-			return nil, err
-		}
-		return pageAnswer(key, contentType, body), nil
-	})
-	if err != nil {
-		return answer.Reply{}, err
-	}
-	return answer.Reply{Answer: a, CacheControl: pageCacheControl}, nil
-}
-
-// htmlAnswer is a page render makes from the published figures f.
-func (s *Pages) htmlAnswer(f *figures.Figures, key answer.Key, render func(*figures.Figures) ([]byte, error)) (answer.Reply, error) {
-	return s.cached(key, htmlType, func() ([]byte, error) { return render(f) })
-}
 
 // pageAnswer is a page or a feed of key's route, with its cache tags
 // (docs/operations.md, Behind a CDN): "edge", "edge-page" on every page

@@ -14,6 +14,7 @@
 package read
 
 import (
+	"bytes"
 	"net/http"
 	"slices"
 	"strings"
@@ -98,6 +99,11 @@ type Read[P, T any] struct {
 	// document: it takes no turn of the miss gate and is kept on its
 	// first ask (answer.Cache.Get).
 	Cheap bool
+	// Pass, when set, reports whether the request is another route's
+	// (the home page's read takes a browser's request once the figures
+	// are built; a program's goes on to the API's links): it is handed
+	// on (answer.ErrPass), and the answers name Accept in Vary.
+	Pass func(c *fiber.Ctx, st *served.State) bool
 }
 
 // Loading is the 503 of a read asked before the first state is published.
@@ -178,7 +184,7 @@ func Serve[P, T any](env Env, rd *Read[P, T], codecs ...Codec[T]) Handler {
 	if cacheControl == "" {
 		cacheControl = answer.Private
 	}
-	vary := len(codecs) > 1
+	vary := len(codecs) > 1 || rd.Pass != nil
 	return Handler{func(c *fiber.Ctx) (answer.Reply, error) {
 		i, err := Pick(c, codecs)
 		if err != nil {
@@ -206,6 +212,9 @@ func Serve[P, T any](env Env, rd *Read[P, T], codecs ...Codec[T]) Handler {
 			}
 		}
 		st := env.State.Load()
+		if rd.Pass != nil && rd.Pass(c, st) {
+			return answer.Reply{}, answer.ErrPass
+		}
 		switch {
 		case rd.NotReady != "" && (st == nil || st.Figures == nil):
 			return answer.Reply{}, problem.NotReady(rd.NotReady)
@@ -247,6 +256,11 @@ func Serve[P, T any](env Env, rd *Read[P, T], codecs ...Codec[T]) Handler {
 // are), else the one its Accept field weighs most (the first among
 // equals, and when it accepts none of them).
 func Pick[T any](c *fiber.Ctx, codecs []Codec[T]) (int, error) {
+	// The query is parsed only when it may name a format: a cached
+	// answer's request is answered from its raw query (the alias).
+	if !bytes.Contains(c.Context().URI().QueryString(), formatParam) {
+		return pickAccepted(c, codecs), nil
+	}
 	if f := utils.UnsafeString(c.Context().QueryArgs().Peek("format")); f != "" {
 		for i := range codecs {
 			if codecs[i].Name == f {
@@ -260,12 +274,21 @@ func Pick[T any](c *fiber.Ctx, codecs []Codec[T]) (int, error) {
 		return 0, problem.Newf(http.StatusBadRequest, "format: %.20q is not a format of this address; use one of %s, or leave format out.",
 			f, strings.Join(names, ", ")).ForReaders("This list is offered as " + strings.Join(names, ", ") + " only.")
 	}
+	return pickAccepted(c, codecs), nil
+}
+
+// formatParam is what a query naming a format holds.
+var formatParam = []byte("format=")
+
+// pickAccepted returns the index of the codec c's Accept field weighs
+// most: the first among equals, and when it accepts none of them.
+func pickAccepted[T any](c *fiber.Ctx, codecs []Codec[T]) int {
 	if len(codecs) == 1 {
-		return 0, nil
+		return 0
 	}
 	header := c.Request().Header.Peek(fiber.HeaderAccept)
 	if len(header) == 0 {
-		return 0, nil
+		return 0
 	}
 	best, bestQ := 0, 0
 	for i := range codecs {
@@ -273,5 +296,5 @@ func Pick[T any](c *fiber.Ctx, codecs []Codec[T]) (int, error) {
 			best, bestQ = i, q
 		}
 	}
-	return best, nil
+	return best
 }

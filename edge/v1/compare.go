@@ -183,7 +183,7 @@ var (
 		Encode: func(_ *fiber.Ctx, c *Compared) (*answer.Answer, error) { return compareCSV(&c.Comparison) }}
 	compareNDJSON = read.Codec[Compared]{Name: "ndjson", Type: NDJSONContentType,
 		Encode: func(_ *fiber.Ctx, c *Compared) (*answer.Answer, error) {
-			return ndjson(len(c.Listings), func(i int) any { return &c.Listings[i] })
+			return ndjsonFile("compare.ndjson", c.Listings)
 		}}
 )
 

@@ -138,7 +138,7 @@ var (
 		Encode: func(_ *fiber.Ctx, h *History) (*answer.Answer, error) { return historyCSV(h) }}
 	historyNDJSON = read.Codec[History]{Name: "ndjson", Type: NDJSONContentType,
 		Encode: func(_ *fiber.Ctx, h *History) (*answer.Answer, error) {
-			return ndjson(len(h.Snapshots), func(i int) any { return &h.Snapshots[i] })
+			return ndjsonFile("history.ndjson", h.Snapshots)
 		}}
 )
 

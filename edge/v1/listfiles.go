@@ -162,15 +162,30 @@ func changePercent(c *document.Change) string {
 	return csvw.Float(c.Percent)
 }
 
-// ndjson writes n values, value(i) the i-th, as NDJSON: each by
-// encoding/json, as a JSON answer holds it, on a line of its own.
-func ndjson(n int, value func(i int) any) (*answer.Answer, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf) // escaping as answer.JSON does
-	for i := range n {
-		if err := enc.Encode(value(i)); err != nil {
-			return nil, fmt.Errorf("encode NDJSON: %w", err)
+// ndjsonFile writes rows as an NDJSON file named name: each row's JSON
+// (as the JSON answer holds it) on a line of its own.
+func ndjsonFile[R any](name string, rows []R) (*answer.Answer, error) {
+	var b bytes.Buffer
+	b.Grow(128 * len(rows))
+	enc := json.NewEncoder(&b) // each value and a newline
+	enc.SetEscapeHTML(true)
+	for i := range rows {
+		if err := enc.Encode(&rows[i]); err != nil {
+			return nil, fmt.Errorf("encode %s: %w", name, err)
 		}
 	}
-	return answer.New(buf.Bytes(), NDJSONContentType), nil
+	a := answer.New(b.Bytes(), NDJSONContentType)
+	a.SetFile(name)
+	return a, nil
+}
+
+// csvFile writes a table as a CSV file named name.
+func csvFile(name string, header []string, rows [][]string) (*answer.Answer, error) {
+	body, err := csvw.Table(header, rows)
+	if err != nil {
+		return nil, err
+	}
+	a := answer.New(body, csvw.ContentType)
+	a.SetFile(name)
+	return a, nil
 }

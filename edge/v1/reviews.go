@@ -164,11 +164,11 @@ var (
 			rows[i] = []string{p.Store, csvw.Text(p.ID), csvw.Text(r.ID), r.PostedAt.Format(time.RFC3339), strconv.Itoa(int(r.Stars)),
 				csvw.Text(r.Author), csvw.Text(r.Lang), csvw.Text(r.Text)}
 		}
-		a, err := answer.CSV([]string{"store", "id", "review_id", "posted_at", "stars", "author", "lang", "text"}, rows)
+		a, err := csvFile("reviews.csv", []string{"store", "id", "review_id", "posted_at", "stars", "author", "lang", "text"}, rows)
 		return partialFile(a, p.Partial), err
 	}}
 	reviewsNDJSON = read.Codec[ReviewPage]{Name: "ndjson", Type: NDJSONContentType, Encode: func(_ *fiber.Ctx, p *ReviewPage) (*answer.Answer, error) {
-		a, err := ndjson(len(p.Reviews), func(i int) any { return &p.Reviews[i] })
+		a, err := ndjsonFile("reviews.ndjson", p.Reviews)
 		return partialFile(a, p.Partial), err
 	}}
 )

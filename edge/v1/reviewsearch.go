@@ -155,11 +155,11 @@ var (
 		for i, h := range a.Hits {
 			rows[i] = []string{h.Store, csvw.Text(h.ID), csvw.Text(csvw.String(h.Name)), strconv.FormatUint(h.Matches, 10)}
 		}
-		ans, err := answer.CSV([]string{"store", "id", "name", "matches"}, rows)
+		ans, err := csvFile("review-search.csv", []string{"store", "id", "name", "matches"}, rows)
 		return partialFile(ans, a.Partial), err
 	}}
 	reviewSearchNDJSON = read.Codec[reviewSearchAnswer]{Name: "ndjson", Type: NDJSONContentType, Encode: func(_ *fiber.Ctx, a *reviewSearchAnswer) (*answer.Answer, error) {
-		ans, err := ndjson(len(a.Hits), func(i int) any { return &a.Hits[i] })
+		ans, err := ndjsonFile("review-search.ndjson", a.Hits)
 		return partialFile(ans, a.Partial), err
 	}}
 )

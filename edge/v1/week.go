@@ -1,8 +1,6 @@
 package v1
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -11,7 +9,6 @@ import (
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/read"
-	"github.com/edge-stats/edge/internal/csvw"
 	"github.com/edge-stats/edge/views/editions"
 	"github.com/edge-stats/edge/views/replica"
 	"github.com/edge-stats/edge/views/served"
@@ -154,32 +151,4 @@ func WeeksFiles() []read.Codec[Weeks] {
 			return ndjsonFile("weeks.ndjson", w.Weeks)
 		}},
 	}
-}
-
-// ndjsonFile writes rows as an NDJSON file named name: each row's JSON
-// (as the JSON answer holds it) on a line of its own.
-func ndjsonFile[R any](name string, rows []R) (*answer.Answer, error) {
-	var b bytes.Buffer
-	b.Grow(128 * len(rows))
-	enc := json.NewEncoder(&b) // each value and a newline
-	enc.SetEscapeHTML(true)
-	for i := range rows {
-		if err := enc.Encode(&rows[i]); err != nil {
-			return nil, fmt.Errorf("encode %s: %w", name, err)
-		}
-	}
-	a := answer.New(b.Bytes(), NDJSONContentType)
-	a.SetFile(name)
-	return a, nil
-}
-
-// csvFile writes a table as a CSV file named name.
-func csvFile(name string, header []string, rows [][]string) (*answer.Answer, error) {
-	body, err := csvw.Table(header, rows)
-	if err != nil {
-		return nil, err
-	}
-	a := answer.New(body, csvw.ContentType)
-	a.SetFile(name)
-	return a, nil
 }

@@ -109,6 +109,7 @@ type ChangesParams struct {
 // anew.
 func (s *API) ChangesRead() *read.Read[ChangesParams, changesAnswer] {
 	return &read.Read[ChangesParams, changesAnswer]{
+		Cheap:    true,
 		Route:    "/api/v1/changes",
 		NotReady: "The change feed is",
 		Parse: func(c *fiber.Ctx, st *served.State, _ read.Needs) (ChangesParams, error) {

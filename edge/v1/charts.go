@@ -38,6 +38,7 @@ type Chart struct {
 func ChartRead() *read.Read[ChartParams, Chart] { return chartRead }
 
 var chartRead = &read.Read[ChartParams, Chart]{
+	Cheap:    true,
 	Route:    "/api/v1/charts/:store",
 	NotReady: "Charts are",
 	Page:     answer.SamePage,
@@ -92,6 +93,7 @@ type NoParams struct{}
 func TagsRead() *read.Read[NoParams, Tags] { return tagsRead }
 
 var tagsRead = &read.Read[NoParams, Tags]{
+	Cheap:    true,
 	Route:    "/api/v1/tags",
 	NotReady: "Topics are",
 	Page:     answer.SamePage,
@@ -142,6 +144,7 @@ type TagListings struct {
 func TagRead() *read.Read[TagParams, TagListings] { return tagRead }
 
 var tagRead = &read.Read[TagParams, TagListings]{
+	Cheap:    true,
 	Route:    "/api/v1/tags/:slug/:store",
 	NotReady: "Topics are",
 	Page:     answer.SamePage,

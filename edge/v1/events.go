@@ -85,6 +85,7 @@ type ListingChanges struct {
 // Each call declares it anew: a page's route changes its own.
 func (s *API) ListingChangesRead() *read.Read[ListingChangesParams, ListingChanges] {
 	return &read.Read[ListingChangesParams, ListingChanges]{
+		Cheap:    true,
 		Route:    "/api/v1/listings/:store/:id/changes",
 		NotReady: "Listing figures are",
 		Page:     answer.ParentPage,
@@ -223,6 +224,7 @@ type Events struct {
 // later). Each call declares it anew: a page's route changes its own.
 func (s *API) EventsRead() *read.Read[EventsParams, Events] {
 	return &read.Read[EventsParams, Events]{
+		Cheap:    true,
 		Route:    "/api/v1/events",
 		NotReady: "Listing figures are",
 		Page:     answer.SamePage,

@@ -50,6 +50,7 @@ type Categories struct {
 func CategoriesRead() *read.Read[StoreParams, Categories] { return categoriesRead }
 
 var categoriesRead = &read.Read[StoreParams, Categories]{
+	Cheap:    true,
 	Route:    "/api/v1/categories/:store",
 	NotReady: "The store's categories are",
 	Page:     answer.SamePage,
@@ -74,6 +75,7 @@ type Stats struct {
 func StatsRead() *read.Read[StoreParams, Stats] { return statsRead }
 
 var statsRead = &read.Read[StoreParams, Stats]{
+	Cheap:    true,
 	Route:    "/api/v1/stores/:store/stats",
 	NotReady: "The store's statistics are",
 	Page:     answer.ParentPage,

@@ -37,6 +37,7 @@ type Week struct {
 // Each call declares it anew: a page's route changes its own.
 func (s *API) WeekRead() *read.Read[WeekParams, Week] {
 	return &read.Read[WeekParams, Week]{
+		Cheap:    true,
 		Route:    "/api/v1/week/:id",
 		NotReady: "Weekly editions are",
 		Page:     answer.SamePage,
@@ -108,6 +109,7 @@ type Weeks struct {
 // Each call declares it anew: a page's route changes its own.
 func (s *API) WeeksRead() *read.Read[WeeksParams, Weeks] {
 	return &read.Read[WeeksParams, Weeks]{
+		Cheap:    true,
 		Route:    "/api/v1/weeks",
 		NotReady: "Weekly editions are",
 		Page:     answer.SamePage,

@@ -3,6 +3,8 @@ package edge_test
 import (
 	"slices"
 	"testing"
+
+	"github.com/edge-stats/edge/mcp"
 )
 
 // notReads are the GET routes that are not reads of the published state,
@@ -62,6 +64,14 @@ func TestEveryReadRouteIsOnTheOnePath(t *testing.T) {
 	for _, p := range reads {
 		if !seen[p] {
 			t.Errorf("the read %s is recorded but not routed", p)
+		}
+	}
+	// Every tool of the tool server is a request of its v1 route: a read,
+	// or a route named above with why.
+	for name, route := range mcp.ToolRoutes() {
+		path := "/api/v1" + route
+		if _, other := notReads[path]; !slices.Contains(reads, path) && !other {
+			t.Errorf("the tool %s asks %s, which is neither a read nor named in notReads", name, path)
 		}
 	}
 	t.Logf("%d GET routes: %d served as reads, %d not reads, %d not yet", len(seen), len(reads), len(notReads), len(notYet))

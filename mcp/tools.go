@@ -403,3 +403,19 @@ func (t *tool) check(a args) error {
 	}
 	return nil
 }
+
+// ToolRoutes returns each tool's v1 route, by tool name: the path its
+// request takes with every argument given, path parameters as ":name"
+// (the route pattern the API serves, without /api/v1).
+func ToolRoutes() map[string]string {
+	out := make(map[string]string, len(tools))
+	for _, t := range tools {
+		a := args{}
+		for name := range t.args {
+			a[name] = ":" + name
+		}
+		path, _ := t.request(a)
+		out[t.name] = path
+	}
+	return out
+}

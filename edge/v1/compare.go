@@ -12,7 +12,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/analytics"
-	"github.com/edge-stats/edge/edge/accept"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/read"
@@ -203,20 +202,4 @@ func compareCSV(out *document.Comparison) (*answer.Answer, error) {
 		}
 	}
 	return answer.CSV([]string{"day", "store", "id", "size_measure", "size", "rating_count", "rating"}, rows)
-}
-
-// wantsCSV reports whether the request asks for CSV: an address ending in
-// .csv, or an Accept header that prefers text/csv to JSON.
-func wantsCSV(c *fiber.Ctx) bool {
-	if strings.HasSuffix(c.Path(), ".csv") {
-		return true
-	}
-	return accept.Prefers(c.Request().Header.Peek(fiber.HeaderAccept), "text/csv", fiber.MIMEApplicationJSON)
-}
-
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -29,9 +29,9 @@ const (
 	eventsMaxLimit     = 1000
 )
 
-// ChangeLog returns the published state and its change log, or a 503
+// changeLog returns the published state and its change log, or a 503
 // while the log loads.
-func (s *API) ChangeLog(st *served.State) (*changes.Log, document.EventWindow, error) {
+func (s *API) changeLog(st *served.State) (*changes.Log, document.EventWindow, error) {
 	log := st.Replica.Changes()
 	if log == nil {
 		return nil, document.EventWindow{}, problem.New(http.StatusServiceUnavailable,
@@ -127,7 +127,7 @@ func (s *API) parseListingChanges(c *fiber.Ctx, st *served.State, n read.Needs) 
 	if p.Listing, err = findListing(st, store, c.Params("id")); err != nil {
 		return p, err
 	}
-	if p.Log, p.Window, err = s.ChangeLog(st); err != nil {
+	if p.Log, p.Window, err = s.changeLog(st); err != nil {
 		return p, err
 	}
 	def := eventsDefaultLimit
@@ -230,7 +230,7 @@ func (s *API) EventsRead() *read.Read[EventsParams, Events] {
 		Page:     answer.SamePage,
 		Parse:    s.parseEvents,
 		Key: func(k answer.Key, p *EventsParams) answer.Key {
-			k = k.Int("fwd", b2i(p.Forward)).Int("t", p.Pos.At).Int("ps", int64(p.Pos.Store)).Str("pi", p.Pos.ID).Int("pk", int64(p.Pos.Kind)).
+			k = answer.Flag(k, "fwd", p.Forward).Int("t", p.Pos.At).Int("ps", int64(p.Pos.Store)).Str("pi", p.Pos.ID).Int("pk", int64(p.Pos.Kind)).
 				Int("limit", int64(p.Limit)).Str("perm", p.Filter.Permission)
 			if p.Forward {
 				k = k.Str("since", p.Since) // an empty page's nextCursor is since as sent
@@ -260,7 +260,7 @@ func (s *API) EventsRead() *read.Read[EventsParams, Events] {
 func (s *API) parseEvents(c *fiber.Ctx, st *served.State, n read.Needs) (EventsParams, error) {
 	var p EventsParams
 	var err error
-	if p.Log, p.Window, err = s.ChangeLog(st); err != nil {
+	if p.Log, p.Window, err = s.changeLog(st); err != nil {
 		return p, err
 	}
 	if p.Filter, err = EventFilter(c); err != nil {

@@ -4,22 +4,11 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/answer"
-	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/read"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
 	"github.com/edge-stats/edge/views/served"
 )
-
-// Figures returns the published figures and the generation of the views,
-// or a 503 naming what ("Charts are") until the figures are built.
-func (s *API) Figures(what string) (*figures.Figures, uint64, error) {
-	st := s.state.Load()
-	if st == nil || st.Figures == nil {
-		return nil, 0, problem.NotReady(what)
-	}
-	return st.Figures, st.Replica.Info().Generation, nil
-}
 
 // StoreParams are the parameters of a read of one store's figures: the
 // {store} of its path.

@@ -7,27 +7,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/answer"
-	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/read"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
 	"github.com/edge-stats/edge/views/served"
 )
-
-// MissCaller returns who c's misses are computed for at the miss gate
-// (its key, or its address): a page that reads ClickHouse on a miss
-// waits for a turn there, as the API's reads do.
-func (s *API) MissCaller(c *fiber.Ctx) missgate.Caller { return s.gate.MissCaller(c) }
-
-// state returns the published state, or a 503 problem before the first load.
-func (s *API) Current() (*served.State, error) {
-	st := s.state.Load()
-	if st == nil {
-		return nil, read.Loading()
-	}
-	return st, nil
-}
 
 // StoreParam reads the {store} path parameter.
 func StoreParam(c *fiber.Ctx) (views.Store, error) {
@@ -36,19 +21,6 @@ func StoreParam(c *fiber.Ctx) (views.Store, error) {
 		return 0, problem.New(http.StatusNotFound, err.Error()).ForReaders(noStore(c.Params("store")))
 	}
 	return st, nil
-}
-
-// FindListing reads the {store} and {id} path parameters of a listing's
-// address and finds the listing in the current state: 404 for an unknown
-// store or listing, or one found but not read yet.
-func (s *API) FindListing(c *fiber.Ctx) (st *served.State, l *views.Listing, err error) {
-	if st, err = s.Current(); err != nil {
-		return nil, nil, err
-	}
-	if l, err = parseListing(c, st); err != nil {
-		return nil, nil, err
-	}
-	return st, l, nil
 }
 
 // findListing returns listing (store, id) of st, or the 404 to answer.

@@ -108,7 +108,7 @@ func New(body []byte, contentType string) *Answer {
 }
 
 // JSON encodes v as the answer: by its own AppendJSON when it has one
-// (the pages of listings, written by hand: package jsonw), else by
+// (the pages of listings, of package jsonw's appenders), else by
 // encoding/json.
 func JSON(v any) (*Answer, error) {
 	if a, ok := v.(jsonw.Appender); ok {

@@ -6,3 +6,5 @@
 // own. Documents are made from the published state (package views and
 // its rooms) and import nothing of the server above them.
 package document
+
+//go:generate go run github.com/edge-stats/edge/internal/jsonw/jsongen/cmd/jsongen -out documents_json.go Listing LegacyRow

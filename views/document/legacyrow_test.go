@@ -29,7 +29,7 @@ func TestLegacyRowNulls(t *testing.T) {
 	}
 }
 
-// TestLegacyRowAppendsAsMarshal checks that the hand-written encoding of
+// TestLegacyRowAppendsAsMarshal checks that the generated encoding of
 // legacy rows is encoding/json's, byte for byte, for every listing of a
 // synthetic replica (every store, growth windows, sparklines), listings
 // with text to escape, and rows with every value missing.

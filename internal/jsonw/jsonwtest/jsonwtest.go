@@ -1,6 +1,6 @@
-// Package jsonwtest holds what the tests of hand-written JSON (package
-// jsonw and its users) share: the comparison with encoding/json, and a
-// text that meets every escape.
+// Package jsonwtest holds what the tests of JSON appended by package
+// jsonw (its own, and its users') share: the comparison with
+// encoding/json, and a text that meets every escape.
 package jsonwtest
 
 import (

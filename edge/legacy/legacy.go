@@ -18,6 +18,7 @@ import (
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/answer/querykey"
+	"github.com/edge-stats/edge/edge/listargs"
 	"github.com/edge-stats/edge/edge/missgate"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/ratelimit"
@@ -186,10 +187,10 @@ func (s *API) figureRead(route string, platform bool, value func(f *figures.Figu
 			if !platform {
 				return nil, nil
 			}
-			p := &legacyParams{args: c.Context().QueryArgs()}
-			n := p.integer("platform", 0, views.NumStores-1)
-			if p.err != nil {
-				return nil, p.err
+			p := &listargs.Reader{Args: c.Context().QueryArgs()}
+			n := p.Integer("platform", 0, views.NumStores-1)
+			if p.Err != nil {
+				return nil, p.Err
 			}
 			if n == nil {
 				return nil, nil

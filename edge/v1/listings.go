@@ -14,6 +14,7 @@ import (
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/answer/querykey"
+	"github.com/edge-stats/edge/edge/listargs"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/read"
 	"github.com/edge-stats/edge/views"
@@ -86,6 +87,9 @@ func parseList(args *fasthttp.Args, q *listq.Query) error {
 	if err := sizeBounds(args, q, bad); err != nil {
 		return err
 	}
+	if err := filters(args, q); err != nil {
+		return err
+	}
 	q.Sort = listq.SortSize
 	sortName := queryArg(args, "sort")
 	if sortName != "" {
@@ -124,6 +128,38 @@ func parseList(args *fasthttp.Args, q *listq.Query) error {
 			return bad(fmt.Sprintf("%.40q is too short to search for: search with 2 or more letters.", v), "q: %q is too short; search with 2 or more characters (spaces around them do not count), or leave q out.", v)
 		}
 		q.Q = strings.Clone(v)
+	}
+	return nil
+}
+
+// kinds are the listing types by their v1 names.
+var kinds = map[string]views.Kind{"extension": views.KindExtension, "theme": views.KindTheme, "app": views.KindApp}
+
+// filters reads into q the filters of the listings' facts that the
+// legacy API has too (listargs.Shared: featured, rating, ratings count,
+// version, dates, delisted, manifest version, permission, access level),
+// kind (extension, theme or app) and hostAccess=all; a value that cannot
+// be read is a 400 naming it (unlike the legacy API, which ignores
+// hostAccess values it does not know).
+func filters(args *fasthttp.Args, q *listq.Query) error {
+	r := listargs.Reader{Args: args}
+	r.Shared(q)
+	if v, ok := r.Str("kind"); ok {
+		if k, known := kinds[v]; known {
+			q.Kind = &k
+		} else {
+			r.Fail("kind", v, "extension, theme or app")
+		}
+	}
+	switch v := r.Get("hostAccess"); v {
+	case "":
+	case "all":
+		q.HostAccessAll = true
+	default:
+		r.Fail("hostAccess", v, "all (the listings that may read and change every site)")
+	}
+	if r.Err != nil {
+		return r.Err
 	}
 	return nil
 }

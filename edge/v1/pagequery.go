@@ -1,11 +1,13 @@
 package v1
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/listargs"
 	"github.com/edge-stats/edge/views/listq"
 )
 
@@ -13,7 +15,8 @@ import (
 // its cache key takes them: the API's, and compare (the comparison being
 // built, which its links carry on). Others are ignored, as the API
 // ignores them.
-var pageParams = []string{"store", "category", "tag", "alsoIn", "minSize", "maxSize", "q", "sort", "order", "limit", "cursor", "compare"}
+var pageParams = append([]string{"store", "category", "tag", "alsoIn", "minSize", "maxSize", "kind", "hostAccess"},
+	append(slices.Clip(listargs.SharedNames), "q", "sort", "order", "limit", "cursor", "compare")...)
 
 // pageQuery returns the query of the listings' page as it reads it once
 // args are read into q: each parameter of pageParams sent with a value,

@@ -112,6 +112,10 @@ func TestPageErrorsInReadersWords(t *testing.T) {
 		{"/listings?tag=nosuch", 404, `no topic "nosuch"`},
 		{"/listings?minSize=5", 400, "needs a store"},
 		{"/listings?store=chrome&minSize=-1", 400, "a number of 0 or more"},
+		{"/listings?minRating=9", 400, "“rating from” takes a number from 0 to 5"},
+		{"/listings?kind=plugin", 400, "“type” takes extension, theme or app"},
+		{"/listings?hostAccess=some", 400, "“site access” takes all"},
+		{"/listings?updatedAfter=2026-13-01", 400, "“updated from” takes a date"},
 		{"/listings?limit=0", 400, "1 to 100 listings"},
 		{"/listings?cursor=xyz", 400, "Start again from the first page"},
 		{"/compare?listings=a,b,c,d,e,f,g,h,i,j,k", 400, "2 to 10 listings"}, // fewer than two is the form (TestCompareYouCanReach)

@@ -181,6 +181,11 @@ func browseCaption(q map[string]string, sort string) string {
 	if t := q["q"]; t != "" {
 		c += " matching “" + t + "”"
 	}
+	if n := filtersSet(q); n == 1 {
+		c += ", one more filter (above)"
+	} else if n > 1 {
+		c += fmt.Sprintf(", %d more filters (above)", n)
+	}
 	c += ", by " + sortLabels[sort]
 	asc := browseOrder(sort, q["order"]) == "ascending"
 	switch {
@@ -255,6 +260,7 @@ func (s *Pages) browsePage(c *fiber.Ctx, doc *document.ListingPage) (page []byte
 		d.Suggestions, left = s.suggest.search(doc.Figures, q["q"], func() bool { return c != nil && transport.Gone(c.Context()) })
 	}
 	browsePaging(&d, q, doc)
+	browseFilters(&d, q, doc.Figures)
 	page, err = render.RenderBrowse(d)
 	return page, left, err
 }
@@ -317,7 +323,7 @@ func browsePaging(d *render.BrowsePage, q map[string]string, doc *document.Listi
 // browseList is the browser's list, before its entries: its caption, and
 // its columns' headings, each a link that sorts by it.
 func browseList(q map[string]string, sort string, cols []browseColumn) render.List {
-	l := render.List{Caption: browseCaption(q, sort), Empty: "No live listing matches these filters.",
+	l := render.List{Caption: browseCaption(q, sort), Empty: "No listing matches these filters.",
 		Name: render.Column{SortURL: sortLink(q, sort, "name")}}
 	if sort == "name" {
 		l.Name.Sorted = browseOrder(sort, q["order"])

@@ -24,6 +24,33 @@ type BrowsePage struct {
 	TopRated   []Link
 	MinRatings int
 	JSONURL    string
+	// Fields are the filters past store, category, topic and search, in
+	// a fold that is open when one of them is set (MoreOpen); Lists are
+	// the datalists their text fields offer.
+	Fields   []Field
+	Lists    []DataList
+	MoreOpen bool
+	// Chips are the filters set, each a link to the list without it.
+	Chips []Link
+	// Downloads are the list as files (CSV, NDJSON) with the same
+	// filters and order, FileRows the rows a file holds at most.
+	Downloads []Link
+	FileRows  string
+}
+
+// Field is a field of a form: its parameter, label, input type (text,
+// number, date, select or checkbox), value, choices (a select's; a
+// checkbox's one value), bounds and the datalist it offers.
+type Field struct {
+	Name, Label, Kind, Value string
+	Options                  []Option
+	Min, Max, Step, List     string
+}
+
+// DataList is a list of values a text field offers (<datalist>).
+type DataList struct {
+	ID     string
+	Values []string
 }
 
 // RenderBrowse returns the listings' browser.
@@ -31,7 +58,7 @@ func RenderBrowse(d BrowsePage) ([]byte, error) {
 	return execute(browsePage, struct {
 		BrowsePage
 		Head Head
-	}{d, Head{Title: "Listings · search and sort", Description: "Search the listings of five stores by name or developer, filter them by store, category or topic, and sort them by size, growth, rating or rank climb.",
+	}{d, Head{Title: "Listings · search and sort", Description: "Search the listings of five stores by name or developer, filter them by store, category, topic, permission, site access, rating, dates and more, sort them by size, growth, rating or rank climb, and take any list away as CSV or NDJSON.",
 		Alternates: []Alternate{{"application/json", d.JSONURL, "these listings as JSON"}}}})
 }
 

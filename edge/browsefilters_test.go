@@ -1,0 +1,123 @@
+package edge_test
+
+import (
+	"bytes"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/edge-stats/edge/edge"
+)
+
+var (
+	browseRow  = regexp.MustCompile(`<a href="/listings/(chrome|edge|firefox|apple|googleplay)/([^"]+)">`)
+	browseChip = regexp.MustCompile(`<a class="chip" href="([^"]+)">([^<]+) <span`)
+	browseFile = regexp.MustCompile(`<a href="(/listings\?[^"]+)" download>(CSV|NDJSON)</a>`)
+)
+
+// rowsOf returns the store:id of each listing a listings' page lists, in
+// its order.
+func rowsOf(body []byte) []string {
+	var out []string
+	for _, m := range browseRow.FindAllSubmatch(body, -1) {
+		id, _ := url.PathUnescape(string(m[2]))
+		out = append(out, string(m[1])+":"+id)
+	}
+	return out
+}
+
+// TestBrowseFiltersAndFiles: the listings' page offers every filter of
+// the read (the fold open when one is set, each field holding its
+// value), lists what its JSON twin lists for them, shows each filter as a
+// chip whose link drops just that filter, offers the categories, topics
+// and permissions to choose from, and links the same list as CSV and
+// NDJSON files holding the same listings in the same order.
+func TestBrowseFiltersAndFiles(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	query := "store=chrome&permission=tabs&minRating=3&kind=extension&sort=rating"
+	page := get(t, "GET", h.Base+"/listings?"+query)
+	if page.status != http.StatusOK {
+		t.Fatalf("/listings?%s: %d %s", query, page.status, page.body)
+	}
+	twin := getOK[struct{ Listings []struct{ Store, ID string } }](t, h.Base+"/api/v1/listings?"+query)
+	if len(twin.Listings) == 0 {
+		t.Fatal("the filters keep no listing of the test data: the comparison says nothing")
+	}
+	var want []string
+	for _, l := range twin.Listings {
+		want = append(want, l.Store+":"+l.ID)
+	}
+	rows := rowsOf(page.body)
+	if strings.Join(rows, " ") != strings.Join(want, " ") {
+		t.Errorf("the page lists %v, its JSON twin %v", rows, want)
+	}
+	body := string(page.body)
+	for _, part := range []string{`<details class="more" open>`, `name="permission" type="text" value="tabs"`, `name="minRating" type="number" value="3"`,
+		`<option value="extension" selected>`, `<datalist id="categories">`, `<datalist id="permissions">`, `<datalist id="topics">`,
+		`<option value="tabs"></option>`, `list="categories"`, `name="hostAccess" value="all">`, "3 more filters (above)"} {
+		if !strings.Contains(body, part) {
+			t.Errorf("the page lacks %s", part)
+		}
+	}
+	// Each chip drops its filter and keeps the others.
+	chips := browseChip.FindAllStringSubmatch(body, -1)
+	if len(chips) != 4 { // store, kind, minRating, permission: sort is not a filter
+		t.Errorf("chips %q, want store, type, rating from and permission", chips)
+	}
+	all, _ := url.ParseQuery(query)
+	for _, c := range chips {
+		u, err := url.Parse(html.UnescapeString(c[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		dropped := 0
+		for k := range all {
+			if q.Get(k) == "" {
+				dropped++
+			}
+		}
+		if dropped != 1 || len(q) != len(all)-1 {
+			t.Errorf("chip %q links %s: it must drop exactly its own filter", c[2], c[1])
+		}
+		if r := get(t, "GET", h.Base+u.String()); r.status != http.StatusOK {
+			t.Errorf("chip %q: %d", c[2], r.status)
+		}
+	}
+	// The files hold the same listings in the same order, the first of
+	// them the page's rows.
+	files := browseFile.FindAllStringSubmatch(body, -1)
+	if len(files) != 2 {
+		t.Fatalf("download links %q, want CSV and NDJSON", files)
+	}
+	for _, f := range files {
+		r := get(t, "GET", h.Base+html.UnescapeString(f[1]))
+		if r.status != http.StatusOK || !strings.Contains(r.header.Get("Content-Disposition"), "attachment") {
+			t.Fatalf("%s: %d %q", f[1], r.status, r.header.Get("Content-Disposition"))
+		}
+		lines := bytes.Split(bytes.TrimSpace(r.body), []byte("\n"))
+		if f[2] == "CSV" {
+			lines = lines[1:] // the header
+		}
+		if len(lines) < len(want) {
+			t.Fatalf("%s: %d rows, fewer than the page's %d", f[1], len(lines), len(want))
+		}
+		for i, w := range want {
+			id := w[strings.IndexByte(w, ':')+1:]
+			if !bytes.Contains(lines[i], []byte(id)) {
+				t.Errorf("%s row %d is not %s: %.200s", f[2], i, w, lines[i])
+			}
+		}
+	}
+	// Without filters: the fold closed, no chip.
+	plain := string(get(t, "GET", h.Base+"/listings").body)
+	if strings.Contains(plain, `<details class="more" open>`) || strings.Contains(plain, `class="chip"`) {
+		t.Error("the unfiltered page opens the filters or shows chips")
+	}
+}

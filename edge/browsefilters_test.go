@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/views"
 )
 
 var (
@@ -119,5 +120,41 @@ func TestBrowseFiltersAndFiles(t *testing.T) {
 	plain := string(get(t, "GET", h.Base+"/listings").body)
 	if strings.Contains(plain, `<details class="more" open>`) || strings.Contains(plain, `class="chip"`) {
 		t.Error("the unfiltered page opens the filters or shows chips")
+	}
+}
+
+// fileLink finds a page's links to its list as files.
+var fileLink = regexp.MustCompile(`<link rel="alternate" type="(text/csv|application/x-ndjson)" href="([^"]+)">`)
+
+// TestListPagesLinkTheirFiles: every page that shows a list links the
+// list as CSV and NDJSON (the same read's files), and each link answers
+// that file.
+func TestListPagesLinkTheirFiles(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	l := firstLive(t, h, views.Chrome)
+	slug := getOK[struct{ Tags []struct{ Slug string } }](t, h.Base+"/api/v1/tags").Tags[0].Slug
+	for _, page := range []string{"/listings?store=chrome&permission=tabs", "/charts/chrome?chart=rising", "/categories/chrome", "/tags",
+		"/tags/" + slug + "/chrome", "/weeks", "/events?store=chrome", "/listings/chrome/" + l.ID + "/reviews"} {
+		a := get(t, "GET", h.Base+page)
+		if a.status != http.StatusOK {
+			t.Fatalf("%s: %d", page, a.status)
+		}
+		links := fileLink.FindAllStringSubmatch(string(a.body), -1)
+		if len(links) != 2 {
+			t.Errorf("%s links %d files, want CSV and NDJSON", page, len(links))
+			continue
+		}
+		for _, m := range links {
+			f := get(t, "GET", h.Base+html.UnescapeString(m[2]))
+			if f.status != http.StatusOK || !strings.HasPrefix(f.header.Get("Content-Type"), m[1]) || len(f.body) == 0 {
+				t.Errorf("%s: its %s link %s answers %d %q", page, m[1], m[2], f.status, f.header.Get("Content-Type"))
+			}
+		}
+		if !strings.Contains(string(a.body), "as CSV (") {
+			t.Errorf("%s does not say what its files hold", page)
+		}
 	}
 }

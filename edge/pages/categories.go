@@ -39,7 +39,7 @@ func categoriesHTML(v *v1.Categories) ([]byte, error) {
 	store := v.Store
 	d := render.CountsPage{Title: "Categories of " + store, Columns: []string{"Live listings"},
 		Intro:   "Every category of a live listing of the " + store + " store, by name; each links to its chart of the largest.",
-		JSONURL: "/api/v1/categories/" + store}
+		JSONURL: "/api/v1/categories/" + store, FileRows: "every category"}
 	d.Head.Description = d.Intro
 	for _, cat := range v.Categories {
 		u := "/charts/" + store + chartQuery(figures.ChartTop, cat.Name)

@@ -19,7 +19,7 @@ func (s *Pages) tagsHandler() read.Handler {
 // tagsHTML is the page of the topics v.
 func tagsHTML(v *v1.Tags) ([]byte, error) {
 	d := render.CountsPage{Title: "Topics", Intro: "Every topic of the listings, with its live listings in each store; a count links to them.",
-		JSONURL: "/api/v1/tags"}
+		JSONURL: "/api/v1/tags", FileRows: "every topic"}
 	d.Head.Description = d.Intro
 	for _, st := range views.Stores {
 		d.Columns = append(d.Columns, st.String())

@@ -24,7 +24,7 @@ func RenderChart(d ChartPage) ([]byte, error) {
 	}{d, Head{
 		Title:       d.Title + " · " + where + " · charts",
 		Description: "The " + d.Title + " chart of " + where + ": up to 100 live listings with the figure each is ranked by. " + d.Note,
-		Alternates:  []Alternate{{"application/json", d.JSONURL, "the chart as JSON"}},
+		Alternates:  append([]Alternate{{"application/json", d.JSONURL, "the chart as JSON"}}, Files(d.JSONURL, "every entry")...),
 	}})
 }
 

@@ -7,6 +7,7 @@ type CountsPage struct {
 	Columns      []string // the counts' column labels (one a store for topics)
 	Rows         []CountRow
 	JSONURL      string
+	FileRows     string // what its files hold ("every category"); "" for no files
 	Head         Head
 }
 
@@ -29,6 +30,9 @@ type Count struct {
 func RenderCounts(d CountsPage) ([]byte, error) {
 	d.Head.Title = d.Title
 	d.Head.Alternates = []Alternate{{"application/json", d.JSONURL, "as JSON"}}
+	if d.FileRows != "" {
+		d.Head.Alternates = append(d.Head.Alternates, Files(d.JSONURL, d.FileRows)...)
+	}
 	return execute(countsPage, d)
 }
 

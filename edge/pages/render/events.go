@@ -40,7 +40,7 @@ func RenderEvents(d EventsPage) ([]byte, error) {
 		EventsPage
 		Head Head
 	}{d, Head{Title: d.Title, Description: d.Intro,
-		Alternates: []Alternate{{"application/json", d.JSONURL, "the events as JSON"}, {"application/atom+xml", d.AtomURL, "their Atom feed"}}}})
+		Alternates: append([]Alternate{{"application/json", d.JSONURL, "the events as JSON"}, {"application/atom+xml", d.AtomURL, "their Atom feed"}}, Files(d.JSONURL, "this page's events")...)}})
 }
 
 var eventsPage = parse("events", nil)

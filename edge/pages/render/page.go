@@ -70,6 +70,19 @@ type Alternate struct {
 	Type, URL, Label string
 }
 
+// Files are the CSV and NDJSON forms of a list whose JSON is at jsonURL:
+// the same read's files (format=), with the same filters and order, each
+// label saying what a file holds (rows: "every category", "the first
+// 10,000 listings").
+func Files(jsonURL, rows string) []Alternate {
+	sep := "?"
+	if strings.Contains(jsonURL, "?") {
+		sep = "&"
+	}
+	return []Alternate{{"text/csv", jsonURL + sep + "format=csv", "as CSV (" + rows + ")"},
+		{"application/x-ndjson", jsonURL + sep + "format=ndjson", "as NDJSON (" + rows + ")"}}
+}
+
 // parse returns the template of the page type name, parsed once at
 // start: the layout (templates/layout.html: the head, the site's links,
 // the page's main and the footer naming its other forms), the style

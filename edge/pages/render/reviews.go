@@ -36,7 +36,7 @@ func RenderReviews(d ReviewsPage) ([]byte, error) {
 		ReviewsPage
 		Head Head
 	}{d, Head{Title: "Reviews of " + d.Name + " (" + d.Store + ")", Description: "What users of " + d.Name + " wrote in the " + d.Store + " store, newest first.",
-		Alternates: []Alternate{{"application/json", d.JSONURL, "the reviews as JSON"}, {"application/atom+xml", d.AtomURL, "the newest reviews as Atom"}}}})
+		Alternates: append([]Alternate{{"application/json", d.JSONURL, "the reviews as JSON"}, {"application/atom+xml", d.AtomURL, "the newest reviews as Atom"}}, Files(d.JSONURL, "this page's reviews")...)}})
 }
 
 var reviewsPage = parse("reviews", nil)

@@ -12,7 +12,7 @@ func RenderTag(d TagPage) ([]byte, error) {
 	return execute(tagPage, struct {
 		TagPage
 		Head Head
-	}{d, Head{Title: d.Title, Description: d.Intro, Alternates: []Alternate{{"application/json", d.JSONURL, "as JSON"}}}})
+	}{d, Head{Title: d.Title, Description: d.Intro, Alternates: append([]Alternate{{"application/json", d.JSONURL, "as JSON"}}, Files(d.JSONURL, "the first 10,000 listings")...)}})
 }
 
 var tagPage = parse("tag", nil)

@@ -14,7 +14,7 @@ func RenderWeeks(weeks []WeekRef) ([]byte, error) {
 		Weeks []WeekRef
 		Head  Head
 	}{weeks, Head{Title: "Weekly editions", Description: "Every weekly edition: each store's week in listings, the biggest gainers, climbers, newcomers and departures.",
-		Alternates: []Alternate{{"application/json", "/api/v1/weeks", "the editions as JSON"}, {"application/atom+xml", "/weeks.atom", "their Atom feed"}}}})
+		Alternates: append([]Alternate{{"application/json", "/api/v1/weeks", "the editions as JSON"}, {"application/atom+xml", "/weeks.atom", "their Atom feed"}}, Files("/api/v1/weeks", "every week")...)}})
 }
 
 var weeksPage = parse("weeks", map[string]any{"signed": func(n int) string { return Signed(int64(n)) }})

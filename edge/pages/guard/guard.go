@@ -20,6 +20,7 @@ import (
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/clientip"
 	"github.com/edge-stats/edge/edge/limits"
+	"github.com/edge-stats/edge/edge/listargs"
 	"github.com/edge-stats/edge/edge/pages/render"
 	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/ratelimit"
@@ -140,13 +141,14 @@ func Error(c *fiber.Ctx, err error) error {
 
 // searchForm is what an error page's search form keeps of the request:
 // on the listings' browser, the words searched for and its other filters
+// (every filter of the read)
 // (a search too short keeps them, to search again); elsewhere nothing.
 func searchForm(c *fiber.Ctx) render.SearchForm {
 	if c.Path() != "/listings" {
 		return render.SearchForm{}
 	}
 	var f render.SearchForm
-	for _, k := range []string{"store", "category", "tag", "sort", "order", "compare"} {
+	for _, k := range append([]string{"store", "category", "tag", "sort", "order", "compare", "kind", "hostAccess", "minSize", "maxSize"}, listargs.SharedNames...) {
 		if v := c.Query(k); v != "" && len(v) <= 200 {
 			f.Keep = append(f.Keep, render.Option{Value: k, Label: v})
 		}

@@ -255,7 +255,7 @@ func (s *Server) routes(src Sources, proxies clientip.Proxies) error {
 			return fmt.Errorf("metrics: %w", err)
 		}
 	}
-	pg.Routes(s.app, guard.New(guard.Config{Rate: cfg.PageRate, Burst: cfg.PageBurst, Exempt: cfg.FairUseExempt, Proxies: proxies}).Handler, respond)
+	pg.Routes(s.app, guard.New(guard.Config{Rate: cfg.PageRate, Burst: cfg.PageBurst, Exempt: cfg.FairUseExempt, Proxies: proxies}), respond)
 	legacy.New(legacy.Config{PublicURL: cfg.PublicURL, PublicMaxAge: cfg.PublicMaxAge, FairUseRate: cfg.FairUseRate,
 		FairUseBurst: cfg.FairUseBurst, FairUseExempt: cfg.FairUseExempt, Proxies: proxies, TextBudget: cfg.TextBudget},
 		legacy.Sources{State: src.State, Answers: s.answers, Search: s.gate.SearchSlot, Caller: s.gate.MissCaller, Log: log, Env: s.v1.Env()}).Routes(s.app, respond)

@@ -32,6 +32,7 @@ func (s *Pages) listingHandler() read.Handler {
 		d := listingData(document.NewListing(h.Listing, h.State.Figures), h.Snapshots, h.FirstDay, h.LastDay)
 		d.Takeover = takeoverOf(h.State.Replica, h.Listing.Store, h.Listing.ID)
 		d.About.AccessChanged = accessChanged(h.State.Replica, h.Listing.Store, h.Listing.ID)
+		d.Badges = s.badgeSnippets(h.Listing)
 		body, err := render.RenderListing(d)
 		if err != nil {
 			return nil, err

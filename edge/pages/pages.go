@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/pages/guard"
 	"github.com/edge-stats/edge/edge/pages/render"
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
@@ -87,7 +88,9 @@ func (s *Pages) Collectors() []prometheus.Collector { return s.suggest.collector
 // the listings' browser, a listing's page (the url of a legacy CSV row), a
 // comparison, the change events and the weekly editions with their Atom
 // feeds, the figures' definitions and /robots.txt.
-func (s *Pages) Routes(app *fiber.App, guard fiber.Handler, respond answer.Responder) {
+func (s *Pages) Routes(app *fiber.App, g *guard.Guard, respond answer.Responder) {
+	guard := g.Handler
+	s.api.Env().Get(app, "/badges/:store/:id/:figure", respond, s.badgeHandler(), g.Badges)
 	s.api.Env().Get(app, "/listings", respond, s.browseHandler(), guard)
 	s.api.Env().Get(app, "/compare", respond, s.compareHandler(), guard)
 	s.api.Env().Get(app, "/listings/:store/:id", respond, s.listingHandler(), guard)

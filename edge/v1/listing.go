@@ -57,6 +57,14 @@ func parseListing(c *fiber.Ctx, st *served.State) (*views.Listing, error) {
 	return l, nil
 }
 
+// ListingOf is the listing the {store} and {id} path parameters of c
+// name in st: a 404 for an unknown store or listing, or one found but
+// not read yet (as every read of one listing answers).
+func ListingOf(c *fiber.Ctx, st *served.State) (*views.Listing, error) { return parseListing(c, st) }
+
+// ListingKey adds listing l to k, as every read of one listing is keyed.
+func ListingKey(k answer.Key, l *views.Listing) answer.Key { return listingKey(k, l) }
+
 // listingKey adds listing l to k: every read of one listing is keyed by
 // its store and id.
 func listingKey(k answer.Key, l *views.Listing) answer.Key {

@@ -77,6 +77,54 @@ func (g *Guard) Handler(c *fiber.Ctx) error {
 	return nil
 }
 
+// Badges is the middleware of the badge routes: the pages' bound, a
+// badge's own headers (an image that loads and runs nothing, which any
+// site may show), and errors drawn as badges (BadgeError).
+func (g *Guard) Badges(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderContentSecurityPolicy, render.BadgeCSP)
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderCrossOriginResourcePolicy, "cross-origin")
+	err := g.limit(c)
+	if err == nil {
+		err = c.Next()
+	}
+	if err != nil {
+		return BadgeError(c, err)
+	}
+	return nil
+}
+
+// badgeWords are what an error badge says of its status.
+var badgeWords = map[int]string{http.StatusNotFound: "not found", http.StatusTooManyRequests: "slow down", http.StatusServiceUnavailable: "not ready",
+	http.StatusBadRequest: "bad address", http.StatusMethodNotAllowed: "GET only"}
+
+// BadgeError writes err as a badge of its status (a 404 badge for an
+// unknown listing), its title the reader's words, never cached, so an
+// image tag shows why where the figure would be.
+func BadgeError(c *fiber.Ctx, err error) error {
+	var p *problem.Problem
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &p):
+	case errors.As(err, &fe):
+		p = problem.New(fe.Code, fe.Message)
+	default:
+		return err // the server's error handler logs it and answers 500
+	}
+	words, ok := badgeWords[p.Status]
+	if !ok {
+		words = "error " + strconv.Itoa(p.Status)
+	}
+	body := render.RenderBadge(render.Badge{Label: "edge", Message: words, Color: render.BadgeRed, Title: ReaderText(p)})
+	if r := p.Header(fiber.HeaderRetryAfter); r != "" {
+		c.Set(fiber.HeaderRetryAfter, r)
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderContentType, "image/svg+xml; charset=utf-8")
+	c.Response().Header.Del(fiber.HeaderETag)
+	return c.Status(p.Status).Send(body)
+}
+
 // limit applies the bound, and tells the replay path how (package
 // ratelimit), as the legacy API's fair use does.
 func (g *Guard) limit(c *fiber.Ctx) error {

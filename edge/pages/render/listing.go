@@ -6,6 +6,9 @@ import (
 
 // ListingPage is what a listing's page shows.
 type ListingPage struct {
+	// Badges are the listing's badges to show elsewhere, each with the
+	// snippets to copy.
+	Badges      []BadgeSnippet
 	Store, ID   string
 	Name        string
 	Developer   string
@@ -64,6 +67,13 @@ type Jump struct {
 // changed hands, from whom to whom, the day it asked for more, and what.
 type Takeover struct {
 	Sold, Widened, From, To, What string
+}
+
+// BadgeSnippet is one badge of a listing: its figure, its address (on
+// this site, for the page's preview) and the Markdown that shows it
+// elsewhere (at the service's public address).
+type BadgeSnippet struct {
+	Figure, URL, Markdown string
 }
 
 // RenderListing returns the page of d.

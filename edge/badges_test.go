@@ -100,9 +100,9 @@ func TestBadges(t *testing.T) {
 	}
 	// Delisted, unknown, a figure there is not.
 	var gone *views.Listing
-	for _, x := range h.State.Load().Replica.OfStore(views.Chrome) {
+	for i, x := range h.State.Load().Replica.OfStore(views.Chrome) {
 		if x.Delisted != 0 {
-			gone = x
+			gone = &h.State.Load().Replica.OfStore(views.Chrome)[i]
 			break
 		}
 	}

@@ -3,6 +3,7 @@ package pages
 import (
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -48,7 +49,7 @@ func neighbours(eds *editions.Set, week string) (prev, next *render.Link) {
 func (s *Pages) weekHTML(_ *fiber.Ctx, w *v1.Week) (*answer.Answer, error) {
 	e := w.Edition
 	d := render.WeekPage{Week: e.Week, Start: e.Start, End: e.Last, From: e.ChangeFrom, To: e.ChangeTo, JSONURL: "/api/v1/week/" + e.Week,
-		ListSize: weekPageListSize, FullSize: editions.Size}
+		FullSize: editions.Size}
 	d.Prev, d.Next = neighbours(w.Set, e.Week)
 	for _, st := range views.Stores {
 		se := e.Stores[st.String()]
@@ -64,6 +65,7 @@ func (s *Pages) weekHTML(_ *fiber.Ctx, w *v1.Week) (*answer.Answer, error) {
 			ws.Figures = append(ws.Figures, f)
 		}
 		t := se.Totals
+		minSize := render.Int(views.RisingMinSize(st))
 		fig("live", "Live listings at the week's end", int64(t.Live), false)
 		fig("liveChange", "Live listings, change", int64(t.LiveChange), true)
 		fig("totalSize", "Total size ("+st.SizeMeasure()+")", t.TotalSize, false)
@@ -75,12 +77,16 @@ func (s *Pages) weekHTML(_ *fiber.Ctx, w *v1.Week) (*answer.Answer, error) {
 			cols          []string
 		}{
 			{"gainers", "Biggest gainers", se.Gainers, []string{"change", "size"}},
-			{"gainersPercent", "Fastest growing", se.GainersPercent, []string{"percent", "size"}},
-			{"topClimbers", "Climbers in the store's ranks", se.TopClimbers, []string{"rank", "previousRank"}},
+			{"gainersPercent", "Fastest growing, from " + minSize + " " + st.SizeMeasure(), se.GainersPercent, []string{"percent", "size"}},
+			{"topClimbers", "Climbers in the store's ranks, from " + minSize + " " + st.SizeMeasure(), se.TopClimbers, []string{"rank", "previousRank"}},
 			{"newcomers", "Newcomers", se.Newcomers, []string{"size"}},
 			{"departures", "Departures", se.Departures, []string{"size"}},
-			{"bestRatedNewcomers", "Best rated newcomers", se.BestRatedNewcomers, []string{"rating", "ratingCount"}},
+			{"bestRatedNewcomers", "Best rated newcomers, rated by " + strconv.Itoa(editions.MinRatings) + " or more", se.BestRatedNewcomers, []string{"rating", "ratingCount"}},
 		} {
+			if len(l.entries) == 0 {
+				ws.Empty = append(ws.Empty, strings.ToLower(l.caption[:1])+l.caption[1:])
+				continue
+			}
 			ws.Lists = append(ws.Lists, weekList(st, l.name, l.caption, l.entries, l.cols, w.Replica))
 		}
 		d.Stores = append(d.Stores, ws)
@@ -102,10 +108,8 @@ var weekColumns = map[string]render.Column{
 }
 
 // weekPageListSize is how many entries of each of an edition's lists its
-// page shows: five stores of six lists stay a phone's few screens (and a
-// fast page: bench/README.md, Pages for people). The JSON has each list
-// whole (editions.Size).
-const weekPageListSize = 5
+// page shows: each list whole, as the JSON has it (editions.Size).
+const weekPageListSize = editions.Size
 
 // weekList is one list of a store's part of an edition (its first
 // weekPageListSize entries), each listing with its developer in r, its figures

@@ -4,16 +4,19 @@ package render
 type WeekStore struct {
 	Store   string
 	Figures []Figure // its totals
-	Lists   []List
+	Lists   []List   // the lists with entries
+	// Empty are the captions of its lists with no entry this week, said
+	// in one line instead of a table each.
+	Empty []string
 }
 
 // WeekPage is what an edition's page shows.
 type WeekPage struct {
 	Week, Start, End string
 	From, To         string // the two dates every change is between
-	// ListSize is how many entries of each list the page shows, of the
-	// FullSize the edition's JSON has.
-	ListSize, FullSize int
+	// FullSize is how many entries each list of the edition holds at most
+	// (the page shows them all, as the JSON has them).
+	FullSize int
 	Stores             []WeekStore
 	JSONURL            string
 	// Prev and Next are the editions before and after this one; a nil

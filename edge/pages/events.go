@@ -38,7 +38,7 @@ func twinQuery(q url.Values, cursor string) url.Values {
 }
 
 // kindLabels are the kinds of change in words, as the pages name them.
-var kindLabels = map[string]string{"version": "new version", "permissions": "permissions", "hostAccess": "host access",
+var kindLabels = map[string]string{"version": "new version", "permissions": "permissions", "hostAccess": "sites it may reach",
 	"manifestVersion": "manifest version", "accessLevel": "access level", "developer": "new developer", "name": "renamed",
 	"category": "new category", "featured": "featured", "delisted": "left the store", "relisted": "back in the store",
 	"takeover": "takeover: new owner, then more access"}

@@ -28,7 +28,7 @@ func EventEntry(e Event) FeedEntry {
 	if u == "" {
 		u = "/events?store=" + e.Store
 	}
-	return FeedEntry{ID: "tag:edge,2026:event:" + e.ID, Title: fmt.Sprintf("%s (%s): %s", e.Name, e.Store, e.Kind),
+	return FeedEntry{ID: "tag:edge,2026:event:" + e.ID, Title: fmt.Sprintf("%s (%s): %s", e.Name, e.Store, e.Label),
 		URL: u, Summary: e.What, Category: e.Kind, Updated: e.At}
 }
 

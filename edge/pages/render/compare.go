@@ -44,6 +44,7 @@ func RenderCompare(d ComparePage) ([]byte, error) {
 		}
 		chartSVG = compareChart(d.Dates, series)
 	}
+	head.Compare = d.Listings
 	return execute(comparePage, struct {
 		ComparePage
 		Chart template.HTML

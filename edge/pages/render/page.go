@@ -63,6 +63,9 @@ type Head struct {
 	Title       string
 	Description string
 	Alternates  []Alternate
+	// Compare is the comparison a reader is building (store:id,
+	// comma-separated), which the header's search keeps; "" for none.
+	Compare string
 }
 
 // Alternate is another form of a page's content.

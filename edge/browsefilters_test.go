@@ -158,3 +158,31 @@ func TestListPagesLinkTheirFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareByName: the compare page adds a listing by its name without
+// script (a search of the listings that keeps the comparison, whose
+// results link the comparison with each added), and the header's search
+// keeps the comparison too.
+func TestCompareByName(t *testing.T) {
+	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	if err := h.Jobs.RunNow("views"); err != nil {
+		t.Fatal(err)
+	}
+	l := firstLive(t, h, views.Chrome)
+	ref := "chrome:" + l.ID
+	page := string(get(t, "GET", h.Base+"/compare?listings="+url.QueryEscape(ref)).body)
+	hidden := `<input type="hidden" name="compare" value="` + html.EscapeString(ref) + `">`
+	if !strings.Contains(page, `<label for="add">Add a listing by its name`) || strings.Count(page, hidden) != 2 {
+		t.Fatalf("the compare page has no search that keeps the comparison (in its form and the header's): %s", page)
+	}
+	other := h.State.Load().Replica.OfStore(views.Firefox)[0]
+	word := strings.Fields(other.Name)[0]
+	found := string(get(t, "GET", h.Base+"/listings?q="+url.QueryEscape(word)+"&compare="+url.QueryEscape(ref)).body)
+	add := "/compare?listings=" + url.QueryEscape(ref+",firefox:"+other.ID)
+	if !strings.Contains(html.UnescapeString(found), add) && !strings.Contains(html.UnescapeString(found), strings.ReplaceAll(add, "%3A", ":")) {
+		t.Errorf("searching %q to add to the comparison does not link %s", word, add)
+	}
+	if !strings.Contains(found, hidden) {
+		t.Error("the listings' header search drops the comparison being built")
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -196,6 +197,12 @@ func TestListingPageInChromium(t *testing.T) {
 	for _, k := range []string{"size", "weeklyDownloads", "rating", "ratingCount", "storeRank", "categoryRank", "rankClimb7d", "readAt"} {
 		if v, ok := doc[k]; ok && (k != "weeklyDownloads" || v != nil) {
 			want[k] = []string{jsonRaw(v)}
+		}
+	}
+	if stars, ok := doc["stars"].([]any); ok { // the ratings by star, five first
+		for i := range stars {
+			k := "stars." + strconv.Itoa(i)
+			want[k] = []string{jsonRaw(stars[i])}
 		}
 	}
 	growth, _ := doc["growth"].(map[string]any)

@@ -121,6 +121,17 @@ func reviewsPage(doc *v1.ReviewPage, r interface {
 	for _, o := range []struct{ v, l string }{{"all", "all"}, {"critical", "critical (1 or 2 stars)"}, {"positive", "positive (4 or 5 stars)"}} {
 		d.Stars = append(d.Stars, render.Option{Value: o.v, Label: o.l, Selected: doc.Asked.Stars == o.v})
 	}
+	if st, err := views.ParseStore(doc.Store); err == nil {
+		if l := r.Lookup(st, doc.ID); l != nil {
+			if l.HasStars {
+				stars := l.Stars
+				d.StarTable = render.StarsTable(&stars)
+			}
+			if v, ok := l.Rating(); ok {
+				d.Rating = render.Stars(views.RoundRating(v))
+			}
+		}
+	}
 	for _, rv := range doc.Reviews {
 		e := render.Review{ID: rv.ID, Stars: int(rv.Stars), Posted: rv.PostedAt.UTC().Format(time.DateOnly), Author: rv.Author, Text: rv.Text}
 		if langTag.MatchString(rv.Lang) {

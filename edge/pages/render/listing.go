@@ -8,7 +8,11 @@ import (
 type ListingPage struct {
 	// Badges are the listing's badges to show elsewhere, each with the
 	// snippets to copy.
-	Badges      []BadgeSnippet
+	Badges []BadgeSnippet
+	// Summary is the store's description of the listing ("" for none),
+	// StarTable its ratings by star (nil where the store gives none).
+	Summary     string
+	StarTable   *StarTable
 	Store, ID   string
 	Name        string
 	Developer   string

@@ -17,8 +17,8 @@ type WeekPage struct {
 	// FullSize is how many entries each list of the edition holds at most
 	// (the page shows them all, as the JSON has them).
 	FullSize int
-	Stores             []WeekStore
-	JSONURL            string
+	Stores   []WeekStore
+	JSONURL  string
 	// Prev and Next are the editions before and after this one; a nil
 	// one has none.
 	Prev, Next *Link

@@ -261,6 +261,7 @@ func (s *Pages) browsePage(c *fiber.Ctx, doc *document.ListingPage) (page []byte
 	}
 	browsePaging(&d, q, doc)
 	browseFilters(&d, q, doc.Figures)
+	d.WeekNote = weekNote(doc.Figures)
 	page, err = render.RenderBrowse(d)
 	return page, left, err
 }

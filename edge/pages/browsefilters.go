@@ -2,6 +2,7 @@ package pages
 
 import (
 	"net/url"
+	"time"
 
 	"github.com/edge-stats/edge/edge/pages/render"
 	v1 "github.com/edge-stats/edge/edge/v1"
@@ -68,6 +69,22 @@ var chipOrder = func() []string {
 	}
 	return names
 }()
+
+// weekNote says which week the browser's 7-day growth covers (the 7 days
+// up to each listing's newest reading, mostly the data's newest day),
+// and the trending charts' (a fixed window that ends earlier, so that
+// every listing's readings cover it), with their dates.
+func weekNote(f *figures.Figures) string {
+	if f == nil {
+		return ""
+	}
+	newest := f.Replica().Info().ReadingsMark.UTC()
+	note := "Growth, 7 days is each listing's change over the 7 days up to its newest reading (" + newest.AddDate(0, 0, -7).Format("2 Jan") + " to " + newest.Format("2 Jan 2006") + " for a listing read on the newest day)"
+	if from, to, ok := f.Window(figures.ChartTrending); ok {
+		note += "; the trending charts rank every listing over one window, " + time.Unix(from, 0).UTC().Format("2 Jan") + " to " + time.Unix(to, 0).UTC().Format("2 Jan 2006") + ", which ends earlier so that every listing's readings cover it: the two can name different leaders"
+	}
+	return note + "."
+}
 
 // filtersSet is how many of the "more filters" q sets.
 func filtersSet(q map[string]string) int {

@@ -36,6 +36,9 @@ type BrowsePage struct {
 	// filters and order, FileRows the rows a file holds at most.
 	Downloads []Link
 	FileRows  string
+	// WeekNote says which 7 days the growth column covers, and how they
+	// differ from the trending charts' week.
+	WeekNote string
 }
 
 // Field is a field of a form: its parameter, label, input type (text,

@@ -24,16 +24,29 @@ func TestCompactAndTicks(t *testing.T) {
 			t.Errorf("Compact(%d) = %q, want %q", n, got, want)
 		}
 	}
-	for hi, want := range map[int64][]int64{
-		0:       {0, 1},
-		1:       {0, 1},
-		5:       {0, 2, 4, 6},
-		100:     {0, 25, 50, 75, 100},
-		102:     {0, 50, 100, 150},
-		1234567: {0, 500000, 1000000, 1500000},
+	for _, c := range []struct {
+		lo, hi int64
+		ranked bool
+		want   []int64
+	}{
+		{0, 0, false, []int64{0, 1}},
+		{0, 5, false, []int64{0, 2, 4, 6}},
+		{0, 100, false, []int64{0, 25, 50, 75, 100}},
+		{0, 1234567, false, []int64{0, 500000, 1000000, 1500000}},
+		{7980, 8465, false, []int64{7800, 8000, 8200, 8400, 8600}}, // live apple listings: a rise, not a flat line
+		{5000, 5000, false, []int64{4500, 5000, 5500}},
+		{1, 1, true, []int64{1, 2}},
+		{1, 37, true, []int64{1, 11, 21, 31, 41}},
+		{3900, 4200, true, []int64{3900, 4000, 4100, 4200}},
 	} {
-		if got := Ticks(hi); !slices.Equal(got, want) {
-			t.Errorf("Ticks(%d) = %v, want %v", hi, got, want)
+		got := Ticks(c.lo, c.hi, c.ranked)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("Ticks(%d, %d, %v) = %v, want %v", c.lo, c.hi, c.ranked, got, c.want)
+		}
+		for i := 2; i < len(got); i++ {
+			if got[i]-got[i-1] != got[1]-got[0] {
+				t.Errorf("Ticks(%d, %d): uneven %v", c.lo, c.hi, got)
+			}
 		}
 	}
 }
@@ -98,12 +111,20 @@ func TestChartJoinsReadingsWithinTheTolerance(t *testing.T) {
 	}
 }
 
-// TestChartAxis: the axis starts at 0 with gridlines at each tick; a flat
-// series has distinct labels (the fourth review: one printed twice).
+// TestChartAxis: the axis spans the data with gridlines at each tick; a
+// flat series has distinct labels (the fourth review: one printed twice)
+// around its value; every reading has its day and value in a title; the
+// first and last values are labelled.
 func TestChartAxis(t *testing.T) {
 	flat := days(30, 1, func(int) int64 { return 4200 })
 	b, _ := RenderListing(ListingPage{Store: "edge", ID: "a", Name: "A", SizeMeasure: "installs", Live: true, Points: flat})
-	labels := regexp.MustCompile(`text-anchor="end">([^<]+)</text>`).FindAllStringSubmatch(string(b), -1)
+	if n := strings.Count(string(b), `<title>`); n != 30+1 { // the page's and a point's each
+		t.Errorf("%d titles, want one a reading (30) and the page's", n)
+	}
+	if !strings.Contains(string(b), "<title>1 Jan 2026: 4,200</title>") || strings.Count(string(b), `class="end"`) != 2 {
+		t.Errorf("no title of the first reading, or not two end labels: %s", b)
+	}
+	labels := regexp.MustCompile(`class="tick"[^>]*>([^<]+)</text>`).FindAllStringSubmatch(string(b), -1)
 	var seen []string
 	for _, l := range labels {
 		if slices.Contains(seen, l[1]) {
@@ -111,7 +132,7 @@ func TestChartAxis(t *testing.T) {
 		}
 		seen = append(seen, l[1])
 	}
-	if !slices.Contains(seen, "0") || strings.Count(string(b), `class="grid"`) < 3 {
+	if !slices.Equal(seen, []string{"4k", "4.5k"}) || strings.Count(string(b), `class="grid"`) < 2 {
 		t.Errorf("the axis: labels %v, %d gridlines", seen, strings.Count(string(b), `class="grid"`))
 	}
 }

@@ -65,16 +65,31 @@ func niceStep(raw float64) float64 {
 	return 10 * p
 }
 
-// Ticks returns the y axis's values for a series whose largest value is
-// hi: from 0 in equal nice steps to the first step at or above hi, 3 to
-// 5 of them. The axis starts at 0 so that a line's rise reads as what it
-// is, not as a climb from the bottom of the chart.
-func Ticks(hi int64) []int64 {
-	step := int64(math.Max(1, niceStep(float64(hi)/4)))
-	out := []int64{0}
-	for v := step; ; v += step {
+// Ticks returns the y axis's values for a series from lo to hi: equal
+// nice steps (1, 2, 2.5 or 5 times a power of ten, about four of them)
+// from the step at or below lo to the first at or above hi, so that a
+// series that moves a few percent reads as moving (live apple listings
+// 7,980 to 8,465, not a flat line on an axis from 0). A constant series
+// gets a step of a tenth of its value around it. Ranked, the values are
+// ranks, which start at 1: an axis that would start at 0 starts at 1 and
+// steps on from there (1, 11, 21, ...), still even.
+func Ticks(lo, hi int64, ranked bool) []int64 {
+	span := float64(hi - lo)
+	if span <= 0 {
+		span = math.Max(float64(hi)/10, 1) * 4
+	}
+	step := int64(math.Max(1, niceStep(span/4)))
+	first := lo / step * step
+	if hi == lo && first == lo && first >= step { // a constant series on a tick: one below it too
+		first -= step
+	}
+	if ranked && first < 1 {
+		first = 1
+	}
+	out := []int64{first}
+	for v := first + step; ; v += step {
 		out = append(out, v)
-		if v >= hi {
+		if v > hi || v == hi && hi != lo { // a constant series has a tick above it too
 			return out
 		}
 	}
@@ -138,10 +153,13 @@ func rankChart(points []Point) template.HTML {
 // values are ranks: the axis runs from 1 at the top down.
 func lineChart(points []Point, label string, ranked bool) template.HTML {
 	const w, h, left, right, bottom, top = 420.0, 220.0, 46.0, 8.0, 22.0, 10.0
-	var hi int64
+	var lo, hi int64
 	n := 0
 	for _, p := range points {
 		if p.Has {
+			if n == 0 || p.Size < lo {
+				lo = p.Size
+			}
 			hi = max(hi, p.Size)
 			n++
 		}
@@ -156,23 +174,21 @@ func lineChart(points []Point, label string, ranked bool) template.HTML {
 		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">No %s was read in these days.</text></svg>`, w/2, h/2, what)
 		return template.HTML(b.String())
 	}
-	ticks := Ticks(hi)
-	top0 := float64(ticks[len(ticks)-1])
+	ticks := Ticks(lo, hi, ranked)
+	bot, top0 := float64(ticks[0]), float64(ticks[len(ticks)-1])
 	x := func(i int) float64 {
 		if len(points) == 1 {
 			return left + (w-left-right)/2
 		}
 		return left + float64(i)*(w-left-right)/float64(len(points)-1)
 	}
-	y := func(v int64) float64 { return top + (h-top-bottom)*(1-float64(v)/top0) }
-	if ranked {
-		ticks = rankTicks(ticks)
-		top0 = float64(ticks[len(ticks)-1])
-		y = func(v int64) float64 { return top + (h-top-bottom)*float64(v-1)/(top0-1) }
+	y := func(v int64) float64 { return top + (h-top-bottom)*(1-(float64(v)-bot)/(top0-bot)) }
+	if ranked { // rank 1 at the top
+		y = func(v int64) float64 { return top + (h-top-bottom)*(float64(v)-bot)/(top0-bot) }
 	}
 	for _, t := range ticks {
 		fmt.Fprintf(&b, `<line class="grid" x1="%g" y1="%.1f" x2="%g" y2="%.1f"/>`, left, y(t), w-right, y(t))
-		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end">%s</text>`, left-5, y(t)+3.5, Compact(t))
+		fmt.Fprintf(&b, `<text class="tick" x="%g" y="%.1f" text-anchor="end">%s</text>`, left-5, y(t)+3.5, Compact(t))
 	}
 	dayLabels(&b, points, x, h-6)
 	var path strings.Builder
@@ -201,6 +217,31 @@ func lineChart(points []Point, label string, ranked bool) template.HTML {
 		}
 		prev = i
 	}
+	// Each reading's day and value, readable without script: a point's
+	// title (shown on hover, read by screen readers in the chart's
+	// group); the first and the last are labelled on the chart.
+	first, last := -1, -1
+	for i, p := range points {
+		if !p.Has {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		last = i
+		fmt.Fprintf(&b, `<circle class="pt" cx="%.1f" cy="%.1f" r="4"><title>%s: %s</title></circle>`, x(i), y(p.Size), shortDay(p.Day), valueWords(p.Size, ranked))
+	}
+	endLabel := func(i int, anchor string) {
+		ly := y(points[i].Size) - 7
+		if ly < top+4 {
+			ly = y(points[i].Size) + 14
+		}
+		fmt.Fprintf(&b, `<text class="end" x="%.1f" y="%.1f" text-anchor="%s">%s</text>`, x(i), ly, anchor, valueLabel(points[i].Size, ranked))
+	}
+	endLabel(first, "start")
+	if last != first {
+		endLabel(last, "end")
+	}
 	// A jump is ringed: the reader sees where to doubt the line.
 	for i, p := range points {
 		if p.Has && p.Jump && !ranked {
@@ -211,21 +252,20 @@ func lineChart(points []Point, label string, ranked bool) template.HTML {
 	return template.HTML(b.String())
 }
 
-// rankTicks returns the ticks of a rank axis from the round ticks of a
-// size axis: ranks run down from 1 at the top edge, so the ticks are 1
-// and the round ones past it, at least to 2 (a listing always first is
-// a line along the top).
-func rankTicks(ticks []int64) []int64 {
-	rt := []int64{1}
-	for _, t := range ticks {
-		if t > 1 {
-			rt = append(rt, t)
-		}
+// valueWords is a point's value in a title: 12,345, or "rank 12".
+func valueWords(v int64, ranked bool) string {
+	if ranked {
+		return "rank " + Int(v)
 	}
-	if len(rt) == 1 {
-		rt = append(rt, 2)
+	return Int(v)
+}
+
+// valueLabel is a point's value on the chart: 12.3k, or #12.
+func valueLabel(v int64, ranked bool) string {
+	if ranked {
+		return "#" + Int(v)
 	}
-	return rt
+	return Compact(v)
 }
 
 // dayLabels writes the first, middle and last days of points below a

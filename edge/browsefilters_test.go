@@ -41,6 +41,13 @@ func TestBrowseFiltersAndFiles(t *testing.T) {
 	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
+	t.Run("browser", func(t *testing.T) { browseFilters(t, h) })
+	t.Run("list pages", func(t *testing.T) { listPagesLinkTheirFiles(t, h) })
+	t.Run("compare by name", func(t *testing.T) { compareByName(t, h) })
+}
+
+// browseFilters is TestBrowseFiltersAndFiles's browser.
+func browseFilters(t *testing.T, h *harness) {
 	query := "store=chrome&permission=tabs&minRating=3&kind=extension&sort=rating"
 	page := get(t, "GET", h.Base+"/listings?"+query)
 	if page.status != http.StatusOK {
@@ -126,14 +133,10 @@ func TestBrowseFiltersAndFiles(t *testing.T) {
 // fileLink finds a page's links to its list as files.
 var fileLink = regexp.MustCompile(`<link rel="alternate" type="(text/csv|application/x-ndjson)" href="([^"]+)">`)
 
-// TestListPagesLinkTheirFiles: every page that shows a list links the
-// list as CSV and NDJSON (the same read's files), and each link answers
-// that file.
-func TestListPagesLinkTheirFiles(t *testing.T) {
-	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
-	if err := h.Jobs.RunNow("views"); err != nil {
-		t.Fatal(err)
-	}
+// listPagesLinkTheirFiles: every page that shows a list links the list
+// as CSV and NDJSON (the same read's files), and each link answers that
+// file.
+func listPagesLinkTheirFiles(t *testing.T, h *harness) {
 	l := firstLive(t, h, views.Chrome)
 	slug := getOK[struct{ Tags []struct{ Slug string } }](t, h.Base+"/api/v1/tags").Tags[0].Slug
 	for _, page := range []string{"/listings?store=chrome&permission=tabs", "/charts/chrome?chart=rising", "/categories/chrome", "/tags",
@@ -159,15 +162,11 @@ func TestListPagesLinkTheirFiles(t *testing.T) {
 	}
 }
 
-// TestCompareByName: the compare page adds a listing by its name without
+// compareByName: the compare page adds a listing by its name without
 // script (a search of the listings that keeps the comparison, whose
 // results link the comparison with each added), and the header's search
 // keeps the comparison too.
-func TestCompareByName(t *testing.T) {
-	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
-	if err := h.Jobs.RunNow("views"); err != nil {
-		t.Fatal(err)
-	}
+func compareByName(t *testing.T, h *harness) {
 	l := firstLive(t, h, views.Chrome)
 	ref := "chrome:" + l.ID
 	page := string(get(t, "GET", h.Base+"/compare?listings="+url.QueryEscape(ref)).body)

@@ -35,7 +35,8 @@ func rowsOf(body []byte) []string {
 // value), lists what its JSON twin lists for them, shows each filter as a
 // chip whose link drops just that filter, offers the categories, topics
 // and permissions to choose from, and links the same list as CSV and
-// NDJSON files holding the same listings in the same order.
+// NDJSON files holding the same listings in the same order; every list
+// page links its files; the compare page adds a listing by name.
 func TestBrowseFiltersAndFiles(t *testing.T) {
 	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
 	if err := h.Jobs.RunNow("views"); err != nil {

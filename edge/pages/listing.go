@@ -53,6 +53,12 @@ func about(d document.Listing) render.About {
 	}
 	if st, err := views.ParseStore(d.Store); err == nil {
 		a.Manifest = st.ReadsManifests() && d.Kind != "theme"
+		switch {
+		case d.Kind == "theme" && st.ReadsManifests():
+			a.NoPermissions = "none: a theme asks for no permission and reaches no site"
+		case !st.ReadsManifests():
+			a.NoPermissions = "not published: the " + d.Store + " store's listings carry no manifest the crawler reads (chrome's and edge's do)"
+		}
 	}
 	for _, t := range d.Topics {
 		a.Topics = append(a.Topics, render.Link{Label: t, URL: "/tags/" + url.PathEscape(t) + "/" + d.Store})

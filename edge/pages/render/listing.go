@@ -51,6 +51,9 @@ type About struct {
 	CategoryURL                 string
 	Topics                      []Link
 	Manifest                    bool // the store's manifests are read
+	// NoPermissions says why the page lists no permissions where the
+	// store's manifests are not read for it ("" where they are).
+	NoPermissions string
 	Permissions, HostAccess     []string
 	// AccessChanged says when the permissions or host access last
 	// changed in the change window, and how; "" when they did not.

@@ -29,6 +29,7 @@ type CompareRow struct {
 	Change, Percent           Figure
 	Size                      []*int64 // each day's, for the chart
 	RemoveURL                 string   // the comparison without it
+	Dash                      string   // its line's dash pattern in the chart ("" solid), for the key
 }
 
 // RenderCompare returns the comparison's page.
@@ -41,6 +42,7 @@ func RenderCompare(d ComparePage) ([]byte, error) {
 		series := make([]CompareSeries, len(d.Rows))
 		for i, r := range d.Rows {
 			series[i] = CompareSeries{Number: r.Number, Size: r.Size}
+			d.Rows[i].Dash = dashes[i%len(dashes)]
 		}
 		chartSVG = compareChart(d.Dates, series)
 	}

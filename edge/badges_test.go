@@ -127,6 +127,18 @@ func TestBadges(t *testing.T) {
 			t.Errorf("the listing's page does not offer the %s badge: %s", f, md)
 		}
 	}
+	// The size chart as an image of its own, for another site.
+	embed := "/embed/chrome/" + url.PathEscape(l.ID) + "/size.svg"
+	if c, a := badgeOf(t, h, embed, http.StatusOK); !strings.Contains(c.Title, doc.Name) || !strings.Contains(string(a.body), `<path class="line"`) ||
+		!strings.Contains(string(a.body), "<style>") || !strings.Contains(a.header.Get("Cache-Control"), "public") {
+		t.Errorf("%s: title %q, %.300s", embed, c.Title, a.body)
+	}
+	if b, _ := badgeOf(t, h, "/embed/chrome/nosuchlisting/size.svg", http.StatusNotFound); b.Label != "edge: not found" {
+		t.Errorf("an unknown listing's chart: %+v", b)
+	}
+	if !strings.Contains(page, html.EscapeString(`<img src="`+public+embed+`"`)) {
+		t.Errorf("the listing's page does not offer its chart's HTML")
+	}
 	// Chromium draws it: the badge's blue is on the screenshot.
 	shot := filepath.Join(t.TempDir(), "badge.png")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

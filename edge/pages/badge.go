@@ -71,6 +71,20 @@ func (s *Pages) badgeHandler() read.Handler {
 	return read.Serve(s.api.Env(), rd, badgeSVG)
 }
 
+// embedHandler answers GET /embed/{store}/{id}/size.svg: the size chart
+// of the listing's page (a year of its daily size) as an SVG image of its
+// own for another site to show: an svg codec of the listing page's read
+// (v1.API.YearRead), cached and public as the page; errors are badges.
+func (s *Pages) embedHandler() read.Handler {
+	rd := *s.api.YearRead()
+	rd.Route, rd.CacheControl, rd.Page = "/embed/:store/:id/size.svg", pageCacheControl, answer.NoPage
+	return read.Serve(s.api.Env(), &rd, read.Codec[v1.History]{Name: "svg", Type: "image/svg+xml", Encode: func(_ *fiber.Ctx, h *v1.History) (*answer.Answer, error) {
+		d := listingData(document.NewListing(h.Listing, h.State.Figures), h.Snapshots, h.FirstDay, h.LastDay)
+		var buf [64]byte
+		return pageAnswer(answer.NewKey(buf[:0], "/embed/:store/:id/size.svg", 0), badgeType, render.EmbedSizeChart(d)), nil
+	}})
+}
+
 // badgeSnippets are the badges the listing l's page offers to copy: its
 // size, rating, version and rank (a delisted listing's badges all say
 // so, and are offered all the same: a README keeps its badge).

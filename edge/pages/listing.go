@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"html"
 	"net/url"
 	"slices"
 	"strconv"
@@ -33,6 +34,8 @@ func (s *Pages) listingHandler() read.Handler {
 		d.Takeover = takeoverOf(h.State.Replica, h.Listing.Store, h.Listing.ID)
 		d.About.AccessChanged = accessChanged(h.State.Replica, h.Listing.Store, h.Listing.ID)
 		d.Badges = s.badgeSnippets(h.Listing)
+		d.EmbedURL = "/embed/" + h.Listing.Store.String() + "/" + url.PathEscape(h.Listing.ID) + "/size.svg"
+		d.Embed = `<img src="` + s.cfg.PublicURL + d.EmbedURL + `" alt="` + html.EscapeString(d.Name) + `: size, daily" width="420" height="220">`
 		body, err := render.RenderListing(d)
 		if err != nil {
 			return nil, err

@@ -91,6 +91,7 @@ func (s *Pages) Collectors() []prometheus.Collector { return s.suggest.collector
 func (s *Pages) Routes(app *fiber.App, g *guard.Guard, respond answer.Responder) {
 	guard := g.Handler
 	s.api.Env().Get(app, "/badges/:store/:id/:figure", respond, s.badgeHandler(), g.Badges)
+	s.api.Env().Get(app, "/embed/:store/:id/size.svg", respond, s.embedHandler(), g.Badges)
 	s.api.Env().Get(app, "/listings", respond, s.browseHandler(), guard)
 	s.api.Env().Get(app, "/compare", respond, s.compareHandler(), guard)
 	s.api.Env().Get(app, "/listings/:store/:id", respond, s.listingHandler(), guard)

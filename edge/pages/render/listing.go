@@ -9,6 +9,9 @@ type ListingPage struct {
 	// Badges are the listing's badges to show elsewhere, each with the
 	// snippets to copy.
 	Badges []BadgeSnippet
+	// Embed is the HTML that shows its size chart on another site, and
+	// EmbedURL the chart's address here.
+	Embed, EmbedURL string
 	// Summary is the store's description of the listing ("" for none),
 	// StarTable its ratings by star (nil where the store gives none).
 	Summary     string
@@ -53,8 +56,8 @@ type About struct {
 	Manifest                    bool // the store's manifests are read
 	// NoPermissions says why the page lists no permissions where the
 	// store's manifests are not read for it ("" where they are).
-	NoPermissions string
-	Permissions, HostAccess     []string
+	NoPermissions           string
+	Permissions, HostAccess []string
 	// AccessChanged says when the permissions or host access last
 	// changed in the change window, and how; "" when they did not.
 	AccessChanged string

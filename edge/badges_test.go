@@ -17,7 +17,6 @@ import (
 
 	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/pages/render"
-	"github.com/edge-stats/edge/views"
 )
 
 // svgBadge is what a badge's SVG says: its accessible name and title.
@@ -65,7 +64,11 @@ func TestBadges(t *testing.T) {
 	if err := h.Jobs.RunNow("views"); err != nil {
 		t.Fatal(err)
 	}
-	l := firstLive(t, h, views.Chrome)
+	rated := getOK[struct{ Listings []struct{ ID string } }](t, h.Base+"/api/v1/listings?store=chrome&minRatingCount=1&limit=1").Listings
+	if len(rated) == 0 {
+		t.Fatal("no rated chrome listing in the test data")
+	}
+	l := struct{ ID string }{rated[0].ID}
 	base := "/badges/chrome/" + url.PathEscape(l.ID) + "/"
 	doc := getOK[struct {
 		Name, Version string
@@ -99,17 +102,11 @@ func TestBadges(t *testing.T) {
 		}
 	}
 	// Delisted, unknown, a figure there is not.
-	var gone *views.Listing
-	for i, x := range h.State.Load().Replica.OfStore(views.Chrome) {
-		if x.Delisted != 0 {
-			gone = &h.State.Load().Replica.OfStore(views.Chrome)[i]
-			break
-		}
-	}
-	if gone == nil {
+	gone := getOK[struct{ Listings []struct{ ID string } }](t, h.Base+"/api/v1/listings?store=chrome&delistedOnly=true&limit=1").Listings
+	if len(gone) == 0 {
 		t.Fatal("the test data has no delisted chrome listing")
 	}
-	if b, _ := badgeOf(t, h, "/badges/chrome/"+url.PathEscape(gone.ID)+"/users.svg", http.StatusOK); !strings.HasSuffix(b.Label, ": delisted") || !strings.Contains(b.Title, "delisted") {
+	if b, _ := badgeOf(t, h, "/badges/chrome/"+url.PathEscape(gone[0].ID)+"/users.svg", http.StatusOK); !strings.HasSuffix(b.Label, ": delisted") || !strings.Contains(b.Title, "delisted") {
 		t.Errorf("a delisted listing's badge: %+v", b)
 	}
 	for _, path := range []string{"/badges/chrome/nosuchlisting/users.svg", base + "downloads.svg", base + "users.png", "/badges/nostore/x/users.svg"} {

@@ -115,7 +115,7 @@ func TestPageErrorsInReadersWords(t *testing.T) {
 		{"/listings?minRating=9", 400, "“rating from” takes a number from 0 to 5"},
 		{"/listings?kind=plugin", 400, "“type” takes extension, theme or app"},
 		{"/listings?hostAccess=some", 400, "“site access” takes all"},
-		{"/listings?updatedAfter=2026-13-01", 400, "“updated from” takes a date"},
+		{"/listings?updatedAfter=2026-13-01", 400, "“updated from” takes a date such as 2026-03-01"},
 		{"/listings?limit=0", 400, "1 to 100 listings"},
 		{"/listings?cursor=xyz", 400, "Start again from the first page"},
 		{"/compare?listings=a,b,c,d,e,f,g,h,i,j,k", 400, "2 to 10 listings"}, // fewer than two is the form (TestCompareYouCanReach)

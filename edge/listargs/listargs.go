@@ -43,10 +43,13 @@ func (r *Reader) Get(name string) string {
 
 // Fail keeps the 400 of name's value v, which is not want, unless one is
 // kept already; its reader's words name the filter by its label.
-func (r *Reader) Fail(name, v, want string) {
+func (r *Reader) Fail(name, v, want string) { r.fail(name, v, want, want) }
+
+// fail is Fail with what the value must be in a reader's words.
+func (r *Reader) fail(name, v, want, words string) {
 	if r.Err == nil {
 		r.Err = problem.Newf(http.StatusBadRequest, "%s: %q is not %s.", name, v, want).
-			ForReaders("The filter “" + label(name) + "” takes " + want + "; it was given “" + truncate(v, 40) + "”.")
+			ForReaders("The filter “" + label(name) + "” takes " + words + "; it was given “" + truncate(v, 40) + "”.")
 	}
 }
 
@@ -116,7 +119,7 @@ func (r *Reader) Date(name string) *views.Day {
 	}
 	t, err := time.Parse(time.DateOnly, v)
 	if err != nil {
-		r.Fail(name, v, "a date of the form yyyy-mm-dd")
+		r.fail(name, v, "a date of the form yyyy-mm-dd", "a date such as 2026-03-01 (the year, the month, the day)")
 		return nil
 	}
 	d := views.DayOf(t)

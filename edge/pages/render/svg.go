@@ -217,9 +217,22 @@ func lineChart(points []Point, label string, ranked bool) template.HTML {
 		}
 		prev = i
 	}
-	// Each reading's day and value, readable without script: a point's
-	// title (shown on hover, read by screen readers in the chart's
-	// group); the first and the last are labelled on the chart.
+	pointValues(&b, points, x, y, top, ranked)
+	// A jump is ringed: the reader sees where to doubt the line.
+	for i, p := range points {
+		if p.Has && p.Jump && !ranked {
+			fmt.Fprintf(&b, `<circle class="jump" cx="%.1f" cy="%.1f" r="5"/>`, x(i), y(p.Size))
+		}
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// pointValues writes each reading's day and value, readable without
+// script: a point's title (shown on hover, read by screen readers); the
+// first and the last values are written on the chart, below their point
+// when it is at the top edge.
+func pointValues(b *strings.Builder, points []Point, x func(int) float64, y func(int64) float64, top float64, ranked bool) {
 	first, last := -1, -1
 	for i, p := range points {
 		if !p.Has {
@@ -229,27 +242,19 @@ func lineChart(points []Point, label string, ranked bool) template.HTML {
 			first = i
 		}
 		last = i
-		fmt.Fprintf(&b, `<circle class="pt" cx="%.1f" cy="%.1f" r="4"><title>%s: %s</title></circle>`, x(i), y(p.Size), shortDay(p.Day), valueWords(p.Size, ranked))
+		fmt.Fprintf(b, `<circle class="pt" cx="%.1f" cy="%.1f" r="4"><title>%s: %s</title></circle>`, x(i), y(p.Size), shortDay(p.Day), valueWords(p.Size, ranked))
 	}
 	endLabel := func(i int, anchor string) {
 		ly := y(points[i].Size) - 7
 		if ly < top+4 {
 			ly = y(points[i].Size) + 14
 		}
-		fmt.Fprintf(&b, `<text class="end" x="%.1f" y="%.1f" text-anchor="%s">%s</text>`, x(i), ly, anchor, valueLabel(points[i].Size, ranked))
+		fmt.Fprintf(b, `<text class="end" x="%.1f" y="%.1f" text-anchor="%s">%s</text>`, x(i), ly, anchor, valueLabel(points[i].Size, ranked))
 	}
 	endLabel(first, "start")
 	if last != first {
 		endLabel(last, "end")
 	}
-	// A jump is ringed: the reader sees where to doubt the line.
-	for i, p := range points {
-		if p.Has && p.Jump && !ranked {
-			fmt.Fprintf(&b, `<circle class="jump" cx="%.1f" cy="%.1f" r="5"/>`, x(i), y(p.Size))
-		}
-	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
 }
 
 // valueWords is a point's value in a title: 12,345, or "rank 12".

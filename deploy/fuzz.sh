@@ -56,6 +56,7 @@ targets=(
 	"./internal/jsonw FuzzFloat"
 	"./internal/csvw FuzzText"
 	"./edge/read FuzzPick"
+	"./edge/listargs FuzzShared"
 )
 lanes=${LANES:-2}
 

@@ -2,6 +2,7 @@ package pages
 
 import (
 	"html"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -34,6 +35,7 @@ func (s *Pages) listingHandler() read.Handler {
 		d.Takeover = takeoverOf(h.State.Replica, h.Listing.Store, h.Listing.ID)
 		d.About.AccessChanged = accessChanged(h.State.Replica, h.Listing.Store, h.Listing.ID)
 		d.Badges = s.badgeSnippets(h.Listing)
+		d.Versions = versionHistory(h.State.Replica, h.Listing.Store, h.Listing.ID)
 		d.EmbedURL = "/embed/" + h.Listing.Store.String() + "/" + url.PathEscape(h.Listing.ID) + "/size.svg"
 		d.Embed = `<img src="` + s.cfg.PublicURL + d.EmbedURL + `" alt="` + html.EscapeString(d.Name) + `: size, daily" width="420" height="220">`
 		body, err := render.RenderListing(d)
@@ -216,6 +218,7 @@ func listingData(d document.Listing, snaps []series.Snapshot, from, last views.D
 	}
 	out.Figures = append(out.Figures, read)
 	out.Points, out.Ranks = dailyPoints(snaps, from, last)
+	out.Ratings = dailyRatings(snaps, out.Points)
 	var before *render.Point
 	for i, p := range out.Points {
 		if p.Has && p.Jump && before != nil {
@@ -224,6 +227,26 @@ func listingData(d document.Listing, snaps []series.Snapshot, from, last views.D
 		if p.Has {
 			before = &out.Points[i]
 		}
+	}
+	return out
+}
+
+// dailyRatings are the daily average ratings of snaps in hundredths of a
+// star, on the days of points; nil when no day has one.
+func dailyRatings(snaps []series.Snapshot, points []render.Point) []render.Point {
+	byDay := make(map[string]int64, len(snaps))
+	for _, sn := range snaps {
+		if sn.Rating != nil {
+			byDay[sn.Day] = int64(math.Round(*sn.Rating * 100))
+		}
+	}
+	if len(byDay) == 0 {
+		return nil
+	}
+	out := make([]render.Point, len(points))
+	for i, p := range points {
+		v, ok := byDay[p.Day]
+		out[i] = render.Point{Day: p.Day, Size: v, Has: ok}
 	}
 	return out
 }

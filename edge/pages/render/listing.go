@@ -12,6 +12,11 @@ type ListingPage struct {
 	// Embed is the HTML that shows its size chart on another site, and
 	// EmbedURL the chart's address here.
 	Embed, EmbedURL string
+	// Versions are the versions read in the change window, newest first.
+	Versions []VersionRow
+	// Ratings are its daily average rating in hundredths (Size), the
+	// days of Points; nil where it has none.
+	Ratings []Point
 	// Summary is the store's description of the listing ("" for none),
 	// StarTable its ratings by star (nil where the store gives none).
 	Summary     string
@@ -79,6 +84,12 @@ type Takeover struct {
 	Sold, Widened, From, To, What string
 }
 
+// VersionRow is one version of a listing: the day it was first read, the
+// version and the one before, and what else changed in the same crawl.
+type VersionRow struct {
+	Day, Version, Before, Also string
+}
+
 // BadgeSnippet is one badge of a listing: its figure, its address (on
 // this site, for the page's preview) and the Markdown that shows it
 // elsewhere (at the service's public address).
@@ -92,6 +103,7 @@ func RenderListing(d ListingPage) ([]byte, error) {
 		ListingPage: d,
 		Chart:       chart(d.Points, d.SizeMeasure),
 		RankChart:   rankChart(d.Ranks),
+		RatingChart: ratingChart(d.Ratings),
 		Gaps:        Gaps(d.Points),
 		Head: Head{
 			Title:       d.Name + " · " + d.Store + " · figures and history",
@@ -117,7 +129,9 @@ type listingView struct {
 	Head      Head
 	Chart     template.HTML
 	RankChart template.HTML
-	Gaps      []Gap
+	// RatingChart is the ratings' chart.
+	RatingChart template.HTML
+	Gaps        []Gap
 }
 
-var listingPage = parse("listing", template.FuncMap{"last": func(p []Point) int { return len(p) - 1 }, "joinDays": func() int { return JoinDays }})
+var listingPage = parse("listing", template.FuncMap{"last": func(p []Point) int { return len(p) - 1 }, "joinDays": func() int { return JoinDays }, "permissions": Permissions})

@@ -72,8 +72,8 @@ func RenderStore(d StorePage) ([]byte, error) {
 	}
 	var liveChart, sizeChart template.HTML
 	if len(d.Weeks) > 1 {
-		liveChart = lineChart(live, weeklyLabel("Live listings", live), false)
-		sizeChart = lineChart(size, weeklyLabel("Total size", size), false)
+		liveChart = lineChart(live, weeklyLabel("Live listings", live), sizeAxis)
+		sizeChart = lineChart(size, weeklyLabel("Total size", size), sizeAxis)
 	}
 	return execute(storePage, struct {
 		StorePage

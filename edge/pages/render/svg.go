@@ -127,7 +127,7 @@ func chart(points []Point, measure string) template.HTML {
 	if len(jumps) > 0 {
 		label += "; ringed, a jump on " + strings.Join(jumps, ", ")
 	}
-	return lineChart(points, label, false)
+	return lineChart(points, label, sizeAxis)
 }
 
 // rankChart draws a listing's daily rank in its store as chart draws its
@@ -146,12 +146,33 @@ func rankChart(points []Point) template.HTML {
 	if best.Has {
 		label += fmt.Sprintf(", %s to %s: best %d on %s, latest %d on %s", points[0].Day, points[len(points)-1].Day, best.Size, best.Day, latest.Size, latest.Day)
 	}
-	return lineChart(points, label, true)
+	return lineChart(points, label, rankAxis)
 }
 
-// lineChart draws points as chart says, labelled label; ranked, the
-// values are ranks: the axis runs from 1 at the top down.
-func lineChart(points []Point, label string, ranked bool) template.HTML {
+// axis is what a line chart's values are: sizes, ranks (the best at the
+// top) or ratings (in hundredths of a star).
+type axis uint8
+
+const (
+	sizeAxis axis = iota
+	rankAxis
+	ratingAxis
+)
+
+// ratingChart draws a listing's daily average rating (Size holds it in
+// hundredths) as chart draws its size, on an axis of the ratings' range.
+func ratingChart(points []Point) template.HTML {
+	label := "Average rating, daily"
+	if len(points) > 0 {
+		label += ", " + points[0].Day + " to " + points[len(points)-1].Day
+	}
+	return lineChart(points, label, ratingAxis)
+}
+
+// lineChart draws points as chart says, labelled label, on an axis of
+// the kind ax: a rank axis runs from the best rank at the top down.
+func lineChart(points []Point, label string, ax axis) template.HTML {
+	ranked := ax == rankAxis
 	const w, h, left, right, bottom, top = 420.0, 220.0, 46.0, 8.0, 22.0, 10.0
 	var lo, hi int64
 	n := 0
@@ -167,10 +188,7 @@ func lineChart(points []Point, label string, ranked bool) template.HTML {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="%s">`, w, h, template.HTMLEscapeString(label))
 	if n == 0 {
-		what := "size"
-		if ranked {
-			what = "rank"
-		}
+		what := [...]string{"size", "rank", "rating"}[ax]
 		fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">No %s was read in these days.</text></svg>`, w/2, h/2, what)
 		return template.HTML(b.String())
 	}
@@ -188,7 +206,7 @@ func lineChart(points []Point, label string, ranked bool) template.HTML {
 	}
 	for _, t := range ticks {
 		fmt.Fprintf(&b, `<line class="grid" x1="%g" y1="%.1f" x2="%g" y2="%.1f"/>`, left, y(t), w-right, y(t))
-		fmt.Fprintf(&b, `<text class="tick" x="%g" y="%.1f" text-anchor="end">%s</text>`, left-5, y(t)+3.5, Compact(t))
+		fmt.Fprintf(&b, `<text class="tick" x="%g" y="%.1f" text-anchor="end">%s</text>`, left-5, y(t)+3.5, valueLabel(t, ax, true))
 	}
 	dayLabels(&b, points, x, h-6)
 	var path strings.Builder
@@ -217,7 +235,7 @@ func lineChart(points []Point, label string, ranked bool) template.HTML {
 		}
 		prev = i
 	}
-	pointValues(&b, points, x, y, top, ranked)
+	pointValues(&b, points, x, y, top, ax)
 	// A jump is ringed: the reader sees where to doubt the line.
 	for i, p := range points {
 		if p.Has && p.Jump && !ranked {
@@ -232,7 +250,7 @@ func lineChart(points []Point, label string, ranked bool) template.HTML {
 // script: a point's title (shown on hover, read by screen readers); the
 // first and the last values are written on the chart, below their point
 // when it is at the top edge.
-func pointValues(b *strings.Builder, points []Point, x func(int) float64, y func(int64) float64, top float64, ranked bool) {
+func pointValues(b *strings.Builder, points []Point, x func(int) float64, y func(int64) float64, top float64, ax axis) {
 	first, last := -1, -1
 	for i, p := range points {
 		if !p.Has {
@@ -242,14 +260,14 @@ func pointValues(b *strings.Builder, points []Point, x func(int) float64, y func
 			first = i
 		}
 		last = i
-		fmt.Fprintf(b, `<circle class="pt" cx="%.1f" cy="%.1f" r="4"><title>%s: %s</title></circle>`, x(i), y(p.Size), shortDay(p.Day), valueWords(p.Size, ranked))
+		fmt.Fprintf(b, `<circle class="pt" cx="%.1f" cy="%.1f" r="4"><title>%s: %s</title></circle>`, x(i), y(p.Size), shortDay(p.Day), valueWords(p.Size, ax))
 	}
 	endLabel := func(i int, anchor string) {
 		ly := y(points[i].Size) - 7
 		if ly < top+4 {
 			ly = y(points[i].Size) + 14
 		}
-		fmt.Fprintf(b, `<text class="end" x="%.1f" y="%.1f" text-anchor="%s">%s</text>`, x(i), ly, anchor, valueLabel(points[i].Size, ranked))
+		fmt.Fprintf(b, `<text class="end" x="%.1f" y="%.1f" text-anchor="%s">%s</text>`, x(i), ly, anchor, valueLabel(points[i].Size, ax, false))
 	}
 	endLabel(first, "start")
 	if last != first {
@@ -257,18 +275,28 @@ func pointValues(b *strings.Builder, points []Point, x func(int) float64, y func
 	}
 }
 
-// valueWords is a point's value in a title: 12,345, or "rank 12".
-func valueWords(v int64, ranked bool) string {
-	if ranked {
+// valueWords is a point's value in a title: 12,345, "rank 12" or
+// "4.37 stars".
+func valueWords(v int64, ax axis) string {
+	switch ax {
+	case rankAxis:
 		return "rank " + Int(v)
+	case ratingAxis:
+		return strconv.FormatFloat(float64(v)/100, 'f', 2, 64) + " stars"
 	}
 	return Int(v)
 }
 
-// valueLabel is a point's value on the chart: 12.3k, or #12.
-func valueLabel(v int64, ranked bool) string {
-	if ranked {
+// valueLabel is a value on the chart: 12.3k, #12 or 4.37 beside a point,
+// 12.3k, 12 or 4.3 on the axis (tick).
+func valueLabel(v int64, ax axis, tick bool) string {
+	switch {
+	case ax == rankAxis && tick:
+		return Compact(v)
+	case ax == rankAxis:
 		return "#" + Int(v)
+	case ax == ratingAxis:
+		return strconv.FormatFloat(float64(v)/100, 'f', -1, 64)
 	}
 	return Compact(v)
 }

@@ -47,6 +47,39 @@ func TestBrowseFiltersAndFiles(t *testing.T) {
 	t.Run("browser", func(t *testing.T) { browseFilters(t, h) })
 	t.Run("list pages", func(t *testing.T) { listPagesLinkTheirFiles(t, h) })
 	t.Run("compare by name", func(t *testing.T) { compareByName(t, h) })
+	t.Run("listing page", func(t *testing.T) { listingPageInFull(t, h) })
+}
+
+// listingPageInFull: a listing's page explains its permissions in words,
+// lists the versions its changes read (each as its events say), and
+// charts its rating day by day with each day's value in a title.
+func listingPageInFull(t *testing.T, h *harness) {
+	ev := getOK[struct {
+		Events []struct{ ID, After string }
+	}](t, h.Base+"/api/v1/events?store=chrome&kind=version&limit=1").Events
+	if len(ev) == 0 {
+		t.Fatal("the test data has no new version in chrome")
+	}
+	page := string(get(t, "GET", h.Base+"/listings/chrome/"+url.PathEscape(ev[0].ID)).body)
+	if !strings.Contains(page, `<h2 id="versions">Versions</h2>`) || !strings.Contains(page, ">"+html.EscapeString(ev[0].After)+" <span") {
+		t.Errorf("the page of %s lists no version %s", ev[0].ID, ev[0].After)
+	}
+	tabs := getOK[struct{ Listings []struct{ ID string } }](t, h.Base+"/api/v1/listings?store=chrome&permission=tabs&limit=1").Listings
+	if len(tabs) == 0 {
+		t.Fatal("no chrome listing asks for tabs")
+	}
+	page = string(get(t, "GET", h.Base+"/listings/chrome/"+url.PathEscape(tabs[0].ID)).body)
+	if !strings.Contains(page, "<code>tabs</code>: see the addresses and titles of your tabs") {
+		t.Error("the tabs permission is not explained in words")
+	}
+	rated := getOK[struct{ Listings []struct{ ID string } }](t, h.Base+"/api/v1/listings?store=firefox&minRatingCount=1&limit=1").Listings
+	if len(rated) == 0 {
+		t.Fatal("no rated firefox listing")
+	}
+	page = string(get(t, "GET", h.Base+"/listings/firefox/"+url.PathEscape(rated[0].ID)).body)
+	if !strings.Contains(page, `<h2 id="rating-chart">`) || !strings.Contains(page, " stars</title>") {
+		t.Error("a rated listing's page has no rating chart with each day's value")
+	}
 }
 
 // browseFilters is TestBrowseFiltersAndFiles's browser.

@@ -90,7 +90,7 @@ func build(r *replica.Replica, snapshots int64, prev *from) *Figures {
 	}))
 	wg.Go(timed(phaseAggregates, func() { f.aggregate(snapshots) }))
 	wg.Go(timed(phaseLinks, func() { f.links = links.Build(r) }))
-	wg.Go(timed(phaseFeed, func() { f.feed = feed.Build(r) }))
+	wg.Go(timed(phaseFeed, func() { f.feed = feed.Build(r); f.developers = f.developerIndex() }))
 	wg.Wait()
 	timed(phaseListings, func() {
 		ranks := listq.Ranks{Store: f.storeRank, Climb: f.climb, HasClimb: f.hasClimb}
@@ -124,4 +124,4 @@ const (
 	numPhases
 )
 
-var phaseNames = [numPhases]string{"ranks and charts", "aggregates", "links across stores", "change feed", "sort orders and filter columns"}
+var phaseNames = [numPhases]string{"ranks and charts", "aggregates", "links across stores", "change feed and developers", "sort orders and filter columns"}

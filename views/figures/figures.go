@@ -86,6 +86,7 @@ type Figures struct {
 	links         *links.Set    // listings linked to the same extension in other stores
 	listings      *listq.Engine // the listing queries
 	feed          *feed.Feed    // the listings by when they last changed
+	developers    []int32       // each store's listings by developer (developerIndex)
 }
 
 // BuildPhases returns how long each phase of the build took, in order.

@@ -160,7 +160,7 @@ func takeoverOf(r *replica.Replica, store views.Store, id string) *render.Takeov
 func listingData(d document.Listing, snaps []series.Snapshot, from, last views.Day) render.ListingPage {
 	doc := "/api/v1/listings/" + d.Store + "/" + url.PathEscape(d.ID)
 	out := render.ListingPage{Store: d.Store, ID: d.ID, Name: d.Name, Developer: d.Developer, Category: d.Category, SizeMeasure: d.SizeMeasure,
-		Summary: d.Description, StarTable: render.StarsTable(d.Stars),
+		Summary: d.Description, StarTable: render.StarsTable(d.Stars), DeveloperURL: DeveloperURL(d.Store, d.Developer),
 		Live: d.Live, DocumentURL: doc, HistoryURL: doc + "/history", HistoryCSVURL: doc + "/history.csv", Cadence: cadence(snaps),
 		ChangesFeedURL: "/listings/" + d.Store + "/" + url.PathEscape(d.ID) + "/changes.atom", ChangesURL: "/listings/" + d.Store + "/" + url.PathEscape(d.ID) + "/changes",
 	}

@@ -142,6 +142,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	s.env.Get(r, "/categories/:store", respond, read.Serve(s.env, categoriesRead, append([]read.Codec[Categories]{categoriesJSON}, CategoriesFiles()...)...))
 	s.env.Get(r, "/charts/:store", respond, read.Serve(s.env, chartRead, append([]read.Codec[Chart]{chartJSON}, ChartFiles()...)...))
 	s.env.Get(r, "/tags", respond, read.Serve(s.env, tagsRead, append([]read.Codec[Tags]{tagsJSON}, TagsFiles()...)...))
+	s.env.Get(r, "/developers/:store/:developer", respond, read.Serve(s.env, developerRead, append([]read.Codec[Developer]{developerJSON}, DeveloperFiles()...)...))
 	s.env.Get(r, "/tags/:slug/:store", respond, read.Serve(s.env, tagRead, append([]read.Codec[TagListings]{tagJSON}, TagFiles()...)...))
 	s.env.Get(r, "/stores/:store/stats", respond, read.Serve(s.env, statsRead, statsJSON))
 	s.env.Get(r, "/week", respond, read.Serve(s.env, s.WeekRead(), weekJSON))

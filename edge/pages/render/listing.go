@@ -12,6 +12,8 @@ type ListingPage struct {
 	// Embed is the HTML that shows its size chart on another site, and
 	// EmbedURL the chart's address here.
 	Embed, EmbedURL string
+	// DeveloperURL is its developer's page.
+	DeveloperURL string
 	// Versions are the versions read in the change window, newest first.
 	Versions []VersionRow
 	// Ratings are its daily average rating in hundredths (Size), the

@@ -1,12 +1,15 @@
 package pages
 
 import (
+	"strconv"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/pages/render"
 	"github.com/edge-stats/edge/edge/read"
 	v1 "github.com/edge-stats/edge/edge/v1"
+	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
 )
 
@@ -34,16 +37,43 @@ func (s *Pages) categoriesHandler() read.Handler {
 	return figuresPage(s, *v1.CategoriesRead(), "/categories/:store", categoriesHTML, v1.CategoriesFiles()...)
 }
 
-// categoriesHTML is the page of a store's categories v.
+// categorySortLabels are the orders of the categories' page, by the
+// read's sort names.
+var categorySortLabels = map[string]string{"name": "name", "listings": "live listings", "size": "total size", "growth7d": "growth over 7 days", "growth30d": "growth over 30 days"}
+
+// categoriesHTML is the page of a store's categories v: each category
+// with its live listings, total size and growth over 7 and 30 days
+// (sums of its listings'), each heading a link that sorts by it, each
+// name linking to the category's chart of the largest.
 func categoriesHTML(v *v1.Categories) ([]byte, error) {
 	store := v.Store
-	d := render.CountsPage{Title: "Categories of " + store, Columns: []string{"Live listings"},
-		Intro:   "Every category of a live listing of the " + store + " store, by name; each links to its chart of the largest.",
-		JSONURL: "/api/v1/categories/" + store, FileRows: "every category"}
-	d.Head.Description = d.Intro
-	for _, cat := range v.Categories {
-		u := "/charts/" + store + chartQuery(figures.ChartTop, cat.Name)
-		d.Rows = append(d.Rows, render.CountRow{Name: cat.Name, URL: u, Counts: []render.Count{{Figure: "listings", N: cat.Listings}}})
+	st, _ := views.ParseStore(store)
+	sortURL := func(by string) string { return "/categories/" + store + "?sort=" + by }
+	l := render.List{Caption: "Categories of " + store + ", by " + categorySortLabels[v.Sort], Empty: "No category has a live listing.",
+		Name: render.Column{SortURL: sortURL("name")}}
+	if v.Sort == "name" {
+		l.Name.Sorted = "ascending"
 	}
-	return render.RenderCounts(d)
+	for _, c := range []struct{ label, def, sort string }{{"Live listings", "live", "listings"}, {"Total size (" + st.SizeMeasure() + ")", "totalSize", "size"},
+		{"Growth, 7 days", "growth", "growth7d"}, {"Growth, 30 days", "growth", "growth30d"}} {
+		col := render.Column{Label: c.label, Definition: c.def, SortURL: sortURL(c.sort)}
+		if v.Sort == c.sort {
+			col.Sorted = "descending"
+		}
+		l.Columns = append(l.Columns, col)
+	}
+	for i, cat := range v.Categories {
+		n := int64(cat.Listings)
+		p := "categories." + strconv.Itoa(i) + "."
+		l.Entries = append(l.Entries, render.Entry{Position: i + 1, Name: cat.Name, URL: "/charts/" + store + chartQuery(figures.ChartTop, cat.Name),
+			Figures: []render.Figure{render.IntFigure(p+"listings", &n), render.IntFigure(p+"totalSize", &cat.TotalSize),
+				render.ChangeFigure(p+"growth7d", cat.Growth7d), render.ChangeFigure(p+"growth30d", cat.Growth30d)}})
+	}
+	json := "/api/v1/categories/" + store
+	if v.Sort != "name" {
+		json += "?sort=" + v.Sort
+	}
+	return render.RenderTag(render.TagPage{Title: "Categories of " + store,
+		Intro: "Every category of a live listing of the " + store + " store: its live listings, their total size, and its growth (the sum of its listings' growth over 7 and 30 days, each up to the listing's newest reading); a name links to the category's chart of the largest, a heading sorts by it.",
+		List:  l, JSONURL: json, FileRows: "every category"})
 }

@@ -75,7 +75,7 @@ func fileSafe(s string) string {
 }
 
 // categoryCSVHeader names the columns of a store's categories' CSV.
-var categoryCSVHeader = []string{"store", "name", "listings"}
+var categoryCSVHeader = []string{"store", "name", "listings", "total_size", "growth_7d", "growth_30d"}
 
 // CategoriesFiles are the files of a store's categories: one row a
 // category, by name.
@@ -83,7 +83,7 @@ func CategoriesFiles() []read.Codec[Categories] {
 	return files(read.Needs{}, func(v *Categories) string { return "categories-" + v.Store }, categoryCSVHeader,
 		func(v *Categories, add func([]string)) {
 			for _, c := range v.Categories {
-				add([]string{v.Store, csvw.Text(c.Name), strconv.Itoa(c.Listings)})
+				add([]string{v.Store, csvw.Text(c.Name), strconv.Itoa(c.Listings), strconv.FormatInt(c.TotalSize, 10), csvw.Int(c.Growth7d), csvw.Int(c.Growth30d)})
 			}
 		},
 		func(v *Categories, add func(any)) {

@@ -14,7 +14,8 @@ import (
 // against spreadsheet formulas, and a file name made of safe bytes; its
 // NDJSON is each element's JSON a line.
 func TestFigureFilesGuardTheirText(t *testing.T) {
-	v := &Categories{Store: "chrome", Categories: []figures.CategoryCount{{Name: "=SUM(A1)", Listings: 3}, {Name: "Tools, \"dev\"", Listings: 1}}}
+	g := int64(-4)
+	v := &Categories{Store: "chrome", Categories: []figures.CategoryCount{{Name: "=SUM(A1)", Listings: 3, TotalSize: 900, Growth7d: &g}, {Name: "Tools, \"dev\"", Listings: 1}}}
 	cs := CategoriesFiles()
 	if len(cs) != 2 || cs[0].Name != "csv" || cs[1].Name != "ndjson" {
 		t.Fatalf("codecs %v", cs)
@@ -31,7 +32,7 @@ func TestFigureFilesGuardTheirText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := [][]string{{"store", "name", "listings"}, {"chrome", "'=SUM(A1)", "3"}, {"chrome", "Tools, \"dev\"", "1"}}
+	want := [][]string{{"store", "name", "listings", "total_size", "growth_7d", "growth_30d"}, {"chrome", "'=SUM(A1)", "3", "900", "-4", ""}, {"chrome", "Tools, \"dev\"", "1", "0", "", ""}}
 	if len(rows) != len(want) {
 		t.Fatalf("rows %q", rows)
 	}
@@ -44,7 +45,7 @@ func TestFigureFilesGuardTheirText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(nd.Body); got != "{\"name\":\"=SUM(A1)\",\"listings\":3}\n{\"name\":\"Tools, \\\"dev\\\"\",\"listings\":1}\n" {
+	if got := string(nd.Body); got != "{\"name\":\"=SUM(A1)\",\"listings\":3,\"totalSize\":900,\"growth7d\":-4,\"growth30d\":null}\n{\"name\":\"Tools, \\\"dev\\\"\",\"listings\":1,\"totalSize\":0,\"growth7d\":null,\"growth30d\":null}\n" {
 		t.Errorf("NDJSON %q", got)
 	}
 	for in, want := range map[string]string{"ad-blocker": "ad-blocker", "a b/../\"c\"": "abc", "été_1": "t_1", "": ""} {

@@ -1,9 +1,15 @@
 package v1
 
 import (
+	"cmp"
+	"net/http"
+	"slices"
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/read"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/figures"
@@ -28,25 +34,71 @@ func jsonOf[T any](doc func(v *T) any) read.Codec[T] {
 		Encode: func(_ *fiber.Ctx, v *T) (*answer.Answer, error) { return answer.JSON(doc(v)) }}
 }
 
-// Categories is a store's categories with their live listings, by name.
+// Categories is a store's categories with their live listings, total
+// size and growth, by name or by the figure Sort names (largest first).
 type Categories struct {
 	Categories []figures.CategoryCount `json:"categories"`
 	Store      string                  `json:"store"`
+	Sort       string                  `json:"-"` // as read: name, listings, size, growth7d or growth30d
+}
+
+// CategoriesParams are a store's categories' parameters as read.
+type CategoriesParams struct {
+	Store views.Store
+	Sort  string
+}
+
+// categorySorts are the orders of a store's categories: by name (A to
+// Z), else by the figure, largest first, those without it last, ties by
+// name.
+var categorySorts = map[string]func(c *figures.CategoryCount) *int64{
+	"listings": func(c *figures.CategoryCount) *int64 { n := int64(c.Listings); return &n },
+	"size":     func(c *figures.CategoryCount) *int64 { return &c.TotalSize },
+	"growth7d": func(c *figures.CategoryCount) *int64 { return c.Growth7d }, "growth30d": func(c *figures.CategoryCount) *int64 { return c.Growth30d },
 }
 
 // CategoriesRead is the read of a store's categories (GET
 // /api/v1/categories/{store}, the categories' page and their files).
-func CategoriesRead() *read.Read[StoreParams, Categories] { return categoriesRead }
+func CategoriesRead() *read.Read[CategoriesParams, Categories] { return categoriesRead }
 
-var categoriesRead = &read.Read[StoreParams, Categories]{
+var categoriesRead = &read.Read[CategoriesParams, Categories]{
 	Cheap:    true,
 	Route:    "/api/v1/categories/:store",
 	NotReady: "The store's categories are",
 	Page:     answer.SamePage,
-	Parse:    parseStore,
-	Key:      storeKey,
-	Run: func(_ *fiber.Ctx, st *served.State, p *StoreParams, _ read.Needs) (*Categories, error) {
-		return &Categories{Categories: st.Figures.Categories(p.Store), Store: p.Store.String()}, nil
+	Parse: func(c *fiber.Ctx, _ *served.State, _ read.Needs) (CategoriesParams, error) {
+		s, err := StoreParam(c)
+		if err != nil {
+			return CategoriesParams{}, err
+		}
+		sort := c.Query("sort", "name")
+		if _, ok := categorySorts[sort]; !ok && sort != "name" {
+			return CategoriesParams{}, problem.Newf(http.StatusBadRequest, "sort: %.40q is not an order of the categories; use name, listings, size, growth7d or growth30d.", sort).
+				ForReaders("The categories are listed by name, listings, size or growth, in no other order.")
+		}
+		return CategoriesParams{Store: s, Sort: strings.Clone(sort)}, nil
+	},
+	Key: func(k answer.Key, p *CategoriesParams) answer.Key {
+		return k.Int("s", int64(p.Store)).Str("sort", p.Sort)
+	},
+	Run: func(_ *fiber.Ctx, st *served.State, p *CategoriesParams, _ read.Needs) (*Categories, error) {
+		cats := st.Figures.Categories(p.Store)
+		if by := categorySorts[p.Sort]; by != nil {
+			cats = slices.Clone(cats)
+			slices.SortStableFunc(cats, func(a, b figures.CategoryCount) int {
+				va, vb := by(&a), by(&b)
+				switch {
+				case va == nil && vb == nil:
+					return 0
+				case va == nil:
+					return 1
+				case vb == nil:
+					return -1
+				}
+				return cmp.Compare(*vb, *va)
+			})
+		}
+		return &Categories{Categories: cats, Store: p.Store.String(), Sort: p.Sort}, nil
 	},
 }
 

@@ -12,6 +12,13 @@ import (
 type CategoryCount struct {
 	Name     string `json:"name"`
 	Listings int    `json:"listings"`
+	// TotalSize is the sum of its live listings' sizes, and Growth7d and
+	// Growth30d the sums of their size growth over 7 and 30 days (of the
+	// listings with the window; nil when none has it): a store's
+	// categories only (AllCategories, across stores, leaves them zero).
+	TotalSize int64  `json:"totalSize"`
+	Growth7d  *int64 `json:"growth7d"`
+	Growth30d *int64 `json:"growth30d"`
 }
 
 // Topic is a tag slug with its live listings per store, largest first.
@@ -55,6 +62,10 @@ type CategoryStat struct {
 	Listings  int    `json:"listings"`
 	TotalSize int64  `json:"totalSize"`
 	Unrated   int    `json:"unrated"`
+	// g7 and g30 sum its listings' size growth over 7 and 30 days, of the
+	// n7 and n30 listings with the window.
+	g7, g30 int64
+	n7, n30 int
 }
 
 // StoreStats are the figures of /api/v1/stores/{store}/stats. Counts are of

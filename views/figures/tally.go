@@ -76,7 +76,14 @@ func (t *tally) store(s views.Store) (*StoreStats, []CategoryCount) {
 	names := make([]CategoryCount, 0, len(c.cats))
 	for _, cat := range c.cats {
 		st.TopCategories = append(st.TopCategories, *cat)
-		names = append(names, CategoryCount{cat.Name, cat.Listings})
+		cc := CategoryCount{Name: cat.Name, Listings: cat.Listings, TotalSize: cat.TotalSize}
+		if cat.n7 > 0 {
+			cc.Growth7d = &cat.g7
+		}
+		if cat.n30 > 0 {
+			cc.Growth30d = &cat.g30
+		}
+		names = append(names, cc)
 	}
 	slices.SortFunc(st.TopCategories, func(a, b CategoryStat) int {
 		return cmp.Or(cmp.Compare(b.Listings, a.Listings), cmp.Compare(a.Name, b.Name))
@@ -144,7 +151,15 @@ func (t *tally) add(c *storeTally, s views.Store, l *views.Listing, idx int32) {
 			t.perms[p]++
 		}
 	}
-	t.category(c, l.Category, size, hasSize, rated)
+	cat := t.category(c, l.Category, size, hasSize, rated)
+	if g, ok := l.SizeGrowth(views.Window7d); ok {
+		cat.g7 += g.Delta
+		cat.n7++
+	}
+	if g, ok := l.SizeGrowth(views.Window30d); ok {
+		cat.g30 += g.Delta
+		cat.n30++
+	}
 	// The summary's usage buckets count usage figures: apple has none.
 	usage, hasUsage := l.Usage()
 	t.usageB[sizeBucket(usage, hasUsage)]++
@@ -165,8 +180,8 @@ func (t *tally) add(c *storeTally, s views.Store, l *views.Listing, idx int32) {
 }
 
 // category counts a live listing of category name, in its store and
-// across stores.
-func (t *tally) category(c *storeTally, name string, size int64, hasSize, rated bool) {
+// across stores, and returns the store's count.
+func (t *tally) category(c *storeTally, name string, size int64, hasSize, rated bool) *CategoryStat {
 	cat := c.cats[name]
 	if cat == nil {
 		cat = &CategoryStat{Name: name}
@@ -188,6 +203,7 @@ func (t *tally) category(c *storeTally, name string, size int64, hasSize, rated 
 	if !rated {
 		all.unrated++
 	}
+	return cat
 }
 
 // categories returns every category's live listings across stores, by
@@ -203,7 +219,7 @@ func (t *tally) categories() []CategoryCount {
 	var all []CategoryCount
 	bySlug := map[string]*merged{}
 	for name, c := range t.allCats {
-		all = append(all, CategoryCount{name, c.n})
+		all = append(all, CategoryCount{Name: name, Listings: c.n})
 		slug := views.CategorySlug(name)
 		m := bySlug[slug]
 		if m == nil {

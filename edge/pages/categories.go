@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"net/url"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -76,4 +77,26 @@ func categoriesHTML(v *v1.Categories) ([]byte, error) {
 	return render.RenderTag(render.TagPage{Title: "Categories of " + store,
 		Intro: "Every category of a live listing of the " + store + " store: its live listings, their total size, and its growth (the sum of its listings' growth over 7 and 30 days, each up to the listing's newest reading); a name links to the category's chart of the largest, a heading sorts by it.",
 		List:  l, JSONURL: json, FileRows: "every category"})
+}
+
+// permissionsHandler answers GET /permissions: how many live listings of
+// chrome and edge ask for each permission, most asked first, each in
+// words where it is a common one and linking the listings that ask for
+// it and the changes that added it; or their files.
+func (s *Pages) permissionsHandler() read.Handler {
+	return figuresPage(s, *v1.PermissionsRead(), "/permissions", permissionsHTML, v1.PermissionsFiles()...)
+}
+
+// permissionsHTML is the page of the permissions' counts v.
+func permissionsHTML(v *v1.Permissions) ([]byte, error) {
+	l := render.List{Caption: "Permissions of live chrome and edge listings, most asked first", Empty: "No live listing asks for a permission.",
+		Columns: []render.Column{{Label: "Live listings", Definition: "live"}}}
+	for i, p := range v.Permissions {
+		n := int64(p.Count)
+		l.Entries = append(l.Entries, render.Entry{Position: i + 1, Name: p.Permission, URL: "/listings?" + url.Values{"permission": {p.Permission}}.Encode(),
+			Developer: render.PermissionWords(p.Permission), Figures: []render.Figure{render.IntFigure("permissions."+strconv.Itoa(i)+".count", &n)}})
+	}
+	return render.RenderTag(render.TagPage{Title: "Permissions",
+		Intro: "How many live listings of chrome and edge (the stores whose manifests are read) ask for each permission, and what the common ones let an extension do. A permission links the listings that ask for it; the changes that added one are on the changes' page (a permission's filter).",
+		List:  l, JSONURL: "/api/v1/permissions", FileRows: "every permission"})
 }

@@ -139,6 +139,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	r.Get("/exports", respond.Handle(s.getExports))
 	r.Get("/exports/:day/:file", s.getExportFile)
 	s.env.Get(r, "/reviews/search", respond, read.Serve(s.env, s.reviewSearch, reviewSearchJSON, reviewSearchCSV, reviewSearchNDJSON))
+	s.env.Get(r, "/permissions", respond, read.Serve(s.env, permissionsRead, append([]read.Codec[Permissions]{permissionsJSON}, PermissionsFiles()...)...))
 	s.env.Get(r, "/categories/:store", respond, read.Serve(s.env, categoriesRead, append([]read.Codec[Categories]{categoriesJSON}, CategoriesFiles()...)...))
 	s.env.Get(r, "/charts/:store", respond, read.Serve(s.env, chartRead, append([]read.Codec[Chart]{chartJSON}, ChartFiles()...)...))
 	s.env.Get(r, "/tags", respond, read.Serve(s.env, tagsRead, append([]read.Codec[Tags]{tagsJSON}, TagsFiles()...)...))

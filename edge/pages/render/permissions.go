@@ -53,3 +53,7 @@ func Permissions(names []string) []Permission {
 	}
 	return out
 }
+
+// PermissionWords is what the permission name lets an extension do, in
+// words, or "" for one that is not common.
+func PermissionWords(name string) string { return permissionWords[name] }

@@ -48,6 +48,55 @@ func TestBrowseFiltersAndFiles(t *testing.T) {
 	t.Run("list pages", func(t *testing.T) { listPagesLinkTheirFiles(t, h) })
 	t.Run("compare by name", func(t *testing.T) { compareByName(t, h) })
 	t.Run("listing page", func(t *testing.T) { listingPageInFull(t, h) })
+	t.Run("categories and permissions", func(t *testing.T) { categoriesAndPermissions(t, h) })
+}
+
+// pageFigures returns the data-value of each data-figure of a page whose
+// name ends with suffix, in the page's order.
+func pageFigures(body []byte, suffix string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`data-figure="([^"]+)" data-value="([^"]*)"`).FindAllSubmatch(body, -1) {
+		if strings.HasSuffix(string(m[1]), suffix) {
+			out = append(out, string(m[2]))
+		}
+	}
+	return out
+}
+
+// categoriesAndPermissions: the categories' page sorted by a figure
+// shows the categories and figures of its JSON twin in its order, and
+// each heading sorts by its figure; the permissions' page shows its
+// twin's counts in order.
+func categoriesAndPermissions(t *testing.T, h *harness) {
+	for _, sort := range []string{"name", "growth7d", "size", "listings"} {
+		twin := getOK[struct{ Categories []map[string]any }](t, h.Base+"/api/v1/categories/chrome?sort="+sort)
+		page := get(t, "GET", h.Base+"/categories/chrome?sort="+sort)
+		var sizes, growth []string
+		for _, c := range twin.Categories {
+			sizes = append(sizes, jsonRaw(c["totalSize"]))
+			growth = append(growth, jsonRaw(c["growth7d"]))
+		}
+		if got := pageFigures(page.body, ".totalSize"); len(sizes) == 0 || strings.Join(got, "|") != strings.Join(sizes, "|") {
+			t.Errorf("sort=%s: the page's sizes %v, the JSON's %v", sort, got, sizes)
+		}
+		if got := pageFigures(page.body, ".growth7d"); strings.Join(got, "|") != strings.Join(growth, "|") {
+			t.Errorf("sort=%s: the page's growth %v, the JSON's %v", sort, got, growth)
+		}
+		if !strings.Contains(string(page.body), `href="/categories/chrome?sort=growth30d"`) {
+			t.Errorf("sort=%s: no heading sorts by the 30-day growth", sort)
+		}
+	}
+	if d := problem(t, get(t, "GET", h.Base+"/api/v1/categories/chrome?sort=best"), http.StatusBadRequest); !strings.HasPrefix(d, "sort:") {
+		t.Errorf("an unknown sort: %q", d)
+	}
+	perms := getOK[struct{ Permissions []map[string]any }](t, h.Base+"/api/v1/permissions")
+	var want []string
+	for _, p := range perms.Permissions {
+		want = append(want, jsonRaw(p["count"]))
+	}
+	if got := pageFigures(get(t, "GET", h.Base+"/permissions").body, ".count"); len(want) == 0 || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("the permissions' page %v, its JSON %v", got, want)
+	}
 }
 
 // listingPageInFull: a listing's page explains its permissions in words,
@@ -175,7 +224,7 @@ var fileLink = regexp.MustCompile(`<link rel="alternate" type="(text/csv|applica
 func listPagesLinkTheirFiles(t *testing.T, h *harness) {
 	ffx := firstLive(t, h, views.Firefox) // chrome's reviews are not collected
 	slug := getOK[struct{ Tags []struct{ Slug string } }](t, h.Base+"/api/v1/tags").Tags[0].Slug
-	for _, page := range []string{"/listings?store=chrome&permission=tabs", "/charts/chrome?chart=rising", "/categories/chrome", "/tags",
+	for _, page := range []string{"/listings?store=chrome&permission=tabs", "/charts/chrome?chart=rising", "/categories/chrome", "/tags", "/permissions",
 		"/tags/" + slug + "/chrome", "/weeks", "/events?store=chrome", "/listings/firefox/" + url.PathEscape(ffx.ID) + "/reviews"} {
 		a := get(t, "GET", h.Base+page)
 		if a.status != http.StatusOK {

@@ -79,9 +79,13 @@ func TestFigureListsAsFiles(t *testing.T) {
 	stores := []string{"chrome", "edge", "firefox", "apple", "googleplay"}
 	routes := []listRoute{
 		{name: "categories", api: "/api/v1/categories/chrome", page: "/categories/chrome", member: "categories",
-			header: []string{"store", "name", "listings"},
+			header: []string{"store", "name", "listings", "total_size", "growth_7d", "growth_30d"},
 			fromJSON: func(t *testing.T, raw json.RawMessage) string {
-				return "chrome " + jsonField(t, raw, "name") + " " + jsonField(t, raw, "listings")
+				var c map[string]any
+				if err := json.Unmarshal(raw, &c); err != nil {
+					t.Fatal(err)
+				}
+				return "chrome " + jsonRaw(c["name"]) + " " + jsonRaw(c["listings"]) + " " + jsonRaw(c["totalSize"]) + " " + jsonRaw(c["growth7d"]) + " " + jsonRaw(c["growth30d"])
 			},
 			fromRow: func(r []string) string { return strings.Join(r, " ") }},
 		{name: "chart", api: "/api/v1/charts/chrome?chart=top", page: "/charts/chrome?chart=top", member: "entries",

@@ -454,15 +454,12 @@ func TestCountPagesEqualTheirJSON(t *testing.T) {
 		}
 		return out
 	}
-	cats := getOK[struct {
-		Categories []struct {
-			Name     string
-			Listings int
-		}
-	}](t, h.Base+"/api/v1/categories/chrome")
+	cats := getOK[struct{ Categories []map[string]any }](t, h.Base+"/api/v1/categories/chrome")
 	var want []string
-	for _, c := range cats.Categories {
-		want = append(want, "listings="+strconv.Itoa(c.Listings))
+	for i, c := range cats.Categories {
+		for _, f := range []string{"listings", "totalSize", "growth7d", "growth30d"} {
+			want = append(want, "categories."+strconv.Itoa(i)+"."+f+"="+jsonRaw(c[f]))
+		}
 	}
 	if got := figures("/categories/chrome"); !slices.Equal(got, want) || len(want) == 0 {
 		t.Errorf("/categories/chrome: %v, the JSON's %v", got, want)

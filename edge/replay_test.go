@@ -417,6 +417,12 @@ func TestEveryRouteReplaysTheFullPathsBytes(t *testing.T) {
 		"/api/v1/events.csv":                      "/api/v1/events.csv?limit=5",
 		"/api/v1/reviews/search":                  "/api/v1/reviews/search?q=good",
 		"/api/v1/categories/:store":               "/api/v1/categories/firefox",
+		"/api/v1/permissions":                     "/api/v1/permissions",
+		"/api/v1/developers/:store/:developer":    "/api/v1/developers/firefox/" + url.PathEscape(l.Developer),
+		"/developers/:store/:developer":           "/developers/firefox/" + url.PathEscape(l.Developer),
+		"/permissions":                            "/permissions",
+		"/badges/:store/:id/:figure":              "/badges/firefox/" + url.PathEscape(l.ID) + "/users.svg",
+		"/embed/:store/:id/size.svg":              "/embed/firefox/" + url.PathEscape(l.ID) + "/size.svg",
 		"/api/v1/charts/:store":                   "/api/v1/charts/firefox?chart=top",
 		"/api/v1/tags":                            "/api/v1/tags",
 		"/api/v1/tags/:slug/:store":               "/api/v1/tags/" + tag + "/firefox",
@@ -457,7 +463,8 @@ func TestEveryRouteReplaysTheFullPathsBytes(t *testing.T) {
 		"/robots.txt":                "made once at start, not kept in the answer cache the replay path records from",
 		"/definitions":               "made once at start, as /api/v1/definitions is, not kept in the answer cache the replay path records from",
 	}
-	pages := []string{"/api/", "/listings", "/charts/", "/stores/", "/categories/", "/tags", "/events", "/week", "/definitions", "/compare", "/robots.txt"}
+	pages := []string{"/api/", "/listings", "/charts/", "/stores/", "/categories/", "/tags", "/events", "/week", "/definitions", "/compare", "/robots.txt",
+		"/developers/", "/permissions", "/badges/", "/embed/"}
 	for _, r := range h.Server.App().GetRoutes(true) {
 		if r.Method != http.MethodGet || !slices.ContainsFunc(pages, func(p string) bool { return strings.HasPrefix(r.Path, p) }) {
 			continue

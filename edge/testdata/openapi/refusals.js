@@ -76,6 +76,8 @@ function notFound(template, path) {
       return setQuery(path, 'category', 'no-such-category');
     case '/tags/{slug}/{store}':
       return setSegment(path, 4, 'no-such-topic');
+    case '/developers/{store}/{developer}':
+      return setSegment(path, 5, 'No%20Such%20Developer');
     case '/categories/{store}':
     case '/stores/{store}/stats':
       return setSegment(path, 4, 'no-such-store');

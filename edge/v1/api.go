@@ -72,7 +72,7 @@ type API struct {
 	compare  *read.Read[CompareParams, Compared]
 	growth   *read.Read[GrowthParams, Growth]
 	// reviewSearch is the review search read.
-	reviewSearch *read.Read[ReviewSearchParams, reviewSearchAnswer]
+	reviewSearch *read.Read[ReviewSearchParams, ReviewSearch]
 }
 
 // New returns the API answering from src.

@@ -27,21 +27,28 @@ const (
 	reviewSearchMin      = 3 // matching reviews a listing needs to be a hit
 )
 
-// reviewHit is one listing of a review search answer.
-type reviewHit struct {
+// ReviewHit is one listing of a review search answer: its store, id,
+// name (null when the listing is not in the replica) and matching
+// reviews.
+type ReviewHit struct {
 	Store   string  `json:"store"`
 	ID      string  `json:"id"`
 	Name    *string `json:"name"` // null when the listing is not in the replica
 	Matches uint64  `json:"matches"`
 }
 
-// reviewSearchAnswer is the answer of GET /api/v1/reviews/search.
-type reviewSearchAnswer struct {
+// ReviewSearch is the answer of GET /api/v1/reviews/search (and of its
+// page): the query as understood, the hits of one page, the next page.
+type ReviewSearch struct {
 	Query      string      `json:"q"` // the query as understood, in canonical form
 	Stars      string      `json:"stars"`
-	Hits       []reviewHit `json:"hits"`
+	Hits       []ReviewHit `json:"hits"`
 	NextCursor *string     `json:"nextCursor"`
 	Partial    bool        `json:"partial"` // the search ran past its budget: hits count the reviews read until then; no next page is offered
+	// Asked is the search as read (not in the JSON), for its page's form
+	// and links; Offset how many hits the pages before held.
+	Asked  ReviewSearchParams `json:"-"`
+	Offset int                `json:"-"`
 }
 
 type reviewSearchCursor struct {
@@ -67,13 +74,21 @@ type ReviewSearchParams struct {
 	Page                 int
 }
 
+// ReviewSearchRead is the review search's read, for its page.
+func (s *API) ReviewSearchRead() *read.Read[ReviewSearchParams, ReviewSearch] { return s.reviewSearch }
+
+// ReviewSearchFiles are the review search's CSV and NDJSON codecs.
+func ReviewSearchFiles() []read.Codec[ReviewSearch] {
+	return []read.Codec[ReviewSearch]{reviewSearchCSV, reviewSearchNDJSON}
+}
+
 // newReviewSearchRead declares the review search (GET
 // /api/v1/reviews/search): listings with at least 3 reviews matching q,
 // most matches first, 50 a page, 20 pages, read from ClickHouse under the
 // search budget with a slot of the search pool (a miss waits for a turn
 // of the miss gate), kept on its first ask but cut short.
-func (s *API) newReviewSearchRead() *read.Read[ReviewSearchParams, reviewSearchAnswer] {
-	return &read.Read[ReviewSearchParams, reviewSearchAnswer]{
+func (s *API) newReviewSearchRead() *read.Read[ReviewSearchParams, ReviewSearch] {
+	return &read.Read[ReviewSearchParams, ReviewSearch]{
 		Route: "/api/v1/reviews/search",
 		Parse: s.parseReviewSearch,
 		Key: func(k answer.Key, p *ReviewSearchParams) answer.Key {
@@ -108,7 +123,7 @@ func (s *API) parseReviewSearch(c *fiber.Ctx, st *served.State, _ read.Needs) (R
 }
 
 // runReviewSearch runs the search p.
-func (s *API) runReviewSearch(c *fiber.Ctx, st *served.State, p *ReviewSearchParams, _ read.Needs) (*reviewSearchAnswer, error) {
+func (s *API) runReviewSearch(c *fiber.Ctx, st *served.State, p *ReviewSearchParams, _ read.Needs) (*ReviewSearch, error) {
 	release, err := s.gate.SearchSlot()
 	if err != nil {
 		return nil, err
@@ -129,10 +144,11 @@ func (s *API) runReviewSearch(c *fiber.Ctx, st *served.State, p *ReviewSearchPar
 		return nil, s.readProblem("the review search", err)
 	}
 	page := p.Page
-	out := &reviewSearchAnswer{Query: p.Search.Query.String(), Stars: string(p.Search.Stars), Hits: []reviewHit{}, Partial: partial}
+	out := &ReviewSearch{Query: p.Search.Query.String(), Stars: string(p.Search.Stars), Hits: []ReviewHit{}, Partial: partial, Asked: *p,
+		Offset: (p.Page - 1) * reviewSearchPerPage}
 	from := (page - 1) * reviewSearchPerPage
 	for i := from; i < len(hits) && i < from+reviewSearchPerPage; i++ {
-		h := reviewHit{Store: hits[i].Store.String(), ID: hits[i].ID, Matches: hits[i].Matches}
+		h := ReviewHit{Store: hits[i].Store.String(), ID: hits[i].ID, Matches: hits[i].Matches}
 		if l := st.Replica.Lookup(hits[i].Store, hits[i].ID); l != nil {
 			name := l.Name
 			h.Name = &name
@@ -148,9 +164,9 @@ func (s *API) runReviewSearch(c *fiber.Ctx, st *served.State, p *ReviewSearchPar
 // The review search's codecs: JSON, CSV (one row a listing) and NDJSON
 // (one hit a line); a search cut short by its budget is not kept.
 var (
-	reviewSearchJSON = read.Codec[reviewSearchAnswer]{Name: "json", Type: fiber.MIMEApplicationJSON,
-		Encode: func(_ *fiber.Ctx, a *reviewSearchAnswer) (*answer.Answer, error) { return answer.Search(a, a.Partial) }}
-	reviewSearchCSV = read.Codec[reviewSearchAnswer]{Name: "csv", Type: "text/csv", Encode: func(_ *fiber.Ctx, a *reviewSearchAnswer) (*answer.Answer, error) {
+	reviewSearchJSON = read.Codec[ReviewSearch]{Name: "json", Type: fiber.MIMEApplicationJSON,
+		Encode: func(_ *fiber.Ctx, a *ReviewSearch) (*answer.Answer, error) { return answer.Search(a, a.Partial) }}
+	reviewSearchCSV = read.Codec[ReviewSearch]{Name: "csv", Type: "text/csv", Encode: func(_ *fiber.Ctx, a *ReviewSearch) (*answer.Answer, error) {
 		rows := make([][]string, len(a.Hits))
 		for i, h := range a.Hits {
 			rows[i] = []string{h.Store, csvw.Text(h.ID), csvw.Text(csvw.String(h.Name)), strconv.FormatUint(h.Matches, 10)}
@@ -158,7 +174,7 @@ var (
 		ans, err := csvFile("review-search.csv", []string{"store", "id", "name", "matches"}, rows)
 		return partialFile(ans, a.Partial), err
 	}}
-	reviewSearchNDJSON = read.Codec[reviewSearchAnswer]{Name: "ndjson", Type: NDJSONContentType, Encode: func(_ *fiber.Ctx, a *reviewSearchAnswer) (*answer.Answer, error) {
+	reviewSearchNDJSON = read.Codec[ReviewSearch]{Name: "ndjson", Type: NDJSONContentType, Encode: func(_ *fiber.Ctx, a *ReviewSearch) (*answer.Answer, error) {
 		ans, err := ndjsonFile("review-search.ndjson", a.Hits)
 		return partialFile(ans, a.Partial), err
 	}}

@@ -49,6 +49,40 @@ func TestBrowseFiltersAndFiles(t *testing.T) {
 	t.Run("compare by name", func(t *testing.T) { compareByName(t, h) })
 	t.Run("listing page", func(t *testing.T) { listingPageInFull(t, h) })
 	t.Run("categories and permissions", func(t *testing.T) { categoriesAndPermissions(t, h) })
+	t.Run("review search", func(t *testing.T) { reviewSearchAcrossListings(t, h) })
+}
+
+// reviewSearchAcrossListings: /reviews/search is the form alone without words, and
+// with them the listings its JSON twin lists, in its order, each linking
+// the listing's reviews with the same words.
+func reviewSearchAcrossListings(t *testing.T, h *harness) {
+	form := get(t, "GET", h.Base+"/reviews/search")
+	if form.status != http.StatusOK || !strings.Contains(string(form.body), `<form method="get" action="/reviews/search"`) || strings.Contains(string(form.body), `<table>`) {
+		t.Fatalf("the form alone: %d", form.status)
+	}
+	twin := getOK[struct {
+		Hits []struct {
+			Store, ID string
+			Matches   int
+		}
+	}](t, h.Base+"/api/v1/reviews/search?q=good")
+	if len(twin.Hits) == 0 {
+		t.Fatal("no listing has 3 reviews saying good: the comparison says nothing")
+	}
+	page := get(t, "GET", h.Base+"/reviews/search?q=good")
+	var want []string
+	for _, x := range twin.Hits {
+		want = append(want, jsonRaw(float64(x.Matches)))
+		if !strings.Contains(string(page.body), `href="/listings/`+x.Store+`/`+url.PathEscape(x.ID)+`/reviews?q=good"`) {
+			t.Errorf("the page does not link %s:%s's reviews", x.Store, x.ID)
+		}
+	}
+	if got := pageFigures(page.body, ".matches"); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("the page's matches %v, its JSON's %v", got, want)
+	}
+	if d := problem(t, get(t, "GET", h.Base+"/api/v1/reviews/search?q=good&cursor=nope"), http.StatusBadRequest); d == "" {
+		t.Error("a bad cursor has no detail")
+	}
 }
 
 // pageFigures returns the data-value of each data-figure of a page whose

@@ -56,7 +56,7 @@ type pageType struct {
 func pageTypes(t *testing.T, h *harness) []pageType {
 	t.Helper()
 	top := getOK[struct {
-		Entries []struct{ Listing struct{ ID, Name string } }
+		Entries []struct{ Listing struct{ ID, Name, Developer string } }
 	}](t, h.Base+"/api/v1/charts/chrome?chart=top").Entries
 	if len(top) == 0 {
 		t.Fatal("no chrome listing in the top chart")
@@ -102,6 +102,10 @@ func pageTypes(t *testing.T, h *harness) []pageType {
 		{"week", "/week/" + weeks[0].Week},
 		{"events", "/events?store=chrome"},
 		{"definitions", "/definitions"},
+		{"developer", "/developers/chrome/" + url.PathEscape(top[0].Listing.Developer)},
+		{"permissions", "/permissions"},
+		{"categories-by-growth", "/categories/chrome?sort=growth7d"},
+		{"review-search", "/reviews/search?q=good"},
 		{"not-found", "/listings/chrome/nosuchlistingnosuchlistingnosuch"},
 		{"unknown-page", "/nosuchpage"},
 		{"bad-search", "/listings?q=a"},

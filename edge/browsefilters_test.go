@@ -2,14 +2,19 @@ package edge_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"html"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/edgetest"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -38,7 +43,8 @@ func rowsOf(body []byte) []string {
 // NDJSON files holding the same listings in the same order; every list
 // page links its files; the compare page adds a listing by name.
 func TestBrowseFiltersAndFiles(t *testing.T) {
-	h := start(t, seeded(t), func(c *edge.Config) { c.PageRate = 0 })
+	cfg := seeded(t)
+	h := start(t, cfg, func(c *edge.Config) { c.PageRate = 0 })
 	for _, job := range []string{"views", "editions"} {
 		if err := h.Jobs.RunNow(job); err != nil {
 			t.Fatal(err)
@@ -49,38 +55,60 @@ func TestBrowseFiltersAndFiles(t *testing.T) {
 	t.Run("compare by name", func(t *testing.T) { compareByName(t, h) })
 	t.Run("listing page", func(t *testing.T) { listingPageInFull(t, h) })
 	t.Run("categories and permissions", func(t *testing.T) { categoriesAndPermissions(t, h) })
-	t.Run("review search", func(t *testing.T) { reviewSearchAcrossListings(t, h) })
+	t.Run("review search", func(t *testing.T) { reviewSearchAcrossListings(t, h, cfg) })
 }
 
 // reviewSearchAcrossListings: /reviews/search is the form alone without words, and
 // with them the listings its JSON twin lists, in its order, each linking
 // the listing's reviews with the same words.
-func reviewSearchAcrossListings(t *testing.T, h *harness) {
+func reviewSearchAcrossListings(t *testing.T, h *harness, cfg edgetest.Dataset) {
+	// Two firefox listings with 3 and 4 reviews of a word no seed writes.
+	conn, err := analytics.Open(context.Background(), *cfg.CH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var rows []analytics.ReviewRow
+	at := time.Date(2026, 2, 20, 0, 0, 0, 0, time.UTC)
+	for k, l := range []views.Listing{firstLive(t, h, views.Firefox), h.State.Load().Replica.OfStore(views.Firefox)[len(h.State.Load().Replica.OfStore(views.Firefox))-1]} {
+		for i := range 3 + k {
+			rows = append(rows, analytics.ReviewRow{Store: views.Firefox, ListingID: l.ID, ReviewID: fmt.Sprintf("qw-%d-%d", k, i),
+				PostedAt: at.Add(time.Duration(i) * time.Minute), Stars: 2, Author: "A", Lang: "en", Text: "the quillwhistle is good", CrawledAt: at})
+		}
+	}
+	if err := analytics.WriteReviews(context.Background(), conn, rows); err != nil {
+		t.Fatal(err)
+	}
 	form := get(t, "GET", h.Base+"/reviews/search")
 	if form.status != http.StatusOK || !strings.Contains(string(form.body), `<form method="get" action="/reviews/search"`) || strings.Contains(string(form.body), `<table>`) {
 		t.Fatalf("the form alone: %d", form.status)
 	}
 	twin := getOK[struct {
-		Hits []struct {
+		Stars string
+		Hits  []struct {
 			Store, ID string
 			Matches   int
 		}
-	}](t, h.Base+"/api/v1/reviews/search?q=good")
+	}](t, h.Base+"/api/v1/reviews/search?q=quillwhistle")
 	if len(twin.Hits) == 0 {
-		t.Fatal("no listing has 3 reviews saying good: the comparison says nothing")
+		t.Fatal("no listing has 3 reviews saying quillwhistle: the comparison says nothing")
 	}
-	page := get(t, "GET", h.Base+"/reviews/search?q=good")
+	page := get(t, "GET", h.Base+"/reviews/search?q=quillwhistle")
 	var want []string
 	for _, x := range twin.Hits {
 		want = append(want, jsonRaw(float64(x.Matches)))
-		if !strings.Contains(string(page.body), `href="/listings/`+x.Store+`/`+url.PathEscape(x.ID)+`/reviews?q=good"`) {
-			t.Errorf("the page does not link %s:%s's reviews", x.Store, x.ID)
+		link := `href="/listings/` + x.Store + `/` + url.PathEscape(x.ID) + `/reviews?q=quillwhistle`
+		if twin.Stars != "all" {
+			link += "&amp;stars=" + twin.Stars // the search's stars, as the page of reviews takes them
+		}
+		if !strings.Contains(string(page.body), link+`"`) {
+			t.Errorf("the page does not link %s:%s's reviews with the search's words and stars (%s)", x.Store, x.ID, link)
 		}
 	}
 	if got := pageFigures(page.body, ".matches"); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("the page's matches %v, its JSON's %v", got, want)
 	}
-	if d := problem(t, get(t, "GET", h.Base+"/api/v1/reviews/search?q=good&cursor=nope"), http.StatusBadRequest); d == "" {
+	if d := problem(t, get(t, "GET", h.Base+"/api/v1/reviews/search?q=quillwhistle&cursor=nope"), http.StatusBadRequest); d == "" {
 		t.Error("a bad cursor has no detail")
 	}
 }

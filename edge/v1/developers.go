@@ -195,13 +195,8 @@ func DeveloperFiles() []read.Codec[Developer] {
 				add(&v.Listings[i])
 			}
 		})
-	cs[0].Encode = func(_ *fiber.Ctx, v *Developer) (*answer.Answer, error) {
-		a, err := listingsCSV(&document.ListingPage{Listings: v.Rows, Figures: v.Figures})
-		if err != nil {
-			return nil, err
-		}
-		a.SetFile(name(v) + ".csv")
-		return a, nil
-	}
+	cs[0].Encode = listingRowsCSV(name, func(v *Developer) *document.ListingPage {
+		return &document.ListingPage{Listings: v.Rows, Figures: v.Figures}
+	})
 	return cs
 }

@@ -167,13 +167,22 @@ func TagFiles() []read.Codec[TagListings] {
 				add(&d)
 			}
 		})
-	cs[0].Encode = func(_ *fiber.Ctx, v *TagListings) (*answer.Answer, error) {
-		a, err := listingsCSV(&document.ListingPage{Listings: v.Rows, Figures: v.Figures})
+	cs[0].Encode = listingRowsCSV(name, func(v *TagListings) *document.ListingPage {
+		return &document.ListingPage{Listings: v.Rows, Figures: v.Figures}
+	})
+	return cs
+}
+
+// listingRowsCSV is the CSV encoder of a result whose rows are listings
+// (page gives them), as the listings' file writes them, in a file named
+// by name.
+func listingRowsCSV[T any](name func(v *T) string, page func(v *T) *document.ListingPage) func(*fiber.Ctx, *T) (*answer.Answer, error) {
+	return func(_ *fiber.Ctx, v *T) (*answer.Answer, error) {
+		a, err := listingsCSV(page(v))
 		if err != nil {
 			return nil, err
 		}
 		a.SetFile(name(v) + ".csv")
 		return a, nil
 	}
-	return cs
 }

@@ -102,17 +102,12 @@ var badgeWords = map[int]string{http.StatusNotFound: "not found", http.StatusToo
 // unknown listing), its title the reader's words, never cached, so an
 // image tag shows why where the figure would be.
 func BadgeError(c *fiber.Ctx, err error) error {
-	var p *problem.Problem
-	var fe *fiber.Error
-	switch {
-	case errors.As(err, &p):
-	case errors.As(err, &fe):
-		p = problem.New(fe.Code, fe.Message)
-	default:
+	p, ok := problemOf(err)
+	if !ok {
 		return err // the server's error handler logs it and answers 500
 	}
-	words, ok := badgeWords[p.Status]
-	if !ok {
+	words, known := badgeWords[p.Status]
+	if !known {
 		words = "error " + strconv.Itoa(p.Status)
 	}
 	body := render.RenderBadge(render.Badge{Label: "edge", Message: words, Color: render.BadgeRed, Title: ReaderText(p)})
@@ -159,18 +154,26 @@ func (g *Guard) replayAdmit(caller netip.Addr, now time.Time) (ratelimit.Decisio
 	return ratelimit.Decision{}, ok
 }
 
+// problemOf is err as a problem (a fiber error as one of its status);
+// ok is false for any other error.
+func problemOf(err error) (p *problem.Problem, ok bool) {
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &p):
+		return p, true
+	case errors.As(err, &fe):
+		return problem.New(fe.Code, fe.Message), true
+	}
+	return nil, false
+}
+
 // Error writes err as an HTML page of its status: what happened and what
 // to do in a reader's words (ReaderText), and when to come back
 // (Retry-After), never cached. The problem's detail, written for API
 // clients, is not shown.
 func Error(c *fiber.Ctx, err error) error {
-	var p *problem.Problem
-	var fe *fiber.Error
-	switch {
-	case errors.As(err, &p):
-	case errors.As(err, &fe):
-		p = problem.New(fe.Code, fe.Message)
-	default:
+	p, ok := problemOf(err)
+	if !ok {
 		return err // the server's error handler logs it and answers 500
 	}
 	body, rerr := render.RenderSearchError(p.Status, ReaderText(p), p.Header(fiber.HeaderRetryAfter), searchForm(c))

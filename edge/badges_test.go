@@ -111,7 +111,7 @@ func TestBadges(t *testing.T) {
 	}
 	for _, path := range []string{"/badges/chrome/nosuchlisting/users.svg", base + "downloads.svg", base + "users.png", "/badges/nostore/x/users.svg"} {
 		b, a := badgeOf(t, h, path, http.StatusNotFound)
-		if b.Label != "edge: not found" || b.Title == "" || a.header.Get("Cache-Control") != "no-store" {
+		if b.Label != "badge: not found" || b.Title == "" || a.header.Get("Cache-Control") != "no-store" {
 			t.Errorf("%s: %+v, Cache-Control %q", path, b, a.header.Get("Cache-Control"))
 		}
 	}
@@ -130,7 +130,7 @@ func TestBadges(t *testing.T) {
 		!strings.Contains(string(a.body), "<style>") || !strings.Contains(a.header.Get("Cache-Control"), "public") {
 		t.Errorf("%s: title %q, %.300s", embed, c.Title, a.body)
 	}
-	if b, _ := badgeOf(t, h, "/embed/chrome/nosuchlisting/size.svg", http.StatusNotFound); b.Label != "edge: not found" {
+	if b, _ := badgeOf(t, h, "/embed/chrome/nosuchlisting/size.svg", http.StatusNotFound); b.Label != "badge: not found" {
 		t.Errorf("an unknown listing's chart: %+v", b)
 	}
 	if !strings.Contains(page, html.EscapeString(`<img src="`+public+embed+`"`)) {

@@ -51,7 +51,7 @@ func categoriesHTML(v *v1.Categories) ([]byte, error) {
 	st, _ := views.ParseStore(store)
 	sortURL := func(by string) string { return "/categories/" + store + "?sort=" + by }
 	l := render.List{Caption: "Categories of " + store + ", by " + categorySortLabels[v.Sort], Empty: "No category has a live listing.",
-		Name: render.Column{SortURL: sortURL("name")}}
+		Name: render.Column{Label: "Category", SortURL: sortURL("name")}}
 	if v.Sort == "name" {
 		l.Name.Sorted = "ascending"
 	}
@@ -89,7 +89,7 @@ func (s *Pages) permissionsHandler() read.Handler {
 
 // permissionsHTML is the page of the permissions' counts v.
 func permissionsHTML(v *v1.Permissions) ([]byte, error) {
-	l := render.List{Caption: "Permissions of live chrome and edge listings, most asked first", Empty: "No live listing asks for a permission.",
+	l := render.List{Caption: "Permissions of live chrome and edge listings, most asked first", Empty: "No live listing asks for a permission.", Name: render.Column{Label: "Permission"},
 		Columns: []render.Column{{Label: "Live listings", Definition: "live"}}}
 	for i, p := range v.Permissions {
 		n := int64(p.Count)

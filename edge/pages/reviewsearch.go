@@ -63,8 +63,11 @@ func reviewSearchHTML(v *v1.ReviewSearch) ([]byte, error) {
 	}
 	d := render.ReviewSearchPage{Q: v.Query, Store: p.Store, Tag: p.Tag, Category: p.Category, Asked: p.Page > 0, Partial: v.Partial,
 		JSONURL: withQuery("/api/v1/reviews/search", q)}
-	for _, o := range []struct{ v, l string }{{"all", "all"}, {"critical", "critical (1 or 2 stars)"}, {"positive", "positive (4 or 5 stars)"}} {
-		d.Stars = append(d.Stars, render.Option{Value: o.v, Label: o.l, Selected: v.Stars == o.v || v.Stars == "" && o.v == "all"})
+	for _, o := range []struct{ v, l string }{{"critical", "critical (1 or 2 stars)"}, {"positive", "positive (4 or 5 stars)"}, {"all", "all"}} {
+		d.Stars = append(d.Stars, render.Option{Value: o.v, Label: o.l, Selected: v.Stars == o.v || v.Stars == "" && o.v == "critical"}) // the search's default
+	}
+	if v.Stars != "" && v.Stars != "all" {
+		d.StarsWords = map[string]string{"critical": "critical (1 or 2 stars)", "positive": "positive (4 or 5 stars)"}[v.Stars]
 	}
 	d.Stores = append(d.Stores, render.Option{Value: "", Label: "every store", Selected: p.Store == ""})
 	for _, st := range views.Stores {

@@ -110,7 +110,7 @@ func BadgeError(c *fiber.Ctx, err error) error {
 	if !known {
 		words = "error " + strconv.Itoa(p.Status)
 	}
-	body := render.RenderBadge(render.Badge{Label: "edge", Message: words, Color: render.BadgeRed, Title: ReaderText(p)})
+	body := render.RenderBadge(render.Badge{Label: "badge", Message: words, Color: render.BadgeRed, Title: ReaderText(p)})
 	if r := p.Header(fiber.HeaderRetryAfter); r != "" {
 		c.Set(fiber.HeaderRetryAfter, r)
 	}

@@ -62,7 +62,7 @@ func RenderBrowse(d BrowsePage) ([]byte, error) {
 		BrowsePage
 		Head Head
 	}{d, Head{Title: "Listings · search and sort", Description: "Search the listings of five stores by name or developer, filter them by store, category, topic, permission, site access, rating, dates and more, sort them by size, growth, rating or rank climb, and take any list away as CSV or NDJSON.",
-		Alternates: append([]Alternate{{"application/json", d.JSONURL, "these listings as JSON"}}, Files(d.JSONURL, "the first 10,000 listings a file")...), Compare: d.CompareSet}})
+		Alternates: []Alternate{{"application/json", d.JSONURL, "these listings as JSON"}}, Compare: d.CompareSet}})
 }
 
 var browsePage = parse("browse", nil)

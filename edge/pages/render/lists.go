@@ -41,7 +41,9 @@ type List struct {
 	Columns []Column
 	Entries []Entry
 	Empty   string
-	// Name is the listing column's sort, in a list sorted by a click.
+	// Name is the first column's sort, in a list sorted by a click, and
+	// its label ("" for "Listing": a list of categories or permissions
+	// names its own).
 	Name Column
 	// Window says what a chart of a window compares, under its caption
 	// where the chart is shown away from its page ("" for none).

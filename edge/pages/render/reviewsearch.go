@@ -6,6 +6,7 @@ type ReviewSearchPage struct {
 	Q, Store, Tag, Category string
 	Stars, Stores           []Option
 	Asked, Partial          bool
+	StarsWords              string // the stars searched in words ("critical (1 or 2 stars)"), "" for all
 	List                    List
 	Next                    string
 	JSONURL                 string

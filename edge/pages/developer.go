@@ -41,7 +41,7 @@ func developerHTML(v *v1.Developer) ([]byte, error) {
 		}
 		l.Entries = append(l.Entries, e)
 	}
-	d := render.DeveloperPage{Name: v.Developer, Store: v.Store, List: l, Live: v.Live, Listed: len(v.Listings),
+	d := render.DeveloperPage{Name: v.Developer, Store: v.Store, List: l, Live: v.Live, Listed: v.Total, Shown: len(v.Listings),
 		TotalSize: render.Int(v.TotalSize), SizeMeasure: v.SizeMeasure, JSONURL: "/api/v1" + DeveloperURL(v.Store, v.Developer)}
 	for _, o := range v.Elsewhere {
 		name := o.Name

@@ -24,10 +24,11 @@ import (
 // characters: no store's developer name is longer.
 const developerMaxName = 200
 
-// developerScan bounds how many of a store's changes of developer (the
-// newest first) a developer's read looks through for the listings it
-// took over or gave up.
-const developerScan = 20000
+// developerMaxListings is how many of a developer's listings its JSON
+// and page hold as documents (Total says how many there are; the files
+// hold up to ListFileRows): one store account can publish thousands of
+// apps, and a read's answer is bounded whatever the developer.
+const developerMaxListings = 200
 
 // DeveloperParams are a developer's parameters as read: the store and
 // the developer's name as the store writes it.
@@ -36,15 +37,17 @@ type DeveloperParams struct {
 	Name  string
 }
 
-// Developer is a developer's listings in one store: each listing's
-// document (live ones first, largest first, then the delisted), how many
-// are live and their total size, the listings of other stores linked to
+// Developer is a developer's listings in one store: the documents of the
+// first developerMaxListings (live ones first, largest first, then the
+// delisted), how many there are in all (Total), how many are live and
+// their total size (of every listing, not only those shown), the listings of other stores linked to
 // them (the same extension elsewhere, by the links' rule), and the
 // changes of developer that brought a listing to this developer or took
 // one away (with the takeovers that followed), newest first.
 type Developer struct {
 	Store       string             `json:"store"`
 	Developer   string             `json:"developer"`
+	Total       int                `json:"total"`
 	Live        int                `json:"live"`
 	TotalSize   int64              `json:"totalSize"`
 	SizeMeasure string             `json:"sizeMeasure"`
@@ -52,7 +55,7 @@ type Developer struct {
 	Elsewhere   []DeveloperLink    `json:"elsewhere"`
 	Ownership   []document.Event   `json:"ownership"`
 
-	Rows    []*views.Listing `json:"-"` // the listings, in the documents' order
+	Rows    []*views.Listing `json:"-"` // the listings, in the documents' order, up to the codec's rows
 	Figures *figures.Figures `json:"-"`
 	Lookup  document.Lookup  `json:"-"` // the replica they are read from
 }
@@ -74,7 +77,7 @@ type DeveloperLink struct {
 // files).
 func DeveloperRead() *read.Read[DeveloperParams, Developer] { return developerRead }
 
-// A developer's read is not Cheap: it looks through up to developerScan
+// A developer's read is not Cheap: it looks through up to figures.DeveloperScan
 // changes, so a flood of developers' misses waits its turn (the miss gate).
 var developerRead = &read.Read[DeveloperParams, Developer]{
 	Route:    "/api/v1/developers/:store/:developer",
@@ -88,8 +91,8 @@ var developerRead = &read.Read[DeveloperParams, Developer]{
 }
 
 // parseDeveloper reads the store and the developer's name (percent-
-// decoded): a 404 for a store or a developer with no listing in it, a
-// 400 for a name no store writes.
+// decoded): a 404 for a store or a developer with no listing in it and
+// none that left it (FormerDeveloper), a 400 for a name no store writes.
 func parseDeveloper(c *fiber.Ctx, st *served.State, _ read.Needs) (DeveloperParams, error) {
 	var p DeveloperParams
 	var err error
@@ -101,7 +104,7 @@ func parseDeveloper(c *fiber.Ctx, st *served.State, _ read.Needs) (DeveloperPara
 		return p, problem.Newf(http.StatusBadRequest, "developer: %.40q is not a developer's name: send the name as the store writes it, percent-encoded, 1 to %d characters.", c.Params("developer"), developerMaxName).
 			ForReaders("This address names no developer: a developer's page is reached from one of its listings.")
 	}
-	if len(st.Figures.Developer(p.Store, name)) == 0 {
+	if len(st.Figures.Developer(p.Store, name)) == 0 && !st.Figures.FormerDeveloper(p.Store, name) {
 		return p, problem.Newf(http.StatusNotFound, "No listing of the %s store has the developer %.80q (names are matched exactly, case included).", p.Store, name).
 			ForReaders(fmt.Sprintf("No listing of the %s store is by %.80q.", p.Store, name))
 	}
@@ -111,7 +114,7 @@ func parseDeveloper(c *fiber.Ctx, st *served.State, _ read.Needs) (DeveloperPara
 
 // runDeveloper gathers developer p.Name's listings in p.Store, their
 // links elsewhere and the changes of developer in and out.
-func runDeveloper(_ *fiber.Ctx, st *served.State, p *DeveloperParams, _ read.Needs) (*Developer, error) {
+func runDeveloper(_ *fiber.Ctx, st *served.State, p *DeveloperParams, n read.Needs) (*Developer, error) {
 	f := st.Figures
 	ls := slices.Clone(f.Developer(p.Store, p.Name))
 	slices.SortStableFunc(ls, func(a, b *views.Listing) int {
@@ -131,17 +134,24 @@ func runDeveloper(_ *fiber.Ctx, st *served.State, p *DeveloperParams, _ read.Nee
 		}
 		return cmp.Compare(sb, sa)
 	})
-	out := &Developer{Store: p.Store.String(), Developer: p.Name, SizeMeasure: p.Store.SizeMeasure(), Listings: []document.Listing{},
-		Elsewhere: []DeveloperLink{}, Ownership: []document.Event{}, Rows: ls, Figures: f, Lookup: st.Replica}
+	limit := developerMaxListings
+	if n.Rows > 0 {
+		limit = n.Rows
+	}
+	out := &Developer{Store: p.Store.String(), Developer: p.Name, Total: len(ls), SizeMeasure: p.Store.SizeMeasure(),
+		Listings: []document.Listing{}, Elsewhere: []DeveloperLink{}, Ownership: []document.Event{},
+		Rows: ls[:min(len(ls), limit)], Figures: f, Lookup: st.Replica}
 	for _, l := range ls {
-		d := document.NewListing(l, f)
-		out.Listings = append(out.Listings, d)
 		if l.Live() {
 			out.Live++
-			if d.Size != nil {
-				out.TotalSize += *d.Size
+			if s, ok := l.Size(); ok {
+				out.TotalSize += s
 			}
 		}
+	}
+	for _, l := range ls[:min(len(ls), developerMaxListings)] {
+		d := document.NewListing(l, f)
+		out.Listings = append(out.Listings, d)
 		for _, a := range d.AlsoIn {
 			o := DeveloperLink{Store: a.Store, ID: a.ID, Of: l.ID, Confidence: a.Confidence}
 			if s, err := views.ParseStore(a.Store); err == nil {
@@ -160,12 +170,12 @@ func runDeveloper(_ *fiber.Ctx, st *served.State, p *DeveloperParams, _ read.Nee
 
 // ownership returns the store's changes of developer to or from name,
 // and the takeovers by name, newest first, among the store's newest
-// developerScan changes of developer and takeovers.
+// figures.DeveloperScan changes of developer and takeovers.
 func ownership(log *changes.Log, r document.Lookup, s views.Store, name string) []document.Event {
 	out := []document.Event{}
 	f := changes.Filter{Stores: []views.Store{s}, Kinds: []changes.Kind{changes.Developer, changes.Takeover}}
 	pos := changes.Pos{}
-	for seen := 0; seen < developerScan; {
+	for seen := 0; seen < figures.DeveloperScan; {
 		cs, more := log.Before(&f, pos, 1000)
 		for _, c := range cs {
 			if c.Before == name || c.After == name {
@@ -185,14 +195,15 @@ func ownership(log *changes.Log, r document.Lookup, s views.Store, name string) 
 var developerJSON = jsonOf(func(v *Developer) any { return v })
 
 // DeveloperFiles are a developer's listings as CSV and NDJSON: one row a
-// listing, as the listings' files write them, every listing (a developer
-// has few).
+// listing, as the listings' files write them, up to ListFileRows.
 func DeveloperFiles() []read.Codec[Developer] {
 	name := func(v *Developer) string { return "developer-" + fileSafe(v.Developer) + "-" + v.Store }
-	cs := files(read.Needs{}, name, listingCSVHeader, nil,
+	cs := files(read.Needs{Rows: ListFileRows}, name, listingCSVHeader, nil,
 		func(v *Developer, add func(any)) {
-			for i := range v.Listings {
-				add(&v.Listings[i])
+			var d document.Listing
+			for _, l := range v.Rows {
+				d.Fill(l, v.Figures)
+				add(&d)
 			}
 		})
 	cs[0].Encode = listingRowsCSV(name, func(v *Developer) *document.ListingPage {

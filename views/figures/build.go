@@ -90,7 +90,7 @@ func build(r *replica.Replica, snapshots int64, prev *from) *Figures {
 	}))
 	wg.Go(timed(phaseAggregates, func() { f.aggregate(snapshots) }))
 	wg.Go(timed(phaseLinks, func() { f.links = links.Build(r) }))
-	wg.Go(timed(phaseFeed, func() { f.feed = feed.Build(r); f.developers = f.developerIndex() }))
+	wg.Go(timed(phaseFeed, func() { f.feed = feed.Build(r); f.developers = f.developerIndex(); f.former = f.formerDevelopers() }))
 	wg.Wait()
 	timed(phaseListings, func() {
 		ranks := listq.Ranks{Store: f.storeRank, Climb: f.climb, HasClimb: f.hasClimb}

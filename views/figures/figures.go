@@ -83,10 +83,11 @@ type Figures struct {
 	stats         [views.NumStores]*StoreStats
 	summary       *Summary
 	permissions   []PermissionCount
-	links         *links.Set    // listings linked to the same extension in other stores
-	listings      *listq.Engine // the listing queries
-	feed          *feed.Feed    // the listings by when they last changed
-	developers    []int32       // each store's listings by developer (developerIndex)
+	links         *links.Set                           // listings linked to the same extension in other stores
+	listings      *listq.Engine                        // the listing queries
+	feed          *feed.Feed                           // the listings by when they last changed
+	developers    []int32                              // each store's listings by developer (developerIndex)
+	former        [views.NumStores]map[string]struct{} // developers a listing left (formerDevelopers)
 }
 
 // BuildPhases returns how long each phase of the build took, in order.

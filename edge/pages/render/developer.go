@@ -7,6 +7,7 @@ type DeveloperPage struct {
 	Name, Store  string
 	List         List
 	Live, Listed int
+	Shown        int // listings in List: the first ones when Listed is more
 	TotalSize    string
 	SizeMeasure  string
 	Elsewhere    []DeveloperLink

@@ -29,17 +29,23 @@ type RankDay struct {
 // rule).
 const RankLookback = views.RankLookback
 
+// RankRule is the version of the daily ranks' rule this release writes:
+// 1 ranks each day in its category too (category_rank). A day whose
+// newest ranking was made under an earlier rule is ranked again.
+const RankRule = 1
+
 // DaysToRank returns the days from from on whose daily store ranks are
 // missing or stale, newest first: a day is stale when it has gained crawls
-// since it was ranked, and so are the RankLookback-1 days after it, whose
-// rankings read it.
+// since it was ranked, or was ranked under a rule before RankRule, and so
+// are the RankLookback-1 days after it, whose rankings read it.
 func DaysToRank(ctx context.Context, conn driver.Conn, from time.Time) ([]RankDay, error) {
 	rows, err := conn.Query(ctx, `
-		SELECT d, c, done FROM (
+		SELECT d, c, done, rule FROM (
 			SELECT toDate(crawled_at, 'UTC') AS d, count() AS c FROM snapshots
 			WHERE crawled_at >= ? GROUP BY d) AS crawled
 		ANY LEFT JOIN (
-			SELECT day AS d, argMax(crawls, version) AS done FROM daily_ranks_days GROUP BY d) AS ranked
+			SELECT day AS d, argMax(crawls, version) AS done, argMax(rule, version) AS rule
+			FROM daily_ranks_days GROUP BY d) AS ranked
 		USING d
 		ORDER BY d DESC`, from.UTC())
 	if err != nil {
@@ -51,12 +57,13 @@ func DaysToRank(ctx context.Context, conn driver.Conn, from time.Time) ([]RankDa
 	for rows.Next() {
 		var d RankDay
 		var done uint64
-		if err := rows.Scan(&d.Day, &d.Crawls, &done); err != nil {
+		var rule uint8
+		if err := rows.Scan(&d.Day, &d.Crawls, &done, &rule); err != nil {
 			return nil, fmt.Errorf("days to rank: %w", err)
 		}
 		d.Day = d.Day.UTC()
 		all = append(all, d)
-		changed = append(changed, d.Crawls != done)
+		changed = append(changed, d.Crawls != done || rule < RankRule)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("days to rank: %w", err)
@@ -82,7 +89,9 @@ func DaysToRank(ctx context.Context, conn driver.Conn, from time.Time) ([]RankDa
 // days up to the day (its latest reading with a size, day by day); a
 // listing's rank is 1 plus the number of those with a larger size (usage;
 // ratings on apple), so ties share a rank, as in every rank of the API.
-// Listings without a size in the lookback have none.
+// Its category rank is the same among those of its category (the
+// listing's category now, as the listing document ranks it). Listings
+// without a size in the lookback have neither.
 //
 // It reads one part of about partSize listings at a time (SplitParts), so
 // no query needs memory that grows with the store: a first pass collects
@@ -97,34 +106,34 @@ func RankOneDay(ctx context.Context, conn driver.Conn, d RankDay, partSize int) 
 	version := uint64(time.Now().UnixNano())
 	for s := range views.NumStores {
 		store := views.Store(s)
-		var sizes []uint64 // every size of the store, largest first
+		var sizes daySizeSet
 		var mine []Part
 		for _, p := range parts {
 			if p.Store != store {
 				continue
 			}
 			mine = append(mine, p)
-			err := daySizes(ctx, conn, d.Day, p, func(_ string, size uint64) error {
-				sizes = append(sizes, size)
+			err := daySizes(ctx, conn, d.Day, p, func(_, category string, size uint64) error {
+				sizes.add(category, size)
 				return nil
 			})
 			if err != nil {
 				return fmt.Errorf("rank %s: %w", day, err)
 			}
 		}
-		slices.SortFunc(sizes, func(a, b uint64) int { return cmp.Compare(b, a) })
+		sizes.sort()
 		for _, p := range mine {
-			if err := writeRanks(ctx, conn, d.Day, p, sizes, version); err != nil {
+			if err := writeRanks(ctx, conn, d.Day, p, &sizes, version); err != nil {
 				return fmt.Errorf("rank %s: %w", day, err)
 			}
 		}
 	}
-	b, err := conn.PrepareBatch(ctx, "INSERT INTO daily_ranks_days (day, version, crawls)")
+	b, err := conn.PrepareBatch(ctx, "INSERT INTO daily_ranks_days (day, version, crawls, rule)")
 	if err != nil {
 		return fmt.Errorf("rank %s: %w", day, err)
 	}
 	defer b.Close()
-	if err := b.Append(d.Day.UTC(), uint64(time.Now().UnixNano()), d.Crawls); err != nil {
+	if err := b.Append(d.Day.UTC(), uint64(time.Now().UnixNano()), d.Crawls, uint8(RankRule)); err != nil {
 		return fmt.Errorf("rank %s: %w", day, err)
 	}
 	if err := b.Send(); err != nil {
@@ -133,36 +142,71 @@ func RankOneDay(ctx context.Context, conn driver.Conn, d RankDay, partSize int) 
 	return nil
 }
 
-// daySizes calls fn with the id and ranking size of every listing of part
-// p ranked on day: its newest size in the lookback, unless delisted by the
-// day's end.
-func daySizes(ctx context.Context, conn driver.Conn, day time.Time, p Part, fn func(id string, size uint64) error) error {
+// daySizeSet is every ranking size of a store on a day, largest first,
+// and the same by category: what a listing's ranks are counted among.
+type daySizeSet struct {
+	all   []uint64
+	byCat map[string][]uint64
+}
+
+func (s *daySizeSet) add(category string, size uint64) {
+	if s.byCat == nil {
+		s.byCat = map[string][]uint64{}
+	}
+	s.all = append(s.all, size)
+	s.byCat[category] = append(s.byCat[category], size)
+}
+
+func (s *daySizeSet) sort() {
+	largestFirst := func(a, b uint64) int { return cmp.Compare(b, a) }
+	slices.SortFunc(s.all, largestFirst)
+	for _, sizes := range s.byCat {
+		slices.SortFunc(sizes, largestFirst)
+	}
+}
+
+// ranks returns the store rank and the category rank of size: 1 plus
+// the number of larger sizes.
+func (s *daySizeSet) ranks(category string, size uint64) (store, cat uint32) {
+	larger := func(sizes []uint64) uint32 {
+		n, _ := slices.BinarySearchFunc(sizes, size, func(e, t uint64) int { return cmp.Compare(t, e) })
+		return uint32(n + 1)
+	}
+	return larger(s.all), larger(s.byCat[category])
+}
+
+// daySizes calls fn with the id, category (as it is now) and ranking size
+// of every listing of part p ranked on day: its newest size in the
+// lookback, unless delisted by the day's end.
+func daySizes(ctx context.Context, conn driver.Conn, day time.Time, p Part, fn func(id, category string, size uint64) error) error {
 	sel := selectPart(p)
 	end := day.UTC().Add(24 * time.Hour).Unix()
 	rows, err := conn.Query(ctx, `
-		SELECT id, argMax(assumeNotNull(`+sizeExpr+`), day) AS size
-		FROM snapshots_daily FINAL
-		WHERE day >= toDate(?) - `+strconv.Itoa(RankLookback-1)+` AND day <= toDate(?)
-			AND isNotNull(`+sizeExpr+`) AND `+sel.where+`
-			AND (store, id) NOT IN (
-				SELECT store, id FROM listings_latest FINAL
-				WHERE isNotNull(delisted_at) AND toUInt32(assumeNotNull(delisted_at)) < ? AND `+sel.where+`)
-		GROUP BY id`,
-		append(append([]any{day.UTC().Format(time.DateOnly), day.UTC().Format(time.DateOnly)}, sel.args...),
-			append([]any{end}, sel.args...)...)...)
+		SELECT id, size, category FROM (
+			SELECT id, argMax(assumeNotNull(`+sizeExpr+`), day) AS size
+			FROM snapshots_daily FINAL
+			WHERE day >= toDate(?) - `+strconv.Itoa(RankLookback-1)+` AND day <= toDate(?)
+				AND isNotNull(`+sizeExpr+`) AND `+sel.where+`
+				AND (store, id) NOT IN (
+					SELECT store, id FROM listings_latest FINAL
+					WHERE isNotNull(delisted_at) AND toUInt32(assumeNotNull(delisted_at)) < ? AND `+sel.where+`)
+			GROUP BY id) AS sized
+		ANY LEFT JOIN (SELECT id, category FROM listings_latest FINAL WHERE `+sel.where+`) AS meta USING id`,
+		append(append(append([]any{day.UTC().Format(time.DateOnly), day.UTC().Format(time.DateOnly)}, sel.args...),
+			append([]any{end}, sel.args...)...), sel.args...)...)
 	if err != nil {
 		return fmt.Errorf("sizes of %s: %w", p, err)
 	}
 	defer rows.Close()
 	var (
-		id   string
-		size uint64
+		id, category string
+		size         uint64
 	)
 	for rows.Next() {
-		if err := rows.Scan(&id, &size); err != nil {
+		if err := rows.Scan(&id, &size, &category); err != nil {
 			return fmt.Errorf("sizes of %s: %w", p, err)
 		}
-		if err := fn(id, size); err != nil {
+		if err := fn(id, category, size); err != nil {
 			return err
 		}
 	}
@@ -172,19 +216,19 @@ func daySizes(ctx context.Context, conn driver.Conn, day time.Time, p Part, fn f
 	return nil
 }
 
-// writeRanks writes the ranks of part p on day, given every size of its
-// store, largest first: 1 plus the number of larger sizes.
-func writeRanks(ctx context.Context, conn driver.Conn, day time.Time, p Part, sizes []uint64, version uint64) error {
-	b, err := conn.PrepareBatch(ctx, "INSERT INTO daily_ranks (store, id, day, rank, version)")
+// writeRanks writes the store and category ranks of part p on day, given
+// every size of its store.
+func writeRanks(ctx context.Context, conn driver.Conn, day time.Time, p Part, sizes *daySizeSet, version uint64) error {
+	b, err := conn.PrepareBatch(ctx, "INSERT INTO daily_ranks (store, id, day, rank, version, category_rank)")
 	if err != nil {
 		return fmt.Errorf("ranks of %s: %w", p, err)
 	}
 	defer b.Close()
 	n := 0
-	err = daySizes(ctx, conn, day, p, func(id string, size uint64) error {
-		larger, _ := slices.BinarySearchFunc(sizes, size, func(e, t uint64) int { return cmp.Compare(t, e) })
+	err = daySizes(ctx, conn, day, p, func(id, category string, size uint64) error {
+		rank, cat := sizes.ranks(category, size)
 		n++
-		return b.Append(uint8(p.Store), id, day.UTC(), uint32(larger+1), version)
+		return b.Append(uint8(p.Store), id, day.UTC(), rank, version, cat)
 	})
 	if err != nil {
 		return err
@@ -275,35 +319,42 @@ func (h *DailyHistory) keepNewest(maxCrawls int) {
 	}
 }
 
-// addRanks sets each day's store rank, from the daily ranks, on the days
-// that have a size to rank.
+// addRanks sets each day's store and category ranks, from the daily
+// ranks, on the days that have a size to rank (a category rank of 0, from
+// a release that wrote none, is none).
 func (h *DailyHistory) addRanks(ctx context.Context, conn driver.Conn, store views.Store, id string) error {
 	first, _ := time.Parse(time.DateOnly, h.Snapshots[0].Day)
 	ranks, err := conn.Query(ctx, `
-		SELECT day, argMax(rank, version) FROM daily_ranks
+		SELECT day, argMax(rank, version), argMax(category_rank, version) FROM daily_ranks
 		WHERE store = ? AND id = ? AND day >= toDate(?)
 		GROUP BY day`, uint8(store), id, first.Format(time.DateOnly))
 	if err != nil {
 		return fmt.Errorf("load daily ranks: %w", err)
 	}
 	defer ranks.Close()
-	byDay := make(map[string]int64)
+	type dayRanks struct{ store, cat int64 }
+	byDay := make(map[string]dayRanks)
 	for ranks.Next() {
 		var (
-			day  time.Time
-			rank uint32
+			day       time.Time
+			rank, cat uint32
 		)
-		if err := ranks.Scan(&day, &rank); err != nil {
+		if err := ranks.Scan(&day, &rank, &cat); err != nil {
 			return fmt.Errorf("load daily ranks: %w", err)
 		}
-		byDay[day.UTC().Format(time.DateOnly)] = int64(rank)
+		byDay[day.UTC().Format(time.DateOnly)] = dayRanks{int64(rank), int64(cat)}
 	}
 	if err := ranks.Err(); err != nil {
 		return fmt.Errorf("load daily ranks: %w", err)
 	}
 	for i := range h.Snapshots {
-		if r, ok := byDay[h.Snapshots[i].Day]; ok && h.Snapshots[i].Size != nil {
-			h.Snapshots[i].StoreRank = &r
+		r, ok := byDay[h.Snapshots[i].Day]
+		if !ok || h.Snapshots[i].Size == nil {
+			continue
+		}
+		h.Snapshots[i].StoreRank = &r.store
+		if r.cat > 0 {
+			h.Snapshots[i].CategoryRank = &r.cat
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package analytics_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -101,6 +102,25 @@ func TestDailyRanksRules(t *testing.T) {
 		t.Errorf("day 2 after the late crawl of day 1: %v", got)
 	}
 
+	// A day ranked by a release before category ranks (rule 0, its
+	// newest ranking) is ranked again, and the days that read it.
+	b, err := conn.PrepareBatch(ctx, "INSERT INTO daily_ranks_days (day, version, crawls)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Append(d1, uint64(time.Now().UnixNano()), days[1].Crawls); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Send(); err != nil {
+		t.Fatal(err)
+	}
+	if days = rankAll(t, conn, d1); len(days) != 2 {
+		t.Fatalf("after a ranking of day 1 under the rule before, days to rank: %+v, want both", days)
+	}
+	if cat := categoryRanksOf(t, conn, d2.Format(time.DateOnly)); cat["edge/e"] != 1 || cat["edge/a"] != 2 || cat["apple/x"] != 2 {
+		t.Errorf("category ranks of day 2 (every listing of a store in one category here): %v", cat)
+	}
+
 	h, err := analytics.LoadDailyHistory(ctx, conn, views.Edge, "a", d1, 2000)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +132,7 @@ func TestDailyRanksRules(t *testing.T) {
 	if s1.Day != "2026-03-10" || s1.Crawls != 2 || *s1.Usage != 50 || *s1.Size != 50 || *s1.StoreRank != 3 || !s1.ReadAt.Equal(d1.Add(20*time.Hour)) {
 		t.Errorf("day 1 of a: %+v", s1)
 	}
-	if s2.Day != "2026-03-11" || *s2.StoreRank != 2 || *s2.Usage != 300 {
+	if s2.Day != "2026-03-11" || *s2.StoreRank != 2 || s2.CategoryRank == nil || *s2.CategoryRank != 2 || *s2.Usage != 300 {
 		t.Errorf("day 2 of a: %+v", s2)
 	}
 	hd, err := analytics.LoadDailyHistory(ctx, conn, views.Edge, "d", d1, 2000)
@@ -199,50 +219,93 @@ func TestDailyRanksMatchReadings(t *testing.T) {
 			last[id] = l
 		}
 	}
-	rows, err = conn.Query(ctx, `SELECT store, id FROM (SELECT * FROM listings ORDER BY store, id, crawled_at DESC LIMIT 1 BY store, id)
-		WHERE isNotNull(delisted_at) AND toUInt32(assumeNotNull(delisted_at)) < ?`, day.Add(24*time.Hour).Unix())
+	// Each listing's category now, from its newest metadata row.
+	rows, err = conn.Query(ctx, `SELECT store, id, category, isNotNull(delisted_at) AND toUInt32(assumeNotNull(delisted_at)) < ?
+		FROM (SELECT * FROM listings ORDER BY store, id, crawled_at DESC LIMIT 1 BY store, id)`, day.Add(24*time.Hour).Unix())
 	if err != nil {
 		t.Fatal(err)
 	}
+	category := map[string]string{}
 	for rows.Next() {
-		var s uint8
-		var id string
-		if err := rows.Scan(&s, &id); err != nil {
+		var s, gone uint8
+		var id, cat string
+		if err := rows.Scan(&s, &id, &cat, &gone); err != nil {
 			t.Fatal(err)
 		}
-		delete(last, views.Store(s).String()+"/"+id)
+		k := views.Store(s).String() + "/" + id
+		category[k] = cat
+		if gone == 1 {
+			delete(last, k)
+		}
 	}
 	rows.Close()
-	sizes := map[string][]uint64{} // store -> sizes
+	sizes := map[string][]uint64{} // store, and store and category -> sizes
 	for k, l := range last {
 		st := k[:indexSlash(k)]
 		sizes[st] = append(sizes[st], *l.size)
+		sizes[st+"\x00"+category[k]] = append(sizes[st+"\x00"+category[k]], *l.size)
 	}
-	want := map[string]int64{}
-	for k, l := range last {
-		st := k[:indexSlash(k)]
-		larger := 0
-		for _, s := range sizes[st] {
-			if s > *l.size {
-				larger++
+	larger := func(among []uint64, size uint64) int64 {
+		n := 0
+		for _, s := range among {
+			if s > size {
+				n++
 			}
 		}
-		want[k] = int64(larger + 1)
+		return int64(n + 1)
+	}
+	want, wantCat := map[string]int64{}, map[string]int64{}
+	for k, l := range last {
+		st := k[:indexSlash(k)]
+		want[k] = larger(sizes[st], *l.size)
+		wantCat[k] = larger(sizes[st+"\x00"+category[k]], *l.size)
 	}
 	got := ranksOf(t, conn, day.Format(time.DateOnly))
-	if len(got) != len(want) || len(want) < 200 {
-		t.Fatalf("ranked %d listings on %s, want %d", len(got), day, len(want))
+	gotCat := categoryRanksOf(t, conn, day.Format(time.DateOnly))
+	if len(got) != len(want) || len(want) < 200 || len(gotCat) != len(want) {
+		t.Fatalf("ranked %d listings on %s (%d in their category), want %d", len(got), day, len(gotCat), len(want))
 	}
 	var bad []string
 	for k, r := range want {
 		if got[k] != r {
 			bad = append(bad, fmt.Sprintf("%s: %d, want %d", k, got[k], r))
 		}
+		if gotCat[k] != wantCat[k] {
+			bad = append(bad, fmt.Sprintf("%s in %q: %d, want %d", k, category[k], gotCat[k], wantCat[k]))
+		}
 	}
 	slices.Sort(bad)
 	if len(bad) > 0 {
 		t.Errorf("%d ranks differ, e.g. %v", len(bad), bad[:min(5, len(bad))])
 	}
+	if n := len(slices.Collect(maps.Values(wantCat))); n < 2 {
+		t.Errorf("the seeded day's category ranks take %d values", n)
+	}
+}
+
+// categoryRanksOf reads the category ranks of one day as "store/id" ->
+// rank.
+func categoryRanksOf(t *testing.T, conn driver.Conn, day string) map[string]int64 {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), `SELECT store, id, argMax(category_rank, version) FROM daily_ranks
+		WHERE day = toDate(?) GROUP BY store, id`, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var (
+			s    uint8
+			id   string
+			rank uint32
+		)
+		if err := rows.Scan(&s, &id, &rank); err != nil {
+			t.Fatal(err)
+		}
+		out[views.Store(s).String()+"/"+id] = int64(rank)
+	}
+	return out
 }
 
 func indexSlash(s string) int {

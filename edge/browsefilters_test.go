@@ -45,7 +45,7 @@ func rowsOf(body []byte) []string {
 func TestBrowseFiltersAndFiles(t *testing.T) {
 	cfg := seeded(t)
 	h := start(t, cfg, func(c *edge.Config) { c.PageRate = 0 })
-	for _, job := range []string{"views", "editions"} {
+	for _, job := range []string{"views", "editions", "ranks"} {
 		if err := h.Jobs.RunNow(job); err != nil {
 			t.Fatal(err)
 		}
@@ -190,6 +190,26 @@ func listingPageInFull(t *testing.T, h *harness) {
 	page = string(get(t, "GET", h.Base+"/listings/firefox/"+url.PathEscape(rated[0].ID)).body)
 	if !strings.Contains(page, `<h2 id="rating-chart">`) || !strings.Contains(page, " stars</title>") {
 		t.Error("a rated listing's page has no rating chart with each day's value")
+	}
+	// Its rank in its category, day by day, as the history has it.
+	hist := getOK[struct {
+		Snapshots []struct {
+			Day          string
+			CategoryRank *int
+		}
+	}](t, h.Base+"/api/v1/listings/firefox/"+url.PathEscape(rated[0].ID)+"/history")
+	var day string
+	var rank int
+	for _, sn := range hist.Snapshots {
+		if sn.CategoryRank != nil {
+			day, rank = sn.Day, *sn.CategoryRank
+		}
+	}
+	if day == "" {
+		t.Fatalf("the history of firefox %s has no category rank after the ranks job", rated[0].ID)
+	}
+	if want := fmt.Sprintf("latest %d on %s", rank, day); !strings.Contains(page, `<h2 id="category-rank-chart">`) || !strings.Contains(page, want) {
+		t.Errorf("the listing's page charts no rank in its category ending %q", want)
 	}
 }
 

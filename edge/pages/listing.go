@@ -217,7 +217,7 @@ func listingData(d document.Listing, snaps []series.Snapshot, from, last views.D
 		read.Raw, read.Text, read.Why = d.ReadAt.Format(time.RFC3339), d.ReadAt.Format("2006-01-02 15:04 UTC"), ""
 	}
 	out.Figures = append(out.Figures, read)
-	out.Points, out.Ranks = dailyPoints(snaps, from, last)
+	out.Points, out.Ranks, out.CategoryRanks = dailyPoints(snaps, from, last)
 	out.Ratings = dailyRatings(snaps, out.Points)
 	var before *render.Point
 	for i, p := range out.Points {
@@ -256,9 +256,10 @@ func dailyRatings(snaps []series.Snapshot, points []render.Point) []render.Point
 // weeks ago gets three weeks of chart, not a line squeezed against the
 // right edge; the whole span when none has one), and the store's rank on
 // the same days (none when no day has one).
-func dailyPoints(snaps []series.Snapshot, from, last views.Day) (points, ranks []render.Point) {
+func dailyPoints(snaps []series.Snapshot, from, last views.Day) (points, ranks, catRanks []render.Point) {
 	byDay := make(map[string]int64, len(snaps))
 	rankByDay := make(map[string]int64, len(snaps))
+	catByDay := make(map[string]int64, len(snaps))
 	jumps := map[string]bool{}
 	for _, sn := range snaps {
 		if sn.Size != nil {
@@ -269,6 +270,9 @@ func dailyPoints(snaps []series.Snapshot, from, last views.Day) (points, ranks [
 		}
 		if sn.StoreRank != nil {
 			rankByDay[sn.Day] = *sn.StoreRank
+		}
+		if sn.CategoryRank != nil {
+			catByDay[sn.Day] = *sn.CategoryRank
 		}
 	}
 	for day := from; day <= last; day++ {
@@ -281,13 +285,21 @@ func dailyPoints(snaps []series.Snapshot, from, last views.Day) (points, ranks [
 		v, ok := byDay[day.String()]
 		points = append(points, render.Point{Day: day.String(), Size: v, Has: ok, Jump: ok && jumps[day.String()]})
 	}
-	if len(rankByDay) > 0 {
-		for _, p := range points {
-			r, ok := rankByDay[p.Day]
-			ranks = append(ranks, render.Point{Day: p.Day, Size: r, Has: ok})
-		}
+	return points, onDays(points, rankByDay), onDays(points, catByDay)
+}
+
+// onDays returns byDay's values on the days of points; none when byDay
+// is empty.
+func onDays(points []render.Point, byDay map[string]int64) []render.Point {
+	if len(byDay) == 0 {
+		return nil
 	}
-	return points, ranks
+	out := make([]render.Point, 0, len(points))
+	for _, p := range points {
+		r, ok := byDay[p.Day]
+		out = append(out, render.Point{Day: p.Day, Size: r, Has: ok})
+	}
+	return out
 }
 
 // cadence says how often a listing is read, from its days of the year:

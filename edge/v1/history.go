@@ -163,8 +163,8 @@ func historyCSV(h *History) (*answer.Answer, error) {
 	for i, s := range h.Snapshots {
 		rows[i] = []string{s.Day, h.Store, answer.CSVText(h.ID), s.ReadAt.Format(time.RFC3339), strconv.Itoa(s.Crawls),
 			csvw.Int(s.Size), csvw.Int(s.Usage), csvw.Int(s.WeeklyDownloads), csvw.Float(s.Rating), csvw.Int(s.RatingCount),
-			csvw.Int(s.StoreRank), strconv.Itoa(s.DaysSincePrevious), strings.Join(s.Flags, " ")}
+			csvw.Int(s.StoreRank), strconv.Itoa(s.DaysSincePrevious), strings.Join(s.Flags, " "), csvw.Int(s.CategoryRank)}
 	}
 	return answer.CSV([]string{"day", "store", "id", "read_at", "crawls", "size", "usage", "weekly_downloads",
-		"rating", "rating_count", "store_rank", "days_since_previous", "flags"}, rows)
+		"rating", "rating_count", "store_rank", "days_since_previous", "flags", "category_rank"}, rows)
 }

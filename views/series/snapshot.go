@@ -17,7 +17,8 @@ type Snapshot struct {
 	WeeklyDownloads *int64    `json:"weeklyDownloads"`
 	Rating          *float64  `json:"rating"`
 	RatingCount     *int64    `json:"ratingCount"`
-	StoreRank       *int64    `json:"storeRank"` // null until the ranks job has ranked the day, or without a size
+	StoreRank       *int64    `json:"storeRank"`    // null until the ranks job has ranked the day, or without a size
+	CategoryRank    *int64    `json:"categoryRank"` // the same in the listing's category (as it is now)
 	// DaysSincePrevious and Flags say what to know before trusting a
 	// trend through the day (package series); set by the API.
 	DaysSincePrevious int      `json:"daysSincePrevious"`

@@ -33,6 +33,8 @@ type ListingPage struct {
 	Figures     []Figure
 	Points      []Point // oldest first
 	Ranks       []Point // the daily rank in the store (Size holds it), the days of Points
+	// CategoryRanks are the daily ranks in its category, the same way.
+	CategoryRanks []Point
 	// Cadence says how often the listing is read, for the chart's note
 	// ("every 3 days"); "" when it cannot be told.
 	Cadence string
@@ -102,11 +104,12 @@ type BadgeSnippet struct {
 // RenderListing returns the page of d.
 func RenderListing(d ListingPage) ([]byte, error) {
 	return execute(listingPage, listingView{
-		ListingPage: d,
-		Chart:       chart(d.Points, d.SizeMeasure),
-		RankChart:   rankChart(d.Ranks),
-		RatingChart: ratingChart(d.Ratings),
-		Gaps:        Gaps(d.Points),
+		ListingPage:  d,
+		Chart:        chart(d.Points, d.SizeMeasure),
+		RankChart:    rankChart(d.Ranks, "Rank in the store, daily"),
+		CatRankChart: rankChart(d.CategoryRanks, "Rank in its category, "+d.Category+", daily"),
+		RatingChart:  ratingChart(d.Ratings),
+		Gaps:         Gaps(d.Points),
 		Head: Head{
 			Title:       d.Name + " · " + d.Store + " · figures and history",
 			Description: description(d),
@@ -131,6 +134,8 @@ type listingView struct {
 	Head      Head
 	Chart     template.HTML
 	RankChart template.HTML
+	// CatRankChart is the category ranks' chart.
+	CatRankChart template.HTML
 	// RatingChart is the ratings' chart.
 	RatingChart template.HTML
 	Gaps        []Gap

@@ -130,10 +130,10 @@ func chart(points []Point, measure string) template.HTML {
 	return lineChart(points, label, sizeAxis)
 }
 
-// rankChart draws a listing's daily rank in its store as chart draws its
-// size, rank 1 at the top; its label says the best and the latest rank.
-func rankChart(points []Point) template.HTML {
-	label := "Rank in the store, daily"
+// rankChart draws a listing's daily rank (in its store or its category:
+// label says which) as chart draws its size, rank 1 at the top; its
+// label adds the best and the latest rank.
+func rankChart(points []Point, label string) template.HTML {
 	best, latest := Point{}, Point{}
 	for _, p := range points {
 		if p.Has {

@@ -29,7 +29,7 @@ func TestRankChartAxisFromTheData(t *testing.T) {
 		for i, r := range c.ranks {
 			points = append(points, Point{Day: "2026-10-0" + strconv.Itoa(i+1), Size: r, Has: true})
 		}
-		svg := string(rankChart(points))
+		svg := string(rankChart(points, "Rank in the store, daily"))
 		var ticks []string
 		at := map[string]float64{}
 		for _, m := range label.FindAllStringSubmatch(svg, -1) {

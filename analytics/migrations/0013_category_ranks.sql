@@ -1,0 +1,12 @@
+-- Daily category ranks beside the store ranks (issue 76: a listing's
+-- page charts its rank in its category): the competition rank of a
+-- listing's size among the listings of its category (as it is now, the
+-- category the listing document ranks in) ranked that day, by the same
+-- rule as the store rank. An expand migration: the release before writes
+-- no category rank (0, read as none) and ranks no day again for it; the
+-- ranks job of this release ranks again every day whose newest ranking
+-- was made under an earlier rule (rule below 1, the release before's).
+-- (ClickHouse 18.16 has no ADD COLUMN IF NOT EXISTS: Migrate skips the
+-- statement where the column is there, so that it stays idempotent.)
+ALTER TABLE daily_ranks ADD COLUMN category_rank UInt32 DEFAULT 0;
+ALTER TABLE daily_ranks_days ADD COLUMN rule UInt8 DEFAULT 0;

@@ -39,6 +39,7 @@ var shardKeys = map[string]string{
 	"series_daily":       "cityHash64(store, id)",
 	"daily_ranks":        "cityHash64(store, id)",
 	"daily_ranks_days":   "cityHash64(day)",
+	"daily_categories":   "cityHash64(store, category)",
 	"accounts":           "cityHash64(email)",
 	"api_keys":           "cityHash64(key_id)",
 	"usage":              "cityHash64(day, subject)",

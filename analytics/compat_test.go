@@ -745,7 +745,13 @@ func (w *workload) run() {
 		_, err := analytics.LoadReadingsAround(ctx, conn, k, views.GapFor(7*86400), w.end.Add(-8*24*time.Hour), w.end.Add(-24*time.Hour))
 		w.must(err)
 	}
-	w.note("LoadDailyHistory", "LoadRelistings", "LoadDailyReadings", "LoadReadingsAround")
+	for _, s := range []views.Store{views.Chrome, views.Apple} {
+		if ls := r.OfStore(s); len(ls) > 0 {
+			_, err := analytics.LoadCategoryWeeks(ctx, conn, s, ls[0].Category, views.DayOf(w.end)-60, views.DayOf(w.end))
+			w.must(err)
+		}
+	}
+	w.note("LoadDailyHistory", "LoadRelistings", "LoadDailyReadings", "LoadReadingsAround", "LoadCategoryWeeks")
 	// Two edges keep the same edition (the same bytes: editions are a
 	// function of the data), maybe in the same second.
 	w.must(analytics.StoreEdition(ctx, conn, "2026-W01", 1, []byte(`{"week":"2026-W01"}`)))

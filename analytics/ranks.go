@@ -127,6 +127,9 @@ func RankOneDay(ctx context.Context, conn driver.Conn, d RankDay, partSize int) 
 				return fmt.Errorf("rank %s: %w", day, err)
 			}
 		}
+		if err := writeCategoryTotals(ctx, conn, store, d.Day, &sizes, version); err != nil {
+			return fmt.Errorf("rank %s: %w", day, err)
+		}
 	}
 	b, err := conn.PrepareBatch(ctx, "INSERT INTO daily_ranks_days (day, version, crawls, rule)")
 	if err != nil {
@@ -173,6 +176,32 @@ func (s *daySizeSet) ranks(category string, size uint64) (store, cat uint32) {
 		return uint32(n + 1)
 	}
 	return larger(s.all), larger(s.byCat[category])
+}
+
+// writeCategoryTotals writes each category's ranked listings of store on
+// day and the sum of their sizes.
+func writeCategoryTotals(ctx context.Context, conn driver.Conn, store views.Store, day time.Time, sizes *daySizeSet, version uint64) error {
+	if len(sizes.byCat) == 0 {
+		return nil
+	}
+	b, err := conn.PrepareBatch(ctx, "INSERT INTO daily_categories (store, category, day, listings, total_size, version)")
+	if err != nil {
+		return fmt.Errorf("category totals of %s: %w", store, err)
+	}
+	defer b.Close()
+	for cat, ss := range sizes.byCat {
+		var total uint64
+		for _, v := range ss {
+			total += v
+		}
+		if err := b.Append(uint8(store), cat, day.UTC(), uint32(len(ss)), total, version); err != nil {
+			return fmt.Errorf("category totals of %s: %w", store, err)
+		}
+	}
+	if err := b.Send(); err != nil {
+		return fmt.Errorf("category totals of %s: %w", store, err)
+	}
+	return nil
 }
 
 // daySizes calls fn with the id, category (as it is now) and ranking size

@@ -278,6 +278,27 @@ func TestDailyRanksMatchReadings(t *testing.T) {
 	if len(bad) > 0 {
 		t.Errorf("%d ranks differ, e.g. %v", len(bad), bad[:min(5, len(bad))])
 	}
+	// Each category's totals that day are those of the listings ranked in it.
+	checked := 0
+	for k, ss := range sizes {
+		st, cat, ok := strings.Cut(k, "\x00")
+		if !ok || checked >= 6 {
+			continue
+		}
+		store, _ := views.ParseStore(st)
+		var total uint64
+		for _, v := range ss {
+			total += v
+		}
+		got, err := analytics.LoadCategoryWeeks(ctx, conn, store, cat, views.DayOf(day), views.DayOf(day))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Listings != int64(len(ss)) || got[0].TotalSize != int64(total) {
+			t.Errorf("%s %q on %s: %+v, want %d listings of %d in all", st, cat, day.Format(time.DateOnly), got, len(ss), total)
+		}
+		checked++
+	}
 	if n := len(slices.Collect(maps.Values(wantCat))); n < 2 {
 		t.Errorf("the seeded day's category ranks take %d values", n)
 	}

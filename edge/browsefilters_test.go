@@ -55,6 +55,7 @@ func TestBrowseFiltersAndFiles(t *testing.T) {
 	t.Run("compare by name", func(t *testing.T) { compareByName(t, h) })
 	t.Run("listing page", func(t *testing.T) { listingPageInFull(t, h) })
 	t.Run("categories and permissions", func(t *testing.T) { categoriesAndPermissions(t, h) })
+	t.Run("category page", func(t *testing.T) { categoryPage(t, h) })
 	t.Run("review search", func(t *testing.T) { reviewSearchAcrossListings(t, h, cfg) })
 }
 

@@ -81,7 +81,7 @@ func TestOpenAPIDescriptionIsValid(t *testing.T) {
 		"/week", "/week/{id}", "/weeks", "/openapi.json", "/listings/{store}/{id}/growth", "/listings/{store}/{id}/history.csv",
 		"/compare", "/compare.csv", "/definitions", "/changes", "/exports", "/exports/{day}/{file}",
 		"/listings/{store}/{id}/changes", "/listings/{store}/{id}/changes.csv", "/events", "/events.csv", "/events/stream",
-		"/developers/{store}/{developer}", "/permissions"}
+		"/developers/{store}/{developer}", "/permissions", "/categories/{store}/{category}"}
 	// The account's webhook routes, at the service's root (their own
 	// servers), by method.
 	account := map[string][]string{"/account/webhooks": {"get", "post"}, "/account/webhooks/{id}": {"get", "delete"},

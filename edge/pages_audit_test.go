@@ -107,6 +107,7 @@ func pageTypes(t *testing.T, h *harness) []pageType {
 		{"developer", "/developers/chrome/" + url.PathEscape(top[0].Listing.Developer)},
 		{"permissions", "/permissions"},
 		{"categories-by-growth", "/categories/chrome?sort=growth7d"},
+		{"category", "/categories/chrome/" + url.PathEscape(cats[0].Name)},
 		{"review-search", "/reviews/search"},
 		{"not-found", "/listings/chrome/nosuchlistingnosuchlistingnosuch"},
 		{"unknown-page", "/nosuchpage"},
@@ -140,7 +141,7 @@ func TestPagesInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := start(t, edgetest.Dataset{CH: &cfg}, func(c *edge.Config) { c.PageRate = 0 })
-	for _, job := range []string{"views", "editions"} {
+	for _, job := range []string{"views", "editions", "ranks"} {
 		if err := h.Jobs.RunNow(job); err != nil {
 			t.Fatal(err)
 		}

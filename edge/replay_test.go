@@ -417,6 +417,8 @@ func TestEveryRouteReplaysTheFullPathsBytes(t *testing.T) {
 		"/api/v1/events.csv":                      "/api/v1/events.csv?limit=5",
 		"/api/v1/reviews/search":                  "/api/v1/reviews/search?q=good",
 		"/api/v1/categories/:store":               "/api/v1/categories/firefox",
+		"/api/v1/categories/:store/:category":     "/api/v1/categories/firefox/" + url.PathEscape(l.Category),
+		"/categories/:store/:category":            "/categories/firefox/" + url.PathEscape(l.Category),
 		"/api/v1/permissions":                     "/api/v1/permissions",
 		"/api/v1/developers/:store/:developer":    "/api/v1/developers/firefox/" + url.PathEscape(l.Developer),
 		"/developers/:store/:developer":           "/developers/firefox/" + url.PathEscape(l.Developer),

@@ -10,3 +10,18 @@
 -- statement where the column is there, so that it stays idempotent.)
 ALTER TABLE daily_ranks ADD COLUMN category_rank UInt32 DEFAULT 0;
 ALTER TABLE daily_ranks_days ADD COLUMN rule UInt8 DEFAULT 0;
+
+-- Each category's live listings ranked that day and the sum of their
+-- sizes (the same rows the category ranks are counted among), written by
+-- the ranks job beside them: a category's page charts them week by week.
+-- Recomputing a day replaces its rows (version, as in daily_ranks).
+CREATE TABLE IF NOT EXISTS daily_categories (
+    store       UInt8,
+    category    String,
+    day         Date,
+    listings    UInt32,
+    total_size  UInt64,
+    version     UInt64
+) ENGINE = ReplacingMergeTree(version)
+PARTITION BY toYear(day)
+ORDER BY (store, category, day);

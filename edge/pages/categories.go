@@ -11,7 +11,6 @@ import (
 	"github.com/edge-stats/edge/edge/read"
 	v1 "github.com/edge-stats/edge/edge/v1"
 	"github.com/edge-stats/edge/views"
-	"github.com/edge-stats/edge/views/figures"
 )
 
 // figuresPage is the handler of the page at route of rd, a read of the
@@ -45,7 +44,7 @@ var categorySortLabels = map[string]string{"name": "name", "listings": "live lis
 // categoriesHTML is the page of a store's categories v: each category
 // with its live listings, total size and growth over 7 and 30 days
 // (sums of its listings'), each heading a link that sorts by it, each
-// name linking to the category's chart of the largest.
+// name linking to the category's page.
 func categoriesHTML(v *v1.Categories) ([]byte, error) {
 	store := v.Store
 	st, _ := views.ParseStore(store)
@@ -66,7 +65,7 @@ func categoriesHTML(v *v1.Categories) ([]byte, error) {
 	for i, cat := range v.Categories {
 		n := int64(cat.Listings)
 		p := "categories." + strconv.Itoa(i) + "."
-		l.Entries = append(l.Entries, render.Entry{Position: i + 1, Name: cat.Name, URL: "/charts/" + store + chartQuery(figures.ChartTop, cat.Name),
+		l.Entries = append(l.Entries, render.Entry{Position: i + 1, Name: cat.Name, URL: CategoryURL(store, cat.Name),
 			Figures: []render.Figure{render.IntFigure(p+"listings", &n), render.IntFigure(p+"totalSize", &cat.TotalSize),
 				render.ChangeFigure(p+"growth7d", cat.Growth7d), render.ChangeFigure(p+"growth30d", cat.Growth30d)}})
 	}
@@ -75,7 +74,7 @@ func categoriesHTML(v *v1.Categories) ([]byte, error) {
 		json += "?sort=" + v.Sort
 	}
 	return render.RenderTag(render.TagPage{Title: "Categories of " + store,
-		Intro: "Every category of a live listing of the " + store + " store: its live listings, their total size, and its growth (the sum of its listings' growth over 7 and 30 days, each up to the listing's newest reading); a name links to the category's chart of the largest, a heading sorts by it.",
+		Intro: "Every category of a live listing of the " + store + " store: its live listings, their total size, and its growth (the sum of its listings' growth over 7 and 30 days, each up to the listing's newest reading); a name links to the category's page (its weekly totals, largest and fastest growing listings), a heading sorts by it.",
 		List:  l, JSONURL: json, FileRows: "every category"})
 }
 

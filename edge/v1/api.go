@@ -73,6 +73,8 @@ type API struct {
 	growth   *read.Read[GrowthParams, Growth]
 	// reviewSearch is the review search read.
 	reviewSearch *read.Read[ReviewSearchParams, ReviewSearch]
+	// category is the read of one category of a store.
+	category *read.Read[CategoryParams, Category]
 }
 
 // New returns the API answering from src.
@@ -98,7 +100,7 @@ func New(cfg Config, src Sources) (*API, error) {
 	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller, Paths: read.NewPaths()}
 	s.listings, s.listing, s.history = s.newListingsRead(), newListingRead(), s.newHistoryRead()
 	s.reviews, s.compare, s.growth = s.newReviewsRead(), s.newCompareRead(), s.newGrowthRead()
-	s.reviewSearch = s.newReviewSearchRead()
+	s.reviewSearch, s.category = s.newReviewSearchRead(), s.newCategoryRead()
 	return s, nil
 }
 
@@ -141,6 +143,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	s.env.Get(r, "/reviews/search", respond, read.Serve(s.env, s.reviewSearch, reviewSearchJSON, reviewSearchCSV, reviewSearchNDJSON))
 	s.env.Get(r, "/permissions", respond, read.Serve(s.env, permissionsRead, append([]read.Codec[Permissions]{permissionsJSON}, PermissionsFiles()...)...))
 	s.env.Get(r, "/categories/:store", respond, read.Serve(s.env, categoriesRead, append([]read.Codec[Categories]{categoriesJSON}, CategoriesFiles()...)...))
+	s.env.Get(r, "/categories/:store/:category", respond, read.Serve(s.env, s.category, append([]read.Codec[Category]{categoryJSON}, CategoryFiles()...)...))
 	s.env.Get(r, "/charts/:store", respond, read.Serve(s.env, chartRead, append([]read.Codec[Chart]{chartJSON}, ChartFiles()...)...))
 	s.env.Get(r, "/tags", respond, read.Serve(s.env, tagsRead, append([]read.Codec[Tags]{tagsJSON}, TagsFiles()...)...))
 	s.env.Get(r, "/developers/:store/:developer", respond, read.Serve(s.env, developerRead, append([]read.Codec[Developer]{developerJSON}, DeveloperFiles()...)...))

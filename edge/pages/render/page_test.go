@@ -35,7 +35,9 @@ func TestCompactAndTicks(t *testing.T) {
 		{0, 1234567, false, []int64{0, 500000, 1000000, 1500000}},
 		{7980, 8465, false, []int64{7800, 8000, 8200, 8400, 8600}}, // live apple listings: a rise, not a flat line
 		{5000, 5000, false, []int64{4500, 5000, 5500}},
-		{1, 1, true, []int64{1, 2}},
+		{1, 1, true, []int64{1, 3, 5, 7, 9}}, // always first: the top of an axis of 8 places
+		{3, 4, true, []int64{1, 3, 5, 7, 9}}, // a swap with a neighbour reads as small
+		{40, 41, true, []int64{36, 38, 40, 42, 44, 46}},
 		{1, 37, true, []int64{1, 11, 21, 31, 41}},
 		{3900, 4200, true, []int64{3900, 4000, 4100, 4200}},
 	} {

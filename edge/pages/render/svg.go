@@ -72,8 +72,15 @@ func niceStep(raw float64) float64 {
 // 7,980 to 8,465, not a flat line on an axis from 0). A constant series
 // gets a step of a tenth of its value around it. Ranked, the values are
 // ranks, which start at 1: an axis that would start at 0 starts at 1 and
-// steps on from there (1, 11, 21, ...), still even.
+// steps on from there (1, 11, 21, ...), still even; a rank axis spans
+// minRankSpan places at least.
 func Ticks(lo, hi int64, ranked bool) []int64 {
+	if ranked && hi-lo < minRankSpan {
+		// A rank that swaps places with a neighbour day by day (3, 4, 3)
+		// would fill the chart: the axis spans minRankSpan places at least.
+		lo = max(1, lo-(minRankSpan-(hi-lo))/2)
+		hi = lo + minRankSpan
+	}
 	span := float64(hi - lo)
 	if span <= 0 {
 		span = math.Max(float64(hi)/10, 1) * 4
@@ -94,6 +101,9 @@ func Ticks(lo, hi int64, ranked bool) []int64 {
 		}
 	}
 }
+
+// minRankSpan is the fewest places a rank axis spans.
+const minRankSpan = 8
 
 // Compact formats n for an axis: 950, 12k, 1.5M, 2B.
 func Compact(n int64) string {

@@ -78,6 +78,8 @@ function notFound(template, path) {
       return setSegment(path, 4, 'no-such-topic');
     case '/developers/{store}/{developer}':
       return setSegment(path, 5, 'No%20Such%20Developer');
+    case '/categories/{store}/{category}':
+      return setSegment(path, 5, 'no-such-category');
     case '/categories/{store}':
     case '/stores/{store}/stats':
       return setSegment(path, 4, 'no-such-store');

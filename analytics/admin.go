@@ -19,7 +19,7 @@ var rawTables = []string{"listings", "snapshots", "reviews"}
 
 // derivedTables are the tables the edge derives from the upstream ones
 // (the daily series for reads of a few listings, the daily ranks).
-var derivedTables = []string{"series_daily", "daily_ranks", "daily_ranks_days", "daily_categories"}
+var derivedTables = []string{"series_daily", "daily_ranks", "daily_ranks_days", "daily_categories", "daily_permissions"}
 
 // TableCounts returns the number of rows in the tables the crawler writes
 // (listings, snapshots, reviews). The derived tables are not counted:

@@ -40,6 +40,7 @@ var shardKeys = map[string]string{
 	"daily_ranks":        "cityHash64(store, id)",
 	"daily_ranks_days":   "cityHash64(day)",
 	"daily_categories":   "cityHash64(store, category)",
+	"daily_permissions":  "cityHash64(permission)",
 	"accounts":           "cityHash64(email)",
 	"api_keys":           "cityHash64(key_id)",
 	"usage":              "cityHash64(day, subject)",

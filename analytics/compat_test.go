@@ -751,7 +751,9 @@ func (w *workload) run() {
 			w.must(err)
 		}
 	}
-	w.note("LoadDailyHistory", "LoadRelistings", "LoadDailyReadings", "LoadReadingsAround", "LoadCategoryWeeks")
+	_, err = analytics.LoadPermissionCounts(ctx, conn, views.DayOf(w.end)-1)
+	w.must(err)
+	w.note("LoadDailyHistory", "LoadRelistings", "LoadDailyReadings", "LoadReadingsAround", "LoadCategoryWeeks", "LoadPermissionCounts")
 	// Two edges keep the same edition (the same bytes: editions are a
 	// function of the data), maybe in the same second.
 	w.must(analytics.StoreEdition(ctx, conn, "2026-W01", 1, []byte(`{"week":"2026-W01"}`)))

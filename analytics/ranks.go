@@ -131,6 +131,9 @@ func RankOneDay(ctx context.Context, conn driver.Conn, d RankDay, partSize int) 
 			return fmt.Errorf("rank %s: %w", day, err)
 		}
 	}
+	if err := writePermissionCounts(ctx, conn, d.Day, version); err != nil {
+		return fmt.Errorf("rank %s: %w", day, err)
+	}
 	b, err := conn.PrepareBatch(ctx, "INSERT INTO daily_ranks_days (day, version, crawls, rule)")
 	if err != nil {
 		return fmt.Errorf("rank %s: %w", day, err)

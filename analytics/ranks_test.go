@@ -299,6 +299,7 @@ func TestDailyRanksMatchReadings(t *testing.T) {
 		}
 		checked++
 	}
+	checkPermissionCounts(t, conn, day)
 	if n := len(slices.Collect(maps.Values(wantCat))); n < 2 {
 		t.Errorf("the seeded day's category ranks take %d values", n)
 	}
@@ -371,5 +372,53 @@ func TestDailyHistoryTruncates(t *testing.T) {
 		if c.days > 0 && (h.Snapshots[len(h.Snapshots)-1].Day != "2026-04-03" || *h.Snapshots[len(h.Snapshots)-1].Usage != 24) {
 			t.Errorf("max %d: newest day %+v, want 2026-04-03 with usage 24", c.max, h.Snapshots[len(h.Snapshots)-1])
 		}
+	}
+}
+
+// checkPermissionCounts holds the ranks job's permission counts of day to
+// a count here of the listings' rows: each chrome and edge listing's
+// newest metadata read by the day's end, not delisted by then.
+func checkPermissionCounts(t *testing.T, conn driver.Conn, day time.Time) {
+	t.Helper()
+	end := day.Add(24 * time.Hour)
+	rows, err := conn.Query(context.Background(), `SELECT store, id, crawled_at, permissions, delisted_at FROM listings WHERE store IN (0, 1)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type version struct {
+		at    time.Time
+		perms []string
+		gone  *time.Time
+	}
+	newest := map[string]version{}
+	for rows.Next() {
+		var (
+			s  uint8
+			id string
+			v  version
+		)
+		if err := rows.Scan(&s, &id, &v.at, &v.perms, &v.gone); err != nil {
+			t.Fatal(err)
+		}
+		k := fmt.Sprint(s, "/", id)
+		if cur, ok := newest[k]; v.at.Before(end) && (!ok || v.at.After(cur.at)) {
+			newest[k] = v
+		}
+	}
+	rows.Close()
+	want := map[string]int{}
+	for _, v := range newest {
+		if v.gone == nil || !v.gone.Before(end) {
+			for _, p := range v.perms {
+				want[p]++
+			}
+		}
+	}
+	got, err := analytics.LoadPermissionCounts(context.Background(), conn, views.DayOf(day))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 5 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("permission counts of %s: %v, want %v", day.Format(time.DateOnly), got, want)
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/edge-stats/edge/edge"
+	"github.com/edge-stats/edge/edge/edgetest"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -109,5 +112,61 @@ func categoryPage(t *testing.T, h *harness) {
 	}
 	if det := problem(t, get(t, "GET", h.Base+"/api/v1/categories/chrome/no-such-category"), http.StatusNotFound); !strings.HasPrefix(det, "category:") {
 		t.Errorf("an unknown category: %q", det)
+	}
+}
+
+// TestPermissionsMove: after the ranks job, each permission's count
+// carries its change over the 30 days to the newest day (the daily counts
+// of the two days, which the ranks job's own test holds to the listings'
+// rows), and the permissions' page shows the same changes under a heading
+// that names the two days.
+func TestPermissionsMove(t *testing.T) {
+	h := start(t, seededWith(t, edgetest.DemoSeed(400)), func(c *edge.Config) { c.PageRate = 0 })
+	for _, job := range []string{"views", "ranks"} {
+		if err := h.Jobs.RunNow(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := getOK[struct {
+		Permissions []struct {
+			Permission string
+			Count      int
+			Change30d  *int
+		}
+		ChangeFrom, ChangeTo string
+		ChangeMissing        bool
+	}](t, h.Base+"/api/v1/permissions")
+	from, _ := time.Parse(time.DateOnly, d.ChangeFrom)
+	to, _ := time.Parse(time.DateOnly, d.ChangeTo)
+	if d.ChangeMissing || to.Sub(from) != 30*24*time.Hour || len(d.Permissions) < 5 {
+		t.Fatalf("change from %s to %s (missing %v), %d permissions", d.ChangeFrom, d.ChangeTo, d.ChangeMissing, len(d.Permissions))
+	}
+	var want []string
+	moved := 0
+	for _, p := range d.Permissions {
+		if p.Change30d == nil {
+			t.Fatalf("%s has no change after the ranks job counted 40 days", p.Permission)
+		}
+		if *p.Change30d != 0 {
+			moved++
+		}
+		if *p.Change30d > p.Count {
+			t.Errorf("%s: %d ask, %+d over 30 days: more than ask now", p.Permission, p.Count, *p.Change30d)
+		}
+		want = append(want, strconv.Itoa(*p.Change30d))
+	}
+	if moved == 0 {
+		t.Error("no permission's count moved over 30 days of the demo data")
+	}
+	page := get(t, "GET", h.Base+"/permissions")
+	if got := pageFigures(page.body, ".change30d"); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("the permissions' page shows changes %v, its JSON %v", got, want)
+	}
+	if !strings.Contains(string(page.body), "Change, "+d.ChangeFrom+" to "+d.ChangeTo) {
+		t.Error("the permissions' page does not name the change's days")
+	}
+	csv := csvRows(t, get(t, "GET", h.Base+"/api/v1/permissions?format=csv"))
+	if len(csv) != len(d.Permissions)+1 || strings.Join(csv[0], ",") != "permission,listings,change_30d" || csv[1][2] != want[0] {
+		t.Errorf("the permissions' CSV: %d rows, header %q, first row %v", len(csv), csv[0], csv[1])
 	}
 }

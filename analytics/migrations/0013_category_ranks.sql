@@ -25,3 +25,17 @@ CREATE TABLE IF NOT EXISTS daily_categories (
 ) ENGINE = ReplacingMergeTree(version)
 PARTITION BY toYear(day)
 ORDER BY (store, category, day);
+
+-- How many live chrome and edge listings asked for each permission on a
+-- day (each listing by its newest metadata read by the day's end, not
+-- delisted by then), written by the ranks job beside the ranks: the
+-- permissions' page says how each count moved.
+CREATE TABLE IF NOT EXISTS daily_permissions (
+    store       UInt8,
+    permission  String,
+    day         Date,
+    listings    UInt32,
+    version     UInt64
+) ENGINE = ReplacingMergeTree(version)
+PARTITION BY toYear(day)
+ORDER BY (permission, day, store);

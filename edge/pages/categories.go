@@ -25,7 +25,11 @@ func figuresPage[P, T any](s *Pages, rd read.Read[P, T], route string, html func
 		if err != nil {
 			return nil, err
 		}
-		return pageAnswer(answer.NewKey(nil, route, 0), htmlType, body), nil
+		a := pageAnswer(answer.NewKey(nil, route, 0), htmlType, body)
+		if t, ok := any(v).(v1.Transient); ok && t.Transient() {
+			a.NoStore = true // a page missing part of its read is asked again
+		}
+		return a, nil
 	}}
 	return read.Serve(s.api.Env(), &rd, append([]read.Codec[T]{page}, files...)...)
 }
@@ -83,19 +87,25 @@ func categoriesHTML(v *v1.Categories) ([]byte, error) {
 // words where it is a common one and linking the listings that ask for
 // it and the changes that added it; or their files.
 func (s *Pages) permissionsHandler() read.Handler {
-	return figuresPage(s, *v1.PermissionsRead(), "/permissions", permissionsHTML, v1.PermissionsFiles()...)
+	return figuresPage(s, *s.api.PermissionsRead(), "/permissions", permissionsHTML, v1.PermissionsFiles()...)
 }
 
 // permissionsHTML is the page of the permissions' counts v.
 func permissionsHTML(v *v1.Permissions) ([]byte, error) {
 	l := render.List{Caption: "Permissions of live chrome and edge listings, most asked first", Empty: "No live listing asks for a permission.", Name: render.Column{Label: "Permission"},
-		Columns: []render.Column{{Label: "Live listings", Definition: "live"}}}
+		Columns: []render.Column{{Label: "Live listings", Definition: "live"}, {Label: "Change, " + v.ChangeFrom + " to " + v.ChangeTo, Definition: "permissionChange"}}}
 	for i, p := range v.Permissions {
 		n := int64(p.Count)
+		var change *int64
+		if p.Change30d != nil {
+			c := int64(*p.Change30d)
+			change = &c
+		}
+		at := "permissions." + strconv.Itoa(i) + "."
 		l.Entries = append(l.Entries, render.Entry{Position: i + 1, Name: p.Permission, URL: "/listings?" + url.Values{"permission": {p.Permission}}.Encode(),
-			Developer: render.PermissionWords(p.Permission), Figures: []render.Figure{render.IntFigure("permissions."+strconv.Itoa(i)+".count", &n)}})
+			Developer: render.PermissionWords(p.Permission), Figures: []render.Figure{render.IntFigure(at+"count", &n), render.ChangeFigure(at+"change30d", change)}})
 	}
 	return render.RenderTag(render.TagPage{Title: "Permissions",
-		Intro: "How many live listings of chrome and edge (the stores whose manifests are read) ask for each permission, and what the common ones let an extension do. A permission links the listings that ask for it; the changes that added one are on the changes' page (a permission's filter).",
+		Intro: "How many live listings of chrome and edge (the stores whose manifests are read) ask for each permission, how that count moved over the 30 days to the newest data (as the daily ranks count each day: a dash until both days are counted), and what the common ones let an extension do. A permission links the listings that ask for it; the changes that added one are on the changes' page (a permission's filter).",
 		List:  l, JSONURL: "/api/v1/permissions", FileRows: "every permission"})
 }

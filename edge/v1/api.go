@@ -75,6 +75,8 @@ type API struct {
 	reviewSearch *read.Read[ReviewSearchParams, ReviewSearch]
 	// category is the read of one category of a store.
 	category *read.Read[CategoryParams, Category]
+	// permissions is the read of the permissions' counts.
+	permissions *read.Read[NoParams, Permissions]
 }
 
 // New returns the API answering from src.
@@ -100,7 +102,7 @@ func New(cfg Config, src Sources) (*API, error) {
 	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller, Paths: read.NewPaths()}
 	s.listings, s.listing, s.history = s.newListingsRead(), newListingRead(), s.newHistoryRead()
 	s.reviews, s.compare, s.growth = s.newReviewsRead(), s.newCompareRead(), s.newGrowthRead()
-	s.reviewSearch, s.category = s.newReviewSearchRead(), s.newCategoryRead()
+	s.reviewSearch, s.category, s.permissions = s.newReviewSearchRead(), s.newCategoryRead(), s.newPermissionsRead()
 	return s, nil
 }
 
@@ -141,7 +143,7 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	r.Get("/exports", respond.Handle(s.getExports))
 	r.Get("/exports/:day/:file", s.getExportFile)
 	s.env.Get(r, "/reviews/search", respond, read.Serve(s.env, s.reviewSearch, reviewSearchJSON, reviewSearchCSV, reviewSearchNDJSON))
-	s.env.Get(r, "/permissions", respond, read.Serve(s.env, permissionsRead, append([]read.Codec[Permissions]{permissionsJSON}, PermissionsFiles()...)...))
+	s.env.Get(r, "/permissions", respond, read.Serve(s.env, s.permissions, append([]read.Codec[Permissions]{permissionsJSON}, PermissionsFiles()...)...))
 	s.env.Get(r, "/categories/:store", respond, read.Serve(s.env, categoriesRead, append([]read.Codec[Categories]{categoriesJSON}, CategoriesFiles()...)...))
 	s.env.Get(r, "/categories/:store/:category", respond, read.Serve(s.env, s.category, append([]read.Codec[Category]{categoryJSON}, CategoryFiles()...)...))
 	s.env.Get(r, "/charts/:store", respond, read.Serve(s.env, chartRead, append([]read.Codec[Chart]{chartJSON}, ChartFiles()...)...))

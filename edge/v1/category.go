@@ -124,16 +124,33 @@ func categoryList(f *figures.Figures, p *CategoryParams, sort listq.Sort) []docu
 	return out
 }
 
+// Transient reports whether v lacks its weeks: its answers are not kept.
+func (v *Category) Transient() bool { return v.WeeksMissing }
+
+// Transient is a read's result that may lack a part it reads from
+// ClickHouse (its read budget ran out): such an answer is not kept, so
+// that the next ask reads it again.
+type Transient interface{ Transient() bool }
+
+// transientFiles are codecs cs whose answers are not kept when their
+// result is Transient.
+func transientFiles[T any](cs []read.Codec[T]) []read.Codec[T] {
+	for i := range cs {
+		enc := cs[i].Encode
+		cs[i].Encode = func(c *fiber.Ctx, v *T) (*answer.Answer, error) {
+			a, err := enc(c, v)
+			if t, ok := any(v).(Transient); ok && err == nil {
+				a.NoStore = t.Transient()
+			}
+			return a, err
+		}
+	}
+	return cs
+}
+
 // categoryJSON writes a category; an answer without its weeks is not
 // kept (it is asked again).
-var categoryJSON = read.Codec[Category]{Name: "json", Type: fiber.MIMEApplicationJSON,
-	Encode: func(_ *fiber.Ctx, v *Category) (*answer.Answer, error) {
-		a, err := answer.JSON(v)
-		if err == nil {
-			a.NoStore = v.WeeksMissing
-		}
-		return a, err
-	}}
+var categoryJSON = transientFiles([]read.Codec[Category]{jsonOf(func(v *Category) any { return v })})[0]
 
 // CategoryFiles are a category's weeks as CSV and NDJSON: one row a week
 // (day, listings, total_size), every week it holds.
@@ -150,15 +167,5 @@ func CategoryFiles() []read.Codec[Category] {
 				add(&v.Weeks[i])
 			}
 		})
-	for i := range cs {
-		enc := cs[i].Encode
-		cs[i].Encode = func(c *fiber.Ctx, v *Category) (*answer.Answer, error) {
-			a, err := enc(c, v)
-			if err == nil {
-				a.NoStore = v.WeeksMissing
-			}
-			return a, err
-		}
-	}
-	return cs
+	return transientFiles(cs)
 }

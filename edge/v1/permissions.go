@@ -1,49 +1,116 @@
 package v1
 
 import (
+	"context"
 	"strconv"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/answer"
 	"github.com/edge-stats/edge/edge/read"
 	"github.com/edge-stats/edge/internal/csvw"
-	"github.com/edge-stats/edge/views/figures"
+	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/served"
 )
 
+// permissionsWindow is the span, in days, over which the permissions'
+// counts say how they moved.
+const permissionsWindow = 30
+
 // Permissions is how many live listings of the stores whose manifests
-// are read (chrome, edge) ask for each permission, most asked first.
+// are read (chrome, edge) ask for each permission, most asked first,
+// and how each count moved over the 30 days to the data's newest day
+// (ChangeFrom to ChangeTo, both as the ranks job counted them: null until
+// it has counted both days). ChangeMissing says the counts could not be
+// read in the read budget: the answer then has no change and is not kept.
 type Permissions struct {
-	Permissions []figures.PermissionCount `json:"permissions"`
+	Permissions   []PermissionCount `json:"permissions"`
+	ChangeFrom    string            `json:"changeFrom"`
+	ChangeTo      string            `json:"changeTo"`
+	ChangeMissing bool              `json:"changeMissing"`
+}
+
+// PermissionCount is a permission, how many live listings ask for it,
+// and the change of the ranks job's daily count of them over the window
+// (null when either day is not counted).
+type PermissionCount struct {
+	Permission string `json:"permission"`
+	Count      int    `json:"count"`
+	Change30d  *int   `json:"change30d"`
 }
 
 // PermissionsRead is the read of the permissions' counts (GET
-// /api/v1/permissions, the permissions' page and their files).
-func PermissionsRead() *read.Read[NoParams, Permissions] { return permissionsRead }
+// /api/v1/permissions, the permissions' page and their files): the
+// counts from the published figures, their change from ClickHouse under
+// the read budget (so not Cheap).
+func (s *API) PermissionsRead() *read.Read[NoParams, Permissions] { return s.permissions }
 
-var permissionsRead = &read.Read[NoParams, Permissions]{
-	Cheap:    true,
-	Route:    "/api/v1/permissions",
-	NotReady: "The permissions' counts are",
-	Page:     answer.SamePage,
-	Parse:    func(*fiber.Ctx, *served.State, read.Needs) (NoParams, error) { return NoParams{}, nil },
-	Key:      func(k answer.Key, _ *NoParams) answer.Key { return k },
-	Run: func(_ *fiber.Ctx, st *served.State, _ *NoParams, _ read.Needs) (*Permissions, error) {
-		return &Permissions{Permissions: st.Figures.Permissions()}, nil
-	},
+func (s *API) newPermissionsRead() *read.Read[NoParams, Permissions] {
+	return &read.Read[NoParams, Permissions]{
+		Route:    "/api/v1/permissions",
+		NotReady: "The permissions' counts are",
+		Page:     answer.SamePage,
+		Parse:    func(*fiber.Ctx, *served.State, read.Needs) (NoParams, error) { return NoParams{}, nil },
+		Key:      func(k answer.Key, _ *NoParams) answer.Key { return k },
+		Run:      s.runPermissions,
+	}
 }
 
-// permissionsJSON writes the permissions' counts.
-var permissionsJSON = jsonOf(func(v *Permissions) any { return v })
+// runPermissions gathers the counts and their change.
+func (s *API) runPermissions(c *fiber.Ctx, st *served.State, _ *NoParams, _ read.Needs) (*Permissions, error) {
+	to := views.DayOf(st.Replica.Info().ReadingsMark)
+	from := to - permissionsWindow
+	out := &Permissions{ChangeFrom: from.String(), ChangeTo: to.String()}
+	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
+	defer cancel()
+	days, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) ([2]map[string]int, error) {
+		then, err := analytics.LoadPermissionCounts(ctx, conn, from)
+		if err != nil {
+			return [2]map[string]int{}, err
+		}
+		now, err := analytics.LoadPermissionCounts(ctx, conn, to)
+		return [2]map[string]int{then, now}, err
+	})
+	if err != nil {
+		s.log.Warn("read-through failed", "what", "the permissions' change", "err", err)
+		out.ChangeMissing = true
+	}
+	counted := len(days[0]) > 0 && len(days[1]) > 0
+	for _, p := range st.Figures.Permissions() {
+		row := PermissionCount{Permission: p.Permission, Count: p.Count}
+		if counted {
+			d := days[1][p.Permission] - days[0][p.Permission]
+			row.Change30d = &d
+		}
+		out.Permissions = append(out.Permissions, row)
+	}
+	if out.Permissions == nil {
+		out.Permissions = []PermissionCount{}
+	}
+	return out, nil
+}
+
+// Transient reports whether v lacks the counts' change: its answers are
+// not kept.
+func (v *Permissions) Transient() bool { return v.ChangeMissing }
+
+// permissionsJSON writes the permissions' counts; an answer without
+// their change is not kept (it is asked again).
+var permissionsJSON = transientFiles([]read.Codec[Permissions]{jsonOf(func(v *Permissions) any { return v })})[0]
 
 // PermissionsFiles are the permissions' counts as CSV (permission,
-// listings) and NDJSON, every permission.
+// listings, change_30d) and NDJSON, every permission.
 func PermissionsFiles() []read.Codec[Permissions] {
-	return files(read.Needs{}, func(*Permissions) string { return "permissions" }, []string{"permission", "listings"},
+	cs := files(read.Needs{}, func(*Permissions) string { return "permissions" }, []string{"permission", "listings", "change_30d"},
 		func(v *Permissions, add func([]string)) {
 			for _, p := range v.Permissions {
-				add([]string{csvw.Text(p.Permission), strconv.Itoa(p.Count)})
+				change := ""
+				if p.Change30d != nil {
+					change = strconv.Itoa(*p.Change30d)
+				}
+				add([]string{csvw.Text(p.Permission), strconv.Itoa(p.Count), change})
 			}
 		},
 		func(v *Permissions, add func(any)) {
@@ -51,4 +118,5 @@ func PermissionsFiles() []read.Codec[Permissions] {
 				add(&v.Permissions[i])
 			}
 		})
+	return transientFiles(cs)
 }

@@ -12,7 +12,7 @@ type Definition struct {
 var readerNames = map[string]string{
 	"size": "Size", "usage": "Users or installs (usage)", "weeklyDownloads": "Weekly downloads", "rating": "Rating",
 	"ratingCount": "Ratings", "stars": "Ratings by star", "readAt": "Read at", "growth": "Growth", "ratingGrowth": "Ratings growth",
-	"storeRank": "Rank in the store", "categoryRank": "Rank in the category", "rankClimb7d": "Rank climb, 7 days", "charts": "Chart positions",
+	"storeRank": "Rank in the store", "permissionChange": "Permission count, change over 30 days", "categoryRank": "Rank in the category", "rankClimb7d": "Rank climb, 7 days", "charts": "Chart positions",
 	"crawls": "Readings a day", "daysSincePrevious": "Days since the reading before", "flags.gap": "Gap", "flags.jump": "Jump",
 	"flags.rounding": "Rounded by the store", "flags.relisted": "Back in the store", "growthBetweenDates": "Growth between two dates",
 	"compareGrowth": "Growth in a comparison", "alsoIn": "Also in another store", "changedAt": "Changed at", "changeAt": "When a change was seen",

@@ -66,6 +66,15 @@ pages = [
     ("compare-form", "/compare"), ("takeovers", "/events?kind=takeover"),
     ("listing-reviews", "/listings/firefox/" + q(get("/api/v1/listings?store=firefox&limit=1")["listings"][0]["id"]) + "/reviews"),
 ]
+# Issue 76's pages: a developer, a category, the permissions, the
+# categories by growth, the review search, a filtered browser, a badge's
+# listing.
+pages += [
+    ("developer", "/developers/chrome/" + q(top["developer"])),
+    ("category", "/categories/chrome/" + q(cat)), ("permissions", "/permissions"),
+    ("categories-by-growth", "/categories/chrome?sort=growth7d"), ("review-search", "/reviews/search?q=good"),
+    ("listings-filtered", "/listings?store=chrome&permission=tabs&minRating=3&kind=extension&sort=rating"),
+]
 taken = get("/api/v1/events?kind=takeover&store=chrome&limit=1")["events"]
 if taken:  # a database seeded before the seeder staged sales has none
     pages.append(("listing-takeover", "/listings/chrome/" + q(taken[0]["id"])))

@@ -104,7 +104,7 @@ func New(cfg Config, src Sources, log *slog.Logger) (*Server, error) {
 	s.stream = stream.NewHub(cfg.Stream, src.State, v1.EncodeEvent)
 	s.v1, err = v1.New(v1.Config{ReadBudget: cfg.ReadBudget, TextBudget: cfg.TextBudget, SearchBudget: cfg.SearchBudget, PublicURL: cfg.PublicURL,
 		SearchMaxRows: cfg.SearchMaxRows}, v1.Sources{State: src.State, Editions: src.Editions, DB: src.DB, Answers: answers,
-		Gate: s.gate, Log: log, Exports: src.Exports, Stream: s.stream})
+		Gate: s.gate, Log: log, Exports: src.Exports, Stream: s.stream, Ranking: jobRunning(src.Jobs, "ranks")})
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +145,19 @@ func (cfg Config) withDefaults() Config {
 			cmp.Or(max(cfg.MaxHeaderBytes, 0), d.MaxHeaderBytes), cmp.Or(max(cfg.MaxBodyBytes, 0), d.MaxBodyBytes)
 	}
 	return cfg
+}
+
+// jobRunning returns whether the job named name is running on this edge,
+// by jobs' status.
+func jobRunning(jobs func() []cron.Status, name string) func() bool {
+	return func() bool {
+		for _, st := range jobs() {
+			if st.Name == name {
+				return st.Running
+			}
+		}
+		return false
+	}
 }
 
 // withDefaults returns src with what an edge alone uses in place of what

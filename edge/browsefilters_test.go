@@ -307,8 +307,11 @@ var fileLink = regexp.MustCompile(`<link rel="alternate" type="(text/csv|applica
 func listPagesLinkTheirFiles(t *testing.T, h *harness) {
 	ffx := firstLive(t, h, views.Firefox) // chrome's reviews are not collected
 	slug := getOK[struct{ Tags []struct{ Slug string } }](t, h.Base+"/api/v1/tags").Tags[0].Slug
-	for _, page := range []string{"/charts/chrome?chart=rising", // the browser's files are its own links (browseFilters) "/categories/chrome", "/tags", "/permissions",
-		"/tags/" + slug + "/chrome", "/weeks", "/events?store=chrome", "/listings/firefox/" + url.PathEscape(ffx.ID) + "/reviews"} {
+	cat := getOK[struct{ Categories []struct{ Name string } }](t, h.Base+"/api/v1/categories/chrome").Categories[0].Name
+	// (The browser's files are its own links: browseFilters.)
+	for _, page := range []string{"/charts/chrome?chart=rising", "/categories/chrome", "/tags", "/permissions",
+		"/tags/" + slug + "/chrome", "/weeks", "/events?store=chrome", "/listings/firefox/" + url.PathEscape(ffx.ID) + "/reviews",
+		"/developers/firefox/" + url.PathEscape(ffx.Developer), "/categories/chrome/" + views.CategorySlug(cat)} {
 		a := get(t, "GET", h.Base+page)
 		if a.status != http.StatusOK {
 			t.Fatalf("%s: %d", page, a.status)
@@ -319,6 +322,9 @@ func listPagesLinkTheirFiles(t *testing.T, h *harness) {
 			continue
 		}
 		for _, m := range links {
+			if strings.HasPrefix(m[2], "/api/") {
+				t.Errorf("%s links its %s file at the API, %s: a reader's downloads would count against the API's limits", page, m[1], m[2])
+			}
 			f := get(t, "GET", h.Base+html.UnescapeString(m[2]))
 			if f.status != http.StatusOK || !strings.HasPrefix(f.header.Get("Content-Type"), m[1]) || len(f.body) == 0 && m[1] == "text/csv" { // a list with no row is an empty NDJSON
 				t.Errorf("%s: its %s link %s answers %d %q", page, m[1], m[2], f.status, f.header.Get("Content-Type"))

@@ -113,6 +113,14 @@ func categoryPage(t *testing.T, h *harness) {
 	if det := problem(t, get(t, "GET", h.Base+"/api/v1/categories/chrome/no-such-category"), http.StatusNotFound); !strings.HasPrefix(det, "category:") {
 		t.Errorf("an unknown category: %q", det)
 	}
+	for _, bad := range []string{"Art%00", "%FF%FE", "Art%C0%A0Design", strings.Repeat("x", 201)} {
+		if det := problem(t, get(t, "GET", h.Base+"/api/v1/categories/chrome/"+bad), http.StatusBadRequest); !strings.HasPrefix(det, "category:") || len(det) > 300 {
+			t.Errorf("category %.40s: detail %q", bad, det)
+		}
+	}
+	if link := get(t, "GET", h.Base+"/api/v1/categories/chrome/"+slug).header.Get("Link"); !strings.Contains(link, "</categories/chrome/"+slug+">") {
+		t.Errorf("the category's JSON links its page as %q", link)
+	}
 }
 
 // TestPermissionsMove: after the ranks job, each permission's count
@@ -162,7 +170,7 @@ func TestPermissionsMove(t *testing.T) {
 	if got := pageFigures(page.body, ".change30d"); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("the permissions' page shows changes %v, its JSON %v", got, want)
 	}
-	if !strings.Contains(string(page.body), "Change, "+d.ChangeFrom+" to "+d.ChangeTo) {
+	if !strings.Contains(string(page.body), "the change of each count from "+d.ChangeFrom+" to "+d.ChangeTo) {
 		t.Error("the permissions' page does not name the change's days")
 	}
 	csv := csvRows(t, get(t, "GET", h.Base+"/api/v1/permissions?format=csv"))

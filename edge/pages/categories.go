@@ -92,8 +92,8 @@ func (s *Pages) permissionsHandler() read.Handler {
 
 // permissionsHTML is the page of the permissions' counts v.
 func permissionsHTML(v *v1.Permissions) ([]byte, error) {
-	l := render.List{Caption: "Permissions of live chrome and edge listings, most asked first", Empty: "No live listing asks for a permission.", Name: render.Column{Label: "Permission"},
-		Columns: []render.Column{{Label: "Live listings", Definition: "live"}, {Label: "Change, " + v.ChangeFrom + " to " + v.ChangeTo, Definition: "permissionChange"}}}
+	l := render.List{Caption: "Permissions of live chrome and edge listings, most asked first, and the change of each count from " + v.ChangeFrom + " to " + v.ChangeTo, Empty: "No live listing asks for a permission.", Name: render.Column{Label: "Permission"},
+		Columns: []render.Column{{Label: "Live listings", Definition: "live"}, {Label: "Change, 30 days", Definition: "permissionChange"}}}
 	for i, p := range v.Permissions {
 		n := int64(p.Count)
 		var change *int64

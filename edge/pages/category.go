@@ -32,7 +32,7 @@ func CategoryURL(store, category string) string {
 
 // categoryHTML is the page of category v.
 func categoryHTML(v *v1.Category) ([]byte, error) {
-	d := render.CategoryPage{Name: v.Category, Store: v.Store, SizeMeasure: v.SizeMeasure, WeeksMissing: v.WeeksMissing,
+	d := render.CategoryPage{Name: v.Category, Store: v.Store, SizeMeasure: v.SizeMeasure, WeeksMissing: v.WeeksMissing, Ranking: v.Ranking,
 		ChartURL:  "/charts/" + v.Store + chartQuery(figures.ChartTop, v.Category),
 		BrowseURL: "/listings?" + url.Values{"store": {v.Store}, "category": {v.Category}}.Encode(),
 		JSONURL:   "/api/v1" + CategoryURL(v.Store, v.Category)}

@@ -42,7 +42,7 @@ func developerHTML(v *v1.Developer) ([]byte, error) {
 		l.Entries = append(l.Entries, e)
 	}
 	d := render.DeveloperPage{Name: v.Developer, Store: v.Store, List: l, Live: v.Live, Listed: v.Total, Shown: len(v.Listings),
-		TotalSize: render.Int(v.TotalSize), SizeMeasure: v.SizeMeasure, JSONURL: "/api/v1" + DeveloperURL(v.Store, v.Developer)}
+		TotalSize: render.Int(v.TotalSize), SizeMeasure: v.SizeMeasure, JSONURL: "/api/v1" + DeveloperURL(v.Store, v.Developer), PageURL: DeveloperURL(v.Store, v.Developer)}
 	for _, o := range v.Elsewhere {
 		name := o.Name
 		if name == "" {

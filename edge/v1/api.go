@@ -47,6 +47,11 @@ type Sources struct {
 	Log      *slog.Logger
 	Exports  Exports     // the daily bulk exports (nil: none on this edge)
 	Stream   *stream.Hub // the event streams (nil: none on this edge)
+	// Ranking reports whether the ranks job runs on this edge now (nil:
+	// never): what it writes (a category's weeks, the permissions'
+	// counts) may then be incomplete, and answers that read it are not
+	// kept.
+	Ranking func() bool
 }
 
 // API answers /api/v1.
@@ -63,6 +68,9 @@ type API struct {
 	definitions *answer.Answer
 	exports     Exports
 	stream      *stream.Hub
+	ranking     func() bool
+	// permChange holds the permissions' daily counts last read (permChange).
+	permChange permChangeMemo
 	// env is what the reads are served from; listings the listings read.
 	env      read.Env
 	listings *read.Read[ListingsParams, document.ListingPage]
@@ -98,7 +106,10 @@ func New(cfg Config, src Sources) (*API, error) {
 	defs.SetModified(time.Now())
 	defs.Tag("edge", "api-v1-definitions")
 	s := &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
-		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream}
+		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream, ranking: src.Ranking}
+	if s.ranking == nil {
+		s.ranking = func() bool { return false }
+	}
 	s.env = read.Env{State: src.State, Answers: src.Answers, MissCaller: src.Gate.MissCaller, Paths: read.NewPaths()}
 	s.listings, s.listing, s.history = s.newListingsRead(), newListingRead(), s.newHistoryRead()
 	s.reviews, s.compare, s.growth = s.newReviewsRead(), s.newCompareRead(), s.newGrowthRead()

@@ -2,15 +2,19 @@ package v1
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/problem"
 	"github.com/edge-stats/edge/edge/read"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/document"
@@ -51,6 +55,9 @@ type Category struct {
 	Fastest      []document.Listing      `json:"fastest"`
 	Weeks        []analytics.CategoryDay `json:"weeks"`
 	WeeksMissing bool                    `json:"weeksMissing"`
+	// Ranking says the ranks job was counting days on this edge when the
+	// weeks were read: they may lack some, and the answer is not kept.
+	Ranking bool `json:"ranking"`
 }
 
 // CategoryRead is the read of one category of a store (GET
@@ -64,15 +71,16 @@ func (s *API) newCategoryRead() *read.Read[CategoryParams, Category] {
 	return &read.Read[CategoryParams, Category]{
 		Route:    "/api/v1/categories/:store/:category",
 		NotReady: "The store's categories are",
-		Page:     answer.ParentPage,
+		Page:     answer.SamePage,
 		Parse: func(c *fiber.Ctx, st *served.State, _ read.Needs) (CategoryParams, error) {
 			store, err := StoreParam(c)
 			if err != nil {
 				return CategoryParams{}, err
 			}
 			raw, err := url.PathUnescape(c.Params("category"))
-			if err != nil {
-				raw = c.Params("category")
+			if err != nil || !utf8.ValidString(raw) || strings.ContainsFunc(raw, unicode.IsControl) || utf8.RuneCountInString(raw) > developerMaxName {
+				return CategoryParams{}, problem.Newf(http.StatusBadRequest, "category: %.40q is not a category's name or slug: send one of /api/v1/categories/%s, percent-encoded, 1 to %d characters.", c.Params("category"), store, developerMaxName).
+					ForReaders("This address names no category: the store's page lists its categories.")
 			}
 			name, err := categoryArg(st.Figures, &store, raw)
 			return CategoryParams{Store: store, Name: strings.Clone(name)}, err
@@ -95,6 +103,7 @@ func (s *API) runCategory(c *fiber.Ctx, st *served.State, p *CategoryParams, _ r
 			out.Listings, out.TotalSize, out.Growth7d, out.Growth30d = cc.Listings, cc.TotalSize, cc.Growth7d, cc.Growth30d
 		}
 	}
+	out.Ranking = s.ranking()
 	out.Top = categoryList(f, p, listq.SortSize)
 	out.Fastest = categoryList(f, p, listq.SortGrowth7d)
 	last := views.DayOf(st.Replica.Info().ReadingsMark)
@@ -125,7 +134,7 @@ func categoryList(f *figures.Figures, p *CategoryParams, sort listq.Sort) []docu
 }
 
 // Transient reports whether v lacks its weeks: its answers are not kept.
-func (v *Category) Transient() bool { return v.WeeksMissing }
+func (v *Category) Transient() bool { return v.WeeksMissing || v.Ranking }
 
 // Transient is a read's result that may lack a part it reads from
 // ClickHouse (its read budget ran out): such an answer is not kept, so

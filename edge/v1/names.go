@@ -21,10 +21,10 @@ func categoryArg(f *figures.Figures, store *views.Store, v string) (string, erro
 		return name, nil
 	}
 	if store == nil {
-		return "", problem.Newf(http.StatusNotFound, "category: no store has a category %q; take a name or slug from /api/v1/categories/{store}.", v).
+		return "", problem.Newf(http.StatusNotFound, "category: no store has a category %.80q; take a name or slug from /api/v1/categories/{store}.", v).
 			ForReaders(fmt.Sprintf("No store has a category %.80q. A store's page lists its categories.", v))
 	}
-	return "", problem.Newf(http.StatusNotFound, "category: %s has no category %q; take a name or slug from /api/v1/categories/%s.", *store, v, *store).
+	return "", problem.Newf(http.StatusNotFound, "category: %s has no category %.80q; take a name or slug from /api/v1/categories/%s.", *store, v, *store).
 		ForReaders(fmt.Sprintf("The %s store has no category %.80q. Its page lists its categories.", *store, v))
 }
 

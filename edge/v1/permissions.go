@@ -3,6 +3,8 @@ package v1
 import (
 	"context"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/gofiber/fiber/v2"
@@ -30,6 +32,9 @@ type Permissions struct {
 	ChangeFrom    string            `json:"changeFrom"`
 	ChangeTo      string            `json:"changeTo"`
 	ChangeMissing bool              `json:"changeMissing"`
+	// Ranking says the ranks job was counting days on this edge: a day's
+	// counts may be incomplete, and the answer is not kept.
+	Ranking bool `json:"ranking"`
 }
 
 // PermissionCount is a permission, how many live listings ask for it,
@@ -62,16 +67,18 @@ func (s *API) newPermissionsRead() *read.Read[NoParams, Permissions] {
 func (s *API) runPermissions(c *fiber.Ctx, st *served.State, _ *NoParams, _ read.Needs) (*Permissions, error) {
 	to := views.DayOf(st.Replica.Info().ReadingsMark)
 	from := to - permissionsWindow
-	out := &Permissions{ChangeFrom: from.String(), ChangeTo: to.String()}
-	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
-	defer cancel()
-	days, err := analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) ([2]map[string]int, error) {
-		then, err := analytics.LoadPermissionCounts(ctx, conn, from)
-		if err != nil {
-			return [2]map[string]int{}, err
-		}
-		now, err := analytics.LoadPermissionCounts(ctx, conn, to)
-		return [2]map[string]int{then, now}, err
+	out := &Permissions{ChangeFrom: from.String(), ChangeTo: to.String(), Ranking: s.ranking()}
+	days, err := s.permChange.get(c.UserContext(), to, out.Ranking, func(ctx context.Context) ([2]map[string]int, error) {
+		ctx, cancel := context.WithTimeout(ctx, s.cfg.ReadBudget)
+		defer cancel()
+		return analytics.Read(ctx, s.db, func(ctx context.Context, conn driver.Conn) ([2]map[string]int, error) {
+			then, err := analytics.LoadPermissionCounts(ctx, conn, from)
+			if err != nil {
+				return [2]map[string]int{}, err
+			}
+			now, err := analytics.LoadPermissionCounts(ctx, conn, to)
+			return [2]map[string]int{then, now}, err
+		})
 	})
 	if err != nil {
 		s.log.Warn("read-through failed", "what", "the permissions' change", "err", err)
@@ -92,9 +99,49 @@ func (s *API) runPermissions(c *fiber.Ctx, st *served.State, _ *NoParams, _ read
 	return out, nil
 }
 
+// permChangeTTL is how long the permissions' daily counts read from
+// ClickHouse serve every ask, and permChangeRetry how long a failed read
+// is answered from before it is tried again: the route is read from
+// ClickHouse a few times an hour whatever its traffic.
+const (
+	permChangeTTL   = 5 * time.Minute
+	permChangeRetry = 30 * time.Second
+)
+
+// permChangeMemo keeps the permissions' daily counts of the window
+// ending on one day, as last read, so that reads of the permissions share
+// one ClickHouse read (one at a time).
+type permChangeMemo struct {
+	mu   sync.Mutex
+	to   views.Day
+	at   time.Time
+	days    [2]map[string]int
+	err     error
+	ranking bool // read while the ranks job ran
+}
+
+// get returns the counts of the window ending on to: those kept when they
+// are of that day and fresh (permChangeTTL, or permChangeRetry after a
+// failure or when read while the ranks job ran), else those load reads
+// (ranking: the ranks job runs now).
+func (m *permChangeMemo) get(ctx context.Context, to views.Day, ranking bool, load func(context.Context) ([2]map[string]int, error)) ([2]map[string]int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ttl := permChangeTTL
+	if m.err != nil || m.ranking {
+		ttl = permChangeRetry
+	}
+	if !m.at.IsZero() && m.to == to && time.Since(m.at) < ttl {
+		return m.days, m.err
+	}
+	m.days, m.err = load(ctx)
+	m.to, m.at, m.ranking = to, time.Now(), ranking
+	return m.days, m.err
+}
+
 // Transient reports whether v lacks the counts' change: its answers are
 // not kept.
-func (v *Permissions) Transient() bool { return v.ChangeMissing }
+func (v *Permissions) Transient() bool { return v.ChangeMissing || v.Ranking }
 
 // permissionsJSON writes the permissions' counts; an answer without
 // their change is not kept (it is asked again).

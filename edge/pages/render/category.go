@@ -13,6 +13,7 @@ type CategoryPage struct {
 	// their sizes (TotalSize). WeeksMissing says they could not be read.
 	Live, TotalSize []Point
 	WeeksMissing    bool
+	Ranking         bool // the ranks job counts days now: the weeks may lack some
 	Top, Fastest    List
 	ChartURL        string // the store's chart of the category's largest
 	BrowseURL       string // the browser, filtered to the category

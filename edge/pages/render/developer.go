@@ -13,6 +13,7 @@ type DeveloperPage struct {
 	Elsewhere    []DeveloperLink
 	Ownership    []Event
 	JSONURL      string
+	PageURL      string // the page's own address, which answers its files
 }
 
 // DeveloperLink is a listing of another store linked to one of the

@@ -77,7 +77,12 @@ type Alternate struct {
 // the same read's files (format=), with the same filters and order, each
 // label saying what a file holds (rows: "every category", "the first
 // 10,000 listings").
+//
+// They link the page's own address (jsonURL without its /api/v1), which
+// answers the same files: a reader's downloads count against the pages'
+// limits, not the API's.
 func Files(jsonURL, rows string) []Alternate {
+	jsonURL = strings.TrimPrefix(jsonURL, "/api/v1")
 	sep := "?"
 	if strings.Contains(jsonURL, "?") {
 		sep = "&"

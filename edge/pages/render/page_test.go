@@ -30,7 +30,8 @@ func TestCompactAndTicks(t *testing.T) {
 		want   []int64
 	}{
 		{0, 0, false, []int64{0, 1}},
-		{0, 5, false, []int64{0, 2, 4, 6}},
+		{0, 5, false, []int64{0, 2, 4, 6, 8}},   // a series that moves spans 8 units at least
+		{7, 8, false, []int64{4, 6, 8, 10, 12}}, // a count that moves by one reads as small
 		{0, 100, false, []int64{0, 25, 50, 75, 100}},
 		{0, 1234567, false, []int64{0, 500000, 1000000, 1500000}},
 		{7980, 8465, false, []int64{7800, 8000, 8200, 8400, 8600}}, // live apple listings: a rise, not a flat line

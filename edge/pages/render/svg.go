@@ -75,10 +75,15 @@ func niceStep(raw float64) float64 {
 // steps on from there (1, 11, 21, ...), still even; a rank axis spans
 // minRankSpan places at least.
 func Ticks(lo, hi int64, ranked bool) []int64 {
-	if ranked && hi-lo < minRankSpan {
-		// A rank that swaps places with a neighbour day by day (3, 4, 3)
-		// would fill the chart: the axis spans minRankSpan places at least.
-		lo = max(1, lo-(minRankSpan-(hi-lo))/2)
+	if ranked && hi-lo < minRankSpan || !ranked && hi > lo && hi-lo < minRankSpan {
+		// A rank that swaps places with a neighbour day by day (3, 4, 3),
+		// or a count that moves by one (7, 8), would fill the chart: the
+		// axis spans minRankSpan places or units at least.
+		floor := int64(0)
+		if ranked {
+			floor = 1
+		}
+		lo = max(floor, lo-(minRankSpan-(hi-lo))/2)
 		hi = lo + minRankSpan
 	}
 	span := float64(hi - lo)
@@ -102,7 +107,8 @@ func Ticks(lo, hi int64, ranked bool) []int64 {
 	}
 }
 
-// minRankSpan is the fewest places a rank axis spans.
+// minRankSpan is the fewest places a rank axis spans, and the fewest
+// units an axis of a series that moves does.
 const minRankSpan = 8
 
 // Compact formats n for an axis: 950, 12k, 1.5M, 2B.

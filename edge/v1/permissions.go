@@ -112,9 +112,9 @@ const (
 // ending on one day, as last read, so that reads of the permissions share
 // one ClickHouse read (one at a time).
 type permChangeMemo struct {
-	mu   sync.Mutex
-	to   views.Day
-	at   time.Time
+	mu      sync.Mutex
+	to      views.Day
+	at      time.Time
 	days    [2]map[string]int
 	err     error
 	ranking bool // read while the ranks job ran

@@ -74,7 +74,7 @@ func categoryPage(t *testing.T, h *harness) {
 		}
 	}
 	for i, l := range d.Fastest {
-		if l.Growth.D7 == nil || i > 0 && l.Growth.D7.Change > d.Fastest[i-1].Growth.D7.Change {
+		if l.Growth.D7 == nil || l.Growth.D7.Change <= 0 || i > 0 && l.Growth.D7.Change > d.Fastest[i-1].Growth.D7.Change {
 			t.Errorf("the fastest growing are not by 7-day growth, most first: %s at %d", l.ID, i)
 		}
 	}

@@ -105,7 +105,11 @@ func (s *API) runCategory(c *fiber.Ctx, st *served.State, p *CategoryParams, _ r
 	}
 	out.Ranking = s.ranking()
 	out.Top = categoryList(f, p, listq.SortSize)
-	out.Fastest = categoryList(f, p, listq.SortGrowth7d)
+	for _, d := range categoryList(f, p, listq.SortGrowth7d) {
+		if d.Growth.D7 != nil && d.Growth.D7.Change > 0 { // grew: a list of the fastest growing holds no fall
+			out.Fastest = append(out.Fastest, d)
+		}
+	}
 	last := views.DayOf(st.Replica.Info().ReadingsMark)
 	ctx, cancel := context.WithTimeout(c.UserContext(), s.cfg.ReadBudget)
 	defer cancel()

@@ -30,6 +30,8 @@ var permissionWords = map[string]string{
 	"proxy":                 "route your traffic through a proxy",
 	"scripting":             "run scripts in sites",
 	"storage":               "keep its own data in the browser",
+	"sidePanel":             "show a panel of its own beside the pages",
+	"offscreen":             "run a hidden page of its own to use web features in the background",
 	"tabCapture":            "capture what a tab shows and plays",
 	"tabs":                  "see the addresses and titles of your tabs",
 	"topSites":              "see the sites you visit most",

@@ -9,7 +9,7 @@ import (
 // as an image shown on another site has no page style to take.
 const embedStyle = `<style>text{font:11.5px system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;fill:#4a5561}.grid{stroke:#e3e7eb;stroke-width:1}` +
 	`.line{fill:none;stroke:#1a73e8;stroke-width:2;stroke-linejoin:round}.dot{fill:#1a73e8}.jump{fill:none;stroke:#9a2b1b;stroke-width:2}` +
-	`.end{font-size:12px;font-weight:600;fill:#1d232a}.pt{fill:transparent}.pt:hover{fill:#1a73e8}</style><rect width="100%" height="100%" fill="#fff"/>`
+	`.end{font-size:12px;font-weight:600;fill:#1d232a}.pt circle{fill:transparent}.pt circle:hover{fill:#1a73e8}</style><rect width="100%" height="100%" fill="#fff"/>`
 
 // EmbedSizeChart returns the size chart of a listing's page as an SVG
 // image of its own, for another site to show: the same chart (its axis,

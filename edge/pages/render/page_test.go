@@ -121,11 +121,23 @@ func TestChartJoinsReadingsWithinTheTolerance(t *testing.T) {
 func TestChartAxis(t *testing.T) {
 	flat := days(30, 1, func(int) int64 { return 4200 })
 	b, _ := RenderListing(ListingPage{Store: "edge", ID: "a", Name: "A", SizeMeasure: "installs", Live: true, Points: flat})
-	if n := strings.Count(string(b), `<title>`); n != 30+1 { // the page's and a point's each
-		t.Errorf("%d titles, want one a reading (30) and the page's", n)
+	if n := strings.Count(string(b), `<title>`); n != 1+1 { // the page's and the run's
+		t.Errorf("%d titles, want the page's and one for the 30 days of one value", n)
 	}
-	if !strings.Contains(string(b), "<title>1 Jan 2026: 4,200</title>") || strings.Count(string(b), `class="end"`) != 2 {
-		t.Errorf("no title of the first reading, or not two end labels: %s", b)
+	if !strings.Contains(string(b), "<title>1 Jan 2026 to "+shortDay(flat[len(flat)-1].Day)+": 4,200</title>") || strings.Count(string(b), `class="end"`) != 2 {
+		t.Errorf("no title of the run of readings, or not two end labels: %s", b)
+	}
+	// A series that moves has a title a reading, and one a run of equal
+	// days: 1, 1, 2, 3, 3, 3 gives three.
+	moving := days(6, 1, func(i int) int64 { return []int64{1, 1, 2, 3, 3, 3}[i] * 1000 })
+	mb, _ := RenderListing(ListingPage{Store: "edge", ID: "a", Name: "A", SizeMeasure: "installs", Live: true, Points: moving})
+	for _, want := range []string{"<title>1 Jan 2026 to 2 Jan 2026: 1,000</title>", "<title>3 Jan 2026: 2,000</title>", "<title>4 Jan 2026 to 6 Jan 2026: 3,000</title>"} {
+		if !strings.Contains(string(mb), want) {
+			t.Errorf("no %s", want)
+		}
+	}
+	if n := strings.Count(string(mb), `<title>`); n != 3+1 {
+		t.Errorf("%d titles for three runs and the page", n)
 	}
 	labels := regexp.MustCompile(`class="tick"[^>]*>([^<]+)</text>`).FindAllStringSubmatch(string(b), -1)
 	var seen []string

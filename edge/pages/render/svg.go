@@ -263,21 +263,36 @@ func lineChart(points []Point, label string, ax axis) template.HTML {
 }
 
 // pointValues writes each reading's day and value, readable without
-// script: a point's title (shown on hover, read by screen readers); the
-// first and the last values are written on the chart, below their point
-// when it is at the top edge.
+// script: a point's title (shown on hover, read by screen readers), one
+// for each run of days with the same value (a rank or a rating that
+// holds for weeks is one point, "9 Feb 2026 to 3 Mar 2026: rank 3", not
+// a point a day: a year of four charts would be some 1,500 elements);
+// the first and the last values are written on the chart, below their
+// point when it is at the top edge.
 func pointValues(b *strings.Builder, points []Point, x func(int) float64, y func(int64) float64, top float64, ax axis) {
 	first, last := -1, -1
-	for i, p := range points {
+	b.WriteString(`<g class="pt">`)
+	for i := 0; i < len(points); i++ {
+		p := points[i]
 		if !p.Has {
 			continue
 		}
 		if first < 0 {
 			first = i
 		}
-		last = i
-		fmt.Fprintf(b, `<circle class="pt" cx="%.1f" cy="%.1f" r="4"><title>%s: %s</title></circle>`, x(i), y(p.Size), shortDay(p.Day), valueWords(p.Size, ax))
+		end := i // the run of days from i with p's value
+		for end+1 < len(points) && points[end+1].Has && titleValue(points[end+1].Size, ax) == titleValue(p.Size, ax) {
+			end++
+		}
+		last = end
+		days := shortDay(p.Day)
+		if end > i {
+			days += " to " + shortDay(points[end].Day)
+		}
+		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="4"><title>%s: %s</title></circle>`, x(i), y(p.Size), days, valueWords(titleValue(p.Size, ax), ax))
+		i = end
 	}
+	b.WriteString(`</g>`)
 	endLabel := func(i int, anchor string) {
 		ly := y(points[i].Size) - 7
 		if ly < top+4 {
@@ -291,14 +306,26 @@ func pointValues(b *strings.Builder, points []Point, x func(int) float64, y func
 	}
 }
 
+// titleValue is the value a point's title gives: v, but a rating to a
+// tenth of a star (in hundredths), as the stores show it, so that a
+// rating that drifts by hundredths day by day is one point a run of the
+// same tenth, not a point a day (its line and end labels keep the
+// hundredths).
+func titleValue(v int64, ax axis) int64 {
+	if ax == ratingAxis {
+		return (v + 5) / 10 * 10
+	}
+	return v
+}
+
 // valueWords is a point's value in a title: 12,345, "rank 12" or
-// "4.37 stars".
+// "4.4 stars".
 func valueWords(v int64, ax axis) string {
 	switch ax {
 	case rankAxis:
 		return "rank " + Int(v)
 	case ratingAxis:
-		return strconv.FormatFloat(float64(v)/100, 'f', 2, 64) + " stars"
+		return strconv.FormatFloat(float64(v)/100, 'f', 1, 64) + " stars"
 	}
 	return Int(v)
 }

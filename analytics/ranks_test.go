@@ -147,8 +147,14 @@ func TestDailyRanksRules(t *testing.T) {
 
 // ranksOf reads the ranks of one day as "store/id" -> rank.
 func ranksOf(t *testing.T, conn driver.Conn, day string) map[string]int64 {
+	return rankColumnOf(t, conn, "rank", day)
+}
+
+// rankColumnOf reads one rank column of daily_ranks on day as
+// "store/id" -> rank.
+func rankColumnOf(t *testing.T, conn driver.Conn, column, day string) map[string]int64 {
 	t.Helper()
-	rows, err := conn.Query(context.Background(), `SELECT store, id, argMax(rank, version) FROM daily_ranks
+	rows, err := conn.Query(context.Background(), `SELECT store, id, argMax(`+column+`, version) FROM daily_ranks
 		WHERE day = toDate(?) GROUP BY store, id`, day)
 	if err != nil {
 		t.Fatal(err)
@@ -308,26 +314,7 @@ func TestDailyRanksMatchReadings(t *testing.T) {
 // categoryRanksOf reads the category ranks of one day as "store/id" ->
 // rank.
 func categoryRanksOf(t *testing.T, conn driver.Conn, day string) map[string]int64 {
-	t.Helper()
-	rows, err := conn.Query(context.Background(), `SELECT store, id, argMax(category_rank, version) FROM daily_ranks
-		WHERE day = toDate(?) GROUP BY store, id`, day)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var (
-			s    uint8
-			id   string
-			rank uint32
-		)
-		if err := rows.Scan(&s, &id, &rank); err != nil {
-			t.Fatal(err)
-		}
-		out[views.Store(s).String()+"/"+id] = int64(rank)
-	}
-	return out
+	return rankColumnOf(t, conn, "category_rank", day)
 }
 
 func indexSlash(s string) int {

@@ -30,13 +30,16 @@ type Part struct {
 
 // where returns the condition selecting the part's rows, with its
 // arguments (bound on the client, so ids need no quoting here).
-func (p Part) where() (string, []any) {
+func (p Part) where() (string, []any) { return p.whereOn("id") }
+
+// whereOn is where for a table whose listing id column is col.
+func (p Part) whereOn(col string) (string, []any) {
 	cond, args := "store = ?", []any{uint8(p.Store)}
 	if p.From != "" {
-		cond, args = cond+" AND id >= ?", append(args, p.From)
+		cond, args = cond+" AND "+col+" >= ?", append(args, p.From)
 	}
 	if p.To != "" {
-		cond, args = cond+" AND id < ?", append(args, p.To)
+		cond, args = cond+" AND "+col+" < ?", append(args, p.To)
 	}
 	return cond, args
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/edge-stats/edge/analytics"
@@ -32,7 +33,11 @@ type Exports struct {
 	db     *analytics.Lazy
 	log    *slog.Logger
 	days   views.Published[[]exports.Manifest]
-	source ExportsSource
+	latest views.Published[[]exports.Manifest]
+	// checked holds the stamp of every listed file when it was checked
+	// against its manifest (exports.Check): what the API serves.
+	checked views.Published[map[string]exports.Stamp]
+	source  ExportsSource
 	ready  func(ctx context.Context) error // waited on before a build (WaitFor)
 }
 
@@ -49,7 +54,11 @@ type ExportsSource interface {
 	// Days returns the days the source has, newest first; an error
 	// wrapping follow.ErrNoSource says the edge should build its own.
 	Days(ctx context.Context) ([]exports.Manifest, error)
-	// Open returns the bytes of file name of day.
+	// Latest returns the latest sets the source has, newest first
+	// (none from a release before the lake).
+	Latest(ctx context.Context) ([]exports.Manifest, error)
+	// Open returns the bytes of file name of day, or of a latest set
+	// when day is "latest/<day>".
 	Open(ctx context.Context, day, name string) (io.ReadCloser, error)
 }
 
@@ -75,6 +84,15 @@ func (e *Exports) Days() []exports.Manifest {
 	return nil
 }
 
+// Latest returns the latest sets (exports.BuildLatest), newest first:
+// the first is what the stable latest addresses serve.
+func (e *Exports) Latest() []exports.Manifest {
+	if d := e.latest.Load(); d != nil {
+		return *d
+	}
+	return nil
+}
+
 // Job returns the job that builds the days closed since the last run and
 // not exported yet, prunes the days past Keep, and lists what is there
 // (days another edge sharing the directory built included).
@@ -82,14 +100,79 @@ func (e *Exports) Job(schedule string) Job {
 	return Job{Name: "exports", Schedule: schedule, Run: e.run}
 }
 
-// Refresh lists the days exported in the directory, without building.
+// Refresh lists the days exported in the directory and the latest sets,
+// without building, each file checked against its manifest: a file
+// changed since its last check is read whole again (its size and
+// SHA-256), and a day or set with a file that fails is moved aside
+// (exports.Quarantine), not listed, and built or copied again by the
+// next run.
 func (e *Exports) Refresh() error {
 	days, err := exports.Days(e.cfg.Dir)
 	if err != nil {
 		return err
 	}
+	latest, err := exports.Latest(e.cfg.Dir)
+	if err != nil {
+		return err
+	}
+	before := map[string]exports.Stamp{}
+	if c := e.checked.Load(); c != nil {
+		before = *c
+	}
+	checked := map[string]exports.Stamp{}
+	days = e.intact(days, false, before, checked)
+	latest = e.intact(latest, true, before, checked)
+	e.checked.Publish(&checked)
 	e.days.Publish(&days)
+	e.latest.Publish(&latest)
 	return nil
+}
+
+// intact returns the manifests of ms whose files all pass their check,
+// adding their stamps to checked.
+func (e *Exports) intact(ms []exports.Manifest, latest bool, before, checked map[string]exports.Stamp) []exports.Manifest {
+	out := ms[:0]
+	for _, m := range ms {
+		files := exports.Files(e.cfg.Dir, m, latest)
+		var bad error
+		for path, f := range files {
+			if st, err := exports.StampOf(path); err == nil && before[path] == st && st.Size == f.Size {
+				checked[path] = st
+				continue
+			}
+			st, err := exports.Check(path, f)
+			if err != nil {
+				bad = err
+				break
+			}
+			checked[path] = st
+		}
+		if bad == nil {
+			out = append(out, m)
+			continue
+		}
+		dir := filepath.Join(e.cfg.Dir, m.Day)
+		if latest {
+			dir = filepath.Join(e.cfg.Dir, exports.LatestDir, m.Day)
+		}
+		e.log.Error("an export file failed its check: its directory is moved aside, to be built or copied again", "dir", dir, "err", bad)
+		if err := exports.Quarantine(dir); err != nil {
+			e.log.Error("exports", "err", err)
+		}
+	}
+	return out
+}
+
+// Intact reports whether the file at path, listed as f, is as it was
+// when it passed its check (Refresh): the same size and time of writing.
+func (e *Exports) Intact(path string, f exports.File) bool {
+	c := e.checked.Load()
+	if c == nil {
+		return false
+	}
+	want, ok := (*c)[path]
+	st, err := exports.StampOf(path)
+	return ok && err == nil && st == want && st.Size == f.Size
 }
 
 func (e *Exports) run(ctx context.Context) error {
@@ -136,6 +219,21 @@ func (e *Exports) run(ctx context.Context) error {
 	if err := exports.Prune(e.cfg.Dir, oldest); err != nil {
 		return err
 	}
+	// The latest set of the newest day exported (by this edge or another
+	// sharing the directory).
+	if days, err := exports.Days(e.cfg.Dir); err == nil && len(days) > 0 {
+		newest, _ := time.Parse(time.DateOnly, days[0].Day)
+		m, fresh, err := exports.BuildLatest(ctx, conn, e.cfg.Dir, views.DayOf(newest))
+		if err != nil {
+			return fmt.Errorf("exports: %w", err)
+		}
+		if fresh {
+			e.log.Info("latest exports built", "day", m.Day, "seconds", m.Seconds, "files", len(m.Parquet))
+		}
+	}
+	if err := exports.PruneLatest(e.cfg.Dir); err != nil {
+		return err
+	}
 	return e.Refresh()
 }
 
@@ -171,5 +269,28 @@ func (e *Exports) copy(ctx context.Context) error {
 	if copied > 0 {
 		e.log.Info("exports copied from the fleet's leader", "days", copied)
 	}
+	if err := e.copyLatest(ctx); err != nil {
+		return err
+	}
 	return e.Refresh()
+}
+
+// copyLatest copies the source's newest latest set, when this edge lacks
+// it, and prunes the older ones.
+func (e *Exports) copyLatest(ctx context.Context) error {
+	sets, err := e.source.Latest(ctx)
+	if err != nil || len(sets) == 0 {
+		return err
+	}
+	m := sets[0]
+	ok, err := exports.CopyLatest(ctx, e.cfg.Dir, m, func(ctx context.Context, name string) (io.ReadCloser, error) {
+		return e.source.Open(ctx, exports.LatestDir+"/"+m.Day, name)
+	})
+	if err != nil {
+		return fmt.Errorf("exports: %w", err)
+	}
+	if ok {
+		e.log.Info("latest exports copied from the fleet's leader", "day", m.Day)
+	}
+	return exports.PruneLatest(e.cfg.Dir)
 }

@@ -57,6 +57,7 @@ targets=(
 	"./internal/csvw FuzzText"
 	"./edge/read FuzzPick"
 	"./edge/listargs FuzzShared"
+	"./edge/byterange FuzzParse"
 )
 lanes=${LANES:-2}
 

@@ -5,7 +5,8 @@
 # the current ClickHouse engine the SQL tests replay statements on (npm's
 # chdb: analytics/chtest/chdb/node/package-lock.json), and the OpenAPI
 # consumers' tools the description is linted and replayed with
-# (edge/testdata/openapi/package-lock.json).
+# (edge/testdata/openapi/package-lock.json), and the lake's readers
+# (edge/testdata/lake/package-lock.json).
 #
 #   deploy/node.sh   prints the directory holding the node to use
 #
@@ -61,6 +62,10 @@ install "$root/edge/testdata/pages" "the pages' browser audits (axe-core, puppet
 # The OpenAPI consumers' tools (Spectral, Redocly, Dredd) that lint the
 # served description and replay its examples against a test edge.
 install "$root/edge/testdata/openapi" "the OpenAPI tools (spectral-cli, redocly cli, dredd; npm ci)" ci
+# The lake's readers (DuckDB, and hyparquet, a browser's reader) that read
+# the Parquet exports in the tests. npm install, as for chdb below: the
+# lock holds the one platform build of DuckDB npm resolved.
+install "$root/edge/testdata/lake" "the lake's readers (@duckdb/node-api, hyparquet; npm install)" install
 # npm install, not npm ci: the lock holds the one platform library npm
 # resolved (chdb's are optional dependencies, one per platform), which
 # npm ci refuses as out of step; npm install takes the lock's versions.

@@ -30,7 +30,7 @@ var (
 // keep the answer (Chromium keeps it at most 2 hours, Firefox a day).
 const (
 	corsMethods = "GET, HEAD"
-	corsHeaders = "Authorization, X-Api-Key, If-None-Match, If-Modified-Since"
+	corsHeaders = "Authorization, X-Api-Key, If-None-Match, If-Modified-Since, Range, If-Range"
 	corsMaxAge  = "7200"
 )
 

@@ -209,6 +209,7 @@ func (m *Member) exchange(ctx context.Context, st State) (string, error) {
 	if st.Exports != nil {
 		// The exports too: the leader builds them, the others copy them.
 		pub.ServeExports(st.Exports.Dir(), st.Exports.Days)
+		pub.ServeLatest(st.Exports.Latest)
 		st.Exports.FollowFrom(m.follower)
 	}
 	if err := st.Jobs.Add(st.Builder.FollowJob(fmt.Sprintf("@every %s", m.cfg.FollowEvery))); err != nil {

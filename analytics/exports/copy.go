@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -80,7 +79,13 @@ func Path(dir string, m Manifest, name string) (string, File, bool) {
 			return filepath.Join(dir, m.Day, f.Name), f, true
 		}
 	}
-	return "", File{}, false
+	return parquetPath(dir, m, name)
+}
+
+// LatestPath returns the path of file name of latest set m in dir, as
+// Path does for a day.
+func LatestPath(dir string, m Manifest, name string) (string, File, bool) {
+	return parquetPath(filepath.Join(dir, LatestDir), m, name)
 }
 
 // Copy writes day m.Day into dir from another edge's copy of it (a
@@ -97,42 +102,19 @@ func Copy(ctx context.Context, dir string, m Manifest, open func(ctx context.Con
 	if err := checkNames(m); err != nil {
 		return false, fmt.Errorf("copy export %s: %w", m.Day, err)
 	}
-	final := filepath.Join(dir, m.Day)
-	if _, err := readManifest(final); err == nil {
-		return false, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, fmt.Errorf("copy export %s: %w", m.Day, err)
-	}
-	tmp, err := os.MkdirTemp(dir, ".building-"+m.Day+"-")
-	if err != nil {
-		return false, fmt.Errorf("copy export %s: %w", m.Day, err)
-	}
-	defer os.RemoveAll(tmp)
-	for _, f := range m.Files {
-		if err := copyFile(ctx, filepath.Join(tmp, f.Name), f, open); err != nil {
-			return false, fmt.Errorf("copy export %s: %w", m.Day, err)
+	return publish(dir, m.Day, func(tmp string) (Manifest, error) {
+		for _, f := range append(slices.Clip(m.Files), m.Parquet...) {
+			if err := copyFile(ctx, filepath.Join(tmp, filepath.FromSlash(f.Name)), f, open); err != nil {
+				return m, fmt.Errorf("copy export %s: %w", m.Day, err)
+			}
 		}
-	}
-	b, _ := json.MarshalIndent(m, "", "  ")
-	if err := os.WriteFile(filepath.Join(tmp, manifestName), b, 0o644); err != nil {
-		return false, fmt.Errorf("copy export %s: %w", m.Day, err)
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return false, fmt.Errorf("copy export %s: %w", m.Day, err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		if _, rerr := readManifest(final); rerr == nil {
-			return false, nil
-		}
-		return false, fmt.Errorf("copy export %s: %w", m.Day, err)
-	}
-	return true, nil
+		return m, nil
+	})
 }
 
-// checkNames reports an error unless m names each file an export has at
-// most once, and no other (a name from another edge never becomes a
-// path unchecked).
+// checkNames reports an error unless m names each file a day's export
+// has at most once, and no other (a name from another edge never becomes
+// a path unchecked).
 func checkNames(m Manifest) error {
 	allowed := map[string]bool{}
 	for _, s := range views.Stores {
@@ -141,7 +123,23 @@ func checkNames(m Manifest) error {
 		}
 		allowed[eventsName(s)] = true
 	}
-	for _, f := range m.Files {
+	if err := checkFiles(m.Files, allowed); err != nil {
+		return err
+	}
+	day, _ := time.Parse(time.DateOnly, m.Day)
+	lakeNames := map[string]bool{}
+	for _, s := range views.Stores {
+		for _, t := range Tables {
+			lakeNames[ParquetName(t, s, views.DayOf(day))] = true
+		}
+	}
+	return checkFiles(m.Parquet, lakeNames)
+}
+
+// checkFiles reports an error unless files name only names allowed, each
+// at most once, each with a size and a SHA-256.
+func checkFiles(files []File, allowed map[string]bool) error {
+	for _, f := range files {
 		if !allowed[f.Name] {
 			return fmt.Errorf("file %q is not one an export has, or is listed twice", f.Name)
 		}
@@ -160,6 +158,9 @@ func copyFile(ctx context.Context, path string, f File, open func(ctx context.Co
 		return err
 	}
 	defer src.Close()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err

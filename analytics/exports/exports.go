@@ -51,6 +51,11 @@ type Manifest struct {
 	Built   time.Time `json:"built"`   // when the files were written
 	Seconds float64   `json:"seconds"` // how long building took
 	Files   []File    `json:"files"`
+	// Parquet lists the day's lake files (package lake): a file a table
+	// and store, named by ParquetName. A release before the lake reads
+	// no such field, so the files it copies from a fleet's leader are
+	// the others, and the day it serves has no lake.
+	Parquet []File `json:"parquet,omitempty"`
 }
 
 const manifestName = "manifest.json"
@@ -71,46 +76,33 @@ func fileName(s views.Store, format string) string { return s.String() + "." + f
 // rename fails, this call's files are removed, and the day already there
 // is returned.
 func Build(ctx context.Context, conn driver.Conn, dir string, d views.Day) (m Manifest, built bool, err error) {
-	final := filepath.Join(dir, d.String())
-	if m, err := readManifest(final); err == nil {
-		return m, false, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return m, false, fmt.Errorf("export %s: %w", d, err)
-	}
-	tmp, err := os.MkdirTemp(dir, ".building-"+d.String()+"-")
+	built, err = publish(dir, d.String(), func(tmp string) (Manifest, error) {
+		start := time.Now()
+		m := Manifest{Day: d.String()}
+		for _, s := range views.Stores {
+			files, err := writeStore(ctx, conn, tmp, s, d)
+			if err != nil {
+				return m, fmt.Errorf("export %s of %s: %w", s, d, err)
+			}
+			events, err := writeEvents(ctx, conn, tmp, s, d)
+			if err != nil {
+				return m, fmt.Errorf("export the events of %s of %s: %w", s, d, err)
+			}
+			m.Files = append(append(m.Files, files[:len(formats)]...), events)
+			tables, err := writeDayTables(ctx, conn, tmp, s, d)
+			if err != nil {
+				return m, fmt.Errorf("export the lake of %s of %s: %w", s, d, err)
+			}
+			m.Parquet = append(append(m.Parquet, files[len(formats):]...), tables...)
+		}
+		m.Built, m.Seconds = time.Now().UTC().Truncate(time.Second), time.Since(start).Seconds()
+		return m, nil
+	})
 	if err != nil {
-		return m, false, fmt.Errorf("export %s: %w", d, err)
+		return m, false, err
 	}
-	defer os.RemoveAll(tmp) // nothing left once renamed
-	start := time.Now()
-	m = Manifest{Day: d.String()}
-	for _, s := range views.Stores {
-		files, err := writeStore(ctx, conn, tmp, s, d)
-		if err != nil {
-			return m, false, fmt.Errorf("export %s of %s: %w", s, d, err)
-		}
-		events, err := writeEvents(ctx, conn, tmp, s, d)
-		if err != nil {
-			return m, false, fmt.Errorf("export the events of %s of %s: %w", s, d, err)
-		}
-		m.Files = append(append(m.Files, files...), events)
-	}
-	m.Built, m.Seconds = time.Now().UTC().Truncate(time.Second), time.Since(start).Seconds()
-	b, _ := json.MarshalIndent(m, "", "  ")
-	if err := os.WriteFile(filepath.Join(tmp, manifestName), b, 0o644); err != nil {
-		return m, false, fmt.Errorf("export %s: %w", d, err)
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return m, false, fmt.Errorf("export %s: %w", d, err)
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		if other, rerr := readManifest(final); rerr == nil {
-			return other, false, nil // another edge published it first
-		}
-		return m, false, fmt.Errorf("export %s: %w", d, err)
-	}
-	return m, true, nil
+	m, err = readManifest(filepath.Join(dir, d.String()))
+	return m, built, err
 }
 
 // readManifest reads the manifest of a day's directory.

@@ -9,12 +9,14 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
+	"github.com/edge-stats/edge/analytics/lake"
 	"github.com/edge-stats/edge/internal/csvw"
 	"github.com/edge-stats/edge/views"
 	"github.com/edge-stats/edge/views/changes"
 )
 
-// writeStore writes store s's files of day d into dir.
+// writeStore writes store s's files of day d into dir: the NDJSON and
+// CSV files (formats), then the listings' Parquet file.
 func writeStore(ctx context.Context, conn driver.Conn, dir string, s views.Store, d views.Day) ([]File, error) {
 	nd, err := create(dir, s, "ndjson")
 	if err != nil {
@@ -26,6 +28,12 @@ func writeStore(ctx context.Context, conn driver.Conn, dir string, s views.Store
 		return nil, err
 	}
 	defer cs.f.Close()
+	pq, err := createParquet(dir, ParquetName(TableListings, s, d), s, TableListings)
+	if err != nil {
+		return nil, err
+	}
+	defer pq.f.Close()
+	lw := lake.NewListingsWriter(pq.cnt)
 	cw := csvw.NewWriter(cs.gz)
 	cw.Write(csvHeader)
 	enc := json.NewEncoder(nd.gz)
@@ -36,8 +44,16 @@ func writeStore(ctx context.Context, conn driver.Conn, dir string, s views.Store
 		if err := enc.Encode(&doc); err != nil {
 			return err
 		}
+		if err := lw.Write(r); err != nil {
+			return err
+		}
 		return cw.Write(record(&doc, len(r.Readings)))
 	})
+	if err != nil {
+		return nil, err
+	}
+	n, err := lw.Close()
+	lf, err := pq.close(n, err)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +70,7 @@ func writeStore(ctx context.Context, conn driver.Conn, dir string, s views.Store
 		f.Rows = rows
 		files = append(files, f)
 	}
-	return files, nil
+	return append(files, lf), nil
 }
 
 // event is a line of a day's events file: a change of a listing, as

@@ -6,9 +6,11 @@
 // same rows give the same bytes (no time of writing inside), so a day's
 // file keeps its sha256 when written again.
 //
-// This first part writes the listings table from the daily export's rows;
-// the readings, changes and review tables, their paths and their serving
-// follow (issue 77).
+// Four tables: listings (a listing's state at a day's end), readings
+// (a listing's reading of each day, with its ranks), changes (every
+// change of a listing, takeovers among them) and reviews (their metadata,
+// no text). Package exports decides which rows go in which file and
+// where; this package decides how a row is written.
 package lake
 
 import (
@@ -85,27 +87,46 @@ func ListingOf(r *analytics.ExportRow) Listing {
 
 // ListingsWriter writes a listings file: rows given in (store, id)
 // order, as the export streams them.
-type ListingsWriter struct {
-	w    *parquet.GenericWriter[Listing]
-	buf  []Listing
-	rows int
-}
+type ListingsWriter struct{ *Writer[Listing] }
 
 // NewListingsWriter returns a writer of a listings file to out.
-func NewListingsWriter(out io.Writer) *ListingsWriter {
-	return &ListingsWriter{w: parquet.NewGenericWriter[Listing](out,
-		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
-		parquet.MaxRowsPerRowGroup(RowsPerGroup),
-		parquet.PageBufferSize(PageBytes),
-		parquet.CreatedBy("edge", "1", ""), // no build or time: the same rows give the same bytes
-		parquet.KeyValueMetadata("edge.schema", ListingsSchema),
-		parquet.SortingWriterConfig(parquet.SortingColumns(parquet.Ascending("store"), parquet.Ascending("id"))),
-	)}
+func NewListingsWriter(out io.Writer) ListingsWriter {
+	return ListingsWriter{NewWriter[Listing](out, ListingsSchema, RowsPerGroup, "store", "id")}
 }
 
 // Write adds r's row.
-func (w *ListingsWriter) Write(r *analytics.ExportRow) error {
-	w.buf = append(w.buf, ListingOf(r))
+func (w ListingsWriter) Write(r *analytics.ExportRow) error { return w.Add(ListingOf(r)) }
+
+// Writer writes one file of a table whose rows are T, given in the
+// order of the sorting columns it is made with: it only records that
+// order (a reader may skip row groups by it), it does not sort.
+type Writer[T any] struct {
+	w    *parquet.GenericWriter[T]
+	buf  []T
+	rows int
+}
+
+// NewWriter returns a writer of a file of schema (its edge.schema, such
+// as ListingsSchema) to out, in row groups of at most rowsPerGroup rows
+// and pages of PageBytes, sorted by the columns named.
+func NewWriter[T any](out io.Writer, schema string, rowsPerGroup int64, sorted ...string) *Writer[T] {
+	cols := make([]parquet.SortingColumn, len(sorted))
+	for i, c := range sorted {
+		cols[i] = parquet.Ascending(c)
+	}
+	return &Writer[T]{w: parquet.NewGenericWriter[T](out,
+		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
+		parquet.MaxRowsPerRowGroup(rowsPerGroup),
+		parquet.PageBufferSize(PageBytes),
+		parquet.CreatedBy("edge", "1", ""), // no build or time: the same rows give the same bytes
+		parquet.KeyValueMetadata("edge.schema", schema),
+		parquet.SortingWriterConfig(parquet.SortingColumns(cols...)),
+	)}
+}
+
+// Add adds a row.
+func (w *Writer[T]) Add(row T) error {
+	w.buf = append(w.buf, row)
 	w.rows++
 	if len(w.buf) == 1024 {
 		return w.flush()
@@ -113,22 +134,23 @@ func (w *ListingsWriter) Write(r *analytics.ExportRow) error {
 	return nil
 }
 
-func (w *ListingsWriter) flush() error {
+func (w *Writer[T]) flush() error {
 	if _, err := w.w.Write(w.buf); err != nil {
-		return fmt.Errorf("write listings: %w", err)
+		return fmt.Errorf("write rows: %w", err)
 	}
+	clear(w.buf) // no strings kept alive past their row
 	w.buf = w.buf[:0]
 	return nil
 }
 
 // Close writes what is buffered and the file's footer; it returns the
 // rows written.
-func (w *ListingsWriter) Close() (int, error) {
+func (w *Writer[T]) Close() (int, error) {
 	if err := w.flush(); err != nil {
 		return w.rows, err
 	}
 	if err := w.w.Close(); err != nil {
-		return w.rows, fmt.Errorf("close listings: %w", err)
+		return w.rows, fmt.Errorf("close file: %w", err)
 	}
 	return w.rows, nil
 }

@@ -67,6 +67,7 @@ type API struct {
 	// definitions is the answer of /definitions, made once.
 	definitions *answer.Answer
 	exports     Exports
+	reads       *fileReads // the readings of export files, counted once each
 	stream      *stream.Hub
 	ranking     func() bool
 	// permChange holds the permissions' daily counts last read (permChange).
@@ -106,7 +107,7 @@ func New(cfg Config, src Sources) (*API, error) {
 	defs.SetModified(time.Now())
 	defs.Tag("edge", "api-v1-definitions")
 	s := &API{cfg: cfg, state: src.State, editions: src.Editions, db: src.DB, answers: src.Answers,
-		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, stream: src.Stream, ranking: src.Ranking}
+		gate: src.Gate, log: src.Log, openapi: openapi, definitions: defs, exports: src.Exports, reads: newFileReads(), stream: src.Stream, ranking: src.Ranking}
 	if s.ranking == nil {
 		s.ranking = func() bool { return false }
 	}
@@ -133,6 +134,9 @@ func (s *API) OpenAPIAnswer() *answer.Answer { return s.openapi }
 func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Responder) {
 	r.Get("/openapi.json", respond.Handle(s.getOpenAPI))
 	r.Get("/definitions", respond.Handle(withPage(answer.SamePage, s.getDefinitions)))
+	// An export file checks keys and counts itself: a reading of a file
+	// is one call however many range requests it takes (fileReads).
+	r.Get("/exports/:day/*", s.getExportFile)
 	if limit != nil {
 		r.Use(limit)
 	}
@@ -152,7 +156,6 @@ func (s *API) Routes(r fiber.Router, limit fiber.Handler, respond answer.Respond
 	s.env.Get(r, "/compare.csv", respond, read.Serve(s.env, s.compare, compareCSVCodec))
 	s.env.Get(r, "/changes", respond, read.Serve(s.env, s.ChangesRead(), append([]read.Codec[changesAnswer]{changesJSON}, changesFiles...)...))
 	r.Get("/exports", respond.Handle(s.getExports))
-	r.Get("/exports/:day/:file", s.getExportFile)
 	s.env.Get(r, "/reviews/search", respond, read.Serve(s.env, s.reviewSearch, reviewSearchJSON, reviewSearchCSV, reviewSearchNDJSON))
 	s.env.Get(r, "/permissions", respond, read.Serve(s.env, s.permissions, append([]read.Codec[Permissions]{permissionsJSON}, PermissionsFiles()...)...))
 	s.env.Get(r, "/categories/:store", respond, read.Serve(s.env, categoriesRead, append([]read.Codec[Categories]{categoriesJSON}, CategoriesFiles()...)...))

@@ -1,9 +1,7 @@
 package v1
 
 import (
-	"errors"
 	"net/http"
-	"os"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -15,8 +13,12 @@ import (
 // Exports are the daily bulk exports the API lists and serves (package
 // cron builds them).
 type Exports interface {
-	Days() []exports.Manifest // newest first
+	Days() []exports.Manifest   // newest first
+	Latest() []exports.Manifest // the latest sets, newest first
 	Dir() string
+	// Intact reports whether the file at path, listed as f, is as it
+	// was when it passed its check against its manifest.
+	Intact(path string, f exports.File) bool
 }
 
 // exportFile is a file in the exports listing.
@@ -40,21 +42,23 @@ const exportsPath = "/api/v1/exports/"
 const immutable = "public, max-age=31536000, immutable"
 
 // getExports answers GET /api/v1/exports: every day exported, newest
-// first, with each file's name, store, format, size, rows and SHA-256.
+// first, with each file's name, store, format, size, rows and SHA-256
+// (the lake's Parquet files after the others), and the newest latest set
+// at its stable addresses.
 func (s *API) getExports(c *fiber.Ctx) (answer.Reply, error) {
 	if s.exports == nil {
 		return answer.Reply{}, problem.New(http.StatusServiceUnavailable, "This edge keeps no exports (its exports job is off). Ask another edge of the service, or retry later.").RetryAfter(60)
 	}
 	days := s.exports.Days()
 	out := struct {
-		Days []exportDay `json:"days"`
+		Days   []exportDay `json:"days"`
+		Latest *exportDay  `json:"latest"`
 	}{Days: make([]exportDay, len(days))}
 	for i, m := range days {
-		d := exportDay{Day: m.Day, Files: make([]exportFile, len(m.Files))}
-		for j, f := range m.Files {
-			d.Files[j] = exportFile{File: f, URL: exportsPath + m.Day + "/" + f.Name}
-		}
-		out.Days[i] = d
+		out.Days[i] = exportDay{Day: m.Day, Files: exportFiles(exportsPath+m.Day+"/", m.Files, m.Parquet)}
+	}
+	if sets := s.exports.Latest(); len(sets) > 0 {
+		out.Latest = &exportDay{Day: sets[0].Day, Files: exportFiles(exportsPath+exports.LatestDir+"/", sets[0].Parquet)}
 	}
 	a, err := answer.JSON(out)
 	if err != nil {
@@ -63,46 +67,13 @@ func (s *API) getExports(c *fiber.Ctx) (answer.Reply, error) {
 	return answer.Reply{Answer: a, CacheControl: answer.Private}, nil
 }
 
-// getExportFile answers GET /api/v1/exports/{day}/{file}: a file of a
-// day's export, for callers with a key, as immutable bytes with a strong
-// ETag (its SHA-256). Only files a published manifest lists are served.
-func (s *API) getExportFile(c *fiber.Ctx) error {
-	if s.exports == nil {
-		return problem.New(http.StatusServiceUnavailable, "This edge keeps no exports (its exports job is off). Ask another edge of the service, or retry later.").RetryAfter(60)
+// exportFiles returns files as listed, each at prefix and its name.
+func exportFiles(prefix string, lists ...[]exports.File) []exportFile {
+	out := []exportFile{}
+	for _, files := range lists {
+		for _, f := range files {
+			out = append(out, exportFile{File: f, URL: prefix + f.Name})
+		}
 	}
-	if len(c.Request().Header.Peek(fiber.HeaderAuthorization)) == 0 && len(c.Request().Header.Peek("X-Api-Key")) == 0 {
-		return problem.New(http.StatusUnauthorized, "The exports need a key: send Authorization: Bearer <key> (make one at /account).").
-			WithHeader(fiber.HeaderWWWAuthenticate, `Bearer realm="edge", error="invalid_request", error_description="The exports need a key."`)
-	}
-	day, name := c.Params("day"), c.Params("file")
-	for _, m := range s.exports.Days() {
-		if m.Day != day {
-			continue
-		}
-		path, f, ok := exports.Path(s.exports.Dir(), m, name)
-		if !ok {
-			break
-		}
-		h := &c.Response().Header
-		etag := `"` + f.SHA256 + `"`
-		h.Set(fiber.HeaderETag, etag)
-		h.Set(fiber.HeaderCacheControl, immutable)
-		h.Set(fiber.HeaderVary, "Authorization, X-Api-Key")
-		if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && answer.ETagMatches(inm, etag) {
-			c.Status(http.StatusNotModified)
-			return nil
-		}
-		file, err := os.Open(path)
-		if errors.Is(err, os.ErrNotExist) {
-			break // pruned since it was listed
-		}
-		if err != nil {
-			return s.readProblem("the export file", err)
-		}
-		h.SetContentType("application/gzip")
-		h.Set(fiber.HeaderContentDisposition, `attachment; filename="`+m.Day+"-"+f.Name+`"`)
-		c.Response().SetBodyStream(file, int(f.Size))
-		return nil
-	}
-	return problem.Newf(http.StatusNotFound, "There is no export file %.40q of day %.20q: GET /api/v1/exports lists the days kept and their files.", name, day)
+	return out
 }

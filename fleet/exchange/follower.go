@@ -223,14 +223,44 @@ func (f *Follower) Days(ctx context.Context) ([]exports.Manifest, error) {
 	return days, nil
 }
 
-// Open returns one file of a day of the leader's exports
-// (cron.ExportsSource).
+// Latest returns the latest sets of exports the leader has
+// (cron.ExportsSource); a leader of a release before the lake has none.
+func (f *Follower) Latest(ctx context.Context) ([]exports.Manifest, error) {
+	addr, err := f.leaderAddr()
+	if err != nil {
+		return nil, err
+	}
+	resp, err := f.get(ctx, addr, ExportsPath+"/"+exports.LatestDir, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("fleet: leader at %s: latest exports: %s", addr, resp.Status)
+	}
+	var sets []exports.Manifest
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&sets); err != nil {
+		return nil, fmt.Errorf("fleet: leader at %s: latest exports: %w", addr, err)
+	}
+	return sets, nil
+}
+
+// Open returns one file of a day of the leader's exports, or of a
+// latest set when day is "latest/<day>" (cron.ExportsSource).
 func (f *Follower) Open(ctx context.Context, day, name string) (io.ReadCloser, error) {
 	addr, err := f.leaderAddr()
 	if err != nil {
 		return nil, err
 	}
-	resp, err := f.get(ctx, addr, ExportsPath+"/"+url.PathEscape(day)+"/"+url.PathEscape(name), nil)
+	prefix := ExportsPath + "/"
+	if set, ok := strings.CutPrefix(day, exports.LatestDir+"/"); ok {
+		prefix, day = prefix+exports.LatestDir+"/", set
+	}
+	resp, err := f.get(ctx, addr, prefix+url.PathEscape(day)+"/"+escapePath(name), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -268,4 +298,14 @@ func (f *Follower) waitedTooLong(have string) bool {
 		f.waiting = time.Now()
 	}
 	return have == "" && time.Since(f.waiting) > f.cfg.Patience
+}
+
+// escapePath escapes each segment of a file's name (a Parquet file's
+// has slashes), keeping the slashes.
+func escapePath(name string) string {
+	segs := strings.Split(name, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
 }

@@ -59,6 +59,7 @@ type Publisher struct {
 	// The exports served (ServeExports): nil days serves none.
 	exportsDir string
 	days       func() []exports.Manifest
+	latest     func() []exports.Manifest
 	routes     sync.Map // path → route (Handle)
 }
 
@@ -94,6 +95,11 @@ func (p *Publisher) authorized(r *http.Request) bool {
 func (p *Publisher) ServeExports(dir string, days func() []exports.Manifest) {
 	p.exportsDir, p.days = dir, days
 }
+
+// ServeLatest makes the publisher serve, beside the days, the latest sets
+// latest lists (exports.LatestDir of the exports' dir), at
+// ExportsPath/latest. Call it after ServeExports, before serving.
+func (p *Publisher) ServeLatest(latest func() []exports.Manifest) { p.latest = latest }
 
 // NewPublisher returns a publisher that writes while leading() is true.
 // Run must be running for offers to be written.

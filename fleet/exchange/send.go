@@ -42,7 +42,9 @@ func (p *Publisher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == LeaderPath:
 		w.WriteHeader(http.StatusNoContent) // it leads: a follower's probe (Follower.Watch)
 	case r.URL.Path == ExportsPath:
-		p.serveDays(w)
+		p.serveDays(w, p.days)
+	case r.URL.Path == ExportsPath+"/"+exports.LatestDir:
+		p.serveDays(w, p.latest)
 	case exportsFile:
 		p.serveExport(w, r)
 	default:
@@ -192,13 +194,13 @@ func sendSlowly(w http.ResponseWriter, r io.Reader, idle time.Duration) (sent in
 	}
 }
 
-// serveDays answers the list of days exported.
-func (p *Publisher) serveDays(w http.ResponseWriter) {
-	if p.days == nil {
+// serveDays answers the list of days exported, or of latest sets.
+func (p *Publisher) serveDays(w http.ResponseWriter, list func() []exports.Manifest) {
+	if list == nil {
 		problem(w, http.StatusNotFound, "No exports", "the leading edge builds no exports: each edge builds its own", 0)
 		return
 	}
-	days := p.days()
+	days := list()
 	if days == nil {
 		days = []exports.Manifest{}
 	}
@@ -210,12 +212,17 @@ func (p *Publisher) serveDays(w http.ResponseWriter) {
 // it (exports.Path: no path is made of the request's text).
 func (p *Publisher) serveExport(w http.ResponseWriter, r *http.Request) {
 	day, name, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, ExportsPath+"/"), "/")
-	if p.days != nil {
-		for _, m := range p.days() {
+	list, pathOf := p.days, exports.Path
+	if day == exports.LatestDir {
+		day, name, _ = strings.Cut(name, "/")
+		list, pathOf = p.latest, exports.LatestPath
+	}
+	if list != nil {
+		for _, m := range list() {
 			if m.Day != day {
 				continue
 			}
-			if path, f, ok := exports.Path(p.exportsDir, m, name); ok {
+			if path, f, ok := pathOf(p.exportsDir, m, name); ok {
 				fh, err := os.Open(path)
 				if err != nil {
 					break

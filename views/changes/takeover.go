@@ -156,3 +156,9 @@ func (l *Log) Derived() int {
 	}
 	return l.derived
 }
+
+// Takeovers returns the takeovers of cs, the changes of one or more
+// listings in feed order without takeovers, in feed order: what a Log
+// derives, for a reader that streams a listing's changes instead of
+// keeping a log (the lake's change table).
+func Takeovers(cs []Change) []Change { return takeovers(cs) }

@@ -31,6 +31,7 @@ import (
 	"github.com/edge-stats/edge/analytics/chtest/chdb"
 	"github.com/edge-stats/edge/analytics/seed"
 	"github.com/edge-stats/edge/views"
+	"github.com/edge-stats/edge/views/changes"
 	"github.com/edge-stats/edge/views/replica"
 )
 
@@ -721,6 +722,19 @@ func (w *workload) run() {
 	_, err = analytics.TableCounts(ctx, conn)
 	w.must(err)
 	w.note("FirstReadingDay", "StreamExportRows", "CountSnapshots", "TableCounts")
+
+	// The lake's reads: a day's and the whole history's.
+	for s := range views.NumStores {
+		parts, err := analytics.StoreParts(ctx, conn, views.Store(s), 0)
+		w.must(err)
+		day := views.DayOf(w.end) - 2
+		w.must(analytics.StreamDayReadings(ctx, conn, parts, day, day, func(*analytics.DayReading) error { return nil }))
+		w.must(analytics.StreamDayReadings(ctx, conn, parts, 0, day, func(*analytics.DayReading) error { return nil }))
+		w.must(analytics.StreamListingChanges(ctx, conn, parts, day.Time(), (day + 1).Time(), func(string, []changes.Change) error { return nil }))
+		w.must(analytics.StreamListingChanges(ctx, conn, parts, time.Time{}, (day + 1).Time(), func(string, []changes.Change) error { return nil }))
+		w.must(analytics.StreamReviewMeta(ctx, conn, parts, time.Time{}, (day + 1).Time(), func(*analytics.ReviewMeta) error { return nil }))
+	}
+	w.note("StoreParts", "StreamDayReadings", "StreamListingChanges", "StreamReviewMeta")
 
 	// Per-request reads: history, series, relistings, reviews, search.
 	var some []analytics.ListingKey

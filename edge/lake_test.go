@@ -15,7 +15,9 @@ import (
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/exports"
+	"github.com/edge-stats/edge/edge"
 	"github.com/edge-stats/edge/edge/edgetest"
+	"github.com/edge-stats/edge/edge/limits"
 	"github.com/edge-stats/edge/views"
 )
 
@@ -37,10 +39,10 @@ type lakeListing struct {
 
 // lakeRun starts an edge over the seeded data, runs the jobs the lake is
 // built from, and returns it with a key.
-func lakeRun(t *testing.T) (*harness, edgetest.Dataset, lakeListing, map[string]string) {
+func lakeRun(t *testing.T, opts ...func(*edge.Config)) (*harness, edgetest.Dataset, lakeListing, map[string]string) {
 	t.Helper()
 	cfg := seeded(t)
-	h := start(t, cfg)
+	h := start(t, cfg, opts...)
 	for _, job := range []string{"views", "ranks", "exports"} {
 		if err := h.Jobs.RunNow(job); err != nil {
 			t.Fatal(job, err)
@@ -116,7 +118,19 @@ func parseDay(t *testing.T, s string) views.Day {
 // sqlPath quotes a path as a DuckDB string.
 func sqlPath(p string) string { return "'" + strings.ReplaceAll(p, "'", "''") + "'" }
 
-// TestLakeTables reads the lake's files as an analyst does: downloaded
+// TestLake runs an edge over the seeded data with its exports built, and
+// reads its lake: the tables (lakeTables), one listing over HTTP ranges
+// (lakeOverHTTP), the ranges' answers and their counts (lakeRanges), a
+// damaged file (lakeDamage, last: it rebuilds a day).
+func TestLake(t *testing.T) {
+	h, cfg, l, auth := lakeRun(t, withLimits(limits.Policy{PerMinute: 1000, PerDay: 1000}, limits.Policy{PerMinute: 1000, PerDay: 1000}))
+	t.Run("tables", func(t *testing.T) { lakeTables(t, h, cfg, l, auth) })
+	t.Run("http", func(t *testing.T) { lakeOverHTTP(t, h, l, auth) })
+	t.Run("ranges", func(t *testing.T) { lakeRanges(t, h, l, auth) })
+	t.Run("damage", func(t *testing.T) { lakeDamage(t, h, l, auth) })
+}
+
+// lakeTables reads the lake's files as an analyst does: downloaded
 // over HTTP (each file's bytes as listed), then queried with DuckDB,
 // whose answers must equal the NDJSON exports, ClickHouse and the API:
 // each table of every store in each day and in the latest set, its
@@ -125,8 +139,7 @@ func sqlPath(p string) string { return "'" + strings.ReplaceAll(p, "'", "''") + 
 // changes the day's events and the takeovers the API derives, the
 // reviews without text or author; and a day built twice is the same
 // bytes.
-func TestLakeTables(t *testing.T) {
-	h, cfg, l, auth := lakeRun(t)
+func lakeTables(t *testing.T, h *harness, cfg edgetest.Dataset, l lakeListing, auth map[string]string) {
 	if len(l.Days) < 3 || l.Latest == nil || l.Latest.Day != l.Days[0].Day {
 		t.Fatalf("%d days, latest %+v: want the latest set of the newest day", len(l.Days), l.Latest)
 	}
@@ -247,7 +260,7 @@ func TestLakeTables(t *testing.T) {
 	for _, r := range rows[6] {
 		s, _ := views.ParseStore(r["store"].(string))
 		var want uint64
-		conn.QueryRow(context.Background(), "SELECT count() FROM (SELECT DISTINCT listing_id, review_id FROM reviews WHERE store = ? AND crawled_at < ?)", uint8(s), (parseDay(t, l.Latest.Day)+1).Time()).Scan(&want)
+		conn.QueryRow(context.Background(), "SELECT count() FROM (SELECT DISTINCT listing_id, review_id FROM reviews WHERE store = ? AND crawled_at < ?)", uint8(s), (parseDay(t, l.Latest.Day) + 1).Time()).Scan(&want)
 		if uint64(r["n"].(float64)) != want {
 			t.Errorf("%s: %v reviews, ClickHouse %d", s, r["n"], want)
 		}

@@ -23,7 +23,7 @@ var notReads = map[string]string{
 	"/docs/redoc-init-1.js":            "the reference's script, a constant of the binary",
 	"/api/v1/events/stream":            "a stream of server-sent events, pushed as states are published",
 	"/api/v1/exports":                  "the manifest of files on disk, not the published state",
-	"/api/v1/exports/:day/:file":       "a file on disk, sent as stored",
+	"/api/v1/exports/:day/*":           "a file on disk, sent as stored",
 	"/account/keys":                    "an account's own keys, read from ClickHouse with its credentials",
 	"/account/webhooks":                "an account's own webhooks",
 	"/account/webhooks/:id":            "an account's own webhook",

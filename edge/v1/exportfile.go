@@ -212,4 +212,3 @@ type readCloser struct {
 	io.Reader
 	io.Closer
 }
-

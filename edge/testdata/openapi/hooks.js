@@ -182,6 +182,10 @@ hooks.beforeEach((transaction, done) => {
     transaction.fullPath = `/api/v1${withoutCursor(transaction.fullPath)}`;
   }
   transaction.request.uri = transaction.fullPath;
+  if (status === '206') {
+    // A file's ranges: one, or two apart (multipart/byteranges).
+    headers.Range = transaction.expectedMediaType === 'multipart/byteranges' ? 'bytes=0-3,1000-1099' : 'bytes=0-3';
+  }
   if (status.startsWith('2')) {
     done();
     return;

@@ -18,7 +18,8 @@ const unreproducibleWhy = {
 let addresses = 0;
 function address() {
   addresses += 1;
-  return `2001:db8:dd::${addresses.toString(16)}`;
+  // A /64 each: the limits count an IPv6 caller by its /64.
+  return `2001:db8:${(0xd000 + addresses).toString(16)}::1`;
 }
 // The addresses the 429s come from: one that sent more than 30 invalid
 // keys in the last minute (the API), one that failed its sign-ins at
@@ -86,7 +87,12 @@ function notFound(template, path) {
     case '/week/{id}':
       return setSegment(path, 4, '2000-W01');
     case '/exports/{day}/{file}':
+    case '/exports/{day}/parquet/{table}/{storePartition}/{datePartition}/part-0.parquet':
       return setSegment(path, 4, '2000-01-01');
+    case '/exports/latest/parquet/{table}/{storePartition}/part-0.parquet':
+      return setSegment(path, 8, 'part-9.parquet');
+    case '/exports/latest/{set}/parquet/{table}/{storePartition}/part-0.parquet':
+      return setSegment(path, 5, '2000-01-01');
     case '/compare':
     case '/compare.csv':
       return setQuery(path, 'listings', 'edge:no-such-listing,firefox:no-such-listing');
@@ -185,6 +191,9 @@ module.exports = () => {
         }
         case '405':
           t.request.method = 'PATCH';
+          break;
+        case '416':
+          h.Range = 'bytes=999999999-';
           break;
         case '406':
           h['Accept-Encoding'] = 'identity;q=0, *;q=0';

@@ -121,8 +121,24 @@ func NewWriter[T any](out io.Writer, schema string, rowsPerGroup int64, sorted .
 		parquet.CreatedBy("edge", "1", ""), // no build or time: the same rows give the same bytes
 		parquet.KeyValueMetadata("edge.schema", schema),
 		parquet.SortingWriterConfig(parquet.SortingColumns(cols...)),
+		parquet.ColumnIndexSizeLimit(indexBytes),
 	)}
 }
+
+// indexBytes is how much of a page's smallest and largest value its
+// column index keeps: whole ids (up to idIndexBytes), so that a reader
+// finds a listing's pages by them; parquet-go's 16 bytes would cut
+// googleplay's package names and chrome's ids to a prefix that many
+// pages share, and a reader of one listing would read them all.
+func indexBytes(path []string) int {
+	if len(path) > 0 && (path[0] == "id" || path[0] == "review_id") {
+		return idIndexBytes
+	}
+	return parquet.DefaultColumnIndexSizeLimit
+}
+
+// idIndexBytes is the longest id a column index keeps whole.
+const idIndexBytes = 256
 
 // Add adds a row.
 func (w *Writer[T]) Add(row T) error {

@@ -36,6 +36,7 @@ func (s *Pages) listingHandler() read.Handler {
 		d.About.AccessChanged = accessChanged(h.State.Replica, h.Listing.Store, h.Listing.ID)
 		d.Badges = s.badgeSnippets(h.Listing)
 		d.Versions = versionHistory(h.State.Replica, h.Listing.Store, h.Listing.ID)
+		d.Lake = render.LakeOf(s.cfg.PublicURL, d.Store, d.ID)
 		d.EmbedURL = "/embed/" + h.Listing.Store.String() + "/" + url.PathEscape(h.Listing.ID) + "/size.svg"
 		d.Embed = `<img src="` + s.cfg.PublicURL + d.EmbedURL + `" alt="` + html.EscapeString(d.Name) + `: size, daily" width="420" height="220">`
 		body, err := render.RenderListing(d)

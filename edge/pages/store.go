@@ -141,6 +141,7 @@ func (s *Pages) storeHTML(doc *v1.Stats) ([]byte, error) {
 	st := doc.Stats
 	d := render.StorePage{Store: store.String(), AsOf: st.AsOf.UTC().Format("2006-01-02 15:04 UTC"), JSONURL: "/api/v1/stores/" + store.String() + "/stats"}
 	d.Manifests, d.SizeMeasure = store.ReadsManifests(), st.SizeMeasure
+	d.Lake = render.LakeOf(s.cfg.PublicURL, store.String(), "")
 	d.Weeks = weekTotals(eds, store)
 	d.Ratings, d.Sizes = bars("ratingDistribution", st.RatingDistribution), bars("sizeBuckets", st.SizeBuckets)
 	d.Takeovers = newestEvents(doc.State.Replica, changes.Filter{Stores: []views.Store{store}, Kinds: []changes.Kind{changes.Takeover}}, storeTakeovers)

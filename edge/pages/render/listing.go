@@ -28,6 +28,8 @@ type ListingPage struct {
 	Developer   string
 	Category    string
 	SizeMeasure string // what size counts in the store (users, installs, ratings)
+	// Lake is its store's tables as Parquet, with the query of its history.
+	Lake Lake
 	Live        bool
 	Delisted    string // the day it was delisted, "" while live
 	Figures     []Figure

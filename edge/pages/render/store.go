@@ -27,6 +27,8 @@ type StorePage struct {
 	Weeks          []WeekTotal
 	Ratings, Sizes []Bar
 	SizeMeasure    string // what a size counts in the store
+	// Lake is the store's tables as Parquet, for analysts.
+	Lake Lake
 }
 
 // WeekTotal is a store's live listings and total size at the end of a

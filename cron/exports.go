@@ -38,7 +38,7 @@ type Exports struct {
 	// against its manifest (exports.Check): what the API serves.
 	checked views.Published[map[string]exports.Stamp]
 	source  ExportsSource
-	ready  func(ctx context.Context) error // waited on before a build (WaitFor)
+	ready   func(ctx context.Context) error // waited on before a build (WaitFor)
 }
 
 // WaitFor makes the job wait on ready (builder.Builder.WaitFigures) before it

@@ -29,12 +29,12 @@ type ListingPage struct {
 	Category    string
 	SizeMeasure string // what size counts in the store (users, installs, ratings)
 	// Lake is its store's tables as Parquet, with the query of its history.
-	Lake Lake
-	Live        bool
-	Delisted    string // the day it was delisted, "" while live
-	Figures     []Figure
-	Points      []Point // oldest first
-	Ranks       []Point // the daily rank in the store (Size holds it), the days of Points
+	Lake     Lake
+	Live     bool
+	Delisted string // the day it was delisted, "" while live
+	Figures  []Figure
+	Points   []Point // oldest first
+	Ranks    []Point // the daily rank in the store (Size holds it), the days of Points
 	// CategoryRanks are the daily ranks in its category, the same way.
 	CategoryRanks []Point
 	// Cadence says how often the listing is read, for the chart's note

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +128,7 @@ func TestLake(t *testing.T) {
 	t.Run("tables", func(t *testing.T) { lakeTables(t, h, cfg, l, auth) })
 	t.Run("http", func(t *testing.T) { lakeOverHTTP(t, h, l, auth) })
 	t.Run("ranges", func(t *testing.T) { lakeRanges(t, h, l, auth) })
+	t.Run("docs", func(t *testing.T) { lakeDocs(t, h, l, auth) })
 	t.Run("damage", func(t *testing.T) { lakeDamage(t, h, l, auth) })
 }
 
@@ -201,7 +203,7 @@ func lakeTables(t *testing.T, h *harness, cfg edgetest.Dataset, l lakeListing, a
 		// 7: the day's changes by store and kind.
 		"SELECT store, kind, count(*)::INTEGER AS n FROM read_parquet("+daysGlob("changes")+", hive_partitioning = true) GROUP BY ALL ORDER BY ALL",
 		// 8: takeovers of the whole log, with their two joined changes.
-		"SELECT t.store, t.id, CAST(t.at AS VARCHAR) AS at, t.before, t.after, len(t.joins)::INTEGER AS joins, array_to_string(t.joins, ' ') AS joinIds, "+
+		"SELECT t.store, t.id, CAST(t.changed_at AS VARCHAR) AS at, t.before, t.after, len(t.joins)::INTEGER AS joins, array_to_string(t.joins, ' ') AS joinIds, "+
 			"(SELECT count(*) FROM read_parquet("+latestOf("changes")+", hive_partitioning = true) j WHERE list_contains(t.joins, j.event_id) AND j.takeover)::INTEGER AS joined "+
 			"FROM read_parquet("+latestOf("changes")+", hive_partitioning = true) t WHERE t.kind = 'takeover' ORDER BY ALL",
 	)
@@ -343,6 +345,66 @@ func checkLakeChanges(t *testing.T, h *harness, l lakeListing, day string, byKin
 		}
 		if !found {
 			t.Errorf("the feed's takeover of %s/%s is not in the lake", e.Store, e.ID)
+		}
+	}
+}
+
+// lakeDocs runs docs/api-v1.md's three DuckDB queries (The lake) as
+// written, on the latest set fetched as the docs fetch it, with the
+// test's own listing: the growth by category, a listing's rating
+// history (the API's days), and the owner changes followed by new
+// permissions (every takeover through permissions among them).
+func lakeDocs(t *testing.T, h *harness, l lakeListing, auth map[string]string) {
+	doc, err := os.ReadFile("../docs/api-v1.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "<!-- lake-queries")
+	section, _, _ = strings.Cut(section, "<!-- /lake-queries -->")
+	var queries []string
+	for _, block := range strings.Split(section, "```sql\n")[1:] {
+		q, _, _ := strings.Cut(block, "```")
+		queries = append(queries, q)
+	}
+	if len(queries) != 3 {
+		t.Fatalf("%d queries in the docs' lake section, want 3", len(queries))
+	}
+	dir := t.TempDir()
+	for _, f := range l.Latest.Files {
+		if f.Content != exports.TableReviews {
+			download(t, h, auth, f, dir)
+		}
+	}
+	top := duckdb(t, "SELECT id FROM read_parquet("+sqlPath(filepath.Join(dir, "parquet", "readings", "store=chrome", "part-0.parquet"))+") GROUP BY id ORDER BY count(*) DESC, id LIMIT 1")[0][0]["id"].(string)
+	for i, q := range queries {
+		q = strings.ReplaceAll(q, "'lake/", "'"+filepath.Join(dir, "parquet")+"/")
+		queries[i] = regexp.MustCompile(`id = '[^']*'`).ReplaceAllString(q, "id = '"+top+"'")
+	}
+	rows := duckdb(t, queries...)
+	if len(rows[0]) == 0 || rows[0][0]["listings"] == nil || rows[0][0]["growth_pct"] == nil {
+		t.Errorf("growth by category: %v", rows[0])
+	}
+	hist := getOK[struct{ Snapshots []struct{ Day string } }](t, h.Base+"/api/v1/listings/chrome/"+top+"/history")
+	days := 0
+	for _, s := range hist.Snapshots {
+		if s.Day <= l.Latest.Day {
+			days++
+		}
+	}
+	if len(rows[1]) != days || days == 0 || rows[1][0]["rating"] == nil {
+		t.Errorf("the rating history of %s: %d days, the API %d: %v", top, len(rows[1]), days, rows[1])
+	}
+	takeovers := duckdb(t, "SELECT store, id, CAST(changed_at AS VARCHAR) AS changed FROM read_parquet("+sqlPath(filepath.Join(dir, "parquet", "changes", "*", "*.parquet"))+") WHERE kind = 'takeover' AND len(added) > 0 AND joins[2] IN (SELECT event_id FROM read_parquet("+sqlPath(filepath.Join(dir, "parquet", "changes", "*", "*.parquet"))+") WHERE kind = 'permissions')")[0]
+	if len(takeovers) == 0 {
+		t.Fatal("no takeover through permissions in the test data: the third query is checked against nothing")
+	}
+	for _, tk := range takeovers {
+		found := false
+		for _, r := range rows[2] {
+			found = found || r["store"] == tk["store"] && r["id"] == tk["id"] && r["takeover"] == true
+		}
+		if !found {
+			t.Errorf("the takeover of %v/%v at %v is not among the owner changes followed by permissions", tk["store"], tk["id"], tk["changed"])
 		}
 	}
 }

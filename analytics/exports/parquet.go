@@ -100,7 +100,7 @@ func sortingOf(table string) []string {
 	case TableReadings:
 		return []string{"store", "id", "day"}
 	case TableChanges:
-		return []string{"store", "id", "at"}
+		return []string{"store", "id", "changed_at"}
 	case TableReviews:
 		return []string{"store", "id", "review_id"}
 	}

@@ -66,7 +66,7 @@ func rank(r uint32) *int32 {
 type Change struct {
 	Store   string    `parquet:"store,dict"`
 	ID      string    `parquet:"id"`
-	At      time.Time `parquet:"at,timestamp(millisecond)"`
+	At      time.Time `parquet:"changed_at,timestamp(millisecond)"` // "at" is a keyword of DuckDB's SQL
 	Kind    string    `parquet:"kind,dict"`
 	Field   string    `parquet:"field,dict"`
 	Before  *string   `parquet:"before,optional"`

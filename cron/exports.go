@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/edge-stats/edge/analytics"
 	"github.com/edge-stats/edge/analytics/exports"
@@ -24,6 +27,11 @@ type ExportsConfig struct {
 	// first run with Keep days to catch up does not hold the job for
 	// long; the next runs build the rest.
 	PerRun int
+	// AfterRanks makes a latest set wait until every day of its history
+	// is ranked (the ranks job runs in the fleet): a set is built once a
+	// day, and one built while the ranks job catches up would hold no
+	// ranks for most of its days until the next.
+	AfterRanks bool
 }
 
 // Exports builds the daily exports and publishes the list of days
@@ -213,7 +221,7 @@ func (e *Exports) run(ctx context.Context) error {
 		}
 		if fresh {
 			built++
-			e.log.Info("export built", "day", m.Day, "seconds", m.Seconds, "files", len(m.Files))
+			e.log.Info("export built", "day", m.Day, "seconds", m.Seconds, "files", len(m.Files)+len(m.Parquet))
 		}
 	}
 	if err := exports.Prune(e.cfg.Dir, oldest); err != nil {
@@ -223,18 +231,50 @@ func (e *Exports) run(ctx context.Context) error {
 	// sharing the directory).
 	if days, err := exports.Days(e.cfg.Dir); err == nil && len(days) > 0 {
 		newest, _ := time.Parse(time.DateOnly, days[0].Day)
-		m, fresh, err := exports.BuildLatest(ctx, conn, e.cfg.Dir, views.DayOf(newest))
-		if err != nil {
-			return fmt.Errorf("exports: %w", err)
-		}
-		if fresh {
-			e.log.Info("latest exports built", "day", m.Day, "seconds", m.Seconds, "files", len(m.Parquet))
+		if err := e.buildLatest(ctx, conn, views.DayOf(newest)); err != nil {
+			return err
 		}
 	}
 	if err := exports.PruneLatest(e.cfg.Dir); err != nil {
 		return err
 	}
 	return e.Refresh()
+}
+
+// buildLatest builds the latest set of day d unless it is there, or, with
+// AfterRanks, some day of its history is still to be ranked.
+func (e *Exports) buildLatest(ctx context.Context, conn driver.Conn, d views.Day) error {
+	if e.cfg.AfterRanks {
+		if _, err := os.Stat(filepath.Join(e.cfg.Dir, exports.LatestDir, d.String())); err != nil {
+			todo, err := analytics.DaysToRank(ctx, conn, (d - views.Day(analytics.HistoryDays) + 1).Time())
+			if err != nil {
+				return err
+			}
+			if n := countUpTo(todo, d); n > 0 {
+				e.log.Info("the latest exports wait for the ranks", "day", d.String(), "days to rank", n)
+				return nil
+			}
+		}
+	}
+	m, fresh, err := exports.BuildLatest(ctx, conn, e.cfg.Dir, d)
+	if err != nil {
+		return fmt.Errorf("exports: %w", err)
+	}
+	if fresh {
+		e.log.Info("latest exports built", "day", m.Day, "seconds", m.Seconds, "files", len(m.Parquet))
+	}
+	return nil
+}
+
+// countUpTo returns how many of days are d or before.
+func countUpTo(days []analytics.RankDay, d views.Day) int {
+	n := 0
+	for _, r := range days {
+		if views.DayOf(r.Day) <= d {
+			n++
+		}
+	}
+	return n
 }
 
 // copy copies the source's days this edge lacks (the Keep newest), and
@@ -246,12 +286,17 @@ func (e *Exports) copy(ctx context.Context) error {
 	}
 	days = days[:min(len(days), e.cfg.Keep)]
 	copied := 0
+	var failed []error // a day that does not copy (a file damaged at the source) keeps no other from copying
 	for _, m := range days {
 		ok, err := exports.Copy(ctx, e.cfg.Dir, m, func(ctx context.Context, name string) (io.ReadCloser, error) {
 			return e.source.Open(ctx, m.Day, name)
 		})
 		if err != nil {
-			return fmt.Errorf("exports: %w", err)
+			if ctx.Err() != nil {
+				return err
+			}
+			failed = append(failed, fmt.Errorf("exports: %w", err))
+			continue
 		}
 		if ok {
 			copied++
@@ -270,9 +315,9 @@ func (e *Exports) copy(ctx context.Context) error {
 		e.log.Info("exports copied from the fleet's leader", "days", copied)
 	}
 	if err := e.copyLatest(ctx); err != nil {
-		return err
+		failed = append(failed, err)
 	}
-	return e.Refresh()
+	return errors.Join(append(failed, e.Refresh())...)
 }
 
 // copyLatest copies the source's newest latest set, when this edge lacks

@@ -50,6 +50,11 @@ func (s *Server) requestBoundsProblem(next fiber.ErrorHandler) fiber.ErrorHandle
 				transport.Linger(c.Context())
 				err = problem.Newf(fe.Code, "The request body is over the %s the edge reads: send a smaller body (to /mcp, one JSON-RPC message per POST).",
 					sizeText(s.cfg.MaxBodyBytes))
+			case http.StatusBadRequest:
+				// fasthttp's own refusal of a request it could not parse
+				// quotes the request, headers and key included: never sent
+				// back (nor logged). The edge's own 400s are problems.
+				err = problem.New(fe.Code, "The request does not parse as HTTP/1.1 (a header line without a colon, a bad request line, or bytes a header may not hold): send well-formed headers.")
 			case http.StatusRequestHeaderFieldsTooLarge:
 				transport.Linger(c.Context())
 				err = problem.Newf(fe.Code, "The request line and headers are over the %s the edge reads: drop large cookies or headers, and keep the URI within %s.",

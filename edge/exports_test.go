@@ -232,6 +232,24 @@ func TestDailyExports(t *testing.T) {
 	if days := short.Days(); len(days) != 3 || days[0].Day != (newest-1).String() {
 		t.Errorf("after pruning to 3 days: %d days", len(days))
 	}
+	// With the ranks job in the fleet, the latest set waits until every
+	// day of its history is ranked.
+	ranked := cron.NewExports(cron.ExportsConfig{Dir: t.TempDir(), Keep: 1, PerRun: 1, AfterRanks: true}, analytics.NewLazy(*cfg.CH), slog.New(slog.DiscardHandler))
+	if err := ranked.Job("@every 1h").Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(ranked.Days()) != 1 || len(ranked.Latest()) != 0 {
+		t.Errorf("before the ranks: %d days, %d latest sets; want the day and no set", len(ranked.Days()), len(ranked.Latest()))
+	}
+	if err := h.Jobs.RunNow("ranks"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ranked.Job("@every 1h").Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if sets := ranked.Latest(); len(sets) != 1 || sets[0].Day != (newest-1).String() {
+		t.Errorf("after the ranks: latest sets %v", sets)
+	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("a stale build directory was kept: %v", err)
 	}

@@ -237,6 +237,21 @@ func lakeDamage(t *testing.T, h *harness, l lakeListing, auth map[string]string)
 		}
 	}
 	onDisk := filepath.Join(h.Exports.Dir(), day.Day, filepath.FromSlash(victim.Name))
+	// Bytes changed in place, its size and time of writing kept (as a
+	// copy with cp -p or touch -r keeps them): refused too.
+	info, err := os.Stat(onDisk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(onDisk)
+	copy(b[100:], "ZZZZ")
+	if err := os.WriteFile(onDisk, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(onDisk, info.ModTime(), info.ModTime())
+	if a := call(t, "GET", h.Base+victim.URL, auth, ""); a.status != 503 {
+		t.Errorf("a file changed in place, its size and time kept: %d", a.status)
+	}
 	if err := os.Truncate(onDisk, victim.Size/2); err != nil {
 		t.Fatal(err)
 	}

@@ -83,6 +83,9 @@ func requestLimits(t *testing.T, raw bool) {
 			bytes.Repeat([]byte(" "), 8<<20), 413, "1 MiB"},
 		{"an 8 MB sign-up", "POST /account HTTP/1.1\r\nHost: edge.test\r\nContent-Type: application/json\r\nContent-Length: 8388608\r\n\r\n",
 			bytes.Repeat([]byte("x"), 8<<20), 413, "1 MiB"},
+		// A header that does not parse: refused without quoting the
+		// request back (the key in it included).
+		{"a header without a colon", get("/api/v1/exports", "Authorization: Bearer edge_abcdefgh_SHOULDNOTECHO\r\nbroken\r\n"), nil, 400, "does not parse"},
 	} {
 		resp, body, err := rawExchange(t, h.Base, c.head, c.body)
 		if err != nil {
@@ -93,6 +96,9 @@ func requestLimits(t *testing.T, raw bool) {
 		if resp.StatusCode != c.status || resp.Header.Get("Content-Type") != "application/problem+json" ||
 			json.Unmarshal(body, &p) != nil || p.Status != c.status || !strings.Contains(string(body), c.detail) {
 			t.Errorf("%s: %d %s %s, want %d problem+json naming %q", c.name, resp.StatusCode, resp.Header.Get("Content-Type"), body, c.status, c.detail)
+		}
+		if strings.Contains(string(body), "SHOULDNOTECHO") || strings.Contains(string(body), "Authorization") {
+			t.Errorf("%s: the answer quotes the request: %s", c.name, body)
 		}
 	}
 	// The edge still answers.

@@ -13,10 +13,15 @@ import (
 
 // Stamp identifies a file's bytes as the file system last wrote them:
 // a file checked once (Check) is taken as checked while its stamp holds,
-// so a file is hashed once, not once per answer.
+// so a file is hashed once, not once per answer. Besides the size and
+// the time of writing, which a copy can keep (cp -p, touch -r), it holds
+// the inode and the time of its last change, which no write keeps
+// (Linux; 0 elsewhere).
 type Stamp struct {
 	Size    int64
 	ModTime int64 // nanoseconds
+	Inode   uint64
+	Changed int64 // the inode's change time, nanoseconds
 }
 
 // StampOf returns the stamp of the file at path.
@@ -25,7 +30,9 @@ func StampOf(path string) (Stamp, error) {
 	if err != nil {
 		return Stamp{}, err
 	}
-	return Stamp{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}, nil
+	st := Stamp{Size: fi.Size(), ModTime: fi.ModTime().UnixNano()}
+	st.Inode, st.Changed = inodeOf(fi)
+	return st, nil
 }
 
 // Check reads the file at path whole and returns its stamp, or an error

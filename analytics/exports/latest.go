@@ -71,7 +71,7 @@ func writeLatestStore(ctx context.Context, conn driver.Conn, dir, tmp string, da
 	if err := linkOrCopy(src, filepath.Join(tmp, filepath.FromSlash(f.Name))); err != nil {
 		return nil, err
 	}
-	parts, err := analytics.StoreParts(ctx, conn, s, 0)
+	parts, err := analytics.StoreParts(ctx, conn, s, lakePartSize)
 	if err != nil {
 		return nil, err
 	}

@@ -107,11 +107,18 @@ func sortingOf(table string) []string {
 	return []string{"store", "id"}
 }
 
+// lakePartSize is how many listings one read of a lake table covers
+// (analytics.StoreParts): a read of the whole history groups every day of
+// its listings before its first row comes back, and ClickHouse must send
+// that row within the connection's read timeout (30 s) on a busy server;
+// 5,000 listings of two years are 3.6 M readings.
+const lakePartSize = 5_000
+
 // writeDayTables writes store s's readings, changes and reviews of day d
 // into dir: the readings of the day, the changes its crawls saw, and the
 // reviews they read.
 func writeDayTables(ctx context.Context, conn driver.Conn, dir string, s views.Store, d views.Day) ([]File, error) {
-	parts, err := analytics.StoreParts(ctx, conn, s, 0)
+	parts, err := analytics.StoreParts(ctx, conn, s, lakePartSize)
 	if err != nil {
 		return nil, err
 	}

@@ -302,11 +302,14 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	plantedLeader(t, z.Port, cfg.Database, leader.addr, other.addr, leader.errs, other.errs)
 	// The copied files are the leader's (the files need a key to be
 	// asked for: compared on disk).
-	for _, name := range []string{"manifest.json", "chrome.csv.gz", "apple.ndjson.gz"} {
-		l, errL := os.ReadFile(filepath.Join(leader.exports, string(newest[1]), name))
-		o, errO := os.ReadFile(filepath.Join(other.exports, string(newest[1]), name))
+	day := string(newest[1])
+	for _, name := range []string{day + "/manifest.json", day + "/chrome.csv.gz", day + "/apple.ndjson.gz",
+		day + "/parquet/readings/store=chrome/date=" + day + "/part-0.parquet",
+		"latest/" + day + "/manifest.json", "latest/" + day + "/parquet/readings/store=apple/part-0.parquet"} {
+		l, errL := os.ReadFile(filepath.Join(leader.exports, name))
+		o, errO := os.ReadFile(filepath.Join(other.exports, name))
 		if errL != nil || errO != nil || len(l) == 0 || !bytes.Equal(l, o) {
-			t.Errorf("%s of %s: the leader's %d bytes (%v), the other's %d (%v)", name, newest[1], len(l), errL, len(o), errO)
+			t.Errorf("%s: the leader's %d bytes (%v), the other's %d (%v)", name, len(l), errL, len(o), errO)
 		}
 	}
 	stopEdge(leader)

@@ -118,6 +118,7 @@ func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func
 		add = append(add, j)
 	}
 	if c.exportsSchedule != "off" {
+		c.exports.AfterRanks = c.ranks != "off"
 		j.exports = cron.NewExports(c.exports, db, log)
 		j.exports.WaitFor(j.builder.WaitFigures)
 		add = append(add, j.exports.Job(c.exportsSchedule))

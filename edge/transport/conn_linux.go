@@ -198,6 +198,18 @@ func (c *rawConn) arm(d *deadline) error {
 	return err
 }
 
+// ReadFrom sends what r holds through the embedded connection (a
+// streamed body, such as an export file: fasthttp copies it with
+// ReadFrom, sendfile for a file), whose writes bypass send: the write
+// deadline as set is armed for them here, or a client that stops reading
+// would hold the connection and its file past every timeout.
+func (c *rawConn) ReadFrom(r io.Reader) (int64, error) {
+	if err := c.arm(&c.write); err != nil {
+		return 0, err
+	}
+	return c.TCPConn.ReadFrom(r)
+}
+
 // Write writes p, with MSG_MORE while more is set.
 func (c *rawConn) Write(p []byte) (int, error) {
 	c.buf, c.file, c.off, c.end = p, nil, 0, int64(len(p))

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -209,10 +211,22 @@ func TestRawConnWriteDeadline(t *testing.T) {
 	if large.file = NewFile(large.Body); large.file == nil {
 		t.Fatal("no memfd")
 	}
+	stream := filepath.Join(t.TempDir(), "stream")
+	if err := os.WriteFile(stream, large.Body, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	serve := func(t *testing.T, writeTimeout time.Duration) string {
 		app := fiber.New(fiber.Config{DisableStartupMessage: true, WriteTimeout: writeTimeout})
 		app.Get("/large", func(c *fiber.Ctx) error { return sendBody(c, large) })
 		app.Get("/small", func(c *fiber.Ctx) error { return c.SendString("ok") })
+		app.Get("/stream", func(c *fiber.Ctx) error { // a file streamed as the exports are
+			f, err := os.Open(stream)
+			if err != nil {
+				return err
+			}
+			c.Response().SetBodyStream(f, len(large.Body))
+			return nil
+		})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -256,13 +270,15 @@ func TestRawConnWriteDeadline(t *testing.T) {
 			t.Fatalf("next answer: %q, %v", body, err)
 		}
 	})
-	t.Run("a client that stops reading is cut off", func(t *testing.T) {
-		conn, r := dial(t, serve(t, 400*time.Millisecond))
-		body, err := get(conn, r, "/large", 1500*time.Millisecond)
-		if err == nil || len(body) == len(large.Body) {
-			t.Fatalf("read %d of %d bytes, err %v; want the server to close the connection", len(body), len(large.Body), err)
-		}
-	})
+	for _, path := range []string{"/large", "/stream"} {
+		t.Run("a client that stops reading is cut off: "+path, func(t *testing.T) {
+			conn, r := dial(t, serve(t, 400*time.Millisecond))
+			body, err := get(conn, r, path, 1500*time.Millisecond)
+			if err == nil || len(body) == len(large.Body) {
+				t.Fatalf("read %d of %d bytes, err %v; want the server to close the connection", len(body), len(large.Body), err)
+			}
+		})
+	}
 }
 
 // TestFileStreamReadAfterSend checks that a stream whose body was sent

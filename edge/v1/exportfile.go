@@ -14,6 +14,7 @@ import (
 	"github.com/edge-stats/edge/analytics/exports"
 	"github.com/edge-stats/edge/edge/access"
 	"github.com/edge-stats/edge/edge/answer"
+	"github.com/edge-stats/edge/edge/apikey"
 	"github.com/edge-stats/edge/edge/byterange"
 	"github.com/edge-stats/edge/edge/problem"
 )
@@ -111,7 +112,10 @@ func (s *API) getExportFile(c *fiber.Ctx) error {
 		if err := s.gate.Admit(c, who); err != nil {
 			return err
 		}
-		return problem.Newf(http.StatusNotFound, "There is no export file %.80q of day %.20q: GET /api/v1/exports lists the days kept, the latest files and their names.", name, day)
+		if day == exports.LatestDir {
+			return problem.Newf(http.StatusNotFound, "There is no file %.80q in the latest sets kept: GET /api/v1/exports lists the newest set's files (latest), and each day's.", apikey.Redact(name))
+		}
+		return problem.Newf(http.StatusNotFound, "There is no export file %.80q of day %.20q: GET /api/v1/exports lists the days kept, the latest files and their names.", apikey.Redact(name), apikey.Redact(day))
 	}
 	return s.sendExport(c, who, t)
 }
@@ -136,8 +140,15 @@ func (s *API) sendExport(c *fiber.Ctx, who access.Caller, t exportTarget) error 
 			status, n = http.StatusRequestedRangeNotSatisfiable, 0
 		}
 	}
+	if status == http.StatusPartialContent && len(ranges) > 1 {
+		n = byterange.NewMultipart(nil, f.Size, ranges, parquetType, boundaryOf(f)).Len() // the parts' headers too
+	}
 	if c.Method() == fiber.MethodHead {
 		n = 0
+	}
+	// A file that changed since its check is refused before it counts.
+	if status != http.StatusNotModified && !s.exports.Intact(t.path, f) {
+		return problem.New(http.StatusServiceUnavailable, "This file changed on disk since it was checked against its listed size and SHA-256, so it is not served; it is checked and built again within the hour. Retry later, or ask another edge of the service.").RetryAfter(60)
 	}
 	now := access.RequestTime(c)
 	caller := who.Subject.String()
@@ -166,10 +177,6 @@ func (s *API) sendExport(c *fiber.Ctx, who access.Caller, t exportTarget) error 
 		return problem.Newf(status, "No range of %.80q is inside the file, which has %d bytes: ask for bytes=0-%d or less, or send no Range for all of it.",
 			c.Get(fiber.HeaderRange), f.Size, max(f.Size-1, 0)).WithHeader(fiber.HeaderContentRange, byterange.Unsatisfied(f.Size))
 	}
-	if !s.exports.Intact(t.path, f) {
-		s.log.Error("an export file is not as it was checked: not served", "path", t.path)
-		return problem.New(http.StatusServiceUnavailable, "This file changed on disk since it was checked against its listed size and SHA-256, so it is not served; it is checked and built again within the hour. Retry later, or ask another edge of the service.").RetryAfter(60)
-	}
 	file, err := os.Open(t.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return problem.New(http.StatusNotFound, "The file was removed since it was listed (its day is past the days kept): GET /api/v1/exports lists the days kept.")
@@ -192,12 +199,16 @@ func (s *API) sendExport(c *fiber.Ctx, who access.Caller, t exportTarget) error 
 		h.Set(fiber.HeaderContentRange, byterange.ContentRange(ranges[0], f.Size))
 		c.Response().SetBodyStream(readCloser{io.NewSectionReader(file, ranges[0].Start, ranges[0].Length), file}, int(ranges[0].Length))
 	default:
-		m := byterange.NewMultipart(file, f.Size, ranges, contentType, "edge-"+f.SHA256[:32])
+		m := byterange.NewMultipart(file, f.Size, ranges, contentType, boundaryOf(f))
 		h.SetContentType(m.ContentType())
 		c.Response().SetBodyStream(readCloser{m.Reader(), file}, int(m.Len()))
 	}
 	return nil
 }
+
+// boundaryOf is the multipart boundary of f's ranges: its SHA-256's
+// first half, which the file's bytes are unlikely to hold.
+func boundaryOf(f exports.File) string { return "edge-" + f.SHA256[:32] }
 
 // ifRange reports whether a range request with If-Range v may be
 // answered with ranges: without the header, or with the file's strong

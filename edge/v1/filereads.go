@@ -12,7 +12,10 @@ import (
 // which lasts readingWindow and covers up to twice the file's bytes plus
 // readingSlack (a reader fetches a footer more than once); later requests
 // of the file by the same key within it count nothing while they fit.
-// A reading used up or past its window counts again. The memory is
+// Each request takes at least requestFloor bytes of it, whatever it
+// answered (a HEAD, a 304 and a 416 send no body), and a reading covers
+// at most maxRequests requests: a reading cannot become a way around the
+// per-minute limit. A reading used up or past its window counts again. The memory is
 // bounded: past maxReadings open readings, a request that would open one
 // counts every time (nothing is given away for want of room).
 type fileReads struct {
@@ -27,8 +30,9 @@ type fileReads struct {
 
 // reading is an open reading: until when, and the bytes it still covers.
 type reading struct {
-	until time.Time
-	left  int64
+	until    time.Time
+	left     int64
+	requests int
 }
 
 // The bounds of a reading.
@@ -36,6 +40,8 @@ const (
 	readingWindow = 10 * time.Minute
 	readingSlack  = 1 << 20
 	maxReadings   = 100_000
+	requestFloor  = 16 << 10
+	maxRequests   = 256
 )
 
 func newFileReads() *fileReads {
@@ -58,10 +64,12 @@ func (r *fileReads) take(caller, file string, n int64, now time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	g, ok := r.open[k]
-	if !ok || !now.Before(g.until) || g.left < n {
+	n = max(n, requestFloor)
+	if !ok || !now.Before(g.until) || g.left < n || g.requests >= maxRequests {
 		return false
 	}
 	g.left -= n
+	g.requests++
 	r.open[k] = g
 	return true
 }
@@ -83,5 +91,5 @@ func (r *fileReads) start(caller, file string, size, n int64, now time.Time) {
 	if _, ok := r.open[k]; !ok && len(r.open) >= r.max {
 		return
 	}
-	r.open[k] = reading{until: now.Add(r.window), left: 2*size + r.slack - n}
+	r.open[k] = reading{until: now.Add(r.window), left: 2*size + r.slack - max(n, requestFloor), requests: 1}
 }

@@ -3,6 +3,7 @@ package analytics
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -45,31 +46,57 @@ type ExportRow struct {
 // listing's latest reading: the week of series.Lookback.
 const exportLookback = 7 * 24 * time.Hour
 
+// ExportPartSize is how many listings one pair of an export's reads
+// covers: each sorts its part's rows before the first comes back, which
+// ClickHouse must send within the connection's read timeout (30 s) on a
+// busy server; a whole store of 2.5 M listings (googleplay at 5M) took
+// longer.
+const ExportPartSize = 50_000
+
 // StreamExportRows calls fn with each listing of store s known by the end
 // of UTC day d, in id order, with its state then and the day's readings.
-// It reads the metadata versions crawled before the day's end and the
-// readings of the eight days up to it, both sorted by id, and merges
-// them: no join inside ClickHouse, and memory for one listing at a time.
-// fn must not keep the row it is given. Nullable columns are taken from
-// the newest version, NULL included (latestNullable).
+// For each part of the store's listings (StoreParts), it reads the
+// metadata versions crawled before the day's end and the readings of the
+// eight days up to it, both sorted by id, and merges them: no join inside
+// ClickHouse, and memory for one listing at a time. fn must not keep the
+// row it is given. Nullable columns are taken from the newest version,
+// NULL included (latestNullable).
 func StreamExportRows(ctx context.Context, conn driver.Conn, s views.Store, d views.Day, fn func(*ExportRow) error) error {
+	parts, err := StoreParts(ctx, conn, s, ExportPartSize)
+	if err != nil {
+		return fmt.Errorf("export listings of %s: %w", s, err)
+	}
+	if len(parts) == 0 {
+		parts = []Part{{Store: s}}
+	}
+	for _, p := range parts {
+		if err := streamExportPart(ctx, conn, p, d, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func streamExportPart(ctx context.Context, conn driver.Conn, p Part, d views.Day, fn func(*ExportRow) error) error {
+	s := p.Store
 	end := (d + 1).Time()
+	where, args := p.where()
 	meta, err := conn.Query(ctx, `
 		SELECT id, `+latestNullable("slug", "crawled_at")+`,
 			argMax(name, crawled_at), argMax(developer, crawled_at),
 			argMax(category, crawled_at), argMax(kind, crawled_at), argMax(version, crawled_at),
 			`+latestNullable("store_updated", "crawled_at")+`, `+latestNullable("store_created", "crawled_at")+`,
 			argMax(first_seen, crawled_at), `+latestNullable("delisted_at", "crawled_at")+`, max(crawled_at)
-		FROM listings WHERE store = ? AND crawled_at < ?
-		GROUP BY id ORDER BY id`, uint8(s), end)
+		FROM listings WHERE `+where+` AND crawled_at < ?
+		GROUP BY id ORDER BY id`, append(slices.Clip(args), end)...)
 	if err != nil {
 		return fmt.Errorf("export listings of %s: %w", s, err)
 	}
 	defer meta.Close()
 	reads, err := conn.Query(ctx, `
 		SELECT id, crawled_at, usage, weekly_downloads, rating, rating_count FROM snapshots
-		WHERE store = ? AND crawled_at >= ? AND crawled_at < ?
-		ORDER BY id, crawled_at`, uint8(s), d.Time().Add(-exportLookback), end)
+		WHERE `+where+` AND crawled_at >= ? AND crawled_at < ?
+		ORDER BY id, crawled_at`, append(slices.Clip(args), d.Time().Add(-exportLookback), end)...)
 	if err != nil {
 		return fmt.Errorf("export readings of %s: %w", s, err)
 	}

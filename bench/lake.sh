@@ -16,15 +16,15 @@ day=${2:-2026-10-31}
 out=bench/out/lake-$db
 dir=$out/exports
 mkdir -p "$out"
-rm -rf "$dir"
+[ -n "${SKIP_EXPORT:-}" ] || rm -rf "$dir"
 GOEXPERIMENT=simd go build -o bin/edge ./cmd/edge
 go build -o bin/lakeserve ./bench/lakeserve
 node=$(deploy/node.sh)/node
 
 echo "== export of $day with its latest set ($db)"
-/usr/bin/time -f "wall %es, max RSS %MkB" bin/edge export --ch-addr "$EDGE_CH_ADDR" --ch-database "$db" \
+[ -n "${SKIP_EXPORT:-}" ] || /usr/bin/time -f "wall %es, max RSS %MkB" bin/edge export --ch-addr "$EDGE_CH_ADDR" --ch-database "$db" \
   --exports-dir "$dir" --day "$day" --latest >"$out/manifests.json" 2>"$out/export.txt" || { cat "$out/export.txt"; exit 1; }
-tail -1 "$out/export.txt"
+tail -1 "$out/export.txt" # SKIP_EXPORT=1: the files of the run before
 python3 - "$out/manifests.json" <<'PY'
 import json, sys
 text = open(sys.argv[1]).read()

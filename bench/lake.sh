@@ -73,4 +73,4 @@ srv=$!
 trap 'kill $srv 2>/dev/null' EXIT
 sleep 1
 (cd edge/testdata/lake && "$node" hyparquet.mjs "http://127.0.0.1:18490/readings/$store/part-0.parquet" none "$id" id,day,size,rating,rank) |
-  python3 -c 'import json,sys; r=json.load(sys.stdin); print(f"{len(r[\"rows\"])} days of '"$id"' ('"$store"'): {r[\"requests\"]} requests, {r[\"bytes\"]:,} bytes of a file of {r[\"byteLength\"]:,}")'
+  python3 -c 'import json,sys; r=json.load(sys.stdin); print(len(r["rows"]), "days;", r["requests"], "requests,", r["bytes"], "bytes of a file of", r["byteLength"])'

@@ -28,7 +28,7 @@ const ReadingsPerGroup = 1_000_000
 // the listing not ranked in it).
 type Reading struct {
 	Store           string    `parquet:"store,dict"`
-	ID              string    `parquet:"id,dict"`  // a listing's days are a run: a dictionary index each, in runs
+	ID              string    `parquet:"id,dict"`        // a listing's days are a run: a dictionary index each, in runs
 	Day             int32     `parquet:"day,date,delta"` // days since 1970-01-01
 	ReadAt          time.Time `parquet:"read_at,timestamp(millisecond),delta"`
 	Size            *int64    `parquet:"size,optional"`

@@ -93,10 +93,7 @@ func streamExportPart(ctx context.Context, conn driver.Conn, p Part, d views.Day
 		return fmt.Errorf("export listings of %s: %w", s, err)
 	}
 	defer meta.Close()
-	reads, err := conn.Query(ctx, `
-		SELECT id, crawled_at, usage, weekly_downloads, rating, rating_count FROM snapshots
-		WHERE `+where+` AND crawled_at >= ? AND crawled_at < ?
-		ORDER BY id, crawled_at`, append(slices.Clip(args), d.Time().Add(-exportLookback), end)...)
+	reads, err := exportReadings(ctx, conn, where, args, d)
 	if err != nil {
 		return fmt.Errorf("export readings of %s: %w", s, err)
 	}
@@ -168,4 +165,13 @@ func FirstReadingDay(ctx context.Context, conn driver.Conn) (views.Day, error) {
 		return 0, fmt.Errorf("first reading: %w", err)
 	}
 	return views.DayOf(t), nil
+}
+
+// exportReadings reads the readings of the eight days up to day d's end
+// of the listings where selects, by id then time.
+func exportReadings(ctx context.Context, conn driver.Conn, where string, args []any, d views.Day) (driver.Rows, error) {
+	return conn.Query(ctx, `
+		SELECT id, crawled_at, usage, weekly_downloads, rating, rating_count FROM snapshots
+		WHERE `+where+` AND crawled_at >= ? AND crawled_at < ?
+		ORDER BY id, crawled_at`, append(slices.Clip(args), d.Time().Add(-exportLookback), (d+1).Time())...)
 }

@@ -46,7 +46,7 @@ func TestCORS(t *testing.T) {
 		a := preflight(path, "authorization, if-none-match")
 		if a.status != http.StatusNoContent || len(a.body) != 0 || a.header.Get("Access-Control-Allow-Origin") != "*" ||
 			a.header.Get("Access-Control-Allow-Methods") != "GET, HEAD" ||
-			a.header.Get("Access-Control-Allow-Headers") != "Authorization, X-Api-Key, If-None-Match, If-Modified-Since" ||
+			a.header.Get("Access-Control-Allow-Headers") != "Authorization, X-Api-Key, If-None-Match, If-Modified-Since, Range, If-Range" ||
 			a.header.Get("Access-Control-Max-Age") == "" || a.header.Get("RateLimit-Remaining") != "" {
 			t.Fatalf("preflight %d of %s: %d %v %q", i, path, a.status, a.header, a.body)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/edge-stats/edge/analytics/exports"
 	"github.com/edge-stats/edge/edge/access"
@@ -159,16 +160,7 @@ func (s *API) sendExport(c *fiber.Ctx, who access.Caller, t exportTarget) error 
 		s.reads.start(caller, f.SHA256, f.Size, n, now)
 	}
 	h := &c.Response().Header
-	// What a reader in a browser needs to read of a range's answer, beside
-	// what every answer of the API exposes (package edge, CORS).
-	h.Set(fiber.HeaderAccessControlExposeHeaders, exposedFileHeaders)
-	h.Set(fiber.HeaderETag, etag)
-	h.Set(fiber.HeaderCacheControl, t.cache)
-	h.Set(fiber.HeaderVary, "Authorization, X-Api-Key")
-	h.Set(fiber.HeaderAcceptRanges, "bytes")
-	if t.location != "" {
-		h.Set(fiber.HeaderContentLocation, t.location)
-	}
+	fileHeaders(h, t, etag)
 	switch status {
 	case http.StatusNotModified:
 		c.Status(status)
@@ -204,6 +196,20 @@ func (s *API) sendExport(c *fiber.Ctx, who access.Caller, t exportTarget) error 
 		c.Response().SetBodyStream(readCloser{m.Reader(), file}, int(m.Len()))
 	}
 	return nil
+}
+
+// fileHeaders sets the headers every answer of file t carries.
+func fileHeaders(h *fasthttp.ResponseHeader, t exportTarget, etag string) {
+	// What a reader in a browser needs to read of a range's answer, beside
+	// what every answer of the API exposes (package edge, CORS).
+	h.Set(fiber.HeaderAccessControlExposeHeaders, exposedFileHeaders)
+	h.Set(fiber.HeaderETag, etag)
+	h.Set(fiber.HeaderCacheControl, t.cache)
+	h.Set(fiber.HeaderVary, "Authorization, X-Api-Key")
+	h.Set(fiber.HeaderAcceptRanges, "bytes")
+	if t.location != "" {
+		h.Set(fiber.HeaderContentLocation, t.location)
+	}
 }
 
 // boundaryOf is the multipart boundary of f's ranges: its SHA-256's

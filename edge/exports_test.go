@@ -86,12 +86,12 @@ func TestDailyExports(t *testing.T) {
 	key, _ := signUpWithKey(t, h, "exports@example.com")
 	auth := map[string]string{"Authorization": "Bearer " + key}
 	day := l.Days[2]
-	// The lake's Parquet files, listed after these, are TestLake's.
+	// The lake's Parquet and schema files, listed after these, are TestLake's.
 	day.Files = slices.DeleteFunc(day.Files, func(f struct {
 		exports.File
 		URL string
 	}) bool {
-		return f.Format == exports.FormatParquet
+		return f.Format == exports.FormatParquet || f.Format == exports.FormatSchema
 	})
 	if len(day.Files) != 3*int(views.NumStores) {
 		t.Fatalf("%s: %d files", day.Day, len(day.Files))

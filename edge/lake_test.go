@@ -129,6 +129,7 @@ func TestLake(t *testing.T) {
 	t.Run("http", func(t *testing.T) { lakeOverHTTP(t, h, l, auth) })
 	t.Run("ranges", func(t *testing.T) { lakeRanges(t, h, l, auth) })
 	t.Run("docs", func(t *testing.T) { lakeDocs(t, h, l, auth) })
+	t.Run("schemas", func(t *testing.T) { lakeSchemas(t, h, l, auth) })
 	t.Run("damage", func(t *testing.T) { lakeDamage(t, h, l, auth) })
 }
 
@@ -148,7 +149,7 @@ func lakeTables(t *testing.T, h *harness, cfg edgetest.Dataset, l lakeListing, a
 	dir := t.TempDir()
 	day := l.Days[1]
 	pq := parquetOf(day.Files)
-	if len(pq) != len(exports.Tables)*int(views.NumStores) || len(l.Latest.Files) != len(pq) {
+	if len(pq) != len(exports.Tables)*int(views.NumStores) || len(parquetOf(l.Latest.Files)) != len(pq) {
 		t.Fatalf("%s: %d Parquet files, latest %d; want a table a store", day.Day, len(pq), len(l.Latest.Files))
 	}
 	d := parseDay(t, day.Day)
@@ -162,7 +163,7 @@ func lakeTables(t *testing.T, h *harness, cfg edgetest.Dataset, l lakeListing, a
 		}
 	}
 	latest := filepath.Join(dir, "latest")
-	for _, f := range l.Latest.Files {
+	for _, f := range parquetOf(l.Latest.Files) {
 		if f.URL != "/api/v1/exports/latest/"+f.Name {
 			t.Fatalf("latest file at %s", f.URL)
 		}
@@ -370,7 +371,7 @@ func lakeDocs(t *testing.T, h *harness, l lakeListing, auth map[string]string) {
 		t.Fatalf("%d queries in the docs' lake section, want 3", len(queries))
 	}
 	dir := t.TempDir()
-	for _, f := range l.Latest.Files {
+	for _, f := range parquetOf(l.Latest.Files) {
 		if f.Content != exports.TableReviews {
 			download(t, h, auth, f, dir)
 		}

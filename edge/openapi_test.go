@@ -80,7 +80,7 @@ func TestOpenAPIDescriptionIsValid(t *testing.T) {
 		"/reviews/search", "/charts/{store}", "/tags", "/tags/{slug}/{store}", "/categories/{store}", "/stores/{store}/stats",
 		"/week", "/week/{id}", "/weeks", "/openapi.json", "/listings/{store}/{id}/growth", "/listings/{store}/{id}/history.csv",
 		"/compare", "/compare.csv", "/definitions", "/changes", "/exports", "/exports/{day}/{file}",
-		"/exports/{day}/parquet/{table}/{storePartition}/{datePartition}/part-0.parquet",
+		"/exports/{day}/parquet/{table}/{storePartition}/{datePartition}/part-0.parquet", "/exports/{day}/parquet/{table}/schema.json",
 		"/exports/latest/parquet/{table}/{storePartition}/part-0.parquet", "/exports/latest/{set}/parquet/{table}/{storePartition}/part-0.parquet",
 		"/listings/{store}/{id}/changes", "/listings/{store}/{id}/changes.csv", "/events", "/events.csv", "/events/stream",
 		"/developers/{store}/{developer}", "/permissions", "/categories/{store}/{category}"}

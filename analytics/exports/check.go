@@ -80,7 +80,7 @@ func Files(dir string, m Manifest, latest bool) map[string]File {
 		base = filepath.Join(dir, LatestDir, m.Day)
 	}
 	out := map[string]File{}
-	for _, list := range [][]File{m.Files, m.Parquet} {
+	for _, list := range [][]File{m.Files, m.Parquet, m.Schemas} {
 		for _, f := range list {
 			if !strings.Contains(f.Name, "..") {
 				out[filepath.Join(base, filepath.FromSlash(f.Name))] = f

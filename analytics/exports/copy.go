@@ -103,7 +103,7 @@ func Copy(ctx context.Context, dir string, m Manifest, open func(ctx context.Con
 		return false, fmt.Errorf("copy export %s: %w", m.Day, err)
 	}
 	return publish(dir, m.Day, func(tmp string) (Manifest, error) {
-		for _, f := range append(slices.Clip(m.Files), m.Parquet...) {
+		for _, f := range append(slices.Clip(m.Files), m.lake()...) {
 			if err := copyFile(ctx, filepath.Join(tmp, filepath.FromSlash(f.Name)), f, open); err != nil {
 				return m, fmt.Errorf("copy export %s: %w", m.Day, err)
 			}
@@ -133,7 +133,10 @@ func checkNames(m Manifest) error {
 			lakeNames[ParquetName(t, s, views.DayOf(day))] = true
 		}
 	}
-	return checkFiles(m.Parquet, lakeNames)
+	if err := checkFiles(m.Parquet, lakeNames); err != nil {
+		return err
+	}
+	return checkFiles(m.Schemas, schemaNames())
 }
 
 // checkFiles reports an error unless files name only names allowed, each

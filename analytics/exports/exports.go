@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -28,15 +29,15 @@ import (
 	"github.com/edge-stats/edge/views"
 )
 
-// File is one file of a day's export.
+// File is one file of a day's export or of a latest set.
 type File struct {
-	Name    string `json:"name"` // <store>.ndjson.gz, <store>.csv.gz or <store>.events.ndjson.gz
-	Store   string `json:"store"`
-	Content string `json:"content"` // listings, or events (the day's changes)
-	Format  string `json:"format"`  // ndjson or csv
-	Size    int64  `json:"size"`    // bytes, compressed
-	Rows    int    `json:"rows"`    // listings, or events
-	SHA256  string `json:"sha256"`  // of the compressed bytes, in hex
+	Name    string `json:"name"`            // <store>.ndjson.gz, <store>.csv.gz, <store>.events.ndjson.gz, or a lake file's path (ParquetName, LatestName, SchemaName)
+	Store   string `json:"store,omitempty"` // none on a schema file
+	Content string `json:"content"`         // listings, events (the day's changes), or a lake table
+	Format  string `json:"format"`          // ndjson, csv, parquet or schema
+	Size    int64  `json:"size"`            // bytes, as served
+	Rows    int    `json:"rows"`            // listings, events, a table's rows, or a schema's columns
+	SHA256  string `json:"sha256"`          // of the bytes served, in hex
 }
 
 // The contents of a day's files.
@@ -56,7 +57,13 @@ type Manifest struct {
 	// no such field, so the files it copies from a fleet's leader are
 	// the others, and the day it serves has no lake.
 	Parquet []File `json:"parquet,omitempty"`
+	// Schemas lists the lake's schema files (lake.Schema), one a table,
+	// named by SchemaName. A release before them reads no such field.
+	Schemas []File `json:"schemas,omitempty"`
 }
+
+// lake returns m's lake files: its Parquet files and their schemas.
+func (m Manifest) lake() []File { return append(slices.Clip(m.Parquet), m.Schemas...) }
 
 const manifestName = "manifest.json"
 
@@ -95,6 +102,11 @@ func Build(ctx context.Context, conn driver.Conn, dir string, d views.Day) (m Ma
 			}
 			m.Parquet = append(append(m.Parquet, files[len(formats):]...), tables...)
 		}
+		schemas, err := writeSchemas(tmp)
+		if err != nil {
+			return m, fmt.Errorf("export the lake's schemas of %s: %w", d, err)
+		}
+		m.Schemas = schemas
 		m.Built, m.Seconds = time.Now().UTC().Truncate(time.Second), time.Since(start).Seconds()
 		return m, nil
 	})

@@ -49,6 +49,11 @@ func BuildLatest(ctx context.Context, conn driver.Conn, dir string, d views.Day)
 			}
 			m.Parquet = append(m.Parquet, files...)
 		}
+		schemas, err := writeSchemas(tmp)
+		if err != nil {
+			return m, fmt.Errorf("latest schemas of %s: %w", d, err)
+		}
+		m.Schemas = schemas
 		m.Built, m.Seconds = time.Now().UTC().Truncate(time.Second), time.Since(start).Seconds()
 		return m, nil
 	})
@@ -183,8 +188,11 @@ func CopyLatest(ctx context.Context, dir string, m Manifest, open func(ctx conte
 	if err := checkFiles(m.Parquet, latestNames()); err != nil {
 		return false, fmt.Errorf("copy latest %s: %w", m.Day, err)
 	}
+	if err := checkFiles(m.Schemas, schemaNames()); err != nil {
+		return false, fmt.Errorf("copy latest %s: %w", m.Day, err)
+	}
 	return publish(filepath.Join(dir, LatestDir), m.Day, func(tmp string) (Manifest, error) {
-		for _, f := range m.Parquet {
+		for _, f := range m.lake() {
 			if err := copyFile(ctx, filepath.Join(tmp, filepath.FromSlash(f.Name)), f, open); err != nil {
 				return m, fmt.Errorf("copy latest %s: %w", m.Day, err)
 			}
@@ -207,9 +215,10 @@ func latestNames() map[string]bool {
 // parquetPath returns the path of m's Parquet file name in dir (m a day
 // or, with dir the latest sets', a set), when m lists it.
 func parquetPath(dir string, m Manifest, name string) (string, File, bool) {
-	i := slices.IndexFunc(m.Parquet, func(f File) bool { return f.Name == name })
+	files := m.lake()
+	i := slices.IndexFunc(files, func(f File) bool { return f.Name == name })
 	if i < 0 || strings.Contains(name, "..") {
 		return "", File{}, false
 	}
-	return filepath.Join(dir, m.Day, filepath.FromSlash(name)), m.Parquet[i], true
+	return filepath.Join(dir, m.Day, filepath.FromSlash(name)), files[i], true
 }

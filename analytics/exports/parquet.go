@@ -78,13 +78,14 @@ func (o *parquetOut) close(rows int, werr error) (File, error) {
 }
 
 // writeTable writes one Parquet file of rows T: fill adds its rows.
-func writeTable[T any](dir, name string, s views.Store, table, schema string, perGroup int64, fill func(w *lake.Writer[T]) error) (File, error) {
+func writeTable[T any](dir, name string, s views.Store, table, schema string, perGroup int64, pageBytes int, fill func(w *lake.Writer[T]) error) (File, error) {
 	o, err := createParquet(dir, name, s, table)
 	if err != nil {
 		return File{}, err
 	}
 	defer o.f.Close()
-	w := lake.NewWriter[T](o.cnt, schema, perGroup, sortingOf(table)...)
+	sch, _ := lake.SchemaOf(table)
+	w := lake.NewPagedWriter[T](o.cnt, schema, perGroup, pageBytes, sch.SortedBy...)
 	err = fill(w)
 	rows, cerr := w.Close()
 	f, err := o.close(rows, errors.Join(err, cerr))
@@ -94,17 +95,40 @@ func writeTable[T any](dir, name string, s views.Store, table, schema string, pe
 	return f, nil
 }
 
-// sortingOf returns the columns a table's files are sorted by.
-func sortingOf(table string) []string {
-	switch table {
-	case TableReadings:
-		return []string{"store", "id", "day"}
-	case TableChanges:
-		return []string{"store", "id", "changed_at"}
-	case TableReviews:
-		return []string{"store", "id", "review_id"}
+// FormatSchema is the Format of the lake's schema files.
+const FormatSchema = "schema"
+
+// SchemaName returns the name of table's schema file in a day or a
+// latest set: beside the table's partitions, outside their glob
+// (parquet/{table}/*/*/*.parquet).
+func SchemaName(table string) string { return "parquet/" + table + "/schema.json" }
+
+// schemaNames are the names of the schema files a day or a set may hold.
+func schemaNames() map[string]bool {
+	allowed := map[string]bool{}
+	for _, t := range Tables {
+		allowed[SchemaName(t)] = true
 	}
-	return []string{"store", "id"}
+	return allowed
+}
+
+// writeSchemas writes each table's schema file (lake.Schema) into dir.
+func writeSchemas(dir string) ([]File, error) {
+	var out []File
+	for _, s := range lake.Schemas() {
+		b := s.JSON()
+		name := SchemaName(s.Table)
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(b)
+		out = append(out, File{Name: name, Content: s.Table, Format: FormatSchema, Size: int64(len(b)), Rows: len(s.Columns), SHA256: hex.EncodeToString(sum[:])})
+	}
+	return out, nil
 }
 
 // lakePartSize is how many listings one read of a lake table covers
@@ -139,7 +163,7 @@ func writeDayTables(ctx context.Context, conn driver.Conn, dir string, s views.S
 }
 
 func writeReadings(ctx context.Context, conn driver.Conn, dir, name string, s views.Store, parts []analytics.Part, from, to views.Day) (File, error) {
-	return writeTable(dir, name, s, TableReadings, lake.ReadingsSchema, lake.ReadingsPerGroup, func(w *lake.Writer[lake.Reading]) error {
+	return writeTable(dir, name, s, TableReadings, lake.ReadingsSchema, lake.ReadingsPerGroup, lake.ReadingsPageBytes, func(w *lake.Writer[lake.Reading]) error {
 		return analytics.StreamDayReadings(ctx, conn, parts, from, to, func(r *analytics.DayReading) error {
 			return w.Add(lake.ReadingOf(s, r))
 		})
@@ -150,7 +174,7 @@ func writeReadings(ctx context.Context, conn driver.Conn, dir, name string, s vi
 // listings with a version crawled in that time (every listing, when from
 // is zero).
 func writeChanges(ctx context.Context, conn driver.Conn, dir, name string, s views.Store, parts []analytics.Part, from, end time.Time) (File, error) {
-	return writeTable(dir, name, s, TableChanges, lake.ChangesSchema, lake.RowsPerGroup, func(w *lake.Writer[lake.Change]) error {
+	return writeTable(dir, name, s, TableChanges, lake.ChangesSchema, lake.RowsPerGroup, lake.PageBytes, func(w *lake.Writer[lake.Change]) error {
 		var rows []lake.Change
 		return analytics.StreamListingChanges(ctx, conn, parts, from, end, func(_ string, cs []changes.Change) error {
 			rows = lake.ChangesOf(rows[:0], cs)
@@ -168,7 +192,7 @@ func writeChanges(ctx context.Context, conn driver.Conn, dir, name string, s vie
 }
 
 func writeReviews(ctx context.Context, conn driver.Conn, dir, name string, s views.Store, parts []analytics.Part, from, end time.Time) (File, error) {
-	return writeTable(dir, name, s, TableReviews, lake.ReviewsSchema, lake.RowsPerGroup, func(w *lake.Writer[lake.Review]) error {
+	return writeTable(dir, name, s, TableReviews, lake.ReviewsSchema, lake.RowsPerGroup, lake.PageBytes, func(w *lake.Writer[lake.Review]) error {
 		return analytics.StreamReviewMeta(ctx, conn, parts, from, end, func(r *analytics.ReviewMeta) error {
 			return w.Add(lake.ReviewOf(s, r))
 		})

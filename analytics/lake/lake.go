@@ -110,6 +110,12 @@ type Writer[T any] struct {
 // as ListingsSchema) to out, in row groups of at most rowsPerGroup rows
 // and pages of PageBytes, sorted by the columns named.
 func NewWriter[T any](out io.Writer, schema string, rowsPerGroup int64, sorted ...string) *Writer[T] {
+	return NewPagedWriter[T](out, schema, rowsPerGroup, PageBytes, sorted...)
+}
+
+// NewPagedWriter is NewWriter with pages cut at pageBytes: parquet-go
+// cuts a column's page when its values before encoding reach it.
+func NewPagedWriter[T any](out io.Writer, schema string, rowsPerGroup int64, pageBytes int, sorted ...string) *Writer[T] {
 	cols := make([]parquet.SortingColumn, len(sorted))
 	for i, c := range sorted {
 		cols[i] = parquet.Ascending(c)
@@ -117,7 +123,7 @@ func NewWriter[T any](out io.Writer, schema string, rowsPerGroup int64, sorted .
 	return &Writer[T]{w: parquet.NewGenericWriter[T](out,
 		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
 		parquet.MaxRowsPerRowGroup(rowsPerGroup),
-		parquet.PageBufferSize(PageBytes),
+		parquet.PageBufferSize(pageBytes),
 		parquet.CreatedBy("edge", "1", ""), // no build or time: the same rows give the same bytes
 		parquet.KeyValueMetadata("edge.schema", schema),
 		parquet.SortingWriterConfig(parquet.SortingColumns(cols...)),

@@ -47,7 +47,7 @@ func history(n, days int) []analytics.DayReading {
 func TestOneListingReadsLittle(t *testing.T) {
 	rs := history(2000, 730)
 	var b bytes.Buffer
-	w := NewWriter[Reading](&b, ReadingsSchema, ReadingsPerGroup, "store", "id", "day")
+	w := NewPagedWriter[Reading](&b, ReadingsSchema, ReadingsPerGroup, ReadingsPageBytes, "store", "id", "day")
 	for i := range rs {
 		if err := w.Add(ReadingOf(views.Chrome, &rs[i])); err != nil {
 			t.Fatal(err)

@@ -16,12 +16,19 @@ const (
 	ReviewsSchema  = "reviews@1"
 )
 
-// ReadingsPerGroup is the most rows a readings row group holds: a file
-// holds every day of a store's history (a listing's days are
-// consecutive rows), and a reader of one listing reads the footer, whose
-// size grows with the row groups, and a page of each column it reads.
-// Larger groups make a smaller footer and the same pages.
-const ReadingsPerGroup = 1_000_000
+// ReadingsPerGroup and ReadingsPageBytes are the readings' layout: a
+// file holds every day of a store's history (a listing's days are
+// consecutive rows), and a reader of one listing over HTTP reads the
+// footer, whose size grows with the row groups, the page indexes of the
+// group that holds the listing, whose size grows with its pages, and a
+// page of each column it asks for; a reader without the page index
+// (DuckDB) reads the footer and the group's columns whole. Groups of 2M
+// rows in pages of 64 KiB hold both near their least at bench_5m's size
+// (bench/README, The lake), and compress better than small pages.
+const (
+	ReadingsPerGroup  = 2_000_000
+	ReadingsPageBytes = 64 << 10
+)
 
 // Reading is one row of the readings table: a listing's latest reading of
 // a UTC day, and its ranks that day (null when the day was not ranked or

@@ -305,7 +305,9 @@ func TestFleetElectsOneEdgeForOnceJobs(t *testing.T) {
 	day := string(newest[1])
 	for _, name := range []string{day + "/manifest.json", day + "/chrome.csv.gz", day + "/apple.ndjson.gz",
 		day + "/parquet/readings/store=chrome/date=" + day + "/part-0.parquet",
-		"latest/" + day + "/manifest.json", "latest/" + day + "/parquet/readings/store=apple/part-0.parquet"} {
+		day + "/parquet/changes/schema.json",
+		"latest/" + day + "/manifest.json", "latest/" + day + "/parquet/readings/store=apple/part-0.parquet",
+		"latest/" + day + "/parquet/readings/schema.json"} {
 		l, errL := os.ReadFile(filepath.Join(leader.exports, name))
 		o, errO := os.ReadFile(filepath.Join(other.exports, name))
 		if errL != nil || errO != nil || len(l) == 0 || !bytes.Equal(l, o) {

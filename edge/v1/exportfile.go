@@ -79,10 +79,24 @@ func (s *API) findExport(day, name string) (exportTarget, bool) {
 		location: exportsPath + exports.LatestDir + "/" + sets[0].Day + "/" + name}, ok
 }
 
+// contentTypeOf returns the media type of file f.
+func contentTypeOf(f exports.File) string {
+	switch f.Format {
+	case exports.FormatParquet:
+		return parquetType
+	case exports.FormatSchema:
+		return fiber.MIMEApplicationJSON
+	}
+	return "application/gzip"
+}
+
 // downloadName is the name a file is saved as.
 func downloadName(day string, f exports.File) string {
-	if f.Format == exports.FormatParquet {
+	switch f.Format {
+	case exports.FormatParquet:
 		return day + "-" + f.Content + "-" + f.Store + ".parquet"
+	case exports.FormatSchema:
+		return day + "-" + f.Content + "-schema.json"
 	}
 	return day + "-" + f.Name
 }
@@ -142,7 +156,7 @@ func (s *API) sendExport(c *fiber.Ctx, who access.Caller, t exportTarget) error 
 		}
 	}
 	if status == http.StatusPartialContent && len(ranges) > 1 {
-		n = byterange.NewMultipart(nil, f.Size, ranges, parquetType, boundaryOf(f)).Len() // the parts' headers too
+		n = byterange.NewMultipart(nil, f.Size, ranges, contentTypeOf(f), boundaryOf(f)).Len() // the parts' headers too
 	}
 	if c.Method() == fiber.MethodHead {
 		n = 0
@@ -176,10 +190,7 @@ func (s *API) sendExport(c *fiber.Ctx, who access.Caller, t exportTarget) error 
 	if err != nil {
 		return s.readProblem("the export file", err)
 	}
-	contentType := "application/gzip"
-	if f.Format == exports.FormatParquet {
-		contentType = parquetType
-	}
+	contentType := contentTypeOf(f)
 	h.Set(fiber.HeaderContentDisposition, `attachment; filename="`+t.filename+`"`)
 	c.Status(status)
 	switch {

@@ -43,7 +43,7 @@ const immutable = "public, max-age=31536000, immutable"
 
 // getExports answers GET /api/v1/exports: every day exported, newest
 // first, with each file's name, store, format, size, rows and SHA-256
-// (the lake's Parquet files after the others), and the newest latest set
+// (the lake's Parquet files after the others, then its schema files), and the newest latest set
 // at its stable addresses.
 func (s *API) getExports(c *fiber.Ctx) (answer.Reply, error) {
 	if s.exports == nil {
@@ -55,10 +55,10 @@ func (s *API) getExports(c *fiber.Ctx) (answer.Reply, error) {
 		Latest *exportDay  `json:"latest"`
 	}{Days: make([]exportDay, len(days))}
 	for i, m := range days {
-		out.Days[i] = exportDay{Day: m.Day, Files: exportFiles(exportsPath+m.Day+"/", m.Files, m.Parquet)}
+		out.Days[i] = exportDay{Day: m.Day, Files: exportFiles(exportsPath+m.Day+"/", m.Files, m.Parquet, m.Schemas)}
 	}
 	if sets := s.exports.Latest(); len(sets) > 0 {
-		out.Latest = &exportDay{Day: sets[0].Day, Files: exportFiles(exportsPath+exports.LatestDir+"/", sets[0].Parquet)}
+		out.Latest = &exportDay{Day: sets[0].Day, Files: exportFiles(exportsPath+exports.LatestDir+"/", sets[0].Parquet, sets[0].Schemas)}
 	}
 	a, err := answer.JSON(out)
 	if err != nil {

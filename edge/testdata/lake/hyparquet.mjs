@@ -1,7 +1,8 @@
 // Reads one listing's rows of a Parquet file of the lake over HTTP, as a
 // page in a browser would: hyparquet's asyncBufferFromUrl (a HEAD for the
 // length, then range requests), its filter on id (row groups skipped by
-// their statistics, pages by the page index), zstd from
+// their statistics; with usePageIndex and useOffsetIndex, which hyparquet
+// leaves off by default, pages by the page index), zstd from
 // hyparquet-compressors. Prints the rows and what the reading fetched.
 //
 //   node hyparquet.mjs <url> <key> <id> <columns, comma-separated>
@@ -21,6 +22,6 @@ const file = await asyncBufferFromUrl({ url, requestInit: { headers: { Authoriza
 // The footer first, in 64 KiB (hyparquet fetches 512 KiB by default):
 // the lake's footers are smaller, and a page reads only what it needs.
 const metadata = await parquetMetadataAsync(file, { initialFetchSize: 64 << 10 })
-const rows = await parquetReadObjects({ file, metadata, compressors, columns: columns.split(','), filter: { id: { $eq: id } } })
+const rows = await parquetReadObjects({ file, metadata, compressors, columns: columns.split(','), filter: { id: { $eq: id } }, usePageIndex: true, useOffsetIndex: true })
 const json = (_, v) => (typeof v === 'bigint' ? Number(v) : v)
 console.log(JSON.stringify({ byteLength: file.byteLength, ...fetched, rows }, json))

@@ -88,6 +88,7 @@ function notFound(template, path) {
       return setSegment(path, 4, '2000-W01');
     case '/exports/{day}/{file}':
     case '/exports/{day}/parquet/{table}/{storePartition}/{datePartition}/part-0.parquet':
+    case '/exports/{day}/parquet/{table}/schema.json':
       return setSegment(path, 4, '2000-01-01');
     case '/exports/latest/parquet/{table}/{storePartition}/part-0.parquet':
       return setSegment(path, 8, 'part-9.parquet');

@@ -95,6 +95,11 @@ func TestCopy(t *testing.T) {
 		}
 		m.Files = append(m.Files, File{Name: name, Content: content, Size: int64(len(files[name])), SHA256: hex.EncodeToString(sum[:])})
 	}
+	// A schema file, as this release lists them apart (Schemas: a
+	// release before them reads no such field, and copies the rest).
+	files[SchemaName(TableReadings)] = []byte("{}\n")
+	sum := sha256.Sum256(files[SchemaName(TableReadings)])
+	m.Schemas = []File{{Name: SchemaName(TableReadings), Content: TableReadings, Format: FormatSchema, Size: 3, SHA256: hex.EncodeToString(sum[:])}}
 	open := func(_ context.Context, name string) (io.ReadCloser, error) {
 		b, ok := files[name]
 		if !ok {
@@ -122,7 +127,7 @@ func TestCopy(t *testing.T) {
 
 	bad := func(change func(*Manifest)) Manifest {
 		c := m
-		c.Files = slices.Clone(m.Files)
+		c.Files, c.Schemas = slices.Clone(m.Files), slices.Clone(m.Schemas)
 		change(&c)
 		return c
 	}
@@ -135,6 +140,10 @@ func TestCopy(t *testing.T) {
 		"a name twice":         bad(func(c *Manifest) { c.Files[1] = c.Files[0] }),
 		"a day not a date":     bad(func(c *Manifest) { c.Day = "../../etc" }),
 		"a day not as written": bad(func(c *Manifest) { c.Day = "2026-2-03" }),
+		"a schema of no table": bad(func(c *Manifest) { c.Schemas[0].Name = "parquet/nope/schema.json" }),
+		"a schema's path":      bad(func(c *Manifest) { c.Schemas[0].Name = "parquet/readings/../../x.json" }),
+		"a schema's SHA-256":   bad(func(c *Manifest) { c.Schemas[0].SHA256 = strings.Repeat("0", 64) }),
+		"a schema as a table":  bad(func(c *Manifest) { c.Parquet = c.Schemas }),
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()

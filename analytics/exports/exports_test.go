@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/edge-stats/edge/views"
@@ -123,6 +124,25 @@ func TestCopy(t *testing.T) {
 	}
 	if copied, err := Copy(context.Background(), dir, m, open); err != nil || copied {
 		t.Errorf("a day there already: %v %v", copied, err)
+	}
+	// A leader that goes away in the middle of a copy: nothing is
+	// published and nothing is left behind, and the next copy is whole.
+	broken := t.TempDir()
+	served := 0
+	dying := func(ctx context.Context, name string) (io.ReadCloser, error) {
+		if served++; served > 1 {
+			return io.NopCloser(io.MultiReader(strings.NewReader("cut"), iotest.ErrReader(errors.New("connection reset")))), nil
+		}
+		return open(ctx, name)
+	}
+	if copied, err := Copy(context.Background(), broken, m, dying); err == nil || copied {
+		t.Errorf("a copy cut short: %v %v", copied, err)
+	}
+	if left, _ := os.ReadDir(broken); len(left) != 0 {
+		t.Errorf("a copy cut short left %v", left)
+	}
+	if copied, err := Copy(context.Background(), broken, m, open); err != nil || !copied {
+		t.Errorf("the copy after: %v %v", copied, err)
 	}
 
 	bad := func(change func(*Manifest)) Manifest {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -47,7 +48,14 @@ type Exports struct {
 	checked views.Published[map[string]exports.Stamp]
 	source  ExportsSource
 	ready   func(ctx context.Context) error // waited on before a build (WaitFor)
+	waiting atomic.Bool                     // the newest latest set waits for the ranks
 }
+
+// WaitingForRanks says whether the last run left the newest latest set
+// to build once the ranks are done: the ranks job runs the exports again
+// when it ends (cmd/edge), so the set comes minutes after the ranks, not
+// at the exports job's next hour.
+func (e *Exports) WaitingForRanks() bool { return e.waiting.Load() }
 
 // WaitFor makes the job wait on ready (builder.Builder.WaitFigures) before it
 // builds from ClickHouse: after a restart the full load has ClickHouse
@@ -252,10 +260,12 @@ func (e *Exports) buildLatest(ctx context.Context, conn driver.Conn, d views.Day
 			}
 			if n := countUpTo(todo, d); n > 0 {
 				e.log.Info("the latest exports wait for the ranks", "day", d.String(), "days to rank", n)
+				e.waiting.Store(true)
 				return nil
 			}
 		}
 	}
+	e.waiting.Store(false)
 	m, fresh, err := exports.BuildLatest(ctx, conn, e.cfg.Dir, d)
 	if err != nil {
 		return fmt.Errorf("exports: %w", err)

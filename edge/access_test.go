@@ -280,6 +280,18 @@ func TestKeyRules(t *testing.T) {
 			t.Errorf("%s: detail %q", q, d)
 		}
 	}
+	// A key pasted into a path, whole or percent-encoded, is never
+	// quoted back by the problem, in its detail or its instance.
+	enc := strings.ReplaceAll(key, "_", "%5F")
+	fresh, _ := signUpWithKey(t, h, "paths@example.com")
+	for _, p := range []string{"/api/v1/listings/chrome/" + key, "/api/v1/nonexistent/" + key, "/api/v1/exports/2026-12-02/" + key,
+		"/api/v1/exports/2026-12-02/" + enc, "/api/v1/exports/" + enc + "/x", "/api/v1/exports/latest/%65" + key[1:],
+		"/api/v1/listings/chrome/" + enc} {
+		a := call(t, "GET", h.Base+p, bearer(fresh), "")
+		if a.status < 400 || strings.Contains(string(a.body), key[14:]) || strings.Contains(string(a.body), enc[16:]) {
+			t.Errorf("%s: %d %s", p, a.status, a.body)
+		}
+	}
 	logMu.Lock()
 	defer logMu.Unlock()
 	if strings.Contains(logs.String(), key) || strings.Contains(logs.String(), key[14:]) {

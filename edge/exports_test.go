@@ -238,8 +238,8 @@ func TestDailyExports(t *testing.T) {
 	if err := ranked.Job("@every 1h").Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(ranked.Days()) != 1 || len(ranked.Latest()) != 0 {
-		t.Errorf("before the ranks: %d days, %d latest sets; want the day and no set", len(ranked.Days()), len(ranked.Latest()))
+	if len(ranked.Days()) != 1 || len(ranked.Latest()) != 0 || !ranked.WaitingForRanks() {
+		t.Errorf("before the ranks: %d days, %d latest sets, waiting %v; want the day and no set, waiting", len(ranked.Days()), len(ranked.Latest()), ranked.WaitingForRanks())
 	}
 	if err := h.Jobs.RunNow("ranks"); err != nil {
 		t.Fatal(err)
@@ -247,8 +247,8 @@ func TestDailyExports(t *testing.T) {
 	if err := ranked.Job("@every 1h").Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if sets := ranked.Latest(); len(sets) != 1 || sets[0].Day != (newest-1).String() {
-		t.Errorf("after the ranks: latest sets %v", sets)
+	if sets := ranked.Latest(); len(sets) != 1 || sets[0].Day != (newest-1).String() || ranked.WaitingForRanks() {
+		t.Errorf("after the ranks: latest sets %v, waiting %v", sets, ranked.WaitingForRanks())
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("a stale build directory was kept: %v", err)

@@ -183,6 +183,13 @@ func lakeRanges(t *testing.T, h *harness, l lakeListing, auth map[string]string)
 			t.Errorf("%s (%s): %d, Content-Range %q, %d bytes; want %d, %q, %d bytes", c.name, c.rng, a.status, a.header.Get("Content-Range"), len(a.body), c.status, c.contentRange, len(c.body))
 		}
 	}
+	// If-Match pins the bytes: another ETag is a 412 naming the file's.
+	for im, status := range map[string]int{etag: 206, `"other", ` + etag: 206, "*": 206, `"other"`: 412, "W/" + etag: 412} {
+		a := call(t, "GET", h.Base+f.URL, with("Range", "bytes=0-3", "If-Match", im), "")
+		if a.status != status || a.header.Get("ETag") != etag || status == 412 && !strings.Contains(problem(t, a, 412), etag) {
+			t.Errorf("If-Match %s: %d %v, want %d", im, a.status, a.header, status)
+		}
+	}
 	// Several ranges: multipart/byteranges.
 	a := call(t, "GET", h.Base+f.URL, with("Range", "bytes=0-3, 1000-1099, -4"), "")
 	mt, params, _ := mime.ParseMediaType(a.header.Get("Content-Type"))

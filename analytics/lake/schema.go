@@ -152,7 +152,7 @@ var readingDocs = map[string]string{
 	"weekly_downloads": listingDocs["weekly_downloads"],
 	"rating":           listingDocs["rating"],
 	"rating_count":     listingDocs["rating_count"],
-	"rank":             "Its rank by size in its store that day, 1 the largest (null when the day was not ranked or it was not in the ranking).",
+	"rank":             "Its rank by size in its store that day, 1 the largest (null when the day was not ranked, it was not in the ranking, or the day has no size: as storeRank of the API's history).",
 	"category_rank":    "Its rank by size in its category that day (null as rank).",
 }
 

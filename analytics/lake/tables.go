@@ -56,6 +56,12 @@ func ReadingOf(s views.Store, r *analytics.DayReading) Reading {
 	if s == views.Apple {
 		out.Size = out.RatingCount
 	}
+	if out.Size == nil {
+		// The day's ranks rank a listing by its newest size of the days
+		// before; a day without a size of its own has none, as the API's
+		// history gives it (storeRank and categoryRank null).
+		out.Rank, out.CategoryRank = nil, nil
+	}
 	return out
 }
 

@@ -91,6 +91,28 @@ type serveJobs struct {
 	exports  *cron.Exports // nil when this edge builds no exports
 }
 
+// ranksJob is the ranks job, which, when exp's latest set waits for the
+// ranks, runs the exports job as it ends: the set is built minutes after
+// the ranks, not at the exports job's next hour.
+func ranksJob(ranks cron.Job, jobs *cron.Runner, exp *cron.Exports, log *slog.Logger) cron.Job {
+	if exp == nil {
+		return ranks
+	}
+	run := ranks.Run
+	ranks.Run = func(ctx context.Context) error {
+		err := run(ctx)
+		if err == nil && exp.WaitingForRanks() {
+			go func() {
+				if err := jobs.RunNow("exports"); err != nil {
+					log.Warn("exports after the ranks", "err", err)
+				}
+			}()
+		}
+		return err
+	}
+	return ranks
+}
+
 // addJobs adds every job c turns on to jobs, reading from db. leading,
 // when not nil, says whether this edge leads its fleet: the jobs a fleet
 // needs once run only then.
@@ -107,8 +129,13 @@ func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func
 	// In a fleet, one edge is enough to rank: the ranks are stored in
 	// ClickHouse, which every edge reads. So for the usage retention.
 	var once []cron.Job
+	if c.exportsSchedule != "off" {
+		c.exports.AfterRanks = c.ranks != "off"
+		j.exports = cron.NewExports(c.exports, db, log)
+		j.exports.WaitFor(j.builder.WaitFigures)
+	}
 	if c.ranks != "off" {
-		once = append(once, cron.RanksJob(db, c.ranks, log))
+		once = append(once, ranksJob(cron.RanksJob(db, c.ranks, log), jobs, j.exports, log))
 	}
 	if c.retention != "off" {
 		once = append(once, cron.UsageRetentionJob(db, c.retention, c.retentionDays, log))
@@ -117,10 +144,7 @@ func addJobs(c *serveConfig, jobs *cron.Runner, db *analytics.Lazy, leading func
 		j.OnlyIf, j.OnLead = leading, true
 		add = append(add, j)
 	}
-	if c.exportsSchedule != "off" {
-		c.exports.AfterRanks = c.ranks != "off"
-		j.exports = cron.NewExports(c.exports, db, log)
-		j.exports.WaitFor(j.builder.WaitFigures)
+	if j.exports != nil {
 		add = append(add, j.exports.Job(c.exportsSchedule))
 	}
 	for _, job := range add {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"time"
 
@@ -53,7 +54,24 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	if err := c.resolve(); err != nil {
 		return nil, err
 	}
+	if c.srv.PublicURL == "" {
+		c.srv.PublicURL = publicURLOf(c.srv.Listen)
+	}
 	return c, nil
+}
+
+// publicURLOf is the public address of an edge that listens at listen
+// and is told no other: its own, so that the links and the pages'
+// queries a local user copies reach it (a wildcard address as loopback).
+func publicURLOf(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "http://" + listen
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // serverFlags declares the flags of the server: its ClickHouse, its
@@ -81,7 +99,7 @@ func (c *serveConfig) serverFlags(f *envFlags) {
 	f.Int(&c.srv.MaxURIBytes, "max-uri-bytes", c.srv.MaxURIBytes, "longest request URI; longer ones answer 414")
 	f.Int(&c.srv.MaxHeaderBytes, "max-header-bytes", c.srv.MaxHeaderBytes, "largest request line and headers together, read into a buffer of this size a connection; larger ones answer 431")
 	f.Int(&c.srv.MaxBodyBytes, "max-body-bytes", c.srv.MaxBodyBytes, "largest request body (/mcp, /account); larger ones answer 413")
-	f.String(&c.srv.PublicURL, "public-url", c.srv.PublicURL, "the service's public address, for links (the CSV's url column)")
+	f.String(&c.srv.PublicURL, "public-url", "", "the service's public address, for links (the CSV's url column, the pages' DuckDB queries); empty: http:// and the listen address (loopback for a wildcard)")
 	f.String(&c.trusted, "trusted-proxies", "", "comma-separated addresses or CIDR ranges of proxies whose header (--client-header) names the client")
 	f.Int(&c.srv.IPv6Prefix, "ipv6-prefix", c.srv.IPv6Prefix, "leading bits of an IPv6 address that name one caller for every per-address limit (a host gets a /64 as easily as one address)")
 	f.String(&c.srv.ClientHeader, "client-header", "x-forwarded-for", "the header the trusted proxies name the client in: x-forwarded-for (every line read) or forwarded (RFC 7239); read only the one they write")

@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/hex"
+	"net/url"
 	"strings"
 )
 
@@ -115,4 +116,19 @@ func Redact(s string) string {
 	}
 	b.WriteString(s)
 	return b.String()
+}
+
+// RedactEncoded is Redact for text that may hold a key percent-encoded
+// (a path as a client sent it: edge%5F… is edge_… once decoded): when
+// its decoded form holds a key, it returns that form with the key
+// replaced; otherwise Redact's answer.
+func RedactEncoded(s string) string {
+	if strings.IndexByte(s, '%') >= 0 {
+		if d, err := url.PathUnescape(s); err == nil {
+			if r := Redact(d); r != d {
+				return r
+			}
+		}
+	}
+	return Redact(s)
 }

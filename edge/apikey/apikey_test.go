@@ -45,3 +45,21 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactEncoded holds the problems' redaction to keys a client
+// percent-encoded in its path.
+func TestRedactEncoded(t *testing.T) {
+	key, _ := New()
+	enc := strings.ReplaceAll(key, "_", "%5F")
+	for in, want := range map[string]string{
+		"/api/v1/exports/2026-12-02/" + enc:           "/api/v1/exports/2026-12-02/[key]",
+		"/api/v1/exports/latest/%65" + key[1:]:        "/api/v1/exports/latest/[key]",
+		"/api/v1/exports/" + key + "/x":               "/api/v1/exports/[key]/x",
+		"/a%2fb%zz" + key:                             "/a%2fb%zz[key]",
+		"/api/v1/listings/chrome/no%20such%20listing": "/api/v1/listings/chrome/no%20such%20listing",
+	} {
+		if got := RedactEncoded(in); got != want {
+			t.Errorf("RedactEncoded(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

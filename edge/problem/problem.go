@@ -104,7 +104,9 @@ func Of(c *fiber.Ctx, log *slog.Logger, err error) *Problem {
 	// A copy: one problem may be the answer of several requests (a
 	// refusal shared by the misses that waited for one build).
 	cp := *p
-	cp.Instance = c.Path()
+	// Neither may quote a key a client put in its path (or a detail
+	// naming a path's part), whole or percent-encoded.
+	cp.Instance, cp.Detail = apikey.RedactEncoded(c.Path()), apikey.RedactEncoded(cp.Detail)
 	return &cp
 }
 

@@ -79,6 +79,17 @@ func (s *API) findExport(day, name string) (exportTarget, bool) {
 		location: exportsPath + exports.LatestDir + "/" + sets[0].Day + "/" + name}, ok
 }
 
+// ifMatch says whether If-Match header h names etag (RFC 9110 13.1.1:
+// a strong comparison; "*" any file).
+func ifMatch(h, etag string) bool {
+	for _, t := range strings.Split(h, ",") {
+		if t = strings.TrimSpace(t); t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
+}
+
 // contentTypeOf returns the media type of file f.
 func contentTypeOf(f exports.File) string {
 	switch f.Format {
@@ -140,6 +151,15 @@ func (s *API) getExportFile(c *fiber.Ctx) error {
 func (s *API) sendExport(c *fiber.Ctx, who access.Caller, t exportTarget) error {
 	f := t.file
 	etag := `"` + f.SHA256 + `"`
+	if im := c.Get(fiber.HeaderIfMatch); im != "" && !ifMatch(im, etag) {
+		// A reader that pinned the bytes (the latest address moves once a
+		// day) is told they changed, and counted as a refusal is.
+		if err := s.gate.Admit(c, who); err != nil {
+			return err
+		}
+		return problem.Newf(http.StatusPreconditionFailed, "The file is no longer the one of ETag %.80s (If-Match): its ETag is now %s. Read the file of that ETag at its set's address (Content-Location), or read this one again from its start.", apikey.Redact(im), etag).
+			WithHeader(fiber.HeaderETag, etag)
+	}
 	status, ranges, n := http.StatusOK, []byterange.Range(nil), f.Size
 	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && answer.ETagMatches(inm, etag) {
 		status, n = http.StatusNotModified, 0

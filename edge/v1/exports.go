@@ -24,7 +24,8 @@ type Exports interface {
 // exportFile is a file in the exports listing.
 type exportFile struct {
 	exports.File
-	URL string `json:"url"`
+	Store *string `json:"store"` // null on a schema file: the API's members are null, never missing
+	URL   string  `json:"url"`
 }
 
 // exportDay is a day in the exports listing.
@@ -72,7 +73,11 @@ func exportFiles(prefix string, lists ...[]exports.File) []exportFile {
 	out := []exportFile{}
 	for _, files := range lists {
 		for _, f := range files {
-			out = append(out, exportFile{File: f, URL: prefix + f.Name})
+			e := exportFile{File: f, URL: prefix + f.Name}
+			if f.Store != "" {
+				e.Store = &f.Store
+			}
+			out = append(out, e)
 		}
 	}
 	return out

@@ -196,6 +196,9 @@ module.exports = () => {
         case '416':
           h.Range = 'bytes=999999999-';
           break;
+        case '412':
+          h['If-Match'] = '"0000"';
+          break;
         case '406':
           h['Accept-Encoding'] = 'identity;q=0, *;q=0';
           break;
